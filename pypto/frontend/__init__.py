@@ -1,0 +1,1 @@
+"""Python source -> IR (see :mod:`pypto.frontend.parser`)."""

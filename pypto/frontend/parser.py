@@ -1,0 +1,1067 @@
+"""Python source -> IR. One parser for both inputs:
+
+* ``@pl.jit`` kernels (parsed from their source file, never executed, specialised on the argument
+  shapes and dtypes given by :mod:`pypto.frontend.specialize`), and
+* the printed ``@pl.program`` / ``@pl.function`` form that :mod:`pypto.ir.printer` writes.
+
+The parser emits SSA directly: a name rebound inside a loop becomes a loop-carried value
+(iter_arg + yield + return_var), a name rebound in an ``if`` becomes a phi. Every IR node gets the
+span of the Python syntax it came from, and every error raised here renders that span with a caret.
+
+Unknown syntax is rejected by name (``visit_*`` whitelist); an unexpected exception inside the
+parser is turned into an :class:`InternalError` that still points at the offending line.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import enum
+import math
+import types as pytypes
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from pypto.errors import (
+    InternalError, InvalidOperationError, ParserError, ParserSyntaxError, ParserTypeError, PyptoError,
+    Span, UnsupportedFeatureError,
+)
+from pypto.ir.nodes import (
+    AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, Expr, ForStmt, FuncCall, Function,
+    IfStmt, MakeTuple, ReturnStmt, ScopeStmt, Stmt, TupleGetItem, UnaryOp, Var, YieldStmt,
+)
+from pypto.ir.types import MemRef, ScalarType, TensorType, TileType, TupleType, Type, describe
+from pypto.language import annotations as ann
+from pypto.language.constructs import DslName, DslOp, OpNamespace
+from pypto.language.dtypes import BOOL, FP32, INDEX, DataType
+from pypto.language.enums import ForKind, FunctionType, Level, MemorySpace, ParamDirection
+from pypto.numerics.cast import normalize_mode
+
+# ----------------------------------------------------------------------------- context
+
+
+@dataclass
+class SourceInfo:
+    """Where the parsed text came from: file name and the offsets of the snippet inside the file."""
+
+    filename: str
+    line_offset: int = 0
+    col_offset: int = 0
+
+    def span(self, node: ast.AST) -> Span:
+        line = getattr(node, "lineno", None)
+        if line is None:
+            return Span.unknown()
+        return Span(self.filename, line + self.line_offset, node.col_offset + self.col_offset,
+                    (node.end_lineno or line) + self.line_offset, (node.end_col_offset or 0) + self.col_offset)
+
+
+@dataclass
+class ParamSpec:
+    """A function parameter as the parser should see it: its IR type (None for a specialisation
+    constant), direction, and for constants the Python value that replaces every use."""
+
+    name: str
+    type: Optional[Type]
+    direction: ParamDirection = ParamDirection.In
+    const: Any = None
+    span: Span = field(default_factory=Span.unknown)
+
+
+@dataclass
+class Callee:
+    """What a call of another function needs: its IR name, parameter types, directions, returns."""
+
+    name: str
+    param_types: tuple
+    return_types: tuple[Type, ...]
+
+
+class Resolver:
+    """Hooks the parser calls for things outside the function being parsed.
+
+    ``globals`` resolves free names; ``call_function`` turns a call of a Python object (a
+    ``@pl.jit.incore`` dependency) into a :class:`Callee`; ``self_function`` does the same for
+    ``self.f(...)`` inside a ``@pl.program`` class.
+    """
+
+    def __init__(self, globals_: dict, call_function: Callable | None = None,
+                 self_function: Callable | None = None):
+        self.globals = globals_
+        self.call_function = call_function
+        self.self_function = self_function
+
+
+_UNBOUND = object()
+_BUILTINS = {"min": min, "max": max, "abs": abs, "float": float, "int": int, "len": len, "range": range,
+             "True": True, "False": False, "None": None}
+
+
+class _Scope(dict):
+    """Name -> binding (an IR Var or a static Python value) for one region of the function."""
+
+    def child(self) -> "_Scope":
+        return _Scope(self)
+
+
+def _is_static(v: Any) -> bool:
+    return not isinstance(v, Expr)
+
+
+def kind_of(v: Any) -> str:
+    """Operand kind used for op dispatch: tensor / tile / scalar / other."""
+    if isinstance(v, Expr):
+        t = v.type
+        if isinstance(t, TensorType):
+            return "tensor"
+        if isinstance(t, TileType):
+            return "tile"
+        if isinstance(t, ScalarType):
+            return "scalar"
+        return "other"
+    if isinstance(v, (bool, int, float)):
+        return "scalar"
+    return "other"
+
+
+def to_expr(v: Any, span: Span) -> Expr:
+    """A Python constant as an IR literal (int -> INDEX, float -> FP32, bool -> BOOL)."""
+    if isinstance(v, Expr):
+        return v
+    if isinstance(v, bool):
+        return ConstBool(v, span)
+    if isinstance(v, int):
+        return ConstInt(v, INDEX, span)
+    if isinstance(v, float):
+        return ConstFloat(v, FP32, span)
+    raise ParserTypeError(f"expected a value, got {_describe_static(v)}", span)
+
+
+def _describe_static(v: Any) -> str:
+    if isinstance(v, Expr):
+        return describe(v.type)
+    if isinstance(v, DslName):
+        return repr(v)
+    if isinstance(v, pytypes.ModuleType):
+        return f"module {v.__name__}"
+    return f"{type(v).__name__} {v!r}"
+
+
+# ----------------------------------------------------------------------------- annotations
+
+
+def parse_annotation(node: ast.AST, resolve: Callable[[ast.AST], Any], src: SourceInfo,
+                     what: str) -> tuple[Optional[Type], ParamDirection, bool]:
+    """Read a type annotation from source.
+
+    Returns ``(type, direction, is_scalar_param)``; ``type`` is None for a bare ``pl.Tensor``.
+    ``what`` names the thing annotated, for messages (``Parameter 'a'``).
+    """
+    span = src.span(node)
+    head = node.value if isinstance(node, ast.Subscript) else node
+    obj = resolve(head)
+    if isinstance(obj, ann.Annotation):
+        raise ParserTypeError(f"{what} missing type annotation", span,
+                              "write the annotation in place, e.g. x: pl.Tensor[[64], pl.FP32] "
+                              "(annotations are read from source, so an alias is not seen)")
+    if obj in (ann.Out, ann.InOut):
+        if not isinstance(node, ast.Subscript):
+            raise ParserTypeError(f"{what}: pl.{obj.kind} needs a type, e.g. pl.{obj.kind}[pl.Tensor[...]]", span)
+        inner, _, scalar = parse_annotation(node.slice, resolve, src, what)
+        if scalar:
+            raise ParserTypeError(f"{what}: a scalar parameter cannot be pl.{obj.kind}", span)
+        return inner, ParamDirection.Out if obj is ann.Out else ParamDirection.InOut, False
+    if isinstance(obj, DataType):
+        if isinstance(node, ast.Subscript):
+            raise ParserTypeError(f"{what}: a dtype is not subscriptable", span)
+        return ScalarType(obj), ParamDirection.In, True
+    if obj is ann.Tensor:
+        if not isinstance(node, ast.Subscript):
+            return None, ParamDirection.In, False
+        items = _slice_items(node.slice)
+        if len(items) < 2:
+            raise ParserTypeError(f"{what}: pl.Tensor needs [[shape], dtype]", span)
+        if len(items) > 2:
+            raise UnsupportedFeatureError(f"{what}: tensor layouts/memrefs in annotations are not supported yet", span)
+        return TensorType(_shape(items[0], resolve, src, what), _dtype(items[1], resolve, src, what)), \
+            ParamDirection.In, False
+    if obj is ann.Tile:
+        items = _slice_items(node.slice) if isinstance(node, ast.Subscript) else []
+        if len(items) < 2:
+            raise ParserTypeError(f"{what}: pl.Tile needs [[shape], dtype, ...]", span)
+        shape = _shape(items[0], resolve, src, what)
+        dtype = _dtype(items[1], resolve, src, what)
+        space = valid = memref = None
+        for extra in items[2:]:
+            v = resolve(extra)
+            if isinstance(v, MemorySpace):
+                space = v
+            elif isinstance(v, ann.TileView):
+                valid = tuple(int(x) for x in v.valid_shape) if v.valid_shape is not None else None
+            elif isinstance(v, ann.MemRef):
+                memref = MemRef(int(v.addr), int(v.size))
+            else:
+                raise ParserTypeError(f"{what}: unexpected tile attribute {_describe_static(v)}", src.span(extra))
+        return TileType(shape, dtype, space, valid, memref), ParamDirection.In, False
+    if obj is ann.Scalar:
+        items = _slice_items(node.slice) if isinstance(node, ast.Subscript) else []
+        if len(items) != 1:
+            raise ParserTypeError(f"{what}: pl.Scalar needs [dtype]", span)
+        return ScalarType(_dtype(items[0], resolve, src, what)), ParamDirection.In, True
+    if obj is ann.Tuple:
+        items = _slice_items(node.slice) if isinstance(node, ast.Subscript) else []
+        return TupleType(tuple(parse_annotation(i, resolve, src, what)[0] for i in items)), ParamDirection.In, False
+    raise ParserTypeError(f"{what} missing type annotation", span, "annotate it, e.g. x: pl.Tensor[[64], pl.FP32]")
+
+
+def _slice_items(node: ast.AST) -> list[ast.AST]:
+    return list(node.elts) if isinstance(node, ast.Tuple) else [node]
+
+
+def _shape(node: ast.AST, resolve, src: SourceInfo, what: str) -> tuple[int, ...]:
+    if not isinstance(node, (ast.List, ast.Tuple)):
+        raise ParserTypeError(f"{what}: the shape must be a list like [64, 128]", src.span(node))
+    dims = []
+    for e in node.elts:
+        v = resolve(e)
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise UnsupportedFeatureError(f"{what}: dimension must be a constant int, got {_describe_static(v)}",
+                                          src.span(e))
+        dims.append(v)
+    return tuple(dims)
+
+
+def _dtype(node: ast.AST, resolve, src: SourceInfo, what: str) -> DataType:
+    v = resolve(node)
+    if not isinstance(v, DataType):
+        raise ParserTypeError(f"{what}: expected a dtype like pl.FP32, got {_describe_static(v)}", src.span(node))
+    return v
+
+
+# ----------------------------------------------------------------------------- function parser
+
+
+class FunctionParser:
+    """Parses one function body into IR statements."""
+
+    def __init__(self, src: SourceInfo, resolver: Resolver, name: str, func_type: FunctionType,
+                 level: Level | None = None):
+        self.src = src
+        self.resolver = resolver
+        self.name = name
+        self.func_type = func_type
+        self.level = level
+        self.scope = _Scope()
+        self.block: list[Stmt] = []
+        self.loop_locals: dict[str, Span] = {}
+        self.returns: list[ReturnStmt] = []
+
+    # -------------------------------------------------------------- entry
+    def parse(self, fdef: ast.FunctionDef, params: list[ParamSpec],
+              return_types: Optional[tuple[Type, ...]] = None) -> Function:
+        pvars, dirs = [], []
+        for p in params:
+            if p.type is None:
+                self.scope[p.name] = p.const
+                continue
+            v = Var(p.name, p.type, p.span)
+            self.scope[p.name] = v
+            pvars.append(v)
+            dirs.append(p.direction)
+        body = list(fdef.body)
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                and isinstance(body[0].value.value, str):
+            body = body[1:]  # docstring
+        stmts = self.parse_block(body)
+        if return_types is None:
+            return_types = tuple(v.type for v in self.returns[-1].values) if self.returns else ()
+        return Function(self.name, tuple(pvars), tuple(dirs), tuple(return_types), tuple(stmts),
+                        self.func_type, self.level, self.src.span(fdef))
+
+    # -------------------------------------------------------------- helpers
+    def span(self, node: ast.AST) -> Span:
+        return self.src.span(node)
+
+    def emit(self, s: Stmt) -> None:
+        self.block.append(s)
+
+    def parse_block(self, stmts: list[ast.stmt]) -> list[Stmt]:
+        saved, self.block = self.block, []
+        try:
+            for s in stmts:
+                self.stmt(s)
+            return self.block
+        finally:
+            self.block = saved
+
+    def stmt(self, node: ast.stmt) -> None:
+        method = getattr(self, f"stmt_{type(node).__name__}", None)
+        if method is None:
+            raise ParserSyntaxError(f"'{type(node).__name__}' statements are not supported in a kernel",
+                                    self.span(node))
+        try:
+            method(node)
+        except PyptoError:
+            raise
+        except Exception as e:  # a bug in the parser: still point at the user's line
+            raise InternalError(f"parser failed on this statement: {type(e).__name__}: {e}",
+                                self.span(node)) from e
+
+    def bind(self, name: str, value: Any, node: ast.AST) -> None:
+        self.scope[name] = value
+        self.loop_locals.pop(name, None)
+
+    def define(self, name: str, value: Any, node: ast.AST, ann_type: Type | None = None) -> Any:
+        """Bind ``name`` to ``value``; an IR value that is not already a Var gets an AssignStmt."""
+        span = self.span(node)
+        if isinstance(value, Expr) and not isinstance(value, Var):
+            t = value.type
+            if ann_type is not None:
+                self._check_annotation(t, ann_type, name, span)
+                t = ann_type
+            var = Var(name, t, span)
+            self.emit(AssignStmt(var, value, span))
+            value = var
+        self.bind(name, value, node)
+        return value
+
+    def _check_annotation(self, inferred: Type, annotated: Type, name: str, span: Span) -> None:
+        same = type(inferred) is type(annotated)
+        if same and isinstance(inferred, (TensorType, TileType)):
+            same = inferred.shape == annotated.shape and inferred.dtype == annotated.dtype
+        elif same and isinstance(inferred, ScalarType):
+            same = inferred.dtype == annotated.dtype
+        if not same:
+            raise ParserTypeError(f"annotation of '{name}' is {describe(annotated)} but the value is "
+                                  f"{describe(inferred)}", span)
+
+    # -------------------------------------------------------------- statements
+    def stmt_Pass(self, node: ast.Pass) -> None:
+        pass
+
+    def stmt_Expr(self, node: ast.Expr) -> None:
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return  # a string statement is a comment
+        if _is_construct_call(node.value, self.resolve_static, "yield_"):
+            raise ParserSyntaxError("pl.yield_ must be the last statement of a loop body or if branch",
+                                    self.span(node))
+        v = self.expr(node.value)
+        if isinstance(v, Expr) and not isinstance(v, Var):
+            self.emit(EvalStmt(v, self.span(node)))
+
+    def stmt_Assign(self, node: ast.Assign) -> None:
+        if len(node.targets) != 1:
+            raise ParserSyntaxError("chained assignment is not supported", self.span(node))
+        self.assign(node.targets[0], node.value, node)
+
+    def stmt_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is None:
+            raise ParserSyntaxError("a declaration without a value is not supported", self.span(node))
+        if not isinstance(node.target, ast.Name):
+            raise ParserSyntaxError("only a plain name can be annotated", self.span(node.target))
+        t, _, _ = parse_annotation(node.annotation, self.resolve_static, self.src,
+                                   f"Variable '{node.target.id}'")
+        value = self.expr(node.value)
+        if t is not None and isinstance(value, Var):
+            self._check_annotation(value.type, t, node.target.id, self.span(node))
+        self.define(node.target.id, value, node, t)
+
+    def stmt_AugAssign(self, node: ast.AugAssign) -> None:
+        if not isinstance(node.target, ast.Name):
+            raise ParserSyntaxError("augmented assignment needs a plain name", self.span(node))
+        fake = ast.BinOp(left=ast.Name(node.target.id, ast.Load()), op=node.op, right=node.value)
+        ast.copy_location(fake, node)
+        ast.fix_missing_locations(fake)
+        self.define(node.target.id, self.expr(fake), node)
+
+    def assign(self, target: ast.expr, value_node: ast.expr, node: ast.stmt) -> None:
+        if isinstance(target, ast.Name):
+            self.define(target.id, self.expr(value_node), node)
+        elif isinstance(target, ast.Subscript):
+            self.subscript_assign(target, value_node, node)
+        elif isinstance(target, ast.Tuple):
+            value = self.expr(value_node)
+            names = [t.id if isinstance(t, ast.Name) else None for t in target.elts]
+            if None in names:
+                raise ParserSyntaxError("tuple targets must be plain names", self.span(target))
+            if isinstance(value, Expr) and isinstance(value.type, TupleType):
+                if len(value.type.types) != len(names):
+                    raise ParserTypeError(f"cannot unpack {len(value.type.types)} values into {len(names)} names",
+                                          self.span(node))
+                holder = value
+                if not isinstance(value, Var):
+                    holder = Var("ret", value.type, self.span(node))
+                    self.emit(AssignStmt(holder, value, self.span(node)))
+                for i, (n, t) in enumerate(zip(names, value.type.types)):
+                    self.define(n, TupleGetItem(holder, i, t, self.span(node)), node)
+            elif isinstance(value, (tuple, list)) and len(value) == len(names):
+                for n, v in zip(names, value):
+                    self.define(n, v, node)
+            elif isinstance(value_node, ast.Tuple) and len(value_node.elts) == len(names):
+                vals = [self.expr(e) for e in value_node.elts]
+                for n, v in zip(names, vals):
+                    self.define(n, v, node)
+            else:
+                raise ParserTypeError(f"cannot unpack {_describe_static(value)} into {len(names)} names",
+                                      self.span(node))
+        else:
+            raise ParserSyntaxError(f"cannot assign to {type(target).__name__}", self.span(target))
+
+    def subscript_assign(self, target: ast.Subscript, value_node: ast.expr, node: ast.stmt) -> None:
+        """``out[...] = e``: write ``e`` into the tensor ``out`` (``pl.assemble`` / ``pl.store``)."""
+        if not isinstance(target.value, ast.Name):
+            raise ParserSyntaxError("the written tensor must be a plain name", self.span(target))
+        name = target.value.id
+        dst = self.lookup(name, target.value)
+        span = self.span(node)
+        if not (isinstance(dst, Expr) and isinstance(dst.type, TensorType)):
+            raise ParserTypeError(f"'{name}[...] = ...' needs '{name}' to be a Tensor, got {_describe_static(dst)}",
+                                  self.span(target.value))
+        offsets, extent = self.slice_region(target.slice, dst.type.shape, target)
+        value = self.expr(value_node)
+        if not isinstance(value, Expr) or not isinstance(value.type, (TensorType, TileType)):
+            raise ParserTypeError(f"'{name}[...] = value' needs a Tensor or Tile value, got {_describe_static(value)}",
+                                  self.span(value_node), "use pl.full(...) for a constant tensor")
+        vshape = tuple(value.type.shape)
+        if extent is not None and tuple(extent) != vshape:
+            raise ParserTypeError(f"the written region has shape {list(extent)} but the value has shape "
+                                  f"{list(vshape)}", span)
+        if isinstance(value.type, TileType):
+            result = self.make_call("tile.store", [value, offsets, dst], {}, span, node)
+        else:
+            result = self.make_call("tensor.assemble", [dst, value, offsets], {}, span, node)
+        self.define(name, result, node)
+
+    def slice_region(self, sl: ast.expr, shape: tuple, node: ast.AST):
+        """Offsets (list) and extent (list or None when not static) of a subscript region."""
+        items = list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
+        if len(items) == 1 and isinstance(items[0], ast.Slice) and items[0].lower is None \
+                and items[0].upper is None and len(shape) > 1:
+            items = items * len(shape)  # out[:] on an N-d tensor
+        if len(items) != len(shape):
+            raise ParserTypeError(f"subscript has {len(items)} indices, the tensor has rank {len(shape)}",
+                                  self.span(node))
+        offsets, extent = [], []
+        for it, n in zip(items, shape):
+            if not isinstance(it, ast.Slice) or it.step is not None:
+                raise UnsupportedFeatureError("only 'lo:hi' slices are supported in a written region",
+                                              self.span(it))
+            lo = self.expr(it.lower) if it.lower is not None else 0
+            hi = self.expr(it.upper) if it.upper is not None else n
+            offsets.append(lo)
+            if _is_static(lo) and _is_static(hi):
+                extent.append(hi - lo)
+            else:
+                extent = None if extent is None else extent
+                extent = None
+        return offsets, extent
+
+    def stmt_Return(self, node: ast.Return) -> None:
+        vals: list = []
+        if node.value is not None:
+            items = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
+            for it in items:
+                v = self.expr(it)
+                vals.append(to_expr(v, self.span(it)))
+        r = ReturnStmt(tuple(vals), self.span(node))
+        self.returns.append(r)
+        self.emit(r)
+
+    def stmt_With(self, node: ast.With) -> None:
+        if len(node.items) != 1:
+            raise ParserSyntaxError("one context manager per 'with'", self.span(node))
+        item = node.items[0]
+        call = item.context_expr
+        fn = self.resolve_static(call.func) if isinstance(call, ast.Call) else None
+        if not (isinstance(fn, DslName) and fn.name == "at"):
+            raise UnsupportedFeatureError("only 'with pl.at(...)' scopes are supported", self.span(call))
+        if item.optional_vars is not None:
+            raise UnsupportedFeatureError("'with pl.at(...) as tid' is not supported yet", self.span(item.optional_vars))
+        kw = {k.arg: k.value for k in call.keywords}
+        level_node = kw.pop("level", call.args[0] if call.args else None)
+        level = self.resolve_static(level_node) if level_node is not None else None
+        if not isinstance(level, Level):
+            raise ParserTypeError("pl.at needs level=pl.Level.<X>", self.span(call))
+        if level != Level.CORE_GROUP:
+            raise UnsupportedFeatureError(f"pl.at(level={level!r}) (hierarchy scopes) is not supported; "
+                                          "use pl.Level.CORE_GROUP", self.span(level_node))
+        name_hint = ""
+        if "name_hint" in kw:
+            name_hint = self.resolve_static(kw.pop("name_hint"))
+            if not isinstance(name_hint, str) or (name_hint and not name_hint.isidentifier()):
+                raise ParserTypeError("name_hint must be an identifier string", self.span(call))
+        if kw:
+            raise UnsupportedFeatureError(f"pl.at keyword(s) not supported yet: {', '.join(kw)}", self.span(call))
+        if self.func_type not in (FunctionType.Orchestration, FunctionType.Opaque):
+            raise ParserError("pl.at(level=CORE_GROUP) is only allowed in an orchestration function",
+                              self.span(node), "a @pl.jit.incore body is already on the core; drop the 'with'")
+        body = self.parse_block(node.body)
+        self.emit(ScopeStmt(level, name_hint, tuple(body), self.span(node)))
+
+    # -------------------------------------------------------------- loops
+    def stmt_For(self, node: ast.For) -> None:
+        span = self.span(node)
+        call = node.iter
+        fn = self.resolve_static(call.func) if isinstance(call, ast.Call) else None
+        kinds = {"range": ForKind.Sequential, "parallel": ForKind.Parallel, "unroll": ForKind.Unroll}
+        if not (isinstance(fn, DslName) and fn.name in kinds):
+            raise ParserSyntaxError("a kernel loop must iterate over pl.range / pl.parallel / pl.unroll",
+                                    self.span(node.iter), "a plain Python 'range' is not a kernel loop")
+        kind = kinds[fn.name]
+        kw = {k.arg: k.value for k in call.keywords}
+        init_node = kw.pop("init_values", None)
+        if kw:
+            raise UnsupportedFeatureError(f"pl.{fn.name} keyword(s) not supported: {', '.join(kw)}", span)
+        bounds = [self.expr(a) for a in call.args]
+        if not 1 <= len(bounds) <= 3:
+            raise ParserTypeError(f"pl.{fn.name} takes (stop), (start, stop) or (start, stop, step)", span)
+        start, stop, step = ([0] + bounds + [1])[1:4] if len(bounds) == 1 else (bounds + [1])[:3]
+        if len(bounds) == 1:
+            start, stop, step = 0, bounds[0], 1
+        for b, what in ((start, "start"), (stop, "stop"), (step, "step")):
+            if kind_of(b) != "scalar":
+                raise ParserTypeError(f"pl.{fn.name} {what} must be a scalar, got {_describe_static(b)}", span)
+        if _is_static(step) and step == 0:
+            raise ParserTypeError(f"pl.{fn.name} step must not be 0", span)
+        if init_node is not None and kind == ForKind.Unroll:
+            raise ParserTypeError("pl.unroll() cannot be combined with init_values", span)
+
+        if init_node is not None:
+            self._explicit_for(node, kind, start, stop, step, init_node)
+        else:
+            self._implicit_for(node, kind, start, stop, step)
+
+    def _loop_var(self, target: ast.expr) -> tuple[str, Var]:
+        if not isinstance(target, ast.Name):
+            raise ParserSyntaxError("the loop target must be a name (or 'i, (a, b)' with init_values)",
+                                    self.span(target))
+        return target.id, Var(target.id, ScalarType(INDEX), self.span(target))
+
+    def _implicit_for(self, node: ast.For, kind, start, stop, step) -> None:
+        span = self.span(node)
+        name, loop_var = self._loop_var(node.target)
+        assigned = _assigned_names(node.body)
+        carried = [n for n in assigned if isinstance(self.scope.get(n, _UNBOUND), Var)]
+        if kind == ForKind.Unroll:
+            carried = carried  # unrolled loops still carry values in SSA until UnrollLoops expands them
+        outer = self.scope
+        self.scope = outer.child()
+        iter_args = []
+        for n in carried:
+            it = Var(n, outer[n].type, span)
+            iter_args.append(it)
+            self.scope[n] = it
+        self.scope[name] = loop_var
+        body = self.parse_block(node.body)
+        inner = self.scope
+        self.scope = outer
+        yields = []
+        for n, it in zip(carried, iter_args):
+            v = inner[n]
+            if v.type != it.type:
+                raise ParserTypeError(f"Cannot reassign '{n}' with a different type: was {describe(it.type)}, "
+                                      f"got {describe(v.type)}", span,
+                                      "a loop-carried value keeps its type; use a new name")
+            yields.append(v)
+        for n in inner:
+            if n not in outer and n != name and n not in carried:
+                self.loop_locals[n] = span
+        rvs = tuple(Var(n, it.type, span) for n, it in zip(carried, iter_args))
+        if iter_args:
+            body.append(YieldStmt(tuple(yields), span))
+        self.emit(ForStmt(loop_var, to_expr(start, span), to_expr(stop, span), to_expr(step, span),
+                          tuple(iter_args), tuple(outer[n] for n in carried), tuple(body), rvs, kind, span))
+        for n, rv in zip(carried, rvs):
+            self.bind(n, rv, node)
+
+    def _explicit_for(self, node: ast.For, kind, start, stop, step, init_node: ast.expr) -> None:
+        span = self.span(node)
+        t = node.target
+        if not (isinstance(t, ast.Tuple) and len(t.elts) == 2 and isinstance(t.elts[1], ast.Tuple)):
+            raise ParserSyntaxError("For loop target must be a tuple when init_values is provided: "
+                                    "for i, (a, b) in pl.range(..., init_values=(x, y))", self.span(t))
+        name, loop_var = self._loop_var(t.elts[0])
+        inits = [self.expr(e) for e in (init_node.elts if isinstance(init_node, (ast.Tuple, ast.List)) else [init_node])]
+        names = [e.id for e in t.elts[1].elts if isinstance(e, ast.Name)]
+        if len(names) != len(t.elts[1].elts) or len(names) != len(inits):
+            raise ParserTypeError(f"{len(names)} carried names for {len(inits)} init_values", self.span(t))
+        inits = [to_expr(v, span) for v in inits]
+        outer = self.scope
+        rebound = [n for n in _assigned_names(node.body) if isinstance(outer.get(n, _UNBOUND), Var) and n not in names]
+        if rebound:
+            raise ParserError(f"'{rebound[0]}' is rebound inside a loop with init_values; carry it through "
+                              "init_values and pl.yield_", span)
+        self.scope = outer.child()
+        iter_args = [Var(n, v.type, span) for n, v in zip(names, inits)]
+        for n, it in zip(names, iter_args):
+            self.scope[n] = it
+        self.scope[name] = loop_var
+        body_nodes = list(node.body)
+        last = body_nodes[-1] if body_nodes else None
+        targets, yield_call = _yield_parts(last, self.resolve_static)
+        if yield_call is None:
+            raise ParserSyntaxError("a loop with init_values must end with 'x = pl.yield_(...)'", span)
+        body = self.parse_block(body_nodes[:-1])
+        saved, self.block = self.block, body
+        values = [to_expr(self.expr(a), self.span(a)) for a in yield_call.args]
+        self.block = saved
+        self.scope = outer
+        if len(values) != len(iter_args):
+            raise ParserTypeError(f"pl.yield_ gives {len(values)} values for {len(iter_args)} carried values",
+                                  self.span(last))
+        for it, v in zip(iter_args, values):
+            if v.type != it.type:
+                raise ParserTypeError(f"Cannot reassign '{it.name}' with a different type: was "
+                                      f"{describe(it.type)}, got {describe(v.type)}", self.span(last))
+        if targets and len(targets) != len(values):
+            raise ParserTypeError("pl.yield_ targets and values differ in number", self.span(last))
+        rv_names = targets or [f"{n}_rv" for n in names]
+        rvs = tuple(Var(n, it.type, self.span(last)) for n, it in zip(rv_names, iter_args))
+        body.append(YieldStmt(tuple(values), self.span(last)))
+        self.emit(ForStmt(loop_var, to_expr(start, span), to_expr(stop, span), to_expr(step, span),
+                          tuple(iter_args), tuple(inits), tuple(body), rvs, kind, span))
+        if targets:
+            for n, rv in zip(targets, rvs):
+                self.bind(n, rv, last)
+
+    # -------------------------------------------------------------- if
+    def stmt_If(self, node: ast.If) -> None:
+        span = self.span(node)
+        cond = self.expr(node.test)
+        if _is_static(cond):
+            for s in node.body if cond else node.orelse:
+                self.stmt(s)
+            return
+        if kind_of(cond) != "scalar":
+            raise ParserTypeError(f"an if condition must be a scalar, got {_describe_static(cond)}",
+                                  self.span(node.test))
+        outer = self.scope
+        branches = []
+        explicit = None
+        for stmts in (node.body, node.orelse):
+            self.scope = outer.child()
+            targets, ycall = _yield_parts(stmts[-1] if stmts else None, self.resolve_static)
+            if ycall is not None:
+                body = self.parse_block(stmts[:-1])
+                saved, self.block = self.block, body
+                vals = [to_expr(self.expr(a), self.span(a)) for a in ycall.args]
+                self.block = saved
+                explicit = (targets, stmts[-1])
+                branches.append((body, self.scope, vals))
+            else:
+                branches.append((self.parse_block(stmts), self.scope, None))
+        self.scope = outer
+        (tb, ts, tv), (eb, es, ev) = branches
+        if explicit is not None:
+            if tv is None or ev is None or len(tv) != len(ev):
+                raise ParserSyntaxError("both branches must end with pl.yield_ of the same number of values", span)
+            targets = explicit[0] or [f"phi{i}" for i in range(len(tv))]
+            for a, b in zip(tv, ev):
+                if a.type != b.type:
+                    raise ParserTypeError(f"branches yield different types: {describe(a.type)} vs {describe(b.type)}",
+                                          span)
+            rvs = tuple(Var(n, v.type, span) for n, v in zip(targets, tv))
+            tb.append(YieldStmt(tuple(tv), span))
+            eb.append(YieldStmt(tuple(ev), span))
+            self.emit(IfStmt(cond, tuple(tb), tuple(eb), rvs, span))
+            for n, rv in zip(targets, rvs):
+                self.bind(n, rv, node)
+            return
+        phis = []
+        for n in dict.fromkeys([*ts, *es]):
+            a, b = ts.get(n, _UNBOUND), es.get(n, _UNBOUND)
+            before = outer.get(n, _UNBOUND)
+            if a is before and b is before:
+                continue
+            if isinstance(a, Var) and isinstance(b, Var):
+                if a.type != b.type:
+                    raise ParserTypeError(f"Cannot reassign '{n}' with a different type: was {describe(a.type)}, "
+                                          f"got {describe(b.type)}", span)
+                phis.append((n, a, b))
+        rvs = tuple(Var(n, a.type, span) for n, a, _ in phis)
+        if phis:
+            tb.append(YieldStmt(tuple(a for _, a, _ in phis), span))
+            eb.append(YieldStmt(tuple(b for _, _, b in phis), span))
+        self.emit(IfStmt(cond, tuple(tb), tuple(eb), rvs, span))
+        for (n, _, _), rv in zip(phis, rvs):
+            self.bind(n, rv, node)
+
+    # -------------------------------------------------------------- expressions
+    def lookup(self, name: str, node: ast.AST) -> Any:
+        if name in self.scope:
+            return self.scope[name]
+        if name in self.loop_locals:
+            raise ParserError(f"'{name}' is defined inside the loop body only and is not visible after it",
+                              self.span(node), f"assign '{name}' before the loop so that it becomes loop-carried")
+        g = self.resolver.globals
+        if name in g:
+            return g[name]
+        if name in _BUILTINS:
+            return _BUILTINS[name]
+        raise ParserError(f"name '{name}' is not defined", self.span(node))
+
+    def resolve_static(self, node: ast.AST) -> Any:
+        """Evaluate a node that must be static (annotation parts, enum values, op names)."""
+        v = self.expr(node)
+        return v
+
+    def expr(self, node: ast.expr) -> Any:
+        method = getattr(self, f"expr_{type(node).__name__}", None)
+        if method is None:
+            raise ParserSyntaxError(f"'{type(node).__name__}' expressions are not supported in a kernel",
+                                    self.span(node))
+        return method(node)
+
+    def expr_Constant(self, node: ast.Constant) -> Any:
+        return node.value
+
+    def expr_Name(self, node: ast.Name) -> Any:
+        return self.lookup(node.id, node)
+
+    def expr_Attribute(self, node: ast.Attribute) -> Any:
+        if isinstance(node.value, ast.Name) and node.value.id == "self" and "self" not in self.scope \
+                and self.resolver.self_function is not None:
+            return _SelfMethod(node.attr)
+        base = self.expr(node.value)
+        if isinstance(base, Expr):
+            t = base.type
+            if node.attr == "shape" and isinstance(t, (TensorType, TileType)):
+                return tuple(t.shape)
+            if node.attr == "dtype" and isinstance(t, (TensorType, TileType, ScalarType)):
+                return t.dtype
+            raise ParserTypeError(f"{describe(t)} has no attribute '{node.attr}' in a kernel", self.span(node))
+        if isinstance(base, (pytypes.ModuleType, type, OpNamespace, enum.EnumMeta)) or isinstance(base, enum.Enum):
+            try:
+                return getattr(base, node.attr)
+            except AttributeError:
+                raise ParserError(f"{_describe_static(base)} has no attribute '{node.attr}'", self.span(node)) from None
+        raise ParserTypeError(f"cannot take attribute '{node.attr}' of {_describe_static(base)} in a kernel",
+                              self.span(node))
+
+    def expr_Tuple(self, node: ast.Tuple) -> Any:
+        return tuple(self.expr(e) for e in node.elts)
+
+    def expr_List(self, node: ast.List) -> Any:
+        return [self.expr(e) for e in node.elts]
+
+    def expr_Subscript(self, node: ast.Subscript) -> Any:
+        base = self.expr(node.value)
+        idx = self.expr(node.slice) if not isinstance(node.slice, ast.Slice) else None
+        if _is_static(base) and isinstance(base, (tuple, list)) and isinstance(idx, int):
+            return base[idx]
+        if isinstance(base, Expr) and isinstance(base.type, TupleType) and isinstance(idx, int):
+            return TupleGetItem(base, idx, base.type.types[idx], self.span(node))
+        raise UnsupportedFeatureError("subscript reads of tensors/tiles (pl.slice / pl.read) are not supported yet",
+                                      self.span(node))
+
+    def expr_UnaryOp(self, node: ast.UnaryOp) -> Any:
+        v = self.expr(node.operand)
+        span = self.span(node)
+        if _is_static(v):
+            try:
+                return {ast.USub: lambda x: -x, ast.UAdd: lambda x: +x, ast.Not: lambda x: not x,
+                        ast.Invert: lambda x: ~x}[type(node.op)](v)
+            except (TypeError, KeyError):
+                raise ParserTypeError(f"bad operand for unary operator: {_describe_static(v)}", span) from None
+        if kind_of(v) != "scalar":
+            raise ParserTypeError(f"operators on {describe(v.type)} are not supported; use pl.neg(...)", span)
+        if isinstance(node.op, ast.UAdd):
+            return v
+        op = {ast.USub: "neg", ast.Not: "not"}.get(type(node.op))
+        if op is None:
+            raise UnsupportedFeatureError("'~' on scalars is not supported", span)
+        return UnaryOp(op, v, ScalarType(BOOL) if op == "not" else v.type, span)
+
+    _BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv", ast.FloorDiv: "floordiv",
+               ast.Mod: "mod"}
+    _CMPOPS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
+    _PYOPS = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+              "truediv": lambda a, b: a / b, "floordiv": lambda a, b: a // b, "mod": lambda a, b: a % b,
+              "lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: a > b,
+              "ge": lambda a, b: a >= b, "eq": lambda a, b: a == b, "ne": lambda a, b: a != b,
+              "and": lambda a, b: a and b, "or": lambda a, b: a or b, "min": min, "max": max}
+
+    def scalar_binop(self, op: str, a: Any, b: Any, span: Span) -> Any:
+        if _is_static(a) and _is_static(b):
+            try:
+                return self._PYOPS[op](a, b)
+            except Exception as e:
+                raise ParserTypeError(f"cannot fold constant expression: {e}", span) from None
+        for v in (a, b):
+            if kind_of(v) != "scalar":
+                raise ParserTypeError(
+                    f"Python operators work on scalars only, got {_describe_static(v)}", span,
+                    "use pl.add / pl.sub / pl.mul / pl.div for tensors and tiles")
+        ea, eb = to_expr(a, span), to_expr(b, span)
+        from pypto.ir.nodes import COMPARISONS
+
+        if op in COMPARISONS:
+            t = ScalarType(BOOL)
+        elif op == "truediv":
+            t = ScalarType(FP32)
+        else:
+            da, db = ea.type.dtype, eb.type.dtype
+            t = ScalarType(FP32 if (da.is_float() or db.is_float()) else (da if da == db else INDEX))
+        return BinOp(op, ea, eb, t, span)
+
+    def expr_BinOp(self, node: ast.BinOp) -> Any:
+        op = self._BINOPS.get(type(node.op))
+        if op is None:
+            raise UnsupportedFeatureError(f"operator {type(node.op).__name__} is not supported", self.span(node))
+        return self.scalar_binop(op, self.expr(node.left), self.expr(node.right), self.span(node))
+
+    def expr_Compare(self, node: ast.Compare) -> Any:
+        if len(node.ops) != 1:
+            raise UnsupportedFeatureError("chained comparisons are not supported; use 'and'", self.span(node))
+        op = self._CMPOPS.get(type(node.ops[0]))
+        if op is None:
+            raise UnsupportedFeatureError("this comparison is not supported", self.span(node))
+        return self.scalar_binop(op, self.expr(node.left), self.expr(node.comparators[0]), self.span(node))
+
+    def expr_BoolOp(self, node: ast.BoolOp) -> Any:
+        op = "and" if isinstance(node.op, ast.And) else "or"
+        vals = [self.expr(v) for v in node.values]
+        acc = vals[0]
+        for v in vals[1:]:
+            acc = self.scalar_binop(op, acc, v, self.span(node))
+        return acc
+
+    def expr_Call(self, node: ast.Call) -> Any:
+        span = self.span(node)
+        fn = self.expr(node.func)
+        if isinstance(fn, DslOp):
+            args = [self.expr(a) for a in node.args]
+            kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
+            return self.op_call(fn, args, kwargs, span, node)
+        if isinstance(fn, DslName):
+            return self.construct_call(fn, node)
+        if isinstance(fn, _SelfMethod):
+            callee = self.resolver.self_function(fn.name, span)
+            return self.function_call(callee, node)
+        if fn in (min, max, abs, float, int):
+            args = [self.expr(a) for a in node.args]
+            if all(_is_static(a) for a in args):
+                return fn(*args)
+            if fn in (min, max) and len(args) == 2:
+                return self.scalar_binop(fn.__name__, args[0], args[1], span)
+            if fn is abs and len(args) == 1 and kind_of(args[0]) == "scalar":
+                return UnaryOp("abs", args[0], args[0].type, span)
+            raise UnsupportedFeatureError(f"{fn.__name__}() on runtime values is not supported", span)
+        if self.resolver.call_function is not None:
+            callee = self.resolver.call_function(fn, [self.expr(a) for a in node.args], span)
+            if callee is not None:
+                return self.function_call(callee, node)
+        raise ParserError(f"cannot call {_describe_static(fn)} inside a kernel", span,
+                          "kernel bodies are parsed, not executed: use pl.* ops and @pl.jit.incore functions")
+
+    def function_call(self, callee: Callee, node: ast.Call) -> Any:
+        span = self.span(node)
+        if node.keywords:
+            raise UnsupportedFeatureError("keyword arguments in calls of kernel functions are not supported",
+                                          span)
+        args = [self.operand(self.expr(a), self.span(a)) for a in node.args]
+        if len(args) != len(callee.param_types):
+            raise ParserTypeError(f"{callee.name}() takes {len(callee.param_types)} arguments, got {len(args)}", span)
+        for i, (a, t) in enumerate(zip(args, callee.param_types)):
+            if t is not None and a.type != t:
+                raise ParserTypeError(f"{callee.name}() argument {i}: expected {describe(t)}, got {describe(a.type)}",
+                                      self.span(node.args[i]))
+        rts = callee.return_types
+        rtype = rts[0] if len(rts) == 1 else TupleType(tuple(rts))
+        return FuncCall(callee.name, tuple(args), rtype, span)
+
+    def construct_call(self, fn: DslName, node: ast.Call) -> Any:
+        span = self.span(node)
+        if fn.name == "const":
+            args = [self.expr(a) for a in node.args]
+            if len(args) != 2 or not isinstance(args[1], DataType) or not isinstance(args[0], (int, float)):
+                raise ParserTypeError("pl.const(value, dtype) needs a number and a dtype", span)
+            value, dtype = args
+            if dtype.is_float():
+                return ConstFloat(float(value), dtype, span)
+            if isinstance(value, float) and not value.is_integer():
+                raise ParserTypeError(f"pl.const: {value} is not an integer for {dtype!r}", span)
+            return ConstInt(int(value), dtype, span)
+        if fn.name == "yield_":
+            raise ParserSyntaxError("pl.yield_ must be the last statement of a loop body or if branch", span)
+        raise ParserSyntaxError(f"pl.{fn.name}(...) cannot be used as a value", span)
+
+    # -------------------------------------------------------------- op calls
+    def op_call(self, fn: DslOp, args: list, kwargs: dict, span: Span, node: ast.AST) -> Expr:
+        from pypto.ops.registry import dsl_candidates, get_op
+
+        if "." in fn.name:
+            op = get_op(fn.name, span)
+        else:
+            cands = dsl_candidates(fn.name)
+            if not cands:
+                raise UnsupportedFeatureError(f"pl.{fn.name} is not implemented yet", span)
+            kinds = tuple(kind_of(a) for a in args)
+            op = None
+            for c in cands:
+                n = len(c.operand_kinds)
+                if kinds[:n] == c.operand_kinds:
+                    op = c
+                    break
+            if op is None:
+                n = max(len(c.operand_kinds) for c in cands)
+                got = ", ".join(_describe_static(a) for a in args[:n])
+                if "tensor" in kinds[:n] and "tile" in kinds[:n]:
+                    raise InvalidOperationError(f"pl.{fn.name}: cannot mix Tensor and Tile arguments ({got})", span,
+                                                "load tensors into tiles with pl.load, or keep to tensors")
+                if kinds[:1] == ("scalar",) and n > 1:
+                    raise InvalidOperationError(f"pl.{fn.name}: a scalar operand must be on the right ({got})",
+                                                span)
+                raise InvalidOperationError(f"pl.{fn.name}: expected Tensor or Tile operands, got ({got})", span)
+        return self.make_call(op.name, args, kwargs, span, node)
+
+    def make_call(self, op_name: str, args: list, kwargs: dict, span: Span, node: ast.AST) -> Expr:
+        """Bind arguments to the op's schema, convert each by kind, apply the type rule."""
+        from pypto.ops.registry import REQUIRED, get_op
+
+        op = get_op(op_name, span)
+        params = op.params
+        if len(args) > len(params):
+            raise InvalidOperationError(f"pl.{op.name} takes at most {len(params)} arguments, got {len(args)}", span)
+        bound: dict[str, Any] = {p.name: a for p, a in zip(params, args)}
+        for k, v in kwargs.items():
+            if k not in {p.name for p in params}:
+                raise InvalidOperationError(f"pl.{op.name} got an unexpected keyword argument '{k}'", span,
+                                            f"its parameters are: {', '.join(p.name for p in params)}")
+            if k in bound:
+                raise InvalidOperationError(f"pl.{op.name} got multiple values for '{k}'", span)
+            bound[k] = v
+        values = []
+        for p in params:
+            if p.name not in bound:
+                if p.default is REQUIRED:
+                    raise InvalidOperationError(f"pl.{op.name} missing required argument '{p.name}'", span)
+                values.append(p.default)
+                continue
+            values.append(self.convert_arg(op.name, p, bound[p.name], span))
+        vals = tuple(values)
+        try:
+            t = op.infer_type(vals, span)
+        except PyptoError:
+            raise
+        except Exception as e:
+            raise InternalError(f"type rule of {op.name} failed: {type(e).__name__}: {e}", span) from e
+        return Call(op.name, vals, t, span)
+
+    def operand(self, v: Any, span: Span) -> Expr:
+        """An op operand: a Var or literal. A nested call is bound to a temporary first, so every
+        op call reads only names (the IR has no nested calls)."""
+        if isinstance(v, (Call, FuncCall)):
+            base = v.op.split(".")[-1] if isinstance(v, Call) else v.func
+            tmp = Var(f"{base}_t", v.type, v.span)
+            self.emit(AssignStmt(tmp, v, v.span))
+            return tmp
+        return v if isinstance(v, Expr) else to_expr(v, span)
+
+    def convert_arg(self, op: str, p, v: Any, span: Span) -> Any:
+        kind = p.kind
+        if kind in ("tensor", "tile", "scalar", "value"):
+            if kind == "scalar" and _is_static(v) and isinstance(v, (bool, int, float)):
+                return to_expr(v, span)
+            k = kind_of(v)
+            if (kind == "value" and k in ("tensor", "tile")) or k == kind:
+                return self.operand(v, span)
+            raise InvalidOperationError(f"pl.{op}: argument '{p.name}' must be a {kind}, got {_describe_static(v)}",
+                                        span)
+        if kind == "ints":
+            if v is None and p.optional:
+                return None
+            if not isinstance(v, (list, tuple)):
+                raise InvalidOperationError(f"pl.{op}: '{p.name}' must be a list of integers, got "
+                                            f"{_describe_static(v)}", span)
+            elems = []
+            for x in v:
+                if _is_static(x) and (isinstance(x, bool) or not isinstance(x, int)):
+                    raise InvalidOperationError(f"pl.{op}: '{p.name}' must hold integers, got {x!r}", span)
+                if not _is_static(x) and kind_of(x) != "scalar":
+                    raise InvalidOperationError(f"pl.{op}: '{p.name}' must hold scalars, got {_describe_static(x)}",
+                                                span)
+                elems.append(to_expr(x, span))
+            return MakeTuple(tuple(elems), span)
+        if kind == "dtype":
+            if not isinstance(v, DataType):
+                raise InvalidOperationError(f"pl.{op}: '{p.name}' must be a dtype like pl.FP32, got "
+                                            f"{_describe_static(v)}", span)
+            return v
+        if kind == "mem":
+            if v is not None and not isinstance(v, MemorySpace):
+                raise InvalidOperationError(f"pl.{op}: '{p.name}' must be a pl.Mem.<space>, got {_describe_static(v)}",
+                                            span)
+            return v
+        if kind == "mode":
+            try:
+                return normalize_mode(v)
+            except (ValueError, TypeError) as e:
+                raise InvalidOperationError(f"pl.{op}: {e}", span) from None
+        if kind in ("pad", "atomic"):
+            from pypto.language.enums import AtomicType, PadValue
+
+            cls = AtomicType if kind == "atomic" else PadValue
+            if not isinstance(v, cls):
+                raise InvalidOperationError(f"pl.{op}: '{p.name}' must be a pl.{cls.__name__}, got "
+                                            f"{_describe_static(v)}", span)
+            return v
+        if kind in ("str", "bool"):
+            return v
+        raise InternalError(f"op {op}: unknown parameter kind {kind!r}", span)
+
+
+@dataclass(frozen=True)
+class _SelfMethod:
+    name: str
+
+
+def _assigned_names(stmts: list[ast.stmt]) -> list[str]:
+    """Names (re)bound anywhere in ``stmts``, in first-assignment order (a pre-pass, so loops are
+    emitted once). ``out[...] = e`` rebinds ``out``."""
+    out: dict[str, None] = {}
+
+    def target(t: ast.AST) -> None:
+        if isinstance(t, ast.Name):
+            out.setdefault(t.id)
+        elif isinstance(t, (ast.Tuple, ast.List)):
+            for e in t.elts:
+                target(e)
+        elif isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
+            out.setdefault(t.value.id)
+
+    for s in stmts:
+        for n in ast.walk(s):
+            if isinstance(n, ast.Assign):
+                for t in n.targets:
+                    target(t)
+            elif isinstance(n, (ast.AnnAssign, ast.AugAssign)):
+                target(n.target)
+    return list(out)
+
+
+def _is_construct_call(node: ast.AST, resolve, name: str) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    try:
+        fn = resolve(node.func)
+    except PyptoError:
+        return False
+    return isinstance(fn, DslName) and fn.name == name
+
+
+def _yield_parts(stmt: Optional[ast.stmt], resolve) -> tuple[list[str], Optional[ast.Call]]:
+    """If ``stmt`` is ``[a, b =] pl.yield_(...)``: (target names, the call); else ([], None)."""
+    if stmt is None:
+        return [], None
+    if isinstance(stmt, ast.Expr) and _is_construct_call(stmt.value, resolve, "yield_"):
+        return [], stmt.value
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and _is_construct_call(stmt.value, resolve, "yield_"):
+        t = stmt.targets[0]
+        elts = t.elts if isinstance(t, ast.Tuple) else [t]
+        if not all(isinstance(e, ast.Name) for e in elts):
+            raise ParserSyntaxError("pl.yield_ targets must be names", Span.unknown())
+        return [e.id for e in elts], stmt.value
+    return [], None
+
+
+_ = (builtins, math)

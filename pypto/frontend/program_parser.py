@@ -1,0 +1,83 @@
+"""The printed form: an ``@pl.program`` class of ``@pl.function`` methods -> :class:`Program`."""
+from __future__ import annotations
+
+import ast
+
+from pypto.errors import ParserError, ParserSyntaxError, ParserTypeError, Span
+from pypto.frontend.parser import Callee, FunctionParser, ParamSpec, Resolver, SourceInfo, parse_annotation
+from pypto.ir.nodes import Program
+from pypto.ir.types import TupleType
+from pypto.language.enums import FunctionType, Level
+
+
+def parse_program_class(cls: ast.ClassDef, src: SourceInfo, globals_: dict) -> Program:
+    """Parse an ``@pl.program`` class. Headers first, so calls may go to any function."""
+    methods = [n for n in cls.body if isinstance(n, ast.FunctionDef)]
+    stray = [n for n in cls.body if not isinstance(n, (ast.FunctionDef, ast.Pass))
+             and not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
+    if stray:
+        raise ParserSyntaxError("an @pl.program class may only contain @pl.function methods", src.span(stray[0]))
+    static = _static_resolver(globals_, src)
+    headers: dict[str, tuple] = {}
+    for m in methods:
+        headers[m.name] = _header(m, src, static)
+
+    def self_function(name: str, span: Span) -> Callee:
+        if name not in headers:
+            raise ParserError(f"program has no function '{name}'", span)
+        params, ret, _, _ = headers[name]
+        return Callee(name, tuple(p.type for p in params), ret)
+
+    resolver = Resolver(globals_, self_function=self_function)
+    funcs = []
+    for m in methods:
+        params, ret, ftype, level = headers[m.name]
+        fp = FunctionParser(src, resolver, m.name, ftype, level)
+        funcs.append(fp.parse(m, params, ret))
+    return Program(cls.name, tuple(funcs), src.span(cls))
+
+
+def _static_resolver(globals_: dict, src: SourceInfo):
+    fp = FunctionParser(src, Resolver(globals_), "<static>", FunctionType.Opaque)
+    return fp.resolve_static
+
+
+def _header(m: ast.FunctionDef, src: SourceInfo, static) -> tuple:
+    ftype, level = FunctionType.Opaque, None
+    for d in m.decorator_list:
+        target = d.func if isinstance(d, ast.Call) else d
+        from pypto.language.program import function as function_deco
+
+        if static(target) is not function_deco:
+            raise ParserSyntaxError("methods of an @pl.program class must be decorated with @pl.function",
+                                    src.span(d))
+        if isinstance(d, ast.Call):
+            for k in d.keywords:
+                v = static(k.value)
+                if k.arg == "type" and isinstance(v, FunctionType):
+                    ftype = v
+                elif k.arg == "level" and isinstance(v, Level):
+                    level = v
+                elif k.arg in ("strict_ssa", "auto_scope"):
+                    continue
+                else:
+                    raise ParserTypeError(f"@pl.function: unexpected argument {k.arg}={v!r}", src.span(k))
+    args = m.args
+    if not args.args or args.args[0].arg != "self":
+        raise ParserSyntaxError(f"function '{m.name}' must take 'self' first", src.span(m))
+    params = []
+    for a in args.args[1:]:
+        if a.annotation is None:
+            raise ParserTypeError(f"Parameter '{a.arg}' missing type annotation", src.span(a),
+                                  "x: pl.Tensor[[64], pl.FP32]")
+        t, d, _ = parse_annotation(a.annotation, static, src, f"Parameter '{a.arg}'")
+        if t is None:
+            raise ParserTypeError(f"Parameter '{a.arg}': a bare pl.Tensor needs [[shape], dtype] here", src.span(a))
+        params.append(ParamSpec(a.arg, t, d, span=src.span(a)))
+    ret: tuple = ()
+    if m.returns is not None:
+        t, _, _ = parse_annotation(m.returns, static, src, f"Return type of '{m.name}'")
+        ret = t.types if isinstance(t, TupleType) else (t,)
+    return params, ret, ftype, level
+
+

@@ -1,0 +1,183 @@
+"""``@pl.jit`` specialisation: bind a call's arguments to the kernel signature, turn tensor
+arguments into tensor types and scalar arguments into specialisation constants, discover the
+``@pl.jit.incore`` functions the kernel calls, and parse everything into one :class:`Program`."""
+from __future__ import annotations
+
+import ast
+import hashlib
+import inspect
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from pypto.errors import ParserError, ParserTypeError, Span
+from pypto.frontend.parser import Callee, FunctionParser, ParamSpec, Resolver, parse_annotation
+from pypto.frontend.source import function_source
+from pypto.ir.nodes import Expr, Program
+from pypto.ir.types import ScalarType, TensorType, Type, describe
+from pypto.language.constructs import RUNTIME
+from pypto.language.dtypes import dtype_from_torch
+from pypto.language.enums import FunctionType
+
+
+@dataclass
+class Specialization:
+    """The parsed program of one call signature, with its cache key."""
+
+    program: Program
+    key: tuple
+    param_names: tuple[str, ...]
+
+
+def kernel_globals(fn) -> dict:
+    """Globals and closure cells of a Python function: the names a kernel body may refer to."""
+    g = dict(fn.__globals__)
+    if fn.__closure__:
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+            try:
+                g[name] = cell.cell_contents
+            except ValueError:
+                pass
+    return g
+
+
+def source_hash(fn) -> str:
+    """Hash of the function's source text (part of the compile-cache key)."""
+    try:
+        text = inspect.getsource(fn)
+    except (OSError, TypeError):
+        text = repr(fn)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _arg_signature(v: Any) -> Any:
+    if isinstance(v, torch.Tensor):
+        return ("tensor", tuple(v.shape), str(v.dtype))
+    if v is RUNTIME:
+        return ("runtime",)
+    return ("scalar", type(v).__name__, v)
+
+
+class _Specializer:
+    def __init__(self, entry):
+        self.entry = entry
+        self.functions: dict[str, Any] = {}   # name -> Function (deps first, in discovery order)
+        self.sources: dict[str, str] = {}
+        self.in_progress: set[str] = set()
+
+    def parse(self, jitfn, values: list[Any], value_types: list[Type | None], func_type: FunctionType,
+              call_span: Span | None) -> Any:
+        fn = jitfn.fn
+        node, src = function_source(fn)
+        if not isinstance(node, ast.FunctionDef):
+            raise ParserError(f"@pl.jit expects a function, got {type(node).__name__}")
+        globals_ = kernel_globals(fn)
+        static = FunctionParser(src, Resolver(globals_), "<static>", func_type).resolve_static
+        args = node.args
+        if args.vararg or args.kwarg or args.kwonlyargs:
+            raise ParserError(f"kernel '{fn.__name__}' may only have positional parameters", src.span(node))
+        params: list[ParamSpec] = []
+        for i, a in enumerate(args.args):
+            what = f"Parameter '{a.arg}'"
+            if a.annotation is None:
+                raise ParserTypeError(f"{what} missing type annotation", src.span(a), "x: pl.Tensor[[64], pl.FP32]")
+            ann_type, direction, is_scalar = parse_annotation(a.annotation, static, src, what)
+            given, given_type = values[i], value_types[i]
+            span = src.span(a)
+            if is_scalar:
+                if given is RUNTIME or (isinstance(given, Expr)):
+                    params.append(ParamSpec(a.arg, ann_type, direction, span=span))
+                else:
+                    if isinstance(given, torch.Tensor) or not isinstance(given, (int, float, bool)):
+                        raise ParserTypeError(f"{what} is a scalar but the call passes {type(given).__name__}",
+                                              call_span or span)
+                    params.append(ParamSpec(a.arg, None, direction, const=given, span=span))
+                continue
+            if given_type is None:
+                raise ParserTypeError(f"{what} is a tensor but the call passes {type(given).__name__}",
+                                      call_span or span)
+            if ann_type is not None and ann_type != given_type:
+                raise ParserTypeError(f"{what} is annotated {describe(ann_type)} but the call passes "
+                                      f"{describe(given_type)}", call_span or span)
+            params.append(ParamSpec(a.arg, given_type, direction, span=span))
+        resolver = Resolver(globals_, call_function=self.call_function)
+        fp = FunctionParser(src, resolver, fn.__name__, func_type)
+        func = fp.parse(node, params)
+        self.sources[fn.__name__] = source_hash(fn)
+        return func
+
+    def call_function(self, obj: Any, args: list, span: Span) -> Callee | None:
+        from pypto.language.jit import JITFunction
+
+        if not isinstance(obj, JITFunction):
+            return None
+        if obj.kind == "entry":
+            raise ParserError(f"'{obj.fn.__name__}' is a @pl.jit entry and cannot be called from a kernel", span,
+                              "make the callee a @pl.jit.incore function")
+        name = obj.fn.__name__
+        if name in self.in_progress:
+            raise ParserError(f"recursive call of '{name}'", span)
+        if name not in self.functions:
+            types = []
+            for a in args:
+                if not isinstance(a, Expr):
+                    types.append(None)
+                elif isinstance(a.type, TensorType):
+                    types.append(a.type)
+                else:
+                    types.append(None)
+            self.in_progress.add(name)
+            try:
+                self.functions[name] = self.parse(obj, [a if isinstance(a, Expr) and isinstance(a.type, ScalarType)
+                                                        else a for a in args], types, obj.func_type, span)
+            finally:
+                self.in_progress.discard(name)
+        f = self.functions[name]
+        return Callee(name, tuple(p.type for p in f.params), f.return_types)
+
+
+def specialize(jitfn, args: tuple, kwargs: dict) -> Specialization:
+    """Parse ``jitfn`` for the argument signature of one call (or sample arguments)."""
+    fn = jitfn.fn
+    sig = inspect.signature(fn)
+    try:
+        bound = sig.bind(*args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"@pl.jit function '{fn.__name__}': {e}") from None
+    bound.apply_defaults()
+    values = list(bound.arguments.values())
+    types: list[Type | None] = []
+    for name, v in bound.arguments.items():
+        if isinstance(v, torch.Tensor):
+            types.append(TensorType(tuple(int(d) for d in v.shape), dtype_from_torch(v.dtype)))
+        else:
+            types.append(None)
+    sp = _Specializer(jitfn)
+    entry = sp.parse(jitfn, values, types, jitfn.func_type, None)
+    funcs = tuple(sp.functions.values()) + (entry,)
+    key = (tuple(sorted(sp.sources.items())), tuple(_arg_signature(v) for v in values))
+    return Specialization(Program(fn.__name__, funcs, entry.span), key, tuple(bound.arguments))
+
+
+def signature_args(jitfn, kwargs: dict) -> tuple:
+    """Sample arguments built from a fully annotated signature (``kernel.compile()`` with no args)."""
+    fn = jitfn.fn
+    node, src = function_source(fn)
+    static = FunctionParser(src, Resolver(kernel_globals(fn)), "<static>", jitfn.func_type).resolve_static
+    out = []
+    for a in node.args.args:
+        if a.arg in kwargs:
+            out.append(kwargs[a.arg])
+            continue
+        if a.annotation is None:
+            raise ParserTypeError(f"Parameter '{a.arg}' missing type annotation", src.span(a))
+        t, _, is_scalar = parse_annotation(a.annotation, static, src, f"Parameter '{a.arg}'")
+        if is_scalar:
+            raise TypeError(f"@pl.jit function '{fn.__name__}': scalar parameter '{a.arg}' must be given by "
+                            f"keyword in signature mode (e.g. compile({a.arg}=...)) or as pl.RUNTIME")
+        if t is None:
+            raise TypeError(f"@pl.jit function '{fn.__name__}' cannot specialize from the signature because "
+                            f"parameter '{a.arg}' has a bare 'pl.Tensor' annotation with no shape")
+        out.append(torch.empty(t.shape, dtype=t.dtype.torch))
+    return tuple(out)

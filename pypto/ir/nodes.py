@@ -1,0 +1,303 @@
+"""IR nodes: frozen dataclasses with real fields.
+
+* Expressions carry their ``type``; statements and expressions carry a ``span`` (ignored by
+  equality: two programs are structurally equal when they compute the same thing).
+* A :class:`Var` is identified by object identity, never by name (``eq=False``); its ``name`` is a
+  hint for printing.
+* An op call (:class:`Call`) stores its operands in the op's schema order (see :mod:`pypto.ops`):
+  each is an :class:`Expr` or an attribute value (a ``DataType``, an enum member, a string, ``None``).
+* Passes build new nodes (``dataclasses.replace``); nothing mutates IR in place.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Optional
+
+from pypto.errors import Span
+from pypto.ir.types import ScalarType, Type
+from pypto.language.dtypes import BOOL, FP32, INDEX, DataType
+from pypto.language.enums import FunctionType, ForKind, Level, ParamDirection
+
+_NOSPAN = field(default_factory=Span.unknown, compare=False, repr=False)
+
+
+class Node:
+    """Base class of every IR node."""
+
+    def replace(self, **changes):
+        """A copy with some fields replaced."""
+        return replace(self, **changes)
+
+
+# ----------------------------------------------------------------------------- expressions
+
+
+class Expr(Node):
+    """Base class of expressions; every expression has a ``type``."""
+
+    type: Type
+
+
+@dataclass(frozen=True, eq=False)
+class Var(Expr):
+    """A named SSA value. Identity-compared; ``name`` only guides printing."""
+
+    name: str
+    type: Type
+    span: Span = _NOSPAN
+
+    def __repr__(self) -> str:
+        return f"Var({self.name})"
+
+
+@dataclass(frozen=True)
+class ConstInt(Expr):
+    """An integer literal; a bare DSL int literal is ``INDEX``."""
+
+    value: int
+    dtype: DataType = INDEX
+    span: Span = _NOSPAN
+
+    @property
+    def type(self) -> Type:
+        return ScalarType(self.dtype)
+
+
+@dataclass(frozen=True)
+class ConstFloat(Expr):
+    """A floating-point literal; a bare DSL float literal is ``FP32``."""
+
+    value: float
+    dtype: DataType = FP32
+    span: Span = _NOSPAN
+
+    @property
+    def type(self) -> Type:
+        return ScalarType(self.dtype)
+
+
+@dataclass(frozen=True)
+class ConstBool(Expr):
+    """A boolean literal."""
+
+    value: bool
+    span: Span = _NOSPAN
+
+    @property
+    def type(self) -> Type:
+        return ScalarType(BOOL)
+
+
+@dataclass(frozen=True)
+class Call(Expr):
+    """A call of a registered op (``op`` is its name, e.g. ``"tile.add"``); ``args`` in schema order."""
+
+    op: str
+    args: tuple[Any, ...]
+    type: Type
+    span: Span = _NOSPAN
+
+
+@dataclass(frozen=True)
+class FuncCall(Expr):
+    """A call of another function of the program (printed ``self.<func>(...)``)."""
+
+    func: str
+    args: tuple[Expr, ...]
+    type: Type
+    span: Span = _NOSPAN
+
+
+@dataclass(frozen=True)
+class BinOp(Expr):
+    """Scalar arithmetic or comparison: ``op`` is one of :data:`BINOPS`."""
+
+    op: str
+    lhs: Expr
+    rhs: Expr
+    type: Type
+    span: Span = _NOSPAN
+
+
+# scalar binary operators: name -> Python operator spelling (the printer and parser share this table)
+BINOPS = {
+    "add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%",
+    "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!=",
+    "and": "and", "or": "or", "min": "min", "max": "max",
+}
+COMPARISONS = frozenset({"lt", "le", "gt", "ge", "eq", "ne", "and", "or"})
+
+
+@dataclass(frozen=True)
+class UnaryOp(Expr):
+    """Scalar ``neg`` / ``not`` / ``abs``."""
+
+    op: str
+    operand: Expr
+    type: Type
+    span: Span = _NOSPAN
+
+
+@dataclass(frozen=True)
+class MakeTuple(Expr):
+    """A list of scalar expressions (offsets, shapes) or of call results."""
+
+    elements: tuple[Expr, ...]
+    span: Span = _NOSPAN
+
+    @property
+    def type(self) -> Type:
+        from pypto.ir.types import TupleType
+
+        return TupleType(tuple(e.type for e in self.elements))
+
+
+@dataclass(frozen=True)
+class TupleGetItem(Expr):
+    """Element ``index`` of a tuple-typed value."""
+
+    value: Expr
+    index: int
+    type: Type
+    span: Span = _NOSPAN
+
+
+# ----------------------------------------------------------------------------- statements
+
+
+class Stmt(Node):
+    """Base class of statements."""
+
+
+@dataclass(frozen=True)
+class AssignStmt(Stmt):
+    """``var = value``; the definition site of ``var``."""
+
+    var: Var
+    value: Expr
+    span: Span = _NOSPAN
+
+
+@dataclass(frozen=True)
+class EvalStmt(Stmt):
+    """An expression evaluated for its effect (e.g. ``pl.dump_tag(t)``)."""
+
+    expr: Expr
+    span: Span = _NOSPAN
+
+
+@dataclass(frozen=True)
+class ReturnStmt(Stmt):
+    """``return v0, v1, ...``"""
+
+    values: tuple[Expr, ...]
+    span: Span = _NOSPAN
+
+
+@dataclass(frozen=True)
+class YieldStmt(Stmt):
+    """The last statement of a loop body or if branch: values for the iter_args / return_vars."""
+
+    values: tuple[Expr, ...]
+    span: Span = _NOSPAN
+
+
+@dataclass(frozen=True)
+class ForStmt(Stmt):
+    """A counted loop in SSA form.
+
+    ``iter_args`` are the loop-carried values inside the body (initialised from ``init_values``),
+    the body ends in a :class:`YieldStmt` when there are any, and ``return_vars`` hold the final
+    values after the loop.
+    """
+
+    loop_var: Var
+    start: Expr
+    stop: Expr
+    step: Expr
+    iter_args: tuple[Var, ...]
+    init_values: tuple[Expr, ...]
+    body: tuple[Stmt, ...]
+    return_vars: tuple[Var, ...]
+    kind: ForKind = ForKind.Sequential
+    span: Span = _NOSPAN
+
+
+@dataclass(frozen=True)
+class IfStmt(Stmt):
+    """``if cond: then else: else_``; branches end in yields binding ``return_vars`` (phis)."""
+
+    cond: Expr
+    then_body: tuple[Stmt, ...]
+    else_body: tuple[Stmt, ...]
+    return_vars: tuple[Var, ...]
+    span: Span = _NOSPAN
+
+
+@dataclass(frozen=True)
+class ScopeStmt(Stmt):
+    """``with pl.at(level=..., name_hint=...):`` — outlined into a kernel by OutlineIncoreScopes."""
+
+    level: Level
+    name_hint: str
+    body: tuple[Stmt, ...]
+    span: Span = _NOSPAN
+
+
+# ----------------------------------------------------------------------------- functions
+
+
+@dataclass(frozen=True)
+class Function(Node):
+    """An IR function: parameters (with directions), body, return types and kind."""
+
+    name: str
+    params: tuple[Var, ...]
+    directions: tuple[ParamDirection, ...]
+    return_types: tuple[Type, ...]
+    body: tuple[Stmt, ...]
+    func_type: FunctionType = FunctionType.Opaque
+    level: Optional[Level] = None
+    span: Span = _NOSPAN
+
+    def as_python(self, prefix: str = "pl") -> str:
+        """The function printed in the ``@pl.function`` DSL form."""
+        from pypto.ir.printer import print_function
+
+        return print_function(self)
+
+
+@dataclass(frozen=True)
+class Program(Node):
+    """A set of functions, printed as an ``@pl.program`` class (callees before callers)."""
+
+    name: str
+    functions: tuple[Function, ...]
+    span: Span = _NOSPAN
+
+    def get_function(self, name: str) -> Function:
+        """The function called ``name`` (``KeyError`` if absent)."""
+        for f in self.functions:
+            if f.name == name:
+                return f
+        raise KeyError(name)
+
+    def __getitem__(self, name: str) -> Function:
+        return self.get_function(name)
+
+    @property
+    def entry(self) -> Function:
+        """The function a call of the program runs: the Orchestration function, else the last one."""
+        for f in self.functions:
+            if f.func_type == FunctionType.Orchestration:
+                return f
+        return self.functions[-1]
+
+    def as_python(self, prefix: str = "pl") -> str:
+        """The program printed as DSL source that :func:`pypto.ir.parse` reads back."""
+        from pypto.ir.printer import print_program
+
+        return print_program(self)
+
+    def __str__(self) -> str:
+        return self.as_python()

@@ -1,0 +1,281 @@
+"""The IR printer: a Program prints as an ``@pl.program`` class of DSL source.
+
+The output is the input language of :func:`pypto.ir.parse` (the same frontend that parses
+``@pl.jit`` kernels), so ``parse(print(p))`` is structurally equal to ``p`` at every stage of the
+pipeline; pass dumps are these files. Printing is deterministic: callees before callers, names made
+unique per function by suffixing ``_1``, ``_2``, ...
+"""
+from __future__ import annotations
+
+import enum
+import math
+from typing import Any
+
+from pypto.ir.nodes import (
+    BINOPS, AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, Expr, ForStmt,
+    FuncCall, Function, IfStmt, MakeTuple, Program, ReturnStmt, ScopeStmt, Stmt, TupleGetItem,
+    UnaryOp, Var, YieldStmt,
+)
+from pypto.ir.types import ScalarType, TensorType, TileType, TupleType, Type
+from pypto.language.dtypes import FP32, INDEX, DataType
+from pypto.language.enums import ForKind, ParamDirection
+
+_INDENT = "    "
+
+
+def print_type(t: Type) -> str:
+    """DSL spelling of a type annotation."""
+    if isinstance(t, TensorType):
+        return f"pl.Tensor[{_ints(t.shape)}, {t.dtype!r}]"
+    if isinstance(t, TileType):
+        parts = [_ints(t.shape), repr(t.dtype)]
+        if t.memory_space is not None:
+            parts.append(repr(t.memory_space))
+        if t.valid_shape is not None:
+            parts.append(f"pl.TileView(valid_shape={_ints(t.valid_shape)})")
+        if t.memref is not None:
+            parts.append(f"pl.MemRef({t.memref.addr}, {t.memref.size})")
+        return f"pl.Tile[{', '.join(parts)}]"
+    if isinstance(t, ScalarType):
+        return f"pl.Scalar[{t.dtype!r}]"
+    if isinstance(t, TupleType):
+        return f"pl.Tuple[{', '.join(print_type(x) for x in t.types)}]"
+    raise TypeError(f"cannot print type {t!r}")
+
+
+def _ints(xs) -> str:
+    return "[" + ", ".join(str(int(x)) for x in xs) + "]"
+
+
+class _Namer:
+    """Unique printable names for the Vars of one function."""
+
+    def __init__(self):
+        self.names: dict[int, str] = {}
+        self.used: set[str] = {"pl", "self", "torch"}
+
+    def define(self, v: Var) -> str:
+        if id(v) in self.names:
+            return self.names[id(v)]
+        base = _sanitize(v.name)
+        name, k = base, 0
+        while name in self.used:
+            k += 1
+            name = f"{base}_{k}"
+        self.used.add(name)
+        self.names[id(v)] = name
+        return name
+
+    def use(self, v: Var) -> str:
+        # A use before any definition is a free variable (a malformed program): still print it.
+        return self.names.get(id(v)) or self.define(v)
+
+
+def _sanitize(name: str) -> str:
+    import keyword
+
+    out = "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "v"
+    if out[0].isdigit() or keyword.iskeyword(out):
+        out = "v_" + out
+    return out
+
+
+class _Printer:
+    def __init__(self):
+        self.lines: list[str] = []
+        self.namer = _Namer()
+
+    # ---------------------------------------------------------------- expressions
+    def expr(self, e: Any, top: bool = True) -> str:
+        if isinstance(e, Var):
+            return self.namer.use(e)
+        if isinstance(e, ConstInt):
+            return str(e.value) if e.dtype == INDEX else f"pl.const({e.value}, {e.dtype!r})"
+        if isinstance(e, ConstFloat):
+            text = _float(e.value)
+            return text if e.dtype == FP32 else f"pl.const({text}, {e.dtype!r})"
+        if isinstance(e, ConstBool):
+            return repr(e.value)
+        if isinstance(e, Call):
+            return self.call(e)
+        if isinstance(e, FuncCall):
+            return f"self.{e.func}({', '.join(self.expr(a) for a in e.args)})"
+        if isinstance(e, BinOp):
+            if e.op in ("min", "max"):
+                return f"{e.op}({self.expr(e.lhs)}, {self.expr(e.rhs)})"
+            text = f"{self.expr(e.lhs, False)} {BINOPS[e.op]} {self.expr(e.rhs, False)}"
+            return text if top else f"({text})"
+        if isinstance(e, UnaryOp):
+            if e.op == "abs":
+                return f"abs({self.expr(e.operand)})"
+            text = ("not " if e.op == "not" else "-") + self.expr(e.operand, False)
+            return text if top else f"({text})"
+        if isinstance(e, MakeTuple):
+            return "[" + ", ".join(self.expr(x) for x in e.elements) + "]"
+        if isinstance(e, TupleGetItem):
+            return f"{self.expr(e.value, False)}[{e.index}]"
+        raise TypeError(f"cannot print expression {e!r}")
+
+    def attr(self, kind: str, v: Any) -> str:
+        if v is None:
+            return "None"
+        if kind == "ints":
+            return self.expr(v)
+        if isinstance(v, DataType) or isinstance(v, enum.Enum):
+            return repr(v)
+        if isinstance(v, Expr):
+            return self.expr(v)
+        return repr(v)
+
+    def call(self, c: Call) -> str:
+        from pypto.ops.registry import VALUE_KINDS, get_op
+
+        op = get_op(c.op, c.span)
+        parts = []
+        for p, v in zip(op.params, c.args):
+            if p.kind in VALUE_KINDS:
+                text = self.expr(v)
+            else:
+                text = self.attr(p.kind, v)
+            if p.required:
+                parts.append(text)
+            elif v != p.default:
+                parts.append(f"{p.name}={text}")
+        return f"pl.{c.op}({', '.join(parts)})"
+
+    # ---------------------------------------------------------------- statements
+    def emit(self, depth: int, text: str) -> None:
+        self.lines.append(_INDENT * depth + text)
+
+    def body(self, stmts, depth: int, yield_targets=()) -> None:
+        if not stmts:
+            self.emit(depth, "pass")
+        for s in stmts:
+            self.stmt(s, depth, yield_targets)
+
+    def stmt(self, s: Stmt, depth: int, yield_targets=()) -> None:
+        if isinstance(s, AssignStmt):
+            value = self.expr(s.value)  # print uses before the definition (a = a + 1 never occurs in SSA)
+            name = self.namer.define(s.var)
+            self.emit(depth, f"{name}: {print_type(s.var.type)} = {value}")
+        elif isinstance(s, EvalStmt):
+            self.emit(depth, self.expr(s.expr))
+        elif isinstance(s, ReturnStmt):
+            self.emit(depth, "return " + ", ".join(self.expr(v) for v in s.values) if s.values else "return")
+        elif isinstance(s, YieldStmt):
+            values = ", ".join(self.expr(v) for v in s.values)
+            if yield_targets:
+                targets = ", ".join(self.namer.define(v) for v in yield_targets)
+                self.emit(depth, f"{targets} = pl.yield_({values})")
+            else:
+                self.emit(depth, f"pl.yield_({values})")
+        elif isinstance(s, ForStmt):
+            self.for_stmt(s, depth)
+        elif isinstance(s, IfStmt):
+            self.emit(depth, f"if {self.expr(s.cond)}:")
+            self.body(s.then_body, depth + 1, s.return_vars)
+            if s.else_body:
+                self.emit(depth, "else:")
+                self.body(s.else_body, depth + 1, s.return_vars)
+        elif isinstance(s, ScopeStmt):
+            hint = f", name_hint={s.name_hint!r}" if s.name_hint else ""
+            self.emit(depth, f"with pl.at(level={s.level!r}{hint}):")
+            self.body(s.body, depth + 1)
+        else:
+            raise TypeError(f"cannot print statement {s!r}")
+
+    def for_stmt(self, s: ForStmt, depth: int) -> None:
+        fn = {ForKind.Sequential: "range", ForKind.Parallel: "parallel", ForKind.Unroll: "unroll",
+              ForKind.Pipeline: "pipeline"}[s.kind]
+        start, stop, step = (self.expr(x) for x in (s.start, s.stop, s.step))
+        default_start = isinstance(s.start, ConstInt) and s.start.value == 0 and s.start.dtype == INDEX
+        default_step = isinstance(s.step, ConstInt) and s.step.value == 1 and s.step.dtype == INDEX
+        args = [stop] if default_start and default_step else [start, stop] if default_step else [start, stop, step]
+        inits = [self.expr(v) for v in s.init_values]
+        loop_var = self.namer.define(s.loop_var)
+        if s.iter_args:
+            carried = ", ".join(self.namer.define(v) for v in s.iter_args)
+            args.append(f"init_values=({', '.join(inits)},)")
+            self.emit(depth, f"for {loop_var}, ({carried},) in pl.{fn}({', '.join(args)}):")
+        else:
+            self.emit(depth, f"for {loop_var} in pl.{fn}({', '.join(args)}):")
+        self.body(s.body, depth + 1, s.return_vars)
+
+    # ---------------------------------------------------------------- functions
+    def function(self, f: Function, depth: int) -> None:
+        deco = [f"type={f.func_type!r}"]
+        if f.level is not None:
+            deco.append(f"level={f.level!r}")
+        self.emit(depth, f"@pl.function({', '.join(deco)})")
+        params = ["self"]
+        for p, d in zip(f.params, f.directions):
+            ann = print_type(p.type)
+            if d == ParamDirection.Out:
+                ann = f"pl.Out[{ann}]"
+            elif d == ParamDirection.InOut:
+                ann = f"pl.InOut[{ann}]"
+            params.append(f"{self.namer.define(p)}: {ann}")
+        if len(f.return_types) == 1:
+            ret = f" -> {print_type(f.return_types[0])}"
+        elif f.return_types:
+            ret = f" -> pl.Tuple[{', '.join(print_type(t) for t in f.return_types)}]"
+        else:
+            ret = ""
+        self.emit(depth, f"def {f.name}({', '.join(params)}){ret}:")
+        self.body(f.body, depth + 1)
+
+
+def _float(v: float) -> str:
+    if math.isnan(v):
+        return 'float("nan")'
+    if math.isinf(v):
+        return 'float("inf")' if v > 0 else '-float("inf")'
+    return repr(float(v))
+
+
+def print_function(f: Function) -> str:
+    """One function in ``@pl.function`` form (as a method of a program class, at column 0)."""
+    p = _Printer()
+    p.function(f, 0)
+    return "\n".join(p.lines) + "\n"
+
+
+def print_program(prog: Program) -> str:
+    """The whole program as an ``@pl.program`` class (``# pypto.program: <name>`` header)."""
+    lines = [f"# pypto.program: {prog.name}", "import pypto.language as pl", "", "", "@pl.program",
+             f"class {prog.name}:"]
+    for i, f in enumerate(_callee_order(prog)):
+        if i:
+            lines.append("")
+        p = _Printer()
+        p.function(f, 1)
+        lines.extend(p.lines)
+    return "\n".join(lines) + "\n"
+
+
+def _callee_order(prog: Program) -> list[Function]:
+    """Functions with callees before callers (stable otherwise)."""
+    by_name = {f.name: f for f in prog.functions}
+    order: list[Function] = []
+    seen: set[str] = set()
+
+    def visit(f: Function) -> None:
+        if f.name in seen:
+            return
+        seen.add(f.name)
+        for callee in _callees(f.body):
+            if callee in by_name:
+                visit(by_name[callee])
+        order.append(f)
+
+    for f in prog.functions:
+        visit(f)
+    return order
+
+
+def _callees(stmts) -> list[str]:
+    from pypto.ir.visit import iter_exprs
+
+    return [e.func for e in iter_exprs(stmts) if isinstance(e, FuncCall)]
+
+

@@ -1,0 +1,212 @@
+"""Walking and rebuilding IR.
+
+* :func:`iter_stmts` / :func:`iter_exprs` walk statements and expressions (pre-order).
+* :class:`Mutator` rebuilds a tree bottom-up; subclasses override ``visit_<Node>`` for the nodes
+  they change. It keeps a Var substitution map, so a pass that retypes a Var (e.g. to give a tile a
+  memory space) defines the new Var once and every later use follows.
+"""
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any, Iterator
+
+from pypto.ir.nodes import (
+    AssignStmt, Expr, ForStmt, Function, IfStmt, Node, Program, ScopeStmt, Stmt, Var,
+)
+
+
+def child_stmts(s: Stmt) -> list[tuple[Stmt, ...]]:
+    """The statement lists nested in ``s`` (loop body, if branches, scope body)."""
+    if isinstance(s, ForStmt):
+        return [s.body]
+    if isinstance(s, IfStmt):
+        return [s.then_body, s.else_body]
+    if isinstance(s, ScopeStmt):
+        return [s.body]
+    return []
+
+
+def iter_stmts(stmts) -> Iterator[Stmt]:
+    """Every statement, nested ones included, in pre-order."""
+    for s in stmts:
+        yield s
+        for body in child_stmts(s):
+            yield from iter_stmts(body)
+
+
+def use_exprs(s: Stmt) -> list[Expr]:
+    """The expressions a statement reads (not the Vars it defines, not nested statements)."""
+    from pypto.ir.nodes import EvalStmt, ReturnStmt, YieldStmt
+
+    if isinstance(s, AssignStmt):
+        return [s.value]
+    if isinstance(s, ForStmt):
+        return [s.start, s.stop, s.step, *s.init_values]
+    if isinstance(s, IfStmt):
+        return [s.cond]
+    if isinstance(s, (ReturnStmt, YieldStmt)):
+        return list(s.values)
+    if isinstance(s, EvalStmt):
+        return [s.expr]
+    return []
+
+
+def iter_exprs(stmts) -> Iterator[Expr]:
+    """Every expression (nested sub-expressions included) of every statement, pre-order."""
+    for s in iter_stmts(stmts):
+        for e in use_exprs(s):
+            yield from _walk_expr(e)
+
+
+def _walk_expr(e: Any) -> Iterator[Expr]:
+    if not isinstance(e, Expr):
+        return
+    yield e
+    if isinstance(e, Var):
+        return
+    for f in fields(e):
+        if f.name in ("type", "span"):
+            continue
+        v = getattr(e, f.name)
+        for x in v if isinstance(v, tuple) else (v,):
+            yield from _walk_expr(x)
+
+
+def uses(stmts) -> set[int]:
+    """ids of every Var read somewhere in ``stmts`` (definitions excluded)."""
+    return {id(x) for x in iter_exprs(stmts) if isinstance(x, Var)}
+
+
+def walk_expr(e: Any) -> Iterator[Expr]:
+    """``e`` and all its sub-expressions, pre-order."""
+    return _walk_expr(e)
+
+
+def defined_vars(stmts) -> list[Var]:
+    """Vars defined in ``stmts`` (assignments, loop vars, iter_args, return_vars), in order."""
+    out: list[Var] = []
+    for s in iter_stmts(stmts):
+        if isinstance(s, AssignStmt):
+            out.append(s.var)
+        elif isinstance(s, ForStmt):
+            out.extend((s.loop_var, *s.iter_args, *s.return_vars))
+        elif isinstance(s, IfStmt):
+            out.extend(s.return_vars)
+    return out
+
+
+class Mutator:
+    """Rebuilds IR bottom-up with a Var substitution map (``self.subst``: id(old) -> new Var)."""
+
+    def __init__(self):
+        self.subst: dict[int, Var] = {}
+
+    # -- vars
+    def var(self, v: Var) -> Var:
+        """The current replacement of ``v`` (itself if none)."""
+        return self.subst.get(id(v), v)
+
+    def redefine(self, old: Var, new: Var) -> Var:
+        """Make every later use of ``old`` read ``new``."""
+        self.subst[id(old)] = new
+        return new
+
+    # -- generic dispatch
+    def expr(self, e: Any) -> Any:
+        if isinstance(e, Var):
+            return self.var(e)
+        if not isinstance(e, Expr):
+            return e
+        method = getattr(self, f"visit_{type(e).__name__}", None)
+        if method is not None:
+            return method(e)
+        return self.rebuild(e)
+
+    def rebuild(self, node: Node) -> Node:
+        """``node`` with its expression children mutated (no change -> the same object)."""
+        changes = {}
+        for f in fields(node):
+            if f.name in ("type", "span", "body", "then_body", "else_body"):
+                continue
+            v = getattr(node, f.name)
+            if isinstance(v, tuple):
+                nv = tuple(self.expr(x) for x in v)
+                if any(a is not b for a, b in zip(v, nv)):
+                    changes[f.name] = nv
+            elif isinstance(v, Expr):
+                nv = self.expr(v)
+                if nv is not v:
+                    changes[f.name] = nv
+        return node.replace(**changes) if changes else node
+
+    def stmts(self, stmts) -> tuple[Stmt, ...]:
+        out: list[Stmt] = []
+        for s in stmts:
+            r = self.stmt(s)
+            if r is None:
+                continue
+            if isinstance(r, (list, tuple)):
+                out.extend(r)
+            else:
+                out.append(r)
+        return tuple(out)
+
+    def stmt(self, s: Stmt):
+        """Return a statement, a list of statements, or None to delete it."""
+        method = getattr(self, f"visit_{type(s).__name__}", None)
+        if method is not None:
+            return method(s)
+        return self.default_stmt(s)
+
+    def default_stmt(self, s: Stmt):
+        new = self.rebuild(s)
+        nested = {}
+        for name in ("body", "then_body", "else_body"):
+            if hasattr(s, name):
+                nested[name] = self.stmts(getattr(s, name))
+        return new.replace(**nested) if nested else new
+
+    def function(self, f: Function) -> Function:
+        self.subst = {}
+        params = tuple(self.var(p) for p in f.params)
+        return f.replace(params=params, body=self.stmts(f.body))
+
+    def program(self, p: Program) -> Program:
+        return p.replace(functions=tuple(self.function(f) for f in p.functions))
+
+
+def retype_var(v: Var, new_type) -> Var:
+    """A fresh Var with the same name and span and another type."""
+    return Var(v.name, new_type, v.span)
+
+
+
+
+class Renewer(Mutator):
+    """Copies a statement list giving every Var it defines a fresh identity (same name and type).
+
+    Used when statements move into another function: Vars must not be shared between functions.
+    ``subst`` may pre-map free Vars (e.g. outer values to the new function's parameters).
+    """
+
+    def fresh(self, v: Var) -> Var:
+        return self.redefine(v, Var(v.name, v.type, v.span))
+
+    def visit_AssignStmt(self, s):
+        value = self.expr(s.value)
+        return s.replace(value=value, var=self.fresh(s.var))
+
+    def visit_ForStmt(self, s):
+        start, stop, step = self.expr(s.start), self.expr(s.stop), self.expr(s.step)
+        inits = tuple(self.expr(v) for v in s.init_values)
+        lv = self.fresh(s.loop_var)
+        its = tuple(self.fresh(v) for v in s.iter_args)
+        body = self.stmts(s.body)
+        rvs = tuple(self.fresh(v) for v in s.return_vars)
+        return s.replace(start=start, stop=stop, step=step, init_values=inits, loop_var=lv, iter_args=its,
+                         body=body, return_vars=rvs)
+
+    def visit_IfStmt(self, s):
+        cond = self.expr(s.cond)
+        tb, eb = self.stmts(s.then_body), self.stmts(s.else_body)
+        return s.replace(cond=cond, then_body=tb, else_body=eb, return_vars=tuple(self.fresh(v) for v in s.return_vars))

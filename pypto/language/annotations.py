@@ -1,0 +1,82 @@
+"""Type annotations of the DSL: ``pl.Tensor``, ``pl.Tile``, ``pl.Scalar``, ``pl.Tuple``,
+``pl.Out`` / ``pl.InOut``, and the tile attributes ``pl.TileView`` / ``pl.MemRef``.
+
+The frontend reads annotations from the kernel's source text; these classes exist so the same
+spellings are valid Python at import time (``a: pl.Tensor[[64], pl.FP32]`` evaluates without error)
+and so the frontend can recognise them when it resolves a name.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Annotation:
+    """The value of a subscripted annotation such as ``pl.Tensor[[64, 64], pl.FP32]``.
+
+    Used only to detect annotations written through an alias (``T = pl.Tensor[...]; a: T``), which
+    the frontend rejects because it reads annotations from source.
+    """
+
+    kind: str
+    args: Any
+
+
+class _Subscriptable:
+    kind = ""
+
+    def __class_getitem__(cls, item):
+        return Annotation(cls.kind, item)
+
+
+class Tensor(_Subscriptable):
+    """A global-memory tensor: ``pl.Tensor[[d0, d1], dtype]``, or bare ``pl.Tensor`` in ``@pl.jit``
+    signatures (shape and dtype then come from the argument)."""
+
+    kind = "Tensor"
+
+
+class Tile(_Subscriptable):
+    """An on-chip tile: ``pl.Tile[[d0, d1], dtype, pl.Mem.Vec, pl.TileView(...), pl.MemRef(...)]``."""
+
+    kind = "Tile"
+
+
+class Scalar(_Subscriptable):
+    """A by-value scalar: ``pl.Scalar[pl.FP32]`` (a bare dtype annotation means the same)."""
+
+    kind = "Scalar"
+
+
+class Tuple(_Subscriptable):
+    """Several return values: ``pl.Tuple[T0, T1]``."""
+
+    kind = "Tuple"
+
+
+class Out(_Subscriptable):
+    """Direction wrapper: the parameter is written (and not read) by the function."""
+
+    kind = "Out"
+
+
+class InOut(_Subscriptable):
+    """Direction wrapper: the parameter is read and written by the function."""
+
+    kind = "InOut"
+
+
+@dataclass(frozen=True)
+class TileView:
+    """Tile view attributes in printed IR; ``valid_shape`` narrows the valid region."""
+
+    valid_shape: Any = None
+
+
+@dataclass(frozen=True)
+class MemRef:
+    """The address a tile was allocated at, in printed IR: ``pl.MemRef(addr, size)``."""
+
+    addr: int
+    size: int

@@ -1,0 +1,59 @@
+"""DSL names that are parsed, never executed: op entry points (``pl.add``), loop and scope
+constructs (``pl.range``, ``pl.at``), ``pl.yield_``, ``pl.const``.
+
+A kernel body is turned into IR from its source, so these objects only need an identity the
+frontend can recognise when it resolves a name. Calling one outside a kernel raises an error that
+says so, instead of silently computing something.
+"""
+from __future__ import annotations
+
+from pypto.errors import PyptoError
+
+
+class DslName:
+    """A name the frontend interprets (``kind`` is ``"op"`` or ``"construct"``)."""
+
+    kind = "construct"
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"pl.{self.name}"
+
+    def __call__(self, *args, **kwargs):
+        raise PyptoError(
+            f"pl.{self.name} is part of the kernel language: it is parsed inside a @pl.jit kernel "
+            "(or a @pl.program function), not called from Python",
+            hint="move the call into a kernel body; run the kernel by calling it with torch tensors")
+
+
+class DslOp(DslName):
+    """A ``pl.<op>`` entry point; ``pl.add`` dispatches on operand kinds, ``pl.tile.add`` names one op."""
+
+    kind = "op"
+
+
+class OpNamespace:
+    """``pl.tile`` / ``pl.tensor``: attribute access names one registry op (``pl.tile.add``)."""
+
+    def __init__(self, level: str):
+        self._level = level
+
+    def __getattr__(self, name: str) -> DslOp:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return DslOp(f"{self._level}.{name}")
+
+    def __repr__(self) -> str:
+        return f"pl.{self._level}"
+
+
+class _Runtime:
+    """``pl.RUNTIME``: keep a scalar parameter a runtime value instead of a specialisation constant."""
+
+    def __repr__(self) -> str:
+        return "pl.RUNTIME"
+
+
+RUNTIME = _Runtime()

@@ -1,0 +1,111 @@
+"""Data types of the PyPTO language (``pl.FP32``, ``pl.INT32``, ...) and their torch mapping.
+
+A :class:`DataType` is a small frozen value; the module-level constants are the only instances
+users normally touch. ``DataType.torch`` is the torch dtype used to hold values of that type in
+global memory, in the simulator's core buffers and in the reference executor.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+__all__ = [
+    "DataType", "BOOL", "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64",
+    "FP16", "BF16", "FP32", "INDEX", "TASK_ID", "ALL_DTYPES", "dtype_from_name", "dtype_from_torch",
+]
+
+
+@dataclass(frozen=True)
+class DataType:
+    """A scalar element type.
+
+    ``name`` is the DSL spelling (``FP32``), ``bits`` the storage width, ``kind`` one of
+    ``bool``/``int``/``uint``/``float``/``index``/``opaque``, ``torch`` the torch dtype holding it
+    (``None`` for opaque handles such as ``TASK_ID``).
+    """
+
+    name: str
+    bits: int
+    kind: str
+    torch: torch.dtype | None
+
+    def __repr__(self) -> str:
+        return f"pl.{self.name}"
+
+    __str__ = __repr__
+
+    def get_bit(self) -> int:
+        """Width in bits."""
+        return self.bits
+
+    def get_byte(self) -> int:
+        """Storage width in bytes (``ceil(bits / 8)``)."""
+        return (self.bits + 7) // 8
+
+    @property
+    def itemsize(self) -> int:
+        """Alias of :meth:`get_byte`, the bytes one element occupies in a buffer."""
+        return self.get_byte()
+
+    def is_float(self) -> bool:
+        """True for floating-point types."""
+        return self.kind == "float"
+
+    def is_int(self) -> bool:
+        """True for integer types (signed, unsigned and ``INDEX``)."""
+        return self.kind in ("int", "uint", "index")
+
+    def is_signed_int(self) -> bool:
+        """True for signed integers, ``INDEX`` included."""
+        return self.kind in ("int", "index")
+
+    def is_unsigned_int(self) -> bool:
+        """True for unsigned integers."""
+        return self.kind == "uint"
+
+    def is_bool(self) -> bool:
+        """True for ``BOOL``."""
+        return self.kind == "bool"
+
+
+BOOL = DataType("BOOL", 8, "bool", torch.bool)
+INT8 = DataType("INT8", 8, "int", torch.int8)
+INT16 = DataType("INT16", 16, "int", torch.int16)
+INT32 = DataType("INT32", 32, "int", torch.int32)
+INT64 = DataType("INT64", 64, "int", torch.int64)
+UINT8 = DataType("UINT8", 8, "uint", torch.uint8)
+# torch has uint16/32/64 dtypes with a limited op set; they are storage types here.
+UINT16 = DataType("UINT16", 16, "uint", torch.uint16)
+UINT32 = DataType("UINT32", 32, "uint", torch.uint32)
+UINT64 = DataType("UINT64", 64, "uint", torch.uint64)
+FP16 = DataType("FP16", 16, "float", torch.float16)
+BF16 = DataType("BF16", 16, "float", torch.bfloat16)
+FP32 = DataType("FP32", 32, "float", torch.float32)
+# INDEX is the type of loop variables, dims and bare int literals: 64-bit, distinct from INT64.
+INDEX = DataType("INDEX", 64, "index", torch.int64)
+TASK_ID = DataType("TASK_ID", 64, "opaque", None)
+
+ALL_DTYPES: tuple[DataType, ...] = (
+    BOOL, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64, FP16, BF16, FP32, INDEX, TASK_ID,
+)
+_BY_NAME = {d.name: d for d in ALL_DTYPES}
+# The torch -> DataType map used to specialise on user tensors; INDEX never comes from a tensor.
+_BY_TORCH = {d.torch: d for d in ALL_DTYPES if d.torch is not None and d is not INDEX}
+
+
+def dtype_from_name(name: str) -> DataType:
+    """Look up a DataType by its DSL name (``"FP32"``); raises ``KeyError`` for unknown names."""
+    return _BY_NAME[name]
+
+
+def dtype_from_torch(dt: torch.dtype) -> DataType:
+    """Map a torch dtype to the DataType of a tensor holding it.
+
+    Raises ``TypeError("Unsupported torch dtype ...")`` for dtypes the language has no type for.
+    """
+    try:
+        return _BY_TORCH[dt]
+    except KeyError:
+        supported = ", ".join(str(t) for t in _BY_TORCH)
+        raise TypeError(f"Unsupported torch dtype {dt}; supported: {supported}") from None

@@ -1,0 +1,108 @@
+"""Enumerations exposed on ``pl``: memory spaces, levels, function kinds, pad values, ...
+
+They are plain :class:`enum.Enum` classes whose ``repr`` is the DSL spelling, so the IR printer can
+print any enum attribute as ``repr(value)`` and the parser reads it back.
+"""
+from __future__ import annotations
+
+import enum
+
+
+# The DSL spelling of an enum class when it differs from the class name (pl.Mem is the short alias).
+_PREFIX = {"MemorySpace": "Mem", "ParamDirection": "Direction"}
+
+
+class _DslEnum(enum.Enum):
+    """An enum whose repr is its DSL spelling, e.g. ``pl.Mem.Vec``."""
+
+    def __repr__(self) -> str:
+        return f"pl.{_PREFIX.get(type(self).__name__, type(self).__name__)}.{self.name}"
+
+    __str__ = __repr__
+
+
+class MemorySpace(_DslEnum):
+    """On-chip and global memory spaces (``pl.Mem`` is an alias)."""
+
+    DDR = "ddr"
+    Vec = "vec"          # UB, vector core
+    Mat = "mat"          # L1, cube core
+    Left = "left"        # L0A
+    Right = "right"      # L0B
+    Acc = "acc"          # L0C
+    Bias = "bias"
+    LeftScale = "left_scale"
+    RightScale = "right_scale"
+    ScalarLocal = "scalar_local"
+
+
+Mem = MemorySpace
+
+
+class Level(_DslEnum):
+    """Hierarchy levels; ``CORE_GROUP`` on ``pl.at`` makes an InCore scope."""
+
+    AIV = "aiv"
+    AIC = "aic"
+    CORE_GROUP = "core_group"
+    CHIP_DIE = "chip_die"
+    CHIP = "chip"
+    HOST = "host"
+    CLUSTER_0 = "cluster_0"
+    CLUSTER_1 = "cluster_1"
+    CLUSTER_2 = "cluster_2"
+    GLOBAL = "global"
+
+
+class Role(_DslEnum):
+    """Function roles in the hierarchy."""
+
+    Orchestrator = "orchestrator"
+    SubWorker = "subworker"
+
+
+class FunctionType(_DslEnum):
+    """IR function kinds."""
+
+    Opaque = "opaque"
+    Orchestration = "orchestration"
+    InCore = "incore"
+    AIC = "aic"
+    AIV = "aiv"
+    Group = "group"
+    Spmd = "spmd"
+    Inline = "inline"
+    Graph = "graph"
+
+
+class ForKind(_DslEnum):
+    """Loop kinds: ``pl.range`` / ``pl.parallel`` / ``pl.unroll`` / ``pl.pipeline``."""
+
+    Sequential = "sequential"
+    Parallel = "parallel"
+    Unroll = "unroll"
+    Pipeline = "pipeline"
+
+
+class PadValue(_DslEnum):
+    """What ``fillpad`` writes outside a tile's valid region."""
+
+    null = "null"
+    zero = "zero"
+    max = "max"
+    min = "min"
+
+
+class AtomicType(_DslEnum):
+    """Store/assemble atomicity: ``Add`` accumulates into global memory."""
+
+    None_ = 0
+    Add = 1
+
+
+class ParamDirection(_DslEnum):
+    """Direction of a function parameter."""
+
+    In = "in"
+    Out = "out"
+    InOut = "inout"

@@ -1,0 +1,1 @@
+"""Bit-exact numerics of the simulated accelerator (hardware casts, rounding modes)."""

@@ -1,0 +1,273 @@
+"""Bit-exact, vectorised model of the hardware element cast (``pto.tcvt`` / ``pl.cast``).
+
+Public API
+----------
+``ROUNDING_MODES``
+    ``("none", "rint", "round", "floor", "ceil", "trunc", "odd")``; the integer code of a mode is
+    its index in this tuple (``0..6``).
+``normalize_mode(mode)``
+    Name (case-insensitive) or integer code -> canonical name.
+``cast_tensor(x, dst, mode="round")``
+    Cast a torch tensor to the torch dtype ``dst`` under a rounding mode.
+
+Supported dtypes (source and destination): ``bool``, ``int8``, ``int16``, ``int32``, ``int64``,
+``uint8``, ``uint16``, ``uint32``, ``float16``, ``bfloat16``, ``float32``.  ``float64`` is also
+accepted as a *source* (it is rounded once, like any other source).
+
+Rounding modes (the design decision of this project)
+----------------------------------------------------
+* ``rint``  - round to nearest, ties to even.
+* ``round`` - round to nearest, ties away from zero.
+* ``floor`` / ``ceil`` / ``trunc`` - directed rounding toward -inf / +inf / zero.
+* ``odd``   - round to odd: truncate toward zero; if the conversion was inexact, force the last
+  kept bit to 1 (for integers: an even truncated result moves one step away from zero).
+* ``none``  - the hardware's CAST_NONE: exact conversions are exact, inexact ones round like
+  ``rint``.  Since ``rint`` is also exact on exact conversions, ``none`` is identical to ``rint``.
+
+Every rounding is a *single* rounding of the exact source value: fp16/bf16/fp32 and all integers
+of at most 32 bits are exact in float64; int64 values of magnitude >= 2**53 are replaced by an
+exactly representable stand-in that lies in the same open interval between consecutive multiples
+of 2**29 (all destination grid points and ties at that magnitude are multiples of 2**29), so the
+rounding decision is unchanged in every mode.
+
+Conversions
+-----------
+* **float -> float** (any pair, incl. fp32->fp16, fp32->bf16, fp16<->bf16): correctly rounded to
+  the destination precision under the mode, including the destination's subnormals (values below
+  the smallest subnormal round to 0 or to the smallest subnormal as the mode dictates).  Widening
+  conversions are exact.  Overflow, i.e. when the value rounded with an unbounded exponent range
+  exceeds the largest finite value ``MAX`` (so fp16 overflow starts at 65520 under nearest modes,
+  not at 65504):
+
+  =========================  ==========================  ==========================
+  mode                       positive                    negative
+  =========================  ==========================  ==========================
+  rint / round / none        +inf                        -inf
+  trunc / odd                +MAX                        -MAX
+  floor                      +MAX                        -inf
+  ceil                       +inf                        -MAX
+  =========================  ==========================  ==========================
+
+  NaN becomes the destination's canonical quiet NaN (fp32 ``0x7FC00000``, fp16 ``0x7E00``, bf16
+  ``0x7FC0``; sign and payload are not propagated); +-inf stay +-inf in every mode; the sign of
+  zero is preserved (a non-zero value that rounds to zero keeps its sign, e.g. ``-1e-30`` -> ``-0``).
+* **float -> int**: round to an integer under the mode, then SATURATE to the destination range;
+  NaN -> 0, +-inf -> max/min.
+* **int -> float**: single rounding of the exact integer under the mode (exact when
+  representable), with the same overflow rules as float -> float (e.g. int32 -> fp16).
+* **int -> int**: widening is exact; narrowing SATURATES to the destination range (also between
+  signed and unsigned types, e.g. ``-1 -> uint8`` gives 0, ``300 -> uint8`` gives 255).
+* **bool**: a bool destination is ``x != 0`` (so NaN -> True, -0.0 -> False); a bool source is the
+  integer 0/1.
+* **same dtype**: identity (a copy).
+
+The implementation is one pass of whole-tensor torch operations (no per-element Python loops).
+"""
+from __future__ import annotations
+
+import torch
+
+__all__ = ["ROUNDING_MODES", "normalize_mode", "cast_tensor"]
+
+ROUNDING_MODES: tuple[str, ...] = ("none", "rint", "round", "floor", "ceil", "trunc", "odd")
+
+# torch dtype -> (min, max) of an integer destination.
+_INT_RANGE: dict[torch.dtype, tuple[int, int]] = {
+    torch.int8: (-(2**7), 2**7 - 1),
+    torch.int16: (-(2**15), 2**15 - 1),
+    torch.int32: (-(2**31), 2**31 - 1),
+    torch.int64: (-(2**63), 2**63 - 1),
+    torch.uint8: (0, 2**8 - 1),
+    torch.uint16: (0, 2**16 - 1),
+    torch.uint32: (0, 2**32 - 1),
+}
+
+
+class _FloatFormat:
+    """Parameters of a binary floating-point destination format."""
+
+    __slots__ = ("p", "emin", "emax", "max_finite", "nan_bits", "int_view")
+
+    def __init__(self, p: int, emin: int, emax: int, nan_bits: int, int_view: torch.dtype):
+        self.p = p                      # significand bits including the implicit one
+        self.emin = emin                # exponent of the smallest normal
+        self.emax = emax                # exponent of the largest finite binade
+        self.max_finite = float((2**p - 1) * 2.0 ** (emax - p + 1))
+        self.nan_bits = nan_bits        # canonical quiet NaN bit pattern
+        self.int_view = int_view        # same-width integer dtype used to write the NaN pattern
+
+
+_FLOAT_FMT: dict[torch.dtype, _FloatFormat] = {
+    torch.float16: _FloatFormat(11, -14, 15, 0x7E00, torch.int16),
+    torch.bfloat16: _FloatFormat(8, -126, 127, 0x7FC0, torch.int16),
+    torch.float32: _FloatFormat(24, -126, 127, 0x7FC00000, torch.int32),
+}
+
+_FLOAT_SRC = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+_SUPPORTED_DST = (torch.bool, *_INT_RANGE, *_FLOAT_FMT)
+_SUPPORTED_SRC = (*_SUPPORTED_DST, torch.float64)
+
+
+def normalize_mode(mode: str | int) -> str:
+    """Return the canonical name of a rounding mode.
+
+    Accepts one of :data:`ROUNDING_MODES` (case-insensitive, an optional ``cast_`` prefix is
+    allowed, e.g. ``"CAST_RINT"``) or its integer code ``0..6``.  Raises :class:`ValueError`
+    listing the valid modes otherwise.
+    """
+    if isinstance(mode, int) and not isinstance(mode, bool):
+        if 0 <= mode < len(ROUNDING_MODES):
+            return ROUNDING_MODES[mode]
+    elif isinstance(mode, str):
+        name = mode.strip().lower()
+        if name.startswith("cast_"):
+            name = name[len("cast_"):]
+        if name in ROUNDING_MODES:
+            return name
+    valid = ", ".join(f"{i}={m!r}" for i, m in enumerate(ROUNDING_MODES))
+    raise ValueError(f"invalid rounding mode {mode!r}; expected one of {valid}")
+
+
+def _pow2(k: torch.Tensor) -> torch.Tensor:
+    """Exact ``2.0**k`` (float64) for an int64 tensor ``k`` in [-1022, 1023], built from bits."""
+    return ((k + 1023) << 52).view(torch.float64)
+
+
+def _round_integral(s: torch.Tensor, mode: str) -> torch.Tensor:
+    """Round float64 ``s`` to an integral float64 under ``mode`` (signs of zeros preserved)."""
+    if mode in ("none", "rint"):
+        return torch.round(s)  # round half to even
+    if mode == "floor":
+        return torch.floor(s)
+    if mode == "ceil":
+        return torch.ceil(s)
+    t = torch.trunc(s)
+    if mode == "trunc":
+        return t
+    away = t + torch.sign(s)
+    if mode == "round":
+        return torch.where((s - t).abs() >= 0.5, away, t)  # s - t is exact
+    # odd: inexact and even -> one step away from zero
+    return torch.where((s != t) & (torch.fmod(t, 2.0) == 0), away, t)
+
+
+def _overflow_to_inf(v: torch.Tensor, mode: str) -> torch.Tensor | bool:
+    """Whether an overflowing value of sign ``sign(v)`` becomes inf (else max finite)."""
+    if mode in ("none", "rint", "round"):
+        return True
+    if mode in ("trunc", "odd"):
+        return False
+    if mode == "floor":
+        return v < 0
+    return v > 0  # ceil
+
+
+def _round_to_float(v: torch.Tensor, fmt: _FloatFormat, mode: str) -> torch.Tensor:
+    """Round exact float64 values ``v`` to the grid of ``fmt``; returns float64 (inf on overflow)."""
+    finite = torch.isfinite(v)
+    vf = torch.where(finite, v, 0.0)
+    _, e = torch.frexp(vf)  # vf = m * 2**e, 0.5 <= |m| < 1  (e = 0 for zero)
+    lead = e.to(torch.int64) - 1
+    q = lead.clamp_min(fmt.emin) - (fmt.p - 1)  # exponent of the destination's unit in last place
+    r = _round_integral(vf * _pow2(-q), mode) * _pow2(q)  # both scalings are exact
+    over = r.abs() > fmt.max_finite
+    to_inf = _overflow_to_inf(vf, mode)
+    if isinstance(to_inf, bool):
+        big = torch.full_like(vf, float("inf") if to_inf else fmt.max_finite)
+    else:
+        big = torch.where(to_inf, float("inf"), fmt.max_finite)
+    r = torch.where(over, big, r.abs())
+    r = torch.copysign(r, vf)  # rounding never changes the sign; keeps -0
+    return torch.where(finite, r, v)  # inf / nan pass through
+
+
+def _exact_float64_of_int(x: torch.Tensor) -> torch.Tensor:
+    """float64 values whose rounding to any <=24-bit-significand format equals that of ``x``.
+
+    Integers of at most 32 bits are exact.  For int64, |x| >= 2**53 is replaced by the odd multiple
+    of 2**28 in the same open interval between multiples of 2**29 (or kept if x is a multiple of
+    2**29): at that magnitude every destination grid point and every tie is a multiple of 2**29,
+    so the rounding decision is unchanged, and the stand-in needs at most 35 significant bits.
+    """
+    if x.dtype != torch.int64:
+        return x.to(torch.int64).to(torch.float64)
+    low = x & (2**29 - 1)  # x = H * 2**29 + low, 0 <= low < 2**29 (two's complement)
+    stand_in = (x - low) + torch.where(low != 0, 2**28, 0)
+    big = (x >= 2**53) | (x <= -(2**53))
+    return torch.where(big, stand_in, x).to(torch.float64)
+
+
+def _canonicalize_nan(out: torch.Tensor, nan_mask: torch.Tensor, fmt: _FloatFormat) -> torch.Tensor:
+    """Write the canonical quiet NaN pattern of ``fmt`` where ``nan_mask`` is set."""
+    bits = out.view(fmt.int_view)
+    canon = torch.tensor(fmt.nan_bits, dtype=fmt.int_view, device=out.device)
+    return torch.where(nan_mask, canon, bits).view(out.dtype)
+
+
+def _to_int(v: torch.Tensor, dst: torch.dtype) -> torch.Tensor:
+    """Saturate integral float64 values (NaN -> 0) and convert them to integer dtype ``dst``."""
+    lo, hi = _INT_RANGE[dst]
+    v = torch.where(torch.isnan(v), 0.0, v)
+    if dst == torch.int64:
+        # 2**63 - 1 is not a double: clamp below the largest double < 2**63, patch the top.
+        top = v >= 2.0**63
+        out = v.clamp(float(lo), 2.0**63 - 1024).to(torch.int64)
+        return torch.where(top, torch.tensor(hi, dtype=torch.int64, device=v.device), out)
+    return v.clamp(float(lo), float(hi)).to(torch.int64).to(dst)
+
+
+def cast_tensor(x: torch.Tensor, dst: torch.dtype, mode: str | int = "round") -> torch.Tensor:
+    """Cast ``x`` to torch dtype ``dst`` exactly as the hardware does under rounding ``mode``.
+
+    See the module docstring for the full semantics (single correct rounding under the mode,
+    overflow rules, saturation of float->int and narrowing int->int, NaN handling).  ``dst`` may
+    also be a :class:`pypto.language.dtypes.DataType` (its ``.torch`` is used).  Raises
+    :class:`TypeError` for unsupported dtypes and :class:`ValueError` for an invalid mode.
+    Returns a new tensor of the same shape (a copy when ``x.dtype == dst``).
+    """
+    mode = normalize_mode(mode)
+    if not isinstance(dst, torch.dtype) and isinstance(getattr(dst, "torch", None), torch.dtype):
+        dst = dst.torch
+    src = x.dtype
+    if src not in _SUPPORTED_SRC:
+        raise TypeError(f"cast_tensor: unsupported source dtype {src}")
+    if dst not in _SUPPORTED_DST:
+        raise TypeError(f"cast_tensor: unsupported destination dtype {dst}")
+
+    if src == dst:
+        return x.clone()
+    if dst == torch.bool:
+        return x != 0
+    if src == torch.bool:
+        x = x.to(torch.uint8)
+        src = torch.uint8
+        if src == dst:
+            return x
+
+    src_is_float = src in _FLOAT_SRC
+    if dst in _INT_RANGE:
+        if src_is_float:
+            return _to_int(_round_integral(x.to(torch.float64), mode), dst)
+        lo, hi = _INT_RANGE[dst]
+        x64 = x.to(torch.int64)
+        if src == torch.int64 or lo > _INT_RANGE[src][0] or hi < _INT_RANGE[src][1]:
+            x64 = x64.clamp(max(lo, -(2**63)), min(hi, 2**63 - 1))
+        return x64.to(dst)
+
+    fmt = _FLOAT_FMT[dst]
+    if src_is_float:
+        sfmt = _FLOAT_FMT.get(src)
+        if sfmt is not None and sfmt.p <= fmt.p and sfmt.emin >= fmt.emin and sfmt.emax <= fmt.emax:
+            # widening (every source value is representable): exact; NaN still canonicalised
+            out = x.to(dst)
+            return _canonicalize_nan(out, torch.isnan(x), fmt)
+        v = x.to(torch.float64)
+    else:
+        v = _exact_float64_of_int(x)
+    r = _round_to_float(v, fmt, mode)
+    out = r.to(torch.float32)  # exact: r is representable in dst (or +-inf / nan)
+    if dst != torch.float32:
+        out = out.to(dst)
+    if src_is_float:
+        out = _canonicalize_nan(out, torch.isnan(v), fmt)
+    return out

@@ -1,0 +1,98 @@
+"""Elementwise arithmetic at tensor and tile level: add sub mul div (array and scalar rhs), and the
+unary ops exp neg abs.
+
+Numerics: FP16/BF16 operands are computed the way the vector unit does, in FP32 with one rounding
+to the result type; torch's CPU kernels for half types do exactly that, so reference and simulator
+share the same torch call (``ref`` and ``sim`` below) and agree bit for bit.
+"""
+from __future__ import annotations
+
+from pypto.errors import Span
+from pypto.language.enums import MemorySpace
+from pypto.ops.registry import OpArgs, OpDef, Param, register
+from pypto.ops.rules import expect, promote, promote_scalar, same_shape, scalar_dtype, with_dtype
+
+_VEC = (MemorySpace.Vec,)
+
+
+def _binary_rule(op_name: str, float_only: bool):
+    def infer(a: OpArgs, span: Span):
+        lhs, rhs = a.lhs.type, a.rhs.type
+        same_shape(op_name, lhs, rhs, span)
+        dtype = promote(lhs.dtype, rhs.dtype)
+        if float_only:
+            expect(dtype.is_float(), op_name, f"needs float operands, got {dtype.name}", span,
+                   "cast the operands with pl.cast(x, pl.FP32)")
+        return with_dtype(lhs, dtype)
+    return infer
+
+
+def _scalar_rule(op_name: str, float_only: bool):
+    def infer(a: OpArgs, span: Span):
+        dtype = promote_scalar(a.lhs.type.dtype, scalar_dtype(a.rhs.type))
+        if float_only:
+            expect(dtype.is_float(), op_name, f"needs a float operand, got {dtype.name}", span,
+                   "cast the operand with pl.cast(x, pl.FP32)")
+        return with_dtype(a.lhs.type, dtype)
+    return infer
+
+
+def _define_binary(name: str, torch_fn: str, float_only: bool = False) -> None:
+    """Registers ``tensor.<name>``, ``tensor.<name>s``, ``tile.<name>``, ``tile.<name>s``.
+
+    The four share one torch function; what differs is the operand kinds and the level. Integer
+    division is float-only for now (hardware integer division semantics are not specified).
+    """
+    for level in ("tensor", "tile"):
+        for suffix, rhs_kind, rule in (("", level, _binary_rule), ("s", "scalar", _scalar_rule)):
+            op = f"{level}.{name}{suffix}"
+            register(OpDef(
+                name=op,
+                params=(Param("lhs", level), Param("rhs", rhs_kind)),
+                infer=rule(op, float_only),
+                ref=lambda a, f=torch_fn: f"{f}({a.lhs}, {a.rhs})",
+                sim=None if level == "tensor" else (lambda a, dst, f=torch_fn: f"{f}({a.lhs}, {a.rhs}, out={dst})"),
+                dsl=name,
+                operand_kinds=(level, rhs_kind),
+                lowers_to=f"tile.{name}{suffix}" if level == "tensor" else None,
+                input_spaces=_VEC if level == "tile" else (),
+                result_space=MemorySpace.Vec if level == "tile" else None,
+                doc=f"elementwise {name} ({'array' if not suffix else 'scalar'} rhs)",
+            ))
+
+
+def _define_unary(name: str, torch_fn: str, float_only: bool) -> None:
+    """Registers ``tensor.<name>`` and ``tile.<name>``."""
+    for level in ("tensor", "tile"):
+        op = f"{level}.{name}"
+
+        def infer(a: OpArgs, span: Span, op=op):
+            t = a.x.type
+            if float_only:
+                expect(t.dtype.is_float(), op, f"needs a float operand, got {t.dtype.name}", span,
+                       "cast the operand with pl.cast(x, pl.FP32)")
+            return with_dtype(t, t.dtype)
+
+        register(OpDef(
+            name=op,
+            params=(Param("x", level),),
+            infer=infer,
+            ref=lambda a, f=torch_fn: f"{f}({a.x})",
+            sim=None if level == "tensor" else (lambda a, dst, f=torch_fn: f"{f}({a.x}, out={dst})"),
+            dsl=name,
+            operand_kinds=(level,),
+            lowers_to=f"tile.{name}" if level == "tensor" else None,
+            input_spaces=_VEC if level == "tile" else (),
+            result_space=MemorySpace.Vec if level == "tile" else None,
+            doc=f"elementwise {name}",
+        ))
+
+
+_define_binary("add", "torch.add")
+_define_binary("sub", "torch.sub")
+_define_binary("mul", "torch.mul")
+_define_binary("div", "torch.div", float_only=True)
+_define_unary("exp", "torch.exp", float_only=True)
+_define_unary("neg", "torch.neg", float_only=False)
+_define_unary("abs", "torch.abs", float_only=False)
+

@@ -1,0 +1,138 @@
+"""Data movement and allocation: ``tile.load`` / ``tile.store`` / ``tile.create`` / ``tile.move``,
+and at tensor level ``tensor.create`` (orchestration) and ``tensor.assemble`` (``out[...] = e``).
+
+Global-memory ops are marked ``gm=`` so the simulator yields to its scheduler there. Bytes of a
+loaded tile outside its ``valid_shape`` are zero (what the DMA leaves by default).
+"""
+from __future__ import annotations
+
+from pypto.errors import Span
+from pypto.ir.types import TensorType, TileType
+from pypto.language.enums import AtomicType, MemorySpace
+from pypto.ops.registry import OpArgs, OpDef, Param, register
+from pypto.ops.rules import check_region, expect, static_ints
+
+_LOADABLE = (MemorySpace.Vec, MemorySpace.Mat)
+
+
+def _valid_src(a: OpArgs, tile_type: TileType) -> str:
+    return "None" if tile_type.valid_shape is None else repr(list(tile_type.valid_shape))
+
+
+def _load_infer(a: OpArgs, span: Span) -> TileType:
+    shape = static_ints("tile.load", "shapes", a.shapes, span)
+    valid = static_ints("tile.load", "valid_shape", a.valid_shape, span) if a.valid_shape is not None else None
+    t = a.tensor.type
+    expect(valid is None or (len(valid) == len(shape) and all(v <= s for v, s in zip(valid, shape))),
+           "tile.load", f"valid_shape {list(valid or ())} may only narrow shapes {list(shape)}", span)
+    check_region("tile.load", a.offsets, valid or shape, t.shape, span)
+    expect(a.target_memory in (None, *_LOADABLE), "tile.load",
+           f"a load from DDR can only land in Vec or Mat, not {a.target_memory!r}", span,
+           "load into pl.Mem.Mat and pl.move(...) the tile onward")
+    return TileType(shape, t.dtype, a.target_memory, valid)
+
+
+register(OpDef(
+    name="tile.load",
+    params=(Param("tensor", "tensor"), Param("offsets", "ints"), Param("shapes", "ints"),
+            Param("valid_shape", "ints", None, optional=True), Param("target_memory", "mem", None)),
+    infer=_load_infer,
+    ref=lambda a: f"_pto.load({a.tensor}, {a.offsets}, {a.shapes}, {a.valid_shape})",
+    sim=lambda a, dst: f"_pto.load_into({dst}, {a.tensor}, {a.offsets}, {a.valid_shape})",
+    dsl="load", operand_kinds=("tensor",), gm="read",
+    result_space=MemorySpace.Vec,
+    doc="copy a region of a global tensor into a new tile",
+))
+
+
+def _store_infer(a: OpArgs, span: Span) -> TensorType:
+    tile, t = a.tile.type, a.tensor.type
+    expect(tile.dtype == t.dtype, "tile.store",
+           f"tile dtype {tile.dtype.name} differs from tensor dtype {t.dtype.name}", span,
+           "cast the tile first with pl.cast(tile, ...)")
+    check_region("tile.store", a.offsets, tile.effective_valid_shape, t.shape, span)
+    return t
+
+
+register(OpDef(
+    name="tile.store",
+    params=(Param("tile", "tile"), Param("offsets", "ints"), Param("tensor", "tensor"),
+            Param("atomic", "atomic", AtomicType.None_)),
+    infer=_store_infer,
+    ref=lambda a: (f"_pto.store({a.tile}, {a.offsets}, {a.tensor}, {_valid_src(a, a.tile.type)}, "
+                   f"atomic={a.atomic == repr(AtomicType.Add)})"),
+    sim=lambda a, dst: (f"_pto.store({a.tile}, {a.offsets}, {a.tensor}, {_valid_src(a, a.tile.type)}, "
+                        f"atomic={a.atomic == repr(AtomicType.Add)})"),
+    dsl="store", operand_kinds=("tile",), gm="write",
+    input_spaces=(MemorySpace.Vec, MemorySpace.Acc),
+    doc="write a tile's valid region into a global tensor; returns the tensor",
+))
+
+
+def _create_infer(a: OpArgs, span: Span) -> TileType:
+    return TileType(static_ints("tile.create", "shape", a.shape, span), a.dtype, a.target_memory)
+
+
+register(OpDef(
+    name="tile.create",
+    params=(Param("shape", "ints"), Param("dtype", "dtype"), Param("target_memory", "mem", None)),
+    infer=_create_infer,
+    ref=lambda a: f"torch.zeros({a.shape}, dtype={a.dtype})",
+    # On the device a fresh tile holds whatever its bytes held; the simulator does not clear it.
+    sim=lambda a, dst: "pass",
+    dsl="create_tile", operand_kinds=(),
+    result_space=MemorySpace.Vec,
+    doc="a tile with unspecified contents (scratch or explicit destination)",
+))
+
+
+def _move_infer(a: OpArgs, span: Span) -> TileType:
+    t = a.x.type
+    expect(a.target_memory is not None, "tile.move", "needs target_memory", span)
+    return TileType(t.shape, t.dtype, a.target_memory, t.valid_shape)
+
+
+register(OpDef(
+    name="tile.move",
+    params=(Param("x", "tile"), Param("target_memory", "mem")),
+    infer=_move_infer,
+    ref=lambda a: f"{a.x}.clone()",
+    sim=lambda a, dst: f"{dst}.copy_({a.x})",
+    dsl="move", operand_kinds=("tile",),
+    doc="copy a tile to another on-chip memory space",
+))
+
+
+def _tensor_create_infer(a: OpArgs, span: Span) -> TensorType:
+    return TensorType(static_ints("tensor.create", "shape", a.shape, span), a.dtype)
+
+
+register(OpDef(
+    name="tensor.create",
+    params=(Param("shape", "ints"), Param("dtype", "dtype")),
+    infer=_tensor_create_infer,
+    ref=lambda a: f"torch.zeros({a.shape}, dtype={a.dtype})",
+    orch=lambda a: f"_rt.create_tensor({a.shape}, {a.dtype})",
+    dsl="create_tensor", operand_kinds=(),
+    doc="allocate a global tensor in orchestration code",
+))
+
+
+def _assemble_infer(a: OpArgs, span: Span) -> TensorType:
+    target, src = a.target.type, a.src.type
+    expect(target.dtype == src.dtype, "tensor.assemble",
+           f"source dtype {src.dtype.name} differs from target dtype {target.dtype.name}", span,
+           "cast the value first with pl.cast(x, ...)")
+    check_region("tensor.assemble", a.offsets, src.shape, target.shape, span)
+    return target
+
+
+register(OpDef(
+    name="tensor.assemble",
+    params=(Param("target", "tensor"), Param("src", "tensor"), Param("offsets", "ints")),
+    infer=_assemble_infer,
+    ref=lambda a: f"_pto.assemble({a.target}, {a.src}, {a.offsets})",
+    dsl="assemble", operand_kinds=("tensor", "tensor"),
+    lowers_to="tile.store",
+    doc="write src into target at offsets (what `out[...] = e` means)",
+))

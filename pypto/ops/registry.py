@@ -1,0 +1,165 @@
+"""THE op registry: every op of the IR is declared once, as an :class:`OpDef`.
+
+An ``OpDef`` holds everything the rest of the compiler needs to know about an op, so that the
+parser, printer, type checker, verifier, reference executor (``torch_codegen``) and simulator all
+dispatch from here and none of them has an if/elif over op names:
+
+* ``params``: the argument schema (name, kind, default). Calls store arguments in this order.
+* ``infer``: the type rule, ``(args, span) -> Type``; raises :class:`InvalidOperationError`.
+* ``ref``: the reference semantics as a torch source expression built from the arguments' source
+  text (:class:`Src`, a ``str`` that also knows the IR type). It is the living definition of the op;
+  ``torch_codegen`` emits it verbatim.
+* ``sim``: the simulator implementation, as the source of one statement for a generated kernel
+  module: ``sim(args, dst)`` where ``dst`` is the source of the result's view of core memory (at the
+  tile's allocated address). The statement is one vectorised torch op writing into ``dst``.
+  Tensor-level ops have no ``sim``: they are lowered to tile ops (``lowers_to``) before anything
+  runs on the simulated device. Ops legal in orchestration code have ``orch`` instead.
+* ``dsl`` / ``operand_kinds``: which ``pl.<name>`` call dispatches here, for which operand kinds.
+* ``platforms``: where the op exists natively; ``gm``: ``"read"``/``"write"`` for global-memory
+  accesses (the simulator yields to the scheduler there).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from pypto.errors import InvalidOperationError, Span
+from pypto.ir.types import Type
+
+REQUIRED = object()
+
+# Argument kinds. Value kinds hold IR expressions; attribute kinds hold plain Python values.
+VALUE_KINDS = frozenset({"tensor", "tile", "scalar", "value"})
+ATTR_KINDS = frozenset({"ints", "dtype", "mem", "mode", "pad", "atomic", "str", "bool"})
+
+
+@dataclass(frozen=True)
+class Param:
+    """One argument of an op: ``kind`` is a value kind or an attribute kind (see module doc)."""
+
+    name: str
+    kind: str
+    default: Any = REQUIRED
+    optional: bool = False  # for "ints": may be None
+
+    @property
+    def required(self) -> bool:
+        """True when the caller must supply it."""
+        return self.default is REQUIRED
+
+
+class Src(str):
+    """Python source text of an argument, carrying the IR ``type`` of the value it denotes."""
+
+    type: Any
+
+    def __new__(cls, text: str, type: Any = None):
+        obj = super().__new__(cls, text)
+        obj.type = type
+        return obj
+
+
+class OpArgs:
+    """The arguments of one call by parameter name (``args.lhs``), in schema order (``args.values``)."""
+
+    __slots__ = ("op", "values", "_by_name")
+
+    def __init__(self, op: "OpDef", values: tuple):
+        self.op = op
+        self.values = values
+        self._by_name = {p.name: v for p, v in zip(op.params, values)}
+
+    def __getattr__(self, name: str):
+        try:
+            return self._by_name[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+@dataclass(frozen=True)
+class OpDef:
+    """The single definition of an op. See the module docstring for the meaning of each field."""
+
+    name: str
+    params: tuple[Param, ...]
+    infer: Callable[[OpArgs, Span], Type]
+    ref: Callable[[OpArgs], str]
+    sim: Optional[Callable[[OpArgs, "Src"], str]] = None
+    orch: Optional[Callable[[OpArgs], str]] = None
+    dsl: Optional[str] = None
+    operand_kinds: tuple[str, ...] = ()
+    lowers_to: Optional[str] = None
+    platforms: frozenset[str] = frozenset({"a2a3", "a5"})
+    gm: Optional[str] = None
+    doc: str = ""
+    # memory spaces an operand of this op may live in (InferTileMemorySpace), and the result's
+    input_spaces: tuple = ()
+    result_space: Any = None
+
+    @property
+    def level(self) -> str:
+        """``"tensor"`` or ``"tile"`` (the namespace of the name)."""
+        return self.name.split(".", 1)[0]
+
+    def param(self, name: str) -> Param:
+        """The parameter called ``name``."""
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    def args(self, values: tuple) -> OpArgs:
+        """Wrap call arguments for by-name access."""
+        return OpArgs(self, values)
+
+    def infer_type(self, values: tuple, span: Span) -> Type:
+        """Apply the type rule to call arguments (schema order)."""
+        return self.infer(OpArgs(self, values), span)
+
+
+OPS: dict[str, OpDef] = {}
+_BY_DSL: dict[str, list[OpDef]] = {}
+
+
+def register(op: OpDef) -> OpDef:
+    """Add an op to the registry; an op name may be defined only once."""
+    if op.name in OPS:
+        raise RuntimeError(f"op {op.name!r} defined twice")
+    OPS[op.name] = op
+    if op.dsl:
+        _BY_DSL.setdefault(op.dsl, []).append(op)
+    return op
+
+
+def get_op(name: str, span: Span | None = None) -> OpDef:
+    """The op called ``name``; :class:`InvalidOperationError` naming the op if there is none."""
+    _load()
+    try:
+        return OPS[name]
+    except KeyError:
+        raise InvalidOperationError(f"unknown op '{name}'", span) from None
+
+
+def dsl_candidates(dsl_name: str) -> list[OpDef]:
+    """The ops a ``pl.<dsl_name>(...)`` call may dispatch to."""
+    _load()
+    return _BY_DSL.get(dsl_name, [])
+
+
+def all_ops() -> dict[str, OpDef]:
+    """Every registered op by name."""
+    _load()
+    return dict(OPS)
+
+
+_loaded = False
+
+
+def _load() -> None:
+    # The op families register on import; import them lazily so that importing the registry
+    # itself stays cheap and free of cycles.
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    from pypto.ops import elementwise, memory, cast  # noqa: F401

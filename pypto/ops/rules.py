@@ -1,0 +1,87 @@
+"""Shared pieces of op type rules (promotion, shape checks, operand kinds)."""
+from __future__ import annotations
+
+import torch
+
+from pypto.errors import InvalidOperationError, Span
+from pypto.ir.types import ScalarType, TensorType, TileType, Type, describe
+from pypto.language.dtypes import FP32, DataType, dtype_from_torch
+
+
+def promote(a: DataType, b: DataType) -> DataType:
+    """Result dtype of a binary op on two array operands: float beats int, wider beats narrower.
+
+    We use torch's promotion lattice so that the reference executor (which runs torch) and the type
+    rule agree by construction; the spec leaves the exact lattice open.
+    """
+    if a == b:
+        return a
+    return dtype_from_torch(torch.promote_types(a.torch, b.torch))
+
+
+def promote_scalar(array: DataType, scalar: DataType) -> DataType:
+    """Result dtype of ``array <op> scalar``: the scalar adopts the array's dtype, except that a
+    float scalar on an integer array gives FP32 (torch does the same with a Python float)."""
+    if scalar.is_float() and not array.is_float():
+        return FP32
+    return array
+
+
+def array_type(t: Type) -> bool:
+    """True for tensors and tiles."""
+    return isinstance(t, (TensorType, TileType))
+
+
+def expect(cond: bool, op: str, message: str, span: Span, hint: str | None = None) -> None:
+    """Raise :class:`InvalidOperationError` ``<op>: <message>`` unless ``cond``."""
+    if not cond:
+        raise InvalidOperationError(f"{op}: {message}", span, hint)
+
+
+def same_shape(op: str, a: Type, b: Type, span: Span) -> None:
+    """Elementwise operands must have equal shapes (no implicit broadcast at this level)."""
+    expect(tuple(a.shape) == tuple(b.shape), op,
+           f"operand shapes differ: {describe(a)} vs {describe(b)}", span,
+           "use the row_expand_* / col_expand_* ops to broadcast")
+
+
+def scalar_dtype(t: Type) -> DataType:
+    """dtype of a scalar operand."""
+    assert isinstance(t, ScalarType)
+    return t.dtype
+
+
+def with_dtype(t: Type, dtype: DataType) -> Type:
+    """The array type ``t`` with another element type; a tile result is not yet placed in memory."""
+    if isinstance(t, TileType):
+        return TileType(t.shape, dtype, t.memory_space, t.valid_shape)
+    return TensorType(t.shape, dtype)
+
+
+def const_ints(t) -> list:
+    """Elements of an index list (a ``MakeTuple``) as Python ints, ``None`` where not constant."""
+    from pypto.ir.nodes import ConstInt, MakeTuple
+
+    if t is None:
+        return None
+    assert isinstance(t, MakeTuple)
+    return [e.value if isinstance(e, ConstInt) else None for e in t.elements]
+
+
+def static_ints(op: str, what: str, t, span: Span) -> tuple[int, ...]:
+    """An index list that must be all constants (tile shapes); error naming ``what`` otherwise."""
+    vals = const_ints(t)
+    expect(all(v is not None for v in vals), op, f"{what} must be constant integers", span)
+    expect(all(v > 0 for v in vals), op, f"{what} must be positive, got {vals}", span)
+    return tuple(vals)
+
+
+def check_region(op: str, offsets, extent, shape, span: Span) -> None:
+    """Reject a region that provably leaves a tensor of ``shape``."""
+    offs = const_ints(offsets)
+    expect(len(offs) == len(shape) == len(extent), op,
+           f"rank mismatch: tensor rank {len(shape)}, offsets {len(offs)}, shape {len(extent)}", span)
+    for o, e, n in zip(offs, extent, shape):
+        if o is not None:
+            expect(0 <= o and o + e <= n, op,
+                   f"region offsets {offs} + shape {list(extent)} exceeds tensor shape {list(shape)}", span)

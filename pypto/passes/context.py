@@ -1,0 +1,14 @@
+"""What a pass may know besides the program: the target platform and the diagnostics sink."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pypto.backend.platforms import A2A3SIM, Platform
+
+
+@dataclass
+class PassContext:
+    """Per-compilation context handed to every pass."""
+
+    platform: Platform = A2A3SIM
+    diagnostics: list = field(default_factory=list)

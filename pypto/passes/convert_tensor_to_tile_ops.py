@@ -1,0 +1,144 @@
+"""ConvertTensorToTileOps: tensor-level ops inside InCore functions become tile ops.
+
+Requires: SplitIncoreOrch. Produces: IncoreTileOps — an InCore function holds no tensor compute op.
+
+* Each tensor parameter consumed by a converted op is loaded whole, once, at function entry
+  (``<param>_tile = tile.load(param, [0, ...], shape)``); no automatic chunking — tensor-level
+  operands must fit on chip (the capacity check of AllocateMemoryAddr says so if they do not).
+* ``tensor.<op>`` becomes its registered ``lowers_to`` tile op; ``tensor.assemble(dst, v, offs)``
+  becomes ``tile.store(v_tile, offs, dst)``.
+* Loop-carried and if-phi values follow their inputs from tensor to tile type.
+"""
+from __future__ import annotations
+
+from pypto.errors import CodegenError, InternalError
+from pypto.ir.nodes import AssignStmt, Call, ConstInt, ForStmt, Function, IfStmt, MakeTuple, Program, Var, YieldStmt
+from pypto.ir.types import TensorType, TileType
+from pypto.ir.visit import Mutator, iter_stmts
+from pypto.language.enums import FunctionType
+from pypto.ops.registry import VALUE_KINDS, get_op
+from pypto.passes.context import PassContext
+
+NAME = "ConvertTensorToTileOps"
+REQUIRES = ("SplitIncoreOrch",)
+PRODUCES = ("IncoreTileOps",)
+
+
+def run(program: Program, ctx: PassContext) -> Program:
+    return program.replace(functions=tuple(
+        _convert(f) if f.func_type == FunctionType.InCore else f for f in program.functions))
+
+
+def _loaded_params(f: Function) -> list[Var]:
+    """Tensor parameters read by a tensor-level op (or carried into a loop) somewhere in ``f``."""
+    params = {id(p): p for p in f.params if isinstance(p.type, TensorType)}
+    need: dict[int, Var] = {}
+    for s in iter_stmts(f.body):
+        if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op.startswith("tensor."):
+            op = get_op(s.value.op)
+            for i, (p, a) in enumerate(zip(op.params, s.value.args)):
+                if s.value.op == "tensor.assemble" and i == 0:
+                    continue
+                if p.kind in VALUE_KINDS and isinstance(a, Var) and id(a) in params:
+                    need.setdefault(id(a), a)
+        elif isinstance(s, ForStmt):
+            for v in s.init_values:
+                if isinstance(v, Var) and id(v) in params:
+                    need.setdefault(id(v), v)
+    return [p for p in f.params if id(p) in need]
+
+
+def _convert(f: Function) -> Function:
+    c = _Converter()
+    c.subst = {}
+    entry = []
+    for p in _loaded_params(f):
+        shape = p.type.shape
+        zeros = MakeTuple(tuple(ConstInt(0) for _ in shape))
+        dims = MakeTuple(tuple(ConstInt(d) for d in shape))
+        load = Call("tile.load", (p, zeros, dims, None, None), TileType(shape, p.type.dtype), p.span)
+        t = Var(f"{p.name}_tile", load.type, p.span)
+        entry.append(AssignStmt(t, load, p.span))
+        c.tile_of[id(p)] = t
+    body = c.stmts(f.body)
+    return f.replace(body=tuple(entry) + body)
+
+
+class _Converter(Mutator):
+    def __init__(self):
+        super().__init__()
+        self.tile_of: dict[int, Var] = {}
+
+    def as_tile(self, v, span):
+        if isinstance(v, Var):
+            if id(v) in self.tile_of:
+                return self.tile_of[id(v)]
+            if isinstance(v.type, TensorType):
+                raise InternalError(f"ConvertTensorToTileOps: tensor '{v.name}' has no tile (op operand)", span)
+        return self.expr(v)
+
+    def visit_AssignStmt(self, s: AssignStmt):
+        v = s.value
+        if not (isinstance(v, Call) and v.op.startswith("tensor.")):
+            return self.default_stmt(s)
+        op = get_op(v.op, v.span)
+        if v.op == "tensor.assemble":
+            target, src, offs = v.args
+            tile = self.as_tile(src, v.span)
+            call = Call("tile.store", (tile, self.expr(offs), self.expr(target), None), s.var.type, v.span)
+            call = call.replace(args=call.args[:3] + (get_op("tile.store").param("atomic").default,))
+            return s.replace(value=call)
+        if op.lowers_to is None:
+            raise CodegenError(f"'{v.op}' cannot be used inside an InCore function", v.span)
+        tile_op = get_op(op.lowers_to)
+        args = []
+        for p, a in zip(op.params, v.args):
+            args.append(self.as_tile(a, v.span) if p.kind == "tensor" else self.expr(a))
+        args = tuple(args)
+        t = tile_op.infer_type(args, v.span)
+        nv = Var(s.var.name, t, s.var.span)
+        self.tile_of[id(s.var)] = nv
+        return AssignStmt(nv, Call(tile_op.name, args, t, v.span), s.span)
+
+    def _carry(self, olds, news):
+        out = []
+        for old, new in zip(olds, news):
+            if isinstance(new.type, TileType) and isinstance(old.type, TensorType):
+                nv = Var(old.name, new.type, old.span)
+                self.tile_of[id(old)] = nv
+                out.append(nv)
+            else:
+                out.append(old)
+        return tuple(out)
+
+    def visit_ForStmt(self, s: ForStmt):
+        inits = tuple(self.as_tile(v, s.span) if isinstance(v, Var) and id(v) in self.tile_of else self.expr(v)
+                      for v in s.init_values)
+        its = self._carry(s.iter_args, inits)
+        body = self.stmts(s.body)
+        yields = body[-1].values if body and isinstance(body[-1], YieldStmt) else ()
+        rvs = self._carry(s.return_vars, its)
+        if yields:
+            fixed = tuple(self.as_tile(y, s.span) if isinstance(y, Var) and id(y) in self.tile_of else y
+                          for y in yields)
+            body = body[:-1] + (body[-1].replace(values=fixed),)
+        return s.replace(start=self.expr(s.start), stop=self.expr(s.stop), step=self.expr(s.step),
+                         init_values=inits, iter_args=its, body=body, return_vars=rvs)
+
+    def visit_IfStmt(self, s: IfStmt):
+        tb, eb = self.stmts(s.then_body), self.stmts(s.else_body)
+
+        def fix(body):
+            if body and isinstance(body[-1], YieldStmt):
+                vals = tuple(self.tile_of.get(id(y), y) if isinstance(y, Var) else y for y in body[-1].values)
+                return body[:-1] + (body[-1].replace(values=vals),), vals
+            return body, ()
+        tb, tv = fix(tb)
+        eb, _ = fix(eb)
+        rvs = self._carry(s.return_vars, tv) if tv else s.return_vars
+        return s.replace(cond=self.expr(s.cond), then_body=tb, else_body=eb, return_vars=rvs)
+
+    def expr(self, e):
+        if isinstance(e, Var) and id(e) in self.tile_of and isinstance(e.type, TensorType):
+            return self.tile_of[id(e)]
+        return super().expr(e)

@@ -1,0 +1,63 @@
+"""LegalizeTileCast: a ``tile.cast`` the platform cannot do in one instruction becomes a chain of
+native casts, found by the shortest-path search of :func:`pypto.backend.cast_table.cast_path`.
+
+Requires: IncoreTileOps. Produces: CastsNative. Every hop keeps the original rounding mode; the
+intermediates are named ``<var>__cast_<dtype>_tmp_v<k>`` and the final hop keeps the original Var.
+A pair with no path is a compile error naming both dtypes and the architecture.
+"""
+from __future__ import annotations
+
+from pypto.backend.cast_table import CastPathError, cast_path
+from pypto.errors import InvalidOperationError
+from pypto.ir.nodes import AssignStmt, Call, Program, Var
+from pypto.ir.visit import Mutator
+from pypto.language.dtypes import dtype_from_name
+from pypto.language.enums import FunctionType
+from pypto.ops.registry import get_op
+from pypto.passes.context import PassContext
+
+NAME = "LegalizeTileCast"
+REQUIRES = ("IncoreTileOps",)
+PRODUCES = ("CastsNative",)
+
+
+def run(program: Program, ctx: PassContext) -> Program:
+    arch = ctx.platform.arch
+    return program.replace(functions=tuple(
+        _Legalize(arch).function(f) if f.func_type == FunctionType.InCore else f for f in program.functions))
+
+
+class _Legalize(Mutator):
+    def __init__(self, arch: str):
+        super().__init__()
+        self.arch = arch
+
+    def visit_AssignStmt(self, s: AssignStmt):
+        s = self.default_stmt(s)
+        v = s.value
+        if not (isinstance(v, Call) and v.op == "tile.cast"):
+            return s
+        x, dst, mode = v.args
+        src = x.type.dtype
+        if src == dst:
+            return s
+        try:
+            hops = cast_path(src.name, dst.name, self.arch)
+        except CastPathError as e:
+            raise InvalidOperationError(str(e), v.span, "cast through an intermediate type explicitly") from None
+        if len(hops) <= 1:
+            return s
+        op = get_op("tile.cast")
+        out = []
+        cur = x
+        for k, name in enumerate(hops[:-1]):
+            mid = dtype_from_name(name)
+            args = (cur, mid, mode)
+            t = op.infer_type(args, v.span)
+            tmp = Var(f"{s.var.name}__cast_{name.lower()}_tmp_v{k}", t, s.var.span)
+            out.append(AssignStmt(tmp, Call("tile.cast", args, t, v.span), s.span))
+            cur = tmp
+        out.append(s.replace(value=v.replace(args=(cur, dst, mode))))
+        return out
+
+

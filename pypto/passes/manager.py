@@ -1,0 +1,155 @@
+"""Runs the pass pipeline: verification after each pass, pass dumps, round-trip checks, timing.
+
+Passes never print, verify or dump themselves; everything cross-cutting happens here.
+"""
+from __future__ import annotations
+
+import enum
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+from pypto.errors import PyptoError, VerificationError
+from pypto.ir.nodes import Program
+from pypto.passes.context import PassContext
+
+
+class VerificationLevel(enum.Enum):
+    """How much checking happens after each pass."""
+
+    NONE = "none"
+    BASIC = "basic"          # the properties each pass produces
+    ROUNDTRIP = "roundtrip"  # BASIC + print -> parse -> structural equality after every pass
+
+
+class PassDumpLevel(enum.IntEnum):
+    """What ``passes_dump/`` receives: nothing, or every stage's printed IR."""
+
+    NONE = 0
+    CONCISE = 1
+    EXPLICIT = 2
+
+
+def resolve_verification_level(level) -> VerificationLevel:
+    """Argument, else ``PYPTO_VERIFY_LEVEL`` (``none`` / ``basic`` / ``roundtrip``), else BASIC."""
+    if isinstance(level, VerificationLevel):
+        return level
+    if isinstance(level, str):
+        return VerificationLevel(level.lower())
+    if level is not None:
+        raise ValueError(f"verification_level must be a VerificationLevel, got {level!r}")
+    env = os.environ.get("PYPTO_VERIFY_LEVEL", "").strip().lower()
+    if env in ("none", "roundtrip", "basic"):
+        return VerificationLevel(env)
+    return VerificationLevel.BASIC
+
+
+def resolve_dump_level(dump) -> PassDumpLevel:
+    """``True`` means CONCISE, ``False``/``None`` NONE."""
+    if dump is True:
+        return PassDumpLevel.CONCISE
+    if dump in (False, None):
+        return PassDumpLevel.NONE
+    return PassDumpLevel(int(dump))
+
+
+@dataclass(frozen=True)
+class PassInfo:
+    """A pass as the manager sees it (built-in modules and user passes alike)."""
+
+    name: str
+    run: Callable
+    requires: tuple = ()
+    produces: tuple = ()
+
+
+def as_pass(p) -> PassInfo:
+    """Accept a pass module, a :class:`PassInfo`, or a user function ``Program -> Program`` (its
+    ``__name__`` names it; a second parameter, if any, receives the :class:`PassContext`)."""
+    if isinstance(p, PassInfo):
+        return p
+    if hasattr(p, "NAME") and hasattr(p, "run"):
+        return PassInfo(p.NAME, p.run, tuple(getattr(p, "REQUIRES", ())), tuple(getattr(p, "PRODUCES", ())))
+    if callable(p):
+        import inspect
+
+        try:
+            nparams = len(inspect.signature(p).parameters)
+        except (TypeError, ValueError):
+            nparams = 1
+        run = p if nparams >= 2 else (lambda prog, ctx, _f=p: _f(prog))
+        return PassInfo(getattr(p, "NAME", getattr(p, "__name__", "UserPass")), run)
+    raise TypeError(f"not a pass: {p!r}")
+
+
+@dataclass
+class PipelineResult:
+    """The lowered program plus what the manager recorded on the way."""
+
+    program: Program
+    stages: list[tuple[str, Program]] = field(default_factory=list)
+    timings: list[tuple[str, float]] = field(default_factory=list)
+
+
+def run_passes(program: Program, passes: Sequence, ctx: PassContext, *, verification_level=None,
+               dump_dir: Path | None = None, dump_level=PassDumpLevel.NONE) -> PipelineResult:
+    """Run ``passes`` in order. Verifies per ``verification_level``; writes ``00_frontend.py`` and
+    ``NN_after_<Pass>.py`` into ``dump_dir`` when ``dump_level`` is not NONE."""
+    from pypto.ir.verifier import verify
+
+    level = resolve_verification_level(verification_level)
+    dump_level = resolve_dump_level(dump_level)
+    infos = [as_pass(p) for p in passes]
+    result = PipelineResult(program, [("frontend", program)])
+    if dump_dir is not None and dump_level != PassDumpLevel.NONE:
+        dump_dir.mkdir(parents=True, exist_ok=True)
+        _write(dump_dir / "00_frontend.py", program.as_python())
+    established: list[str] = []
+    if level != VerificationLevel.NONE:
+        verify(program, ["SSA"], ctx, "pipeline_input")
+    for i, info in enumerate(infos):
+        t0 = time.perf_counter()
+        try:
+            new = info.run(program, ctx)
+        except PyptoError:
+            raise
+        except Exception as e:
+            from pypto.errors import InternalError
+
+            raise InternalError(f"pass '{info.name}' failed: {type(e).__name__}: {e}") from e
+        if not isinstance(new, Program):
+            raise TypeError(f"pass '{info.name}' returned {type(new).__name__}, not a Program")
+        result.timings.append((info.name, time.perf_counter() - t0))
+        program = new
+        established.extend(p for p in info.produces if p not in established)
+        if level != VerificationLevel.NONE:
+            verify(program, ["SSA", *established], ctx, info.name)
+        if level == VerificationLevel.ROUNDTRIP:
+            roundtrip_check(program, info.name)
+        result.stages.append((info.name, program))
+        if dump_dir is not None and dump_level != PassDumpLevel.NONE:
+            _write(dump_dir / f"{i + 1:02d}_after_{info.name}.py", program.as_python())
+    result.program = program
+    return result
+
+
+def roundtrip_check(program: Program, pass_name: str) -> None:
+    """Print, re-parse and compare; raise :class:`VerificationError` naming the pass on a difference."""
+    from pypto.ir.equality import StructuralMismatch, assert_structural_equal
+    from pypto.language.program import parse
+
+    text = program.as_python()
+    try:
+        reparsed = parse(text, filename=f"<roundtrip after {pass_name}>")
+        assert_structural_equal(program, reparsed)
+    except (StructuralMismatch, PyptoError) as e:
+        raise VerificationError(f"[Roundtrip] printed IR after '{pass_name}' does not parse back to the same "
+                                f"program: {e}") from None
+
+
+def _write(path: Path, text: str) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)

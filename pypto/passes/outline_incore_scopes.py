@@ -1,0 +1,241 @@
+"""OutlineIncoreScopes: each ``with pl.at(level=CORE_GROUP)`` scope becomes an InCore function and
+the scope is replaced by one call of it (one task per execution).
+
+Requires: SSA. Produces: SplitIncoreOrch — compute lives in InCore functions, orchestration only
+calls them.
+
+* Parameters are the scope's live-in values, in order of first use.
+* A captured tensor that the scope writes (``out[...] = e``, ``pl.store``) becomes an ``Out``
+  parameter, or ``InOut`` if the scope also reads it; the function returns its final version and
+  the call's result replaces that version in the caller.
+* A tensor value computed in the scope and used after it is materialised: the caller allocates it
+  (``tensor.create``) and passes it as an extra ``Out`` parameter ``ret<k>_out``.
+* The enclosing function becomes an Orchestration function.
+"""
+from __future__ import annotations
+
+from pypto.errors import UnsupportedFeatureError
+from pypto.ir.nodes import (
+    AssignStmt, Call, ConstInt, ForStmt, FuncCall, Function, MakeTuple, Program, ReturnStmt, ScopeStmt,
+    TupleGetItem, Var,
+)
+from pypto.ir.types import TensorType, TupleType
+from pypto.ir.visit import Mutator, Renewer, child_stmts, defined_vars, iter_stmts, use_exprs, uses, walk_expr
+from pypto.language.enums import FunctionType, ParamDirection
+from pypto.passes.context import PassContext
+
+NAME = "OutlineIncoreScopes"
+REQUIRES = ("SSA",)
+PRODUCES = ("SplitIncoreOrch",)
+
+# (op, index of the argument that is written, not read)
+_WRITE_TARGET = {"tensor.assemble": 0, "tile.store": 2}
+
+
+def run(program: Program, ctx: PassContext) -> Program:
+    out_funcs: list[Function] = []
+    taken = {f.name for f in program.functions}
+    for f in program.functions:
+        if f.func_type not in (FunctionType.Orchestration, FunctionType.Opaque) or not _has_scope(f.body):
+            out_funcs.append(f)
+            continue
+        o = _Outliner(f, taken)
+        body = o.stmts(f.body)
+        out_funcs.extend(o.outlined)
+        out_funcs.append(f.replace(body=body, func_type=FunctionType.Orchestration))
+    return program.replace(functions=tuple(out_funcs))
+
+
+def _has_scope(stmts) -> bool:
+    return any(isinstance(s, ScopeStmt) for s in iter_stmts(stmts))
+
+
+class _Outliner(Mutator):
+    def __init__(self, func: Function, taken: set[str]):
+        super().__init__()
+        self.func = func
+        self.taken = taken
+        self.outlined: list[Function] = []
+        self.counter = 0
+
+    def _name(self, hint: str) -> str:
+        base = hint or f"{self.func.name}_incore_{self.counter}"
+        self.counter += 1
+        name, k = base, 1
+        while name in self.taken:
+            name, k = f"{base}_{k}", k + 1
+        self.taken.add(name)
+        return name
+
+    def visit_ScopeStmt(self, s: ScopeStmt):
+        body = s.body
+        inside_defs = {id(v) for v in defined_vars(body)}
+        used_outside = _uses_outside(self.func.body, s)
+        # live-ins in order of first use
+        live_in: list[Var] = []
+        seen: set[int] = set()
+        for st in iter_stmts(body):
+            for e in use_exprs(st):
+                for x in walk_expr(e):
+                    if isinstance(x, Var) and id(x) not in inside_defs and id(x) not in seen:
+                        seen.add(id(x))
+                        live_in.append(x)
+        # parameters follow the enclosing function's order of definition (its params first)
+        order = {id(p): i for i, p in enumerate(self.func.params)}
+        for v in defined_vars(self.func.body):
+            order.setdefault(id(v), len(order))
+        live_in.sort(key=lambda v: order.get(id(v), len(order)))
+        root, reads = _roots(body, {id(v) for v in live_in})
+        written = []  # outer tensors written in the scope, in order
+        for st in body:
+            for v in _top_defs(st):
+                r = root.get(id(v))
+                if r is not None and r not in written:
+                    written.append(r)
+        final = {}
+        for st in body:
+            for v in _top_defs(st):
+                if id(v) in root:
+                    final[id(root[id(v)])] = v
+        fresh_outs = [v for v in defined_vars(body) if id(v) in used_outside and id(v) not in root]
+        for v in fresh_outs:
+            if not isinstance(v.type, TensorType):
+                raise UnsupportedFeatureError(
+                    f"'{v.name}' ({type(v.type).__name__}) is computed inside a pl.at scope and used after it; "
+                    "only tensors can flow out of a scope", v.span)
+        for v in defined_vars(body):
+            if id(v) in used_outside and id(v) in root and final.get(id(root[id(v)])) is not v:
+                raise UnsupportedFeatureError(
+                    f"an intermediate version of '{v.name}' is used after the scope; only the final one can be",
+                    v.span)
+
+        name = self._name(s.name_hint)
+        params, dirs, args = [], [], []
+        ren = Renewer()
+        for v in live_in:
+            p = Var(v.name, v.type, v.span)
+            ren.subst[id(v)] = p
+            params.append(p)
+            args.append(self.var(v))
+            if any(v is w for w in written):
+                dirs.append(ParamDirection.InOut if id(v) in reads else ParamDirection.Out)
+            else:
+                dirs.append(ParamDirection.In)
+        pre = []
+        ret_params = []
+        for k, v in enumerate(fresh_outs):
+            buf = Var(f"ret{k}_out", v.type, v.span)
+            create = Call("tensor.create", (MakeTuple(tuple(ConstInt(d) for d in v.type.shape)), v.type.dtype),
+                          v.type, v.span)
+            pre.append(AssignStmt(buf, create, v.span))
+            p = Var(f"ret{k}_out", v.type, v.span)
+            params.append(p)
+            dirs.append(ParamDirection.Out)
+            args.append(buf)
+            ret_params.append(p)
+        new_body = list(ren.stmts(body))
+        returns = [ren.var(final[id(w)]) for w in written]
+        for v, p in zip(fresh_outs, ret_params):
+            nv = ren.var(v)
+            zeros = MakeTuple(tuple(ConstInt(0) for _ in v.type.shape))
+            stored = Var(v.name + "_out", v.type, v.span)
+            new_body.append(AssignStmt(stored, Call("tensor.assemble", (p, nv, zeros), v.type, v.span), v.span))
+            returns.append(stored)
+        new_body.append(ReturnStmt(tuple(returns), s.span))
+        rtypes = tuple(r.type for r in returns)
+        self.outlined.append(Function(name, tuple(params), tuple(dirs), rtypes, tuple(new_body),
+                                      FunctionType.InCore, None, s.span))
+
+        # the call site: results rebind the outer values that escape the scope
+        results = [final[id(w)] for w in written] + fresh_outs
+        call_type = rtypes[0] if len(rtypes) == 1 else TupleType(rtypes)
+        call = FuncCall(name, tuple(args), call_type, s.span)
+        out = list(pre)
+        if len(results) == 1:
+            out.append(AssignStmt(results[0], call, s.span))
+        else:
+            holder = Var(f"{name}_ret", call_type, s.span)
+            out.append(AssignStmt(holder, call, s.span))
+            for i, v in enumerate(results):
+                out.append(AssignStmt(v, TupleGetItem(holder, i, v.type, s.span), s.span))
+        return out
+
+
+def _top_defs(st) -> list[Var]:
+    if isinstance(st, AssignStmt):
+        return [st.var]
+    if isinstance(st, ForStmt):
+        return list(st.return_vars)
+    return list(getattr(st, "return_vars", ()))
+
+
+def _roots(body, outer_ids: set[int]) -> tuple[dict[int, Var], set[int]]:
+    """Map each tensor version written in ``body`` to the outer tensor it is a version of, and find
+    which outer tensors are read (any use other than as the destination of a write)."""
+    root: dict[int, Var] = {}
+    reads: set[int] = set()
+
+    def root_of(v) -> Var | None:
+        if isinstance(v, Var):
+            if id(v) in root:
+                return root[id(v)]
+            if id(v) in outer_ids:
+                return v
+        return None
+
+    def visit(stmts):
+        for st in stmts:
+            if isinstance(st, AssignStmt) and isinstance(st.value, Call) and st.value.op in _WRITE_TARGET:
+                tgt = st.value.args[_WRITE_TARGET[st.value.op]]
+                r = root_of(tgt)
+                if r is not None:
+                    root[id(st.var)] = r
+                for i, a in enumerate(st.value.args):
+                    if i != _WRITE_TARGET[st.value.op]:
+                        _note_reads(a, root_of, reads)
+                continue
+            if isinstance(st, ForStmt):
+                for it, init, rv in zip(st.iter_args, st.init_values, st.return_vars):
+                    r = root_of(init)
+                    if r is not None:
+                        root[id(it)] = r
+                        root[id(rv)] = r
+                for e in (st.start, st.stop, st.step):
+                    _note_reads(e, root_of, reads)
+                visit(st.body)
+                continue
+            if child_stmts(st):
+                for e in use_exprs(st):
+                    _note_reads(e, root_of, reads)
+                for b in child_stmts(st):
+                    visit(b)
+                continue
+            from pypto.ir.nodes import YieldStmt
+
+            if isinstance(st, YieldStmt):
+                continue  # carrying a version is not reading it
+            for e in use_exprs(st):
+                _note_reads(e, root_of, reads)
+
+    visit(body)
+    return root, reads
+
+
+def _note_reads(e, root_of, reads: set[int]) -> None:
+    for x in walk_expr(e):
+        r = root_of(x)
+        if r is not None:
+            reads.add(id(r))
+
+
+def _uses_outside(stmts, scope: ScopeStmt) -> set[int]:
+    """ids of Vars used anywhere in the function except inside ``scope``."""
+    out: set[int] = set()
+    for st in stmts:
+        if st is scope:
+            continue
+        for e in use_exprs(st):
+            out |= {id(x) for x in walk_expr(e) if isinstance(x, Var)}
+        for b in child_stmts(st):
+            out |= _uses_outside(b, scope)
+    return out
