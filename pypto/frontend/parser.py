@@ -14,9 +14,7 @@ parser is turned into an :class:`InternalError` that still points at the offendi
 from __future__ import annotations
 
 import ast
-import builtins
 import enum
-import math
 import types as pytypes
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
@@ -318,6 +316,10 @@ class FunctionParser:
             if ann_type is not None:
                 self._check_annotation(t, ann_type, name, span)
                 t = ann_type
+                if hasattr(value, "type") and not isinstance(value, (ConstInt, ConstFloat, ConstBool)):
+                    # printed IR annotates what passes decided (memory space, address): the value
+                    # carries the same type as its Var, as the passes build it
+                    value = value.replace(type=t)
             var = Var(name, t, span)
             self.emit(AssignStmt(var, value, span))
             value = var
@@ -448,11 +450,10 @@ class FunctionParser:
             lo = self.expr(it.lower) if it.lower is not None else 0
             hi = self.expr(it.upper) if it.upper is not None else n
             offsets.append(lo)
-            if _is_static(lo) and _is_static(hi):
+            if extent is not None and _is_static(lo) and _is_static(hi):
                 extent.append(hi - lo)
             else:
-                extent = None if extent is None else extent
-                extent = None
+                extent = None  # a runtime bound: the op's type rule checks what it can
         return offsets, extent
 
     def stmt_Return(self, node: ast.Return) -> None:
@@ -514,9 +515,7 @@ class FunctionParser:
         bounds = [self.expr(a) for a in call.args]
         if not 1 <= len(bounds) <= 3:
             raise ParserTypeError(f"pl.{fn.name} takes (stop), (start, stop) or (start, stop, step)", span)
-        start, stop, step = ([0] + bounds + [1])[1:4] if len(bounds) == 1 else (bounds + [1])[:3]
-        if len(bounds) == 1:
-            start, stop, step = 0, bounds[0], 1
+        start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (*bounds, 1)[:3]
         for b, what in ((start, "start"), (stop, "stop"), (step, "step")):
             if kind_of(b) != "scalar":
                 raise ParserTypeError(f"pl.{fn.name} {what} must be a scalar, got {_describe_static(b)}", span)
@@ -540,9 +539,9 @@ class FunctionParser:
         span = self.span(node)
         name, loop_var = self._loop_var(node.target)
         assigned = _assigned_names(node.body)
+        # A name bound before the loop and rebound in it is loop-carried (also for pl.unroll: the
+        # loop stays in SSA form until it is expanded).
         carried = [n for n in assigned if isinstance(self.scope.get(n, _UNBOUND), Var)]
-        if kind == ForKind.Unroll:
-            carried = carried  # unrolled loops still carry values in SSA until UnrollLoops expands them
         outer = self.scope
         self.scope = outer.child()
         iter_args = []
@@ -837,6 +836,12 @@ class FunctionParser:
         if isinstance(fn, _SelfMethod):
             callee = self.resolver.self_function(fn.name, span)
             return self.function_call(callee, node)
+        if fn in (ann.MemRef, ann.TileView):  # attribute values inside printed tile annotations
+            args = [self.expr(a) for a in node.args]
+            kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
+            if not all(_is_static(v) for v in [*args, *kwargs.values()]):
+                raise ParserTypeError(f"{fn.__name__}(...) takes constants only", span)
+            return fn(*args, **kwargs)
         if fn in (min, max, abs, float, int):
             args = [self.expr(a) for a in node.args]
             if all(_is_static(a) for a in args):
@@ -1063,5 +1068,3 @@ def _yield_parts(stmt: Optional[ast.stmt], resolve) -> tuple[list[str], Optional
         return [e.id for e in elts], stmt.value
     return [], None
 
-
-_ = (builtins, math)

@@ -20,7 +20,7 @@ dispatch from here and none of them has an if/elif over op names:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from pypto.errors import InvalidOperationError, Span

@@ -20,7 +20,7 @@ from pypto.ir.nodes import (
     TupleGetItem, Var,
 )
 from pypto.ir.types import TensorType, TupleType
-from pypto.ir.visit import Mutator, Renewer, child_stmts, defined_vars, iter_stmts, use_exprs, uses, walk_expr
+from pypto.ir.visit import Mutator, Renewer, child_stmts, defined_vars, iter_stmts, use_exprs, walk_expr
 from pypto.language.enums import FunctionType, ParamDirection
 from pypto.passes.context import PassContext
 

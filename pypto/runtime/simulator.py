@@ -32,8 +32,10 @@ _MODULES: dict[str, object] = {}
 
 
 def load_module(path: Path):
-    """Import a generated module (cached by path)."""
-    key = str(path.resolve())
+    """Import a generated module (cached by path and modification time, so a recompile into the
+    same directory is picked up)."""
+    st = path.stat()
+    key = f"{path.resolve()}:{st.st_mtime_ns}:{st.st_size}"
     mod = _MODULES.get(key)
     if mod is None:
         spec = importlib.util.spec_from_file_location(f"pypto_gen_{len(_MODULES)}_{path.stem}", path)
