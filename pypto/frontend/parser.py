@@ -252,6 +252,7 @@ class FunctionParser:
         self.block: list[Stmt] = []
         self.loop_locals: dict[str, Span] = {}
         self.returns: list[ReturnStmt] = []
+        self.declared: dict[str, Type] = {}   # `x: T` declarations awaiting a yield target
 
     # -------------------------------------------------------------- entry
     def parse(self, fdef: ast.FunctionDef, params: list[ParamSpec],
@@ -356,10 +357,13 @@ class FunctionParser:
         self.assign(node.targets[0], node.value, node)
 
     def stmt_AnnAssign(self, node: ast.AnnAssign) -> None:
-        if node.value is None:
-            raise ParserSyntaxError("a declaration without a value is not supported", self.span(node))
         if not isinstance(node.target, ast.Name):
             raise ParserSyntaxError("only a plain name can be annotated", self.span(node.target))
+        if node.value is None:
+            # `x: T` declares the type of a loop/if result bound by the pl.yield_ that follows
+            t, _, _ = parse_annotation(node.annotation, self.resolve_static, self.src, f"Variable '{node.target.id}'")
+            self.declared[node.target.id] = t
+            return
         t, _, _ = parse_annotation(node.annotation, self.resolve_static, self.src,
                                    f"Variable '{node.target.id}'")
         value = self.expr(node.value)
@@ -590,7 +594,7 @@ class FunctionParser:
             raise ParserError(f"'{rebound[0]}' is rebound inside a loop with init_values; carry it through "
                               "init_values and pl.yield_", span)
         self.scope = outer.child()
-        iter_args = [Var(n, v.type, span) for n, v in zip(names, inits)]
+        iter_args = [Var(n, self.declared.pop(n, v.type), span) for n, v in zip(names, inits)]
         for n, it in zip(names, iter_args):
             self.scope[n] = it
         self.scope[name] = loop_var
@@ -608,13 +612,13 @@ class FunctionParser:
             raise ParserTypeError(f"pl.yield_ gives {len(values)} values for {len(iter_args)} carried values",
                                   self.span(last))
         for it, v in zip(iter_args, values):
-            if v.type != it.type:
+            if _strip_memref(v.type) != _strip_memref(it.type):
                 raise ParserTypeError(f"Cannot reassign '{it.name}' with a different type: was "
                                       f"{describe(it.type)}, got {describe(v.type)}", self.span(last))
         if targets and len(targets) != len(values):
             raise ParserTypeError("pl.yield_ targets and values differ in number", self.span(last))
         rv_names = targets or [f"{n}_rv" for n in names]
-        rvs = tuple(Var(n, it.type, self.span(last)) for n, it in zip(rv_names, iter_args))
+        rvs = tuple(Var(n, self.declared.pop(n, it.type), self.span(last)) for n, it in zip(rv_names, iter_args))
         body.append(YieldStmt(tuple(values), self.span(last)))
         self.emit(ForStmt(loop_var, to_expr(start, span), to_expr(stop, span), to_expr(step, span),
                           tuple(iter_args), tuple(inits), tuple(body), rvs, kind, span))
@@ -655,10 +659,10 @@ class FunctionParser:
                 raise ParserSyntaxError("both branches must end with pl.yield_ of the same number of values", span)
             targets = explicit[0] or [f"phi{i}" for i in range(len(tv))]
             for a, b in zip(tv, ev):
-                if a.type != b.type:
+                if _strip_memref(a.type) != _strip_memref(b.type):
                     raise ParserTypeError(f"branches yield different types: {describe(a.type)} vs {describe(b.type)}",
                                           span)
-            rvs = tuple(Var(n, v.type, span) for n, v in zip(targets, tv))
+            rvs = tuple(Var(n, self.declared.pop(n, v.type), span) for n, v in zip(targets, tv))
             tb.append(YieldStmt(tuple(tv), span))
             eb.append(YieldStmt(tuple(ev), span))
             self.emit(IfStmt(cond, tuple(tb), tuple(eb), rvs, span))
@@ -1013,6 +1017,11 @@ class FunctionParser:
         if kind in ("str", "bool"):
             return v
         raise InternalError(f"op {op}: unknown parameter kind {kind!r}", span)
+
+
+def _strip_memref(t: Type) -> Type:
+    """A type without its address: branches of an if may yield values in different buffers."""
+    return t.with_(memref=None) if isinstance(t, TileType) else t
 
 
 @dataclass(frozen=True)

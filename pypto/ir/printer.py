@@ -165,6 +165,11 @@ class _Printer:
         elif isinstance(s, YieldStmt):
             values = ", ".join(self.expr(v) for v in s.values)
             if yield_targets:
+                for t, v in zip(yield_targets, s.values):
+                    if t.type != getattr(v, "type", None):
+                        # the result's type is not the yielded value's (e.g. a phi with its own
+                        # buffer): declare it, the parser reads the declaration
+                        self.emit(depth, f"{self.namer.define(t)}: {print_type(t.type)}")
                 targets = ", ".join(self.namer.define(v) for v in yield_targets)
                 self.emit(depth, f"{targets} = pl.yield_({values})")
             else:
@@ -193,6 +198,10 @@ class _Printer:
         args = [stop] if default_start and default_step else [start, stop] if default_step else [start, stop, step]
         inits = [self.expr(v) for v in s.init_values]
         loop_var = self.namer.define(s.loop_var)
+        for it, init in zip(s.iter_args, s.init_values):
+            if it.type != getattr(init, "type", None):
+                # a carried value with its own buffer: declare its type for the parser
+                self.emit(depth, f"{self.namer.define(it)}: {print_type(it.type)}")
         if s.iter_args:
             carried = ", ".join(self.namer.define(v) for v in s.iter_args)
             args.append(f"init_values=({', '.join(inits)},)")

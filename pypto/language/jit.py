@@ -88,8 +88,15 @@ class JITFunction:
         """Compile for this signature (cached) and run on the simulator. Returns what the kernel
         returns only when the program returns values that are not written in place; ``None``
         otherwise (outputs land in the ``pl.Out`` tensors passed in)."""
+        import inspect
+
         compiled = self.compile(*args, config=config, **kwargs)
-        return compiled(*args, config=config, **kwargs)
+        bound = inspect.signature(self.fn).bind(*args, **kwargs)
+        bound.apply_defaults()
+        # specialisation constants (scalar arguments) are compiled in; pass only the parameters the
+        # compiled program has
+        runtime_args = [bound.arguments[name] for name in compiled.param_names]
+        return compiled(*runtime_args, config=config)
 
     def cache_info(self) -> int:
         """How many compiled signatures are cached."""
