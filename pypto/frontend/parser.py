@@ -605,7 +605,7 @@ class FunctionParser:
             raise ParserSyntaxError("a loop with init_values must end with 'x = pl.yield_(...)'", span)
         body = self.parse_block(body_nodes[:-1])
         saved, self.block = self.block, body
-        values = [to_expr(self.expr(a), self.span(a)) for a in yield_call.args]
+        values = [self.operand(self.expr(a), self.span(a)) for a in yield_call.args]
         self.block = saved
         self.scope = outer
         if len(values) != len(iter_args):
@@ -646,7 +646,7 @@ class FunctionParser:
             if ycall is not None:
                 body = self.parse_block(stmts[:-1])
                 saved, self.block = self.block, body
-                vals = [to_expr(self.expr(a), self.span(a)) for a in ycall.args]
+                vals = [self.operand(self.expr(a), self.span(a)) for a in ycall.args]
                 self.block = saved
                 explicit = (targets, stmts[-1])
                 branches.append((body, self.scope, vals))

@@ -59,6 +59,41 @@ def _ssa(program: Program, ctx) -> list:
     return bad
 
 
+@prop("TypeChecked")
+def _types(program: Program, ctx) -> list:
+    """Every op call's operands have the kinds its schema asks for, and re-applying the op's type
+    rule gives the call's shape and dtype (passes may only add placement: space, address)."""
+    from pypto.errors import PyptoError
+    from pypto.ir.types import ScalarType, TensorType, TileType, describe
+    from pypto.ops.registry import get_op
+
+    kinds = {"tensor": TensorType, "tile": TileType, "scalar": ScalarType}
+    bad = []
+    for f in program.functions:
+        for s in iter_stmts(f.body):
+            for e in use_exprs(s):
+                for c in walk_expr(e):
+                    if not isinstance(c, Call):
+                        continue
+                    op = get_op(c.op)
+                    for p, a in zip(op.params, c.args):
+                        want = kinds.get(p.kind)
+                        if want is not None and not isinstance(getattr(a, "type", None), want):
+                            bad.append((f, s, f"{c.op}: argument '{p.name}' must be a {p.kind}, got "
+                                              f"{describe(a.type) if hasattr(a, 'type') else repr(a)}"))
+                    try:
+                        t = op.infer_type(c.args, c.span)
+                    except PyptoError as err:
+                        bad.append((f, s, f"{c.op}: type rule rejects the call: {err.message}"))
+                        continue
+                    same = type(t) is type(c.type) and getattr(t, "shape", None) == getattr(c.type, "shape", None) \
+                        and getattr(t, "dtype", None) == getattr(c.type, "dtype", None)
+                    if not same:
+                        bad.append((f, s, f"{c.op}: result type {describe(c.type)} but the type rule gives "
+                                          f"{describe(t)}"))
+    return bad
+
+
 @prop("SplitIncoreOrch")
 def _split(program: Program, ctx) -> list:
     from pypto.ops.registry import get_op

@@ -85,9 +85,9 @@ class _Converter(Mutator):
         if v.op == "tensor.assemble":
             target, src, offs = v.args
             tile = self.as_tile(src, v.span)
-            call = Call("tile.store", (tile, self.expr(offs), self.expr(target), None), s.var.type, v.span)
-            call = call.replace(args=call.args[:3] + (get_op("tile.store").param("atomic").default,))
-            return s.replace(value=call)
+            # the destination stays the global tensor (self.var: renaming only, never its tile copy)
+            args = (tile, self.expr(offs), self.var(target), get_op("tile.store").param("atomic").default)
+            return s.replace(value=Call("tile.store", args, s.var.type, v.span))
         if op.lowers_to is None:
             raise CodegenError(f"'{v.op}' cannot be used inside an InCore function", v.span)
         tile_op = get_op(op.lowers_to)

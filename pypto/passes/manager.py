@@ -108,7 +108,7 @@ def run_passes(program: Program, passes: Sequence, ctx: PassContext, *, verifica
         _write(dump_dir / "00_frontend.py", program.as_python())
     established: list[str] = []
     if level != VerificationLevel.NONE:
-        verify(program, ["SSA"], ctx, "pipeline_input")
+        verify(program, ["SSA", "TypeChecked"], ctx, "pipeline_input")
     for i, info in enumerate(infos):
         t0 = time.perf_counter()
         try:
@@ -125,7 +125,7 @@ def run_passes(program: Program, passes: Sequence, ctx: PassContext, *, verifica
         program = new
         established.extend(p for p in info.produces if p not in established)
         if level != VerificationLevel.NONE:
-            verify(program, ["SSA", *established], ctx, info.name)
+            verify(program, ["SSA", "TypeChecked", *established], ctx, info.name)
         if level == VerificationLevel.ROUNDTRIP:
             roundtrip_check(program, info.name)
         result.stages.append((info.name, program))
