@@ -631,8 +631,17 @@ class FunctionParser:
         span = self.span(node)
         cond = self.expr(node.test)
         if _is_static(cond):
-            for s in node.body if cond else node.orelse:
+            # folded at specialisation: only the taken branch exists; its yield just binds names
+            taken = list(node.body if cond else node.orelse)
+            targets, ycall = _yield_parts(taken[-1] if taken else None, self.resolve_static)
+            for s in taken[:-1] if ycall is not None else taken:
                 self.stmt(s)
+            if ycall is not None:
+                vals = [self.operand(self.expr(a), self.span(a)) for a in ycall.args]
+                if targets and len(targets) != len(vals):
+                    raise ParserTypeError("pl.yield_ targets and values differ in number", span)
+                for n, v in zip(targets, vals):
+                    self.bind(n, v, node)
             return
         if kind_of(cond) != "scalar":
             raise ParserTypeError(f"an if condition must be a scalar, got {_describe_static(cond)}",
