@@ -26,22 +26,8 @@ from pypto.language.enums import ParamDirection as Direction
 from pypto.language.jit import JITFunction, jit
 from pypto.language.program import function, loads, parse, program
 
-# -- op entry points: pl.<name> dispatches on operand kinds (Tensor / Tile / scalar rhs)
-add = DslOp("add")
-sub = DslOp("sub")
-mul = DslOp("mul")
-div = DslOp("div")
-exp = DslOp("exp")
-neg = DslOp("neg")
-abs = DslOp("abs")  # noqa: A001 - the DSL name shadows the builtin on purpose
-cast = DslOp("cast")
-load = DslOp("load")
-store = DslOp("store")
-move = DslOp("move")
-create_tile = DslOp("create_tile")
-create_tensor = DslOp("create_tensor")
-assemble = DslOp("assemble")
-
+# -- op entry points: pl.<name> for every DSL name in the op registry (pl.add, pl.load, ...) is
+# resolved by __getattr__ below, so an op is declared once, in pypto/ops, and nowhere else.
 tile = OpNamespace("tile")
 tensor = OpNamespace("tensor")
 
@@ -58,7 +44,25 @@ __all__ = [
     "UINT16", "UINT32", "UINT64", "DataType", "AtomicType", "ForKind", "FunctionType", "Level", "Mem",
     "MemorySpace", "PadValue", "ParamDirection", "Direction", "Role", "InOut", "MemRef", "Out", "Scalar",
     "Tensor", "Tile", "TileView", "Tuple", "RUNTIME", "JITFunction", "jit", "function", "loads", "parse",
-    "program", "add", "sub", "mul", "div", "exp", "neg", "abs", "cast", "load", "store", "move",
-    "create_tile", "create_tensor", "assemble", "tile", "tensor", "at", "range", "parallel", "unroll",
+    "program", "tile", "tensor", "at", "range", "parallel", "unroll",
     "yield_", "const", "DslName", "DslOp", "OpNamespace",
 ]
+
+
+def _dsl_names() -> set[str]:
+    from pypto.ops.registry import dsl_names
+
+    return dsl_names()
+
+
+def __getattr__(name: str):
+    """``pl.<op>``: a dispatching entry point for each DSL name the op registry declares."""
+    if not name.startswith("_") and name in _dsl_names():
+        op = DslOp(name)
+        globals()[name] = op  # cache: later lookups are plain attribute reads
+        return op
+    raise AttributeError(f"module 'pypto.language' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | _dsl_names())

@@ -58,6 +58,7 @@ def _define_binary(name: str, torch_fn: str, float_only: bool = False) -> None:
                 input_spaces=_VEC if level == "tile" else (),
                 result_space=MemorySpace.Vec if level == "tile" else None,
                 doc=f"elementwise {name} ({'array' if not suffix else 'scalar'} rhs)",
+                inplace_safe=True,
             ))
 
 
@@ -85,6 +86,7 @@ def _define_unary(name: str, torch_fn: str, float_only: bool) -> None:
             input_spaces=_VEC if level == "tile" else (),
             result_space=MemorySpace.Vec if level == "tile" else None,
             doc=f"elementwise {name}",
+            inplace_safe=True,
         ))
 
 

@@ -21,10 +21,12 @@ dispatch from here and none of them has an if/elif over op names:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from pypto.errors import InvalidOperationError, Span
-from pypto.ir.types import Type
+
+if TYPE_CHECKING:  # annotations only: importing pypto.ir here is circular when pypto.ops is imported first
+    from pypto.ir.types import Type
 
 REQUIRED = object()
 
@@ -95,6 +97,11 @@ class OpDef:
     # memory spaces an operand of this op may live in (InferTileMemorySpace), and the result's
     input_spaces: tuple = ()
     result_space: Any = None
+    # the result may be written into the buffer of a same-shaped operand that dies at this op
+    # (true for elementwise ops; false for anything that reads operands after writing results)
+    inplace_safe: bool = False
+    # custom tensor->tile lowering for ops that are more than one tile op (see ConvertTensorToTileOps)
+    lower: Optional[Callable[..., Any]] = None
 
     @property
     def level(self) -> str:
@@ -144,6 +151,12 @@ def dsl_candidates(dsl_name: str) -> list[OpDef]:
     """The ops a ``pl.<dsl_name>(...)`` call may dispatch to."""
     _load()
     return _BY_DSL.get(dsl_name, [])
+
+
+def dsl_names() -> set[str]:
+    """Every ``pl.<name>`` an op of the registry answers to."""
+    _load()
+    return set(_BY_DSL)
 
 
 def all_ops() -> dict[str, OpDef]:

@@ -18,6 +18,7 @@ from pypto.ir.visit import use_exprs, walk_expr
 from pypto.ir.types import MemRef, TileType
 from pypto.ir.visit import Mutator
 from pypto.language.enums import FunctionType
+from pypto.ops.registry import get_op
 from pypto.passes.context import PassContext
 
 NAME = "AllocateMemoryAddr"
@@ -158,7 +159,7 @@ class _Liveness:
             if isinstance(s, AssignStmt):
                 self.define(s.var)
                 t = s.var.type
-                if isinstance(s.value, Call) and isinstance(t, TileType):
+                if isinstance(s.value, Call) and isinstance(t, TileType) and get_op(s.value.op).inplace_safe:
                     self.inplace[id(s.var)] = tuple(
                         id(a) for a in s.value.args if isinstance(a, Var) and isinstance(a.type, TileType)
                         and a.type.shape == t.shape and a.type.dtype == t.dtype)

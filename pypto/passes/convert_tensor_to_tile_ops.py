@@ -8,6 +8,9 @@ Requires: SplitIncoreOrch. Produces: IncoreTileOps — an InCore function holds 
 * ``tensor.<op>`` becomes its registered ``lowers_to`` tile op; ``tensor.assemble(dst, v, offs)``
   becomes ``tile.store(v_tile, offs, dst)``.
 * Loop-carried and if-phi values follow their inputs from tensor to tile type.
+* An op whose registry entry has a ``lower`` hook lowers itself: ``lower(call, result_var,
+  converter) -> (statements, tile_result_or_None)``; the converter offers ``as_tile(value, span)``
+  (the tile holding a tensor value) and ``expr(value)``.
 """
 from __future__ import annotations
 
@@ -36,6 +39,8 @@ def _loaded_params(f: Function) -> list[Var]:
     for s in iter_stmts(f.body):
         if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op.startswith("tensor."):
             op = get_op(s.value.op)
+            if op.lower is not None:
+                continue  # self-lowering ops load their own operands (e.g. matmul: into Mat)
             for i, (p, a) in enumerate(zip(op.params, s.value.args)):
                 if s.value.op == "tensor.assemble" and i == 0:
                     continue
@@ -88,6 +93,12 @@ class _Converter(Mutator):
             # the destination stays the global tensor (self.var: renaming only, never its tile copy)
             args = (tile, self.expr(offs), self.var(target), get_op("tile.store").param("atomic").default)
             return s.replace(value=Call("tile.store", args, s.var.type, v.span))
+        if op.lower is not None:
+            # an op that lowers to several tile ops (e.g. matmul: loads to Mat, moves, cube op)
+            stmts, tile_result = op.lower(v, s.var, self)
+            if tile_result is not None:
+                self.tile_of[id(s.var)] = tile_result
+            return stmts
         if op.lowers_to is None:
             raise CodegenError(f"'{v.op}' cannot be used inside an InCore function", v.span)
         tile_op = get_op(op.lowers_to)
