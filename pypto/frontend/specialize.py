@@ -59,6 +59,18 @@ def _arg_signature(v: Any) -> Any:
     return ("scalar", type(v).__name__, v)
 
 
+def _as_dtype(value, t: ScalarType, what: str, span: Span):
+    """A specialisation constant takes its parameter's dtype: ``3`` for a ``pl.FP32`` parameter is
+    the float 3.0 (so ``pl.add(x, s)`` computes as the annotation says, not as the literal's type)."""
+    if t.dtype.is_float():
+        return float(value)
+    if t.dtype.is_bool():
+        return bool(value)
+    if isinstance(value, float) and not value.is_integer():
+        raise ParserTypeError(f"{what} is {t.dtype.name} but the call passes {value}", span)
+    return int(value)
+
+
 class _Specializer:
     def __init__(self, entry):
         self.entry = entry
@@ -92,7 +104,8 @@ class _Specializer:
                     if isinstance(given, torch.Tensor) or not isinstance(given, (int, float, bool)):
                         raise ParserTypeError(f"{what} is a scalar but the call passes {type(given).__name__}",
                                               call_span or span)
-                    params.append(ParamSpec(a.arg, None, direction, const=given, span=span))
+                    params.append(ParamSpec(a.arg, None, direction, const=_as_dtype(given, ann_type, what, span),
+                                            span=span))
                 continue
             if given_type is None:
                 raise ParserTypeError(f"{what} is a tensor but the call passes {type(given).__name__}",
