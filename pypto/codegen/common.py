@@ -16,7 +16,16 @@ _PY_BINOP = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//
 
 
 class PyNames(_Namer):
-    """Printable, unique Python identifiers for the Vars of one generated function."""
+    """Printable, unique Python identifiers for the Vars of one generated function. Names the
+    generated modules use themselves (the tile-view list ``v``, the runtime ``_rt``, the support
+    module ``_pto``, builtins the code calls) are never given to a Var."""
+
+    RESERVED = frozenset({"v", "_rt", "_pto", "torch", "range", "min", "max", "abs", "float", "int", "len",
+                          "None", "True", "False"})
+
+    def __init__(self):
+        super().__init__()
+        self.used |= self.RESERVED
 
 
 def py_literal(v: Any) -> str:

@@ -4,8 +4,9 @@ The module defines ``TILES`` — ``(space, addr, shape, dtype)`` of every tile t
 simulator can build each core's views once — and ``kernel(v, *params)``, a generator: ``v`` is the
 list of tile views (slices of that core's memory at the allocated addresses), tensor parameters are
 global-memory tensors. Every instruction is one vectorised torch call from the op registry's
-``sim`` entry; after each global-memory access the kernel yields the simulated cycles spent since
-its previous yield, which is where the scheduler may switch cores.
+``sim`` entry; before each global-memory access the kernel yields the simulated cycles spent since
+its previous yield plus the transfer's, which is where the scheduler may switch cores: the access
+itself then happens at the simulated time the transfer completes.
 """
 from __future__ import annotations
 
@@ -140,21 +141,25 @@ class KernelGen:
         args = []
         for p, a in zip(op.params, c.args):
             if p.kind in VALUE_KINDS:
-                args.append(Src(self.ref(a), a.type))
+                args.append(Src(self.ref(a), getattr(a, "type", None)))  # None: omitted optional operand
             elif p.kind == "ints":
                 args.append(Src(py_expr(a, self.names), None))
             else:
                 args.append(Src(py_literal(a), None))
         a = op.args(tuple(args))
+        if op.gm is not None:
+            # the transfer's cycles elapse first: the GM read / write (atomic add included) happens at
+            # the simulated moment it completes, so accesses of different cores race in time order
+            self.pending += self.cost(c)
+            self.flush(depth)
         if result is not None and isinstance(result.type, TileType):
             self.emit(depth, op.sim(a, Src(self.view(result), result.type)))
-        elif result is not None and isinstance(result.type, TensorType):
+        elif result is not None:  # a tensor (tile.store) or a scalar (tile.read)
             self.emit(depth, f"{self.names.define(result)} = {op.sim(a, None)}")
         else:
             self.emit(depth, op.sim(a, None))
-        self.pending += self.cost(c)
-        if op.gm is not None:
-            self.flush(depth)
+        if op.gm is None:
+            self.pending += self.cost(c)
 
     def cost(self, c: Call) -> int:
         """Simulated cycles of one instruction: GM transfers by bandwidth plus latency, vector ops

@@ -103,7 +103,7 @@ class _FuncGen:
             args = []
             for p, a in zip(op.params, e.args):
                 if p.kind in VALUE_KINDS:
-                    args.append(Src(py_expr(a, self.names), a.type))
+                    args.append(Src(py_expr(a, self.names), getattr(a, "type", None)))  # None: omitted optional operand
                 elif p.kind == "ints":
                     args.append(Src(py_expr(a, self.names), None))
                 else:

@@ -16,22 +16,62 @@ from __future__ import annotations
 import ast
 import enum
 import types as pytypes
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any
 
 from pypto.errors import (
-    InternalError, InvalidOperationError, ParserError, ParserSyntaxError, ParserTypeError, PyptoError,
-    Span, UnsupportedFeatureError,
+    InternalError,
+    InvalidOperationError,
+    ParserError,
+    ParserSyntaxError,
+    ParserTypeError,
+    PyptoError,
+    Span,
+    UnsupportedFeatureError,
 )
 from pypto.ir.nodes import (
-    AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, Expr, ForStmt, FuncCall, Function,
-    IfStmt, MakeTuple, ReturnStmt, ScopeStmt, Stmt, TupleGetItem, UnaryOp, Var, YieldStmt,
+    AssignStmt,
+    BinOp,
+    Call,
+    ConstBool,
+    ConstFloat,
+    ConstInt,
+    EvalStmt,
+    Expr,
+    ForStmt,
+    FuncCall,
+    Function,
+    IfStmt,
+    MakeTuple,
+    ReturnStmt,
+    ScopeStmt,
+    Stmt,
+    TupleGetItem,
+    UnaryOp,
+    Var,
+    YieldStmt,
 )
-from pypto.ir.types import MemRef, ScalarType, TensorType, TileType, TupleType, Type, describe
+from pypto.ir.types import (
+    DynDim,
+    MemRef,
+    ScalarType,
+    TensorType,
+    TileType,
+    TupleType,
+    Type,
+    describe,
+)
 from pypto.language import annotations as ann
 from pypto.language.constructs import DslName, DslOp, OpNamespace
 from pypto.language.dtypes import BOOL, FP32, INDEX, DataType
-from pypto.language.enums import ForKind, FunctionType, Level, MemorySpace, ParamDirection
+from pypto.language.enums import (
+    ForKind,
+    FunctionType,
+    Level,
+    MemorySpace,
+    ParamDirection,
+)
 from pypto.numerics.cast import normalize_mode
 
 # ----------------------------------------------------------------------------- context
@@ -59,7 +99,7 @@ class ParamSpec:
     constant), direction, and for constants the Python value that replaces every use."""
 
     name: str
-    type: Optional[Type]
+    type: Type | None
     direction: ParamDirection = ParamDirection.In
     const: Any = None
     span: Span = field(default_factory=Span.unknown)
@@ -97,7 +137,7 @@ _BUILTINS = {"min": min, "max": max, "abs": abs, "float": float, "int": int, "le
 class _Scope(dict):
     """Name -> binding (an IR Var or a static Python value) for one region of the function."""
 
-    def child(self) -> "_Scope":
+    def child(self) -> _Scope:
         return _Scope(self)
 
 
@@ -148,7 +188,7 @@ def _describe_static(v: Any) -> str:
 
 
 def parse_annotation(node: ast.AST, resolve: Callable[[ast.AST], Any], src: SourceInfo,
-                     what: str) -> tuple[Optional[Type], ParamDirection, bool]:
+                     what: str) -> tuple[Type | None, ParamDirection, bool]:
     """Read a type annotation from source.
 
     Returns ``(type, direction, is_scalar_param)``; ``type`` is None for a bare ``pl.Tensor``.
@@ -221,6 +261,9 @@ def _shape(node: ast.AST, resolve, src: SourceInfo, what: str) -> tuple[int, ...
     dims = []
     for e in node.elts:
         v = resolve(e)
+        if isinstance(v, DynDim):
+            dims.append(v)
+            continue
         if isinstance(v, bool) or not isinstance(v, int):
             raise UnsupportedFeatureError(f"{what}: dimension must be a constant int, got {_describe_static(v)}",
                                           src.span(e))
@@ -253,10 +296,11 @@ class FunctionParser:
         self.loop_locals: dict[str, Span] = {}
         self.returns: list[ReturnStmt] = []
         self.declared: dict[str, Type] = {}   # `x: T` declarations awaiting a yield target
+        self.scope_depth = 0                  # nesting of pl.at scopes
 
     # -------------------------------------------------------------- entry
     def parse(self, fdef: ast.FunctionDef, params: list[ParamSpec],
-              return_types: Optional[tuple[Type, ...]] = None) -> Function:
+              return_types: tuple[Type, ...] | None = None) -> Function:
         pvars, dirs = [], []
         for p in params:
             if p.type is None:
@@ -347,6 +391,10 @@ class FunctionParser:
         if _is_construct_call(node.value, self.resolve_static, "yield_"):
             raise ParserSyntaxError("pl.yield_ must be the last statement of a loop body or if branch",
                                     self.span(node))
+        for directive in ("static_print", "static_assert"):
+            if _is_construct_call(node.value, self.resolve_static, directive):
+                getattr(self, f"directive_{directive}")(node.value)
+                return
         v = self.expr(node.value)
         if isinstance(v, Expr) and not isinstance(v, Var):
             self.emit(EvalStmt(v, self.span(node)))
@@ -496,10 +544,14 @@ class FunctionParser:
                 raise ParserTypeError("name_hint must be an identifier string", self.span(call))
         if kw:
             raise UnsupportedFeatureError(f"pl.at keyword(s) not supported yet: {', '.join(kw)}", self.span(call))
-        if self.func_type not in (FunctionType.Orchestration, FunctionType.Opaque):
+        if self.func_type not in (FunctionType.Orchestration, FunctionType.Opaque, FunctionType.Inline):
             raise ParserError("pl.at(level=CORE_GROUP) is only allowed in an orchestration function",
                               self.span(node), "a @pl.jit.incore body is already on the core; drop the 'with'")
-        body = self.parse_block(node.body)
+        self.scope_depth += 1
+        try:
+            body = self.parse_block(node.body)
+        finally:
+            self.scope_depth -= 1
         self.emit(ScopeStmt(level, name_hint, tuple(body), self.span(node)))
 
     # -------------------------------------------------------------- loops
@@ -525,8 +577,14 @@ class FunctionParser:
                 raise ParserTypeError(f"pl.{fn.name} {what} must be a scalar, got {_describe_static(b)}", span)
         if _is_static(step) and step == 0:
             raise ParserTypeError(f"pl.{fn.name} step must not be 0", span)
-        if init_node is not None and kind == ForKind.Unroll:
+        if init_node is not None and kind == ForKind.Unroll and self.resolver.self_function is None:
+            # (printed IR writes the carried values of a not-yet-expanded unroll loop this way)
             raise ParserTypeError("pl.unroll() cannot be combined with init_values", span)
+        if kind == ForKind.Unroll:
+            for b, what in ((start, "start"), (stop, "stop"), (step, "step")):
+                if not (isinstance(b, int) and not isinstance(b, bool)):
+                    raise ParserTypeError(f"pl.unroll {what} must be a compile-time int, got {_describe_static(b)}",
+                                          span, "pl.unroll copies the body once per iteration at compile time")
 
         if init_node is not None:
             self._explicit_for(node, kind, start, stop, step, init_node)
@@ -757,13 +815,66 @@ class FunctionParser:
 
     def expr_Subscript(self, node: ast.Subscript) -> Any:
         base = self.expr(node.value)
+        if isinstance(base, Expr) and isinstance(base.type, (TensorType, TileType)):
+            return self.subscript_read(base, node)
         idx = self.expr(node.slice) if not isinstance(node.slice, ast.Slice) else None
         if _is_static(base) and isinstance(base, (tuple, list)) and isinstance(idx, int):
             return base[idx]
         if isinstance(base, Expr) and isinstance(base.type, TupleType) and isinstance(idx, int):
             return TupleGetItem(base, idx, base.type.types[idx], self.span(node))
-        raise UnsupportedFeatureError("subscript reads of tensors/tiles (pl.slice / pl.read) are not supported yet",
-                                      self.span(node))
+        if isinstance(base, Expr) and isinstance(base.type, (TensorType, TileType)):
+            return self.subscript_read(base, node)
+        raise ParserTypeError(f"cannot subscript {_describe_static(base)}", self.span(node))
+
+    def subscript_read(self, base: Expr, node: ast.Subscript) -> Expr:
+        """``A[0:16, :]`` -> ``<level>.slice``; ``A[i, j]`` (all scalars, full rank) -> ``<level>.read``."""
+        span = self.span(node)
+        level = "tensor" if isinstance(base.type, TensorType) else "tile"
+        shape = tuple(base.type.shape)
+        items = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if len(items) > len(shape):
+            raise ParserTypeError(f"subscript has {len(items)} indices, the {level} has rank {len(shape)}", span)
+        if not any(isinstance(it, ast.Slice) for it in items):
+            if len(items) != len(shape):
+                raise UnsupportedFeatureError("a scalar read needs one index per dimension "
+                                              "(rank-reducing views are not supported yet)", span)
+            idx = [self.expr(it) for it in items]
+            for it, v in zip(items, idx):
+                if kind_of(v) != "scalar":
+                    raise ParserTypeError(f"an index must be a scalar, got {_describe_static(v)}", self.span(it))
+            return self.make_call(f"{level}.read", [base, list(idx)], {}, span, node)
+        items = items + [ast.Slice(None, None, None)] * (len(shape) - len(items))
+        offsets, sizes = [], []
+        for it, n in zip(items, shape):
+            if not isinstance(it, ast.Slice):
+                raise UnsupportedFeatureError("mixing indices and slices (rank-reducing views) is not supported yet",
+                                              self.span(it))
+            if it.step is not None:
+                raise UnsupportedFeatureError("slice steps are not supported", self.span(it))
+            lo = self.expr(it.lower) if it.lower is not None else 0
+            hi = self.expr(it.upper) if it.upper is not None else n
+            if level == "tile" and not _is_static(lo):
+                raise ParserTypeError("tile slice lower bounds must be static", self.span(it))
+            if isinstance(lo, int) and lo < 0 or isinstance(hi, int) and hi < 0:
+                raise UnsupportedFeatureError("negative indices are not supported", self.span(it))
+            ext = self._extent(lo, hi, it)
+            offsets.append(lo)
+            sizes.append(ext)
+        return self.make_call(f"{level}.slice", [base, sizes, offsets], {}, span, node)
+
+    def _extent(self, lo, hi, it: ast.Slice):
+        """The static extent of ``lo:hi``; ``i:i+16`` has extent 16 even when ``i`` is a runtime value."""
+        if _is_static(lo) and _is_static(hi):
+            if any(isinstance(x, DynDim) for x in (lo, hi)):
+                raise UnsupportedFeatureError("slicing a dynamic dimension needs explicit static bounds",
+                                              self.span(it))
+            return hi - lo
+        if it.lower is not None and it.upper is not None and isinstance(it.upper, ast.BinOp) \
+                and isinstance(it.upper.op, ast.Add) and ast.dump(it.upper.left) == ast.dump(it.lower):
+            ext = self.expr(it.upper.right)
+            if isinstance(ext, int):
+                return ext
+        raise UnsupportedFeatureError("a slice extent must be static: write 'i:i+16'", self.span(it))
 
     def expr_UnaryOp(self, node: ast.UnaryOp) -> Any:
         v = self.expr(node.operand)
@@ -887,6 +998,50 @@ class FunctionParser:
         rtype = rts[0] if len(rts) == 1 else TupleType(tuple(rts))
         return FuncCall(callee.name, tuple(args), rtype, span)
 
+    def directive_static_print(self, call: ast.Call) -> None:
+        """``pl.static_print(*args)``: print values / types at parse time (f-strings with ``{x}``)."""
+        parts = []
+        for a in call.args:
+            if isinstance(a, ast.JoinedStr):
+                text = ""
+                for v in a.values:
+                    if isinstance(v, ast.Constant):
+                        text += str(v.value)
+                    else:
+                        text += self._static_repr(self.expr(v.value))
+                parts.append(text)
+            elif isinstance(a, ast.Constant) and isinstance(a.value, str):
+                parts.append(a.value)
+            else:
+                parts.append(self._static_repr(self.expr(a)))
+        print(f"{self.span(call)}: static_print: {' '.join(parts)}")
+
+    @staticmethod
+    def _static_repr(v: Any) -> str:
+        if isinstance(v, Var):
+            return f"{v.name}: {describe(v.type)}"
+        if isinstance(v, Expr):
+            return describe(v.type)
+        return repr(v)
+
+    def directive_static_assert(self, call: ast.Call) -> None:
+        """``pl.static_assert(cond, "msg")``: a ParserError with ``msg`` when ``cond`` folds to False."""
+        span = self.span(call)
+        if not 1 <= len(call.args) <= 2 or call.keywords:
+            raise ParserTypeError('pl.static_assert(cond, "message") takes a condition and a message', span)
+        msg = "static assertion failed"
+        if len(call.args) == 2:
+            m = call.args[1]
+            if not (isinstance(m, ast.Constant) and isinstance(m.value, str)):
+                raise ParserTypeError("pl.static_assert: the message must be a string literal", self.span(m))
+            msg = m.value
+        cond = self.expr(call.args[0])
+        if not _is_static(cond):
+            raise ParserTypeError("pl.static_assert needs a condition known at compile time, got "
+                                  f"{_describe_static(cond)}", self.span(call.args[0]))
+        if not cond:
+            raise ParserError(f"static_assert failed: {msg}", span)
+
     def construct_call(self, fn: DslName, node: ast.Call) -> Any:
         span = self.span(node)
         if fn.name == "const":
@@ -901,6 +1056,8 @@ class FunctionParser:
             return ConstInt(int(value), dtype, span)
         if fn.name == "yield_":
             raise ParserSyntaxError("pl.yield_ must be the last statement of a loop body or if branch", span)
+        if fn.name in ("static_print", "static_assert"):
+            raise ParserSyntaxError(f"pl.{fn.name}(...) is a statement, not a value", span)
         raise ParserSyntaxError(f"pl.{fn.name}(...) cannot be used as a value", span)
 
     # -------------------------------------------------------------- op calls
@@ -930,6 +1087,11 @@ class FunctionParser:
                     raise InvalidOperationError(f"pl.{fn.name}: a scalar operand must be on the right ({got})",
                                                 span)
                 raise InvalidOperationError(f"pl.{fn.name}: expected Tensor or Tile operands, got ({got})", span)
+            if op.dsl_check is not None:
+                op.dsl_check(args, kwargs, span)
+        if op.name == "tensor.dump_tag" and (self.scope_depth or self.func_type == FunctionType.InCore):
+            raise ParserError("pl.dump_tag(t) marks a tensor of the orchestration; it cannot be used inside a "
+                              "pl.at scope or an InCore function", span, "move it after the 'with pl.at(...)' block")
         return self.make_call(op.name, args, kwargs, span, node)
 
     def make_call(self, op_name: str, args: list, kwargs: dict, span: Span, node: ast.AST) -> Expr:
@@ -1019,6 +1181,9 @@ class FunctionParser:
             from pypto.language.enums import AtomicType, PadValue
 
             cls = AtomicType if kind == "atomic" else PadValue
+            if kind == "pad" and isinstance(v, (int, float)) and not isinstance(v, bool):
+                # DSL sugar: 0 / 0.0 -> zero, math.inf -> max, -math.inf -> min
+                v = {0: PadValue.zero, float("inf"): PadValue.max, float("-inf"): PadValue.min}.get(v, v)
             if not isinstance(v, cls):
                 raise InvalidOperationError(f"pl.{op}: '{p.name}' must be a pl.{cls.__name__}, got "
                                             f"{_describe_static(v)}", span)
@@ -1072,7 +1237,7 @@ def _is_construct_call(node: ast.AST, resolve, name: str) -> bool:
     return isinstance(fn, DslName) and fn.name == name
 
 
-def _yield_parts(stmt: Optional[ast.stmt], resolve) -> tuple[list[str], Optional[ast.Call]]:
+def _yield_parts(stmt: ast.stmt | None, resolve) -> tuple[list[str], ast.Call | None]:
     """If ``stmt`` is ``[a, b =] pl.yield_(...)``: (target names, the call); else ([], None)."""
     if stmt is None:
         return [], None

@@ -4,7 +4,14 @@ from __future__ import annotations
 import ast
 
 from pypto.errors import ParserError, ParserSyntaxError, ParserTypeError, Span
-from pypto.frontend.parser import Callee, FunctionParser, ParamSpec, Resolver, SourceInfo, parse_annotation
+from pypto.frontend.parser import (
+    Callee,
+    FunctionParser,
+    ParamSpec,
+    Resolver,
+    SourceInfo,
+    parse_annotation,
+)
 from pypto.ir.nodes import Program
 from pypto.ir.types import TupleType
 from pypto.language.enums import FunctionType, Level

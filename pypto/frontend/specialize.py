@@ -12,10 +12,16 @@ from typing import Any
 import torch
 
 from pypto.errors import ParserError, ParserTypeError, Span
-from pypto.frontend.parser import Callee, FunctionParser, ParamSpec, Resolver, parse_annotation
+from pypto.frontend.parser import (
+    Callee,
+    FunctionParser,
+    ParamSpec,
+    Resolver,
+    parse_annotation,
+)
 from pypto.frontend.source import function_source
 from pypto.ir.nodes import Expr, Program
-from pypto.ir.types import ScalarType, TensorType, Type, describe
+from pypto.ir.types import DynDim, ScalarType, TensorType, Type, describe
 from pypto.language.constructs import RUNTIME
 from pypto.language.dtypes import dtype_from_torch
 from pypto.language.enums import FunctionType
@@ -51,9 +57,10 @@ def source_hash(fn) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _arg_signature(v: Any) -> Any:
+def _arg_signature(v: Any, dyn: tuple = ()) -> Any:
     if isinstance(v, torch.Tensor):
-        return ("tensor", tuple(v.shape), str(v.dtype))
+        shape = tuple(None if i < len(dyn) and dyn[i] else int(d) for i, d in enumerate(v.shape))
+        return ("tensor", shape, str(v.dtype))
     if v is RUNTIME:
         return ("runtime",)
     return ("scalar", type(v).__name__, v)
@@ -68,7 +75,13 @@ def _as_dtype(value, t: ScalarType, what: str, span: Span):
         return bool(value)
     if isinstance(value, float) and not value.is_integer():
         raise ParserTypeError(f"{what} is {t.dtype.name} but the call passes {value}", span)
-    return int(value)
+    value = int(value)
+    if t.dtype.kind in ("int", "uint") and t.dtype.torch is not None:
+        info = torch.iinfo(t.dtype.torch)
+        if not info.min <= value <= info.max:
+            raise ParserTypeError(f"{what} is {t.dtype.name} but the call passes {value}, outside "
+                                  f"[{info.min}, {info.max}]", span)
+    return value
 
 
 class _Specializer:
@@ -77,6 +90,7 @@ class _Specializer:
         self.functions: dict[str, Any] = {}   # name -> Function (deps first, in discovery order)
         self.sources: dict[str, str] = {}
         self.in_progress: set[str] = set()
+        self.dyn_dims: dict[int, tuple] = {}   # entry parameter index -> which dims are dynamic
 
     def parse(self, jitfn, values: list[Any], value_types: list[Type | None], func_type: FunctionType,
               call_span: Span | None) -> Any:
@@ -110,9 +124,13 @@ class _Specializer:
             if given_type is None:
                 raise ParserTypeError(f"{what} is a tensor but the call passes {type(given).__name__}",
                                       call_span or span)
-            if ann_type is not None and ann_type != given_type:
+            if ann_type is not None and not _matches(ann_type, given_type):
                 raise ParserTypeError(f"{what} is annotated {describe(ann_type)} but the call passes "
                                       f"{describe(given_type)}", call_span or span)
+            if ann_type is not None and any(isinstance(d, DynDim) for d in ann_type.shape):
+                # a dynamic dim stays symbolic: the compiled program serves every extent
+                self.dyn_dims[i] = tuple(isinstance(d, DynDim) for d in ann_type.shape)
+                given_type = ann_type
             params.append(ParamSpec(a.arg, given_type, direction, span=span))
         resolver = Resolver(globals_, call_function=self.call_function)
         fp = FunctionParser(src, resolver, fn.__name__, func_type)
@@ -125,6 +143,7 @@ class _Specializer:
 
         if not isinstance(obj, JITFunction):
             return None
+        saved_dyn = dict(self.dyn_dims)
         if obj.kind == "entry":
             raise ParserError(f"'{obj.fn.__name__}' is a @pl.jit entry and cannot be called from a kernel", span,
                               "make the callee a @pl.jit.incore function")
@@ -146,6 +165,7 @@ class _Specializer:
                                                         else a for a in args], types, obj.func_type, span)
             finally:
                 self.in_progress.discard(name)
+                self.dyn_dims = saved_dyn  # only the entry's dynamic dims shape the cache key
         f = self.functions[name]
         return Callee(name, tuple(p.type for p in f.params), f.return_types)
 
@@ -169,8 +189,18 @@ def specialize(jitfn, args: tuple, kwargs: dict) -> Specialization:
     sp = _Specializer(jitfn)
     entry = sp.parse(jitfn, values, types, jitfn.func_type, None)
     funcs = tuple(sp.functions.values()) + (entry,)
-    key = (tuple(sorted(sp.sources.items())), tuple(_arg_signature(v) for v in values))
+    key = (tuple(sorted(sp.sources.items())),
+           tuple(_arg_signature(v, sp.dyn_dims.get(i, ())) for i, v in enumerate(values)))
     return Specialization(Program(fn.__name__, funcs, entry.span), key, tuple(bound.arguments))
+
+
+def _matches(ann: Type, given: Type) -> bool:
+    """A tensor annotation matches the argument's type; a dynamic dim matches any extent."""
+    if not (isinstance(ann, TensorType) and isinstance(given, TensorType)):
+        return ann == given
+    if ann.dtype != given.dtype or len(ann.shape) != len(given.shape):
+        return False
+    return all(isinstance(a, DynDim) or isinstance(g, DynDim) or a == g for a, g in zip(ann.shape, given.shape))
 
 
 def signature_args(jitfn, kwargs: dict) -> tuple:
@@ -192,5 +222,8 @@ def signature_args(jitfn, kwargs: dict) -> tuple:
         if t is None:
             raise TypeError(f"@pl.jit function '{fn.__name__}' cannot specialize from the signature because "
                             f"parameter '{a.arg}' has a bare 'pl.Tensor' annotation with no shape")
+        if any(isinstance(d, DynDim) for d in getattr(t, "shape", ())):
+            raise TypeError(f"@pl.jit function '{fn.__name__}' cannot specialize from the signature because "
+                            f"parameter '{a.arg}' has a dynamic dimension; pass sample tensors")
         out.append(torch.empty(t.shape, dtype=t.dtype.torch))
     return tuple(out)

@@ -12,7 +12,7 @@ from pypto.backend.platforms import get_platform
 from pypto.ir.nodes import Program
 from pypto.language.enums import FunctionType
 from pypto.passes.context import PassContext
-from pypto.passes.manager import PassDumpLevel, PipelineResult, resolve_dump_level, run_passes
+from pypto.passes.manager import PassDumpLevel, PipelineResult, emit_diagnostics, resolve_dump_level, run_passes
 
 
 def default_pipeline() -> list:
@@ -27,9 +27,13 @@ def run_pipeline(program: Program, options: dict, dump_dir: Path | None = None,
     """Run the (default or given) pipeline with the compile options of ``options``."""
     platform = get_platform(options.get("platform") or "a2a3sim")
     ctx = PassContext(platform=platform)
+    if passes is None:
+        passes = options.get("passes")
     return run_passes(program, passes if passes is not None else default_pipeline(), ctx,
                       verification_level=options.get("verification_level"), dump_dir=dump_dir,
-                      dump_level=options.get("dump_passes", PassDumpLevel.NONE))
+                      dump_level=options.get("dump_passes", PassDumpLevel.NONE),
+                      diagnostic_phase=options.get("diagnostic_phase"),
+                      disabled_diagnostics=options.get("disabled_diagnostics"))
 
 
 def _default_output_dir(name: str) -> Path:
@@ -60,8 +64,10 @@ def compile(program: Program, output_dir=None, dump_passes=True, verification_le
     out.mkdir(parents=True, exist_ok=True)
     (out / "report").mkdir(exist_ok=True)
     dump_level = resolve_dump_level(dump_passes)
-    options = {"platform": plat.name, "verification_level": verification_level, "dump_passes": dump_level}
+    options = {"platform": plat.name, "verification_level": verification_level, "dump_passes": dump_level,
+               "diagnostic_phase": diagnostic_phase, "disabled_diagnostics": disabled_diagnostics}
     result = run_pipeline(program, options, out / "passes_dump", passes)
+    emit_diagnostics(result.diagnostics, out / "report")
     lowered = result.program
     entry = lowered.entry
     kernels = {}
@@ -79,15 +85,19 @@ def compile(program: Program, output_dir=None, dump_passes=True, verification_le
         "schema": 1, "name": program.name, "entry": entry.name, "platform": plat.name,
         "backend_type": plat.backend_type,
         "params": [{"name": p.name, "direction": d.name,
-                    "shape": list(getattr(p.type, "shape", [])),
+                    "shape": [d if isinstance(d, int) else None for d in getattr(p.type, "shape", [])],
                     "dtype": getattr(getattr(p.type, "dtype", None), "name", None),
                     "kind": type(p.type).__name__}
                    for p, d in zip(entry.params, entry.directions)],
         "num_return_types": len(entry.return_types), "kernels": kernels, "orchestration": orch,
         "pass_timings_s": {n: t for n, t in result.timings},
+        "diagnostics": [{"code": d.code, "name": d.name, "severity": d.severity.value, "message": d.message,
+                         "location": str(d.span), "where": d.where} for d in result.diagnostics],
     }
     _write(out / "compiled_meta.json", json.dumps(meta, indent=2))
-    return CompiledProgram(program=program, lowered=lowered, output_dir=out, platform=plat.name, meta=meta)
+    compiled = CompiledProgram(program=program, lowered=lowered, output_dir=out, platform=plat.name, meta=meta)
+    compiled.diagnostics = list(result.diagnostics)
+    return compiled
 
 
 def _write(path: Path, text: str) -> None:

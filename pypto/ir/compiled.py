@@ -25,6 +25,7 @@ class CompiledProgram:
         self.output_dir = Path(output_dir)
         self.platform = platform
         self.meta = meta
+        self.diagnostics: list = []  # compile-time findings (pypto.passes.diagnostics.Diagnostic)
 
     @property
     def backend_type(self) -> str:
@@ -66,6 +67,18 @@ class CompiledProgram:
         from pypto.runtime.simulator import execute
 
         return execute(self, args, kwargs, config)
+
+    def validate_ir(self, tensors: dict, expected: dict, *, rtol: float = 5e-2, atol: float = 5e-2, **kwargs):
+        """Which pass changed the result? Runs every pass dump of this compilation through
+        ``torch_codegen`` on ``tensors`` and compares the outputs named in ``expected`` with the golden
+        and with the previous pass. Pass your own tolerance: the 5e-2 defaults are loose (a warning
+        says so). Returns a :class:`pypto.debug.validate_ir.ValidationReport`; raises
+        ``AssertionError`` naming the first diverging pass when there is one. Needs
+        ``dump_passes=True`` at compile time."""
+        from pypto.debug.validate_ir import validate_pass_ir_codegen_results
+
+        return validate_pass_ir_codegen_results(self.output_dir / "passes_dump", tensors, expected,
+                                                rtol=rtol, atol=atol, **kwargs)
 
     def __fspath__(self) -> str:
         return str(self.output_dir)

@@ -16,7 +16,7 @@ from pypto.ir.nodes import (
     FuncCall, Function, IfStmt, MakeTuple, Program, ReturnStmt, ScopeStmt, Stmt, TupleGetItem,
     UnaryOp, Var, YieldStmt,
 )
-from pypto.ir.types import ScalarType, TensorType, TileType, TupleType, Type
+from pypto.ir.types import DynDim, ScalarType, TensorType, TileType, TupleType, Type
 from pypto.language.dtypes import FP32, INDEX, DataType
 from pypto.language.enums import ForKind, ParamDirection
 
@@ -44,7 +44,29 @@ def print_type(t: Type) -> str:
 
 
 def _ints(xs) -> str:
-    return "[" + ", ".join(str(int(x)) for x in xs) + "]"
+    return "[" + ", ".join(x.name if isinstance(x, DynDim) else str(int(x)) for x in xs) + "]"
+
+
+def _dyn_dims(prog: Program) -> list[str]:
+    """Names of the dynamic dimensions any parameter or value of ``prog`` uses (sorted)."""
+    from pypto.ir.visit import defined_vars
+
+    names: set[str] = set()
+
+    def note(t) -> None:
+        if isinstance(t, TupleType):
+            for x in t.types:
+                note(x)
+        for d in (*getattr(t, "shape", ()), *(getattr(t, "valid_shape", None) or ())):
+            if isinstance(d, DynDim):
+                names.add(d.name)
+
+    for f in prog.functions:
+        for v in (*f.params, *defined_vars(f.body)):
+            note(v.type)
+        for t in f.return_types:
+            note(t)
+    return sorted(names)
 
 
 class _Namer:
@@ -134,7 +156,7 @@ class _Printer:
         parts = []
         for p, v in zip(op.params, c.args):
             if p.kind in VALUE_KINDS:
-                text = self.expr(v)
+                text = "None" if v is None else self.expr(v)  # None: an omitted optional operand
             else:
                 text = self.attr(p.kind, v)
             if p.required:
@@ -251,8 +273,10 @@ def print_function(f: Function) -> str:
 
 def print_program(prog: Program) -> str:
     """The whole program as an ``@pl.program`` class (``# pypto.program: <name>`` header)."""
-    lines = [f"# pypto.program: {prog.name}", "import pypto.language as pl", "", "", "@pl.program",
-             f"class {prog.name}:"]
+    lines = [f"# pypto.program: {prog.name}", "import pypto.language as pl", ""]
+    dyn = _dyn_dims(prog)
+    lines.extend(f'{n} = pl.dynamic("{n}")' for n in dyn)
+    lines.extend(["", "@pl.program", f"class {prog.name}:"])
     for i, f in enumerate(_callee_order(prog)):
         if i:
             lines.append("")

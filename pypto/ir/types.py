@@ -12,6 +12,27 @@ from pypto.language.dtypes import DataType
 from pypto.language.enums import MemorySpace
 
 
+@dataclass(frozen=True)
+class DynDim:
+    """A symbolic (dynamic) dimension, ``M = pl.dynamic("M")``: the extent is known only at run time.
+
+    Two DynDims with the same name are the same extent. Printed as the bare name, with a
+    ``M = pl.dynamic("M")`` line before the program.
+    """
+
+    name: str
+
+    def __repr__(self) -> str:
+        return self.name
+
+    __str__ = __repr__
+
+
+def is_static_shape(shape) -> bool:
+    """True when no dimension is a :class:`DynDim`."""
+    return not any(isinstance(d, DynDim) for d in shape)
+
+
 class Type:
     """Base class of IR types."""
 
@@ -88,6 +109,8 @@ class TupleType(Type):
 def _numel(shape) -> int:
     n = 1
     for d in shape:
+        if isinstance(d, DynDim):
+            raise TypeError(f"the size of a shape with dynamic dimension '{d.name}' is not known at compile time")
         n *= int(d)
     return n
 

@@ -78,6 +78,8 @@ def _types(program: Program, ctx) -> list:
                     op = get_op(c.op)
                     for p, a in zip(op.params, c.args):
                         want = kinds.get(p.kind)
+                        if a is None and p.default is None:
+                            continue  # an omitted optional operand (e.g. a reduction's tmp_tile)
                         if want is not None and not isinstance(getattr(a, "type", None), want):
                             bad.append((f, s, f"{c.op}: argument '{p.name}' must be a {p.kind}, got "
                                               f"{describe(a.type) if hasattr(a, 'type') else repr(a)}"))

@@ -13,14 +13,44 @@ Kernel bodies are parsed into IR, never executed. See ``docs/`` for the language
 """
 from __future__ import annotations
 
-from pypto.language.annotations import InOut, MemRef, Out, Scalar, Tensor, Tile, TileView, Tuple
+from pypto.language.annotations import (
+    InOut,
+    MemRef,
+    Out,
+    Scalar,
+    Tensor,
+    Tile,
+    TileView,
+    Tuple,
+)
 from pypto.language.constructs import RUNTIME, DslName, DslOp, OpNamespace
 from pypto.language.dtypes import (
-    BF16, BOOL, FP16, FP32, INDEX, INT8, INT16, INT32, INT64, TASK_ID, UINT8, UINT16, UINT32, UINT64,
+    BF16,
+    BOOL,
+    FP16,
+    FP32,
+    INDEX,
+    INT8,
+    INT16,
+    INT32,
+    INT64,
+    TASK_ID,
+    UINT8,
+    UINT16,
+    UINT32,
+    UINT64,
     DataType,
 )
 from pypto.language.enums import (
-    AtomicType, ForKind, FunctionType, Level, Mem, MemorySpace, PadValue, ParamDirection, Role,
+    AtomicType,
+    ForKind,
+    FunctionType,
+    Level,
+    Mem,
+    MemorySpace,
+    PadValue,
+    ParamDirection,
+    Role,
 )
 from pypto.language.enums import ParamDirection as Direction
 from pypto.language.jit import JITFunction, jit
@@ -33,19 +63,83 @@ tensor = OpNamespace("tensor")
 
 # -- constructs
 at = DslName("at")
-range = DslName("range")  # noqa: A001
+range = DslName("range")
 parallel = DslName("parallel")
 unroll = DslName("unroll")
 yield_ = DslName("yield_")
 const = DslName("const")
+static_print = DslName("static_print")
+static_assert = DslName("static_assert")
+
+
+def dynamic(name: str):
+    """``M = pl.dynamic("M")``: a dynamic dimension for annotations (``pl.Tensor[[M, 128], pl.FP32]``).
+
+    Use the same object wherever the same extent is meant. A ``@pl.jit`` kernel is not recompiled
+    for a new extent of a dynamic dimension (the cache key holds ``None`` there).
+    """
+    from pypto.ir.types import DynDim
+
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"pl.dynamic needs an identifier name, got {name!r}")
+    return DynDim(name)
+
 
 __all__ = [
-    "BF16", "BOOL", "FP16", "FP32", "INDEX", "INT8", "INT16", "INT32", "INT64", "TASK_ID", "UINT8",
-    "UINT16", "UINT32", "UINT64", "DataType", "AtomicType", "ForKind", "FunctionType", "Level", "Mem",
-    "MemorySpace", "PadValue", "ParamDirection", "Direction", "Role", "InOut", "MemRef", "Out", "Scalar",
-    "Tensor", "Tile", "TileView", "Tuple", "RUNTIME", "JITFunction", "jit", "function", "loads", "parse",
-    "program", "tile", "tensor", "at", "range", "parallel", "unroll",
-    "yield_", "const", "DslName", "DslOp", "OpNamespace",
+    "BF16",
+    "BOOL",
+    "FP16",
+    "FP32",
+    "INDEX",
+    "INT8",
+    "INT16",
+    "INT32",
+    "INT64",
+    "RUNTIME",
+    "TASK_ID",
+    "UINT8",
+    "UINT16",
+    "UINT32",
+    "UINT64",
+    "AtomicType",
+    "DataType",
+    "Direction",
+    "DslName",
+    "DslOp",
+    "ForKind",
+    "FunctionType",
+    "InOut",
+    "JITFunction",
+    "Level",
+    "Mem",
+    "MemRef",
+    "MemorySpace",
+    "OpNamespace",
+    "Out",
+    "PadValue",
+    "ParamDirection",
+    "Role",
+    "Scalar",
+    "Tensor",
+    "Tile",
+    "TileView",
+    "Tuple",
+    "at",
+    "const",
+    "dynamic",
+    "function",
+    "jit",
+    "loads",
+    "parallel",
+    "parse",
+    "program",
+    "range",
+    "static_assert",
+    "static_print",
+    "tensor",
+    "tile",
+    "unroll",
+    "yield_",
 ]
 
 

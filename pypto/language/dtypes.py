@@ -11,8 +11,24 @@ from dataclasses import dataclass
 import torch
 
 __all__ = [
-    "DataType", "BOOL", "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64",
-    "FP16", "BF16", "FP32", "INDEX", "TASK_ID", "ALL_DTYPES", "dtype_from_name", "dtype_from_torch",
+    "ALL_DTYPES",
+    "BF16",
+    "BOOL",
+    "FP16",
+    "FP32",
+    "INDEX",
+    "INT8",
+    "INT16",
+    "INT32",
+    "INT64",
+    "TASK_ID",
+    "UINT8",
+    "UINT16",
+    "UINT32",
+    "UINT64",
+    "DataType",
+    "dtype_from_name",
+    "dtype_from_torch",
 ]
 
 

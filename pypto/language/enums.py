@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import enum
 
-
 # The DSL spelling of an enum class when it differs from the class name (pl.Mem is the short alias).
 _PREFIX = {"MemorySpace": "Mem", "ParamDirection": "Direction"}
 

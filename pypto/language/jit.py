@@ -9,11 +9,13 @@ simulator.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pypto.language.enums import FunctionType, Level
 
-_KINDS = {"entry": FunctionType.Orchestration, "incore": FunctionType.InCore}
+_KINDS = {"entry": FunctionType.Orchestration, "incore": FunctionType.InCore, "inline": FunctionType.Inline,
+          "opaque": FunctionType.Opaque}
 
 
 class JITFunction:
@@ -52,8 +54,11 @@ class JITFunction:
             raise TypeError(f"'{self.fn.__name__}' is a @pl.jit.{self.kind} function; call it from a @pl.jit "
                             "kernel, or decorate it with @pl.jit to run it directly")
         if not args and not any(hasattr(v, "shape") for v in kwargs.values()):
+            import inspect
+
             args = signature_args(self, kwargs)
-            kwargs = {k: v for k, v in kwargs.items() if not hasattr(v, "shape")}
+            names = set(inspect.signature(self.fn).parameters)
+            kwargs = {k: v for k, v in kwargs.items() if k not in names}  # unknown ones fail in specialize
         return specialize(self, args, kwargs)
 
     def lower(self, *args, config=None, **kwargs):
@@ -62,10 +67,13 @@ class JITFunction:
         No artifacts are written and the compile cache is not touched.
         """
         from pypto.ir.compile import run_pipeline
+        from pypto.passes.manager import emit_diagnostics
 
         cfg = self._config(config)
         spec = self._specialize(args, kwargs)
-        return run_pipeline(spec.program, cfg.compile_options()).program
+        result = run_pipeline(spec.program, cfg.compile_options())
+        emit_diagnostics(result.diagnostics)
+        return result.program
 
     def compile(self, *args, config=None, **kwargs):
         """Specialise and compile (or take the cached result); returns the ``CompiledProgram``.
@@ -90,6 +98,11 @@ class JITFunction:
         otherwise (outputs land in the ``pl.Out`` tensors passed in)."""
         import inspect
 
+        from pypto.language.constructs import RUNTIME
+
+        if any(a is RUNTIME for a in (*args, *kwargs.values())):
+            raise TypeError(f"@pl.jit function '{self.fn.__name__}': pl.RUNTIME marks a parameter in "
+                            "kernel.compile(...); a call needs the actual value")
         compiled = self.compile(*args, config=config, **kwargs)
         bound = inspect.signature(self.fn).bind(*args, **kwargs)
         bound.apply_defaults()
@@ -104,26 +117,42 @@ class JITFunction:
 
 
 class _JitDecorator:
-    """``@pl.jit`` (entry kernels) with the ``.incore`` sub-decorator."""
+    """``@pl.jit`` (entry kernels) with the ``.incore`` / ``.inline`` / ``.opaque`` sub-decorators.
+
+    Each works bare or with parentheses. Only ``.incore`` takes ``level=``; ``auto_scope=`` is
+    accepted (and ignored) on ``@pl.jit`` and ``.inline`` and rejected on ``.incore`` / ``.opaque``.
+    """
+
+    @staticmethod
+    def _make(kind: str, fn, kwargs: dict, allow_auto_scope: bool, allow_level: bool):
+        label = "@pl.jit" if kind == "entry" else f"@pl.jit.{kind}"
+        if "level" in kwargs and not allow_level:
+            raise TypeError(f"{label} does not accept a level= argument")
+        if "auto_scope" in kwargs and not allow_auto_scope:
+            raise TypeError(f"{label} does not accept an auto_scope= argument "
+                            "(its body has no orchestration plane to scope)")
+        level = kwargs.pop("level", None) if allow_level else None
+        kwargs.pop("auto_scope", None)
+        if kwargs:
+            raise TypeError(f"{label} got unexpected arguments: {', '.join(kwargs)}")
+        if fn is None:
+            return lambda f: JITFunction(f, kind, level)
+        return JITFunction(fn, kind, level)
 
     def __call__(self, fn: Callable | None = None, **kwargs):
-        if kwargs and "auto_scope" not in kwargs:
-            raise TypeError(f"@pl.jit got unexpected arguments: {', '.join(kwargs)}")
-        if "level" in kwargs:
-            raise TypeError("@pl.jit does not accept a level= argument")
-        if fn is None:
-            return lambda f: JITFunction(f, "entry")
-        return JITFunction(fn, "entry")
+        return self._make("entry", fn, dict(kwargs), True, False)
 
-    def incore(self, fn: Callable | None = None, *, level: Level | None = None, **kwargs):
+    def incore(self, fn: Callable | None = None, **kwargs):
         """A device kernel (an InCore function) called from a ``@pl.jit`` entry."""
-        if "auto_scope" in kwargs:
-            raise TypeError("@pl.jit.incore does not accept an auto_scope= argument")
-        if kwargs:
-            raise TypeError(f"@pl.jit.incore got unexpected arguments: {', '.join(kwargs)}")
-        if fn is None:
-            return lambda f: JITFunction(f, "incore", level)
-        return JITFunction(fn, "incore", level)
+        return self._make("incore", fn, dict(kwargs), False, True)
+
+    def inline(self, fn: Callable | None = None, **kwargs):
+        """A helper spliced into each call site (an Inline function; InlineFunctions removes it)."""
+        return self._make("inline", fn, dict(kwargs), True, False)
+
+    def opaque(self, fn: Callable | None = None, **kwargs):
+        """A separate function with no plane yet: may hold orchestration loops and ``pl.at`` scopes."""
+        return self._make("opaque", fn, dict(kwargs), False, False)
 
 
 jit = _JitDecorator()

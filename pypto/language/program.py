@@ -44,10 +44,17 @@ def parse(code: str, filename: str | None = None):
     classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
     if len(classes) != 1:
         raise ParserSyntaxError(f"expected exactly one @pl.program class, found {len(classes)}")
-    return parse_program_class(classes[0], src, {"pl": pl})
+    globals_ = {"pl": pl}
+    for node in tree.body:  # `M = pl.dynamic("M")` lines name the program's dynamic dimensions
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute) \
+                and node.value.func.attr == "dynamic" and len(node.value.args) == 1 \
+                and isinstance(node.value.args[0], ast.Constant):
+            globals_[node.targets[0].id] = pl.dynamic(node.value.args[0].value)
+    return parse_program_class(classes[0], src, globals_)
 
 
-def loads(path) -> "object":
+def loads(path) -> object:
     """Parse a printed-IR file (e.g. a pass dump) into a Program."""
     p = Path(path)
     return parse(p.read_text(encoding="utf-8"), filename=str(p))

@@ -1,9 +1,14 @@
-"""Elementwise arithmetic at tensor and tile level: add sub mul div (array and scalar rhs), and the
-unary ops exp neg abs.
+"""Elementwise arithmetic at tensor and tile level: add sub mul div maximum minimum (array and
+scalar rhs: ``adds``, ..., ``maximums``, ``minimums``), and the unary ops exp neg abs log sqrt rsqrt
+recip relu.
 
 Numerics: FP16/BF16 operands are computed the way the vector unit does, in FP32 with one rounding
 to the result type; torch's CPU kernels for half types do exactly that, so reference and simulator
-share the same torch call (``ref`` and ``sim`` below) and agree bit for bit.
+share the same torch call (``ref`` and ``sim`` below) and agree bit for bit. For log sqrt rsqrt
+recip, ``_pto.unary_f32`` makes the FP32 computation explicit (``fn(x.float()).to(dtype)``): torch's
+CPU FP16 ``sqrt`` kernel is *not* computed that way (15 of the 65536 FP16 inputs differ), so the
+contract is written out rather than inherited from torch. ``maximum``/``minimum`` propagate NaN
+(``torch.maximum``); their scalar forms compare in the result dtype (``_pto.maximums``).
 """
 from __future__ import annotations
 
@@ -37,7 +42,18 @@ def _scalar_rule(op_name: str, float_only: bool):
     return infer
 
 
-def _define_binary(name: str, torch_fn: str, float_only: bool = False) -> None:
+def _scalar_helper(helper: str, op: str, float_only: bool):
+    """ref/sim of a scalar-rhs op computed by ``_pto.<helper>(x, s, result_dtype)``."""
+    from pypto.codegen.common import py_literal
+
+    def dtype_src(a: OpArgs) -> str:
+        return py_literal(_scalar_rule(op, float_only)(a, None).dtype)
+
+    return ((lambda a: f"_pto.{helper}({a.lhs}, {a.rhs}, {dtype_src(a)})"),
+            (lambda a, dst: f"_pto.{helper}({a.lhs}, {a.rhs}, {dtype_src(a)}, out={dst})"))
+
+
+def _define_binary(name: str, torch_fn: str, float_only: bool = False, scalar_fn: str | None = None) -> None:
     """Registers ``tensor.<name>``, ``tensor.<name>s``, ``tile.<name>``, ``tile.<name>s``.
 
     The four share one torch function; what differs is the operand kinds and the level. Integer
@@ -46,12 +62,16 @@ def _define_binary(name: str, torch_fn: str, float_only: bool = False) -> None:
     for level in ("tensor", "tile"):
         for suffix, rhs_kind, rule in (("", level, _binary_rule), ("s", "scalar", _scalar_rule)):
             op = f"{level}.{name}{suffix}"
+            ref, sim = (lambda a, f=torch_fn: f"{f}({a.lhs}, {a.rhs})"), \
+                (lambda a, dst, f=torch_fn: f"{f}({a.lhs}, {a.rhs}, out={dst})")
+            if suffix and scalar_fn is not None:
+                ref, sim = _scalar_helper(scalar_fn, op, float_only)
             register(OpDef(
                 name=op,
                 params=(Param("lhs", level), Param("rhs", rhs_kind)),
                 infer=rule(op, float_only),
-                ref=lambda a, f=torch_fn: f"{f}({a.lhs}, {a.rhs})",
-                sim=None if level == "tensor" else (lambda a, dst, f=torch_fn: f"{f}({a.lhs}, {a.rhs}, out={dst})"),
+                ref=ref,
+                sim=None if level == "tensor" else sim,
                 dsl=name,
                 operand_kinds=(level, rhs_kind),
                 lowers_to=f"tile.{name}{suffix}" if level == "tensor" else None,
@@ -62,8 +82,8 @@ def _define_binary(name: str, torch_fn: str, float_only: bool = False) -> None:
             ))
 
 
-def _define_unary(name: str, torch_fn: str, float_only: bool) -> None:
-    """Registers ``tensor.<name>`` and ``tile.<name>``."""
+def _define_unary(name: str, torch_fn: str, float_only: bool, f32: bool = False) -> None:
+    """Registers ``tensor.<name>`` and ``tile.<name>``; ``f32``: computed by ``_pto.unary_f32``."""
     for level in ("tensor", "tile"):
         op = f"{level}.{name}"
 
@@ -78,8 +98,11 @@ def _define_unary(name: str, torch_fn: str, float_only: bool) -> None:
             name=op,
             params=(Param("x", level),),
             infer=infer,
-            ref=lambda a, f=torch_fn: f"{f}({a.x})",
-            sim=None if level == "tensor" else (lambda a, dst, f=torch_fn: f"{f}({a.x}, out={dst})"),
+            ref=(lambda a, n=name: f"_pto.unary_f32({n!r}, {a.x})") if f32 else
+                (lambda a, f=torch_fn: f"{f}({a.x})"),
+            sim=None if level == "tensor" else (
+                (lambda a, dst, n=name: f"_pto.unary_f32({n!r}, {a.x}, out={dst})") if f32 else
+                (lambda a, dst, f=torch_fn: f"{f}({a.x}, out={dst})")),
             dsl=name,
             operand_kinds=(level,),
             lowers_to=f"tile.{name}" if level == "tensor" else None,
@@ -97,4 +120,10 @@ _define_binary("div", "torch.div", float_only=True)
 _define_unary("exp", "torch.exp", float_only=True)
 _define_unary("neg", "torch.neg", float_only=False)
 _define_unary("abs", "torch.abs", float_only=False)
-
+_define_binary("maximum", "torch.maximum", scalar_fn="maximums")
+_define_binary("minimum", "torch.minimum", scalar_fn="minimums")
+_define_unary("log", "torch.log", float_only=True, f32=True)
+_define_unary("sqrt", "torch.sqrt", float_only=True, f32=True)
+_define_unary("rsqrt", "torch.rsqrt", float_only=True, f32=True)
+_define_unary("recip", "torch.reciprocal", float_only=True, f32=True)
+_define_unary("relu", "_pto.relu", float_only=False)

@@ -129,10 +129,12 @@ def _assemble_infer(a: OpArgs, span: Span) -> TensorType:
 
 register(OpDef(
     name="tensor.assemble",
-    params=(Param("target", "tensor"), Param("src", "tensor"), Param("offsets", "ints")),
+    params=(Param("target", "tensor"), Param("src", "tensor"), Param("offsets", "ints"),
+            Param("atomic", "atomic", AtomicType.None_)),
     infer=_assemble_infer,
-    ref=lambda a: f"_pto.assemble({a.target}, {a.src}, {a.offsets})",
+    ref=lambda a: f"_pto.assemble({a.target}, {a.src}, {a.offsets}, atomic={a.atomic == repr(AtomicType.Add)})",
     dsl="assemble", operand_kinds=("tensor", "tensor"),
     lowers_to="tile.store",
-    doc="write src into target at offsets (what `out[...] = e` means)",
+    doc="write src into target at offsets (what `out[...] = e` means); atomic=pl.AtomicType.Add adds "
+        "into the target (lowered to tile.store(..., atomic=))",
 ))

@@ -94,7 +94,8 @@ class OpDef:
     platforms: frozenset[str] = frozenset({"a2a3", "a5"})
     gm: Optional[str] = None
     doc: str = ""
-    # memory spaces an operand of this op may live in (InferTileMemorySpace), and the result's
+    # memory spaces an operand of this op may live in (InferTileMemorySpace), and the result's;
+    # per operand: a tuple of (param name, spaces) pairs (e.g. matmul: lhs in Left, rhs in Right)
     input_spaces: tuple = ()
     result_space: Any = None
     # the result may be written into the buffer of a same-shaped operand that dies at this op
@@ -102,6 +103,10 @@ class OpDef:
     inplace_safe: bool = False
     # custom tensor->tile lowering for ops that are more than one tile op (see ConvertTensorToTileOps)
     lower: Optional[Callable[..., Any]] = None
+    # extra check of a dispatched ``pl.<dsl>(...)`` call, ``(positional args, kwargs, span)``, run by
+    # the parser before binding; the explicit ``pl.<level>.<name>(...)`` form skips it (e.g. tile
+    # row reductions: ``pl.row_sum(tile)`` needs tmp_tile, ``pl.tile.row_sum(x)`` is sequential)
+    dsl_check: Optional[Callable[..., None]] = None
 
     @property
     def level(self) -> str:
@@ -175,4 +180,7 @@ def _load() -> None:
     if _loaded:
         return
     _loaded = True
-    from pypto.ops import elementwise, memory, cast  # noqa: F401
+    from pypto.ops import elementwise, memory, cast, matmul  # noqa: F401
+    from pypto.ops import reduction, padding  # noqa: F401
+    from pypto.ops import compare, broadcast, layout  # noqa: F401
+    from pypto.ops import debug_ops  # noqa: F401

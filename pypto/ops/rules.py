@@ -82,6 +82,6 @@ def check_region(op: str, offsets, extent, shape, span: Span) -> None:
     expect(len(offs) == len(shape) == len(extent), op,
            f"rank mismatch: tensor rank {len(shape)}, offsets {len(offs)}, shape {len(extent)}", span)
     for o, e, n in zip(offs, extent, shape):
-        if o is not None:
+        if o is not None and isinstance(n, int) and isinstance(e, int):  # dynamic dims: checked at run time
             expect(0 <= o and o + e <= n, op,
                    f"region offsets {offs} + shape {list(extent)} exceeds tensor shape {list(shape)}", span)

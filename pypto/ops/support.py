@@ -13,7 +13,7 @@ import torch
 from pypto.errors import SimulationError
 from pypto.numerics.cast import cast_tensor
 
-__all__ = ["region", "load", "load_into", "store", "assemble", "cast"]
+__all__ = ["region", "load", "load_into", "store", "assemble", "cast", "matmul", "extract", "tensor_matmul"]
 
 
 def region(t: torch.Tensor, offsets: Sequence[int], shape: Sequence[int], what: str = "access") -> torch.Tensor:
@@ -62,12 +62,214 @@ def store(tile: torch.Tensor, offsets, t: torch.Tensor, valid=None, atomic: bool
     return t
 
 
-def assemble(target: torch.Tensor, src: torch.Tensor, offsets) -> torch.Tensor:
-    """Reference ``tensor.assemble``: write ``src`` into ``target`` at ``offsets``, in place."""
-    region(target, offsets, list(src.shape), "tensor.assemble").copy_(src)
+def assemble(target: torch.Tensor, src: torch.Tensor, offsets, atomic: bool = False) -> torch.Tensor:
+    """Reference ``tensor.assemble``: write ``src`` into ``target`` at ``offsets``, in place
+    (``+=`` when ``atomic``, i.e. ``atomic=pl.AtomicType.Add``)."""
+    dst = region(target, offsets, list(src.shape), "tensor.assemble")
+    if atomic:
+        dst.add_(src.to(dst.dtype))
+    else:
+        dst.copy_(src)
     return target
 
 
 def cast(x: torch.Tensor, dtype: torch.dtype, mode: str = "round") -> torch.Tensor:
     """``cast`` with the hardware's rounding mode and overflow rules (see :mod:`pypto.numerics.cast`)."""
     return cast_tensor(x, dtype, mode)
+
+
+# -- reductions and fillpad (pypto/ops/reduction.py, pypto/ops/padding.py) ----------------------
+# One implementation of the reduction ORDER, called by both executors, so that the reference and
+# the simulator agree bit for bit by construction.
+
+_REDUCE_FN = {"sum": torch.add, "max": torch.maximum, "min": torch.minimum}
+
+
+def _reduce_last(x: torch.Tensor, kind: str, tree: bool, work: torch.Tensor | None = None) -> torch.Tensor:
+    """Reduce the last axis of ``x`` (keepdim) in the documented order; every step rounds to the
+    dtype (torch computes FP16/BF16 in FP32 and rounds once per op, like the vector unit).
+
+    * ``tree``: pairwise halving. With ``n`` elements left, ``h = n // 2``: elements ``[n-h, n)``
+      (the upper half) are combined onto ``[0, h)`` (the lower half) in ONE vectorised op; when
+      ``n`` is odd the middle element ``h`` is carried unchanged to the next level; ``n -> n - h``.
+      ``work`` (a tensor of ``x``'s shape, e.g. the tmp tile's region) receives the partial
+      results; ``None`` works in a fresh copy.
+    * sequential: ``acc = x[..., 0]; acc = acc + x[..., 1]; ...`` left to right, one op per element.
+    """
+    fn = _REDUCE_FN[kind]
+    n = x.shape[-1]
+    if tree:
+        w = x.clone() if work is None else work.copy_(x)
+        while n > 1:
+            h = n // 2
+            r = n - h
+            fn(w[..., :h], w[..., r:n], out=w[..., :h])
+            n = r
+        return w[..., :1].clone()
+    acc = x[..., 0:1].clone()
+    for j in range(1, n):
+        fn(acc, x[..., j:j + 1], out=acc)
+    return acc
+
+
+def reduce(x: torch.Tensor, tmp, axis: int, kind: str) -> torch.Tensor:
+    """Reference ``row_*`` (``axis=-1``) / ``col_*`` (``axis=-2``) reduction, keepdim. With a
+    ``tmp`` tile the order is the binary tree, without it sequential (see :func:`_reduce_last`).
+    The whole physical tile participates (padding included). The reference leaves ``tmp``
+    untouched (its contents after the op are unspecified)."""
+    r = _reduce_last(x.movedim(axis, -1), kind, tmp is not None)
+    return r.movedim(-1, axis)
+
+
+def reduce_into(dst: torch.Tensor, x: torch.Tensor, tmp, axis: int, kind: str) -> None:
+    """Simulator reduction into core memory; the tree path works in the tmp tile's leading
+    region (so the device's scratch really is clobbered), the sequential path needs no scratch."""
+    work = None
+    if tmp is not None:
+        work = region(tmp, [0] * tmp.dim(), list(x.shape), "reduction tmp_tile").movedim(axis, -1)
+    r = _reduce_last(x.movedim(axis, -1), kind, tmp is not None, work)
+    dst.copy_(r.movedim(-1, axis))
+
+
+def pad_scalar(dtype: torch.dtype, pad: str):
+    """The fill value of ``fillpad``: ``zero`` -> 0; ``max`` -> +inf for floats (the identity of a
+    min-reduction), the dtype's largest value for integers; ``min`` -> -inf / the smallest."""
+    if pad == "zero":
+        return 0
+    if dtype.is_floating_point:
+        return float("inf") if pad == "max" else float("-inf")
+    info = torch.iinfo(dtype)
+    return info.max if pad == "max" else info.min
+
+
+def fillpad(x: torch.Tensor, valid, pad: str) -> torch.Tensor:
+    """Reference ``fillpad``: a copy of ``x`` whose elements outside ``valid`` (``None`` = the
+    whole tile) are set to :func:`pad_scalar`."""
+    valid = list(x.shape) if valid is None else list(valid)
+    out = torch.full_like(x, pad_scalar(x.dtype, pad))
+    region(out, [0] * x.dim(), valid).copy_(region(x, [0] * x.dim(), valid, "fillpad"))
+    return out
+
+
+def fillpad_into(dst: torch.Tensor, x: torch.Tensor, valid, pad: str) -> None:
+    """Simulator ``fillpad`` into core memory (``dst`` may be ``x``'s own buffer)."""
+    dst.copy_(fillpad(x, valid, pad))
+
+
+# -- elementwise / compare / broadcast / layout helpers (pypto.ops.elementwise, compare, broadcast,
+# layout). Each is used verbatim by both executors, so they agree bit for bit by construction.
+
+_HALF = (torch.float16, torch.bfloat16)
+_UNARY = {"log": torch.log, "sqrt": torch.sqrt, "rsqrt": torch.rsqrt, "recip": torch.reciprocal,
+          "exp": torch.exp}
+
+
+def unary_f32(name: str, x: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+    """A float unary op the way the vector unit does it: FP16/BF16 are computed in FP32 and rounded
+    once to the operand's dtype (torch's own CPU half kernels do not all do that: FP16 sqrt differs)."""
+    fn = _UNARY[name]
+    r = fn(x.float()).to(x.dtype) if x.dtype in _HALF else fn(x)
+    if out is None:
+        return r
+    return out.copy_(r)
+
+
+def scalar_operand(x: torch.Tensor, s, dtype: torch.dtype):
+    """``x`` converted to the result ``dtype`` and the scalar ``s`` as a 0-d tensor of that dtype."""
+    # a float scalar is rounded once from its double value (overflow gives inf, as the cast does)
+    sv = torch.tensor(s, dtype=torch.float64 if isinstance(s, float) else None).to(dtype)
+    return x.to(dtype), sv
+
+
+def maximums(x: torch.Tensor, s, dtype: torch.dtype, out: torch.Tensor | None = None) -> torch.Tensor:
+    """``max(x, s)`` elementwise in the result dtype (NaN in ``x`` propagates, like ``torch.maximum``)."""
+    a, b = scalar_operand(x, s, dtype)
+    return torch.maximum(a, b) if out is None else torch.maximum(a, b, out=out)
+
+
+def minimums(x: torch.Tensor, s, dtype: torch.dtype, out: torch.Tensor | None = None) -> torch.Tensor:
+    """``min(x, s)`` elementwise in the result dtype."""
+    a, b = scalar_operand(x, s, dtype)
+    return torch.minimum(a, b) if out is None else torch.minimum(a, b, out=out)
+
+
+_CMP = (torch.eq, torch.ne, torch.lt, torch.le, torch.gt, torch.ge)
+
+
+def cmp(a: torch.Tensor, b, cmp_type: int, out: torch.Tensor | None = None) -> torch.Tensor:
+    """Comparison ``cmp_type`` (EQ0 NE1 LT2 LE3 GT4 GE5) as a BOOL tensor; ``b`` may be a scalar."""
+    fn = _CMP[cmp_type]
+    return fn(a, b) if out is None else fn(a, b, out=out)
+
+
+def sels(mask: torch.Tensor, a: torch.Tensor, s, dtype: torch.dtype, out: torch.Tensor | None = None):
+    """``where(mask, a, s)`` in the result dtype."""
+    x, y = scalar_operand(a, s, dtype)
+    return torch.where(mask, x, y) if out is None else torch.where(mask, x, y, out=out)
+
+
+def fill(t: torch.Tensor, value) -> torch.Tensor:
+    """``t`` filled with ``value`` converted to its dtype (in place)."""
+    return t.fill_(value)
+
+
+def expdif(t: torch.Tensor, v: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+    """``exp(t - v)`` as the two vector instructions it is: the difference rounded to the dtype,
+    then the exponential (FP16/BF16 in FP32, rounded once). ``v`` broadcasts ([M,1] or [1,N])."""
+    d = torch.sub(t, v) if out is None else torch.sub(t, v, out=out)
+    return unary_f32("exp", d, out)
+
+
+def tile_slice(dst: torch.Tensor, x: torch.Tensor, offsets) -> torch.Tensor:
+    """Simulator ``tile.slice``: copy the sub-tile of ``x`` at ``offsets`` into ``dst``."""
+    return dst.copy_(region(x, offsets, list(dst.shape), "tile.slice"))
+
+
+def tile_assemble(target: torch.Tensor, src: torch.Tensor, offsets, dst: torch.Tensor | None = None):
+    """``tile.assemble``: ``target`` with ``src`` written at ``offsets``. The reference returns a new
+    tile; the simulator writes the result into ``dst`` (its own buffer)."""
+    out = target.clone() if dst is None else dst
+    if dst is not None and dst.data_ptr() != target.data_ptr():
+        dst.copy_(target)
+    region(out, offsets, list(src.shape), "tile.assemble").copy_(src)
+    return out
+
+
+def read(x: torch.Tensor, indices):
+    """Element ``x[indices]`` as a Python scalar (``tile.read`` / ``tensor.read``)."""
+    if len(indices) != x.dim():
+        raise SimulationError(f"read: {len(indices)} indices for a rank-{x.dim()} tensor")
+    for i, n in zip(indices, x.shape):
+        if not 0 <= int(i) < n:
+            raise SimulationError(f"read out of bounds: indices {list(map(int, indices))} in shape {list(x.shape)}")
+    return x[tuple(int(i) for i in indices)].item()
+
+
+def matmul(lhs: torch.Tensor, rhs: torch.Tensor, acc: torch.Tensor | None = None) -> torch.Tensor:
+    """Cube ``lhs @ rhs`` (``acc + lhs @ rhs`` when ``acc`` is given) in the accumulator dtype:
+    float operands as fresh FP32 copies (FP16/BF16 products are exact in FP32, sums in FP32),
+    INT8 as INT32. Fresh contiguous copies make both executors run the very same BLAS call (the
+    simulator's operands are views into core memory), so they agree bit for bit."""
+    dt = torch.float32 if lhs.dtype.is_floating_point else torch.int32
+    out = torch.matmul(lhs.to(dt, copy=True).contiguous(), rhs.to(dt, copy=True).contiguous())
+    return out if acc is None else acc + out
+
+
+def extract(x: torch.Tensor, offsets, shape, transpose: bool = False) -> torch.Tensor:
+    """``tile.extract``: a copy of the region of ``x`` (transposed when asked)."""
+    r = region(x, offsets, shape, "tile.extract")
+    return (r.t() if transpose else r).clone()
+
+
+def tensor_matmul(a: torch.Tensor, b: torch.Tensor, out_dtype=None, a_trans=False, b_trans=False,
+                  acc=None) -> torch.Tensor:
+    """Reference ``tensor.matmul`` (before lowering): the cube product, then a ``rint`` cast to
+    ``out_dtype`` (default: the operand dtype) when it differs from the accumulator dtype."""
+    out = matmul(a.t() if a_trans else a, b.t() if b_trans else b, acc)
+    dtype = out_dtype if out_dtype is not None else (a.dtype if acc is None else out.dtype)
+    return out if dtype == out.dtype else cast(out, dtype, "rint")
+
+
+def relu(x: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+    """``max(x, 0)`` (NaN propagates); torch.relu has no ``out=``, so both executors use this."""
+    return torch.clamp_min(x, 0) if out is None else torch.clamp_min(x, 0, out=out)

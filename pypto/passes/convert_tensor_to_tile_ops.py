@@ -6,7 +6,7 @@ Requires: SplitIncoreOrch. Produces: IncoreTileOps — an InCore function holds 
   (``<param>_tile = tile.load(param, [0, ...], shape)``); no automatic chunking — tensor-level
   operands must fit on chip (the capacity check of AllocateMemoryAddr says so if they do not).
 * ``tensor.<op>`` becomes its registered ``lowers_to`` tile op; ``tensor.assemble(dst, v, offs)``
-  becomes ``tile.store(v_tile, offs, dst)``.
+  becomes ``tile.store(v_tile, offs, dst, atomic)`` (its ``atomic=`` attribute is forwarded).
 * Loop-carried and if-phi values follow their inputs from tensor to tile type.
 * An op whose registry entry has a ``lower`` hook lowers itself: ``lower(call, result_var,
   converter) -> (statements, tile_result_or_None)``; the converter offers ``as_tile(value, span)``
@@ -88,10 +88,10 @@ class _Converter(Mutator):
             return self.default_stmt(s)
         op = get_op(v.op, v.span)
         if v.op == "tensor.assemble":
-            target, src, offs = v.args
+            target, src, offs, atomic = v.args
             tile = self.as_tile(src, v.span)
             # the destination stays the global tensor (self.var: renaming only, never its tile copy)
-            args = (tile, self.expr(offs), self.var(target), get_op("tile.store").param("atomic").default)
+            args = (tile, self.expr(offs), self.var(target), atomic)
             return s.replace(value=Call("tile.store", args, s.var.type, v.span))
         if op.lower is not None:
             # an op that lowers to several tile ops (e.g. matmul: loads to Mat, moves, cube op)

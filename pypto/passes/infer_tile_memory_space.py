@@ -8,12 +8,21 @@ Requires: IncoreTileOps. Produces: TileMemoryInferred.
 * An operand whose space is not among the op's registered ``input_spaces`` is moved into the first
   of them first (``<v>_<Space> = tile.move(v, target_memory=Space)``, cached per value).
 * Loop-carried tiles take the space of their initial value.
+* ``input_spaces`` may be per operand (``(("lhs", (Left,)), ("rhs", (Right,)))``, the cube ops).
+* Backward demand: a ``tile.load`` without ``target_memory`` whose result feeds an operand that
+  must be in Mat, Left or Right (a cube op) lands in Mat (a DDR load lands in Vec or Mat only).
+* Inserted moves that touch a cube space (Left, Right, Acc) follow the platform's legal edges
+  (spec-language §6.1): a2a3 Mat->{Left,Right,Bias}, Acc->Mat; a5 adds Vec->Mat and Acc->Vec. A
+  route of several hops inserts each (e.g. Acc->Mat->Left for a matmul result fed to a matmul).
+  No route is a compile error: on a2a3 an Acc tile (a matmul result) cannot feed a vector op --
+  store it to GM with ``pl.store`` and continue in another scope, or target a5.
 """
 from __future__ import annotations
 
+from pypto.errors import InvalidOperationError
 from pypto.ir.nodes import AssignStmt, Call, ForStmt, IfStmt, Program, Var
 from pypto.ir.types import TileType
-from pypto.ir.visit import Mutator
+from pypto.ir.visit import Mutator, iter_stmts
 from pypto.language.enums import FunctionType, MemorySpace
 from pypto.ops.registry import VALUE_KINDS, get_op
 from pypto.passes.context import PassContext
@@ -24,8 +33,65 @@ PRODUCES = ("TileMemoryInferred",)
 
 
 def run(program: Program, ctx: PassContext) -> Program:
+    arch = ctx.platform.arch
     return program.replace(functions=tuple(
-        _Infer().function(f) if f.func_type == FunctionType.InCore else f for f in program.functions))
+        _Infer(arch, _mat_demand(f)).function(f) if f.func_type == FunctionType.InCore else f
+        for f in program.functions))
+
+
+_CUBE = (MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc)
+# legal direct on-chip moves per architecture (spec-language §6.1)
+_EDGES = {
+    "a2a3": {MemorySpace.Mat: (MemorySpace.Left, MemorySpace.Right, MemorySpace.Bias),
+             MemorySpace.Acc: (MemorySpace.Mat,)},
+    "a5": {MemorySpace.Mat: (MemorySpace.Left, MemorySpace.Right, MemorySpace.Bias,
+                             MemorySpace.LeftScale, MemorySpace.RightScale),
+           MemorySpace.Acc: (MemorySpace.Mat, MemorySpace.Vec), MemorySpace.Vec: (MemorySpace.Mat,)},
+}
+
+
+def allowed_spaces(op, param: str) -> tuple:
+    """The spaces operand ``param`` of ``op`` may live in (empty: any)."""
+    sp = op.input_spaces
+    if sp and isinstance(sp[0], tuple):
+        return dict(sp).get(param, ())
+    return sp
+
+
+def _route(src: MemorySpace, dst: MemorySpace, arch: str):
+    """Hops (excluding ``src``) of the shortest legal move chain, or None."""
+    edges = _EDGES.get(arch, _EDGES["a2a3"])
+    prev = {src: None}
+    queue = [src]
+    while queue:
+        cur = queue.pop(0)
+        if cur == dst:
+            hops = []
+            while cur != src:
+                hops.append(cur)
+                cur = prev[cur]
+            return hops[::-1]
+        for nxt in edges.get(cur, ()):
+            if nxt not in prev:
+                prev[nxt] = cur
+                queue.append(nxt)
+    return None
+
+
+def _mat_demand(f) -> set:
+    """ids of Vars read by an operand that must be in Mat/Left/Right (backward demand)."""
+    from pypto.ops.registry import VALUE_KINDS as _VK
+
+    need = set()
+    for s in iter_stmts(f.body):
+        if isinstance(s, AssignStmt) and isinstance(s.value, Call):
+            op = get_op(s.value.op, s.value.span)
+            for p, a in zip(op.params, s.value.args):
+                want = allowed_spaces(op, p.name)
+                if p.kind in _VK and isinstance(a, Var) and want and want[0] in (
+                        MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right):
+                    need.add(id(a))
+    return need
 
 
 def _placed(v: Var, space: MemorySpace) -> Var:
@@ -34,9 +100,35 @@ def _placed(v: Var, space: MemorySpace) -> Var:
 
 
 class _Infer(Mutator):
-    def __init__(self):
+    def __init__(self, arch: str = "a2a3", mat_demand: set = frozenset()):
         super().__init__()
+        self.arch = arch
+        self.mat_demand = mat_demand
         self.moves: dict[tuple[int, MemorySpace], Var] = {}
+
+    def _move(self, a: Var, want: MemorySpace, op_name: str, param: str, span, pre: list) -> Var:
+        """``a`` moved into ``want`` (cached per value), along legal edges when a cube space is involved."""
+        src = a.type.memory_space
+        hops = [want]
+        if src in _CUBE or want in _CUBE:
+            hops = _route(src, want, self.arch)
+            if hops is None:
+                hint = ("store the tile to a global tensor with pl.store and load it in another pl.at scope "
+                        "(or use the a5 platform, which has Acc->Vec)") if src == MemorySpace.Acc else \
+                    "load the operand into pl.Mem.Mat (pl.load(..., target_memory=pl.Mem.Mat))"
+                raise InvalidOperationError(
+                    f"{op_name}: operand '{param}' ('{a.name}') is in {src.name} but must be in {want.name}; "
+                    f"{self.arch} has no on-chip path {src.name} -> {want.name}", span, hint)
+        cur = a
+        for space in hops:
+            key = (id(a), space)
+            if key not in self.moves:
+                mt = TileType(cur.type.shape, cur.type.dtype, space, cur.type.valid_shape)
+                mv = Var(f"{a.name}_{space.name}", mt, a.span)
+                pre.append(AssignStmt(mv, Call("tile.move", (cur, space), mt, span), span))
+                self.moves[key] = mv
+            cur = self.moves[key]
+        return cur
 
     def visit_AssignStmt(self, s: AssignStmt):
         v = s.value
@@ -47,21 +139,17 @@ class _Infer(Mutator):
         args = []
         for p, a in zip(op.params, v.args):
             a = self.expr(a)
-            if p.kind in VALUE_KINDS and isinstance(a, Var) and isinstance(a.type, TileType) and op.input_spaces \
-                    and a.type.memory_space not in op.input_spaces:
-                want = op.input_spaces[0]
-                key = (id(a), want)
-                if key not in self.moves:
-                    mt = TileType(a.type.shape, a.type.dtype, want, a.type.valid_shape)
-                    mv = Var(f"{a.name}_{want.name}", mt, a.span)
-                    pre.append(AssignStmt(mv, Call("tile.move", (a, want), mt, v.span), s.span))
-                    self.moves[key] = mv
-                a = self.moves[key]
+            allowed = allowed_spaces(op, p.name)
+            if p.kind in VALUE_KINDS and isinstance(a, Var) and isinstance(a.type, TileType) and allowed \
+                    and a.type.memory_space not in allowed:
+                a = self._move(a, allowed[0], op.name, p.name, v.span, pre)
             args.append(a)
         call = v.replace(args=tuple(args))
         var = s.var
         if isinstance(var.type, TileType) and var.type.memory_space is None:
             space = self._space(op, call)
+            if op.name == "tile.load" and id(s.var) in self.mat_demand and call.args[-1] is None:
+                space = MemorySpace.Mat  # backward demand of a cube consumer
             var = self.redefine(s.var, _placed(s.var, space))
             call = call.replace(type=var.type)
         elif isinstance(var.type, TileType):

@@ -91,14 +91,29 @@ class PipelineResult:
     program: Program
     stages: list[tuple[str, Program]] = field(default_factory=list)
     timings: list[tuple[str, float]] = field(default_factory=list)
+    diagnostics: list = field(default_factory=list)
+
+    def add_diagnostics(self, found) -> None:
+        """Keep each finding once (a check may see the same statement after several passes)."""
+        seen = {(d.code, d.span, d.message) for d in self.diagnostics}
+        for d in found:
+            if (d.code, d.span, d.message) not in seen:
+                seen.add((d.code, d.span, d.message))
+                self.diagnostics.append(d)
 
 
 def run_passes(program: Program, passes: Sequence, ctx: PassContext, *, verification_level=None,
-               dump_dir: Path | None = None, dump_level=PassDumpLevel.NONE) -> PipelineResult:
+               dump_dir: Path | None = None, dump_level=PassDumpLevel.NONE, diagnostic_phase=None,
+               disabled_diagnostics=None) -> PipelineResult:
     """Run ``passes`` in order. Verifies per ``verification_level``; writes ``00_frontend.py`` and
-    ``NN_after_<Pass>.py`` into ``dump_dir`` when ``dump_level`` is not NONE."""
+    ``NN_after_<Pass>.py`` into ``dump_dir`` when ``dump_level`` is not NONE; runs the diagnostic
+    checks of :mod:`pypto.passes.diagnostics` at their phases (``diagnostic_phase``,
+    ``disabled_diagnostics``) and collects them in ``result.diagnostics``."""
     from pypto.ir.verifier import verify
+    from pypto.passes.diagnostics import DiagnosticPhase as DP, resolve_phase, run_checks
 
+    phase = resolve_phase(diagnostic_phase)
+    off = tuple(disabled_diagnostics or ())
     level = resolve_verification_level(verification_level)
     dump_level = resolve_dump_level(dump_level)
     infos = [as_pass(p) for p in passes]
@@ -109,6 +124,7 @@ def run_passes(program: Program, passes: Sequence, ctx: PassContext, *, verifica
     established: list[str] = []
     if level != VerificationLevel.NONE:
         verify(program, ["SSA", "TypeChecked"], ctx, "pipeline_input")
+    result.add_diagnostics(run_checks(program, DP.PRE_PIPELINE, phase, off, ctx, "pipeline_input"))
     for i, info in enumerate(infos):
         t0 = time.perf_counter()
         try:
@@ -128,11 +144,28 @@ def run_passes(program: Program, passes: Sequence, ctx: PassContext, *, verifica
             verify(program, ["SSA", "TypeChecked", *established], ctx, info.name)
         if level == VerificationLevel.ROUNDTRIP:
             roundtrip_check(program, info.name)
+        result.add_diagnostics(run_checks(program, DP.POST_PASS, phase, off, ctx, info.name))
         result.stages.append((info.name, program))
         if dump_dir is not None and dump_level != PassDumpLevel.NONE:
             _write(dump_dir / f"{i + 1:02d}_after_{info.name}.py", program.as_python())
+    result.add_diagnostics(run_checks(program, DP.POST_PIPELINE, phase, off, ctx, "pipeline_output"))
     result.program = program
     return result
+
+
+def emit_diagnostics(diagnostics, report_dir: Path | None = None, stream=None) -> None:
+    """Print each diagnostic (file:line:col, caret, [CODE]) and append them to
+    ``report_dir/diagnostics.log``."""
+    import sys
+
+    if not diagnostics:
+        return
+    text = "\n".join(d.render() for d in diagnostics) + "\n"
+    (stream or sys.stderr).write(text)
+    if report_dir is not None:
+        report_dir.mkdir(parents=True, exist_ok=True)
+        with open(report_dir / "diagnostics.log", "a", encoding="utf-8") as fh:
+            fh.write(text)
 
 
 def roundtrip_check(program: Program, pass_name: str) -> None:

@@ -15,6 +15,7 @@ calls them.
 from __future__ import annotations
 
 from pypto.errors import UnsupportedFeatureError
+from pypto.language.enums import AtomicType
 from pypto.ir.nodes import (
     AssignStmt, Call, ConstInt, ForStmt, FuncCall, Function, MakeTuple, Program, ReturnStmt, ScopeStmt,
     TupleGetItem, Var,
@@ -139,7 +140,7 @@ class _Outliner(Mutator):
             nv = ren.var(v)
             zeros = MakeTuple(tuple(ConstInt(0) for _ in v.type.shape))
             stored = Var(v.name + "_out", v.type, v.span)
-            new_body.append(AssignStmt(stored, Call("tensor.assemble", (p, nv, zeros), v.type, v.span), v.span))
+            new_body.append(AssignStmt(stored, Call("tensor.assemble", (p, nv, zeros, AtomicType.None_), v.type, v.span), v.span))
             returns.append(stored)
         new_body.append(ReturnStmt(tuple(returns), s.span))
         rtypes = tuple(r.type for r in returns)

@@ -1,10 +1,59 @@
-"""``RunConfig``: how a kernel is compiled and run (``from pypto.runtime import RunConfig``)."""
+"""``RunConfig``: how a kernel is compiled and run (``from pypto.runtime import RunConfig``).
+
+Every field of spec-runtime §1 is accepted and validated; the simulator reads ``platform``, the DFX
+flags (``enable_dep_gen``, ``enable_dump_args``, ``enable_chip_swimlane``), ``sim_seed`` and
+``dump_budget_bytes``. ``device_id``, ``aicpu_thread_num``, the ring sizes, ``enable_pmu`` and
+``enable_scope_stats`` are validated but have no effect on the simulator.
+"""
 from __future__ import annotations
 
+import enum
+import warnings
 from dataclasses import dataclass, field
 from typing import Optional
 
 from pypto.backend.platforms import get_platform
+
+
+class OptimizationStrategy(enum.Enum):
+    """The compiler's optimisation strategy; ``Default`` is the only member."""
+
+    Default = "Default"
+
+
+_RINGS = 4
+
+
+def _check_ring(name: str, value, check):
+    """Normalise a ring override: ``None``, a scalar for every ring, or exactly 4 entries (0 = default)."""
+    if value is None:
+        return None
+    items = list(value) if isinstance(value, (list, tuple)) else None
+    if items is None:
+        vals = [value]
+    else:
+        if len(items) != _RINGS:
+            raise ValueError(f"RunConfig.{name} must be a scalar or a list of exactly {_RINGS} entries, got {value!r}")
+        vals = items
+    for v in vals:
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise ValueError(f"RunConfig.{name} entries must be int, got {v!r}")
+        if items is not None and v == 0:
+            continue  # 0 = the runtime default for that ring
+        check(v)
+    return items if items is not None else value
+
+
+def _pow2(name: str, lo: int):
+    def check(v):
+        if v < lo or v & (v - 1):
+            raise ValueError(f"RunConfig.{name} must be a power of two >= {lo}, got {v}")
+    return check
+
+
+def _dep_pool(v):
+    if not 4 <= v <= 2 ** 31 - 1:
+        raise ValueError(f"RunConfig.ring_dep_pool must be in [4, 2^31-1], got {v}")
 
 
 @dataclass
@@ -15,47 +64,142 @@ class RunConfig:
     raise :class:`pypto.errors.PlatformError` naming the simulator to use. ``rtol`` / ``atol`` are
     the harness's golden-comparison tolerances. ``dump_passes`` (bool or ``PassDumpLevel``) writes
     ``passes_dump/`` into the artifact directory; ``save_kernels_dir`` chooses that directory.
-    ``sim_seed`` fixes the simulator's timing jitter (``None``: vary per run, as hardware does).
+
+    DFX (written under ``<output_dir>/dfx_outputs/``; any of them forces ``save_kernels``):
+    ``enable_dep_gen`` writes ``deps.json``; ``enable_dump_args`` 1 dumps tagged tensors
+    (``pl.dump_tag`` / ``dumps=``), 2 every task's arguments (``args_dump/``); ``enable_chip_swimlane``
+    (0-4, ``True`` = 4) writes ``swimlane.json`` (Chrome trace of the simulated timeline).
+
+    Simulator only: ``sim_seed`` fixes the timing jitter and the scheduler's choices (``None``: vary
+    per run, as hardware does; an int: bit-identical reruns). ``dump_budget_bytes`` caps the bytes
+    tensor dumps may write; a tensor that does not fit is skipped with a warning and flagged
+    ``truncated``.
     """
 
     platform: str = "a2a3sim"
     device_id: int = 0
     rtol: float = 1e-5
     atol: float = 1e-5
+    strategy: OptimizationStrategy = OptimizationStrategy.Default
     dump_passes: object = False
     save_kernels: bool = False
     save_kernels_dir: Optional[str] = None
+    codegen_only: bool = False
     verification_level: object = None
     diagnostic_phase: object = None
     disabled_diagnostics: Optional[frozenset] = None
+    compile_profiling: bool = False
     enable_dep_gen: bool = False
     enable_dump_args: int = 0
     enable_chip_swimlane: int = 0
+    enable_pmu: int = 0
+    enable_scope_stats: bool = False
     golden_data_dir: Optional[str] = None
+    aicpu_thread_num: Optional[int] = None
+    ring_task_window: object = None
+    ring_heap: object = None
+    ring_dep_pool: object = None
+    distributed_config: object = None
+    analyze_auto_scopes_for_deps: bool = False
+    memory_planner: object = None
+    dump_ptoas_passes: bool = False
     sim_seed: Optional[int] = None
+    dump_budget_bytes: int = 1 << 30
+    passes: object = None  # a custom pipeline (pypto.passes.pipeline.Pipeline); None = the default
     extra: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self):
+        # (1) platform, (2) backend_type (a property), (3) swimlane level, (4) DFX forces save_kernels,
+        # (5) ring overrides.
         self._platform = get_platform(self.platform)
         for name in ("rtol", "atol"):
             v = getattr(self, name)
             if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0:
                 raise ValueError(f"RunConfig.{name} must be a number >= 0, got {v!r}")
-        if self.enable_dump_args not in (0, 1, 2):
+        if not isinstance(self.strategy, OptimizationStrategy):
+            raise ValueError(f"RunConfig.strategy must be an OptimizationStrategy, got {self.strategy!r}")
+        lvl = self.enable_chip_swimlane
+        if lvl is True:
+            lvl = 4
+        elif lvl is False or lvl is None:
+            lvl = 0
+        if isinstance(lvl, bool) or not isinstance(lvl, int) or not 0 <= lvl <= 4:
+            raise ValueError(f"RunConfig.enable_chip_swimlane must be a level 0-4 or a bool, got {self.enable_chip_swimlane!r}")
+        self.enable_chip_swimlane = lvl
+        d = self.enable_dump_args
+        if d is True:
+            d = 2
+        elif d is False:
+            d = 0
+        if d not in (0, 1, 2):
             raise ValueError(f"RunConfig.enable_dump_args must be 0, 1 or 2, got {self.enable_dump_args!r}")
+        self.enable_dump_args = int(d)
+        if isinstance(self.enable_pmu, bool) or not isinstance(self.enable_pmu, int) or self.enable_pmu < 0:
+            raise ValueError(f"RunConfig.enable_pmu must be an int >= 0, got {self.enable_pmu!r}")
+        if self.aicpu_thread_num is not None and (isinstance(self.aicpu_thread_num, bool) or
+                                                  not isinstance(self.aicpu_thread_num, int) or
+                                                  self.aicpu_thread_num < 2):
+            raise ValueError(f"RunConfig.aicpu_thread_num must be an int >= 2, got {self.aicpu_thread_num!r}")
+        if self.sim_seed is not None and (isinstance(self.sim_seed, bool) or not isinstance(self.sim_seed, int)):
+            raise ValueError(f"RunConfig.sim_seed must be None or an int, got {self.sim_seed!r}")
+        if isinstance(self.dump_budget_bytes, bool) or not isinstance(self.dump_budget_bytes, int) \
+                or self.dump_budget_bytes < 0:
+            raise ValueError(f"RunConfig.dump_budget_bytes must be an int >= 0, got {self.dump_budget_bytes!r}")
+        if self.any_dfx_enabled():
+            self.save_kernels = True
+        self.ring_task_window = _check_ring("ring_task_window", self.ring_task_window, _pow2("ring_task_window", 4))
+        self.ring_heap = _check_ring("ring_heap", self.ring_heap, _pow2("ring_heap", 1024))
+        self.ring_dep_pool = _check_ring("ring_dep_pool", self.ring_dep_pool, _dep_pool)
+
+    def any_dfx_enabled(self) -> bool:
+        """Whether any DFX output is requested (swimlane, dumps, pmu, dep_gen, scope stats)."""
+        return bool(self.enable_chip_swimlane > 0 or self.enable_dump_args > 0 or self.enable_pmu > 0
+                    or self.enable_dep_gen or self.enable_scope_stats)
+
+    @property
+    def enable_l2_swimlane(self):
+        """Deprecated alias of ``enable_chip_swimlane``."""
+        warnings.warn("RunConfig.enable_l2_swimlane is deprecated; use enable_chip_swimlane",
+                      DeprecationWarning, stacklevel=2)
+        return self.enable_chip_swimlane
+
+    @enable_l2_swimlane.setter
+    def enable_l2_swimlane(self, value):
+        warnings.warn("RunConfig.enable_l2_swimlane is deprecated; use enable_chip_swimlane",
+                      DeprecationWarning, stacklevel=2)
+        self.enable_chip_swimlane = RunConfig(enable_chip_swimlane=value).enable_chip_swimlane
 
     @property
     def backend_type(self) -> str:
-        """``Ascend910B`` for a2a3 platforms, ``Ascend950`` for a5."""
+        """``Ascend910B`` for a2a3 platforms, ``Ascend950`` for a5 (recomputed from ``platform``)."""
         return self._platform.backend_type
 
     def compile_options(self) -> dict:
         """Keyword arguments for :func:`pypto.ir.compile` taken from this config."""
         return {"platform": self.platform, "dump_passes": self.dump_passes, "output_dir": self.save_kernels_dir,
                 "verification_level": self.verification_level, "diagnostic_phase": self.diagnostic_phase,
-                "disabled_diagnostics": self.disabled_diagnostics}
+                "disabled_diagnostics": self.disabled_diagnostics, "passes": self.passes}
 
     def cache_key(self) -> tuple:
         """The compile-relevant part of the config (part of the jit compile-cache key)."""
         return (self.platform, repr(self.dump_passes), self.save_kernels_dir, repr(self.verification_level),
-                repr(self.diagnostic_phase), repr(sorted(self.disabled_diagnostics or ())))
+                repr(self.diagnostic_phase), repr(sorted(self.disabled_diagnostics or ())),
+                tuple(p.name for p in self.passes) if self.passes is not None else None, id(self.passes))
+
+
+_dataclass_init = RunConfig.__init__
+
+
+def _init(self, *args, enable_l2_swimlane=None, **kwargs):
+    if enable_l2_swimlane is not None:
+        warnings.warn("RunConfig(enable_l2_swimlane=...) is deprecated; use enable_chip_swimlane",
+                      DeprecationWarning, stacklevel=2)
+        if "enable_chip_swimlane" in kwargs:
+            raise ValueError("pass only one of enable_chip_swimlane and the deprecated enable_l2_swimlane")
+        kwargs["enable_chip_swimlane"] = enable_l2_swimlane
+    _dataclass_init(self, *args, **kwargs)
+
+
+_init.__doc__ = _dataclass_init.__doc__
+_init.__signature__ = __import__("inspect").signature(_dataclass_init)
+RunConfig.__init__ = _init  # accepts the deprecated ``enable_l2_swimlane`` keyword

@@ -4,13 +4,18 @@
   ``InOut`` parameters are copied back to the caller's tensors afterwards, nothing else is.
 * **Cores.** Each core owns one byte buffer per on-chip memory space; a tile is a typed view at the
   address the compiler allocated, built once per (kernel, core).
-* **Tasks.** The generated orchestration submits tasks; dependencies are inferred at submit time
-  from overlapping GM regions: RAW (a reader waits for the last writer) and WAW (a writer waits for
-  the last writer). WAR is deliberately not tracked, as on the device.
+* **Tasks.** The generated orchestration submits tasks through :class:`Runtime` (``submit``,
+  ``create_tensor``, ``scope``, ``dump_tag``); dependencies are inferred at submit time exactly as
+  spec-runtime §3.4 (:mod:`pypto.runtime.deps`): explicit ``deps=`` edges, creator edges to the alloc
+  task of a ``tensor.create`` tensor, tensormap lookup (RAW, and WAW through ``INOUT``) against the
+  registered producers of the same buffer, registration of ``INOUT`` / ``OUTPUT_EXISTING``. WAR is
+  deliberately not tracked, as on the device. A manual scope skips the lookup and the registration.
 * **Time.** A discrete-event scheduler runs ready tasks on free cores. Kernels are generators that
-  yield the cycles spent at each GM access, so accesses of different cores interleave in simulated
-  time; each step gets seeded jitter (``RunConfig.sim_seed``), so an unordered program can differ
-  between unseeded runs and reproduces exactly under a fixed seed.
+  yield the cycles a global-memory access takes *before* performing it, so each load reads GM and each
+  store (atomic ones included) writes it at the simulated moment the transfer completes, and accesses
+  of different cores interleave. Each step gets seeded jitter and the scheduler's choice of ready task
+  and core is random (``RunConfig.sim_seed``): an unordered program can differ between unseeded runs
+  and reproduces exactly under a fixed seed.
 """
 from __future__ import annotations
 
@@ -18,8 +23,8 @@ import heapq
 import importlib.util
 import random
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import torch
 
@@ -27,8 +32,16 @@ from pypto.backend.platforms import Platform, get_platform
 from pypto.errors import SimulationError
 from pypto.language.dtypes import dtype_from_name
 from pypto.language.enums import MemorySpace
+from pypto.runtime.deps import INOUT, INPUT, NO_DEP, OUTPUT, OUTPUT_EXISTING, TensorMap, View, normalize_tag
+from pypto.runtime.dumps import AFTER, BEFORE, DumpCollector
 
 _MODULES: dict[str, object] = {}
+_LAST_RUNTIME: list = []
+
+
+def last_dumps() -> list[tuple[str, torch.Tensor]]:
+    """``(tag, tensor)`` snapshots recorded by ``pl.dump_tag`` in the latest simulated call."""
+    return list(_LAST_RUNTIME[0].dumps) if _LAST_RUNTIME else []
 
 
 def load_module(path: Path):
@@ -46,31 +59,55 @@ def load_module(path: Path):
     return mod
 
 
-@dataclass
 class Task:
-    """One submitted kernel invocation."""
+    """One submitted task: a kernel invocation, an alloc task (``create_tensor``) or a dummy.
 
-    tid: int
-    kernel: str
-    args: list
-    directions: list
-    deps: set = field(default_factory=set)
-    waiting: int = 0
-    dependents: list = field(default_factory=list)
-    start: float = 0.0
-    end: float = 0.0
-    core: int = -1
+    ``task_id`` is ``(ring << 32) | local``; ``index`` its position in the submit log; ``fanin`` the
+    indices of the tasks it waits for; ``edges`` ``(pred task, arg slot, source, overlap, producer
+    view)`` as inferred (one per match, for deps.json)."""
+
+    __slots__ = ("index", "task_id", "kernel", "kind", "args", "tags", "views", "manual", "fanin", "edges",
+                 "dependents", "waiting", "start", "end", "core", "dump_sel", "func_ids", "kernel_ids", "snap")
+
+    def __init__(self, index, task_id, kernel, kind, args, tags, manual):
+        self.index = index
+        self.task_id = task_id
+        self.kernel = kernel
+        self.kind = kind            # "kernel" | "alloc" | "dummy" | "snapshot"
+        self.args = args
+        self.tags = tags
+        self.views = {}
+        self.manual = manual
+        self.fanin = set()
+        self.edges = []
+        self.dependents = []
+        self.waiting = 0
+        self.start = 0.0
+        self.end = 0.0
+        self.core = -1
+        self.dump_sel = None        # level 1: the arg slots to dump; level 2: None (everything)
+        self.func_ids = (-1,)
+        self.kernel_ids = (-1, -1, -1)
+        self.snap = -1
+
+    @property
+    def tid(self) -> int:
+        return self.task_id
+
+    @property
+    def deps(self) -> set:
+        return self.fanin
+
+    def __repr__(self) -> str:
+        return f"Task(r{self.task_id >> 32}t{self.task_id & 0xFFFFFFFF}, {self.kernel!r})"
 
 
-def _region(t: torch.Tensor) -> tuple[int, int, int]:
-    """(storage id, first byte, end byte) of a tensor view — the span of GM it may touch."""
-    storage = t.untyped_storage().data_ptr()
-    if t.numel() == 0:
-        return storage, 0, 0
-    lo = t.storage_offset()
-    hi = lo + sum((s - 1) * st for s, st in zip(t.shape, t.stride())) + 1
-    es = t.element_size()
-    return storage, lo * es, hi * es
+class SubmitResult(NamedTuple):
+    """What :meth:`Runtime.submit` returns: the kernel's returned GM tensors (``None``, one tensor,
+    or a tuple, per ``returns``) and the task's id."""
+
+    value: object
+    task_id: int
 
 
 class Core:
@@ -107,97 +144,307 @@ class Core:
         return views
 
 
-class Runtime:
-    """The device side of one call: GM allocation, task submission with dependency inference, and
-    the multi-core discrete-event scheduler."""
+class _Scope:
+    __slots__ = ("rt", "manual")
 
-    def __init__(self, platform: Platform, kernels: dict, seed: int | None):
+    def __init__(self, rt, manual):
+        self.rt = rt
+        self.manual = manual
+
+    def __enter__(self):
+        rt = self.rt
+        if rt._manual_depth:
+            kind = "MANUAL" if self.manual else "AUTO"
+            raise SimulationError(f"a {kind} scope cannot be opened inside a manual scope")
+        rt._depth += 1
+        if self.manual:
+            rt._manual_depth += 1
+        return self
+
+    def __exit__(self, *exc):
+        rt = self.rt
+        rt._depth -= 1
+        if self.manual:
+            rt._manual_depth -= 1
+        return False
+
+
+class Runtime:
+    """The device side of one call: GM allocation, task submission with dependency inference
+    (spec-runtime §3.4), and the multi-core discrete-event scheduler.
+
+    Orchestration-facing API (what generated orchestration code calls on ``_rt``):
+
+    * ``submit(kernel, args, tags, returns=(), deps=(), manual=False, dumps=()) -> SubmitResult``
+    * ``create_tensor(shape, dtype, manual_dep=False) -> torch.Tensor``
+    * ``scope(manual=False)`` — a context manager (``pl.scope`` / ``pl.manual_scope``)
+    * ``dump_tag(t, tag=None)`` — ``pl.dump_tag``
+    * ``task_id_array(n)`` — ``pl.array.create(n, pl.TASK_ID)`` (a list of ``None``)
+    * ``dummy(deps=())`` — ``pl.system.task_dummy``: a join task with no kernel
+    """
+
+    def __init__(self, platform: Platform, kernels: dict, seed: int | None, dump_level: int = 0,
+                 dump_budget: int = 1 << 30, kernel_ids: dict | None = None):
         self.platform = platform
         self.kernels = kernels
+        self.kernel_ids = kernel_ids if kernel_ids is not None else {n: i for i, n in enumerate(sorted(kernels))}
         self.tasks: list[Task] = []
-        self.last_writer: list[tuple[tuple, Task]] = []   # (region, task) of the latest writer per region
+        self.by_id: dict[int, Task] = {}
+        self.tensormap = TensorMap()
+        self.owner: dict[int, Task] = {}        # base buffer -> alloc task (creator edges)
+        self.manual_dep: set[int] = set()       # base buffers created with manual_dep=True
+        self.seed = seed
         self.rng = random.Random(seed)
         self.cores = [Core(i, platform) for i in range(platform.num_aiv)]
         self.time = 0.0
+        self.dumps: list[tuple[str, torch.Tensor]] = []   # pl.dump_tag snapshots, in program order
+        self.dump_level = dump_level
+        self.dump = DumpCollector(dump_level, dump_budget) if dump_level else None
+        self._tagged: dict[int, torch.Tensor] = {}        # id -> tensor marked by dump_tag (sticky)
+        self._local = [0, 0, 0, 0]
+        self._depth = 0
+        self._manual_depth = 0
+        self._views: dict[int, tuple] = {}                 # id(tensor) -> (tensor, View)
 
     # ------------------------------------------------------------------ orchestration API
-    def create_tensor(self, shape, dtype) -> torch.Tensor:
-        """A fresh GM tensor (contents unspecified on the device; zero here)."""
-        return torch.zeros(list(shape), dtype=dtype)
+    def scope(self, manual: bool = False) -> _Scope:
+        """``with _rt.scope(manual=...):`` — nested scopes put tasks on ring ``min(depth, 3)``; a
+        manual scope skips dependency inference (only explicit ``deps=`` order its tasks)."""
+        return _Scope(self, manual)
 
-    def submit(self, kernel: str, args: list, directions: list, returns=()):
-        """Submit one task; returns the GM tensors it produces (per the kernel's returns)."""
-        task = Task(len(self.tasks), kernel, list(args), list(directions))
-        for a, d in zip(args, directions):
+    def manual_scope(self) -> _Scope:
+        return _Scope(self, True)
+
+    def task_id_array(self, n: int) -> list:
+        """``pl.array.create(n, pl.TASK_ID)``: ``n`` TaskId slots, all ``None`` (dropped from deps)."""
+        return [None] * n
+
+    def create_tensor(self, shape, dtype, manual_dep: bool = False) -> torch.Tensor:
+        """A fresh GM tensor (contents unspecified on the device; zero here), owned by an alloc task:
+        every later task taking a view of it gets a creator edge to that task. ``manual_dep``
+        excludes the buffer from the tensormap for its whole lifetime."""
+        t = torch.zeros(list(shape), dtype=dtype)
+        task = self._new_task("__alloc__", "alloc", [t], [OUTPUT], self._manual_depth > 0)
+        v = task.views[0] = self._view(t)
+        base = v.base
+        self.owner[base] = task
+        if manual_dep:
+            self.manual_dep.add(base)
+        return t
+
+    def dump_tag(self, t: torch.Tensor, tag: str | None = None) -> None:
+        """``pl.dump_tag``: mark ``t`` for ``enable_dump_args=1`` (every later task taking this tensor
+        dumps it), and record a snapshot of ``t`` once the tasks submitted so far that write it are
+        done (``last_dumps()``; a zero-cost pseudo task that reads ``t``)."""
+        if isinstance(t, torch.Tensor):
+            self._tagged[id(t)] = t
+        slot = len(self.dumps)
+        self.dumps.append((tag if tag is not None else "", None))
+        # a host-side pseudo task: it takes no ring slot (ids of real tasks are unaffected)
+        task = Task(len(self.tasks), _SNAPSHOT_ID | slot, f"__dump_tag__:{slot}", "snapshot", [t], [INPUT], False)
+        self.tasks.append(task)
+        task.snap = slot
+        self._infer(task, ())
+        self._link(task)
+
+    def dummy(self, deps=()) -> int:
+        """``pl.system.task_dummy(deps=[...])``: a join with no kernel; returns its TaskId."""
+        task = self._new_task("__dummy__", "dummy", [], [], self._manual_depth > 0)
+        self._infer(task, deps)
+        self._link(task)
+        return task.task_id
+
+    def submit(self, kernel: str, args: list, tags: list, returns=(), deps=(), manual: bool = False,
+               dumps=()) -> SubmitResult:
+        """Submit one task of ``kernel``. ``tags`` are per-argument runtime tags (``INPUT``,
+        ``INOUT``, ``OUTPUT_EXISTING``, ``OUTPUT``, ``NO_DEP``; IR directions ``In`` / ``Out`` /
+        ``InOut`` are accepted too), ignored for scalars. ``deps`` are TaskIds (or lists of them, or
+        ``None``) to wait for; ``manual`` submits as if inside a manual scope; ``dumps`` marks
+        tensors to dump for this launch (``enable_dump_args=1``). Returns the GM tensors named by
+        ``returns`` (argument indices, as :func:`pypto.codegen.common.returned_params`) and the
+        TaskId."""
+        tags = [t if t in _TAGSET else normalize_tag(t) for t in tags]
+        task = self._new_task(kernel, "kernel", list(args), tags, manual or self._manual_depth > 0)
+        fid = self.kernel_ids.get(kernel, -1)
+        task.func_ids = (fid,)
+        task.kernel_ids = (-1, fid, -1)
+        self._infer(task, deps)
+        if self.dump_level == 1:
+            sel = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)
+                   and (id(a) in self._tagged or any(a is d for d in dumps))]
+            task.dump_sel = set(sel)
+        self._link(task)
+        if not returns:
+            return SubmitResult(None, task.task_id)
+        if len(returns) == 1:
+            r = returns[0]
+            return SubmitResult(args[r] if r >= 0 else None, task.task_id)
+        return SubmitResult(tuple(args[i] if i >= 0 else None for i in returns), task.task_id)
+
+    # ------------------------------------------------------------------ dependency inference
+    def _new_task(self, kernel, kind, args, tags, manual) -> Task:
+        ring = self._depth if self._depth < 3 else 3
+        local = self._local[ring]
+        self._local[ring] = local + 1
+        tid = (ring << 32) | local
+        task = Task(len(self.tasks), tid, kernel, kind, args, tags, manual)
+        self.tasks.append(task)
+        self.by_id[tid] = task
+        return task
+
+    def _view(self, t: torch.Tensor) -> View:
+        hit = self._views.get(id(t))
+        if hit is not None and hit[0] is t:
+            return hit[1]
+        v = View(t)
+        self._views[id(t)] = (t, v)
+        return v
+
+    def _infer(self, task: Task, deps) -> None:
+        """Spec-runtime §3.4, in order: explicit edges; (unless manual) creator edges, tensormap
+        lookup for INPUT/INOUT, registration of INOUT/OUTPUT_EXISTING."""
+        fanin = task.fanin
+        edges = task.edges
+        if deps:
+            for d in _flatten(deps):
+                p = self.by_id.get(d) if d is not None else None
+                if p is None or p is task:
+                    continue  # None, invalid or unknown ids are dropped
+                fanin.add(p.index)
+                edges.append((p, -1, "explicit", None, None))
+        if task.manual:
+            for i, a in enumerate(task.args):
+                if isinstance(a, torch.Tensor):
+                    task.views[i] = self._view(a)
+            return
+        register = None
+        for i, a in enumerate(task.args):
             if not isinstance(a, torch.Tensor):
                 continue
-            reg = _region(a)
-            for wreg, writer in self.last_writer:
-                if _overlap(reg, wreg):
-                    task.deps.add(writer.tid)  # RAW for In/InOut, WAW for Out/InOut
-            if d in ("Out", "InOut"):
-                self.last_writer = [(r, w) for r, w in self.last_writer if not _covers(reg, r)]
-                self.last_writer.append((reg, task))
-        for dep in task.deps:
-            self.tasks[dep].dependents.append(task)
-        task.waiting = len(task.deps)
-        self.tasks.append(task)
-        outs = [args[i] for i in returns if i >= 0]
-        if not returns:
-            return None
-        return outs[0] if len(outs) == 1 else tuple(outs)
+            tag = task.tags[i]
+            v = task.views[i] = self._view(a)
+            if tag == OUTPUT:
+                continue
+            owner = self.owner.get(v.base)
+            if owner is not None and owner is not task:
+                fanin.add(owner.index)
+                edges.append((owner, i, "creator", None, None))
+            if v.base in self.manual_dep:
+                continue
+            if tag == INPUT or tag == INOUT:
+                for p, ov, pv in self.tensormap.lookup(v, tag == INOUT):
+                    if p is not task:
+                        fanin.add(p.index)
+                        edges.append((p, i, "tensormap", ov, pv))
+            if tag == INOUT or tag == OUTPUT_EXISTING:
+                if register is None:
+                    register = []
+                register.append(v)
+        if register:
+            for v in register:
+                self.tensormap.register(v, task)
+
+    def _link(self, task: Task) -> None:
+        tasks = self.tasks
+        for d in task.fanin:
+            tasks[d].dependents.append(task)
+        task.waiting = len(task.fanin)
 
     # ------------------------------------------------------------------ scheduling
     def run_all(self) -> None:
         """Run every submitted task to completion under the dependency rules."""
+        rng = self.rng
+        rand = rng.random
+        randrange = rng.randrange
+        heappush, heappop = heapq.heappush, heapq.heappop
+        dump = self.dump
         ready = [t for t in self.tasks if t.waiting == 0]
         free = list(range(len(self.cores)))
         events: list = []   # (time, seq, core index, task, generator)
         seq = 0
         done = 0
         now = 0.0
+        n = len(self.tasks)
+        kernels = self.kernels
+        cores = self.cores
+        view_cache: dict = {}
 
-        def start(task: Task, core_idx: int, at: float):
-            nonlocal seq
-            mod = self.kernels[task.kernel]
-            core = self.cores[core_idx]
-            views = core.tile_views(task.kernel, mod.TILES)
-            gen = mod.kernel(views, *task.args)
-            task.core, task.start = core_idx, at
-            heapq.heappush(events, (at, seq, core_idx, task, gen))
-            seq += 1
-
-        while done < len(self.tasks):
-            while ready and free:
-                # pick a ready task and a free core at random (seeded): the device gives no order
-                t = ready.pop(self.rng.randrange(len(ready)))
-                c = free.pop(self.rng.randrange(len(free)))
-                start(t, c, now)
+        while done < n:
+            while ready:
+                nr = len(ready)
+                if nr > 1:  # a seeded random ready task; O(1) removal (swap with the last)
+                    k = randrange(nr)
+                    t = ready[k]
+                    ready[k] = ready[-1]
+                    ready.pop()
+                else:
+                    t = ready.pop()
+                if t.kind != "kernel":
+                    # alloc / dummy / snapshot tasks take no core and no time
+                    if t.kind == "snapshot":
+                        self.dumps[t.snap] = (self.dumps[t.snap][0], t.args[0].detach().clone())
+                    t.start = t.end = now
+                    done += 1
+                    for d in t.dependents:
+                        d.waiting -= 1
+                        if d.waiting == 0:
+                            ready.append(d)
+                    continue
+                if not free:
+                    ready.append(t)
+                    break
+                nf = len(free)
+                if nf > 1:
+                    k = randrange(nf)
+                    c = free[k]
+                    free[k] = free[-1]
+                    free.pop()
+                else:
+                    c = free.pop()
+                key = (t.kernel, c)
+                hit = view_cache.get(key)
+                if hit is None:
+                    mod = kernels[t.kernel]
+                    hit = view_cache[key] = (mod.kernel, cores[c].tile_views(t.kernel, mod.TILES))
+                if dump is not None and (dump.level == 2 or t.dump_sel):
+                    dump.capture(t, BEFORE)
+                t.core, t.start = c, now
+                heappush(events, (now, seq, c, t, hit[0](hit[1], *t.args)))
+                seq += 1
+            if done >= n:
+                break
             if not events:
-                raise SimulationError("deadlock: tasks are waiting but none is running")
-            now, _, core_idx, task, gen = heapq.heappop(events)
+                waiting = [t for t in self.tasks if t.waiting > 0][:5]
+                raise SimulationError(f"deadlock: {n - done} tasks are waiting but none is running "
+                                      f"(e.g. {waiting})")
+            now, _, c, t, gen = heappop(events)
             try:
                 cycles = next(gen)
-                jitter = 1.0 + 0.25 * self.rng.random()
-                heapq.heappush(events, (now + cycles * jitter, seq, core_idx, task, gen))
+                heappush(events, (now + cycles * (1.0 + 0.25 * rand()), seq, c, t, gen))
                 seq += 1
             except StopIteration:
-                task.end = now
+                t.end = now
                 done += 1
-                free.append(core_idx)
-                for d in task.dependents:
+                free.append(c)
+                if dump is not None and (dump.level == 2 or t.dump_sel):
+                    dump.capture(t, AFTER)
+                for d in t.dependents:
                     d.waiting -= 1
                     if d.waiting == 0:
                         ready.append(d)
         self.time = now
 
 
-def _overlap(a, b) -> bool:
-    return a[0] == b[0] and a[1] < b[2] and b[1] < a[2]
+_SNAPSHOT_ID = 1 << 63
+_TAGSET = frozenset((INPUT, OUTPUT, INOUT, OUTPUT_EXISTING, NO_DEP))
 
 
-def _covers(a, b) -> bool:
-    return a[0] == b[0] and a[1] <= b[1] and b[2] <= a[2]
+def _flatten(deps):
+    for d in deps:
+        if isinstance(d, (list, tuple)):
+            yield from _flatten(d)
+        else:
+            yield d
 
 
 def execute(compiled, args: tuple, kwargs: dict, config=None):
@@ -228,6 +475,8 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
     it = iter(args)
     for p in params:
         if allocate and p["direction"] == "Out":
+            if None in p["shape"]:
+                raise TypeError(f"{meta['name']}(): Out parameter '{p['name']}' has a dynamic shape; pass it")
             full.append(torch.zeros(p["shape"], dtype=dtype_from_name(p["dtype"]).torch))
         else:
             full.append(next(it))
@@ -236,17 +485,23 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
             if not isinstance(a, torch.Tensor):
                 raise TypeError(f"argument '{p['name']}' must be a torch.Tensor, got {type(a).__name__}")
             want = dtype_from_name(p["dtype"]).torch
-            if list(a.shape) != p["shape"] or a.dtype != want:
+            same = len(a.shape) == len(p["shape"]) and all(d is None or d == n for n, d in zip(a.shape, p["shape"]))
+            if not same or a.dtype != want:
                 raise TypeError(f"argument '{p['name']}' has shape {list(a.shape)} {a.dtype}, the program was "
                                 f"compiled for {p['shape']} {want}")
     platform = get_platform(compiled.platform)
     out = compiled.output_dir
     kernels = {name: load_module(out / rel) for name, rel in meta["kernels"].items()}
-    rt = Runtime(platform, kernels, cfg.sim_seed)
+    kernel_ids = {name: i for i, name in enumerate(meta["kernels"])}
+    rt = Runtime(platform, kernels, cfg.sim_seed, dump_level=cfg.enable_dump_args,
+                 dump_budget=cfg.dump_budget_bytes, kernel_ids=kernel_ids)
+    _LAST_RUNTIME[:] = [rt]
     gm = [a.detach().clone().contiguous() if isinstance(a, torch.Tensor) else a for a in full]
     orch = load_module(out / meta["orchestration"])
     orch.orchestrate(rt, *gm)
     rt.run_all()
+    if cfg.any_dfx_enabled():
+        write_dfx(rt, cfg, out, kernel_ids)
     for p, user, g in zip(params, full, gm):
         if p["direction"] in ("Out", "InOut"):
             user.copy_(g)
@@ -254,3 +509,22 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
         outs = [full[i] for i, p in enumerate(params) if p["direction"] == "Out"]
         return outs[0] if len(outs) == 1 else tuple(outs)
     return None
+
+
+def write_dfx(rt: Runtime, cfg, work_dir: Path, kernel_ids: dict) -> None:
+    """Write the DFX outputs the config asks for under ``<work_dir>/dfx_outputs/`` and print where."""
+    dfx = Path(work_dir) / "dfx_outputs"
+    if cfg.enable_dep_gen:
+        from pypto.runtime.deps import write_deps
+
+        path = write_deps(rt.tasks, dfx, Path(work_dir), kernel_ids)
+        print(f"deps.json written to {path} — inspect with:\n  python -m json.tool {path}")
+    if cfg.enable_dump_args and rt.dump is not None:
+        d = rt.dump.write(dfx)
+        if d is not None:
+            print(f"args_dump written to {d} — inspect with: python -m simpler_setup.tools.dump_viewer {d}")
+    if cfg.enable_chip_swimlane:
+        from pypto.runtime.trace import write_swimlane
+
+        path = write_swimlane(rt, dfx, cfg.enable_chip_swimlane)
+        print(f"swimlane written to {path} — open it in https://ui.perfetto.dev or chrome://tracing")

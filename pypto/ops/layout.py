@@ -1,0 +1,269 @@
+"""Layout and data ops at tensor and tile level: ``full``, ``reshape``, ``transpose``, ``concat``,
+``slice``, ``read`` and tile-level ``assemble``.
+
+* ``full(shape, dtype, value)``: ``tensor.full`` lowers to ``tile.full`` (the value converted to the
+  dtype, like ``torch.full``).
+* ``reshape(x, shape)``: same element count, row-major order. A partial tile (``valid_shape``
+  narrower than its shape) is rejected: its valid region is not a reshape of a region.
+* ``transpose(x, axis1, axis2)``: 2-D only (axes 0/1 or -2/-1, an int attribute); the valid shape
+  is transposed too.
+* ``concat(a, b)``: column-wise (last axis), same dtype and row count; ``a`` must be full in its
+  columns, the result's valid shape is ``[valid rows, Na + valid cols of b]``.
+* ``slice(x, shape, offset, valid_shape=None)`` — **shape before offset**. ``tile.slice`` copies a
+  sub-tile (its valid shape is ``valid_shape``, else the part of ``x``'s valid region it covers
+  when the offsets are constant). ``tensor.slice`` inside an InCore function lowers (``lower``
+  hook) to a ``tile.load`` of that region of the global tensor, or to a ``tile.slice`` when the
+  sliced tensor is already on chip; in orchestration it is a view of the global tensor.
+* ``read(x, indices)`` -> Scalar of ``x``'s dtype (a Python number in both executors).
+* ``tile.assemble(target, src, offset)``: ``target`` with ``src`` written at ``offset`` (TINSERT);
+  the result is the updated target (a fresh buffer in the simulator). Tensor-level assemble, with
+  its ``atomic=`` attribute, is in :mod:`pypto.ops.memory`.
+"""
+from __future__ import annotations
+
+import math
+
+from pypto.errors import Span
+from pypto.ir.nodes import AssignStmt, Call, ConstInt, MakeTuple, Var
+from pypto.ir.types import ScalarType, TensorType, TileType, describe
+from pypto.language.enums import MemorySpace
+from pypto.ops.registry import OpArgs, OpDef, Param, get_op, register
+from pypto.ops.rules import check_region, const_ints, expect, static_ints
+
+_VEC = (MemorySpace.Vec,)
+
+
+def _partial(t) -> bool:
+    return isinstance(t, TileType) and t.valid_shape is not None and tuple(t.valid_shape) != tuple(t.shape)
+
+
+def _like(t, shape, valid=None):
+    """An array type like ``t`` (tensor or tile) with another shape / valid shape."""
+    if isinstance(t, TileType):
+        full = valid is None or tuple(valid) == tuple(shape)
+        return TileType(tuple(shape), t.dtype, None, None if full else tuple(valid))
+    return TensorType(tuple(shape), t.dtype)
+
+
+def _reg(name: str, level: str, **kw) -> None:
+    tile = level == "tile"
+    if not tile:
+        kw.setdefault("lowers_to", f"tile.{name}")
+        kw.pop("sim", None)
+    else:
+        kw.setdefault("input_spaces", _VEC)
+        kw.setdefault("result_space", MemorySpace.Vec)
+    register(OpDef(name=f"{level}.{name}", dsl=kw.pop("dsl", name), **kw))
+
+
+# -- full -----------------------------------------------------------------------------------------
+
+def _full_infer(level):
+    def infer(a: OpArgs, span: Span):
+        shape = static_ints(f"{level}.full", "shape", a.shape, span)
+        return TileType(shape, a.dtype) if level == "tile" else TensorType(shape, a.dtype)
+    return infer
+
+
+for _level in ("tensor", "tile"):
+    _reg("full", _level, params=(Param("shape", "ints"), Param("dtype", "dtype"), Param("value", "scalar")),
+         infer=_full_infer(_level),
+         ref=lambda a: f"_pto.fill(torch.empty({a.shape}, dtype={a.dtype}), {a.value})",
+         sim=lambda a, dst: f"_pto.fill({dst}, {a.value})",
+         dsl="full" if _level == "tensor" else None, operand_kinds=(),
+         doc="a constant array of shape and dtype")
+
+
+# -- reshape / transpose / concat ------------------------------------------------------------------
+
+def _reshape_infer(level):
+    op = f"{level}.reshape"
+
+    def infer(a: OpArgs, span: Span):
+        t = a.x.type
+        shape = static_ints(op, "shape", a.shape, span)
+        expect(math.prod(shape) == math.prod(t.shape), op,
+               f"cannot reshape {describe(t)} to {list(shape)} (element counts differ)", span)
+        expect(not _partial(t), op, f"cannot reshape a partial tile (valid_shape {list(getattr(t, 'valid_shape', None) or ())})",
+               span, "fill the padding first with pl.fillpad(x)")
+        return _like(t, shape)
+    return infer
+
+
+def _axes(op: str, t, a1, a2, span: Span) -> None:
+    expect(len(t.shape) == 2, op, f"only 2-D transposes are supported, got {describe(t)}", span)
+    for ax in (a1, a2):
+        expect(isinstance(ax, int) and not isinstance(ax, bool) and -2 <= ax <= 1, op,
+               f"axes must be ints in -2..1 for a 2-D operand, got {ax!r}", span)
+    expect(a1 % 2 != a2 % 2, op, f"axes must differ, got {a1} and {a2}", span)
+
+
+def _transpose_infer(level):
+    op = f"{level}.transpose"
+
+    def infer(a: OpArgs, span: Span):
+        t = a.x.type
+        _axes(op, t, a.axis1, a.axis2, span)
+        valid = None if not _partial(t) else tuple(reversed(t.valid_shape))
+        return _like(t, tuple(reversed(t.shape)), valid)
+    return infer
+
+
+def _concat_infer(level):
+    op = f"{level}.concat"
+
+    def infer(a: OpArgs, span: Span):
+        x, y = a.lhs.type, a.rhs.type
+        expect(len(x.shape) == 2 and len(y.shape) == 2, op, f"needs 2-D operands, got {describe(x)}, {describe(y)}",
+               span)
+        expect(x.dtype == y.dtype, op, f"operand dtypes differ: {x.dtype.name} vs {y.dtype.name}", span)
+        expect(x.shape[0] == y.shape[0], op, f"row counts differ: {describe(x)} vs {describe(y)}", span)
+        shape = (x.shape[0], x.shape[1] + y.shape[1])
+        vx = tuple(x.valid_shape) if _partial(x) else tuple(x.shape)
+        vy = tuple(y.valid_shape) if _partial(y) else tuple(y.shape)
+        expect(vx[1] == x.shape[1], op, f"the left operand must be full in its columns, got valid_shape "
+               f"{list(vx)} of {list(x.shape)}", span, "fill the padding first with pl.fillpad(x)")
+        expect(not (_partial(x) and _partial(y)) or vx[0] == vy[0] or not isinstance(vx[0], int), op,
+               f"valid row counts differ: {vx[0]} vs {vy[0]}", span)
+        rows = vx[0] if _partial(x) else vy[0]
+        return _like(x, shape, (rows, x.shape[1] + vy[1]))
+    return infer
+
+
+for _level in ("tensor", "tile"):
+    _reg("reshape", _level, params=(Param("x", _level), Param("shape", "ints")), infer=_reshape_infer(_level),
+         ref=lambda a: f"{a.x}.reshape({a.shape}).clone()",
+         sim=lambda a, dst: f"{dst}.copy_({a.x}.reshape({dst}.shape))",
+         operand_kinds=(_level,), doc="the same elements in another shape (row-major)")
+    _reg("transpose", _level, params=(Param("x", _level), Param("axis1", "str"), Param("axis2", "str")),
+         infer=_transpose_infer(_level),
+         ref=lambda a: f"{a.x}.transpose({a.axis1}, {a.axis2}).contiguous()",
+         sim=lambda a, dst: f"{dst}.copy_({a.x}.transpose({a.axis1}, {a.axis2}))",
+         operand_kinds=(_level,), doc="swap two axes (2-D)")
+    _reg("concat", _level, params=(Param("lhs", _level), Param("rhs", _level)), infer=_concat_infer(_level),
+         ref=lambda a: f"torch.cat([{a.lhs}, {a.rhs}], dim=-1)",
+         sim=lambda a, dst: f"torch.cat([{a.lhs}, {a.rhs}], dim=-1, out={dst})",
+         operand_kinds=(_level, _level), doc="column-wise concatenation")
+
+
+# -- slice ----------------------------------------------------------------------------------------
+
+def _slice_infer(level):
+    op = f"{level}.slice"
+
+    def infer(a: OpArgs, span: Span):
+        t = a.x.type
+        shape = static_ints(op, "shape", a.shape, span)
+        valid = static_ints(op, "valid_shape", a.valid_shape, span) if a.valid_shape is not None else None
+        expect(valid is None or (len(valid) == len(shape) and all(v <= s for v, s in zip(valid, shape))), op,
+               f"valid_shape {list(valid or ())} may only narrow shape {list(shape)}", span)
+        check_region(op, a.offset, shape, t.shape, span)
+        if level == "tensor":
+            return TensorType(shape, t.dtype)
+        if valid is None and _partial(t):
+            offs = const_ints(a.offset)
+            expect(all(o is not None for o in offs), op, "slicing a partial tile at a runtime offset needs an "
+                   "explicit valid_shape", span)
+            valid = tuple(max(0, min(s, v - o)) for s, v, o in zip(shape, t.valid_shape, offs))
+            expect(all(v > 0 for v in valid), op, f"the slice lies outside the tile's valid region "
+                   f"{list(t.valid_shape)}", span)
+        return _like(t, shape, valid)
+    return infer
+
+
+def _lower_slice(call: Call, result: Var, conv):
+    """tensor.slice in an InCore function: a tile.load of the region (or a tile.slice on chip)."""
+    x, shape, offset, valid = call.args
+    src = conv.expr(x)
+    if isinstance(src.type, TileType):
+        args = (src, shape, offset, valid)
+        op = get_op("tile.slice")
+    else:
+        args = (src, offset, shape, valid, None)
+        op = get_op("tile.load")
+    t = op.infer_type(args, call.span)
+    nv = Var(result.name, t, result.span)
+    return [AssignStmt(nv, Call(op.name, args, t, call.span), call.span)], nv
+
+
+_reg("slice", "tensor", params=(Param("x", "tensor"), Param("shape", "ints"), Param("offset", "ints"),
+                                Param("valid_shape", "ints", None, optional=True)),
+     infer=_slice_infer("tensor"), lowers_to=None, lower=_lower_slice,
+     ref=lambda a: f"_pto.region({a.x}, {a.offset}, {a.shape}, 'tensor.slice')",
+     orch=lambda a: f"_pto.region({a.x}, {a.offset}, {a.shape}, 'tensor.slice')",
+     operand_kinds=("tensor",), doc="a region of a tensor (a view in orchestration)")
+_reg("slice", "tile", params=(Param("x", "tile"), Param("shape", "ints"), Param("offset", "ints"),
+                              Param("valid_shape", "ints", None, optional=True)),
+     infer=_slice_infer("tile"),
+     ref=lambda a: f"_pto.region({a.x}, {a.offset}, {a.shape}, 'tile.slice').clone()",
+     sim=lambda a, dst: f"_pto.tile_slice({dst}, {a.x}, {a.offset})",
+     operand_kinds=("tile",), doc="copy a sub-tile")
+
+
+# -- read -----------------------------------------------------------------------------------------
+
+def _read_infer(level):
+    op = f"{level}.read"
+
+    def infer(a: OpArgs, span: Span):
+        t = a.x.type
+        idx = const_ints(a.indices)
+        expect(len(idx) == len(t.shape), op, f"needs {len(t.shape)} indices for {describe(t)}, got {len(idx)}", span)
+        for i, n in zip(idx, t.shape):
+            expect(i is None or 0 <= i < n, op, f"indices {idx} out of bounds for shape {list(t.shape)}", span)
+        return ScalarType(t.dtype)
+    return infer
+
+
+def _lower_read(call: Call, result: Var, conv):
+    """tensor.read in an InCore function: tile.read of the on-chip tile, or of a [1, ..., 1] tile
+    loaded from the element's address when the tensor is in global memory. The scalar result keeps
+    its Var (only tensors change type in this pass)."""
+    x, indices = call.args
+    src = conv.expr(x)
+    idx = conv.expr(indices)
+    stmts = []
+    if not isinstance(src.type, TileType):
+        rank = len(src.type.shape)
+        ones = MakeTuple(tuple(ConstInt(1) for _ in range(rank)))
+        load_args = (src, idx, ones, None, None)
+        lt = get_op("tile.load").infer_type(load_args, call.span)
+        elem = Var(f"{result.name}_elem", lt, call.span)
+        stmts.append(AssignStmt(elem, Call("tile.load", load_args, lt, call.span), call.span))
+        src, idx = elem, MakeTuple(tuple(ConstInt(0) for _ in range(rank)))
+    args = (src, idx)
+    t = get_op("tile.read").infer_type(args, call.span)
+    stmts.append(AssignStmt(conv.var(result), Call("tile.read", args, t, call.span), call.span))
+    return stmts, None
+
+
+_reg("read", "tensor", params=(Param("x", "tensor"), Param("indices", "ints")), infer=_read_infer("tensor"),
+     ref=lambda a: f"_pto.read({a.x}, {a.indices})", lowers_to=None, lower=_lower_read,
+     orch=lambda a: f"_pto.read({a.x}, {a.indices})",
+     operand_kinds=("tensor",), doc="one element as a scalar")
+_reg("read", "tile", params=(Param("x", "tile"), Param("indices", "ints")), infer=_read_infer("tile"),
+     ref=lambda a: f"_pto.read({a.x}, {a.indices})",
+     sim=lambda a, dst: f"_pto.read({a.x}, {a.indices})",
+     operand_kinds=("tile",), doc="one element as a scalar")
+
+
+# -- tile.assemble --------------------------------------------------------------------------------
+
+def _tile_assemble_infer(a: OpArgs, span: Span):
+    t, s = a.target.type, a.src.type
+    expect(t.dtype == s.dtype, "tile.assemble", f"source dtype {s.dtype.name} differs from target dtype "
+           f"{t.dtype.name}", span, "cast the value first with pl.cast(x, ...)")
+    check_region("tile.assemble", a.offset, s.shape, t.shape, span)
+    return _like(t, t.shape, t.valid_shape)
+
+
+register(OpDef(
+    name="tile.assemble",
+    params=(Param("target", "tile"), Param("src", "tile"), Param("offset", "ints")),
+    infer=_tile_assemble_infer,
+    ref=lambda a: f"_pto.tile_assemble({a.target}, {a.src}, {a.offset})",
+    sim=lambda a, dst: f"_pto.tile_assemble({a.target}, {a.src}, {a.offset}, dst={dst})",
+    dsl="assemble", operand_kinds=("tile", "tile"),
+    input_spaces=_VEC, result_space=MemorySpace.Vec,
+    doc="target with src written at offset (TINSERT); the result is the updated target",
+))

@@ -1,0 +1,250 @@
+"""Matrix multiply on the cube unit: ``tile.matmul`` / ``tile.matmul_acc`` (Left x Right -> Acc),
+``tile.extract`` (a sub-block copy, optionally transposed, e.g. Mat -> Left), and at tensor level
+``tensor.matmul`` / ``tensor.matmul_acc`` with a ``lower`` hook (spec-language §4.3).
+
+Accumulator dtype (fixed by the hardware): FP16/BF16/FP32 x same -> FP32, INT8 x INT8 -> INT32. A
+tile-level ``out_dtype`` other than that is an error.
+
+Numerics: FP16/BF16 products are exact in FP32 and accumulate in FP32; both executors compute
+``torch.matmul`` of FP32 copies of the operands (INT8: INT32 copies, wrapping like the INT32
+accumulator), through ``_pto.matmul``, so reference and simulator agree bit for bit.
+``matmul_acc`` is ``acc + lhs @ rhs`` (the product summed in FP32, then one FP32 add). A K split
+(AutoTileMatmulL0, or the user's chunk loop) therefore changes the FP32 summation order.
+
+Tensor level (``lower`` hook, used by ConvertTensorToTileOps): each operand is loaded whole into
+Mat (an operand that is already a tile is used as is), a transposed operand (``a_trans`` /
+``b_trans``) is copied transposed inside Mat (``tile.extract(..., transpose=True)``), then
+``tile.matmul`` (InferTileMemorySpace inserts the Mat -> Left/Right moves; AutoTileMatmulL0 splits
+K when the operands exceed L0). When ``out_dtype`` differs from the accumulator dtype the result
+is ``tile.cast(acc, out_dtype, mode="rint")``, which runs in Vec: the Acc -> Vec move exists on a5
+only, so on a2a3 that is a compile error (rule: on a2a3 keep ``out_dtype`` equal to the
+accumulator dtype -- FP32 for float operands -- store it, and cast in a vector scope).
+"""
+from __future__ import annotations
+
+from pypto.errors import Span
+from pypto.ir.types import TensorType, TileType
+from pypto.language.dtypes import BF16, FP16, FP32, INT8, INT32, DataType
+from pypto.language.enums import MemorySpace as M
+from pypto.ops.registry import OpArgs, OpDef, Param, register
+from pypto.ops.rules import check_region, expect, promote, static_ints
+
+_ACC_DTYPE = {FP16: FP32, BF16: FP32, FP32: FP32, INT8: INT32}
+
+
+def acc_dtype(op: str, lhs: DataType, rhs: DataType, span: Span) -> DataType:
+    """The accumulator dtype of ``lhs x rhs``; error for unsupported or mixed operand dtypes."""
+    expect(lhs == rhs, op, f"operand dtypes differ: {lhs.name} vs {rhs.name}", span,
+           "cast one operand with pl.cast so both have the same dtype")
+    expect(lhs in _ACC_DTYPE, op, f"unsupported operand dtype {lhs.name} (supported: FP16, BF16, FP32, INT8)",
+           span)
+    return _ACC_DTYPE[lhs]
+
+
+def _mm_shape(op: str, l_shape, r_shape, span: Span, a_trans=False, b_trans=False) -> tuple[int, int, int]:
+    expect(len(l_shape) == 2 and len(r_shape) == 2, op,
+           f"only 2-D operands are supported, got ranks {len(l_shape)} and {len(r_shape)}", span)
+    m, k = (l_shape[1], l_shape[0]) if a_trans else tuple(l_shape)
+    k2, n = (r_shape[1], r_shape[0]) if b_trans else tuple(r_shape)
+    expect(k == k2, op, f"inner dimensions differ: lhs {list(l_shape)}{' (transposed)' if a_trans else ''} "
+                        f"@ rhs {list(r_shape)}{' (transposed)' if b_trans else ''}", span)
+    return m, k, n
+
+
+def _no_tile_trans(op: str, a: OpArgs, span: Span) -> None:
+    for flag in ("a_trans", "b_trans"):
+        expect(not getattr(a, flag), op, f"'{flag}' is not supported for Tile operands", span,
+               "transpose the operand while moving it: pl.tile.extract(t, [0, 0], shape, "
+               "target_memory=..., transpose=True), or use tensor-level pl.matmul")
+
+
+def _tile_mm_infer(a: OpArgs, span: Span) -> TileType:
+    _no_tile_trans("tile.matmul", a, span)
+    m, _, n = _mm_shape("tile.matmul", a.lhs.type.shape, a.rhs.type.shape, span)
+    acc = acc_dtype("tile.matmul", a.lhs.type.dtype, a.rhs.type.dtype, span)
+    expect(a.out_dtype in (None, acc), "tile.matmul",
+           f"out_dtype {getattr(a.out_dtype, 'name', a.out_dtype)} is not the accumulator dtype {acc.name} "
+           f"of {a.lhs.type.dtype.name} operands", span,
+           "the cube accumulates in a fixed dtype; cast the result afterwards with pl.cast")
+    return TileType((m, n), acc)
+
+
+def _mm_ref(a: OpArgs) -> str:
+    return f"_pto.matmul({a.lhs}, {a.rhs})"
+
+
+register(OpDef(
+    name="tile.matmul",
+    params=(Param("lhs", "tile"), Param("rhs", "tile"), Param("out_dtype", "dtype", None),
+            Param("a_trans", "bool", False), Param("b_trans", "bool", False)),
+    infer=_tile_mm_infer,
+    ref=_mm_ref,
+    sim=lambda a, dst: f"{dst}.copy_({_mm_ref(a)})",
+    dsl="matmul", operand_kinds=("tile", "tile"),
+    input_spaces=(("lhs", (M.Left,)), ("rhs", (M.Right,))),
+    result_space=M.Acc,
+    doc="lhs @ rhs on the cube: Left x Right -> Acc (FP32 / INT32 accumulator)",
+))
+
+
+def _tile_mm_acc_infer(a: OpArgs, span: Span) -> TileType:
+    _no_tile_trans("tile.matmul_acc", a, span)
+    m, _, n = _mm_shape("tile.matmul_acc", a.lhs.type.shape, a.rhs.type.shape, span)
+    acc = acc_dtype("tile.matmul_acc", a.lhs.type.dtype, a.rhs.type.dtype, span)
+    t = a.acc.type
+    expect(tuple(t.shape) == (m, n), "tile.matmul_acc",
+           f"accumulator shape {list(t.shape)} differs from the product shape {[m, n]}", span)
+    expect(t.dtype == acc, "tile.matmul_acc",
+           f"accumulator dtype {t.dtype.name} is not {acc.name} (the accumulator dtype of "
+           f"{a.lhs.type.dtype.name} operands)", span)
+    return TileType((m, n), acc, None, t.valid_shape)
+
+
+def _mm_acc_ref(a: OpArgs) -> str:
+    return f"_pto.matmul({a.lhs}, {a.rhs}, {a.acc})"
+
+
+register(OpDef(
+    name="tile.matmul_acc",
+    params=(Param("acc", "tile"), Param("lhs", "tile"), Param("rhs", "tile"),
+            Param("a_trans", "bool", False), Param("b_trans", "bool", False)),
+    infer=_tile_mm_acc_infer,
+    ref=_mm_acc_ref,
+    sim=lambda a, dst: f"{dst}.copy_({_mm_acc_ref(a)})",
+    dsl="matmul_acc", operand_kinds=("tile", "tile", "tile"),
+    input_spaces=(("acc", (M.Acc,)), ("lhs", (M.Left,)), ("rhs", (M.Right,))),
+    result_space=M.Acc,
+    # the sim computes acc + lhs @ rhs into a temporary before writing dst: dst may be acc's buffer
+    inplace_safe=True,
+    doc="acc + lhs @ rhs on the cube (accumulate into Acc)",
+))
+
+
+def _extract_infer(a: OpArgs, span: Span) -> TileType:
+    shape = static_ints("tile.extract", "shapes", a.shapes, span)
+    check_region("tile.extract", a.offsets, shape, a.x.type.shape, span)
+    out = tuple(reversed(shape)) if a.transpose else shape
+    expect(not a.transpose or len(shape) == 2, "tile.extract", "transpose needs a 2-D region", span)
+    return TileType(out, a.x.type.dtype, a.target_memory)
+
+
+register(OpDef(
+    name="tile.extract",
+    params=(Param("x", "tile"), Param("offsets", "ints"), Param("shapes", "ints"),
+            Param("target_memory", "mem", None), Param("transpose", "bool", False)),
+    infer=_extract_infer,
+    ref=lambda a: f"_pto.extract({a.x}, {a.offsets}, {a.shapes}, {a.transpose})",
+    sim=lambda a, dst: f"{dst}.copy_(_pto.extract({a.x}, {a.offsets}, {a.shapes}, {a.transpose}))",
+    dsl="extract", operand_kinds=("tile",),
+    input_spaces=(("x", (M.Mat,)),),
+    result_space=M.Mat,
+    doc="copy a region of a tile (optionally transposed) into a new tile, e.g. Mat -> Left/Right",
+))
+
+
+# ------------------------------------------------------------------ tensor level
+
+def _tensor_mm_infer(a: OpArgs, span: Span) -> TensorType:
+    m, _, n = _mm_shape("tensor.matmul", a.lhs.type.shape, a.rhs.type.shape, span, a.a_trans, a.b_trans)
+    acc_dtype("tensor.matmul", a.lhs.type.dtype, a.rhs.type.dtype, span)
+    return TensorType((m, n), a.out_dtype or promote(a.lhs.type.dtype, a.rhs.type.dtype))
+
+
+def _tensor_mm_acc_infer(a: OpArgs, span: Span) -> TensorType:
+    m, _, n = _mm_shape("tensor.matmul_acc", a.lhs.type.shape, a.rhs.type.shape, span, a.a_trans, a.b_trans)
+    acc = acc_dtype("tensor.matmul_acc", a.lhs.type.dtype, a.rhs.type.dtype, span)
+    t = a.acc.type
+    expect(tuple(t.shape) == (m, n) and t.dtype == acc, "tensor.matmul_acc",
+           f"accumulator must be [{m}, {n}] {acc.name}, got {list(t.shape)} {t.dtype.name}", span)
+    return TensorType((m, n), acc)
+
+
+def _operand(conv, x, trans: bool, name: str, span, stmts: list):
+    """The Mat tile (or existing tile) holding tensor operand ``x``, transposed when ``trans``."""
+    from pypto.ir.nodes import AssignStmt, Call, ConstInt, MakeTuple, Var
+
+    if isinstance(x, Var) and id(x) in conv.tile_of:
+        tile = conv.as_tile(x, span)
+    else:
+        src = conv.var(x)
+        shape = src.type.shape
+        zeros = MakeTuple(tuple(ConstInt(0) for _ in shape))
+        dims = MakeTuple(tuple(ConstInt(d) for d in shape))
+        t = TileType(tuple(shape), src.type.dtype, M.Mat)
+        tile = Var(f"{name}_mat", t, span)
+        stmts.append(AssignStmt(tile, Call("tile.load", (src, zeros, dims, None, M.Mat), t, span), span))
+    if trans:
+        shape = tile.type.shape
+        zeros = MakeTuple(tuple(ConstInt(0) for _ in shape))
+        dims = MakeTuple(tuple(ConstInt(d) for d in shape))
+        t = TileType(tuple(reversed(shape)), tile.type.dtype, M.Mat)
+        tt = Var(f"{name}_T", t, span)
+        stmts.append(AssignStmt(tt, Call("tile.extract", (tile, zeros, dims, M.Mat, True), t, span), span))
+        tile = tt
+    return tile
+
+
+def _lower(call, var, conv):
+    """tensor.matmul / tensor.matmul_acc -> load (Mat) [-> transpose] -> tile.matmul[_acc] [-> cast]."""
+    from pypto.ir.nodes import AssignStmt, Call, Var
+    from pypto.ops.registry import get_op
+
+    span = call.span
+    op = get_op(call.op)
+    a = op.args(call.args)
+    stmts: list = []
+    lhs = _operand(conv, a.lhs, a.a_trans, f"{var.name}_lhs", span, stmts)
+    rhs = _operand(conv, a.rhs, a.b_trans, f"{var.name}_rhs", span, stmts)
+    acc = acc_dtype(call.op, lhs.type.dtype, rhs.type.dtype, span)
+    t = TileType(tuple(var.type.shape), acc)
+    if call.op == "tensor.matmul":
+        mm = Var(f"{var.name}_acc" if var.type.dtype != acc else var.name, t, span)
+        stmts.append(AssignStmt(mm, Call("tile.matmul", (lhs, rhs, None, False, False), t, span), span))
+        if var.type.dtype == acc:
+            return stmts, mm
+        ct = TileType(tuple(var.type.shape), var.type.dtype)
+        res = Var(var.name, ct, span)
+        stmts.append(AssignStmt(res, Call("tile.cast", (mm, var.type.dtype, "rint"), ct, span), span))
+        return stmts, res
+    # tensor.matmul_acc
+    if isinstance(a.acc, Var) and id(a.acc) in conv.tile_of:
+        acc_tile = conv.as_tile(a.acc, span)
+        res = Var(var.name, t, span)
+        stmts.append(AssignStmt(res, Call("tile.matmul_acc", (acc_tile, lhs, rhs, False, False), t, span), span))
+        return stmts, res
+    # the accumulator is a global tensor: GM cannot be loaded into Acc, so add in Vec (needs Acc->Vec: a5)
+    from pypto.ir.nodes import ConstInt, MakeTuple
+
+    src = conv.var(a.acc)
+    zeros = MakeTuple(tuple(ConstInt(0) for _ in src.type.shape))
+    dims = MakeTuple(tuple(ConstInt(d) for d in src.type.shape))
+    acc_vec = Var(f"{var.name}_init", TileType(tuple(src.type.shape), src.type.dtype), span)
+    stmts.append(AssignStmt(acc_vec, Call("tile.load", (src, zeros, dims, None, None), acc_vec.type, span), span))
+    mm = Var(f"{var.name}_prod", t, span)
+    stmts.append(AssignStmt(mm, Call("tile.matmul", (lhs, rhs, None, False, False), t, span), span))
+    res = Var(var.name, t, span)
+    stmts.append(AssignStmt(res, Call("tile.add", (acc_vec, mm), t, span), span))
+    return stmts, res
+
+
+register(OpDef(
+    name="tensor.matmul",
+    params=(Param("lhs", "tensor"), Param("rhs", "tensor"), Param("out_dtype", "dtype", None),
+            Param("a_trans", "bool", False), Param("b_trans", "bool", False)),
+    infer=_tensor_mm_infer,
+    ref=lambda a: f"_pto.tensor_matmul({a.lhs}, {a.rhs}, {a.out_dtype}, {a.a_trans}, {a.b_trans})",
+    dsl="matmul", operand_kinds=("tensor", "tensor"),
+    lowers_to="tile.matmul", lower=_lower,
+    doc="[M,K] @ [K,N] -> [M,N]; default dtype = promoted operand dtype; a_trans/b_trans transpose operands",
+))
+
+register(OpDef(
+    name="tensor.matmul_acc",
+    params=(Param("acc", "tensor"), Param("lhs", "tensor"), Param("rhs", "tensor"),
+            Param("a_trans", "bool", False), Param("b_trans", "bool", False)),
+    infer=_tensor_mm_acc_infer,
+    ref=lambda a: f"_pto.tensor_matmul({a.lhs}, {a.rhs}, None, {a.a_trans}, {a.b_trans}, acc={a.acc})",
+    dsl="matmul_acc", operand_kinds=("tensor", "tensor", "tensor"),
+    lowers_to="tile.matmul_acc", lower=_lower,
+    doc="acc + a @ b (acc in the accumulator dtype)",
+))

@@ -1,0 +1,306 @@
+"""Compile-time diagnostics: a registry of checks with codes, severities and phases.
+
+Every check — warnings, perf hints and precision checks alike — is governed by the same two knobs
+(an improvement on the reference, where pass-emitted perf hints bypass them):
+
+* ``diagnostic_phase`` (``ir.compile`` / ``RunConfig``, default from ``PYPTO_WARNING_LEVEL``):
+  ``NONE`` runs no check; ``PRE_PIPELINE`` only the checks on the frontend program;
+  ``POST_PASS`` adds the checks that run after each pass; ``POST_PIPELINE`` (the default) runs all.
+* ``disabled_diagnostics``: codes or check names to silence.
+
+Output: ``file:line:col: warning: message [CODE]`` with the source line and a caret, on stderr and in
+``report/diagnostics.log`` of the artifact directory.
+"""
+from __future__ import annotations
+
+import enum
+import os
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+from pypto.errors import Span
+from pypto.ir.nodes import AssignStmt, Call, ForStmt, Program, Var
+from pypto.ir.types import TileType
+from pypto.ir.visit import iter_stmts, use_exprs, walk_expr
+from pypto.language.enums import FunctionType, ParamDirection
+
+
+class DiagnosticPhase(enum.IntEnum):
+    """When checks run; each level includes the ones before it."""
+
+    NONE = 0
+    PRE_PIPELINE = 1
+    POST_PASS = 2
+    POST_PIPELINE = 3
+
+
+class Severity(enum.Enum):
+    """How a diagnostic is rendered."""
+
+    Warning = "warning"
+    PerfHint = "perf_hint"
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One finding: its check's code and name, severity, message, source span and where it ran."""
+
+    code: str
+    name: str
+    severity: Severity
+    message: str
+    span: Span
+    where: str = ""
+
+    def render(self) -> str:
+        """``file:line:col: warning: message [CODE]`` + source line + caret."""
+        return self.span.render(f"{self.message} [{self.code}]", self.severity.value)
+
+
+@dataclass(frozen=True)
+class Check:
+    """A registered check: ``run(program, ctx) -> [(span, message)]``."""
+
+    code: str
+    name: str
+    severity: Severity
+    phase: DiagnosticPhase
+    run: Callable
+    doc: str
+
+
+CHECKS: dict[str, Check] = {}
+
+
+def check(code: str, name: str, severity: Severity, phase: DiagnosticPhase):
+    """Register a check function under ``code`` / ``name``."""
+    def deco(fn):
+        CHECKS[code] = Check(code, name, severity, phase, fn, (fn.__doc__ or "").strip())
+        return fn
+    return deco
+
+
+def resolve_phase(phase) -> DiagnosticPhase:
+    """Argument, else ``PYPTO_WARNING_LEVEL`` (none / pre_pipeline / post_pass / post_pipeline), else all."""
+    if isinstance(phase, DiagnosticPhase):
+        return phase
+    if isinstance(phase, str):
+        return DiagnosticPhase[phase.upper()]
+    if phase is not None:
+        raise ValueError(f"diagnostic_phase must be a DiagnosticPhase, got {phase!r}")
+    env = os.environ.get("PYPTO_WARNING_LEVEL", "").strip().upper()
+    return DiagnosticPhase[env] if env in DiagnosticPhase.__members__ else DiagnosticPhase.POST_PIPELINE
+
+
+def run_checks(program: Program, phase: DiagnosticPhase, enabled: DiagnosticPhase, disabled: Iterable[str],
+               ctx, where: str) -> list[Diagnostic]:
+    """Run the checks registered at ``phase`` if ``enabled`` reaches it and they are not disabled."""
+    if enabled < phase or enabled == DiagnosticPhase.NONE:
+        return []
+    off = set(disabled or ())
+    unknown = off - set(CHECKS) - {c.name for c in CHECKS.values()}
+    if unknown:
+        raise ValueError(f"unknown diagnostic(s) in disabled_diagnostics: {sorted(unknown)}; known: "
+                         f"{', '.join(f'{c.code} ({c.name})' for c in CHECKS.values())}")
+    out = []
+    for c in CHECKS.values():
+        if c.phase != phase or c.code in off or c.name in off:
+            continue
+        for span, msg in c.run(program, ctx):
+            out.append(Diagnostic(c.code, c.name, c.severity, msg, span, where))
+    return out
+
+
+# ============================================================================ checks
+
+def _write_roots(f) -> set[int]:
+    """ids of parameters written somewhere in ``f`` (through assemble/store chains)."""
+    root = {id(p): id(p) for p in f.params}
+    written = set()
+    for s in iter_stmts(f.body):
+        if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op in ("tensor.assemble", "tile.store"):
+            tgt = s.value.args[0 if s.value.op == "tensor.assemble" else 2]
+            if id(tgt) in root:
+                root[id(s.var)] = root[id(tgt)]
+                written.add(root[id(tgt)])
+        elif isinstance(s, ForStmt):
+            for it, init, rv in zip(s.iter_args, s.init_values, s.return_vars):
+                if id(init) in root:
+                    root[id(it)] = root[id(rv)] = root[id(init)]
+        elif isinstance(s, AssignStmt) and not isinstance(s.value, Call):
+            pass
+    return written
+
+
+@check("PTO-W001", "OutParamWriteDropped", Severity.Warning, DiagnosticPhase.PRE_PIPELINE)
+def _out_param_write_dropped(program: Program, ctx):
+    """``out = expr`` on an Out parameter rebinds the name only; the caller's buffer is never written."""
+    found = []
+    for f in program.functions:
+        written = _write_roots(f)
+        for p, d in zip(f.params, f.directions):
+            if d != ParamDirection.Out or id(p) in written:
+                continue
+            for s in iter_stmts(f.body):
+                if isinstance(s, AssignStmt) and s.var.name == p.name and isinstance(s.value, (Call,)):
+                    found.append((s.span, f"Assigning to Out parameter '{p.name}' in function '{f.name}' rebinds the "
+                                          f"name only — the caller's buffer is never written. Use "
+                                          f"'{p.name}[:] = <expr>' (or pl.store / pl.assemble) to write it"))
+                    break
+    return found
+
+
+@check("PTO-W002", "UnusedVariable", Severity.Warning, DiagnosticPhase.PRE_PIPELINE)
+def _unused_variable(program: Program, ctx):
+    """A value computed and never used."""
+    found = []
+    for f in program.functions:
+        used = {id(x) for s in iter_stmts(f.body) for e in use_exprs(s) for x in walk_expr(e) if isinstance(x, Var)}
+        for s in iter_stmts(f.body):
+            if isinstance(s, AssignStmt) and id(s.var) not in used and not s.var.name.startswith("_") \
+                    and not (isinstance(s.value, Call) and s.value.op in ("tile.store", "tensor.assemble")):
+                found.append((s.span, f"Unused variable '{s.var.name}' in function '{f.name}'"))
+    return found
+
+
+_ROW_REDUCTIONS = {"tile.row_sum", "tile.row_max", "tile.row_min", "tile.col_sum", "tile.col_max", "tile.col_min",
+                   "tile.row_prod", "tile.col_prod"}
+
+
+@check("PTO-P001", "ReductionOverPadding", Severity.Warning, DiagnosticPhase.POST_PIPELINE)
+def _reduction_over_padding(program: Program, ctx):
+    """A reduction over a tile with a ``valid_shape``: the padding participates (fillpad first)."""
+    found = []
+    for f in program.functions:
+        for s in iter_stmts(f.body):
+            if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op in _ROW_REDUCTIONS:
+                x = s.value.args[0]
+                t = getattr(x, "type", None)
+                if isinstance(t, TileType) and t.valid_shape is not None:
+                    op = s.value.op.split(".")[1]
+                    pad = {"max": "min", "min": "max"}.get(op.split("_")[1], "zero")
+                    found.append((s.span, f"{op} reads the whole {list(t.shape)} tile but only {list(t.valid_shape)} "
+                                          f"is valid: the padding takes part in the reduction. Fill it with the "
+                                          f"reduction's identity first: pl.fillpad(t, pl.PadValue.{pad})"))
+    return found
+
+
+_LONG_REDUCTION = 1024
+_LONG_LOOP = 64
+
+
+@check("PTO-P002", "LowPrecisionAccumulation", Severity.Warning, DiagnosticPhase.POST_PIPELINE)
+def _low_precision_accumulation(program: Program, ctx):
+    """FP16/BF16 accumulation over a long reduction: the error grows with the length."""
+    found = []
+    for f in program.functions:
+        for s in iter_stmts(f.body):
+            if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op in ("tile.row_sum", "tile.col_sum"):
+                t = s.value.args[0].type
+                n = t.shape[-1] if s.value.op == "tile.row_sum" else t.shape[-2]
+                if t.dtype.name in ("FP16", "BF16") and n >= _LONG_REDUCTION:
+                    found.append((s.span, f"{s.value.op.split('.')[1]} accumulates {n} {t.dtype.name} values in "
+                                          f"{t.dtype.name}; the error grows with the length. Cast to FP32 first "
+                                          "(pl.cast(t, pl.FP32)) and accumulate there"))
+            if isinstance(s, ForStmt):
+                trips = _trip_count(s)
+                if trips is None or trips < _LONG_LOOP:
+                    continue
+                for it, y in zip(s.iter_args, s.body[-1].values if s.body and hasattr(s.body[-1], "values") else ()):
+                    t = it.type
+                    if getattr(getattr(t, "dtype", None), "name", "") in ("FP16", "BF16") and _is_accumulation(s, it, y):
+                        found.append((s.span, f"'{it.name}' accumulates in {t.dtype.name} over {trips} iterations; "
+                                              "the rounding error grows with the trip count. Accumulate in FP32"))
+    return found
+
+
+def _trip_count(s: ForStmt):
+    from pypto.ir.nodes import ConstInt
+
+    if all(isinstance(x, ConstInt) for x in (s.start, s.stop, s.step)) and s.step.value != 0:
+        return max(0, -(-(s.stop.value - s.start.value) // s.step.value))
+    return None
+
+
+def _is_accumulation(loop: ForStmt, it: Var, y) -> bool:
+    for st in iter_stmts(loop.body):
+        if isinstance(st, AssignStmt) and st.var is y and isinstance(st.value, Call) \
+                and st.value.op.split(".")[1] in ("add", "adds", "sub", "matmul_acc") \
+                and any(a is it for a in st.value.args):
+            return True
+    return False
+
+
+@check("PTO-P003", "InexactCastChain", Severity.Warning, DiagnosticPhase.POST_PIPELINE)
+def _inexact_cast_chain(program: Program, ctx):
+    """A multi-hop cast chain (from LegalizeTileCast) that double-rounds for values in range."""
+    from pypto.numerics.cast_exactness import classify_chain
+
+    found = []
+    for f in program.functions:
+        producer = {}
+        for s in iter_stmts(f.body):
+            if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tile.cast":
+                producer[id(s.var)] = s
+        consumed = {id(s.value.args[0]) for s in producer.values()}
+        for s in producer.values():
+            if id(s.var) in consumed:
+                continue  # not the end of a chain
+            chain = [s]
+            while id(chain[0].value.args[0]) in producer:
+                chain.insert(0, producer[id(chain[0].value.args[0])])
+            if len(chain) < 2:
+                continue
+            types = [chain[0].value.args[0].type.dtype.name] + [c.var.type.dtype.name for c in chain]
+            mode = s.value.args[2]
+            v = classify_chain(types, mode)
+            if not v.exact:
+                found.append((s.span, f"cast chain {' -> '.join(types)} (mode '{mode}') is not bit-identical to a "
+                                      f"direct cast: {v.reason}"))
+    return found
+
+
+@check("PTO-P004", "ReadBeforeWrite", Severity.Warning, DiagnosticPhase.PRE_PIPELINE)
+def _read_before_write(program: Program, ctx):
+    """A tile from ``create_tile`` read before anything wrote it: its contents are unspecified."""
+    from pypto.ops.registry import VALUE_KINDS, get_op
+
+    found = []
+    for f in program.functions:
+        fresh = {}
+        for s in iter_stmts(f.body):
+            if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tile.create":
+                fresh[id(s.var)] = s.var
+                continue
+            for e in use_exprs(s):
+                for c in walk_expr(e):
+                    if not isinstance(c, Call):
+                        continue
+                    op = get_op(c.op)
+                    for p, a in zip(op.params, c.args):
+                        scratch = p.name in ("tmp_tile", "tmp", "acc_out", "dst")
+                        if p.kind in VALUE_KINDS and isinstance(a, Var) and id(a) in fresh and not scratch:
+                            found.append((c.span, f"tile '{a.name}' from create_tile is read by {c.op} before anything "
+                                                  "wrote it: its contents are whatever the buffer held"))
+                            del fresh[id(a)]
+    return found
+
+
+@check("PH001", "TileInnermostDimGranularity", Severity.PerfHint, DiagnosticPhase.POST_PIPELINE)
+def _innermost_dim(program: Program, ctx):
+    """A tile load whose rows are short moves many small bursts."""
+    threshold = 512 if getattr(getattr(ctx, "platform", None), "arch", "a2a3") == "a2a3" else 128
+    found = []
+    for f in program.functions:
+        if f.func_type != FunctionType.InCore:
+            continue
+        for s in iter_stmts(f.body):
+            if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tile.load":
+                t = s.var.type
+                row = t.shape[-1] * t.dtype.itemsize
+                if row < threshold:
+                    rows = t.nbytes // row
+                    found.append((s.span, f"tile.load has innermost dim = {row}B (tile {t.dtype.name}{list(t.shape)}); "
+                                          f"moves {t.nbytes}B as {rows} x {row}B rows; recommended >= {threshold}B for "
+                                          f"{ctx.platform.arch}"))
+    return found

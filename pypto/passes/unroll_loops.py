@@ -1,0 +1,113 @@
+"""UnrollLoops: every ``pl.unroll`` loop (ForKind.Unroll) is replaced by one copy of its body per
+iteration.
+
+Requires: SSA. Produces: NoUnrollLoops — no ForStmt of kind Unroll remains.
+
+* Bounds are compile-time ints (the frontend checks it); the loop variable becomes the literal
+  ``ConstInt`` of each iteration.
+* Every Var a copy defines is cloned (:class:`pypto.ir.visit.Renewer`), so the program stays SSA.
+* Loop-carried values thread through the copies: copy k reads what copy k-1 yielded, and the
+  loop's return vars read what the last copy yielded (the init values for an empty loop).
+* Nested unroll loops are expanded too.
+* Scalar arithmetic on constants folds in each copy (``i * 64`` becomes ``64`` in copy 1), and an
+  ``if`` whose condition folds keeps only its taken branch — the same forms the frontend builds
+  from constants, so every stage prints and parses back unchanged.
+"""
+from __future__ import annotations
+
+from pypto.errors import InternalError
+from pypto.ir.nodes import (
+    BinOp,
+    ConstBool,
+    ConstFloat,
+    ConstInt,
+    ForStmt,
+    IfStmt,
+    Program,
+    UnaryOp,
+    YieldStmt,
+)
+from pypto.ir.visit import Mutator, Renewer
+from pypto.language.dtypes import FP32, INDEX
+from pypto.language.enums import ForKind
+from pypto.passes.context import PassContext
+
+NAME = "UnrollLoops"
+REQUIRES = ("SSA",)
+PRODUCES = ("NoUnrollLoops",)
+
+
+def run(program: Program, ctx: PassContext) -> Program:
+    return _Unroller().program(program)
+
+
+class _Unroller(Mutator):
+    def visit_ForStmt(self, s: ForStmt):
+        if s.kind != ForKind.Unroll:
+            return self.default_stmt(s)
+        bounds = [self.expr(x) for x in (s.start, s.stop, s.step)]
+        if not all(isinstance(b, ConstInt) for b in bounds):
+            raise InternalError("pl.unroll bounds must be compile-time ints", s.span)
+        start, stop, step = (b.value for b in bounds)
+        carried = [self.expr(v) for v in s.init_values]
+        out = []
+        for i in range(start, stop, step):
+            ren = _FoldingRenewer()
+            ren.subst = dict(self.subst)
+            ren.subst[id(s.loop_var)] = ConstInt(i, INDEX, s.loop_var.span)
+            for it, v in zip(s.iter_args, carried):
+                ren.subst[id(it)] = v
+            body = list(s.body)
+            yld = body.pop() if body and isinstance(body[-1], YieldStmt) else None
+            copy = list(ren.stmts(body))
+            if yld is not None:
+                carried = [ren.expr(v) for v in yld.values]
+            out.extend(self.stmts(copy))   # nested unroll loops and folded ifs of this copy
+            carried = [self.expr(v) for v in carried]
+        for rv, v in zip(s.return_vars, carried):
+            self.redefine(rv, v)
+        return out
+
+    def visit_IfStmt(self, s: IfStmt):
+        cond = self.expr(s.cond)
+        if not isinstance(cond, ConstBool):
+            return self.default_stmt(s)
+        body = list(s.then_body if cond.value else s.else_body)
+        yld = body.pop() if body and isinstance(body[-1], YieldStmt) else None
+        out = list(self.stmts(body))
+        if yld is not None:
+            for rv, v in zip(s.return_vars, yld.values):
+                self.redefine(rv, self.expr(v))
+        return out
+
+
+_INT_OPS = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+            "floordiv": lambda a, b: a // b, "mod": lambda a, b: a % b, "min": min, "max": max}
+_CMP_OPS = {"lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: a > b,
+            "ge": lambda a, b: a >= b, "eq": lambda a, b: a == b, "ne": lambda a, b: a != b}
+
+
+class _FoldingRenewer(Renewer):
+    """A Renewer that folds scalar arithmetic on INDEX literals, as the frontend does."""
+
+    def visit_BinOp(self, e: BinOp):
+        e = self.rebuild(e)
+        a, b = e.lhs, e.rhs
+        if not (isinstance(a, ConstInt) and isinstance(b, ConstInt) and a.dtype == INDEX and b.dtype == INDEX):
+            return e
+        try:
+            if e.op in _INT_OPS:
+                return ConstInt(_INT_OPS[e.op](a.value, b.value), INDEX, e.span)
+            if e.op in _CMP_OPS:
+                return ConstBool(_CMP_OPS[e.op](a.value, b.value), e.span)
+            if e.op == "truediv":
+                return ConstFloat(a.value / b.value, FP32, e.span)
+        except ZeroDivisionError:
+            return e
+        return e
+
+    def visit_UnaryOp(self, e: UnaryOp):
+        e = self.rebuild(e)
+        if e.op == "neg" and isinstance(e.operand, ConstInt) and e.operand.dtype == INDEX:
+            return ConstInt(-e.operand.value, INDEX, e.span)
+        return e

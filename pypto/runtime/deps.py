@@ -1,0 +1,263 @@
+"""Dependency inference of the runtime (spec-runtime §3.3-3.4) and the ``deps.json`` writer (§4).
+
+A tensor argument is a *view* over a GM buffer: ``base`` (the buffer's address), ``start`` (offset in
+elements), ``shape`` and ``strides`` (elements). Producers register their views in the
+:class:`TensorMap`, bucketed by base buffer; a consumer looks up the entries of its buffer and tests
+the overlap:
+
+* **L1** — the byte ranges ``[start, start + extent)`` do not intersect: ``NO_OVERLAP``.
+* **L2 preconditions** — same dtype, rank and strides; strides row-major derivable (last 1, each a
+  multiple of the next); the buffer size divides by ``strides[0]``; both offsets decompose into a box
+  that does not wrap a row. Otherwise ``OTHER`` (conservatively overlapping).
+* **L2** — per dimension: any disjoint dimension gives ``NO_OVERLAP``; the consumer containing the
+  producer in every dimension gives ``COVERED``; anything else ``OTHER``.
+
+Runtime tags (what codegen passes per argument): ``INPUT``, ``INOUT``, ``OUTPUT_EXISTING``,
+``OUTPUT`` (runtime-allocated; skipped entirely) and ``NO_DEP``.
+"""
+from __future__ import annotations
+
+import json
+from bisect import bisect_left, bisect_right
+from pathlib import Path
+
+import torch
+
+INPUT, OUTPUT, INOUT, OUTPUT_EXISTING, NO_DEP = "INPUT", "OUTPUT", "INOUT", "OUTPUT_EXISTING", "NO_DEP"
+TAGS = (INPUT, OUTPUT, INOUT, OUTPUT_EXISTING, NO_DEP)
+# IR parameter directions accepted as tags (an un-promoted ``Out`` writes an existing buffer)
+_LEGACY = {"In": INPUT, "Out": OUTPUT_EXISTING, "InOut": INOUT}
+LOOKUP_TAGS = frozenset((INPUT, INOUT))            # Step B
+REGISTER_TAGS = frozenset((INOUT, OUTPUT_EXISTING))  # Step 4
+
+NO_OVERLAP, COVERED, OTHER = 0, 1, 2
+OVERLAP_NAME = {COVERED: "covered", OTHER: "other"}
+
+
+def normalize_tag(tag) -> str:
+    """A runtime tag from a tag name or an IR direction name (``In`` / ``Out`` / ``InOut``)."""
+    if tag in TAGS:
+        return tag
+    t = _LEGACY.get(getattr(tag, "name", tag))
+    if t is None:
+        raise ValueError(f"unknown argument tag {tag!r}; expected one of {', '.join(TAGS)}")
+    return t
+
+
+class View:
+    """The GM region a tensor argument designates (element units, plus byte bounds for L1)."""
+
+    __slots__ = ("tensor", "base", "start", "shape", "strides", "dtype", "esize", "lo", "hi", "buffer_numel", "_box")
+
+    def __init__(self, t: torch.Tensor):
+        st = t.untyped_storage()
+        self.tensor = t
+        self.base = st.data_ptr()
+        self.dtype = t.dtype
+        es = self.esize = t.element_size()
+        self.start = start = t.storage_offset()
+        self.shape = shape = tuple(t.shape)
+        self.strides = strides = tuple(t.stride())
+        extent = 0
+        if all(shape):
+            extent = 1
+            for s, k in zip(shape, strides):
+                extent += (s - 1) * k
+        self.lo = start * es
+        self.hi = (start + extent) * es
+        self.buffer_numel = st.nbytes() // es
+        self._box = False
+
+    def box(self):
+        """Per-dimension start indices (L2), computed once; None when the view does not decompose."""
+        b = self._box
+        if b is False:
+            b = self._box = _box(self)
+        return b
+
+
+def _box(v: View):
+    """Per-dimension start indices of a row-major-derivable view, or None when it does not decompose."""
+    strides, shape = v.strides, v.shape
+    if not strides:
+        return ()
+    if strides[-1] != 1:
+        return None
+    for a, b in zip(strides, strides[1:]):
+        if b <= 0 or a % b:
+            return None
+    if strides[0] <= 0 or v.buffer_numel % strides[0]:
+        return None
+    idx = []
+    off = v.start
+    prev = None
+    for d, k in enumerate(strides):
+        if prev is None:
+            i, off = divmod(off, k)
+        else:
+            i, off = divmod(off, k)
+            if i + shape[d] > prev // k:   # the box would wrap into the next row
+                return None
+        idx.append(i)
+        prev = k
+    return idx
+
+
+def overlap(c: View, p: View) -> int:
+    """Overlap of consumer view ``c`` with producer view ``p`` (same base buffer)."""
+    if c.lo >= p.hi or p.lo >= c.hi:
+        return NO_OVERLAP
+    if c.dtype != p.dtype or c.strides != p.strides or len(c.shape) != len(p.shape):
+        return OTHER
+    cb, pb = c.box(), p.box()
+    if cb is None or pb is None:
+        return OTHER
+    covered = True
+    for ci, cs, pi, ps in zip(cb, c.shape, pb, p.shape):
+        if ci >= pi + ps or pi >= ci + cs:
+            return NO_OVERLAP
+        if ci > pi or ci + cs < pi + ps:
+            covered = False
+    return COVERED if covered else OTHER
+
+
+class _Bucket:
+    """Entries of one base buffer, sorted by first byte (so a lookup only tests views whose byte
+    range can intersect)."""
+
+    __slots__ = ("los", "ents", "maxlen", "seq")
+
+    def __init__(self):
+        self.los: list = []    # (lo, -seq): newest first among equal starts ("insert at head")
+        self.ents: list = []   # (view, producer task), parallel to los
+        self.maxlen = 0
+        self.seq = 0
+
+
+class TensorMap:
+    """Registered producers per base buffer (spec §3.4 steps B and 4)."""
+
+    def __init__(self):
+        self.buckets: dict[int, _Bucket] = {}
+
+    def lookup(self, v: View, remove_covered: bool):
+        """``[(producer task, overlap, producer view)]`` for every registered view ``v`` overlaps;
+        with ``remove_covered`` (an INOUT consumer) the COVERED entries are dropped from the map."""
+        b = self.buckets.get(v.base)
+        if b is None or not b.los:
+            return ()
+        los = b.los
+        i = bisect_right(los, (v.lo - b.maxlen, 0))
+        j = bisect_left(los, (v.hi, -(1 << 62)))
+        found = []
+        drop = []
+        ents = b.ents
+        for k in range(i, j):
+            pv, task = ents[k]
+            if pv.hi <= v.lo:
+                continue
+            ov = overlap(v, pv)
+            if ov == NO_OVERLAP:
+                continue
+            found.append((task, ov, pv))
+            if remove_covered and ov == COVERED:
+                drop.append(k)
+        for k in reversed(drop):
+            del los[k]
+            del ents[k]
+        return found
+
+    def register(self, v: View, task) -> None:
+        b = self.buckets.get(v.base)
+        if b is None:
+            b = self.buckets[v.base] = _Bucket()
+        b.seq += 1
+        key = (v.lo, -b.seq)
+        k = bisect_left(b.los, key)
+        b.los.insert(k, key)
+        b.ents.insert(k, (v, task))
+        n = v.hi - v.lo
+        if n > b.maxlen:
+            b.maxlen = n
+
+
+# ---------------------------------------------------------------------------------------- deps.json
+
+_FNV_OFFSET, _FNV_PRIME = 0xCBF29CE484222325, 0x100000001B3
+
+
+def tensor_id(buffer_addr: int, version: int = 0) -> int:
+    """FNV-1a 64 over the 8 little-endian bytes of the address and the 4 bytes of the version."""
+    h = _FNV_OFFSET
+    for byte in buffer_addr.to_bytes(8, "little") + (version & 0xFFFFFFFF).to_bytes(4, "little"):
+        h ^= byte
+        h = (h * _FNV_PRIME) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+_DTYPE_NAMES = {
+    torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16", torch.float64: "float64",
+    torch.int32: "int32", torch.int16: "int16", torch.int8: "int8", torch.int64: "int64", torch.uint8: "uint8",
+    torch.bool: "bool",
+}
+_DTYPES_BY_NAME = {v: k for k, v in _DTYPE_NAMES.items()}
+
+
+def dtype_name(dt: torch.dtype) -> str:
+    """Lower-case dtype name (``float32``); deps.json upper-cases it."""
+    return _DTYPE_NAMES.get(dt, str(dt).split(".")[-1])
+
+
+def dtype_from(name: str) -> torch.dtype:
+    return _DTYPES_BY_NAME[name.lower()]
+
+
+def _view_keys(v: View, prefix: str) -> dict:
+    return {f"{prefix}shape": list(v.shape), f"{prefix}start_offset": str(v.start), f"{prefix}strides": list(v.strides)}
+
+
+def deps_document(tasks) -> dict:
+    """The deps.json object of spec §4 from the runtime's submit log (``Runtime.tasks``)."""
+    out_tasks, tensors, edges = [], {}, []
+    for t in tasks:
+        if t.kind == "snapshot":
+            continue
+        args = []
+        for i, (a, tag) in enumerate(zip(t.args, t.tags)):
+            if not isinstance(a, torch.Tensor):
+                continue
+            v = t.views[i]
+            tid = tensor_id(v.base)
+            tensors.setdefault(v.base, {"tensor_id": str(tid), "buffer_addr": str(v.base), "version": 0,
+                                        "dtype": dtype_name(v.dtype).upper(), "buffer_numel": str(v.buffer_numel)})
+            args.append({"idx": i, "type": "UNKNOWN" if tag == NO_DEP else tag, "tensor_id": str(tid),
+                         "dtype": dtype_name(v.dtype).upper(), "shape": list(v.shape),
+                         "start_offset": str(v.start), "strides": list(v.strides)})
+        out_tasks.append({"task_id": str(t.task_id), "scope": "manual" if t.manual else "auto",
+                          "early_dispatch": False, "kernel_ids": list(t.kernel_ids), "block_num": 1, "args": args})
+        for pred, arg, source, ov, pv in t.edges:
+            if pred.kind == "snapshot":
+                continue
+            e = {"pred": str(pred.task_id), "succ": str(t.task_id), "arg": arg, "source": source,
+                 "flags": ["wait"] if source == "tensormap" else ["wait", "retain"]}
+            if source != "explicit":
+                v = t.views[arg]
+                e["tensor_id"] = str(tensor_id(v.base))
+                e["consumer_dtype"] = dtype_name(v.dtype).upper()
+                e.update(_view_keys(v, "consumer_"))
+            if source == "tensormap":
+                e["overlap"] = OVERLAP_NAME[ov]
+                e.update(_view_keys(pv, "producer_"))
+            edges.append(e)
+    return {"tasks": out_tasks, "tensors": list(tensors.values()), "edges": edges}
+
+
+def write_deps(tasks, dfx_dir: Path, work_dir: Path, kernel_ids: dict) -> Path:
+    """Write ``dfx_outputs/deps.json`` and ``name_map_<work_dir.name>.json``; returns the deps path."""
+    dfx_dir.mkdir(parents=True, exist_ok=True)
+    path = dfx_dir / "deps.json"
+    path.write_text(json.dumps(deps_document(tasks), indent=1), encoding="utf-8")
+    name_map = {"level": 2, "orchestrator_name": None,
+                "callable_id_to_name": {str(i): n for n, i in kernel_ids.items()}}
+    (dfx_dir / f"name_map_{work_dir.name}.json").write_text(json.dumps(name_map, indent=1), encoding="utf-8")
+    return path

@@ -1,0 +1,1 @@
+"""Command-line tools: ``python -m pypto.tools.ir_trace`` (per-pass IR diff page)."""

@@ -1,0 +1,67 @@
+"""Kernels for the compiler-debugging tests (validate_ir, diagnostics, custom pipelines)."""
+import pypto.language as pl
+
+
+@pl.jit
+def sub_scale(a: pl.Tensor[[64, 128], pl.FP32], b: pl.Tensor[[64, 128], pl.FP32],
+              out: pl.Out[pl.Tensor[[64, 128], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:] = pl.mul(pl.sub(a, b), 2.0)
+    return out
+
+
+@pl.jit
+def scaled(a: pl.Tensor[[64, 128], pl.FP32], s: pl.Scalar[pl.FP32], out: pl.Out[pl.Tensor[[64, 128], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:] = pl.mul(a, s)
+    return out
+
+
+@pl.jit
+def out_rebound(a: pl.Tensor[[64, 128], pl.FP32], out: pl.Out[pl.Tensor[[64, 128], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out = pl.add(a, a)
+    return out
+
+
+@pl.jit
+def unused_value(a: pl.Tensor[[64, 128], pl.FP32], out: pl.Out[pl.Tensor[[64, 128], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.add(a, a)
+        out[:] = pl.mul(a, 3.0)
+    return out
+
+
+@pl.jit
+def fp16_accumulate(a: pl.Tensor[[16, 256], pl.FP16], out: pl.Out[pl.Tensor[[16, 256], pl.FP16]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(a, [0, 0], [16, 256])
+        acc = pl.load(a, [0, 0], [16, 256])
+        for i in pl.range(100):
+            acc = pl.add(acc, t)
+        out = pl.store(acc, [0, 0], out)
+    return out
+
+
+@pl.jit
+def int_to_bf16(x: pl.Tensor[[16, 128], pl.INT32], out: pl.Out[pl.Tensor[[16, 128], pl.BF16]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:] = pl.cast(x, pl.BF16)
+    return out
+
+
+@pl.jit
+def read_uninit(a: pl.Tensor[[16, 128], pl.FP32], out: pl.Out[pl.Tensor[[16, 128], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(a, [0, 0], [16, 128])
+        junk = pl.create_tile([16, 128], pl.FP32)
+        out = pl.store(pl.add(t, junk), [0, 0], out)
+    return out
+
+
+@pl.jit
+def short_rows(a: pl.Tensor[[64, 64], pl.FP32], out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(a, [0, 0], [64, 64])
+        out = pl.store(pl.exp(t), [0, 0], out)
+    return out

@@ -1,0 +1,71 @@
+"""Custom pipelines and verification levels (seed step 3)."""
+import pytest
+import torch
+
+from kernels_dbg import sub_scale
+import pypto.ir as ir
+from pypto.errors import VerificationError
+from pypto.frontend.specialize import specialize
+from pypto.ir.nodes import AssignStmt, Call, ConstInt, MakeTuple, Var
+from pypto.ir.types import TileType
+from pypto.language.dtypes import FP32
+from pypto.language.enums import FunctionType
+from pypto.passes.pipeline import Pipeline
+
+
+def _program():
+    return specialize(sub_scale, (torch.zeros(64, 128), torch.zeros(64, 128), torch.zeros(64, 128)), {}).program
+
+
+def LeakTileOp(program):
+    """A planted fault: puts a tile op into the orchestration function."""
+    fns = []
+    for f in program.functions:
+        if f.func_type == FunctionType.Orchestration:
+            t = TileType((16, 16), FP32)
+            shape = MakeTuple((ConstInt(16), ConstInt(16)))
+            stmt = AssignStmt(Var("leak", t), Call("tile.create", (shape, FP32, None), t))
+            f = f.replace(body=(stmt,) + f.body)
+        fns.append(f)
+    return program.replace(functions=tuple(fns))
+
+
+def test_basic_verification_names_the_pass():
+    pipe = Pipeline.default().insert_after("AllocateMemoryAddr", LeakTileOp)
+    with pytest.raises(VerificationError) as e:
+        ir.compile(_program(), passes=pipe, verification_level=ir.VerificationLevel.BASIC)
+    msg = str(e.value)
+    assert "after 'LeakTileOp'" in msg and "SplitIncoreOrch" in msg and "tile.create" in msg
+
+
+def test_verification_none_skips_it():
+    pipe = Pipeline.default().insert_after("AllocateMemoryAddr", LeakTileOp)
+    lowered = ir.run_pipeline(_program(), {"verification_level": ir.VerificationLevel.NONE, "passes": pipe})
+    assert lowered.program is not None
+
+
+def test_env_var_selects_level(monkeypatch):
+    pipe = Pipeline.default().insert_after("AllocateMemoryAddr", LeakTileOp)
+    monkeypatch.setenv("PYPTO_VERIFY_LEVEL", "none")
+    ir.run_pipeline(_program(), {"passes": pipe})
+    monkeypatch.setenv("PYPTO_VERIFY_LEVEL", "basic")
+    with pytest.raises(VerificationError):
+        ir.run_pipeline(_program(), {"passes": pipe})
+
+
+def test_roundtrip_level_really_roundtrips():
+    res = ir.run_pipeline(_program(), {"verification_level": ir.VerificationLevel.ROUNDTRIP})
+    assert res.program.as_python() == ir.parse(res.program.as_python()).as_python()
+
+
+def test_pipeline_editing():
+    base = Pipeline.default()
+    assert "AllocateMemoryAddr" in base.names
+    dropped = base.drop("LegalizeTileCast")
+    assert "LegalizeTileCast" not in dropped.names and len(dropped) == len(base) - 1
+    replaced = base.replace("LegalizeTileCast", lambda p: p)
+    assert "<lambda>" in replaced.names
+    with pytest.raises(KeyError, match="no pass named"):
+        base.drop("NoSuchPass")
+    with pytest.raises(ValueError, match="duplicate"):
+        base.insert_after("LegalizeTileCast", base[base.names.index("LegalizeTileCast")])
