@@ -154,18 +154,33 @@ def run_passes(program: Program, passes: Sequence, ctx: PassContext, *, verifica
 
 
 def emit_diagnostics(diagnostics, report_dir: Path | None = None, stream=None) -> None:
-    """Print each diagnostic (file:line:col, caret, [CODE]) and append them to
+    """Report compile-time findings. Warnings print in full (file:line:col, caret, [CODE]); perf hints
+    go in full to ``report_dir/perf_hints.log`` with one summary line on the stream, as the reference
+    does, so they inform without drowning the warnings. Everything is also appended to
     ``report_dir/diagnostics.log``."""
     import sys
 
+    from pypto.passes.diagnostics import Severity
+
     if not diagnostics:
         return
-    text = "\n".join(d.render() for d in diagnostics) + "\n"
-    (stream or sys.stderr).write(text)
+    out = stream or sys.stderr
+    warnings_ = [d for d in diagnostics if d.severity != Severity.PerfHint]
+    hints = [d for d in diagnostics if d.severity == Severity.PerfHint]
+    if warnings_:
+        out.write("\n".join(d.render() for d in warnings_) + "\n")
     if report_dir is not None:
         report_dir.mkdir(parents=True, exist_ok=True)
         with open(report_dir / "diagnostics.log", "a", encoding="utf-8") as fh:
-            fh.write(text)
+            fh.write("\n".join(d.render() for d in diagnostics) + "\n")
+        if hints:
+            with open(report_dir / "perf_hints.log", "a", encoding="utf-8") as fh:
+                fh.write("\n".join(d.render() for d in hints) + "\n")
+    if hints:
+        sites = len({d.span for d in hints})
+        where = f"see {report_dir / 'perf_hints.log'}" if report_dir is not None else "see .diagnostics"
+        out.write(f"[perf_hint] {len(hints)} hint{'s' if len(hints) != 1 else ''} across {sites} "
+                  f"site{'s' if sites != 1 else ''} ({', '.join(sorted({d.code for d in hints}))}); {where}\n")
 
 
 def roundtrip_check(program: Program, pass_name: str) -> None:

@@ -28,9 +28,14 @@ def test_fires_and_can_be_silenced(code, capsys):
     compiled, codes = _codes(kernel, args, platform)
     assert code in codes
     err = capsys.readouterr().err
-    assert f"[{code}]" in err and "kernels_dbg.py:" in err and "^" in err
     log = (compiled.output_dir / "report" / "diagnostics.log").read_text()
-    assert f"[{code}]" in log
+    assert f"[{code}]" in log and "kernels_dbg.py:" in log and "^" in log
+    if CHECKS[code].severity.value == "perf_hint":
+        # perf hints: one summary line on stderr, the full text in report/perf_hints.log
+        assert "[perf_hint]" in err and code in err and "perf_hints.log" in err
+        assert f"[{code}]" in (compiled.output_dir / "report" / "perf_hints.log").read_text()
+    else:
+        assert f"[{code}]" in err and "kernels_dbg.py:" in err and "^" in err
     _, codes = _codes(kernel, args, platform, disabled_diagnostics=frozenset({code}))
     assert code not in codes
     _, codes = _codes(kernel, args, platform, disabled_diagnostics=frozenset({CHECKS[code].name}))
