@@ -64,7 +64,7 @@ from pypto.ir.types import (
 )
 from pypto.language import annotations as ann
 from pypto.language.constructs import DslName, DslOp, OpNamespace
-from pypto.language.dtypes import BOOL, FP32, INDEX, DataType
+from pypto.language.dtypes import BOOL, FP32, INDEX, TASK_ID, DataType
 from pypto.language.enums import (
     ForKind,
     FunctionType,
@@ -297,6 +297,7 @@ class FunctionParser:
         self.returns: list[ReturnStmt] = []
         self.declared: dict[str, Type] = {}   # `x: T` declarations awaiting a yield target
         self.scope_depth = 0                  # nesting of pl.at scopes
+        self.manual_depth = 0                 # nesting of pl.manual_scope()
 
     # -------------------------------------------------------------- entry
     def parse(self, fdef: ast.FunctionDef, params: list[ParamSpec],
@@ -432,6 +433,13 @@ class FunctionParser:
             self.define(target.id, self.expr(value_node), node)
         elif isinstance(target, ast.Subscript):
             self.subscript_assign(target, value_node, node)
+        elif isinstance(target, ast.Tuple) and _is_construct_call(value_node, self.resolve_static, "submit"):
+            if len(target.elts) != 2 or not all(isinstance(t, ast.Name) for t in target.elts):
+                raise ParserSyntaxError("write 'res, tid = pl.submit(...)'", self.span(target))
+            call = self.submit_call(value_node)
+            tid = Var(target.elts[1].id, ScalarType(TASK_ID), self.span(target.elts[1]))
+            self.define(target.elts[0].id, call.replace(task_id_var=tid), node)
+            self.bind(tid.name, tid, target.elts[1])
         elif isinstance(target, ast.Tuple):
             value = self.expr(value_node)
             names = [t.id if isinstance(t, ast.Name) else None for t in target.elts]
@@ -470,6 +478,17 @@ class FunctionParser:
         if not (isinstance(dst, Expr) and isinstance(dst.type, TensorType)):
             raise ParserTypeError(f"'{name}[...] = ...' needs '{name}' to be a Tensor, got {_describe_static(dst)}",
                                   self.span(target.value))
+        if dst.type.dtype == TASK_ID:  # tids[i] = tid (a TaskId array)
+            idx = self.expr(target.slice)
+            if kind_of(idx) != "scalar":
+                raise ParserTypeError(f"a TaskId array takes one scalar index, got {_describe_static(idx)}",
+                                      self.span(target.slice))
+            value = self.expr(value_node)
+            if not (isinstance(value, Expr) and value.type == ScalarType(TASK_ID)):
+                raise ParserTypeError(f"'{name}[i] = ...' stores a TaskId, got {_describe_static(value)}",
+                                      self.span(value_node))
+            self.define(name, self.make_call("tensor.task_id_set", [dst, idx, value], {}, span, node), node)
+            return
         offsets, extent = self.slice_region(target.slice, dst.type.shape, target)
         value = self.expr(value_node)
         if not isinstance(value, Expr) or not isinstance(value.type, (TensorType, TileType)):
@@ -525,23 +544,33 @@ class FunctionParser:
         item = node.items[0]
         call = item.context_expr
         fn = self.resolve_static(call.func) if isinstance(call, ast.Call) else None
+        if isinstance(fn, DslName) and fn.name == "manual_scope":
+            self.manual_scope(node, call)
+            return
         if not (isinstance(fn, DslName) and fn.name == "at"):
-            raise UnsupportedFeatureError("only 'with pl.at(...)' scopes are supported", self.span(call))
-        if item.optional_vars is not None:
-            raise UnsupportedFeatureError("'with pl.at(...) as tid' is not supported yet", self.span(item.optional_vars))
+            raise UnsupportedFeatureError("only 'with pl.at(...)' and 'with pl.manual_scope()' scopes are supported",
+                                          self.span(call))
         kw = {k.arg: k.value for k in call.keywords}
         level_node = kw.pop("level", call.args[0] if call.args else None)
         level = self.resolve_static(level_node) if level_node is not None else None
         if not isinstance(level, Level):
             raise ParserTypeError("pl.at needs level=pl.Level.<X>", self.span(call))
+        if item.optional_vars is not None and level != Level.CORE_GROUP:
+            raise ParserTypeError(f"'with pl.at(...) as tid' binds a TaskId only for level=pl.Level.CORE_GROUP, "
+                                  f"not {level!r}", self.span(item.optional_vars))
         if level != Level.CORE_GROUP:
             raise UnsupportedFeatureError(f"pl.at(level={level!r}) (hierarchy scopes) is not supported; "
                                           "use pl.Level.CORE_GROUP", self.span(level_node))
+        if item.optional_vars is not None and not isinstance(item.optional_vars, ast.Name):
+            raise ParserSyntaxError("'with pl.at(...) as tid' needs a plain name", self.span(item.optional_vars))
         name_hint = ""
         if "name_hint" in kw:
             name_hint = self.resolve_static(kw.pop("name_hint"))
             if not isinstance(name_hint, str) or (name_hint and not name_hint.isidentifier()):
                 raise ParserTypeError("name_hint must be an identifier string", self.span(call))
+        deps = self.task_deps(kw.pop("deps")) if "deps" in kw else ()
+        no_dep = self.tensor_list(kw.pop("no_dep_args"), "no_dep_args") if "no_dep_args" in kw else ()
+        dumps = self.tensor_list(kw.pop("dumps"), "dumps") if "dumps" in kw else ()
         if kw:
             raise UnsupportedFeatureError(f"pl.at keyword(s) not supported yet: {', '.join(kw)}", self.span(call))
         if self.func_type not in (FunctionType.Orchestration, FunctionType.Opaque, FunctionType.Inline):
@@ -552,7 +581,63 @@ class FunctionParser:
             body = self.parse_block(node.body)
         finally:
             self.scope_depth -= 1
-        self.emit(ScopeStmt(level, name_hint, tuple(body), self.span(node)))
+        tid = None
+        if item.optional_vars is not None:
+            tid = Var(item.optional_vars.id, ScalarType(TASK_ID), self.span(item.optional_vars))
+        self.emit(ScopeStmt(level, name_hint, tuple(body), self.span(node), tid, deps, no_dep, dumps,
+                            self.manual_depth > 0))
+        if tid is not None:
+            self.bind(tid.name, tid, item.optional_vars)
+
+    def manual_scope(self, node: ast.With, call: ast.Call) -> None:
+        """``with pl.manual_scope():`` — every task dispatched inside skips dependency inference."""
+        if node.items[0].optional_vars is not None:
+            raise ParserSyntaxError("'with pl.manual_scope()' binds nothing", self.span(node.items[0].optional_vars))
+        if call.args or call.keywords:
+            raise ParserTypeError("pl.manual_scope() takes no arguments", self.span(call))
+        if self.manual_depth:
+            raise ParserError("pl.manual_scope() cannot be nested inside another pl.manual_scope()", self.span(call),
+                              "a MANUAL scope may not nest in a MANUAL scope; drop the inner 'with'")
+        if self.scope_depth or self.func_type == FunctionType.InCore:
+            raise ParserError("pl.manual_scope() is orchestration-only; it cannot be used inside a pl.at scope "
+                              "or an InCore function", self.span(call))
+        self.manual_depth += 1
+        try:
+            for s in node.body:   # no new name scope: values defined inside stay visible after it
+                self.stmt(s)
+        finally:
+            self.manual_depth -= 1
+
+    def task_deps(self, node: ast.expr) -> tuple:
+        """``deps=[tid, tids, None, ...]``: TaskId scalars or TaskId arrays; ``None`` is dropped."""
+        if not isinstance(node, (ast.List, ast.Tuple)):
+            raise ParserTypeError("deps= must be a literal list, e.g. deps=[tid]", self.span(node))
+        out = []
+        for e in node.elts:
+            v = self.expr(e)
+            if v is None:
+                continue
+            if isinstance(v, Expr) and _is_task_ids(v.type):
+                out.append(v)
+                continue
+            hint = "use no_dep_args=[t] to opt a tensor out of dependency tracking" \
+                if isinstance(v, Expr) and isinstance(v.type, TensorType) else \
+                "bind one with 'with pl.at(level=pl.Level.CORE_GROUP) as tid:'"
+            raise ParserTypeError(f"deps= takes TaskIds (pl.TASK_ID values or arrays of them), got "
+                                  f"{_describe_static(v)}", self.span(e), hint)
+        return tuple(out)
+
+    def tensor_list(self, node: ast.expr, what: str) -> tuple:
+        if not isinstance(node, (ast.List, ast.Tuple)):
+            raise ParserTypeError(f"{what}= must be a literal list of tensors, e.g. {what}=[out]", self.span(node))
+        out = []
+        for e in node.elts:
+            v = self.expr(e)
+            if not (isinstance(v, Var) and isinstance(v.type, TensorType)):
+                raise ParserTypeError(f"{what}= takes tensors of the orchestration, got {_describe_static(v)}",
+                                      self.span(e))
+            out.append(v)
+        return tuple(out)
 
     # -------------------------------------------------------------- loops
     def stmt_For(self, node: ast.For) -> None:
@@ -982,21 +1067,56 @@ class FunctionParser:
         raise ParserError(f"cannot call {_describe_static(fn)} inside a kernel", span,
                           "kernel bodies are parsed, not executed: use pl.* ops and @pl.jit.incore functions")
 
-    def function_call(self, callee: Callee, node: ast.Call) -> Any:
+    def function_call(self, callee: Callee, node: ast.Call, args_nodes=None, kw_nodes=None) -> Any:
         span = self.span(node)
-        if node.keywords:
+        args_nodes = node.args if args_nodes is None else args_nodes
+        if kw_nodes is None and node.keywords:
             raise UnsupportedFeatureError("keyword arguments in calls of kernel functions are not supported",
-                                          span)
-        args = [self.operand(self.expr(a), self.span(a)) for a in node.args]
+                                          span, "use pl.submit(...) for deps= / dumps=")
+        args, no_dep = [], []
+        for i, a in enumerate(args_nodes):
+            if kw_nodes is not None and isinstance(a, ast.Call) and _is_construct_call(a, self.resolve_static, "no_dep"):
+                if len(a.args) != 1 or a.keywords:
+                    raise ParserTypeError("pl.no_dep(t) takes one tensor", self.span(a))
+                no_dep.append(i)
+                a = a.args[0]
+            args.append(self.operand(self.expr(a), self.span(a)))
         if len(args) != len(callee.param_types):
             raise ParserTypeError(f"{callee.name}() takes {len(callee.param_types)} arguments, got {len(args)}", span)
         for i, (a, t) in enumerate(zip(args, callee.param_types)):
             if t is not None and a.type != t:
                 raise ParserTypeError(f"{callee.name}() argument {i}: expected {describe(t)}, got {describe(a.type)}",
-                                      self.span(node.args[i]))
+                                      self.span(args_nodes[i]))
+        deps, dumps = (), ()
+        for k in kw_nodes or ():
+            if k.arg == "deps":
+                deps = self.task_deps(k.value)
+            elif k.arg == "dumps":
+                dumps = tuple(sorted({i for t in self.tensor_list(k.value, "dumps")
+                                      for i in _arg_indices(args, t, "dumps", self.span(k.value))}))
+            else:
+                raise UnsupportedFeatureError(f"pl.submit keyword '{k.arg}' is not supported", self.span(k.value))
         rts = callee.return_types
         rtype = rts[0] if len(rts) == 1 else TupleType(tuple(rts))
-        return FuncCall(callee.name, tuple(args), rtype, span)
+        return FuncCall(callee.name, tuple(args), rtype, span, deps, tuple(no_dep), dumps, self.manual_depth > 0)
+
+    def submit_call(self, node: ast.Call) -> FuncCall:
+        """``pl.submit(self.k, *args, deps=[...], dumps=[...])`` (``pl.no_dep(t)`` marks an argument)."""
+        span = self.span(node)
+        if not node.args:
+            raise ParserTypeError("pl.submit needs the kernel: pl.submit(self.kernel, *args)", span)
+        fn = self.expr(node.args[0])
+        callee = None
+        if isinstance(fn, _SelfMethod):
+            callee = self.resolver.self_function(fn.name, span)
+        elif self.resolver.call_function is not None:
+            callee = self.resolver.call_function(fn, [self.expr(a) for a in node.args[1:]
+                                                      if not _is_construct_call(a, self.resolve_static, "no_dep")],
+                                                 span)
+        if callee is None:
+            raise ParserTypeError(f"pl.submit needs a kernel function, got {_describe_static(fn)}",
+                                  self.span(node.args[0]))
+        return self.function_call(callee, node, node.args[1:], node.keywords)
 
     def directive_static_print(self, call: ast.Call) -> None:
         """``pl.static_print(*args)``: print values / types at parse time (f-strings with ``{x}``)."""
@@ -1054,6 +1174,16 @@ class FunctionParser:
             if isinstance(value, float) and not value.is_integer():
                 raise ParserTypeError(f"pl.const: {value} is not an integer for {dtype!r}", span)
             return ConstInt(int(value), dtype, span)
+        if fn.name == "submit":
+            return self.submit_call(node)
+        if fn.name == "array_create":
+            args = [self.expr(a) for a in node.args]
+            if len(args) != 2 or node.keywords or not isinstance(args[0], int) or args[1] != TASK_ID:
+                raise ParserTypeError("pl.array.create(n, pl.TASK_ID) needs a constant size and pl.TASK_ID", span)
+            return self.make_call("tensor.task_id_array", [[args[0]], args[1]], {}, span, node)
+        if fn.name == "no_dep":
+            raise ParserSyntaxError("pl.no_dep(t) marks an argument of pl.submit(...); use no_dep_args=[t] "
+                                    "on pl.at", span)
         if fn.name == "yield_":
             raise ParserSyntaxError("pl.yield_ must be the last statement of a loop body or if branch", span)
         if fn.name in ("static_print", "static_assert"):
@@ -1191,6 +1321,18 @@ class FunctionParser:
         if kind in ("str", "bool"):
             return v
         raise InternalError(f"op {op}: unknown parameter kind {kind!r}", span)
+
+
+def _is_task_ids(t: Type) -> bool:
+    """A TaskId scalar, or a TaskId array (``pl.array.create(n, pl.TASK_ID)``: a 1-D TASK_ID tensor type)."""
+    return getattr(t, "dtype", None) == TASK_ID and isinstance(t, (ScalarType, TensorType))
+
+
+def _arg_indices(args, t, what: str, span: Span) -> list[int]:
+    idx = [i for i, a in enumerate(args) if a is t]
+    if not idx:
+        raise ParserTypeError(f"{what}=: '{t.name}' is not an argument of this call", span)
+    return idx
 
 
 def _strip_memref(t: Type) -> Type:

@@ -106,6 +106,15 @@ class FuncCall(Expr):
     args: tuple[Expr, ...]
     type: Type
     span: Span = _NOSPAN
+    # task attributes of the dispatch (spec-language §5), set by OutlineIncoreScopes from the pl.at
+    # scope or by ``pl.submit``: explicit TaskId dependencies, argument indices tagged NO_DEP,
+    # argument indices dumped at enable_dump_args=1, submitted as in a manual scope, and the Var
+    # this call *defines* bound to the task's TaskId (``res, tid = pl.submit(...)``; not a use)
+    deps: tuple[Expr, ...] = ()
+    no_dep_args: tuple[int, ...] = ()
+    dump_args: tuple[int, ...] = ()
+    manual: bool = False
+    task_id_var: Optional[Var] = None
 
 
 @dataclass(frozen=True)
@@ -236,12 +245,23 @@ class IfStmt(Stmt):
 
 @dataclass(frozen=True)
 class ScopeStmt(Stmt):
-    """``with pl.at(level=..., name_hint=...):`` — outlined into a kernel by OutlineIncoreScopes."""
+    """``with pl.at(level=..., name_hint=..., deps=[...], no_dep_args=[...], dumps=[...]) as task_id:``
+    — outlined into a kernel by OutlineIncoreScopes.
+
+    ``task_id`` (a ``pl.TASK_ID`` scalar Var) is *defined* by the scope and visible after it;
+    ``deps`` are TaskId expressions (or TaskId arrays) the task waits for; ``no_dep_args`` / ``dumps``
+    are captured tensors (uses at the scope); ``manual`` is set inside ``with pl.manual_scope():``.
+    """
 
     level: Level
     name_hint: str
     body: tuple[Stmt, ...]
     span: Span = _NOSPAN
+    task_id: Optional[Var] = None
+    deps: tuple[Expr, ...] = ()
+    no_dep_args: tuple[Expr, ...] = ()
+    dumps: tuple[Expr, ...] = ()
+    manual: bool = False
 
 
 # ----------------------------------------------------------------------------- functions

@@ -121,7 +121,17 @@ class _Printer:
         if isinstance(e, Call):
             return self.call(e)
         if isinstance(e, FuncCall):
-            return f"self.{e.func}({', '.join(self.expr(a) for a in e.args)})"
+            if not (e.deps or e.no_dep_args or e.dump_args or e.task_id_var is not None):
+                return f"self.{e.func}({', '.join(self.expr(a) for a in e.args)})"
+            # a dispatch with task attributes: pl.submit(self.k, ..., pl.no_dep(x), deps=[...], dumps=[...])
+            parts = [f"self.{e.func}"]
+            for i, a in enumerate(e.args):
+                parts.append(f"pl.no_dep({self.expr(a)})" if i in e.no_dep_args else self.expr(a))
+            if e.deps:
+                parts.append(f"deps=[{', '.join(self.expr(d) for d in e.deps)}]")
+            if e.dump_args:
+                parts.append(f"dumps=[{', '.join(self.expr(e.args[i]) for i in e.dump_args)}]")
+            return f"pl.submit({', '.join(parts)})"
         if isinstance(e, BinOp):
             if e.op in ("min", "max"):
                 return f"{e.op}({self.expr(e.lhs)}, {self.expr(e.rhs)})"
@@ -179,7 +189,15 @@ class _Printer:
         if isinstance(s, AssignStmt):
             value = self.expr(s.value)  # print uses before the definition (a = a + 1 never occurs in SSA)
             name = self.namer.define(s.var)
-            self.emit(depth, f"{name}: {print_type(s.var.type)} = {value}")
+            manual = isinstance(s.value, FuncCall) and s.value.manual
+            if manual:
+                self.emit(depth, "with pl.manual_scope():")
+                depth += 1
+            tid = getattr(s.value, "task_id_var", None)
+            if tid is not None:
+                self.emit(depth, f"{name}, {self.namer.define(tid)} = {value}")
+            else:
+                self.emit(depth, f"{name}: {print_type(s.var.type)} = {value}")
         elif isinstance(s, EvalStmt):
             self.emit(depth, self.expr(s.expr))
         elif isinstance(s, ReturnStmt):
@@ -205,9 +223,19 @@ class _Printer:
                 self.emit(depth, "else:")
                 self.body(s.else_body, depth + 1, s.return_vars)
         elif isinstance(s, ScopeStmt):
+            if s.manual:
+                self.emit(depth, "with pl.manual_scope():")
+                depth += 1
             hint = f", name_hint={s.name_hint!r}" if s.name_hint else ""
-            self.emit(depth, f"with pl.at(level={s.level!r}{hint}):")
+            for key, vals in (("deps", s.deps), ("no_dep_args", s.no_dep_args), ("dumps", s.dumps)):
+                if vals:
+                    hint += f", {key}=[{', '.join(self.expr(v) for v in vals)}]"
+            # the body is printed before the TaskId is named: it is not visible inside its own scope
+            head = len(self.lines)
+            self.emit(depth, "")
             self.body(s.body, depth + 1)
+            target = f" as {self.namer.define(s.task_id)}" if s.task_id is not None else ""
+            self.lines[head] = _INDENT * depth + f"with pl.at(level={s.level!r}{hint}){target}:"
         else:
             raise TypeError(f"cannot print statement {s!r}")
 

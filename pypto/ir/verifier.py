@@ -41,6 +41,8 @@ def _ssa(program: Program, ctx) -> list:
                 defs = []
                 if isinstance(s, AssignStmt):
                     defs = [s.var]
+                    if getattr(s.value, "task_id_var", None) is not None:
+                        defs.append(s.value.task_id_var)
                 inner = set(visible)
                 if isinstance(s, ForStmt):
                     inner |= {id(s.loop_var)} | {id(v) for v in s.iter_args}
@@ -49,6 +51,8 @@ def _ssa(program: Program, ctx) -> list:
                     defs = list(s.return_vars)
                 for b in child_stmts(s):
                     walk(b, inner if not isinstance(s, ScopeStmt) else visible)
+                if isinstance(s, ScopeStmt) and s.task_id is not None:
+                    defs.append(s.task_id)
                 for v in defs:
                     if id(v) in defined:
                         bad.append((f, s, f"'{v.name}' is defined more than once"))

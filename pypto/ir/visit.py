@@ -48,6 +48,8 @@ def use_exprs(s: Stmt) -> list[Expr]:
         return list(s.values)
     if isinstance(s, EvalStmt):
         return [s.expr]
+    if isinstance(s, ScopeStmt):
+        return [*s.deps, *s.no_dep_args, *s.dumps]
     return []
 
 
@@ -65,8 +67,8 @@ def _walk_expr(e: Any) -> Iterator[Expr]:
     if isinstance(e, Var):
         return
     for f in fields(e):
-        if f.name in ("type", "span"):
-            continue
+        if f.name in ("type", "span", "task_id_var"):
+            continue  # task_id_var is a definition (res, tid = pl.submit(...)), not a use
         v = getattr(e, f.name)
         for x in v if isinstance(v, tuple) else (v,):
             yield from _walk_expr(x)
@@ -88,6 +90,10 @@ def defined_vars(stmts) -> list[Var]:
     for s in iter_stmts(stmts):
         if isinstance(s, AssignStmt):
             out.append(s.var)
+            if getattr(s.value, "task_id_var", None) is not None:
+                out.append(s.value.task_id_var)
+        elif isinstance(s, ScopeStmt) and s.task_id is not None:
+            out.append(s.task_id)
         elif isinstance(s, ForStmt):
             out.extend((s.loop_var, *s.iter_args, *s.return_vars))
         elif isinstance(s, IfStmt):

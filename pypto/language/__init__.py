@@ -70,6 +70,23 @@ yield_ = DslName("yield_")
 const = DslName("const")
 static_print = DslName("static_print")
 static_assert = DslName("static_assert")
+manual_scope = DslName("manual_scope")   # with pl.manual_scope(): no auto dependencies inside
+submit = DslName("submit")               # res, tid = pl.submit(self.k, *args, deps=[...], dumps=[...])
+no_dep = DslName("no_dep")
+
+
+class _ArrayNamespace(OpNamespace):
+    """``pl.array.create(n, pl.TASK_ID)``: an array of TaskIds (``deps=[tids]`` waits on every slot)."""
+
+    create = DslName("array_create")
+
+    def __repr__(self) -> str:
+        return "pl.array"
+
+
+array = _ArrayNamespace("array")
+del _ArrayNamespace
+no_dep = no_dep               # pl.submit(self.k, pl.no_dep(t), ...): t is NO_DEP for that task
 
 
 def dynamic(name: str):
@@ -124,12 +141,16 @@ __all__ = [
     "Tile",
     "TileView",
     "Tuple",
+    "array",
     "at",
     "const",
     "dynamic",
     "function",
     "jit",
     "loads",
+    "manual_scope",
+    "no_dep",
+    "submit",
     "parallel",
     "parse",
     "program",

@@ -109,10 +109,12 @@ def _tensor_create_infer(a: OpArgs, span: Span) -> TensorType:
 
 register(OpDef(
     name="tensor.create",
-    params=(Param("shape", "ints"), Param("dtype", "dtype")),
+    params=(Param("shape", "ints"), Param("dtype", "dtype"), Param("manual_dep", "bool", False)),
     infer=_tensor_create_infer,
     ref=lambda a: f"torch.zeros({a.shape}, dtype={a.dtype})",
-    orch=lambda a: f"_rt.create_tensor({a.shape}, {a.dtype})",
+    # manual_dep=True: the buffer never enters the tensormap (no RAW/WAW edges for its lifetime)
+    orch=lambda a: f"_rt.create_tensor({a.shape}, {a.dtype}"
+                   + (", manual_dep=True" if str(a.manual_dep) == "True" else "") + ")",
     dsl="create_tensor", operand_kinds=(),
     doc="allocate a global tensor in orchestration code",
 ))

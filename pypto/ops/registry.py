@@ -183,4 +183,4 @@ def _load() -> None:
     from pypto.ops import elementwise, memory, cast, matmul  # noqa: F401
     from pypto.ops import reduction, padding  # noqa: F401
     from pypto.ops import compare, broadcast, layout  # noqa: F401
-    from pypto.ops import debug_ops  # noqa: F401
+    from pypto.ops import debug_ops, task_ops  # noqa: F401

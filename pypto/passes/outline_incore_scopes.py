@@ -11,6 +11,9 @@ calls them.
 * A tensor value computed in the scope and used after it is materialised: the caller allocates it
   (``tensor.create``) and passes it as an extra ``Out`` parameter ``ret<k>_out``.
 * The enclosing function becomes an Orchestration function.
+* The scope's task attributes move to the call: ``deps`` (TaskId expressions), ``no_dep_args`` and
+  ``dumps`` (captured tensors -> argument indices), ``manual`` and the TaskId Var ``as tid`` binds
+  (``FuncCall.task_id_var``, defined by the call's AssignStmt).
 """
 from __future__ import annotations
 
@@ -126,8 +129,8 @@ class _Outliner(Mutator):
         ret_params = []
         for k, v in enumerate(fresh_outs):
             buf = Var(f"ret{k}_out", v.type, v.span)
-            create = Call("tensor.create", (MakeTuple(tuple(ConstInt(d) for d in v.type.shape)), v.type.dtype),
-                          v.type, v.span)
+            create = Call("tensor.create", (MakeTuple(tuple(ConstInt(d) for d in v.type.shape)), v.type.dtype,
+                                            False), v.type, v.span)
             pre.append(AssignStmt(buf, create, v.span))
             p = Var(f"ret{k}_out", v.type, v.span)
             params.append(p)
@@ -150,7 +153,19 @@ class _Outliner(Mutator):
         # the call site: results rebind the outer values that escape the scope
         results = [final[id(w)] for w in written] + fresh_outs
         call_type = rtypes[0] if len(rtypes) == 1 else TupleType(rtypes)
-        call = FuncCall(name, tuple(args), call_type, s.span)
+        def indices(vals, what):
+            out = []
+            for t in vals:
+                idx = [i for i, v in enumerate(live_in) if v is t]
+                if not idx:
+                    raise UnsupportedFeatureError(
+                        f"{what}=[{t.name}]: '{t.name}' is not used inside this pl.at scope, so it is not an "
+                        "argument of the task", t.span if t.span.line else s.span)
+                out.extend(idx)
+            return tuple(sorted(set(out)))
+
+        call = FuncCall(name, tuple(args), call_type, s.span, tuple(self.expr(d) for d in s.deps),
+                        indices(s.no_dep_args, "no_dep_args"), indices(s.dumps, "dumps"), s.manual, s.task_id)
         out = list(pre)
         if len(results) == 1:
             out.append(AssignStmt(results[0], call, s.span))
