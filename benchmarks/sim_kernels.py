@@ -27,9 +27,42 @@ def small_tasks(a: pl.Tensor[[80000, 64], pl.FP32], out: pl.Out[pl.Tensor[[80000
 @pl.jit
 def matmul_1k(a: pl.Tensor[[1024, 1024], pl.FP16], b: pl.Tensor[[1024, 1024], pl.FP16],
               out: pl.Out[pl.Tensor[[1024, 1024], pl.FP32]]):
+    # one task per 128x128 FP32 output block (64 KB of the 128 KB Acc); K in four chunks of 256 so
+    # that each operand chunk fills Left / Right (64 KB FP16); the K steps are unrolled (a loop-carried
+    # accumulator costs a 64 KB Acc copy per step)
     for i in pl.parallel(8):
         for j in pl.parallel(8):
             with pl.at(level=pl.Level.CORE_GROUP):
-                c = pl.matmul(a[i * 128:i * 128 + 128, :], b[:, j * 128:j * 128 + 128], out_dtype=pl.FP32)
-                out[i * 128:i * 128 + 128, j * 128:j * 128 + 128] = c
+                a0 = pl.load(a, [i * 128, 0], [128, 256], target_memory=pl.Mem.Mat)
+                b0 = pl.load(b, [0, j * 128], [256, 128], target_memory=pl.Mem.Mat)
+                acc = pl.matmul(pl.move(a0, target_memory=pl.Mem.Left), pl.move(b0, target_memory=pl.Mem.Right))
+                a1 = pl.load(a, [i * 128, 256], [128, 256], target_memory=pl.Mem.Mat)
+                b1 = pl.load(b, [256, j * 128], [256, 128], target_memory=pl.Mem.Mat)
+                acc = pl.matmul_acc(acc, pl.move(a1, target_memory=pl.Mem.Left),
+                                    pl.move(b1, target_memory=pl.Mem.Right))
+                a2 = pl.load(a, [i * 128, 512], [128, 256], target_memory=pl.Mem.Mat)
+                b2 = pl.load(b, [512, j * 128], [256, 128], target_memory=pl.Mem.Mat)
+                acc = pl.matmul_acc(acc, pl.move(a2, target_memory=pl.Mem.Left),
+                                    pl.move(b2, target_memory=pl.Mem.Right))
+                a3 = pl.load(a, [i * 128, 768], [128, 256], target_memory=pl.Mem.Mat)
+                b3 = pl.load(b, [768, j * 128], [256, 128], target_memory=pl.Mem.Mat)
+                acc = pl.matmul_acc(acc, pl.move(a3, target_memory=pl.Mem.Left),
+                                    pl.move(b3, target_memory=pl.Mem.Right))
+                out = pl.store(acc, [i * 128, j * 128], out)
+    return out
+
+
+SM_ROWS = 16  # rows of 1024 FP32 per softmax task (64 KB tiles: the block and the reduction scratch)
+
+
+@pl.jit
+def softmax(a: pl.Tensor[[4096, 1024], pl.FP32], out: pl.Out[pl.Tensor[[4096, 1024], pl.FP32]]):
+    for i in pl.parallel(256):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            x = pl.load(a, [i * 16, 0], [16, 1024])
+            tmp = pl.create_tile([16, 1024], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+            m = pl.row_max(x, tmp)
+            e = pl.exp(pl.row_expand_sub(x, m))
+            s = pl.row_sum(e, tmp)
+            out = pl.store(pl.row_expand_div(e, s), [i * 16, 0], out)
     return out

@@ -6,7 +6,9 @@ module as ``_pto``; its functions are the few op semantics that are more than on
 """
 from __future__ import annotations
 
-from typing import Sequence
+import contextlib
+import contextvars
+from typing import Callable, Iterator, Sequence
 
 import torch
 
@@ -16,8 +18,35 @@ from pypto.numerics.cast import cast_tensor
 __all__ = ["region", "load", "load_into", "store", "assemble", "cast", "matmul", "extract", "tensor_matmul"]
 
 
+# The access recorder of the race detector (pypto.debug.races): when set, every global-memory read
+# (tile.load) and write (tile.store) reports ``(what, view)``. A context variable, not a module
+# global, so recording is scoped to the code that asked for it; None costs one lookup per access.
+_RECORDER: contextvars.ContextVar[Callable | None] = contextvars.ContextVar("pypto_access_recorder", default=None)
+
+
+@contextlib.contextmanager
+def recording(callback: Callable[[str, torch.Tensor], None]) -> Iterator[None]:
+    """Within the block, report every GM access of generated kernels to ``callback(what, view)``."""
+    token = _RECORDER.set(callback)
+    try:
+        yield
+    finally:
+        _RECORDER.reset(token)
+
+
 def region(t: torch.Tensor, offsets: Sequence[int], shape: Sequence[int], what: str = "access") -> torch.Tensor:
     """The view ``t[o0:o0+s0, o1:o1+s1, ...]``; raises when the region leaves the tensor."""
+    dims = t.shape
+    if len(dims) == 2 and len(offsets) == 2 and len(shape) == 2:
+        # fast path (every tile access of a 2-D kernel): plain ints inside the tensor
+        o0, o1 = offsets
+        s0, s1 = shape
+        if (type(o0) is int and type(o1) is int and type(s0) is int and type(s1) is int
+                and 0 <= o0 and o0 + s0 <= dims[0] and 0 <= o1 and o1 + s1 <= dims[1]):
+            if o0 == 0 and o1 == 0 and s0 == dims[0] and s1 == dims[1]:
+                return t
+            st = t.stride()
+            return t.as_strided((s0, s1), st, t.storage_offset() + o0 * st[0] + o1 * st[1])
     if len(offsets) != t.dim() or len(shape) != t.dim():
         raise SimulationError(f"{what}: rank mismatch, tensor has shape {list(t.shape)}, "
                               f"offsets {list(offsets)}, shape {list(shape)}")
@@ -43,18 +72,35 @@ def load(t: torch.Tensor, offsets, shape, valid=None) -> torch.Tensor:
 def load_into(dst: torch.Tensor, t: torch.Tensor, offsets, valid=None) -> None:
     """Simulator ``tile.load`` into core memory: zero the tile (what the DMA leaves in the padding
     by default), then copy the valid extent from global memory."""
-    valid = list(dst.shape) if valid is None else list(valid)
+    shape = dst.shape
+    rec = _RECORDER.get()
+    if valid is None or tuple(valid) == shape:
+        # the valid extent is the whole tile: no padding to zero
+        src = region(t, offsets, shape, "tile.load")
+        if rec is not None:
+            rec("tile.load", src)
+        dst.copy_(src)
+        return
+    valid = list(valid)
     src = region(t, offsets, valid, "tile.load")
-    if list(valid) != list(dst.shape):
-        dst.zero_()
+    if rec is not None:
+        rec("tile.load", src)
+    dst.zero_()
     region(dst, [0] * dst.dim(), valid).copy_(src)
 
 
 def store(tile: torch.Tensor, offsets, t: torch.Tensor, valid=None, atomic: bool = False) -> torch.Tensor:
     """``tile.store``: write the tile's valid extent into ``t`` at ``offsets`` (``+=`` when atomic)."""
-    valid = list(tile.shape) if valid is None else list(valid)
-    dst = region(t, offsets, valid, "tile.store")
-    src = region(tile, [0] * tile.dim(), valid)
+    if valid is None:
+        dst = region(t, offsets, tile.shape, "tile.store")
+        src = tile
+    else:
+        valid = list(valid)
+        dst = region(t, offsets, valid, "tile.store")
+        src = region(tile, [0] * tile.dim(), valid)
+    rec = _RECORDER.get()
+    if rec is not None:
+        rec("tile.store.atomic" if atomic else "tile.store", dst)
     if atomic:
         dst.add_(src.to(dst.dtype))
     else:

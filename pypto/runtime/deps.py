@@ -123,15 +123,19 @@ def overlap(c: View, p: View) -> int:
 
 class _Bucket:
     """Entries of one base buffer, sorted by first byte (so a lookup only tests views whose byte
-    range can intersect)."""
+    range can intersect). Keys are ``(lo, seq)`` ascending, so a registration usually appends; a
+    lookup reports matches newest first among equal starts ("insert at head")."""
 
     __slots__ = ("los", "ents", "maxlen", "seq")
 
     def __init__(self):
-        self.los: list = []    # (lo, -seq): newest first among equal starts ("insert at head")
+        self.los: list = []    # (lo, seq), ascending
         self.ents: list = []   # (view, producer task), parallel to los
         self.maxlen = 0
         self.seq = 0
+
+
+_BIG = 1 << 62
 
 
 class TensorMap:
@@ -141,30 +145,35 @@ class TensorMap:
         self.buckets: dict[int, _Bucket] = {}
 
     def lookup(self, v: View, remove_covered: bool):
-        """``[(producer task, overlap, producer view)]`` for every registered view ``v`` overlaps;
-        with ``remove_covered`` (an INOUT consumer) the COVERED entries are dropped from the map."""
+        """``[(producer task, overlap, producer view)]`` for every registered view ``v`` overlaps
+        (ordered by first byte, newest first among equal first bytes); with ``remove_covered`` (an
+        INOUT consumer) the COVERED entries are dropped from the map."""
         b = self.buckets.get(v.base)
         if b is None or not b.los:
             return ()
         los = b.los
-        i = bisect_right(los, (v.lo - b.maxlen, 0))
-        j = bisect_left(los, (v.hi, -(1 << 62)))
-        found = []
-        drop = []
+        vlo = v.lo
+        i = bisect_right(los, (vlo - b.maxlen, _BIG))
+        j = bisect_left(los, (v.hi, 0))
+        hits = []
         ents = b.ents
         for k in range(i, j):
-            pv, task = ents[k]
-            if pv.hi <= v.lo:
+            pv = ents[k][0]
+            if pv.hi <= vlo:
                 continue
             ov = overlap(v, pv)
-            if ov == NO_OVERLAP:
-                continue
-            found.append((task, ov, pv))
-            if remove_covered and ov == COVERED:
-                drop.append(k)
-        for k in reversed(drop):
-            del los[k]
-            del ents[k]
+            if ov != NO_OVERLAP:
+                hits.append((k, ov))
+        if not hits:
+            return ()
+        if len(hits) > 1:
+            hits.sort(key=lambda h: (los[h[0]][0], -los[h[0]][1]))
+        found = [(ents[k][1], ov, ents[k][0]) for k, ov in hits]
+        if remove_covered:
+            drop = sorted(k for k, ov in hits if ov == COVERED)
+            for k in reversed(drop):
+                del los[k]
+                del ents[k]
         return found
 
     def register(self, v: View, task) -> None:
@@ -172,10 +181,15 @@ class TensorMap:
         if b is None:
             b = self.buckets[v.base] = _Bucket()
         b.seq += 1
-        key = (v.lo, -b.seq)
-        k = bisect_left(b.los, key)
-        b.los.insert(k, key)
-        b.ents.insert(k, (v, task))
+        key = (v.lo, b.seq)
+        los = b.los
+        if not los or los[-1] < key:
+            los.append(key)
+            b.ents.append((v, task))
+        else:
+            k = bisect_left(los, key)
+            los.insert(k, key)
+            b.ents.insert(k, (v, task))
         n = v.hi - v.lo
         if n > b.maxlen:
             b.maxlen = n

@@ -15,7 +15,10 @@
   store (atomic ones included) writes it at the simulated moment the transfer completes, and accesses
   of different cores interleave. Each step gets seeded jitter and the scheduler's choice of ready task
   and core is random (``RunConfig.sim_seed``): an unordered program can differ between unseeded runs
-  and reproduces exactly under a fixed seed.
+  and reproduces exactly under a fixed seed. A ready kernel task is drawn only when a core is free;
+  alloc / dummy / snapshot tasks (no core, no time) complete as soon as they are ready.
+* **Core memory** starts zeroed on every call; the byte buffers are recycled between calls
+  (``_MEM_POOL``), clearing only the ranges the previous call's tile views covered.
 """
 from __future__ import annotations
 
@@ -36,6 +39,7 @@ from pypto.runtime.deps import INOUT, INPUT, NO_DEP, OUTPUT, OUTPUT_EXISTING, Te
 from pypto.runtime.dumps import AFTER, BEFORE, DumpCollector
 
 _MODULES: dict[str, object] = {}
+_MEM_POOL: dict[tuple, list] = {}   # (platform, space, core index) -> free byte buffers of finished calls
 _LAST_RUNTIME: list = []
 
 
@@ -118,13 +122,34 @@ class Core:
         self.platform = platform
         self.mem: dict[MemorySpace, torch.Tensor] = {}
         self.views: dict[str, list] = {}
+        self.dirty: dict[MemorySpace, set] = {}   # byte ranges of the views built on each buffer
 
     def buffer(self, space: MemorySpace) -> torch.Tensor:
         buf = self.mem.get(space)
         if buf is None:
-            buf = torch.zeros(self.platform.capacity(space), dtype=torch.uint8)
+            # every call starts from zeroed core memory (seeded runs stay bit-identical); the bytes
+            # are recycled from earlier calls (a fresh allocation page-faults, which costs more than
+            # the whole run of a small program): only the byte ranges of the tile views the
+            # earlier call built (the only bytes a kernel can write) are cleared again
+            free = _MEM_POOL.get((self.platform.name, space, self.index))
+            if free:
+                buf, dirty = free.pop()
+                for lo, hi in dirty:
+                    buf[lo:hi].zero_()
+            else:
+                buf = torch.zeros(self.platform.capacity(space), dtype=torch.uint8)
             self.mem[space] = buf
+            self.dirty[space] = set()
         return buf
+
+    def release(self) -> None:
+        """Give the core's memory back to the pool (the core must not run again)."""
+        for space, buf in self.mem.items():
+            _MEM_POOL.setdefault((self.platform.name, space, self.index), []).append(
+                (buf, _merge(self.dirty[space])))
+        self.mem = {}
+        self.views = {}
+        self.dirty = {}
 
     def tile_views(self, kernel_name: str, tiles) -> list:
         views = self.views.get(kernel_name)
@@ -140,8 +165,20 @@ class Core:
                     raise SimulationError(f"kernel {kernel_name}: tile at {space}+{addr} ({nbytes} B) exceeds "
                                           f"the core's {space} memory ({buf.numel()} B)")
                 views.append(buf[addr:addr + nbytes].view(dtype).view(shape))
+                self.dirty[MemorySpace[space]].add((addr, addr + nbytes))
             self.views[kernel_name] = views
         return views
+
+
+def _merge(ranges) -> list:
+    """Sorted, disjoint union of byte ranges ``(lo, hi)``."""
+    out: list = []
+    for lo, hi in sorted(ranges):
+        if out and lo <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], hi)
+        else:
+            out.append([lo, hi])
+    return out
 
 
 class _Scope:
@@ -205,15 +242,18 @@ class Runtime:
         self._depth = 0
         self._manual_depth = 0
         self._views: dict[int, tuple] = {}                 # id(tensor) -> (tensor, View)
+        self._scopes = (_Scope(self, False), _Scope(self, True))
+        # observers (the doctor's task-by-task comparison): called with each kernel task as it completes
+        self.on_complete = None
 
     # ------------------------------------------------------------------ orchestration API
     def scope(self, manual: bool = False) -> _Scope:
         """``with _rt.scope(manual=...):`` — nested scopes put tasks on ring ``min(depth, 3)``; a
         manual scope skips dependency inference (only explicit ``deps=`` order its tasks)."""
-        return _Scope(self, manual)
+        return self._scopes[1 if manual else 0]   # stateless: one object per kind, reused
 
     def manual_scope(self) -> _Scope:
-        return _Scope(self, True)
+        return self._scopes[1]
 
     def task_id_array(self, n: int) -> list:
         """``pl.array.create(n, pl.TASK_ID)``: ``n`` TaskId slots, all ``None`` (dropped from deps)."""
@@ -263,7 +303,8 @@ class Runtime:
         tensors to dump for this launch (``enable_dump_args=1``). Returns the GM tensors named by
         ``returns`` (argument indices, as :func:`pypto.codegen.common.returned_params`) and the
         TaskId."""
-        tags = [t if t in _TAGSET else normalize_tag(t) for t in tags]
+        if not _TAGSET.issuperset(tags):
+            tags = [t if t in _TAGSET else normalize_tag(t) for t in tags]
         task = self._new_task(kernel, "kernel", list(args), tags, manual or self._manual_depth > 0)
         fid = self.kernel_ids.get(kernel, -1)
         task.func_ids = (fid,)
@@ -318,21 +359,31 @@ class Runtime:
                     task.views[i] = self._view(a)
             return
         register = None
+        tags = task.tags
+        views = task.views
+        vcache = self._views
+        owners = self.owner
+        manual_dep = self.manual_dep
+        tensormap = self.tensormap
+        Tensor = torch.Tensor
         for i, a in enumerate(task.args):
-            if not isinstance(a, torch.Tensor):
+            if not isinstance(a, Tensor):
                 continue
-            tag = task.tags[i]
-            v = task.views[i] = self._view(a)
+            hit = vcache.get(id(a))
+            v = views[i] = hit[1] if hit is not None and hit[0] is a else self._view(a)
+            tag = tags[i]
             if tag == OUTPUT:
                 continue
-            owner = self.owner.get(v.base)
-            if owner is not None and owner is not task:
-                fanin.add(owner.index)
-                edges.append((owner, i, "creator", None, None))
-            if v.base in self.manual_dep:
+            base = v.base
+            if owners:
+                owner = owners.get(base)
+                if owner is not None and owner is not task:
+                    fanin.add(owner.index)
+                    edges.append((owner, i, "creator", None, None))
+            if manual_dep and base in manual_dep:
                 continue
-            if tag == INPUT or tag == INOUT:
-                for p, ov, pv in self.tensormap.lookup(v, tag == INOUT):
+            if (tag == INPUT or tag == INOUT) and base in tensormap.buckets:
+                for p, ov, pv in tensormap.lookup(v, tag == INOUT):
                     if p is not task:
                         fanin.add(p.index)
                         edges.append((p, i, "tensormap", ov, pv))
@@ -342,7 +393,7 @@ class Runtime:
                 register.append(v)
         if register:
             for v in register:
-                self.tensormap.register(v, task)
+                tensormap.register(v, task)
 
     def _link(self, task: Task) -> None:
         tasks = self.tasks
@@ -355,12 +406,17 @@ class Runtime:
         """Run every submitted task to completion under the dependency rules."""
         rng = self.rng
         rand = rng.random
-        randrange = rng.randrange
+        # randrange(n) is _randbelow(n) for n > 0 (the very same draws, without the argument checks)
+        randrange = getattr(rng, "_randbelow", rng.randrange)
         heappush, heappop = heapq.heappush, heapq.heappop
         dump = self.dump
-        ready = [t for t in self.tasks if t.waiting == 0]
+        ready = []     # kernel tasks whose inputs are done, waiting for a core
+        instant = []   # alloc / dummy / snapshot tasks: no core, no time; they run as soon as ready
+        for t in self.tasks:
+            if t.waiting == 0:
+                (ready if t.kind == "kernel" else instant).append(t)
         free = list(range(len(self.cores)))
-        events: list = []   # (time, seq, core index, task, generator)
+        events: list = []   # (time, seq, task, generator)
         seq = 0
         done = 0
         now = 0.0
@@ -370,17 +426,9 @@ class Runtime:
         view_cache: dict = {}
 
         while done < n:
-            while ready:
-                nr = len(ready)
-                if nr > 1:  # a seeded random ready task; O(1) removal (swap with the last)
-                    k = randrange(nr)
-                    t = ready[k]
-                    ready[k] = ready[-1]
-                    ready.pop()
-                else:
-                    t = ready.pop()
-                if t.kind != "kernel":
-                    # alloc / dummy / snapshot tasks take no core and no time
+            while instant or (ready and free):
+                if instant:
+                    t = instant.pop()
                     if t.kind == "snapshot":
                         self.dumps[t.snap] = (self.dumps[t.snap][0], t.args[0].detach().clone())
                     t.start = t.end = now
@@ -388,11 +436,18 @@ class Runtime:
                     for d in t.dependents:
                         d.waiting -= 1
                         if d.waiting == 0:
-                            ready.append(d)
+                            (ready if d.kind == "kernel" else instant).append(d)
                     continue
-                if not free:
-                    ready.append(t)
-                    break
+                # a seeded random ready task on a seeded random free core; O(1) removals (swap
+                # with the last)
+                nr = len(ready)
+                if nr > 1:
+                    k = randrange(nr)
+                    t = ready[k]
+                    ready[k] = ready[-1]
+                    ready.pop()
+                else:
+                    t = ready.pop()
                 nf = len(free)
                 if nf > 1:
                     k = randrange(nf)
@@ -408,8 +463,9 @@ class Runtime:
                     hit = view_cache[key] = (mod.kernel, cores[c].tile_views(t.kernel, mod.TILES))
                 if dump is not None and (dump.level == 2 or t.dump_sel):
                     dump.capture(t, BEFORE)
-                t.core, t.start = c, now
-                heappush(events, (now, seq, c, t, hit[0](hit[1], *t.args)))
+                t.core = c
+                t.start = now
+                heappush(events, (now, seq, t, hit[0](hit[1], *t.args)))
                 seq += 1
             if done >= n:
                 break
@@ -417,21 +473,24 @@ class Runtime:
                 waiting = [t for t in self.tasks if t.waiting > 0][:5]
                 raise SimulationError(f"deadlock: {n - done} tasks are waiting but none is running "
                                       f"(e.g. {waiting})")
-            now, _, c, t, gen = heappop(events)
-            try:
-                cycles = next(gen)
-                heappush(events, (now + cycles * (1.0 + 0.25 * rand()), seq, c, t, gen))
+            # run the earliest core until it finishes or yields a time later than the next event
+            now, _, t, gen = heappop(events)
+            cycles = next(gen, None)   # kernels yield ints; None: the kernel returned
+            if cycles is not None:
+                heappush(events, (now + cycles * (1.0 + 0.25 * rand()), seq, t, gen))
                 seq += 1
-            except StopIteration:
-                t.end = now
-                done += 1
-                free.append(c)
-                if dump is not None and (dump.level == 2 or t.dump_sel):
-                    dump.capture(t, AFTER)
-                for d in t.dependents:
-                    d.waiting -= 1
-                    if d.waiting == 0:
-                        ready.append(d)
+                continue
+            t.end = now
+            done += 1
+            free.append(t.core)
+            if dump is not None and (dump.level == 2 or t.dump_sel):
+                dump.capture(t, AFTER)
+            if self.on_complete is not None:
+                self.on_complete(t)
+            for d in t.dependents:
+                d.waiting -= 1
+                if d.waiting == 0:
+                    (ready if d.kind == "kernel" else instant).append(d)
         self.time = now
 
 
@@ -498,8 +557,12 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
     _LAST_RUNTIME[:] = [rt]
     gm = [a.detach().clone().contiguous() if isinstance(a, torch.Tensor) else a for a in full]
     orch = load_module(out / meta["orchestration"])
-    orch.orchestrate(rt, *gm)
-    rt.run_all()
+    try:
+        orch.orchestrate(rt, *gm)
+        rt.run_all()
+    finally:
+        for core in rt.cores:
+            core.release()
     if cfg.any_dfx_enabled():
         write_dfx(rt, cfg, out, kernel_ids)
     for p, user, g in zip(params, full, gm):

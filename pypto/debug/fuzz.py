@@ -1,0 +1,159 @@
+"""Schedule fuzzing: run a kernel under many simulator seeds and classify how the result varies.
+
+The simulator's seeded timing jitter changes which ready task runs first and how the global-memory
+accesses of different cores interleave, as different runs on hardware would. :func:`fuzz` runs the
+same inputs under N seeds and classifies the variation:
+
+* ``none`` — every run is bit-identical;
+* ``last_bits`` — runs differ only in the last bits (at most ``LAST_BITS_ULPS`` units in the last
+  place of the largest magnitude): accumulation order across cores, e.g. split-K atomic adds —
+  expected, nothing to fix (seed step 2);
+* ``larger`` — anything more: an ordering bug. The report then runs the race detector on a pair of
+  differing seeds and names the racing tasks and the ``deps=`` that fixes it (seed step 5).
+
+Runs go to local worker processes by default (``jobs``); ``backend="ray"`` fans them out on a Ray
+cluster (``pip install ray``; an optional dependency, imported only then). Workers re-open the
+compiled artifact directory, so nothing but tensors crosses the process boundary.
+"""
+from __future__ import annotations
+
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Optional, Sequence
+
+import torch
+
+LAST_BITS_ULPS = 1024  # relative to the output's largest magnitude: 1024 eps ~ 1e-4 in FP32, 1 in FP16's 10 bits
+_EPS = {torch.float32: 2.0 ** -23, torch.float16: 2.0 ** -10, torch.bfloat16: 2.0 ** -7}
+
+
+@dataclass
+class FuzzReport:
+    """What :func:`fuzz` found."""
+
+    kernel: str
+    seeds: list[int]
+    classification: str
+    max_abs_diff: float
+    differing_seeds: list[int]
+    output_names: list[str]
+    races: list = field(default_factory=list)
+    detail: str = ""
+
+    def format(self) -> str:
+        """What ``pypto fuzz`` prints."""
+        head = {"none": "no variation: every run is bit-identical",
+                "last_bits": "last bits only: accumulation order across cores (expected; seed step 2)",
+                "larger": "LARGER than last bits: a task-ordering bug (seed step 5)"}[self.classification]
+        lines = [f"fuzz {self.kernel}: {len(self.seeds)} seeds -> {head}",
+                 f"  max difference between runs: {self.max_abs_diff:.6g}"
+                 + (f" (seeds differing from seed {self.seeds[0]}: {self.differing_seeds[:10]})" if self.differing_seeds else "")]
+        if self.detail:
+            lines.append(f"  {self.detail}")
+        for r in self.races:
+            lines.append("  " + r.format().replace("\n", "\n  "))
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.format()
+
+
+def _run_one(out_dir: str, args: list, seed: int, out_idx: list[int]) -> list[torch.Tensor]:
+    from pypto.ir.compiled import CompiledProgram
+    from pypto.runtime.config import RunConfig
+
+    compiled = CompiledProgram.from_dir(out_dir)
+    run_args = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+    compiled(*run_args, config=RunConfig(platform=compiled.platform, sim_seed=seed))
+    return [run_args[i] for i in out_idx]
+
+
+def _classify(runs: dict[int, list[torch.Tensor]]) -> tuple[str, float, list[int], str]:
+    seeds = list(runs)
+    base = runs[seeds[0]]
+    differing, worst, worst_ulps = [], 0.0, 0.0
+    for s in seeds[1:]:
+        same = True
+        for a, b in zip(base, runs[s]):
+            if a.dtype.is_floating_point:
+                eq = (a.view(torch.int8) == b.view(torch.int8)).all() if a.numel() else True
+            else:
+                eq = torch.equal(a, b)
+            if not bool(eq):
+                same = False
+                d = (a.double() - b.double()).abs()
+                d = torch.where(torch.isnan(d), torch.full_like(d, float("inf")), d)
+                mag = torch.maximum(a.double().abs(), b.double().abs())
+                mag = float(mag[torch.isfinite(mag)].max()) if bool(torch.isfinite(mag).any()) else 0.0
+                dm = float(d.max())
+                worst = max(worst, dm)
+                eps = _EPS.get(a.dtype, 0.0)
+                ulps = dm / (eps * mag) if eps and mag else float("inf")
+                worst_ulps = max(worst_ulps, ulps)
+        if not same:
+            differing.append(s)
+    if not differing:
+        return "none", 0.0, [], ""
+    if worst_ulps <= LAST_BITS_ULPS:
+        return "last_bits", worst, differing, (f"largest difference is {worst_ulps:.3g} ULPs of the output's largest "
+                                               f"magnitude (threshold {LAST_BITS_ULPS})")
+    return "larger", worst, differing, f"largest difference is {worst_ulps:.3g} ULPs of the output's largest magnitude"
+
+
+def fuzz(kernel, args: Sequence, *, seeds: int | Sequence[int] = 16, platform: str = "a2a3sim",
+         outputs: Optional[Sequence[str]] = None, jobs: Optional[int] = None, backend: str = "local",
+         find_races: bool = True, verbose: bool = False) -> FuzzReport:
+    """Run ``kernel(*args)`` under each seed and classify the variation (see the module docstring).
+
+    ``outputs`` names the parameters to compare (default: every ``Out``/``InOut`` parameter).
+    """
+    from pypto.runtime.config import RunConfig
+
+    seed_list = list(range(seeds)) if isinstance(seeds, int) else list(seeds)
+    if len(seed_list) < 2:
+        raise ValueError("fuzz needs at least two seeds")
+    compiled = kernel.compile(*args, config=RunConfig(platform=platform))
+    names = compiled.param_names
+    directions = {p["name"]: p["direction"] for p in compiled.meta["params"]}
+    out_names = list(outputs) if outputs is not None else [n for n in names if directions[n] in ("Out", "InOut")]
+    import inspect
+
+    bound = inspect.signature(kernel.fn).bind(*args)
+    run_args = [bound.arguments[n] for n in names]
+    out_idx = [names.index(n) for n in out_names]
+    out_dir = str(compiled.output_dir)
+    runs: dict[int, list[torch.Tensor]] = {}
+    if backend == "ray":
+        try:
+            import ray  # noqa: F401 - optional dependency
+        except ImportError:
+            raise RuntimeError("backend='ray' needs the optional dependency: pip install ray") from None
+        import ray
+
+        if not ray.is_initialized():
+            ray.init(ignore_reinit_error=True, include_dashboard=False, log_to_driver=False)
+        remote = ray.remote(_run_one)
+        futures = {s: remote.remote(out_dir, run_args, s, out_idx) for s in seed_list}
+        runs = {s: ray.get(f) for s, f in futures.items()}
+    elif backend == "local":
+        n = jobs if jobs is not None else min(len(seed_list), os.cpu_count() or 1)
+        if n <= 1:
+            runs = {s: _run_one(out_dir, run_args, s, out_idx) for s in seed_list}
+        else:
+            import multiprocessing as mp
+
+            with ProcessPoolExecutor(max_workers=n, mp_context=mp.get_context("spawn")) as ex:
+                futs = {s: ex.submit(_run_one, out_dir, run_args, s, out_idx) for s in seed_list}
+                runs = {s: f.result() for s, f in futs.items()}
+    else:
+        raise ValueError(f"unknown backend {backend!r}: use 'local' or 'ray'")
+    cls, worst, differing, detail = _classify(runs)
+    report = FuzzReport(kernel.fn.__name__, seed_list, cls, worst, differing, out_names, detail=detail)
+    if cls == "larger" and find_races:
+        from pypto.debug.races import detect_races
+
+        report.races = detect_races(kernel, args, platform=platform, seed=differing[0]).races
+    if verbose:
+        print(report.format())
+    return report
