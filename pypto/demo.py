@@ -159,10 +159,49 @@ def demo_torch_codegen(rep: Report) -> None:
                   "" if torch.equal(out, want) else f"max abs diff {(out - want).abs().max().item():.3g}")
 
 
+# The seed page's table: the step that settles each worked case.
+CASE_STEPS = {1: 4, 2: 2, 3: 2, 4: 2, 5: 5}
+CASE_FILES = {1: "case1_faulty_pass", 2: "case2_a5_cast_chain", 3: "case3_padding_row_max", 4: "case4_split_k",
+              5: "case5_war"}
+
+
+def demo_cases(rep: Report) -> None:
+    """The five worked cases of docs/precision: each script asserts its own conclusion, then
+    `pypto doctor` gets only the kernel, the inputs and the golden and must settle it at the step
+    the seed page gives."""
+    import contextlib
+    import io
+    import tempfile
+    from pathlib import Path
+
+    from pypto.debug.doctor import doctor
+
+    here = Path(__file__).resolve().parent.parent / "examples" / "precision"
+    if not here.is_dir():
+        rep.check(False, f"examples/precision not found next to the package ({here})")
+        return
+    sys.path.insert(0, str(here))
+    import doctor_cases
+
+    print("\n== The five worked cases (docs/precision), each settled by pypto doctor ==")
+    for n in sorted(CASE_FILES):
+        mod = __import__(CASE_FILES[n])
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            conclusion = mod.main()
+            case = getattr(doctor_cases, f"case{n}")()
+            report = doctor(case.pop("kernel"), case.pop("inputs"), html=Path(tempfile.mkdtemp()) / "doctor.html",
+                            **case)
+        print(f"case {n}: {conclusion}")
+        print(f"        doctor: settled at step {report.settled_step}: {report.conclusion}")
+        print(f"        fix: {report.fix[:160]}{'...' if len(report.fix) > 160 else ''}")
+        rep.check(report.settled_step == CASE_STEPS[n],
+                  f"case {n}: doctor settles at step {CASE_STEPS[n]} as the seed page says")
+
+
 def main() -> int:
     t0 = time.perf_counter()
     rep = Report()
-    for step in (demo_cast, demo_torch_codegen):
+    for step in (demo_cast, demo_torch_codegen, demo_cases):
         try:
             step(rep)
         except Exception as exc:  # a crash is a failed check, reported, not a traceback wall

@@ -10,7 +10,9 @@ Because the simulator sees every access, this module can check what the hardware
    reports the exact byte range of global memory it touches;
 3. for every pair of tasks whose ranges overlap, where at least one writes and neither reaches the
    other in the graph, a :class:`Race` is reported — with both source lines and the ``deps=`` that
-   orders them. Out-of-bounds accesses are reported too.
+   orders them. Out-of-bounds accesses are reported too. Two atomic-add stores (``tile.store`` with
+   ``atomic=pl.AtomicType.Add``) commute and never conflict with each other (split-K accumulation: the
+   order moves only the last bits); they still conflict with plain loads and stores.
 
 The recorder sees the regions a kernel computes from its scalar arguments, so the analysis holds for
 data-independent addressing (all of the language today).
