@@ -20,6 +20,7 @@ from typing import Optional
 import torch
 
 from pypto.backend.cast_table import CastPathError, cast_path
+from pypto.debug.progress import Progress, track
 from pypto.numerics.cast import cast_tensor, normalize_mode
 from pypto.numerics.cast_exactness import classify_chain
 
@@ -223,14 +224,22 @@ def certify(src: str, dst: str, platform: str = "a2a3sim", mode: str = "round", 
                            f"{src} sources are not enumerated here; analysis says: {analysis.reason}")
     st = _TORCH[src]
     bits = (torch.finfo(st).bits if st.is_floating_point else (1 if st == torch.bool else torch.iinfo(st).bits))
-    if bits <= 16:
-        x = _all_values(src)
-        method = "proven exhaustively over every input bit pattern"
-    else:
-        x = _samples(src, dst, samples)
-        method = "range analysis plus sampling"
-    direct = _cast_any(x, dst, mode)
-    chained = _run_chain(x, chain, mode)
+    with Progress(f"cast-check {src} -> {dst}", 2 + len(chain)) as bar:
+        if bits <= 16:
+            bar.detail = "enumerating every bit pattern"
+            x = _all_values(src)
+            method = "proven exhaustively over every input bit pattern"
+        else:
+            bar.detail = f"sampling {samples} values"
+            x = _samples(src, dst, samples)
+            method = "range analysis plus sampling"
+        bar.update(detail="direct cast")
+        direct = _cast_any(x, dst, mode)
+        bar.update(detail="chain")
+        chained = x
+        for h in chain:
+            chained = _cast_any(chained, h, mode)
+            bar.update(detail=f"chain hop -> {h}")
     db, cb = _bits(direct), _bits(chained)
     same = db == cb
     if direct.dtype.is_floating_point:
@@ -255,7 +264,7 @@ def all_pairs_table(modes=("round",), samples: int = 20_000) -> str:
     rows = ["| src | dst | platform | mode | chain | verdict | method | counterexample |",
             "|---|---|---|---|---|---|---|---|"]
     for platform in ("a2a3sim", "a5sim"):
-        for s in names:
+        for s in track(names, f"cast table ({platform}): sources", detail=lambda n: n):
             for d in names:
                 if s == d:
                     continue

@@ -11,10 +11,13 @@ that explains the gap between the kernel's result and the golden.
 3. **The compiler's own checks** — ROUNDTRIP verification after every pass, and every diagnostic.
 4. **validate_ir** at the user's tolerance — the first diverging pass and the IR diff around it.
 5. **Task by task** — the reference and the simulator side by side: the first task whose output
-   differs (kernel, source line, error statistics), plus the race detector's report.
+   differs (kernel, source line, error statistics), plus the race detector's report and the poison
+   check (:func:`pypto.debug.races.detect_uninitialized`: stores of padding / never-written tiles).
+   A race adds the simulated task timeline of a failing seed, the racing pair highlighted.
 
 The output is a terminal summary (what was checked, what settled it, the suggested fix) and a
-self-contained HTML report with pictures (:mod:`pypto.debug.visual`).
+self-contained HTML report with pictures (:mod:`pypto.debug.visual`). While it works, a progress line
+on stderr (a terminal only, after the first second: :mod:`pypto.debug.progress`) says which step runs.
 """
 from __future__ import annotations
 
@@ -28,6 +31,8 @@ from pathlib import Path
 from typing import Callable, Optional
 
 import torch
+
+from pypto.debug.progress import Progress, clear, track
 
 _EPS = {torch.float16: 2.0 ** -10, torch.bfloat16: 2.0 ** -7, torch.float32: 2.0 ** -23}
 
@@ -147,10 +152,26 @@ def doctor(kernel, inputs, expected: Optional[dict] = None, golden_data_dir=None
     the kernel's artifact directory). ``passes``: the custom pipeline the kernel is compiled with, if any.
     """
     token = _PASSES.set(passes)
+    bar = Progress(f"pypto doctor {kernel.fn.__name__}", 5)
+    tok_bar = _BAR.set(bar)
     try:
         return _doctor(kernel, inputs, expected, golden_data_dir, rtol, atol, platform, reference, seeds, html, verbose)
     finally:
+        _BAR.reset(tok_bar)
+        bar.close()
         _PASSES.reset(token)
+
+
+_BAR: "contextvars.ContextVar" = contextvars.ContextVar("pypto_doctor_progress", default=None)
+_STEP_NAMES = {1: "golden and tolerance", 2: "expected differences", 3: "compiler checks", 4: "which pass",
+               5: "which task"}
+
+
+def _at_step(step: int) -> None:
+    """Progress: step ``step`` starts."""
+    bar = _BAR.get()
+    if bar is not None:
+        bar.set(step - 1, f"step {step}: {_STEP_NAMES[step]}")
 
 
 def _doctor(kernel, inputs, expected, golden_data_dir, rtol, atol, platform, reference, seeds, html,
@@ -161,6 +182,7 @@ def _doctor(kernel, inputs, expected, golden_data_dir, rtol, atol, platform, ref
     input_dtypes = [v.dtype for k, v in bound.items() if isinstance(v, torch.Tensor) and k not in outs]
 
     # ---- step 1: golden and tolerance
+    _at_step(1)
     golden_tol = None
     if expected is None and golden_data_dir is not None:
         from pypto.runtime.golden import load_golden
@@ -190,7 +212,7 @@ def _doctor(kernel, inputs, expected, golden_data_dir, rtol, atol, platform, ref
     rtol = rtol if rtol is not None else (golden_tol[0] if golden_tol else 1e-5)
     atol = atol if atol is not None else (golden_tol[1] if golden_tol else 1e-5)
     # the device need not give the same result twice: look at several simulated schedules
-    runs = {s: _run(kernel, bound, platform, seed=s) for s in range(seeds)}
+    runs = {s: _run(kernel, bound, platform, seed=s) for s in track(range(seeds), "schedules", detail=lambda s: f"seed {s}")}
     gaps_by_seed = {s: _gap(r, expected, rtol, atol, input_dtypes) for s, r in runs.items()}
     failing = [s for s, g in gaps_by_seed.items() if not _all_pass(g)]
     seed0 = failing[0] if failing else 0
@@ -244,11 +266,13 @@ def _doctor(kernel, inputs, expected, golden_data_dir, rtol, atol, platform, ref
         report.add(1, "tolerance vs dtype", "ok", "FP32 data: the tolerance is sane")
 
     # ---- step 2: expected differences
+    _at_step(2)
     settled = _step2(report, kernel, bound, platform, runs, seed0, expected, rtol, atol, outs)
     if settled:
         return _finish(report, html, kernel, bound, platform, verbose, actual, expected)
 
     # ---- step 3: verification and diagnostics
+    _at_step(3)
     from pypto.errors import VerificationError
     from pypto.ir.compile import compile as ir_compile
     from pypto.frontend.specialize import specialize
@@ -274,6 +298,7 @@ def _doctor(kernel, inputs, expected, golden_data_dir, rtol, atol, platform, ref
                        html, kernel, bound, platform, verbose, actual, expected)
 
     # ---- step 4: which pass
+    _at_step(4)
     tensors = {k: v for k, v in bound.items()}
     vreport = compiled.validate_ir(tensors, expected, rtol=rtol, atol=atol, raise_on_mismatch=False, verbose=False)
     from pypto.debug import visual
@@ -294,7 +319,8 @@ def _doctor(kernel, inputs, expected, golden_data_dir, rtol, atol, platform, ref
     report.add(4, "validate_ir", "ok", f"every pass matches the golden at rtol={rtol:g}, atol={atol:g}: the IR is right")
 
     # ---- step 5: task by task, and races
-    _step5(report, kernel, bound, platform, compiled, outs, seed0)
+    _at_step(5)
+    _step5(report, kernel, bound, platform, compiled, outs, seed0, expected, rtol, atol)
     return _finish(report, html, kernel, bound, platform, verbose, actual, expected)
 
 
@@ -418,26 +444,83 @@ def _ties(lowered, actual, expected) -> str:
     return f"all {total} mismatched elements are 1 ULP off, each rounded away from zero where the golden rounded to even" if total else ""
 
 
-def _step5(report, kernel, bound, platform, compiled, outs, seed: int) -> None:
-    from pypto.debug.races import detect_races
+def _step5(report, kernel, bound, platform, compiled, outs, seed: int, expected=None, rtol=1e-5, atol=1e-5) -> None:
+    from pypto.debug.races import detect_races, detect_uninitialized
 
     first = _first_differing_task(compiled, bound, platform, seed)
     if first is not None:
         report.add(5, "task by task", "explains", first)
     else:
         report.add(5, "task by task", "info", f"every task's outputs match the reference (seed {seed})")
-    races = detect_races(compiled, list(bound[n] for n in compiled.param_names), platform=platform)
+    args = [bound[n] for n in compiled.param_names]
+    races = detect_races(compiled, args, platform=platform)
+    poison = detect_uninitialized(compiled, args, platform=platform, seed=seed)
     if races.races:
         r = races.races[0]
         report.add(5, "race detector", "explains", races.format())
+        report.add(5, "poison check", "suspicious" if poison.findings else "ok", poison.format())
+        _add_timeline(report, compiled, bound, seed, expected, rtol, atol, r)
         report.settle(5, f"a {r.kind} race between {r.first_kernel} ({r.first_span}) and {r.second_kernel} "
                          f"({r.second_span}): the runtime does not order them, and the device result depends on "
                          "which runs first", r.fix)
         return
     report.add(5, "race detector", "ok", races.format())
+    if poison.findings:
+        u = poison.findings[0]
+        report.add(5, "poison check", "explains", poison.format())
+        fix = u.format().split("  fix: ", 1)[-1].split("\n")[0]
+        report.settle(5, f"task {u.task} ({u.kernel}) stores values computed from uninitialized core memory "
+                         f"({u.cause}) at {u.store_span}: what they hold on the device is unspecified", fix)
+        return
+    report.add(5, "poison check", "ok", poison.format())
     if first is not None:
         report.settle(5, "the device result differs from the IR's meaning at the task named above",
                       "compare that task's dumps (enable_dump_args=2) with the reference; check memory planning")
+
+
+def _add_timeline(report, compiled, bound, seed: int, expected, rtol, atol, race) -> None:
+    """The simulated task timeline of a failing seed (``seed`` when it fails, else the first of the
+    next 64 that does), the racing pair highlighted, as a figure of the report."""
+    from pypto.backend.platforms import get_platform
+    from pypto.debug import visual
+    from pypto.runtime.simulator import Runtime, load_module
+    from pypto.runtime.trace import swimlane_document
+
+    meta, out = compiled.meta, compiled.output_dir
+    kernels = {name: load_module(out / rel) for name, rel in meta["kernels"].items()}
+    kernel_ids = {name: i for i, name in enumerate(meta["kernels"])}
+    names = compiled.param_names
+
+    def run(s):
+        rt = Runtime(get_platform(compiled.platform), kernels, s, kernel_ids=kernel_ids)
+        gm = [bound[n].detach().clone().contiguous() if isinstance(bound[n], torch.Tensor) else bound[n]
+              for n in names]
+        load_module(out / meta["orchestration"]).orchestrate(rt, *gm)
+        try:
+            rt.run_all()
+        finally:
+            for core in rt.cores:
+                core.release()
+        return rt, dict(zip(names, gm))
+
+    try:
+        chosen, failing = None, False
+        for s in track([seed] + [x for x in range(64) if x != seed], "timeline: looking for a failing seed"):
+            rt, res = run(s)
+            if chosen is None:
+                chosen = (s, rt)
+            if expected is not None and not _all_pass(_gap(res, expected, rtol, atol, [])):
+                chosen, failing = (s, rt), True
+                break
+        s, rt = chosen
+        doc = swimlane_document(rt, 2)
+        what = "fails" if failing else "passes (no seed tried fails)"
+        png = visual.task_timeline(doc, highlight={race.first, race.second},
+                                   title=f"task timeline, seed {s} ({what}): {race.kind} race "
+                                         f"{race.first} {race.first_kernel} / {race.second} {race.second_kernel}")
+        report.figures.append((f"task timeline (seed {s}, racing pair {race.first} and {race.second} in red)", png))
+    except Exception as err:  # noqa: BLE001 - a picture must not hide the diagnosis
+        report.figures.append(("task timeline unavailable", f"{type(err).__name__}: {err}"))
 
 
 def _first_differing_task(compiled, bound, platform, seed: int = 0) -> Optional[str]:
@@ -505,5 +588,6 @@ def _finish(report: DoctorReport, html, kernel, bound, platform, verbose, actual
     path.write_text(visual.html_page(f"pypto doctor: {report.kernel}", sections), encoding="utf-8")
     report.html_path = path
     if verbose:
+        clear()
         print(report.format(), file=sys.stdout)
     return report

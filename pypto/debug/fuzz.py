@@ -18,11 +18,13 @@ compiled artifact directory, so nothing but tensors crosses the process boundary
 from __future__ import annotations
 
 import os
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 import torch
+
+from pypto.debug.progress import Progress, clear, track
 
 LAST_BITS_ULPS = 1024  # relative to the output's largest magnitude: 1024 eps ~ 1e-4 in FP32, 1 in FP16's 10 bits
 _EPS = {torch.float32: 2.0 ** -23, torch.float16: 2.0 ** -10, torch.bfloat16: 2.0 ** -7}
@@ -135,16 +137,20 @@ def fuzz(kernel, args: Sequence, *, seeds: int | Sequence[int] = 16, platform: s
             ray.init(ignore_reinit_error=True, include_dashboard=False, log_to_driver=False)
         remote = ray.remote(_run_one)
         futures = {s: remote.remote(out_dir, run_args, s, out_idx) for s in seed_list}
-        runs = {s: ray.get(f) for s, f in futures.items()}
+        runs = {s: ray.get(futures[s]) for s in track(seed_list, f"fuzz {kernel.fn.__name__}: seeds")}
     elif backend == "local":
         n = jobs if jobs is not None else min(len(seed_list), os.cpu_count() or 1)
         if n <= 1:
-            runs = {s: _run_one(out_dir, run_args, s, out_idx) for s in seed_list}
+            runs = {s: _run_one(out_dir, run_args, s, out_idx)
+                    for s in track(seed_list, f"fuzz {kernel.fn.__name__}: seeds", detail=lambda s: f"seed {s}")}
         else:
             import multiprocessing as mp
 
             with ProcessPoolExecutor(max_workers=n, mp_context=mp.get_context("spawn")) as ex:
                 futs = {s: ex.submit(_run_one, out_dir, run_args, s, out_idx) for s in seed_list}
+                with Progress(f"fuzz {kernel.fn.__name__}: seeds ({n} processes)", len(futs)) as bar:
+                    for _ in as_completed(futs.values()):
+                        bar.update()
                 runs = {s: f.result() for s, f in futs.items()}
     else:
         raise ValueError(f"unknown backend {backend!r}: use 'local' or 'ray'")
@@ -155,5 +161,6 @@ def fuzz(kernel, args: Sequence, *, seeds: int | Sequence[int] = 16, platform: s
 
         report.races = detect_races(kernel, args, platform=platform, seed=differing[0]).races
     if verbose:
+        clear()
         print(report.format())
     return report

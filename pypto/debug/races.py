@@ -16,13 +16,24 @@ Because the simulator sees every access, this module can check what the hardware
 
 The recorder sees the regions a kernel computes from its scalar arguments, so the analysis holds for
 data-independent addressing (all of the language today).
+
+:func:`detect_uninitialized` is the sibling check for core memory (``RunConfig.sim_poison``): each
+task's kernel runs on its own, once with core memory and load padding filled with the poison byte
+0xFF (NaN in every float dtype), once with both zero, and once with only the padding poisoned. A
+stored element whose bits differ between the runs was computed from bytes the kernel never wrote: the
+padding of a ``valid_shape`` load, or a ``create_tile`` read before it was written. Each finding names
+the task, its kernel and scope, the ``tile.store`` that wrote the element (its source line) and the
+padded loads / never-written tiles it may come from.
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Optional
 
 import torch
+
+from pypto.debug.progress import track
 
 
 @dataclass
@@ -104,6 +115,18 @@ def _fix(kind: str, first: str, second: str, lowered, k1: str, k2: str) -> str:
             f"no_dep_args for it)")
 
 
+def _compiled_and_args(kernel_or_compiled, args, platform: str):
+    from pypto.runtime.config import RunConfig
+
+    if hasattr(kernel_or_compiled, "compile"):
+        import inspect
+
+        compiled = kernel_or_compiled.compile(*args, config=RunConfig(platform=platform))
+        bound = inspect.signature(kernel_or_compiled.fn).bind(*args)
+        return compiled, [bound.arguments[n] for n in compiled.param_names]
+    return kernel_or_compiled, list(args)
+
+
 def collect_accesses(compiled, args: list, seed: int = 0):
     """Build the task graph of one call and record every task's global-memory accesses.
 
@@ -124,7 +147,7 @@ def collect_accesses(compiled, args: list, seed: int = 0):
     accesses: list[list[Access]] = []
     oob: list[str] = []
     core = rt.cores[0]
-    for task in rt.tasks:
+    for task in track(rt.tasks, "race detector: running tasks"):
         log: list[Access] = []
         accesses.append(log)
         if task.kernel not in kernels:
@@ -150,16 +173,7 @@ def collect_accesses(compiled, args: list, seed: int = 0):
 def detect_races(kernel_or_compiled, args, *, platform: str = "a2a3sim", seed: int = 0) -> RaceReport:
     """Find every unordered conflicting pair of tasks for one call of a kernel (``@pl.jit``) or of a
     :class:`CompiledProgram` with the given arguments (see the module docstring)."""
-    from pypto.runtime.config import RunConfig
-
-    if hasattr(kernel_or_compiled, "compile"):
-        import inspect
-
-        compiled = kernel_or_compiled.compile(*args, config=RunConfig(platform=platform))
-        bound = inspect.signature(kernel_or_compiled.fn).bind(*args)
-        run_args = [bound.arguments[n] for n in compiled.param_names]
-    else:
-        compiled, run_args = kernel_or_compiled, list(args)
+    compiled, run_args = _compiled_and_args(kernel_or_compiled, args, platform)
     rt, accesses, oob = collect_accesses(compiled, run_args, seed)
     lowered = compiled.lowered
     n = len(rt.tasks)
@@ -172,7 +186,7 @@ def detect_races(kernel_or_compiled, args, *, platform: str = "a2a3sim", seed: i
         reach[i] = r
     report = RaceReport(tasks=sum(1 for t in rt.tasks if t.kernel in compiled.meta["kernels"]), out_of_bounds=oob)
     seen = set()
-    for j in range(n):
+    for j in track(range(n), "race detector: task pairs"):
         for i in range(j):
             if (reach[j] >> i) & 1:
                 continue
@@ -207,3 +221,216 @@ def _conflict(xs: list[Access], ys: list[Access]) -> Optional[tuple[str, int]]:
             if best is None or ov > best[1]:
                 best = (kind, ov)
     return best
+
+
+# ------------------------------------------------------------------------------ uninitialized reads
+
+@dataclass
+class UninitRead:
+    """A store of one task that writes elements computed from core memory the kernel never wrote."""
+
+    task: str                # rXtY
+    kernel: str
+    kernel_span: str         # the scope (pl.at) the kernel was outlined from
+    store_span: str          # the tile.store that wrote the poisoned elements
+    tensor: str              # the kernel parameter stored into
+    elements: int            # poisoned elements written (the last run's region)
+    total: int               # elements the store writes
+    cause: str               # "padding", "uninitialized tile" or "padding and uninitialized tile"
+    sources: list[str] = field(default_factory=list)   # padded loads / never-written tiles, with spans
+
+    def format(self) -> str:
+        """Human-readable report of the finding and its likely sources."""
+        what = {"padding": "the padding of a valid_shape load",
+                "uninitialized tile": "tile memory the kernel never wrote (create_tile read before written)"}.get(
+            self.cause, "load padding and never-written tile memory")
+        lines = [f"uninitialized read: task {self.task} ({self.kernel}, {self.kernel_span}): the tile.store at "
+                 f"{self.store_span} writes {self.elements}/{self.total} elements of '{self.tensor}' computed "
+                 f"from {what}"]
+        lines += [f"  from: {src}" for src in self.sources]
+        if self.cause != "uninitialized tile":
+            lines.append("  fix: fill the padding with the identity of the op that reads it (pl.fillpad(t, "
+                         "pl.PadValue.min) before a max, zero before a sum, max before a min), or store only the "
+                         "valid region")
+        if self.cause != "padding":
+            lines.append("  fix: write every element of the tile (pl.full / a load / an op result) before reading it")
+        return "\n".join(lines)
+
+
+@dataclass
+class UninitReport:
+    """Every task store that lets padding or never-written tile memory into global memory."""
+
+    findings: list[UninitRead] = field(default_factory=list)
+    tasks: int = 0
+    out_of_bounds: list[str] = field(default_factory=list)
+
+    def format(self) -> str:
+        """The whole report."""
+        if not self.findings:
+            return f"poison check: {self.tasks} tasks, no store reads padding or never-written tile memory"
+        lines = [f"poison check: {self.tasks} tasks, {len(self.findings)} store(s) write values computed from "
+                 "uninitialized core memory"]
+        lines += [f.format() for f in self.findings]
+        lines += [f"out of bounds: {o}" for o in self.out_of_bounds]
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.format()
+
+
+class _OpLines:
+    """Map the generated kernel's lines back to the IR ops of its function (for source spans).
+
+    The simulator codegen emits one ``_pto.<helper>(`` line per op, in the function's statement order;
+    the k-th such line is the k-th call of the op in a pre-order walk of the IR function."""
+
+    def __init__(self, mod, fn):
+        import inspect
+
+        from pypto.ir.visit import iter_stmts
+
+        self.by_line: dict[tuple[str, int], str] = {}
+        self.creates: list[str] = []
+        try:
+            src, first = inspect.getsourcelines(mod)
+        except (OSError, TypeError):
+            return
+        calls: dict[str, list] = {}
+        if fn is not None:
+            for st in iter_stmts(fn.body):
+                for c in _calls_in(st):
+                    calls.setdefault(c.op, []).append(c)
+            self.creates = [str(c.span) for c in calls.get("tile.create", []) if not c.span.is_unknown()]
+        filename = mod.__file__
+        for op, helper in (("tile.store", "_pto.store("), ("tile.load", "_pto.load_into(")):
+            lines = [i + 1 for i, text in enumerate(src) if helper in text]
+            ops = calls.get(op, [])
+            if len(lines) == len(ops):
+                for ln, c in zip(lines, ops):
+                    if not c.span.is_unknown():
+                        self.by_line[(filename, ln)] = str(c.span)
+
+    def span(self, where: tuple, fallback: str) -> str:
+        """The span of the op at ``(generated file, line)``."""
+        return self.by_line.get(where, fallback)
+
+
+def _calls_in(stmt):
+    """The op calls directly in one statement (not in nested statements), outermost first."""
+    from pypto.ir.nodes import Call
+    from pypto.ir.visit import use_exprs
+
+    out = []
+    todo = list(use_exprs(stmt))
+    while todo:
+        e = todo.pop(0)
+        if isinstance(e, Call):
+            out.append(e)
+            todo.extend(a for a in e.args if isinstance(a, Call))
+    return out
+
+
+def _run_poisoned(mod, views, core, args, core_fill: int, pad_fill: int):
+    """Run one task's kernel with core memory set to ``core_fill`` and load padding to ``pad_fill``;
+    return ``[((file, line) of the store, GM tensor, copy of the region written), ...]``, ``[(file, line) of each padded load, ...]`` and any
+    out-of-bounds message."""
+    from pypto.errors import SimulationError
+    from pypto.ops import support
+
+    for buf in core.mem.values():
+        support.fill_bytes(buf, core_fill)
+    stores, padded = [], []
+
+    def rec(what, view):
+        if what == "tile.store" or what == "tile.store.atomic":
+            f = sys._getframe(2)
+            stores.append(((f.f_code.co_filename, f.f_lineno), sys._getframe(1).f_locals.get("t"), view))
+        elif what == "tile.load.padded":
+            f = sys._getframe(2)
+            padded.append((f.f_code.co_filename, f.f_lineno))
+    rec.pad_fill = pad_fill
+    with support.recording(rec):
+        try:
+            for _ in mod.kernel(views, *args):
+                pass
+        except SimulationError as e:
+            return stores, padded, e.message
+    return [(f, t, v.detach().clone()) for f, t, v in stores], padded, None
+
+
+def _bits(t: torch.Tensor) -> torch.Tensor:
+    """One row of raw bytes per element (bitwise comparison, NaN payloads included)."""
+    t = t.contiguous()
+    return t.view(torch.uint8).reshape(t.numel(), t.element_size()) if t.numel() else t.reshape(0, 1).to(torch.uint8)
+
+
+def detect_uninitialized(kernel_or_compiled, args, *, platform: str = "a2a3sim", seed: int = 0) -> UninitReport:
+    """Find every task store that writes values computed from core memory the kernel never wrote (see
+    the module docstring), for one call of a kernel (``@pl.jit``) or a :class:`CompiledProgram`."""
+    from pypto.backend.platforms import get_platform
+    from pypto.runtime.simulator import Runtime, load_module
+
+    compiled, run_args = _compiled_and_args(kernel_or_compiled, args, platform)
+    meta, out = compiled.meta, compiled.output_dir
+    lowered = compiled.lowered
+    kernels = {name: load_module(out / rel) for name, rel in meta["kernels"].items()}
+    rt = Runtime(get_platform(compiled.platform), kernels, seed)
+    gm = [a.detach().clone().contiguous() if isinstance(a, torch.Tensor) else a for a in run_args]
+    load_module(out / meta["orchestration"]).orchestrate(rt, *gm)
+    core = rt.cores[0]
+    lines: dict[str, _OpLines] = {}
+    report = UninitReport(tasks=sum(1 for t in rt.tasks if t.kernel in kernels))
+    seen = set()
+    for task in track(rt.tasks, "poison check: tasks"):
+        if task.kernel not in kernels:
+            continue
+        mod = kernels[task.kernel]
+        views = core.tile_views(task.kernel, mod.TILES)
+        fn = next((f for f in lowered.functions if f.name == task.kernel), None)
+        ol = lines.get(task.kernel)
+        if ol is None:
+            ol = lines[task.kernel] = _OpLines(mod, fn)
+        saved = [a.clone() if isinstance(a, torch.Tensor) else None for a in task.args]
+
+        def restore():
+            for a, s in zip(task.args, saved):
+                if s is not None:
+                    a.copy_(s)
+        runs = {}
+        for name, core_fill, pad_fill in (("poison", 0xFF, 0xFF), ("zero", 0x00, 0x00), ("pad", 0x00, 0xFF)):
+            restore()
+            runs[name] = _run_poisoned(mod, views, core, task.args, core_fill, pad_fill)
+            if runs[name][2] is not None:
+                break
+        restore()
+        err = next((r[2] for r in runs.values() if r[2] is not None), None)
+        if err is not None:
+            report.out_of_bounds.append(f"task {_rxty(task.task_id)} ({task.kernel}): {err}")
+            continue
+        (st_p, padded, _), (st_z, _, _), (st_pad, _, _) = runs["poison"], runs["zero"], runs["pad"]
+        kspan = _span_of(lowered, task.kernel)
+        params = [p.name for p in fn.params] if fn is not None else []
+        for (frame, target, vp), (_, _, vz), (_, _, vpad) in zip(st_p, st_z, st_pad):
+            bp, bz, bpad = _bits(vp), _bits(vz), _bits(vpad)
+            bad = (bp != bz).any(1)
+            if not bool(bad.any()):
+                continue
+            from_pad = bool((bpad != bz).any())
+            from_tile = bool((bp != bpad).any())
+            cause = ("padding and uninitialized tile" if from_pad and from_tile
+                     else "padding" if from_pad else "uninitialized tile")
+            store_span = ol.span(frame, kspan)
+            key = (task.kernel, store_span)
+            if key in seen:
+                continue   # one report per store (a loop would repeat it per iteration / task)
+            seen.add(key)
+            tensor = next((params[i] for i, a in enumerate(task.args) if a is target and i < len(params)), "?")
+            sources = []
+            if from_pad:
+                sources += sorted({f"padded tile.load at {ol.span(f, kspan)}" for f in padded})
+            if from_tile:
+                sources += [f"create_tile at {c}" for c in ol.creates] or ["a tile the kernel never wrote"]
+            report.findings.append(UninitRead(_rxty(task.task_id), task.kernel, kspan, store_span, tensor,
+                                              int(bad.sum()), bad.numel(), cause, sources))
+    return report

@@ -21,6 +21,8 @@ from typing import Optional
 
 import torch
 
+from pypto.debug.progress import track
+
 DEFAULT_RTOL = 5e-2
 DEFAULT_ATOL = 5e-2
 
@@ -191,7 +193,9 @@ def validate_pass_ir_codegen_results(dump_dir, tensors: dict, expected: dict, *,
     names = list(expected)
     stages: list[StageResult] = []
     previous: Optional[dict] = None
-    for i, path in enumerate(files):
+    stage_of = lambda path: path.stem.split("_after_", 1)[-1] if "_after_" in path.stem else path.stem.split("_", 1)[-1]
+    # verbose already prints a line per stage: the progress line is for quiet callers (the doctor)
+    for i, path in enumerate(track(files, "validate_ir: passes", detail=stage_of, force=False if verbose else None)):
         stage = path.stem.split("_after_", 1)[-1] if "_after_" in path.stem else path.stem.split("_", 1)[-1]
         result = StageResult(stage, path)
         try:

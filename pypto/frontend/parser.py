@@ -112,6 +112,8 @@ class Callee:
     name: str
     param_types: tuple
     return_types: tuple[Type, ...]
+    # argument positions that are specialisation constants of the callee: compiled into it, not passed
+    drop: tuple = ()
 
 
 class Resolver:
@@ -1074,6 +1076,7 @@ class FunctionParser:
             raise UnsupportedFeatureError("keyword arguments in calls of kernel functions are not supported",
                                           span, "use pl.submit(...) for deps= / dumps=")
         args, no_dep = [], []
+        args_nodes = [a for i, a in enumerate(args_nodes) if i not in callee.drop]
         for i, a in enumerate(args_nodes):
             if kw_nodes is not None and isinstance(a, ast.Call) and _is_construct_call(a, self.resolve_static, "no_dep"):
                 if len(a.args) != 1 or a.keywords:

@@ -90,6 +90,7 @@ class _Specializer:
         self.functions: dict[str, Any] = {}   # name -> Function (deps first, in discovery order)
         self.sources: dict[str, str] = {}
         self.in_progress: set[str] = set()
+        self.dep_consts: dict[str, dict] = {}  # callee -> {arg position: constant} of its specialisation
         self.dyn_dims: dict[int, tuple] = {}   # entry parameter index -> which dims are dynamic
 
     def parse(self, jitfn, values: list[Any], value_types: list[Type | None], func_type: FunctionType,
@@ -166,8 +167,16 @@ class _Specializer:
             finally:
                 self.in_progress.discard(name)
                 self.dyn_dims = saved_dyn  # only the entry's dynamic dims shape the cache key
+        consts = {i: a for i, a in enumerate(args) if not isinstance(a, Expr)}
+        if name not in self.dep_consts:
+            self.dep_consts[name] = consts
+        elif self.dep_consts[name] != consts:
+            raise ParserError(
+                f"'{name}' is called with other constant arguments ({self.dep_consts[name]} before, {consts} here); "
+                "a Python number passed to a kernel function is compiled into it, so every call must pass the same",
+                span, "pass a runtime scalar instead, e.g. pl.const(2.0, pl.FP32)")
         f = self.functions[name]
-        return Callee(name, tuple(p.type for p in f.params), f.return_types)
+        return Callee(name, tuple(p.type for p in f.params), f.return_types, tuple(sorted(consts)))
 
 
 def specialize(jitfn, args: tuple, kwargs: dict) -> Specialization:

@@ -159,6 +159,237 @@ def _addresses(program: Program, ctx) -> list:
     return bad
 
 
+@prop("TileOps2D")
+def _tiles_2d(program: Program, ctx) -> list:
+    """Every tile of an InCore function has rank 2 (FlattenTileNdTo2D)."""
+    return [(f, s, f"tile '{v.name}' has rank {len(v.type.shape)} ({list(v.type.shape)}), not 2")
+            for f in program.functions if f.func_type == FunctionType.InCore
+            for s, v in _tile_vars(f) if len(v.type.shape) != 2]
+
+
+# ----------------------------------------------------------------------------- ReturnParamsExplicit
+
+
+def return_roots(f: Function) -> list:
+    """For each value ``f`` returns, the Out/InOut parameter it is a version of (or ``None``).
+
+    A version of a tensor parameter ``p`` is ``p`` itself, the result of ``tile.store(..., p)`` /
+    ``tensor.assemble(p, ...)`` of a version, a loop's iter_arg / return var initialised from a
+    version, or an if's return var whose yields are versions of the same parameter.
+    """
+    from pypto.ir.nodes import ReturnStmt, YieldStmt
+    from pypto.language.enums import ParamDirection
+
+    root: dict[int, Var] = {id(p): p for p, d in zip(f.params, f.directions)
+                            if d in (ParamDirection.Out, ParamDirection.InOut)}
+    target = {"tile.store": 2, "tensor.assemble": 0}
+
+    def of(v):
+        return root.get(id(v)) if isinstance(v, Var) else None
+
+    def walk(stmts):
+        for s in stmts:
+            if isinstance(s, AssignStmt):
+                if isinstance(s.value, Call) and s.value.op in target:
+                    r = of(s.value.args[target[s.value.op]])
+                    if r is not None:
+                        root[id(s.var)] = r
+                elif isinstance(s.value, Var) and of(s.value) is not None:
+                    root[id(s.var)] = of(s.value)
+            elif isinstance(s, ForStmt):
+                for it, init, rv in zip(s.iter_args, s.init_values, s.return_vars):
+                    if of(init) is not None:
+                        root[id(it)] = root[id(rv)] = of(init)
+                walk(s.body)
+            elif isinstance(s, IfStmt):
+                walk(s.then_body)
+                walk(s.else_body)
+                ty = s.then_body[-1] if s.then_body and isinstance(s.then_body[-1], YieldStmt) else None
+                ey = s.else_body[-1] if s.else_body and isinstance(s.else_body[-1], YieldStmt) else None
+                if ty is not None and ey is not None:
+                    for rv, a, b in zip(s.return_vars, ty.values, ey.values):
+                        if of(a) is not None and of(a) is of(b):
+                            root[id(rv)] = of(a)
+            elif isinstance(s, ScopeStmt):
+                walk(s.body)
+
+    walk(f.body)
+    rets = [s for s in f.body if isinstance(s, ReturnStmt)]
+    return [of(v) for v in rets[-1].values] if rets else []
+
+
+@prop("ReturnParamsExplicit")
+def _return_params(program: Program, ctx) -> list:
+    """In an InCore function the i-th returned value is a version of the i-th Out/InOut parameter
+    (in parameter order), and every Out/InOut parameter is returned."""
+    from pypto.ir.nodes import ReturnStmt
+    from pypto.language.enums import ParamDirection
+
+    bad = []
+    for f in program.functions:
+        if f.func_type != FunctionType.InCore:
+            continue
+        outs = [p for p, d in zip(f.params, f.directions) if d in (ParamDirection.Out, ParamDirection.InOut)]
+        roots = return_roots(f)
+        ret = next((s for s in reversed(f.body) if isinstance(s, ReturnStmt)), None)
+        if len(roots) != len(outs) or any(r is not p for r, p in zip(roots, outs)):
+            want = ", ".join(p.name for p in outs) or "nothing"
+            got = ", ".join(r.name if r is not None else "?" for r in roots) or "nothing"
+            bad.append((f, ret, f"returns versions of ({got}) but its Out/InOut parameters are ({want})"))
+    return bad
+
+
+# ----------------------------------------------------------------------------- CallDirections
+
+
+@prop("CallDirections")
+def _call_directions(program: Program, ctx) -> list:
+    """Every function call passes as many arguments as the callee has parameters; an Out/InOut
+    parameter receives a tensor; a scalar goes only to a scalar parameter (and a tensor or tile
+    only to a parameter of its own kind)."""
+    from pypto.ir.nodes import FuncCall
+    from pypto.ir.types import ScalarType, TensorType, describe
+    from pypto.language.enums import ParamDirection
+
+    funcs = {f.name: f for f in program.functions}
+    bad = []
+    for f in program.functions:
+        for s in iter_stmts(f.body):
+            for e in use_exprs(s):
+                for c in walk_expr(e):
+                    if not isinstance(c, FuncCall) or c.func not in funcs:
+                        continue
+                    g = funcs[c.func]
+                    if len(c.args) != len(g.params):
+                        bad.append((f, s, f"call of '{g.name}' passes {len(c.args)} arguments for "
+                                          f"{len(g.params)} parameters"))
+                        continue
+                    for a, p, d in zip(c.args, g.params, g.directions):
+                        at = getattr(a, "type", None)
+                        if d in (ParamDirection.Out, ParamDirection.InOut) and not isinstance(at, TensorType):
+                            bad.append((f, s, f"call of '{g.name}': {d.name} parameter '{p.name}' receives "
+                                              f"{describe(at) if at is not None else repr(a)}, not a tensor"))
+                        elif isinstance(at, ScalarType) != isinstance(p.type, ScalarType) or \
+                                isinstance(at, TensorType) != isinstance(p.type, TensorType):
+                            bad.append((f, s, f"call of '{g.name}': parameter '{p.name}' "
+                                              f"({describe(p.type)}) receives {describe(at)}"))
+    return bad
+
+
+# ----------------------------------------------------------------------------- NoLiveOverlap
+
+
+@prop("NoLiveOverlap")
+def _no_live_overlap(program: Program, ctx) -> list:
+    """No two simultaneously live tiles of an InCore function overlap in the same memory space.
+
+    An independent liveness computation (not the allocator's): statements are numbered in program
+    order; a tile is live from its definition to its last use; a value defined before a loop and
+    used in it stays live to the loop's end; a loop's iter_args and return vars are one buffer, live
+    over the whole loop; an if's return vars are live from the start of the if. A result may share
+    an operand's bytes only if the op is ``inplace_safe`` and the operand dies there.
+    """
+    bad = []
+    for f in program.functions:
+        if f.func_type == FunctionType.InCore:
+            bad.extend(_overlaps(f))
+    return bad
+
+
+def _overlaps(f: Function) -> list:
+    from pypto.ops.registry import get_op
+
+    start: dict[int, int] = {}
+    end: dict[int, int] = {}
+    var: dict[int, Var] = {}
+    site: dict[int, Stmt] = {}
+    group: dict[int, int] = {}            # return var / iter_arg id -> id of the loop's first iter_arg
+    inplace: dict[int, set] = {}          # result id -> operand ids it may share with
+    pos = 0
+
+    def define(v: Var, s: Stmt, at: int) -> None:
+        if isinstance(v.type, TileType) and v.type.memref is not None:
+            var[id(v)], site[id(v)] = v, s
+            start[id(v)] = at
+            end[id(v)] = max(end.get(id(v), at), at)
+
+    def use(e, at: int) -> set:
+        seen = set()
+        for x in walk_expr(e):
+            if isinstance(x, Var) and id(x) in var:
+                end[id(x)] = max(end[id(x)], at)
+                seen.add(id(x))
+        return seen
+
+    def block(stmts) -> set:
+        nonlocal pos
+        used: set = set()
+        for s in stmts:
+            pos += 1
+            here = pos
+            for e in use_exprs(s):
+                used |= use(e, here)
+            if isinstance(s, AssignStmt):
+                define(s.var, s, here)
+                if isinstance(s.value, Call) and get_op(s.value.op).inplace_safe:
+                    inplace[id(s.var)] = {id(a) for a in s.value.args if isinstance(a, Var)}
+            elif isinstance(s, ForStmt):
+                for it, rv in zip(s.iter_args, s.return_vars):
+                    define(it, s, here)
+                    define(rv, s, here)
+                    group[id(rv)] = id(it)
+                inner = block(s.body)
+                pos += 1
+                for v in (*s.iter_args, *s.return_vars):
+                    if id(v) in var:
+                        end[id(v)] = max(end[id(v)], pos)
+                for i in inner:
+                    if start[i] < here:       # defined before the loop, read in it
+                        end[i] = max(end[i], pos)
+                used |= inner
+            elif isinstance(s, IfStmt):
+                for rv in s.return_vars:
+                    define(rv, s, here)
+                used |= block(s.then_body)
+                used |= block(s.else_body)
+                pos += 1
+                for rv in s.return_vars:
+                    if id(rv) in var:
+                        end[id(rv)] = max(end[id(rv)], pos)
+            elif isinstance(s, ScopeStmt):
+                used |= block(s.body)
+        return used
+
+    block(f.body)
+    # a loop's return var and iter_arg are one buffer: merge their intervals
+    for rv, it in group.items():
+        if rv in var and it in var:
+            lo, hi = min(start[rv], start[it]), max(end[rv], end[it])
+            start[rv] = start[it] = lo
+            end[rv] = end[it] = hi
+    bad = []
+    ids = sorted(var, key=lambda i: (start[i], var[i].name))
+    for n, a in enumerate(ids):
+        ta = var[a].type
+        for b in ids[n + 1:]:
+            if start[b] > end[a]:
+                continue
+            tb = var[b].type
+            if tb.memory_space != ta.memory_space:
+                continue
+            ma, mb = ta.memref, tb.memref
+            if ma.addr >= mb.addr + mb.size or mb.addr >= ma.addr + ma.size:
+                continue
+            if group.get(a, a) == group.get(b, b) and ma == mb:
+                continue  # iter_arg and return var of one loop
+            if end[a] == start[b] and ma == mb and any(group.get(o, o) == group.get(a, a) for o in inplace.get(b, ())):
+                continue  # in place: the operand dies at the op that defines b
+            bad.append((f, site[b], f"tiles '{var[a].name}' ({ta.memory_space.name} {ma.addr}+{ma.size}, live "
+                                    f"{start[a]}..{end[a]}) and '{var[b].name}' ({mb.addr}+{mb.size}, live "
+                                    f"{start[b]}..{end[b]}) overlap while both are live"))
+    return bad
+
+
 def verify(program: Program, properties, ctx, pass_name: str) -> None:
     """Check ``properties``; raise :class:`VerificationError` on the first failure."""
     from pypto.ir.printer import _Printer

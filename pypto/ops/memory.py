@@ -15,6 +15,32 @@ from pypto.ops.rules import check_region, expect, static_ints
 _LOADABLE = (MemorySpace.Vec, MemorySpace.Mat)
 
 
+def _flat_region(offsets, extent, tshape):
+    """A 2-D access of a rank != 2 tensor (what FlattenTileNdTo2D emits: offsets keep the tensor's rank,
+    the extent is the 2-D tile's): the tensor is read as its row-major 2-D view
+    ``[prod(leading dims), last]`` and the access starts at row ``linear(offsets[:-1])``, column
+    ``offsets[-1]``. Returns ``(offsets, tensor shape)`` of that 2-D view (``None`` for a dynamic
+    offset), or the arguments unchanged when the access is not of this form."""
+    from pypto.ir.nodes import ConstInt, MakeTuple
+    from pypto.ir.types import DynDim
+    from pypto.ops.rules import const_ints
+
+    offs = const_ints(offsets)
+    if offsets is None or len(extent) != 2 or len(offs) != len(tshape) or len(tshape) == 2:
+        return offsets, tshape
+    lead = tshape[:-1]
+    if any(isinstance(d, DynDim) for d in lead):
+        return offsets, tshape
+    rows = 1
+    for d in lead:
+        rows *= d
+    row = 0
+    for o, d in zip(offs[:-1], lead):
+        row = None if row is None or o is None else row * d + o
+    elems = (ConstInt(row) if row is not None else offsets.elements[0], offsets.elements[-1])
+    return MakeTuple(elems), (rows, tshape[-1])
+
+
 def _valid_src(a: OpArgs, tile_type: TileType) -> str:
     return "None" if tile_type.valid_shape is None else repr(list(tile_type.valid_shape))
 
@@ -25,7 +51,8 @@ def _load_infer(a: OpArgs, span: Span) -> TileType:
     t = a.tensor.type
     expect(valid is None or (len(valid) == len(shape) and all(v <= s for v, s in zip(valid, shape))),
            "tile.load", f"valid_shape {list(valid or ())} may only narrow shapes {list(shape)}", span)
-    check_region("tile.load", a.offsets, valid or shape, t.shape, span)
+    offsets, tshape = _flat_region(a.offsets, valid or shape, t.shape)
+    check_region("tile.load", offsets, valid or shape, tshape, span)
     expect(a.target_memory in (None, *_LOADABLE), "tile.load",
            f"a load from DDR can only land in Vec or Mat, not {a.target_memory!r}", span,
            "load into pl.Mem.Mat and pl.move(...) the tile onward")
@@ -50,7 +77,8 @@ def _store_infer(a: OpArgs, span: Span) -> TensorType:
     expect(tile.dtype == t.dtype, "tile.store",
            f"tile dtype {tile.dtype.name} differs from tensor dtype {t.dtype.name}", span,
            "cast the tile first with pl.cast(tile, ...)")
-    check_region("tile.store", a.offsets, tile.effective_valid_shape, t.shape, span)
+    offsets, tshape = _flat_region(a.offsets, tile.effective_valid_shape, t.shape)
+    check_region("tile.store", offsets, tile.effective_valid_shape, tshape, span)
     return t
 
 

@@ -24,6 +24,42 @@ __all__ = ["region", "load", "load_into", "store", "assemble", "cast", "matmul",
 _RECORDER: contextvars.ContextVar[Callable | None] = contextvars.ContextVar("pypto_access_recorder", default=None)
 
 
+# Poison mode (RunConfig.sim_poison, pypto.debug.races.detect_uninitialized): a recorder with an int
+# attribute ``pad_fill`` makes tile.load fill the padding of a partially valid tile with that byte
+# (0xFF: NaN in every float dtype) instead of zero. Read only where padding is written, and only off
+# the recorder already fetched there, so runs without poison pay nothing extra.
+POISON_BYTE = 0xFF
+
+
+def _poison_only(what: str, view: torch.Tensor) -> None:
+    """The recorder of a plain ``sim_poison`` run: records nothing, only carries ``pad_fill``."""
+
+
+_poison_only.pad_fill = POISON_BYTE
+
+
+def poisoning(fill: int = POISON_BYTE):
+    """Within the block, tile loads leave their padding filled with the byte ``fill`` (see above)."""
+    if fill == POISON_BYTE:
+        return recording(_poison_only)
+
+    def rec(what: str, view: torch.Tensor) -> None:
+        """Records nothing; carries ``pad_fill``."""
+    rec.pad_fill = fill
+    return recording(rec)
+
+
+def fill_bytes(t: torch.Tensor, byte: int) -> None:
+    """Set every byte of ``t`` to ``byte`` (in place)."""
+    if byte == 0:
+        t.zero_()
+    elif t.is_contiguous():
+        t.view(torch.uint8).fill_(byte)
+    else:
+        pattern = torch.full((t.numel() * t.element_size(),), byte, dtype=torch.uint8)
+        t.copy_(pattern.view(t.dtype).view(t.shape))
+
+
 @contextlib.contextmanager
 def recording(callback: Callable[[str, torch.Tensor], None]) -> Iterator[None]:
     """Within the block, report every GM access of generated kernels to ``callback(what, view)``."""
@@ -47,6 +83,17 @@ def region(t: torch.Tensor, offsets: Sequence[int], shape: Sequence[int], what: 
                 return t
             st = t.stride()
             return t.as_strided((s0, s1), st, t.storage_offset() + o0 * st[0] + o1 * st[1])
+    if len(shape) == 2 and len(offsets) == t.dim() != 2:
+        # a 2-D tile access of a rank != 2 tensor (FlattenTileNdTo2D): the tensor's row-major 2-D view
+        try:
+            t2 = t.view(-1, t.shape[-1]) if t.dim() else t.view(1, 1)
+        except RuntimeError:
+            raise SimulationError(f"{what}: a flattened 2-D access needs a tensor whose leading dimensions "
+                                  f"are contiguous, got shape {list(t.shape)} strides {list(t.stride())}") from None
+        row = 0
+        for o, n in zip(offsets[:-1], t.shape[:-1]):
+            row = row * n + int(o)
+        return region(t2, [row, int(offsets[-1]) if t.dim() else 0], shape, what)
     if len(offsets) != t.dim() or len(shape) != t.dim():
         raise SimulationError(f"{what}: rank mismatch, tensor has shape {list(t.shape)}, "
                               f"offsets {list(offsets)}, shape {list(shape)}")
@@ -71,7 +118,7 @@ def load(t: torch.Tensor, offsets, shape, valid=None) -> torch.Tensor:
 
 def load_into(dst: torch.Tensor, t: torch.Tensor, offsets, valid=None) -> None:
     """Simulator ``tile.load`` into core memory: zero the tile (what the DMA leaves in the padding
-    by default), then copy the valid extent from global memory."""
+    by default; the poison byte under :func:`poisoning`), then copy the valid extent from global memory."""
     shape = dst.shape
     rec = _RECORDER.get()
     if valid is None or tuple(valid) == shape:
@@ -85,7 +132,14 @@ def load_into(dst: torch.Tensor, t: torch.Tensor, offsets, valid=None) -> None:
     src = region(t, offsets, valid, "tile.load")
     if rec is not None:
         rec("tile.load", src)
-    dst.zero_()
+        fill = getattr(rec, "pad_fill", None)
+        if fill is not None:   # poison mode: the padding keeps a recognisable pattern
+            fill_bytes(dst, fill)
+            rec("tile.load.padded", dst)
+        else:
+            dst.zero_()
+    else:
+        dst.zero_()
     region(dst, [0] * dst.dim(), valid).copy_(src)
 
 

@@ -1,7 +1,9 @@
 """AllocateMemoryAddr: every tile of an InCore function gets an address in its memory space.
 
 Requires: TileMemoryInferred. Produces: AllocatedMemoryAddr — each tile type carries a
-``MemRef(addr, size)``; the simulator places the tile's view of core memory there.
+``MemRef(addr, size)``; the simulator places the tile's view of core memory there; and
+NoLiveOverlap — no two simultaneously live tiles overlap (checked by an independent liveness
+computation in :mod:`pypto.ir.verifier`).
 
 Allocation is first-fit per space over live intervals (a buffer is free again after the last use
 of its tile; values used inside a loop stay live to the loop's end), each buffer aligned to the
@@ -23,7 +25,7 @@ from pypto.passes.context import PassContext
 
 NAME = "AllocateMemoryAddr"
 REQUIRES = ("TileMemoryInferred",)
-PRODUCES = ("AllocatedMemoryAddr",)
+PRODUCES = ("AllocatedMemoryAddr", "NoLiveOverlap")
 
 
 def run(program: Program, ctx: PassContext) -> Program:

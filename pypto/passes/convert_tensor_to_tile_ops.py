@@ -33,9 +33,12 @@ def run(program: Program, ctx: PassContext) -> Program:
 
 
 def _loaded_params(f: Function) -> list[Var]:
-    """Tensor parameters read by a tensor-level op (or carried into a loop) somewhere in ``f``."""
+    """Tensor parameters whose *values* a tensor-level op reads, directly or through a loop-carried
+    value. A parameter that is only a write destination (``out[...] = e``, ``pl.store(..., out)``,
+    also when carried through a loop) is not loaded: it stays a global tensor."""
     params = {id(p): p for p in f.params if isinstance(p.type, TensorType)}
-    need: dict[int, Var] = {}
+    read: set[int] = set()            # ids of Vars read as values by tensor ops
+    carried: dict[int, list] = {}     # iter_arg id -> the init values it stands for
     for s in iter_stmts(f.body):
         if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op.startswith("tensor."):
             op = get_op(s.value.op)
@@ -44,13 +47,21 @@ def _loaded_params(f: Function) -> list[Var]:
             for i, (p, a) in enumerate(zip(op.params, s.value.args)):
                 if s.value.op == "tensor.assemble" and i == 0:
                     continue
-                if p.kind in VALUE_KINDS and isinstance(a, Var) and id(a) in params:
-                    need.setdefault(id(a), a)
+                if p.kind in VALUE_KINDS and isinstance(a, Var):
+                    read.add(id(a))
         elif isinstance(s, ForStmt):
-            for v in s.init_values:
-                if isinstance(v, Var) and id(v) in params:
-                    need.setdefault(id(v), v)
-    return [p for p in f.params if id(p) in need]
+            for it, v in zip(s.iter_args, s.init_values):
+                if isinstance(v, Var):
+                    carried[id(it)] = [v]
+    # a read of a loop-carried value reads its initial value too (transitively through nested loops)
+    frontier = list(read)
+    while frontier:
+        i = frontier.pop()
+        for v in carried.get(i, ()):
+            if id(v) not in read:
+                read.add(id(v))
+                frontier.append(id(v))
+    return [p for p in f.params if id(p) in read and id(p) in params]
 
 
 def _convert(f: Function) -> Function:

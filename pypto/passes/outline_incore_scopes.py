@@ -2,7 +2,7 @@
 the scope is replaced by one call of it (one task per execution).
 
 Requires: SSA. Produces: SplitIncoreOrch — compute lives in InCore functions, orchestration only
-calls them.
+calls them; and CallDirections — every call's arguments fit the callee's parameter directions.
 
 * Parameters are the scope's live-in values, in order of first use.
 * A captured tensor that the scope writes (``out[...] = e``, ``pl.store``) becomes an ``Out``
@@ -30,7 +30,7 @@ from pypto.passes.context import PassContext
 
 NAME = "OutlineIncoreScopes"
 REQUIRES = ("SSA",)
-PRODUCES = ("SplitIncoreOrch",)
+PRODUCES = ("SplitIncoreOrch", "CallDirections")
 
 # (op, index of the argument that is written, not read)
 _WRITE_TARGET = {"tensor.assemble": 0, "tile.store": 2}

@@ -1,7 +1,7 @@
 """``RunConfig``: how a kernel is compiled and run (``from pypto.runtime import RunConfig``).
 
 Every field of spec-runtime §1 is accepted and validated; the simulator reads ``platform``, the DFX
-flags (``enable_dep_gen``, ``enable_dump_args``, ``enable_chip_swimlane``), ``sim_seed`` and
+flags (``enable_dep_gen``, ``enable_dump_args``, ``enable_chip_swimlane``), ``sim_seed``, ``sim_poison`` and
 ``dump_budget_bytes``. ``device_id``, ``aicpu_thread_num``, the ring sizes, ``enable_pmu`` and
 ``enable_scope_stats`` are validated but have no effect on the simulator.
 """
@@ -73,7 +73,10 @@ class RunConfig:
     Simulator only: ``sim_seed`` fixes the timing jitter and the scheduler's choices (``None``: vary
     per run, as hardware does; an int: bit-identical reruns). ``dump_budget_bytes`` caps the bytes
     tensor dumps may write; a tensor that does not fit is skipped with a warning and flagged
-    ``truncated``.
+    ``truncated``. ``sim_poison`` starts core memory filled with the byte 0xFF (NaN in every float
+    dtype) instead of zeros and leaves the padding of ``valid_shape`` loads poisoned, so a kernel that
+    lets padding or a never-written tile into its result gets NaNs (see
+    :func:`pypto.debug.races.detect_uninitialized` for the per-task report).
     """
 
     platform: str = "a2a3sim"
@@ -105,6 +108,7 @@ class RunConfig:
     dump_ptoas_passes: bool = False
     sim_seed: Optional[int] = None
     dump_budget_bytes: int = 1 << 30
+    sim_poison: bool = False
     passes: object = None  # a custom pipeline (pypto.passes.pipeline.Pipeline); None = the default
     extra: dict = field(default_factory=dict, repr=False)
 
@@ -145,6 +149,8 @@ class RunConfig:
         if isinstance(self.dump_budget_bytes, bool) or not isinstance(self.dump_budget_bytes, int) \
                 or self.dump_budget_bytes < 0:
             raise ValueError(f"RunConfig.dump_budget_bytes must be an int >= 0, got {self.dump_budget_bytes!r}")
+        if not isinstance(self.sim_poison, bool):
+            raise ValueError(f"RunConfig.sim_poison must be a bool, got {self.sim_poison!r}")
         if self.any_dfx_enabled():
             self.save_kernels = True
         self.ring_task_window = _check_ring("ring_task_window", self.ring_task_window, _pow2("ring_task_window", 4))

@@ -18,7 +18,11 @@
   and reproduces exactly under a fixed seed. A ready kernel task is drawn only when a core is free;
   alloc / dummy / snapshot tasks (no core, no time) complete as soon as they are ready.
 * **Core memory** starts zeroed on every call; the byte buffers are recycled between calls
-  (``_MEM_POOL``), clearing only the ranges the previous call's tile views covered.
+  (``_MEM_POOL``), clearing only the ranges the previous call's tile views covered. Under
+  ``RunConfig.sim_poison`` it starts filled with the poison byte 0xFF instead (NaN in every float
+  dtype; separate pool) and tile loads leave the padding of partially valid tiles poisoned too
+  (:func:`pypto.ops.support.poisoning`), so a result that picks up padding or a never-written tile
+  turns into NaN.
 """
 from __future__ import annotations
 
@@ -39,7 +43,7 @@ from pypto.runtime.deps import INOUT, INPUT, NO_DEP, OUTPUT, OUTPUT_EXISTING, Te
 from pypto.runtime.dumps import AFTER, BEFORE, DumpCollector
 
 _MODULES: dict[str, object] = {}
-_MEM_POOL: dict[tuple, list] = {}   # (platform, space, core index) -> free byte buffers of finished calls
+_MEM_POOL: dict[tuple, list] = {}   # (platform, space, core index, poison) -> free byte buffers of finished calls
 _LAST_RUNTIME: list = []
 
 
@@ -117,9 +121,10 @@ class SubmitResult(NamedTuple):
 class Core:
     """One simulated core: byte buffers per memory space and cached tile views per kernel."""
 
-    def __init__(self, index: int, platform: Platform):
+    def __init__(self, index: int, platform: Platform, poison: bool = False):
         self.index = index
         self.platform = platform
+        self.fill = 0xFF if poison else 0   # the byte core memory starts as (sim_poison: 0xFF)
         self.mem: dict[MemorySpace, torch.Tensor] = {}
         self.views: dict[str, list] = {}
         self.dirty: dict[MemorySpace, set] = {}   # byte ranges of the views built on each buffer
@@ -131,11 +136,14 @@ class Core:
             # are recycled from earlier calls (a fresh allocation page-faults, which costs more than
             # the whole run of a small program): only the byte ranges of the tile views the
             # earlier call built (the only bytes a kernel can write) are cleared again
-            free = _MEM_POOL.get((self.platform.name, space, self.index))
+            fill = self.fill
+            free = _MEM_POOL.get((self.platform.name, space, self.index, fill))
             if free:
                 buf, dirty = free.pop()
                 for lo, hi in dirty:
-                    buf[lo:hi].zero_()
+                    buf[lo:hi].fill_(fill) if fill else buf[lo:hi].zero_()
+            elif fill:
+                buf = torch.full((self.platform.capacity(space),), fill, dtype=torch.uint8)
             else:
                 buf = torch.zeros(self.platform.capacity(space), dtype=torch.uint8)
             self.mem[space] = buf
@@ -145,7 +153,7 @@ class Core:
     def release(self) -> None:
         """Give the core's memory back to the pool (the core must not run again)."""
         for space, buf in self.mem.items():
-            _MEM_POOL.setdefault((self.platform.name, space, self.index), []).append(
+            _MEM_POOL.setdefault((self.platform.name, space, self.index, self.fill), []).append(
                 (buf, _merge(self.dirty[space])))
         self.mem = {}
         self.views = {}
@@ -221,7 +229,7 @@ class Runtime:
     """
 
     def __init__(self, platform: Platform, kernels: dict, seed: int | None, dump_level: int = 0,
-                 dump_budget: int = 1 << 30, kernel_ids: dict | None = None):
+                 dump_budget: int = 1 << 30, kernel_ids: dict | None = None, poison: bool = False):
         self.platform = platform
         self.kernels = kernels
         self.kernel_ids = kernel_ids if kernel_ids is not None else {n: i for i, n in enumerate(sorted(kernels))}
@@ -232,7 +240,8 @@ class Runtime:
         self.manual_dep: set[int] = set()       # base buffers created with manual_dep=True
         self.seed = seed
         self.rng = random.Random(seed)
-        self.cores = [Core(i, platform) for i in range(platform.num_aiv)]
+        self.poison = poison
+        self.cores = [Core(i, platform, poison) for i in range(platform.num_aiv)]
         self.time = 0.0
         self.dumps: list[tuple[str, torch.Tensor]] = []   # pl.dump_tag snapshots, in program order
         self.dump_level = dump_level
@@ -553,13 +562,19 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
     kernels = {name: load_module(out / rel) for name, rel in meta["kernels"].items()}
     kernel_ids = {name: i for i, name in enumerate(meta["kernels"])}
     rt = Runtime(platform, kernels, cfg.sim_seed, dump_level=cfg.enable_dump_args,
-                 dump_budget=cfg.dump_budget_bytes, kernel_ids=kernel_ids)
+                 dump_budget=cfg.dump_budget_bytes, kernel_ids=kernel_ids, poison=cfg.sim_poison)
     _LAST_RUNTIME[:] = [rt]
     gm = [a.detach().clone().contiguous() if isinstance(a, torch.Tensor) else a for a in full]
     orch = load_module(out / meta["orchestration"])
     try:
         orch.orchestrate(rt, *gm)
-        rt.run_all()
+        if cfg.sim_poison:
+            from pypto.ops.support import poisoning
+
+            with poisoning():
+                rt.run_all()
+        else:
+            rt.run_all()
     finally:
         for core in rt.cores:
             core.release()

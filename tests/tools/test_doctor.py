@@ -37,6 +37,45 @@ def test_doctor_settles_each_case(name, tmp_path):
     assert "<img" in page and f"SETTLED at step {step}" in page
 
 
+def _chromium():
+    import shutil
+
+    return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+
+
+def test_case5_report_has_the_race_timeline(tmp_path):
+    """Settled on a race: the page holds the task timeline of a failing seed with the racing pair
+    highlighted, next to the heatmap, ULP histogram and per-pass chart; it renders in headless Chromium
+    with every image decoded."""
+    import os
+
+    case = doctor_cases.case5()
+    kernel, inputs = case.pop("kernel"), case.pop("inputs")
+    report = doctor(kernel, inputs, html=tmp_path / "r.html", **case)
+    assert report.settled_step == 5, report.format()
+    titles = [t for t, _ in report.figures]
+    (timeline,) = [t for t in titles if t.startswith("task timeline (seed")]
+    fig = dict(report.figures)[timeline]
+    assert isinstance(fig, bytes) and fig.startswith(b"\x89PNG")
+    assert "racing pair r" in timeline
+    page = (tmp_path / "r.html").read_text()
+    for heading in ("mismatches per tile: out", "ULP distance: out", "error per pass (validate_ir)", timeline):
+        assert f"<h2>{heading}</h2>" in page.replace("&#x27;", "'"), heading
+    assert page.count("<img") >= 4
+    assert "poison check" in report.format()      # step 5 also ran the uninitialized-read check
+    browser = _chromium()
+    if not browser:
+        if os.environ.get("CI"):
+            pytest.fail("CI must provide chromium (see .ci/run)")
+        pytest.skip("no chromium here (CI installs it)")
+    dom = subprocess.run(
+        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=5000", "--dump-dom",
+         (tmp_path / "r.html").as_uri()], capture_output=True, text=True, timeout=120).stdout
+    assert f'data-images="{page.count("<img")}"' in dom and 'data-images-ok="yes"' in dom, dom[:500]
+
+
 def test_doctor_cli(tmp_path):
     p = subprocess.run([sys.executable, "-m", "pypto", "doctor", str(CASES), "--case", "case3",
                         "--html", str(tmp_path / "d.html")], capture_output=True, text=True, timeout=600)

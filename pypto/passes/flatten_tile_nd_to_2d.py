@@ -1,0 +1,154 @@
+"""FlattenTileNdTo2D: every tile of an InCore function becomes 2-D.
+
+Requires: IncoreTileOps. Produces: TileOps2D — every tile (assignment, iter_arg, return var) of an
+InCore function has rank 2.
+
+* A tile of rank > 2 ``[d0, ..., dn-2, dn-1]`` becomes ``[d0 * ... * dn-2, dn-1]``; a rank-1 tile
+  ``[n]`` becomes ``[1, n]``. ``valid_shape`` merges the same way; a partial extent is allowed only
+  in the first leading dimension (then the valid rows are a prefix of the flattened rows), anything
+  else is a compile error.
+* ``tile.load`` / ``tile.store`` of a tensor of rank != 2 keep the tensor's rank in ``offsets`` and
+  get the 2-D tile extent: they address the tensor's row-major 2-D view
+  ``[prod(leading dims), last]`` from row ``linear(offsets[:-1])``. That view is faithful only when
+  the region is contiguous in the leading dims (after the first leading dim whose extent is not 1,
+  every leading extent spans its whole tensor dim); otherwise it is a compile error.
+* ``tile.create`` / ``tile.full`` / ``tile.reshape`` get 2-D shapes.
+* Every other op keeps its operands; its type rule is re-applied to the 2-D operands and must give
+  the flattened result (elementwise ops, last-axis reductions, ...). An op whose result would differ
+  (e.g. a reduction over a leading axis) or that takes index-list attributes is a compile error
+  naming the op.
+"""
+from __future__ import annotations
+
+from pypto.errors import UnsupportedFeatureError
+from pypto.ir.nodes import Call, ConstInt, Function, MakeTuple, Program, Var
+from pypto.ir.types import DynDim, TensorType, TileType, describe
+from pypto.ir.visit import Mutator
+from pypto.language.enums import FunctionType
+from pypto.ops.registry import get_op
+from pypto.ops.rules import const_ints
+from pypto.passes.context import PassContext
+
+NAME = "FlattenTileNdTo2D"
+REQUIRES = ("IncoreTileOps",)
+PRODUCES = ("TileOps2D",)
+
+_SHAPE_PARAM = {"tile.create": "shape", "tile.full": "shape", "tile.reshape": "shape"}
+
+
+def run(program: Program, ctx: PassContext) -> Program:
+    return program.replace(functions=tuple(
+        _Flatten().function(f) if f.func_type == FunctionType.InCore else f for f in program.functions))
+
+
+def _prod(xs) -> int:
+    n = 1
+    for x in xs:
+        n *= x
+    return n
+
+
+def flat_shape(shape, what: str = "tile", span=None) -> tuple:
+    """``shape`` as 2-D: leading dims multiplied, rank 1 -> ``[1, n]``."""
+    shape = tuple(shape)
+    if len(shape) == 2:
+        return shape
+    if len(shape) == 1:
+        return (1, shape[0])
+    if len(shape) == 0 or any(isinstance(d, DynDim) for d in shape):
+        raise UnsupportedFeatureError(f"FlattenTileNdTo2D: {what} of shape {list(shape)} cannot be made 2-D "
+                                      "(static shape of rank >= 1 required)", span)
+    return (_prod(shape[:-1]), shape[-1])
+
+
+def flat_type(t: TileType, span=None) -> TileType:
+    """The 2-D form of a tile type (see the module docstring for the valid_shape rule)."""
+    if len(t.shape) == 2:
+        return t
+    shape = flat_shape(t.shape, f"tile {describe(t)}", span)
+    valid = None
+    if t.valid_shape is not None:
+        v, s = tuple(t.valid_shape), tuple(t.shape)
+        if len(s) == 1:
+            valid = (1, v[0])
+        else:
+            if any(isinstance(x, DynDim) for x in v) or any(a != b for a, b in zip(v[1:-1], s[1:-1])):
+                raise UnsupportedFeatureError(
+                    f"FlattenTileNdTo2D: tile {describe(t)} with valid_shape {list(v)} cannot be flattened: a "
+                    "partial extent is supported only in the first dimension", span)
+            valid = (_prod(v[:-1]), v[-1])
+    return t.with_(shape=shape, valid_shape=valid)
+
+
+def _check_contiguous(op: str, extent, tshape, span) -> None:
+    lead, dims = list(extent[:-1]), list(tshape[:-1])
+    k = next((i for i, e in enumerate(lead) if e != 1), len(lead))
+    for i in range(k + 1, len(lead)):
+        if isinstance(dims[i], DynDim) or lead[i] != dims[i]:
+            raise UnsupportedFeatureError(
+                f"FlattenTileNdTo2D: {op} of region {list(extent)} in a tensor of shape {list(tshape)} is not "
+                f"contiguous in the leading dimensions (dim {i} spans {lead[i]} of {dims[i]}), so it has no 2-D "
+                "form; load whole trailing dimensions or use 2-D tiles", span)
+    if any(isinstance(d, DynDim) for d in dims):
+        raise UnsupportedFeatureError(f"FlattenTileNdTo2D: {op} of a tensor with dynamic leading dims "
+                                      f"{list(tshape)} cannot be flattened", span)
+
+
+def _ints(values) -> MakeTuple:
+    return MakeTuple(tuple(ConstInt(int(v)) for v in values))
+
+
+class _Flatten(Mutator):
+    def function(self, f: Function) -> Function:
+        self.subst = {}
+        self.span = f.span
+        return f.replace(body=self.stmts(f.body))
+
+    def var(self, v: Var) -> Var:
+        got = self.subst.get(id(v))
+        if got is not None:
+            return got
+        if isinstance(v.type, TileType) and len(v.type.shape) != 2:
+            return self.redefine(v, Var(v.name, flat_type(v.type, v.span), v.span))
+        return v
+
+    def visit_Call(self, c: Call):
+        op = get_op(c.op)
+        old_types = [getattr(a, "type", None) for a in c.args]
+        args = list(self.expr(a) for a in c.args)
+        touched = any(isinstance(t, TileType) and len(t.shape) != 2 for t in old_types) or \
+            (isinstance(c.type, TileType) and len(c.type.shape) != 2)
+        if c.op in ("tile.load", "tile.store"):
+            tensor = args[0] if c.op == "tile.load" else args[2]
+            touched = touched or len(tensor.type.shape) != 2
+        if not touched:
+            return c.replace(args=tuple(args)) if any(a is not b for a, b in zip(args, c.args)) else c
+        names = [p.name for p in op.params]
+        if c.op == "tile.load":
+            tshape = args[0].type.shape
+            shape = const_ints(args[names.index("shapes")])
+            _check_contiguous("tile.load", shape, tshape, c.span)
+            new_t = flat_type(c.type, c.span)
+            args[names.index("shapes")] = _ints(new_t.shape)
+            if args[names.index("valid_shape")] is not None:
+                args[names.index("valid_shape")] = _ints(new_t.effective_valid_shape)
+        elif c.op == "tile.store":
+            tile_t = old_types[0]
+            _check_contiguous("tile.store", tile_t.shape, args[2].type.shape, c.span)
+        elif c.op in _SHAPE_PARAM:
+            i = names.index(_SHAPE_PARAM[c.op])
+            args[i] = _ints(flat_shape(const_ints(args[i]), c.op, c.span))
+        elif any(p.kind == "ints" for p in op.params):
+            raise UnsupportedFeatureError(
+                f"FlattenTileNdTo2D: {c.op} on tiles of rank != 2 ({', '.join(describe(t) for t in old_types if t)}) "
+                "is not supported; use 2-D tiles", c.span)
+        want = flat_type(c.type, c.span) if isinstance(c.type, TileType) else c.type
+        got = op.infer_type(tuple(args), c.span)
+        if getattr(got, "shape", None) != getattr(want, "shape", None) or \
+                getattr(got, "dtype", None) != getattr(want, "dtype", None):
+            raise UnsupportedFeatureError(
+                f"FlattenTileNdTo2D: {c.op} gives {describe(c.type)} on its {len(old_types)}-operand form but "
+                f"{describe(got)} on 2-D operands (it does not act on the last axis only); use 2-D tiles", c.span)
+        if isinstance(want, TensorType):
+            want = got
+        return c.replace(args=tuple(args), type=want)

@@ -1,0 +1,130 @@
+"""NormalizeReturnOrder: an InCore function returns its Out/InOut parameters' final versions, the
+i-th returned value belonging to the i-th Out/InOut parameter in parameter order.
+
+Requires: SplitIncoreOrch, IncoreTileOps. Produces: ReturnParamsExplicit (checked by the verifier).
+
+* Which parameter a returned value belongs to is found by following versions
+  (:func:`pypto.ir.verifier.return_roots`): ``tile.store(..., p)`` / ``tensor.assemble(p, ...)``
+  results, loop iter_args / return vars and if return vars.
+* The returns are reordered; an Out/InOut parameter that is not returned is appended (its final
+  top-level version, else the parameter itself). ``return_types`` follow.
+* Every call site follows: the ``TupleGetItem`` indices of the call's result are remapped; a call
+  whose single result becomes one of several is rewritten ``r = call`` ->
+  ``r_ret = call; r = r_ret[k]``.
+* A returned value that is not a version of any Out/InOut parameter is a compile error (an InCore
+  function can only hand results back through its output tensors).
+"""
+from __future__ import annotations
+
+from pypto.errors import InternalError
+from pypto.ir.nodes import (
+    AssignStmt, ForStmt, FuncCall, Function, Program, ReturnStmt, TupleGetItem, Var,
+)
+from pypto.ir.types import TupleType
+from pypto.ir.verifier import return_roots
+from pypto.ir.visit import Mutator
+from pypto.language.enums import FunctionType, ParamDirection
+from pypto.passes.context import PassContext
+
+NAME = "NormalizeReturnOrder"
+REQUIRES = ("SplitIncoreOrch", "IncoreTileOps")
+PRODUCES = ("ReturnParamsExplicit",)
+
+
+def run(program: Program, ctx: PassContext) -> Program:
+    remap: dict[str, tuple[list[int], int]] = {}   # func -> (new index of old result i, old count)
+    funcs = []
+    for f in program.functions:
+        if f.func_type == FunctionType.InCore:
+            nf, perm = _normalize(f)
+            if perm is not None:
+                remap[f.name] = (perm, len(f.return_types))
+            funcs.append(nf)
+        else:
+            funcs.append(f)
+    program = program.replace(functions=tuple(funcs))
+    if not remap:
+        return program
+    return _CallSites(remap, {f.name: f for f in program.functions}).program(program)
+
+
+def _normalize(f: Function):
+    outs = [p for p, d in zip(f.params, f.directions) if d in (ParamDirection.Out, ParamDirection.InOut)]
+    ret_i = max((i for i, s in enumerate(f.body) if isinstance(s, ReturnStmt)), default=None)
+    if ret_i is None:
+        return f, None
+    ret = f.body[ret_i]
+    roots = return_roots(f)
+    if len(roots) == len(outs) and all(r is p for r, p in zip(roots, outs)):
+        return f, None
+    for v, r in zip(ret.values, roots):
+        if r is None:
+            raise InternalError(f"InCore function '{f.name}' returns '{getattr(v, 'name', v)}', which is not a "
+                                "version of any of its Out/InOut parameters", ret.span)
+    finals = _final_versions(f)
+    values, perm = [], [0] * len(roots)
+    for k, p in enumerate(outs):
+        hit = [i for i, r in enumerate(roots) if r is p]
+        if hit:
+            for i in hit[1:]:
+                raise InternalError(f"InCore function '{f.name}' returns parameter '{p.name}' twice", ret.span)
+            perm[hit[0]] = k
+            values.append(ret.values[hit[0]])
+        else:
+            values.append(finals.get(id(p), p))
+    new_ret = ret.replace(values=tuple(values))
+    body = f.body[:ret_i] + (new_ret,) + f.body[ret_i + 1:]
+    return f.replace(body=body, return_types=tuple(v.type for v in values)), perm
+
+
+def _final_versions(f: Function) -> dict[int, Var]:
+    """param id -> its last top-level version before the return."""
+    from pypto.ir.nodes import Call
+
+    target = {"tile.store": 2, "tensor.assemble": 0}
+    root = {id(p): p for p in f.params}
+    final: dict[int, Var] = {}
+    for s in f.body:
+        pairs = []
+        if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op in target:
+            pairs = [(s.var, s.value.args[target[s.value.op]])]
+        elif isinstance(s, ForStmt):
+            pairs = list(zip(s.return_vars, s.init_values))
+        for v, src in pairs:
+            r = root.get(id(src)) if isinstance(src, Var) else None
+            if r is not None:
+                root[id(v)] = r
+                final[id(r)] = v
+    return final
+
+
+class _CallSites(Mutator):
+    def __init__(self, remap, funcs):
+        super().__init__()
+        self.remap = remap
+        self.funcs = funcs
+        self.holders: dict[int, list[int]] = {}   # new holder var id -> perm
+
+    def visit_AssignStmt(self, s: AssignStmt):
+        value = self.expr(s.value)
+        if not (isinstance(value, FuncCall) and value.func in self.remap):
+            return s.replace(value=value) if value is not s.value else s
+        perm, old_n = self.remap[value.func]
+        g = self.funcs[value.func]
+        rtypes = g.return_types
+        call = value.replace(type=rtypes[0] if len(rtypes) == 1 else TupleType(rtypes))
+        if len(rtypes) == 1:
+            return s.replace(value=call)
+        if old_n == 1:
+            holder = Var(f"{s.var.name}_ret", call.type, s.span)
+            return [AssignStmt(holder, call, s.span),
+                    s.replace(value=TupleGetItem(holder, perm[0], s.var.type, s.span))]
+        holder = self.redefine(s.var, Var(s.var.name, call.type, s.var.span))
+        self.holders[id(holder)] = perm
+        return s.replace(var=holder, value=call)
+
+    def visit_TupleGetItem(self, e: TupleGetItem):
+        e = self.rebuild(e)
+        perm = self.holders.get(id(e.value)) if isinstance(e.value, Var) else None
+        return e.replace(index=perm[e.index]) if perm is not None else e
+
