@@ -390,28 +390,14 @@ def _step2(report, kernel, bound, platform, all_runs, seed0, expected, rtol, ato
 
 
 def _cast_findings(lowered, platform) -> list[tuple[str, bool]]:
-    from pypto.ir.nodes import AssignStmt, Call
-    from pypto.ir.visit import iter_stmts
     from pypto.numerics.cast_exactness import classify_chain
+    from pypto.passes.diagnostics import cast_chains
 
     out = []
-    for f in lowered.functions:
-        prod = {}
-        for s in iter_stmts(f.body):
-            if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tile.cast":
-                prod[id(s.var)] = s
-        consumed = {id(s.value.args[0]) for s in prod.values()}
-        for s in prod.values():
-            if id(s.var) in consumed:
-                continue
-            chain = [s]
-            while id(chain[0].value.args[0]) in prod:
-                chain.insert(0, prod[id(chain[0].value.args[0])])
-            types = [chain[0].value.args[0].type.dtype.name] + [c.var.type.dtype.name for c in chain]
-            v = classify_chain(types, s.value.args[2])
-            kind = "exact" if v.exact else "NOT exact"
-            out.append((f"{' -> '.join(types)} on {platform} (mode '{s.value.args[2]}', {s.span}): {kind} — {v.reason}",
-                        v.exact))
+    for s, types, mode in cast_chains(lowered):
+        v = classify_chain(types, mode)
+        kind = "exact" if v.exact else "NOT exact"
+        out.append((f"{' -> '.join(types)} on {platform} (mode '{mode}', {s.span}): {kind} — {v.reason}", v.exact))
     return out
 
 

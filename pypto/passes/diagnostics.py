@@ -231,12 +231,10 @@ def _is_accumulation(loop: ForStmt, it: Var, y) -> bool:
     return False
 
 
-@check("PTO-P003", "InexactCastChain", Severity.Warning, DiagnosticPhase.POST_PIPELINE)
-def _inexact_cast_chain(program: Program, ctx):
-    """A multi-hop cast chain (from LegalizeTileCast) that double-rounds for values in range."""
-    from pypto.numerics.cast_exactness import classify_chain
-
-    found = []
+def cast_chains(program: Program):
+    """Every chain of consecutive ``tile.cast`` ops in ``program`` (what LegalizeTileCast expands a
+    cast into): yields ``(last statement, dtype names from source to destination, mode)``; a lone
+    cast is a chain of one hop."""
     for f in program.functions:
         producer = {}
         for s in iter_stmts(f.body):
@@ -249,14 +247,23 @@ def _inexact_cast_chain(program: Program, ctx):
             chain = [s]
             while id(chain[0].value.args[0]) in producer:
                 chain.insert(0, producer[id(chain[0].value.args[0])])
-            if len(chain) < 2:
-                continue
             types = [chain[0].value.args[0].type.dtype.name] + [c.var.type.dtype.name for c in chain]
-            mode = s.value.args[2]
-            v = classify_chain(types, mode)
-            if not v.exact:
-                found.append((s.span, f"cast chain {' -> '.join(types)} (mode '{mode}') is not bit-identical to a "
-                                      f"direct cast: {v.reason}"))
+            yield s, types, s.value.args[2]
+
+
+@check("PTO-P003", "InexactCastChain", Severity.Warning, DiagnosticPhase.POST_PIPELINE)
+def _inexact_cast_chain(program: Program, ctx):
+    """A multi-hop cast chain (from LegalizeTileCast) that double-rounds for values in range."""
+    from pypto.numerics.cast_exactness import classify_chain
+
+    found = []
+    for s, types, mode in cast_chains(program):
+        if len(types) < 3:
+            continue
+        v = classify_chain(types, mode)
+        if not v.exact:
+            found.append((s.span, f"cast chain {' -> '.join(types)} (mode '{mode}') is not bit-identical to a "
+                                  f"direct cast: {v.reason}"))
     return found
 
 
