@@ -15,7 +15,7 @@ from pypto.errors import CodegenError
 from pypto.ir.nodes import (
     AssignStmt, Call, EvalStmt, ForStmt, Function, IfStmt, ReturnStmt, Stmt, TupleGetItem, Var, YieldStmt,
 )
-from pypto.ir.types import TensorType, TileType
+from pypto.ir.types import TileType
 from pypto.ops.registry import VALUE_KINDS, Src, get_op
 
 

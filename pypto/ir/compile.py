@@ -6,13 +6,16 @@ import datetime
 import json
 import os
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from pypto.backend.platforms import get_platform
 from pypto.ir.nodes import Program
 from pypto.language.enums import FunctionType
 from pypto.passes.context import PassContext
 from pypto.passes.manager import PassDumpLevel, PipelineResult, emit_diagnostics, resolve_dump_level, run_passes
+
+if TYPE_CHECKING:
+    from pypto.ir.compiled import CompiledProgram
 
 
 def default_pipeline() -> list:
