@@ -5,16 +5,10 @@ Python, ``tensor.create`` allocates global memory through ``rt``, and each call 
 function becomes ``rt.submit(kernel, args, tags, returns=...)`` — one task. Only ops with an ``orch``
 entry in the registry may appear here; any other op is the "Misplaced tensor op" error.
 
-**Runtime tags** (spec-runtime §3.3). Each call site resolves the callee's parameter directions to
-runtime tags: ``In`` -> ``INPUT``, ``InOut`` -> ``INOUT``, ``Out`` -> ``OUTPUT_EXISTING`` unless it is
-*promoted* to ``INOUT`` (which makes the task wait for the earlier writers: WAW edges exist only
-through this promotion). An ``Out`` argument is promoted when
-
-* **R-seq** the call is inside a sequential loop (any ``for`` but ``pl.parallel``);
-* **R-prior** an earlier statement of the same scope — or, conservatively, of an enclosing scope —
-  wrote the same root buffer (the parameter or ``tensor.create`` result the argument is a version
-  or a slice of);
-* **R-enclosing** the argument is rooted at an ``InOut`` parameter of the orchestration function.
+**Runtime tags** (spec-runtime §3.3) are the compiler's decision, made by the pass
+:mod:`pypto.passes.derive_call_directions` (the Out -> InOut promotion rules R-seq, R-prior,
+R-enclosing live there) and stored in ``FuncCall.arg_directions``; this module emits them verbatim.
+A call without them (a pipeline that dropped DeriveCallDirections) is an :class:`InternalError`.
 
 Frontend hooks read from a :class:`FuncCall` when present: ``no_dep_args`` (argument indices tagged
 ``NO_DEP``), ``deps`` (TaskId expressions -> ``deps=[...]``), ``dump_args`` (argument indices ->
@@ -24,12 +18,12 @@ Frontend hooks read from a :class:`FuncCall` when present: ``no_dep_args`` (argu
 from __future__ import annotations
 
 from pypto.codegen.common import PyNames, py_expr, py_literal, returned_params
-from pypto.errors import CodegenError
+from pypto.errors import CodegenError, InternalError
 from pypto.ir.nodes import (
     AssignStmt, Call, EvalStmt, ForStmt, FuncCall, Function, IfStmt, Program, ReturnStmt, Stmt, TupleGetItem, Var,
     YieldStmt,
 )
-from pypto.language.enums import ForKind, FunctionType, ParamDirection
+from pypto.language.enums import FunctionType
 from pypto.ops.registry import VALUE_KINDS, Src, get_op
 
 
@@ -39,13 +33,6 @@ class OrchGen:
         self.program = program
         self.names = PyNames()
         self.lines: list[str] = []
-        self.root: dict[int, object] = {}           # id(Var) -> root key (id of a param / create result)
-        self.tuple_root: dict[int, list] = {}        # id(tuple Var) -> roots of its elements
-        self.inout_roots = {id(p) for p, d in zip(f.params, f.directions) if d == ParamDirection.InOut}
-        for p in f.params:
-            self.root[id(p)] = id(p)
-        self.seq_depth = 0                           # enclosing sequential loops
-        self.written: list[set] = [set()]            # roots written by earlier statements, per scope
 
     def emit(self, depth: int, text: str) -> None:
         self.lines.append("    " * depth + text)
@@ -78,7 +65,6 @@ class OrchGen:
                 self.emit(depth, f"{self.names.define(s.var)}, {self.names.define(tid)} = {self.value(v)}")
             else:
                 self.emit(depth, f"{self.names.define(s.var)} = {self.value(v)}" + ("[0]" if isinstance(v, FuncCall) else ""))
-            self.track_assign(s.var, v)
         elif isinstance(s, EvalStmt):
             self.emit(depth, self.value(s.expr))
         elif isinstance(s, ReturnStmt):
@@ -86,92 +72,24 @@ class OrchGen:
         elif isinstance(s, YieldStmt):
             for dst, v in zip(yield_into, s.values):
                 self.emit(depth, f"{self.names.use(dst)} = {py_expr(v, self.names)}")
-                if id(dst) not in self.root:
-                    self.alias(dst, v)
         elif isinstance(s, ForStmt):
             for it, init in zip(s.iter_args, s.init_values):
                 self.emit(depth, f"{self.names.define(it)} = {py_expr(init, self.names)}")
-                self.alias(it, init)
             rng = ", ".join(py_expr(x, self.names) for x in (s.start, s.stop, s.step))
             self.emit(depth, f"for {self.names.define(s.loop_var)} in range({rng}):")
             self.emit(depth + 1, "with _rt.scope():")
-            seq = s.kind != ForKind.Parallel
-            self.seq_depth += seq
-            self.nested(s.body, depth + 2, s.iter_args)
-            self.seq_depth -= seq
+            self.stmts(s.body, depth + 2, s.iter_args)
             for rv, it in zip(s.return_vars, s.iter_args):
                 self.emit(depth, f"{self.names.define(rv)} = {self.names.use(it)}")
-                self.alias(rv, it)
         elif isinstance(s, IfStmt):
             rvs = [self.names.define(v) for v in s.return_vars]
             self.emit(depth, f"if {py_expr(s.cond, self.names)}:")
-            self.nested(s.then_body, depth + 1, s.return_vars)
+            self.stmts(s.then_body, depth + 1, s.return_vars)
             self.emit(depth, "else:")
-            self.nested(s.else_body, depth + 1, s.return_vars)
+            self.stmts(s.else_body, depth + 1, s.return_vars)
             _ = rvs
         else:
             raise CodegenError(f"'{type(s).__name__}' cannot appear in an orchestration function", s.span)
-
-    # ------------------------------------------------------------------ roots and tags
-    def root_of(self, e):
-        if isinstance(e, TupleGetItem) and isinstance(e.value, Var):
-            roots = self.tuple_root.get(id(e.value))
-            return roots[e.index] if roots and e.index < len(roots) else None
-        return self.root.get(id(e)) if isinstance(e, Var) else None
-
-    def alias(self, dst: Var, src) -> None:
-        r = self.root_of(src)
-        if r is not None:
-            self.root[id(dst)] = r
-        elif isinstance(src, Var) and id(src) in self.tuple_root:
-            self.tuple_root[id(dst)] = self.tuple_root[id(src)]
-
-    def track_assign(self, var: Var, v) -> None:
-        if isinstance(v, FuncCall):
-            rets = returned_params(self.program.get_function(v.func))
-            roots = [self.root_of(v.args[i]) if i >= 0 else None for i in rets]
-            if len(roots) == 1:
-                if roots[0] is not None:
-                    self.root[id(var)] = roots[0]
-            else:
-                self.tuple_root[id(var)] = roots
-        elif isinstance(v, Call):
-            if v.op == "tensor.create":
-                self.root[id(var)] = id(var)
-            elif v.args and self.root_of(v.args[0]) is not None:
-                self.root[id(var)] = self.root_of(v.args[0])  # a view (slice) of its first operand
-        else:
-            self.alias(var, v)
-
-    def nested(self, stmts, depth, yield_into) -> None:
-        """A nested scope: its own set of prior writes; its writes count for the enclosing scope."""
-        self.written.append(set())
-        self.stmts(stmts, depth, yield_into)
-        inner = self.written.pop()
-        self.written[-1] |= inner
-
-    def call_tags(self, e: FuncCall, callee: Function) -> list:
-        no_dep = set(getattr(e, "no_dep_args", None) or ())
-        tags = []
-        writes = []
-        for i, (a, d) in enumerate(zip(e.args, callee.directions)):
-            r = self.root_of(a)
-            if i in no_dep:
-                tag = "NO_DEP"
-            elif d == ParamDirection.In:
-                tag = "INPUT"
-            elif d == ParamDirection.InOut:
-                tag = "INOUT"
-            elif (self.seq_depth > 0 or (r is not None and any(r in w for w in self.written))
-                  or (r is not None and r in self.inout_roots)):
-                tag = "INOUT"  # promoted Out (R-seq / R-prior / R-enclosing)
-            else:
-                tag = "OUTPUT_EXISTING"
-            if d != ParamDirection.In and r is not None:
-                writes.append(r)
-            tags.append(tag)
-        self.written[-1].update(writes)
-        return tags
 
     def value(self, e) -> str:
         if isinstance(e, FuncCall):
@@ -180,7 +98,11 @@ class OrchGen:
                 raise CodegenError(f"orchestration can only call InCore kernels, '{e.func}' is "
                                    f"{callee.func_type.name}", e.span)
             args = ", ".join(py_expr(a, self.names) for a in e.args)
-            tags = self.call_tags(e, callee)
+            tags = list(e.arg_directions)
+            if len(tags) != len(e.args):
+                raise InternalError(f"call of '{e.func}' in orchestration '{self.f.name}' has {len(tags)} runtime "
+                                    f"tags for {len(e.args)} arguments: the DeriveCallDirections pass must run "
+                                    f"before orchestration code generation", e.span)
             rets = returned_params(callee)
             extra = ""
             deps = getattr(e, "deps", None)

@@ -1072,7 +1072,8 @@ class FunctionParser:
     def function_call(self, callee: Callee, node: ast.Call, args_nodes=None, kw_nodes=None) -> Any:
         span = self.span(node)
         args_nodes = node.args if args_nodes is None else args_nodes
-        if kw_nodes is None and node.keywords:
+        attrs_node = next((k.value for k in node.keywords if k.arg == "attrs"), None)
+        if kw_nodes is None and any(k.arg != "attrs" for k in node.keywords):
             raise UnsupportedFeatureError("keyword arguments in calls of kernel functions are not supported",
                                           span, "use pl.submit(...) for deps= / dumps=")
         args, no_dep = [], []
@@ -1097,11 +1098,35 @@ class FunctionParser:
             elif k.arg == "dumps":
                 dumps = tuple(sorted({i for t in self.tensor_list(k.value, "dumps")
                                       for i in _arg_indices(args, t, "dumps", self.span(k.value))}))
+            elif k.arg == "attrs":
+                continue
             else:
                 raise UnsupportedFeatureError(f"pl.submit keyword '{k.arg}' is not supported", self.span(k.value))
         rts = callee.return_types
         rtype = rts[0] if len(rts) == 1 else TupleType(tuple(rts))
-        return FuncCall(callee.name, tuple(args), rtype, span, deps, tuple(no_dep), dumps, self.manual_depth > 0)
+        arg_dirs = self.call_attrs(attrs_node, len(args)) if attrs_node is not None else ()
+        return FuncCall(callee.name, tuple(args), rtype, span, deps, tuple(no_dep), dumps, self.manual_depth > 0,
+                        arg_directions=arg_dirs)
+
+    def call_attrs(self, node: ast.expr, nargs: int) -> tuple:
+        """``attrs={"arg_directions": ["INPUT", ...]}`` on a kernel call: the runtime tags
+        DeriveCallDirections decided (printed in pass dumps after it), one per argument."""
+        from pypto.passes.derive_call_directions import SCALAR, TENSOR_TAGS
+
+        span = self.span(node)
+        try:
+            value = ast.literal_eval(node)
+        except (ValueError, TypeError, SyntaxError):
+            value = None
+        if not isinstance(value, dict) or set(value) - {"arg_directions"}:
+            raise ParserTypeError('attrs= must be a literal dict {"arg_directions": [...]}', span)
+        tags = value.get("arg_directions", [])
+        if not isinstance(tags, (list, tuple)) or any(t not in TENSOR_TAGS | {SCALAR} for t in tags):
+            raise ParserTypeError(f"arg_directions must be a list of "
+                                  f"{', '.join(sorted(TENSOR_TAGS | {SCALAR}))}, got {tags!r}", span)
+        if tags and len(tags) != nargs:
+            raise ParserTypeError(f"arg_directions has {len(tags)} tags for {nargs} arguments", span)
+        return tuple(tags)
 
     def submit_call(self, node: ast.Call) -> FuncCall:
         """``pl.submit(self.k, *args, deps=[...], dumps=[...])`` (``pl.no_dep(t)`` marks an argument)."""

@@ -115,6 +115,10 @@ class FuncCall(Expr):
     dump_args: tuple[int, ...] = ()
     manual: bool = False
     task_id_var: Optional[Var] = None
+    # the runtime tag of each argument (``INPUT`` / ``INOUT`` / ``OUTPUT_EXISTING`` / ``NO_DEP`` for
+    # tensors, ``SCALAR`` for scalars), decided by DeriveCallDirections; empty before it (printed as
+    # ``attrs={"arg_directions": [...]}``)
+    arg_directions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -121,8 +121,13 @@ class _Printer:
         if isinstance(e, Call):
             return self.call(e)
         if isinstance(e, FuncCall):
+            # runtime tags decided by DeriveCallDirections: attrs={"arg_directions": [...]}
+            attrs = None
+            if e.arg_directions:
+                attrs = 'attrs={"arg_directions": [' + ", ".join(f'"{t}"' for t in e.arg_directions) + "]}"
             if not (e.deps or e.no_dep_args or e.dump_args or e.task_id_var is not None):
-                return f"self.{e.func}({', '.join(self.expr(a) for a in e.args)})"
+                args = [self.expr(a) for a in e.args] + ([attrs] if attrs else [])
+                return f"self.{e.func}({', '.join(args)})"
             # a dispatch with task attributes: pl.submit(self.k, ..., pl.no_dep(x), deps=[...], dumps=[...])
             parts = [f"self.{e.func}"]
             for i, a in enumerate(e.args):
@@ -131,6 +136,8 @@ class _Printer:
                 parts.append(f"deps=[{', '.join(self.expr(d) for d in e.deps)}]")
             if e.dump_args:
                 parts.append(f"dumps=[{', '.join(self.expr(e.args[i]) for i in e.dump_args)}]")
+            if attrs:
+                parts.append(attrs)
             return f"pl.submit({', '.join(parts)})"
         if isinstance(e, BinOp):
             if e.op in ("min", "max"):

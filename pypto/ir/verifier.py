@@ -276,6 +276,53 @@ def _call_directions(program: Program, ctx) -> list:
     return bad
 
 
+@prop("CallDirectionsResolved")
+def _call_directions_resolved(program: Program, ctx) -> list:
+    """Every call of an InCore function from an Orchestration function carries its runtime tags
+    (``FuncCall.arg_directions``, DeriveCallDirections): one per argument; a scalar parameter gets
+    ``SCALAR``; a tensor one ``INPUT`` / ``INOUT`` / ``OUTPUT_EXISTING`` / ``NO_DEP``, ``NO_DEP``
+    exactly for the ``no_dep_args``; an ``In`` parameter never a writing tag (``INOUT`` /
+    ``OUTPUT_EXISTING``), an ``Out`` / ``InOut`` one never ``INPUT`` (nor ``InOut`` ``OUTPUT_EXISTING``)."""
+    from pypto.ir.nodes import FuncCall
+    from pypto.ir.types import ScalarType
+    from pypto.language.enums import ParamDirection
+    from pypto.passes.derive_call_directions import NO_DEP, SCALAR, TENSOR_TAGS, WRITING_TAGS
+
+    funcs = {f.name: f for f in program.functions}
+    bad = []
+    for f in program.functions:
+        if f.func_type != FunctionType.Orchestration:
+            continue
+        for s in iter_stmts(f.body):
+            for e in use_exprs(s):
+                for c in walk_expr(e):
+                    g = funcs.get(c.func) if isinstance(c, FuncCall) else None
+                    if g is None or g.func_type != FunctionType.InCore:
+                        continue
+                    tags = c.arg_directions
+                    if len(tags) != len(c.args):
+                        bad.append((f, s, f"call of '{g.name}' has {len(tags)} runtime tags for {len(c.args)} "
+                                          f"arguments"))
+                        continue
+                    for i, (t, p, d) in enumerate(zip(tags, g.params, g.directions)):
+                        where = f"call of '{g.name}': argument {i} ('{p.name}', {d.name})"
+                        if isinstance(p.type, ScalarType):
+                            if t != SCALAR:
+                                bad.append((f, s, f"{where} is a scalar but tagged {t}, not SCALAR"))
+                        elif t not in TENSOR_TAGS:
+                            bad.append((f, s, f"{where} is a tensor but tagged {t!r}"))
+                        elif (t == NO_DEP) != (i in c.no_dep_args):
+                            bad.append((f, s, f"{where} tagged {t} but it is "
+                                              f"{'' if i in c.no_dep_args else 'not '}a no_dep argument"))
+                        elif d == ParamDirection.In and t in WRITING_TAGS:
+                            bad.append((f, s, f"{where} is only read but tagged {t}"))
+                        elif d != ParamDirection.In and t == "INPUT":
+                            bad.append((f, s, f"{where} is written but tagged INPUT"))
+                        elif d == ParamDirection.InOut and t == "OUTPUT_EXISTING":
+                            bad.append((f, s, f"{where} is read and written but tagged OUTPUT_EXISTING"))
+    return bad
+
+
 # ----------------------------------------------------------------------------- NoLiveOverlap
 
 

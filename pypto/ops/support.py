@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import threading
 from typing import Callable, Iterator, Sequence
 
 import torch
@@ -182,10 +183,63 @@ def cast(x: torch.Tensor, dtype: torch.dtype, mode: str = "round") -> torch.Tens
 # One implementation of the reduction ORDER, called by both executors, so that the reference and
 # the simulator agree bit for bit by construction.
 
+_TLS = threading.local()  # per-thread caches of scratch buffers (reductions, matmul)
 _REDUCE_FN = {"sum": torch.add, "max": torch.maximum, "min": torch.minimum}
 
 
-def _reduce_last(x: torch.Tensor, kind: str, tree: bool, work: torch.Tensor | None = None) -> torch.Tensor:
+def _tree_plan(like: torch.Tensor, kind: str):
+    """A private scratch with ``like``'s exact shape and strides, plus the pre-built views of every
+    tree level (cached per thread and layout). The same strides mean the same TensorIterator loops
+    (vector / scalar split) as working in ``like`` itself, so every level computes the same bits;
+    only the Python cost of building the views each call is saved."""
+    cache = _TLS.__dict__.setdefault("tree", {})
+    key = (tuple(like.shape), like.stride(), like.dtype, kind)
+    plan = cache.get(key)
+    if plan is None:
+        w = torch.empty_strided(like.shape, like.stride(), dtype=like.dtype)
+        steps = []
+        n = like.shape[-1]
+        while n > 1:
+            h = n // 2
+            r = n - h
+            steps.append((w.narrow(-1, 0, h), w.narrow(-1, r, h)))
+            n = r
+        plan = (w, steps, w.narrow(-1, 0, 1))
+        if len(cache) > 64:
+            cache.clear()
+        cache[key] = plan
+    return plan
+
+
+def _tree_levels(steps, kind: str) -> None:
+    if kind == "sum":
+        for a, b in steps:
+            a.add_(b)  # the same kernel as torch.add(a, b, out=a)
+    else:
+        fn = _REDUCE_FN[kind]
+        for a, b in steps:
+            fn(a, b, out=a)
+
+
+def _extreme_fast(x: torch.Tensor, kind: str):
+    """``max`` / ``min`` of the last axis (keepdim) with one ``torch.amax`` / ``amin``, or ``None``
+    when that could differ in bits from the documented order. Proof: every step of either order
+    returns one of its two operands unchanged (``torch.maximum`` / ``minimum`` do no arithmetic),
+    so both orders return an element equal in value to the row's extreme; NaN propagates in both
+    (amax returns NaN for a row with NaN). Two floats of equal value differ in bits only when they
+    are +0.0 / -0.0 (or NaNs with different payloads), so when no row's extreme is zero or NaN the
+    result is bit-identical whatever the order. Integers: equal value = equal bits."""
+    dt = x.dtype
+    if dt == torch.bool or dt.is_complex or x.numel() == 0:
+        return None
+    r = torch.amax(x, -1, keepdim=True) if kind == "max" else torch.amin(x, -1, keepdim=True)
+    if dt.is_floating_point and not bool(torch.all(r.abs() > 0)):  # a zero or NaN extreme
+        return None
+    return r
+
+
+def _reduce_last(x: torch.Tensor, kind: str, tree: bool, work: torch.Tensor | None = None,
+                 fresh: bool = True) -> torch.Tensor:
     """Reduce the last axis of ``x`` (keepdim) in the documented order; every step rounds to the
     dtype (torch computes FP16/BF16 in FP32 and rounds once per op, like the vector unit).
 
@@ -195,7 +249,46 @@ def _reduce_last(x: torch.Tensor, kind: str, tree: bool, work: torch.Tensor | No
       ``work`` (a tensor of ``x``'s shape, e.g. the tmp tile's region) receives the partial
       results; ``None`` works in a fresh copy.
     * sequential: ``acc = x[..., 0]; acc = acc + x[..., 1]; ...`` left to right, one op per element.
+
+    Fast paths with the same bits: ``max`` / ``min`` without ``work`` use one ``amax`` / ``amin``
+    when :func:`_extreme_fast` proves the result order-independent; the tree runs in a cached
+    scratch of the very layout it would have used (``work``'s, or ``x.clone()``'s) with pre-built
+    level views, and ``work`` then receives the scratch's final contents (the same partial results).
+    ``fresh=False`` allows returning a view of that scratch (the caller copies it out at once).
     """
+    n = x.shape[-1]
+    if kind != "sum" and work is None and n > 1:
+        r = _extreme_fast(x, kind)
+        if r is not None:
+            return r
+    if tree:
+        if n <= 1:
+            w = x.clone() if work is None else work.copy_(x)
+            return w[..., :1].clone()
+        like = work if work is not None else torch.empty_like(x)  # empty_like: clone()'s layout
+        w, steps, first = _tree_plan(like, kind)
+        w.copy_(x)
+        _tree_levels(steps, kind)
+        if work is not None:
+            work.copy_(w)
+        return first.clone() if fresh else first  # fresh=False: a view of the scratch, copy at once
+    fn = _REDUCE_FN[kind]
+    if n <= 1:
+        return x[..., 0:1].clone()
+    cols = x.unbind(-1)  # x[..., j] is x[..., j:j + 1] without the size-1 axis: same elements, same loop
+    acc = cols[0].clone()
+    if kind == "sum":
+        for c in cols[1:]:
+            acc.add_(c)
+    else:
+        for c in cols[1:]:
+            fn(acc, c, out=acc)
+    return acc.unsqueeze(-1)
+
+
+def _reduce_last_reference(x: torch.Tensor, kind: str, tree: bool, work: torch.Tensor | None = None) -> torch.Tensor:
+    """The straightforward implementation of :func:`_reduce_last` (kept for the tests: the fast
+    paths above must give the same bits)."""
     fn = _REDUCE_FN[kind]
     n = x.shape[-1]
     if tree:
@@ -217,18 +310,24 @@ def reduce(x: torch.Tensor, tmp, axis: int, kind: str) -> torch.Tensor:
     ``tmp`` tile the order is the binary tree, without it sequential (see :func:`_reduce_last`).
     The whole physical tile participates (padding included). The reference leaves ``tmp``
     untouched (its contents after the op are unspecified)."""
-    r = _reduce_last(x.movedim(axis, -1), kind, tmp is not None)
-    return r.movedim(-1, axis)
+    if axis == -1 or axis == x.dim() - 1:
+        return _reduce_last(x, kind, tmp is not None)
+    return _reduce_last(x.movedim(axis, -1), kind, tmp is not None).movedim(-1, axis)
 
 
 def reduce_into(dst: torch.Tensor, x: torch.Tensor, tmp, axis: int, kind: str) -> None:
     """Simulator reduction into core memory; the tree path works in the tmp tile's leading
     region (so the device's scratch really is clobbered), the sequential path needs no scratch."""
+    last = axis == -1 or axis == x.dim() - 1  # movedim is a no-op then (but costs a torch call)
     work = None
     if tmp is not None:
-        work = region(tmp, [0] * tmp.dim(), list(x.shape), "reduction tmp_tile").movedim(axis, -1)
-    r = _reduce_last(x.movedim(axis, -1), kind, tmp is not None, work)
-    dst.copy_(r.movedim(-1, axis))
+        work = region(tmp, [0] * tmp.dim(), list(x.shape), "reduction tmp_tile")
+        if not last:
+            work = work.movedim(axis, -1)
+    if last:
+        dst.copy_(_reduce_last(x, kind, tmp is not None, work, fresh=False))
+    else:
+        dst.copy_(_reduce_last(x.movedim(axis, -1), kind, tmp is not None, work, fresh=False).movedim(-1, axis))
 
 
 def pad_scalar(dtype: torch.dtype, pad: str):
@@ -351,8 +450,25 @@ def matmul(lhs: torch.Tensor, rhs: torch.Tensor, acc: torch.Tensor | None = None
     INT8 as INT32. Fresh contiguous copies make both executors run the very same BLAS call (the
     simulator's operands are views into core memory), so they agree bit for bit."""
     dt = torch.float32 if lhs.dtype.is_floating_point else torch.int32
-    out = torch.matmul(lhs.to(dt, copy=True).contiguous(), rhs.to(dt, copy=True).contiguous())
+    if lhs.dim() != 2 or rhs.dim() != 2:
+        out = torch.matmul(lhs.to(dt, copy=True).contiguous(), rhs.to(dt, copy=True).contiguous())
+    else:
+        # the "fresh copies" live in per-thread cached buffers (allocated like a fresh copy: contiguous,
+        # from the same allocator, so the same alignment class): the same BLAS call on the same data,
+        # minus two allocations per call
+        out = torch.matmul(_operand_buffer(0, lhs, dt), _operand_buffer(1, rhs, dt))
     return out if acc is None else acc + out
+
+
+def _operand_buffer(slot: int, x: torch.Tensor, dt: torch.dtype) -> torch.Tensor:
+    cache = _TLS.__dict__.setdefault("mm", {})
+    key = (slot, tuple(x.shape), dt)
+    buf = cache.get(key)
+    if buf is None:
+        if len(cache) > 32:
+            cache.clear()
+        buf = cache[key] = torch.empty(x.shape, dtype=dt)
+    return buf.copy_(x)  # copy_ converts exactly like x.to(dt) (FP16/BF16/INT8 -> FP32/INT32 is exact)
 
 
 def extract(x: torch.Tensor, offsets, shape, transpose: bool = False) -> torch.Tensor:

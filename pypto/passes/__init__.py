@@ -14,7 +14,10 @@
 10. NormalizeReturnOrder    a kernel's i-th result is its i-th Out/InOut parameter; call sites follow
 11. AllocateMemoryAddr      every tile gets an address in its space (capacity checked; no two live
                             tiles overlap)
-12. FinalSimplify           Simplify once more on the final program
+12. DeriveCallDirections    every task dispatch gets its per-argument runtime tags (INPUT / INOUT /
+                            OUTPUT_EXISTING / NO_DEP / SCALAR; Out promoted by R-seq, R-prior,
+                            R-enclosing)
+13. FinalSimplify           Simplify once more on the final program
 
 Each pass is a module with ``NAME``, ``REQUIRES``, ``PRODUCES`` and ``run(program, ctx)``; the
 manager (:mod:`pypto.passes.manager`) runs them, verifies, dumps and times them. ``docs/compiler.md``
@@ -23,9 +26,9 @@ describes each pass and property.
 from __future__ import annotations
 
 from pypto.passes import (
-    allocate_memory_addr, auto_tile_matmul_l0, convert_tensor_to_tile_ops, final_simplify, flatten_tile_nd_to_2d,
-    infer_tile_memory_space, inline_functions, legalize_tile_cast, normalize_return_order, outline_incore_scopes,
-    simplify, unroll_loops,
+    allocate_memory_addr, auto_tile_matmul_l0, convert_tensor_to_tile_ops, derive_call_directions, final_simplify,
+    flatten_tile_nd_to_2d, infer_tile_memory_space, inline_functions, legalize_tile_cast, normalize_return_order,
+    outline_incore_scopes, simplify, unroll_loops,
 )
 
 PIPELINE = (
@@ -40,6 +43,7 @@ PIPELINE = (
     infer_tile_memory_space,
     normalize_return_order,
     allocate_memory_addr,
+    derive_call_directions,
     final_simplify,
 )
 

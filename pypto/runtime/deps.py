@@ -13,7 +13,8 @@ the overlap:
   producer in every dimension gives ``COVERED``; anything else ``OTHER``.
 
 Runtime tags (what codegen passes per argument): ``INPUT``, ``INOUT``, ``OUTPUT_EXISTING``,
-``OUTPUT`` (runtime-allocated; skipped entirely) and ``NO_DEP``.
+``OUTPUT`` (runtime-allocated; skipped entirely) and ``NO_DEP``; a scalar argument is tagged
+``SCALAR`` (the tag of a scalar is ignored).
 """
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ from pathlib import Path
 import torch
 
 INPUT, OUTPUT, INOUT, OUTPUT_EXISTING, NO_DEP = "INPUT", "OUTPUT", "INOUT", "OUTPUT_EXISTING", "NO_DEP"
-TAGS = (INPUT, OUTPUT, INOUT, OUTPUT_EXISTING, NO_DEP)
+SCALAR = "SCALAR"  # a scalar argument (DeriveCallDirections); scalars take no part in dependencies
+TAGS = (INPUT, OUTPUT, INOUT, OUTPUT_EXISTING, NO_DEP, SCALAR)
 # IR parameter directions accepted as tags (an un-promoted ``Out`` writes an existing buffer)
 _LEGACY = {"In": INPUT, "Out": OUTPUT_EXISTING, "InOut": INOUT}
 LOOKUP_TAGS = frozenset((INPUT, INOUT))            # Step B

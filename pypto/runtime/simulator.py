@@ -39,7 +39,9 @@ from pypto.backend.platforms import Platform, get_platform
 from pypto.errors import SimulationError
 from pypto.language.dtypes import dtype_from_name
 from pypto.language.enums import MemorySpace
-from pypto.runtime.deps import INOUT, INPUT, NO_DEP, OUTPUT, OUTPUT_EXISTING, TensorMap, View, normalize_tag
+from pypto.runtime.deps import (
+    INOUT, INPUT, NO_DEP, OUTPUT, OUTPUT_EXISTING, SCALAR, TensorMap, View, normalize_tag,
+)
 from pypto.runtime.dumps import AFTER, BEFORE, DumpCollector
 
 _MODULES: dict[str, object] = {}
@@ -306,8 +308,8 @@ class Runtime:
     def submit(self, kernel: str, args: list, tags: list, returns=(), deps=(), manual: bool = False,
                dumps=()) -> SubmitResult:
         """Submit one task of ``kernel``. ``tags`` are per-argument runtime tags (``INPUT``,
-        ``INOUT``, ``OUTPUT_EXISTING``, ``OUTPUT``, ``NO_DEP``; IR directions ``In`` / ``Out`` /
-        ``InOut`` are accepted too), ignored for scalars. ``deps`` are TaskIds (or lists of them, or
+        ``INOUT``, ``OUTPUT_EXISTING``, ``OUTPUT``, ``NO_DEP``, ``SCALAR``; IR directions ``In`` /
+        ``Out`` / ``InOut`` are accepted too), ignored for scalars. ``deps`` are TaskIds (or lists of them, or
         ``None``) to wait for; ``manual`` submits as if inside a manual scope; ``dumps`` marks
         tensors to dump for this launch (``enable_dump_args=1``). Returns the GM tensors named by
         ``returns`` (argument indices, as :func:`pypto.codegen.common.returned_params`) and the
@@ -383,6 +385,8 @@ class Runtime:
             tag = tags[i]
             if tag == OUTPUT:
                 continue
+            if tag == SCALAR:
+                raise ValueError(f"task '{task.kernel}': tensor argument {i} is tagged SCALAR")
             base = v.base
             if owners:
                 owner = owners.get(base)
@@ -504,7 +508,7 @@ class Runtime:
 
 
 _SNAPSHOT_ID = 1 << 63
-_TAGSET = frozenset((INPUT, OUTPUT, INOUT, OUTPUT_EXISTING, NO_DEP))
+_TAGSET = frozenset((INPUT, OUTPUT, INOUT, OUTPUT_EXISTING, NO_DEP, SCALAR))
 
 
 def _flatten(deps):

@@ -43,7 +43,7 @@ def test_pipeline_positions():
     names = [p.NAME for p in PIPELINE]
     assert names == ["InlineFunctions", "UnrollLoops", "Simplify", "OutlineIncoreScopes", "ConvertTensorToTileOps",
                      "FlattenTileNdTo2D", "LegalizeTileCast", "AutoTileMatmulL0", "InferTileMemorySpace",
-                     "NormalizeReturnOrder", "AllocateMemoryAddr", "FinalSimplify"]
+                     "NormalizeReturnOrder", "AllocateMemoryAddr", "DeriveCallDirections", "FinalSimplify"]
     for p in PIPELINE:
         assert p.__doc__ and "Requires" in p.__doc__ and "Produces" in p.__doc__, p.NAME
 

@@ -1,0 +1,92 @@
+"""Bit-identity check of the reduction / matmul fast paths in pypto/ops/support.py against the
+straightforward implementations (random shapes, FP32/FP16/BF16/INT32(INT8), +-0.0, NaN payloads, inf,
+row and col axes, tmp tiles of the input size and larger; the tmp contents after the op too).
+
+    python benchmarks/check_fastpaths.py [ITERATIONS]
+"""
+import sys
+import random
+
+import torch
+from pypto.ops import support as S
+def bits(t):
+    t = t.contiguous()
+    if t.dtype in (torch.float32, torch.int32): return t.view(torch.int32)
+    if t.dtype in (torch.float16, torch.bfloat16): return t.view(torch.int16)
+    return t
+def ref_reduce(x, tmp, axis, kind):
+    return S._reduce_last_reference(x.movedim(axis, -1), kind, tmp is not None).movedim(-1, axis)
+def ref_into(dst, x, tmp, axis, kind):
+    work = None
+    if tmp is not None:
+        work = S.region(tmp, [0]*tmp.dim(), list(x.shape), "t").movedim(axis, -1)
+    r = S._reduce_last_reference(x.movedim(axis, -1), kind, tmp is not None, work)
+    dst.copy_(r.movedim(-1, axis))
+random.seed(1); torch.manual_seed(1)
+n_cases = 0
+for it in range(int(sys.argv[1]) if len(sys.argv) > 1 else 300):
+    dt = random.choice([torch.float32, torch.float16, torch.bfloat16, torch.int32])
+    M = random.choice([1, 2, 3, 8, 16]); N = random.choice([1, 2, 3, 5, 7, 16, 33, 64, 100, 128])
+    if dt == torch.int32:
+        x = torch.randint(-5, 5, (M, N), dtype=dt)
+    else:
+        x = torch.randn(M, N).to(dt)
+        mode = random.random()
+        if mode < 0.5:
+            # sprinkle zeros of both signs, nans (varied payloads), infs
+            k = random.randint(0, M * N)
+            idx = torch.randint(0, M * N, (k,))
+            vals = random.choice([[0.0, -0.0], [0.0, -0.0, float('nan')], [float('inf'), -float('inf'), -0.0], [0.0], [-0.0]])
+            xf = x.view(-1)
+            for i in idx.tolist():
+                xf[i] = random.choice(vals)
+            if random.random() < 0.3 and dt == torch.float32:
+                xi = x.view(torch.int32).view(-1)
+                for i in range(xi.numel()):
+                    if x.view(-1)[i] != x.view(-1)[i]:
+                        xi[i] = random.choice([0x7fc00001, 0x7fc12345, -0x3ff001, 0x7f800001])
+        elif mode < 0.7:
+            x = -x.abs()
+    for kind in ("sum", "max", "min"):
+        for axis in (-1, -2, 1, 0):
+            for tmpmode in (None, "same", "big"):
+                tmp = None
+                if tmpmode == "same": tmp = torch.randn(M, N).to(dt) if dt != torch.int32 else torch.zeros(M, N, dtype=dt)
+                if tmpmode == "big": tmp = torch.zeros(M + 3, N + 5, dtype=dt)
+                if tmpmode is None and N > 40 and axis in (-1, 1) and random.random() < 0.7: continue
+                a = S.reduce(x, tmp, axis, kind); b = ref_reduce(x, tmp, axis, kind)
+                assert a.shape == b.shape and torch.equal(bits(a), bits(b)), (dt, M, N, kind, axis, tmpmode, a, b)
+                sh = list(x.shape); sh[axis] = 1
+                d1 = torch.empty(sh, dtype=dt); d2 = torch.empty(sh, dtype=dt)
+                t1 = None if tmp is None else tmp.clone(); t2 = None if tmp is None else tmp.clone()
+                S.reduce_into(d1, x, t1, axis, kind); ref_into(d2, x, t2, axis, kind)
+                assert torch.equal(bits(d1), bits(d2)), ("into", dt, M, N, kind, axis, tmpmode)
+                if tmp is not None:
+                    assert torch.equal(bits(t1), bits(t2)), ("tmp", dt, M, N, kind, axis, tmpmode)
+                n_cases += 1
+print("ok", n_cases)
+
+def orig(lhs, rhs, acc=None):
+    dt = torch.float32 if lhs.dtype.is_floating_point else torch.int32
+    out = torch.matmul(lhs.to(dt, copy=True).contiguous(), rhs.to(dt, copy=True).contiguous())
+    return out if acc is None else acc + out
+random.seed(0); torch.manual_seed(0)
+core = torch.empty(1 << 22, dtype=torch.uint8)
+for it in range(400):
+    dt = random.choice([torch.float16, torch.bfloat16, torch.float32, torch.int8])
+    m, k, n = random.choice([1, 16, 64, 128, 33]), random.choice([16, 256, 100, 512]), random.choice([16, 128, 7])
+    def mk(shape):
+        off = random.randrange(0, 4096, 2 if dt != torch.float32 else 4) if dt != torch.int8 else random.randrange(0, 4096)
+        el = torch.empty(0, dtype=dt).element_size()
+        v = core[off:off + shape[0] * shape[1] * el].view(dt).view(shape)
+        if dt == torch.int8: v.copy_(torch.randint(-128, 127, shape, dtype=torch.int8))
+        else: v.copy_(torch.randn(shape) * 3)
+        return v
+    a = mk((m, k)).clone() if random.random() < 0.3 else mk((m, k))
+    b = mk((k, n))
+    if random.random() < 0.3: a = a.t().contiguous().t() if False else a
+    accd = torch.float32 if dt != torch.int8 else torch.int32
+    acc = None if random.random() < 0.5 else (torch.randn(m, n) if accd == torch.float32 else torch.randint(-100, 100, (m, n), dtype=torch.int32))
+    r1 = S.matmul(a, b, acc); r2 = orig(a, b, acc)
+    assert torch.equal(r1.view(torch.int32), r2.view(torch.int32)), (dt, m, k, n)
+print("mm ok")
