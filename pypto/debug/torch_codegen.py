@@ -64,7 +64,6 @@ class _FuncGen:
 
     def stmt(self, s: Stmt, depth: int, yield_into) -> None:
         if isinstance(s, AssignStmt):
-            name = None
             value = self.value(s.value)
             name = self.names.define(s.var)
             self.emit(depth, f"{name} = {value}", s.span)

@@ -11,7 +11,7 @@ from typing import Callable
 from pypto.errors import VerificationError
 from pypto.ir.nodes import AssignStmt, Call, ForStmt, Function, IfStmt, Program, ScopeStmt, Stmt, Var
 from pypto.ir.types import TileType
-from pypto.ir.visit import child_stmts, iter_stmts, use_exprs, walk_expr
+from pypto.ir.visit import child_stmts, iter_calls, iter_stmts, use_exprs, walk_expr
 from pypto.language.enums import FunctionType
 
 Check = Callable[[Program, object], list[tuple[Function, Stmt | None, str]]]
@@ -74,29 +74,25 @@ def _types(program: Program, ctx) -> list:
     kinds = {"tensor": TensorType, "tile": TileType, "scalar": ScalarType}
     bad = []
     for f in program.functions:
-        for s in iter_stmts(f.body):
-            for e in use_exprs(s):
-                for c in walk_expr(e):
-                    if not isinstance(c, Call):
-                        continue
-                    op = get_op(c.op)
-                    for p, a in zip(op.params, c.args):
-                        want = kinds.get(p.kind)
-                        if a is None and p.default is None:
-                            continue  # an omitted optional operand (e.g. a reduction's tmp_tile)
-                        if want is not None and not isinstance(getattr(a, "type", None), want):
-                            bad.append((f, s, f"{c.op}: argument '{p.name}' must be a {p.kind}, got "
-                                              f"{describe(a.type) if hasattr(a, 'type') else repr(a)}"))
-                    try:
-                        t = op.infer_type(c.args, c.span)
-                    except PyptoError as err:
-                        bad.append((f, s, f"{c.op}: type rule rejects the call: {err.message}"))
-                        continue
-                    same = type(t) is type(c.type) and getattr(t, "shape", None) == getattr(c.type, "shape", None) \
-                        and getattr(t, "dtype", None) == getattr(c.type, "dtype", None)
-                    if not same:
-                        bad.append((f, s, f"{c.op}: result type {describe(c.type)} but the type rule gives "
-                                          f"{describe(t)}"))
+        for s, c in iter_calls(f.body):
+            op = get_op(c.op)
+            for p, a in zip(op.params, c.args):
+                want = kinds.get(p.kind)
+                if a is None and p.default is None:
+                    continue  # an omitted optional operand (e.g. a reduction's tmp_tile)
+                if want is not None and not isinstance(getattr(a, "type", None), want):
+                    bad.append((f, s, f"{c.op}: argument '{p.name}' must be a {p.kind}, got "
+                                      f"{describe(a.type) if hasattr(a, 'type') else repr(a)}"))
+            try:
+                t = op.infer_type(c.args, c.span)
+            except PyptoError as err:
+                bad.append((f, s, f"{c.op}: type rule rejects the call: {err.message}"))
+                continue
+            same = type(t) is type(c.type) and getattr(t, "shape", None) == getattr(c.type, "shape", None) \
+                and getattr(t, "dtype", None) == getattr(c.type, "dtype", None)
+            if not same:
+                bad.append((f, s, f"{c.op}: result type {describe(c.type)} but the type rule gives "
+                                  f"{describe(t)}"))
     return bad
 
 

@@ -79,6 +79,17 @@ def uses(stmts) -> set[int]:
     return {id(x) for x in iter_exprs(stmts) if isinstance(x, Var)}
 
 
+def iter_calls(stmts) -> Iterator[tuple[Stmt, Any]]:
+    """Every op call (``Call``) read by every statement, nested statements included: ``(stmt, call)``."""
+    from pypto.ir.nodes import Call
+
+    for s in iter_stmts(stmts):
+        for e in use_exprs(s):
+            for c in _walk_expr(e):
+                if isinstance(c, Call):
+                    yield s, c
+
+
 def walk_expr(e: Any) -> Iterator[Expr]:
     """``e`` and all its sub-expressions, pre-order."""
     return _walk_expr(e)

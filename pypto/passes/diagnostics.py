@@ -21,7 +21,7 @@ from typing import Callable, Iterable
 from pypto.errors import Span
 from pypto.ir.nodes import AssignStmt, Call, ForStmt, Program, Var
 from pypto.ir.types import TileType
-from pypto.ir.visit import iter_stmts, use_exprs, walk_expr
+from pypto.ir.visit import iter_calls, iter_stmts, use_exprs, walk_expr
 from pypto.language.enums import FunctionType, ParamDirection
 
 
@@ -275,21 +275,18 @@ def _read_before_write(program: Program, ctx):
     found = []
     for f in program.functions:
         fresh = {}
-        for s in iter_stmts(f.body):
-            if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tile.create":
-                fresh[id(s.var)] = s.var
+        for s, c in iter_calls(f.body):
+            if c.op == "tile.create":
+                if isinstance(s, AssignStmt) and s.value is c:
+                    fresh[id(s.var)] = s.var
                 continue
-            for e in use_exprs(s):
-                for c in walk_expr(e):
-                    if not isinstance(c, Call):
-                        continue
-                    op = get_op(c.op)
-                    for p, a in zip(op.params, c.args):
-                        scratch = p.name in ("tmp_tile", "tmp", "acc_out", "dst")
-                        if p.kind in VALUE_KINDS and isinstance(a, Var) and id(a) in fresh and not scratch:
-                            found.append((c.span, f"tile '{a.name}' from create_tile is read by {c.op} before anything "
-                                                  "wrote it: its contents are whatever the buffer held"))
-                            del fresh[id(a)]
+            op = get_op(c.op)
+            for p, a in zip(op.params, c.args):
+                scratch = p.name in ("tmp_tile", "tmp", "acc_out", "dst")
+                if p.kind in VALUE_KINDS and isinstance(a, Var) and id(a) in fresh and not scratch:
+                    found.append((c.span, f"tile '{a.name}' from create_tile is read by {c.op} before anything "
+                                          "wrote it: its contents are whatever the buffer held"))
+                    del fresh[id(a)]
     return found
 
 
