@@ -34,9 +34,10 @@ class KernelGen:
     def view(self, v: Var) -> str:
         """Index into ``v`` of the tile's view (tiles sharing a buffer and type share a view)."""
         t = v.type
-        if t.memref is None:
+        if t.memref is None or t.memref.addr is None:
             raise CodegenError(f"tile '{v.name}' has no address; run AllocateMemoryAddr first", v.span)
-        key = (t.memory_space.name, t.memref.addr, tuple(t.shape), t.dtype.name)
+        # the buffer's address plus the tile's offset inside it: where the tile's bytes start
+        key = (t.memory_space.name, t.memref.physical_addr, tuple(t.shape), t.dtype.name)
         if key not in self.slot:
             self.slot[key] = len(self.tiles)
             self.tiles.append(key)

@@ -14,6 +14,11 @@ Frontend hooks read from a :class:`FuncCall` when present: ``no_dep_args`` (argu
 ``NO_DEP``), ``deps`` (TaskId expressions -> ``deps=[...]``), ``dump_args`` (argument indices ->
 ``dumps=[...]``), ``manual`` (bool) and ``task_id_var`` (a Var bound to the task's TaskId). Each
 ``for`` body is an AUTO scope (``with _rt.scope():``), which puts its tasks on the next ring.
+
+**Compiler edges** (``FuncCall.compiler_dep_edges``, AutoDeriveTaskDependencies): a consumer gets
+``compiler_deps=[(arg, site), ...]`` and each producer it names ``site=<ordinal>`` (the call's
+ordinal among the function's task calls, :func:`pypto.passes.auto_derive_task_dependencies.task_sites`);
+the runtime waits for the latest task submitted from that site.
 """
 from __future__ import annotations
 
@@ -23,6 +28,7 @@ from pypto.ir.nodes import (
     AssignStmt, Call, EvalStmt, ForStmt, FuncCall, Function, IfStmt, Program, ReturnStmt, Stmt, TupleGetItem, Var,
     YieldStmt,
 )
+from pypto.ir.visit import iter_stmts, use_exprs, walk_expr
 from pypto.language.enums import FunctionType
 from pypto.ops.registry import VALUE_KINDS, Src, get_op
 
@@ -33,6 +39,12 @@ class OrchGen:
         self.program = program
         self.names = PyNames()
         self.lines: list[str] = []
+        from pypto.passes.auto_derive_task_dependencies import task_sites
+
+        self.sites = task_sites(f, {g.name: g for g in program.functions})
+        # only producers some consumer names get site=: without compiler edges the code is unchanged
+        self.named_sites = {k for s in iter_stmts(f.body) for e in use_exprs(s) for c in walk_expr(e)
+                            if isinstance(c, FuncCall) for _, ks in c.compiler_dep_edges for k in ks}
 
     def emit(self, depth: int, text: str) -> None:
         self.lines.append("    " * depth + text)
@@ -110,6 +122,12 @@ class OrchGen:
                 extra += f", deps=[{', '.join(py_expr(d, self.names) for d in deps)}]"
             if getattr(e, "manual", False):
                 extra += ", manual=True"
+            site = self.sites.get(id(e))
+            if site in self.named_sites:
+                extra += f", site={site}"
+            compiler_deps = [(i, k) for i, ks in e.compiler_dep_edges for k in ks]
+            if compiler_deps:
+                extra += f", compiler_deps={compiler_deps!r}"
             dump_args = getattr(e, "dump_args", None)
             if dump_args:
                 extra += f", dumps=[{', '.join(py_expr(e.args[i], self.names) for i in dump_args)}]"

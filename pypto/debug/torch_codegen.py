@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from pypto.codegen.common import PyNames, py_expr, py_literal
+from pypto.codegen.common import _PY_BINOP, PyNames, py_expr, py_literal
 from pypto.errors import CodegenError
 from pypto.ir.nodes import (
     AssignStmt, Call, EvalStmt, ForStmt, FuncCall, Function, IfStmt, Program, ReturnStmt, ScopeStmt, Stmt, Var,
@@ -69,17 +69,20 @@ class _FuncGen:
             self.emit(depth, f"{name} = {value}", s.span)
             if self.check:
                 self.check_type(s.var, name, depth)
+            tid = getattr(s.value, "task_id_var", None)
+            if tid is not None:
+                self.task_id(tid, depth)
         elif isinstance(s, EvalStmt):
             self.emit(depth, self.value(s.expr), s.span)
         elif isinstance(s, ReturnStmt):
-            self.emit(depth, "return " + (", ".join(py_expr(v, self.names) for v in s.values) or "None"), s.span)
+            self.emit(depth, "return " + (", ".join(self.expr(v) for v in s.values) or "None"), s.span)
         elif isinstance(s, YieldStmt):
             for dst, v in zip(yield_into, s.values):
-                self.emit(depth, f"{self.names.use(dst)} = {py_expr(v, self.names)}", s.span)
+                self.emit(depth, f"{self.names.use(dst)} = {self.expr(v)}", s.span)
         elif isinstance(s, ForStmt):
             for it, init in zip(s.iter_args, s.init_values):
-                self.emit(depth, f"{self.names.define(it)} = {py_expr(init, self.names)}", s.span)
-            rng = ", ".join(py_expr(x, self.names) for x in (s.start, s.stop, s.step))
+                self.emit(depth, f"{self.names.define(it)} = {self.expr(init)}", s.span)
+            rng = ", ".join(self.expr(x) for x in (s.start, s.stop, s.step))
             self.emit(depth, f"for {self.names.define(s.loop_var)} in range({rng}):", s.span)
             self.block(s.body, depth + 1, s.iter_args)
             for rv, it in zip(s.return_vars, s.iter_args):
@@ -87,14 +90,21 @@ class _FuncGen:
         elif isinstance(s, IfStmt):
             for rv in s.return_vars:
                 self.names.define(rv)
-            self.emit(depth, f"if {py_expr(s.cond, self.names)}:", s.span)
+            self.emit(depth, f"if {self.expr(s.cond)}:", s.span)
             self.block(s.then_body, depth + 1, s.return_vars)
             self.emit(depth, "else:")
             self.block(s.else_body, depth + 1, s.return_vars)
         elif isinstance(s, ScopeStmt):
             self.block(s.body, depth, yield_into)  # scopes are transparent to the meaning
+            if s.task_id is not None:
+                self.task_id(s.task_id, depth)
         else:
             raise CodegenError(f"torch_codegen: unsupported statement {type(s).__name__}", s.span)
+
+    def task_id(self, v: Var, depth: int) -> None:
+        """A TaskId has no meaning here (tasks run in program order), but it is a value: a loop may
+        carry it (ConvertToSSA makes ``with pl.at(...) as tid`` re-bound in a loop an iter_arg)."""
+        self.emit(depth, f"{self.names.define(v)} = None")
 
     def value(self, e) -> str:
         if isinstance(e, Call):
@@ -102,15 +112,40 @@ class _FuncGen:
             args = []
             for p, a in zip(op.params, e.args):
                 if p.kind in VALUE_KINDS:
-                    args.append(Src(py_expr(a, self.names), getattr(a, "type", None)))  # None: omitted optional operand
+                    args.append(Src(self.expr(a), getattr(a, "type", None)))  # None: omitted optional operand
                 elif p.kind == "ints":
-                    args.append(Src(py_expr(a, self.names), None))
+                    args.append(Src(self.expr(a), None))
                 else:
                     args.append(Src(py_literal(a), None))
             return op.ref(op.args(tuple(args)))
         if isinstance(e, FuncCall):
-            return f"{e.func}({', '.join(py_expr(a, self.names) for a in e.args)})"
-        return py_expr(e, self.names)
+            return f"{e.func}({', '.join(self.expr(a) for a in e.args)})"
+        return self.expr(e)
+
+    def expr(self, e) -> str:
+        """An operand. Before FlattenCallExpr (the frontend stage, pre-SSA) a call may be nested in
+        another call's arguments or in a scalar expression: it becomes a parenthesised
+        sub-expression, evaluated in the same order as a temporary would be."""
+        from pypto.ir.nodes import BinOp, MakeTuple, TupleGetItem, UnaryOp
+        from pypto.ir.visit import walk_expr
+
+        if isinstance(e, (Call, FuncCall)):
+            return f"({self.value(e)})"
+        if not any(isinstance(x, (Call, FuncCall)) for x in walk_expr(e)):
+            return py_expr(e, self.names)
+        if isinstance(e, MakeTuple):
+            return "[" + ", ".join(self.expr(x) for x in e.elements) + "]"
+        if isinstance(e, BinOp):
+            a, b = self.expr(e.lhs), self.expr(e.rhs)
+            if e.op in ("min", "max"):
+                return f"{e.op}({a}, {b})"
+            return f"({a} {_PY_BINOP[e.op]} {b})"
+        if isinstance(e, UnaryOp):
+            x = self.expr(e.operand)
+            return {"neg": f"(-{x})", "not": f"(not {x})", "abs": f"abs({x})"}[e.op]
+        if isinstance(e, TupleGetItem):
+            return f"{self.expr(e.value)}[{e.index}]"
+        raise CodegenError(f"torch_codegen: unsupported expression {type(e).__name__}", getattr(e, "span", None))
 
     def check_type(self, v: Var, name: str, depth: int) -> None:
         t = v.type

@@ -4,9 +4,23 @@
   shapes and dtypes given by :mod:`pypto.frontend.specialize`), and
 * the printed ``@pl.program`` / ``@pl.function`` form that :mod:`pypto.ir.printer` writes.
 
-The parser emits SSA directly: a name rebound inside a loop becomes a loop-carried value
-(iter_arg + yield + return_var), a name rebound in an ``if`` becomes a phi. Every IR node gets the
-span of the Python syntax it came from, and every error raised here renders that span with a caret.
+The parser emits *pre-SSA* IR with ordinary imperative semantics; the passes ConvertToSSA and
+FlattenCallExpr (:mod:`pypto.passes`) turn it into SSA with one call per statement:
+
+* A name re-assigned with the same type re-assigns the same :class:`Var` (a Var may be the target of
+  several AssignStmts); a re-assignment with another type is a new Var. A loop written without
+  ``init_values`` has no iter_args: its body re-assigns the outer Var. An ``if`` without
+  ``pl.yield_`` has no return_vars: its branches assign the Vars (a name defined in both branches is
+  one Var). ``y = x`` copies (``AssignStmt(y, x)``), so that re-assigning ``y`` never changes ``x``.
+* A call used as an argument of another call (or inside a scalar expression) stays nested.
+* The explicit SSA syntax the printer writes (``pl.range(..., init_values=...)`` with ``pl.yield_``,
+  an ``if`` ending in ``pl.yield_``) parses to iter_args / return_vars as written, and a name assigned
+  once is one Var, so an SSA pass dump parses back to the same SSA program.
+
+The visibility rules are checked here, with spans: a name defined only inside a loop body is not
+visible after the loop, one defined in only one branch of an ``if`` not after the ``if``, and a
+value defined before a loop keeps its type through the loop. Every IR node gets the span of the
+Python syntax it came from, and every error raised here renders that span with a caret.
 
 Unknown syntax is rejected by name (``visit_*`` whitelist); an unexpected exception inside the
 parser is turned into an :class:`InternalError` that still points at the offending line.
@@ -238,7 +252,7 @@ def parse_annotation(node: ast.AST, resolve: Callable[[ast.AST], Any], src: Sour
             elif isinstance(v, ann.TileView):
                 valid = tuple(int(x) for x in v.valid_shape) if v.valid_shape is not None else None
             elif isinstance(v, ann.MemRef):
-                memref = MemRef(int(v.addr), int(v.size))
+                memref = _memref(v, what, src.span(extra))
             else:
                 raise ParserTypeError(f"{what}: unexpected tile attribute {_describe_static(v)}", src.span(extra))
         return TileType(shape, dtype, space, valid, memref), ParamDirection.In, False
@@ -300,6 +314,10 @@ class FunctionParser:
         self.declared: dict[str, Type] = {}   # `x: T` declarations awaiting a yield target
         self.scope_depth = 0                  # nesting of pl.at scopes
         self.manual_depth = 0                 # nesting of pl.manual_scope()
+        # one entry per enclosing loop body / if branch: the scopes whose Vars a re-assignment in it
+        # may target (the bindings at its entry; for an else branch also the then branch's result),
+        # so that `x = <other type>; x = <x's type>` inside a loop re-assigns the carried Var again
+        self.frames: list[tuple[dict, ...]] = []
 
     # -------------------------------------------------------------- entry
     def parse(self, fdef: ast.FunctionDef, params: list[ParamSpec],
@@ -356,23 +374,55 @@ class FunctionParser:
         self.scope[name] = value
         self.loop_locals.pop(name, None)
 
+    def assignable(self, name: str, t: Type) -> Var | None:
+        """The Var an assignment of a ``t`` value to ``name`` re-assigns, or None for a new Var.
+
+        Pre-SSA form: the Var ``name`` is bound to, else the one it was bound to on entry of an
+        enclosing loop body / if branch (innermost first), else — in an else branch — the Var the
+        then branch left it bound to; the first of these with exactly type ``t``."""
+        cands = [self.scope.get(name, _UNBOUND)]
+        for frame in reversed(self.frames):
+            cands.extend(sc.get(name, _UNBOUND) for sc in frame)
+        for c in cands:
+            if isinstance(c, Var) and c.type == t:
+                return c
+        return None
+
+    def target_var(self, name: str, t: Type, span: Span) -> Var:
+        """The Var to assign for ``name = <t value>``: an existing one (:meth:`assignable`) or a new one."""
+        return self.assignable(name, t) or Var(name, t, span)
+
     def define(self, name: str, value: Any, node: ast.AST, ann_type: Type | None = None) -> Any:
-        """Bind ``name`` to ``value``; an IR value that is not already a Var gets an AssignStmt."""
+        """``name = value``: an IR value is assigned to the name's Var (:meth:`target_var`); a static
+        Python value is bound as is."""
         span = self.span(node)
-        if isinstance(value, Expr) and not isinstance(value, Var):
-            t = value.type
-            if ann_type is not None:
-                self._check_annotation(t, ann_type, name, span)
-                t = ann_type
-                if hasattr(value, "type") and not isinstance(value, (ConstInt, ConstFloat, ConstBool)):
-                    # printed IR annotates what passes decided (memory space, address): the value
-                    # carries the same type as its Var, as the passes build it
-                    value = value.replace(type=t)
-            var = Var(name, t, span)
+        if not isinstance(value, Expr):
+            self.bind(name, value, node)
+            return value
+        t = value.type
+        if ann_type is not None and not isinstance(value, Var):
+            self._check_annotation(t, ann_type, name, span)
+            t = ann_type
+            if hasattr(value, "type") and not isinstance(value, (ConstInt, ConstFloat, ConstBool)):
+                # printed IR annotates what passes decided (memory space, address): the value
+                # carries the same type as its Var, as the passes build it
+                value = value.replace(type=t)
+        var = self.target_var(name, t, span)
+        if var is not value:
+            # `y = x` too: a copy, so that a later re-assignment of y leaves x alone (ConvertToSSA
+            # drops the copy again)
             self.emit(AssignStmt(var, value, span))
-            value = var
-        self.bind(name, value, node)
-        return value
+        self.bind(name, var, node)
+        return var
+
+    def bind_result(self, name: str, var: Var, node: ast.AST) -> None:
+        """Bind ``name`` to ``var``, a Var a statement just defined (a loop or if result): if the name
+        has a Var of that type to re-assign, copy into it (pre-SSA), else the name is ``var``."""
+        target = self.assignable(name, var.type)
+        if target is not None and target is not var:
+            self.emit(AssignStmt(target, var, self.span(node)))
+            var = target
+        self.bind(name, var, node)
 
     def _check_annotation(self, inferred: Type, annotated: Type, name: str, span: Span) -> None:
         same = type(inferred) is type(annotated)
@@ -439,9 +489,10 @@ class FunctionParser:
             if len(target.elts) != 2 or not all(isinstance(t, ast.Name) for t in target.elts):
                 raise ParserSyntaxError("write 'res, tid = pl.submit(...)'", self.span(target))
             call = self.submit_call(value_node)
-            tid = Var(target.elts[1].id, ScalarType(TASK_ID), self.span(target.elts[1]))
+            tid_name = target.elts[1].id
+            tid = self.target_var(tid_name, ScalarType(TASK_ID), self.span(target.elts[1]))
             self.define(target.elts[0].id, call.replace(task_id_var=tid), node)
-            self.bind(tid.name, tid, target.elts[1])
+            self.bind(tid_name, tid, target.elts[1])
         elif isinstance(target, ast.Tuple):
             value = self.expr(value_node)
             names = [t.id if isinstance(t, ast.Name) else None for t in target.elts]
@@ -585,11 +636,11 @@ class FunctionParser:
             self.scope_depth -= 1
         tid = None
         if item.optional_vars is not None:
-            tid = Var(item.optional_vars.id, ScalarType(TASK_ID), self.span(item.optional_vars))
+            tid = self.target_var(item.optional_vars.id, ScalarType(TASK_ID), self.span(item.optional_vars))
         self.emit(ScopeStmt(level, name_hint, tuple(body), self.span(node), tid, deps, no_dep, dumps,
                             self.manual_depth > 0))
         if tid is not None:
-            self.bind(tid.name, tid, item.optional_vars)
+            self.bind(item.optional_vars.id, tid, item.optional_vars)
 
     def manual_scope(self, node: ast.With, call: ast.Call) -> None:
         """``with pl.manual_scope():`` — every task dispatched inside skips dependency inference."""
@@ -685,41 +736,37 @@ class FunctionParser:
         return target.id, Var(target.id, ScalarType(INDEX), self.span(target))
 
     def _implicit_for(self, node: ast.For, kind, start, stop, step) -> None:
+        """A loop without ``init_values``, pre-SSA: the body re-assigns the Vars of names bound
+        before the loop (ConvertToSSA makes them carried values); names first bound in the body are
+        not visible after it."""
         span = self.span(node)
         name, loop_var = self._loop_var(node.target)
-        assigned = _assigned_names(node.body)
-        # A name bound before the loop and rebound in it is loop-carried (also for pl.unroll: the
-        # loop stays in SSA form until it is expanded).
-        carried = [n for n in assigned if isinstance(self.scope.get(n, _UNBOUND), Var)]
         outer = self.scope
         self.scope = outer.child()
-        iter_args = []
-        for n in carried:
-            it = Var(n, outer[n].type, span)
-            iter_args.append(it)
-            self.scope[n] = it
         self.scope[name] = loop_var
-        body = self.parse_block(node.body)
+        self.frames.append((outer,))
+        try:
+            body = self.parse_block(node.body)
+        finally:
+            self.frames.pop()
         inner = self.scope
         self.scope = outer
-        yields = []
-        for n, it in zip(carried, iter_args):
-            v = inner[n]
-            if v.type != it.type:
-                raise ParserTypeError(f"Cannot reassign '{n}' with a different type: was {describe(it.type)}, "
-                                      f"got {describe(v.type)}", span,
-                                      "a loop-carried value keeps its type; use a new name")
-            yields.append(v)
+        for n, before in outer.items():
+            after = inner.get(n, _UNBOUND)
+            if n == name or not isinstance(before, Var) or after is before:
+                continue
+            # a re-assignment with the carried Var's type re-assigns that Var (see assignable), so a
+            # name left bound to anything else holds a value of another type
+            if isinstance(after, Var) and after.type == before.type:
+                raise InternalError(f"the parser lost track of the loop-carried value '{n}'", span)
+            raise ParserTypeError(f"Cannot reassign '{n}' with a different type: was {describe(before.type)}, "
+                                  f"got {_describe_static(after)}", span,
+                                  "a loop-carried value keeps its type; use a new name")
         for n in inner:
-            if n not in outer and n != name and n not in carried:
+            if n not in outer and n != name:
                 self.loop_locals[n] = span
-        rvs = tuple(Var(n, it.type, span) for n, it in zip(carried, iter_args))
-        if iter_args:
-            body.append(YieldStmt(tuple(yields), span))
         self.emit(ForStmt(loop_var, to_expr(start, span), to_expr(stop, span), to_expr(step, span),
-                          tuple(iter_args), tuple(outer[n] for n in carried), tuple(body), rvs, kind, span))
-        for n, rv in zip(carried, rvs):
-            self.bind(n, rv, node)
+                          (), (), tuple(body), (), kind, span))
 
     def _explicit_for(self, node: ast.For, kind, start, stop, step, init_node: ast.expr) -> None:
         span = self.span(node)
@@ -748,10 +795,14 @@ class FunctionParser:
         targets, yield_call = _yield_parts(last, self.resolve_static)
         if yield_call is None:
             raise ParserSyntaxError("a loop with init_values must end with 'x = pl.yield_(...)'", span)
-        body = self.parse_block(body_nodes[:-1])
-        saved, self.block = self.block, body
-        values = [self.operand(self.expr(a), self.span(a)) for a in yield_call.args]
-        self.block = saved
+        self.frames.append((outer,))
+        try:
+            body = self.parse_block(body_nodes[:-1])
+            saved, self.block = self.block, body
+            values = [self.yield_value(self.expr(a), self.span(a)) for a in yield_call.args]
+            self.block = saved
+        finally:
+            self.frames.pop()
         self.scope = outer
         if len(values) != len(iter_args):
             raise ParserTypeError(f"pl.yield_ gives {len(values)} values for {len(iter_args)} carried values",
@@ -769,7 +820,7 @@ class FunctionParser:
                           tuple(iter_args), tuple(inits), tuple(body), rvs, kind, span))
         if targets:
             for n, rv in zip(targets, rvs):
-                self.bind(n, rv, last)
+                self.bind_result(n, rv, last)
 
     # -------------------------------------------------------------- if
     def stmt_If(self, node: ast.If) -> None:
@@ -782,11 +833,14 @@ class FunctionParser:
             for s in taken[:-1] if ycall is not None else taken:
                 self.stmt(s)
             if ycall is not None:
-                vals = [self.operand(self.expr(a), self.span(a)) for a in ycall.args]
+                vals = [self.yield_value(self.expr(a), self.span(a)) for a in ycall.args]
                 if targets and len(targets) != len(vals):
                     raise ParserTypeError("pl.yield_ targets and values differ in number", span)
                 for n, v in zip(targets, vals):
-                    self.bind(n, v, node)
+                    if isinstance(v, Var):
+                        self.define(n, v, node)
+                    else:
+                        self.bind(n, v, node)  # a literal: uses read it directly
             return
         if kind_of(cond) != "scalar":
             raise ParserTypeError(f"an if condition must be a scalar, got {_describe_static(cond)}",
@@ -795,19 +849,26 @@ class FunctionParser:
         branches = []
         explicit = None
         for stmts in (node.body, node.orelse):
+            # the else branch may re-assign the Vars the then branch left its names bound to: a name
+            # defined in both branches is one Var
+            self.frames.append((outer,) if not branches else (outer, branches[0][1]))
             self.scope = outer.child()
-            targets, ycall = _yield_parts(stmts[-1] if stmts else None, self.resolve_static)
-            if ycall is not None:
-                body = self.parse_block(stmts[:-1])
-                saved, self.block = self.block, body
-                vals = [self.operand(self.expr(a), self.span(a)) for a in ycall.args]
-                self.block = saved
-                explicit = (targets, stmts[-1])
-                branches.append((body, self.scope, vals))
-            else:
-                branches.append((self.parse_block(stmts), self.scope, None))
+            try:
+                targets, ycall = _yield_parts(stmts[-1] if stmts else None, self.resolve_static)
+                if ycall is not None:
+                    body = self.parse_block(stmts[:-1])
+                    saved, self.block = self.block, body
+                    vals = [self.yield_value(self.expr(a), self.span(a)) for a in ycall.args]
+                    self.block = saved
+                    explicit = (targets, stmts[-1])
+                    branches.append((body, self.scope, vals))
+                else:
+                    branches.append((self.parse_block(stmts), self.scope, None))
+            finally:
+                self.frames.pop()
         self.scope = outer
         (tb, ts, tv), (eb, es, ev) = branches
+        rvs: tuple = ()
         if explicit is not None:
             if tv is None or ev is None or len(tv) != len(ev):
                 raise ParserSyntaxError("both branches must end with pl.yield_ of the same number of values", span)
@@ -819,11 +880,9 @@ class FunctionParser:
             rvs = tuple(Var(n, self.declared.pop(n, v.type), span) for n, v in zip(targets, tv))
             tb.append(YieldStmt(tuple(tv), span))
             eb.append(YieldStmt(tuple(ev), span))
-            self.emit(IfStmt(cond, tuple(tb), tuple(eb), rvs, span))
-            for n, rv in zip(targets, rvs):
-                self.bind(n, rv, node)
-            return
-        phis = []
+        # pre-SSA join: a name both branches leave bound to one Var (assigned in a branch and bound
+        # before, or assigned in both) is that Var after the if; ConvertToSSA makes it a phi
+        joined = []
         for n in dict.fromkeys([*ts, *es]):
             a, b = ts.get(n, _UNBOUND), es.get(n, _UNBOUND)
             before = outer.get(n, _UNBOUND)
@@ -833,14 +892,16 @@ class FunctionParser:
                 if a.type != b.type:
                     raise ParserTypeError(f"Cannot reassign '{n}' with a different type: was {describe(a.type)}, "
                                           f"got {describe(b.type)}", span)
-                phis.append((n, a, b))
-        rvs = tuple(Var(n, a.type, span) for n, a, _ in phis)
-        if phis:
-            tb.append(YieldStmt(tuple(a for _, a, _ in phis), span))
-            eb.append(YieldStmt(tuple(b for _, _, b in phis), span))
+                if a is not b:
+                    # (assignable prefers the then branch's Var, so this is only a safety net)
+                    eb.insert(len(eb) - (explicit is not None), AssignStmt(a, b, span))
+                joined.append((n, a))
         self.emit(IfStmt(cond, tuple(tb), tuple(eb), rvs, span))
-        for (n, _, _), rv in zip(phis, rvs):
-            self.bind(n, rv, node)
+        for n, a in joined:
+            self.bind(n, a, node)
+        if explicit is not None:
+            for n, rv in zip(targets, rvs):
+                self.bind_result(n, rv, node)
 
     # -------------------------------------------------------------- expressions
     def lookup(self, name: str, node: ast.AST) -> Any:
@@ -1104,13 +1165,15 @@ class FunctionParser:
                 raise UnsupportedFeatureError(f"pl.submit keyword '{k.arg}' is not supported", self.span(k.value))
         rts = callee.return_types
         rtype = rts[0] if len(rts) == 1 else TupleType(tuple(rts))
-        arg_dirs = self.call_attrs(attrs_node, len(args)) if attrs_node is not None else ()
+        attrs = self.call_attrs(attrs_node, len(args)) if attrs_node is not None else {}
         return FuncCall(callee.name, tuple(args), rtype, span, deps, tuple(no_dep), dumps, self.manual_depth > 0,
-                        arg_directions=arg_dirs)
+                        **attrs)
 
-    def call_attrs(self, node: ast.expr, nargs: int) -> tuple:
-        """``attrs={"arg_directions": ["INPUT", ...]}`` on a kernel call: the runtime tags
-        DeriveCallDirections decided (printed in pass dumps after it), one per argument."""
+    def call_attrs(self, node: ast.expr, nargs: int) -> dict:
+        """``attrs={"arg_directions": ["INPUT", ...], "compiler_dep_edges": {i: [site, ...]}}`` on a
+        kernel call: the runtime tags DeriveCallDirections decided (printed in pass dumps after it),
+        one per argument, and the producer sites AutoDeriveTaskDependencies recorded per argument.
+        Returns the FuncCall fields they set."""
         from pypto.passes.derive_call_directions import SCALAR, TENSOR_TAGS
 
         span = self.span(node)
@@ -1118,15 +1181,23 @@ class FunctionParser:
             value = ast.literal_eval(node)
         except (ValueError, TypeError, SyntaxError):
             value = None
-        if not isinstance(value, dict) or set(value) - {"arg_directions"}:
-            raise ParserTypeError('attrs= must be a literal dict {"arg_directions": [...]}', span)
+        if not isinstance(value, dict) or set(value) - {"arg_directions", "compiler_dep_edges"}:
+            raise ParserTypeError('attrs= must be a literal dict {"arg_directions": [...], '
+                                  '"compiler_dep_edges": {...}}', span)
+        edges = value.get("compiler_dep_edges", {})
+        if not isinstance(edges, dict) or any(
+                type(i) is not int or not 0 <= i < nargs or not isinstance(ks, (list, tuple))
+                or any(type(k) is not int or k < 0 for k in ks) for i, ks in edges.items()):
+            raise ParserTypeError(f"compiler_dep_edges must map argument indices (< {nargs}) to lists of "
+                                  f"producer sites (ints >= 0), got {edges!r}", span)
         tags = value.get("arg_directions", [])
         if not isinstance(tags, (list, tuple)) or any(t not in TENSOR_TAGS | {SCALAR} for t in tags):
             raise ParserTypeError(f"arg_directions must be a list of "
                                   f"{', '.join(sorted(TENSOR_TAGS | {SCALAR}))}, got {tags!r}", span)
         if tags and len(tags) != nargs:
             raise ParserTypeError(f"arg_directions has {len(tags)} tags for {nargs} arguments", span)
-        return tuple(tags)
+        return {"arg_directions": tuple(tags),
+                "compiler_dep_edges": tuple((i, tuple(ks)) for i, ks in sorted(edges.items()))}
 
     def submit_call(self, node: ast.Call) -> FuncCall:
         """``pl.submit(self.k, *args, deps=[...], dumps=[...])`` (``pl.no_dep(t)`` marks an argument)."""
@@ -1286,14 +1357,19 @@ class FunctionParser:
         return Call(op.name, vals, t, span)
 
     def operand(self, v: Any, span: Span) -> Expr:
-        """An op operand: a Var or literal. A nested call is bound to a temporary first, so every
-        op call reads only names (the IR has no nested calls)."""
+        """An op or function-call operand: an IR expression (a call stays nested: FlattenCallExpr
+        binds it to a temporary later) or a Python constant as a literal."""
+        return v if isinstance(v, Expr) else to_expr(v, span)
+
+    def yield_value(self, v: Any, span: Span) -> Expr:
+        """A ``pl.yield_`` operand: a Var or literal. A call is bound to a temporary here, since a
+        yield carries values, not computations."""
         if isinstance(v, (Call, FuncCall)):
             base = v.op.split(".")[-1] if isinstance(v, Call) else v.func
             tmp = Var(f"{base}_t", v.type, v.span)
             self.emit(AssignStmt(tmp, v, v.span))
             return tmp
-        return v if isinstance(v, Expr) else to_expr(v, span)
+        return self.operand(v, span)
 
     def convert_arg(self, op: str, p, v: Any, span: Span) -> Any:
         kind = p.kind
@@ -1361,6 +1437,22 @@ def _arg_indices(args, t, what: str, span: Span) -> list[int]:
     if not idx:
         raise ParserTypeError(f"{what}=: '{t.name}' is not an argument of this call", span)
     return idx
+
+
+def _memref(v: "ann.MemRef", what: str, span) -> MemRef:
+    """The IR MemRef of a printed ``pl.MemRef("base", offset, size[, addr=N])`` tile attribute."""
+    def nat(x) -> bool:
+        return isinstance(x, int) and not isinstance(x, bool) and x >= 0
+
+    if not (isinstance(v.base, str) and v.base.isidentifier() and nat(v.offset) and nat(v.size)
+            and (v.addr is None or nat(v.addr))):
+        got = ", ".join(repr(x) for x in (v.base, v.offset, v.size) if x is not None)
+        if v.addr is not None:
+            got += f", addr={v.addr!r}"
+        raise ParserTypeError(
+            f"{what}: pl.MemRef takes (\"buffer_name\", offset, size) and optionally addr=N, with "
+            f"non-negative integers; got pl.MemRef({got})", span)
+    return MemRef(v.base, v.offset, v.size, v.addr)
 
 
 def _strip_memref(t: Type) -> Type:

@@ -29,7 +29,8 @@ def run_pipeline(program: Program, options: dict, dump_dir: Path | None = None,
                  passes=None) -> PipelineResult:
     """Run the (default or given) pipeline with the compile options of ``options``."""
     platform = get_platform(options.get("platform") or "a2a3sim")
-    ctx = PassContext(platform=platform)
+    ctx = PassContext(platform=platform,
+                      analyze_auto_scopes_for_deps=bool(options.get("analyze_auto_scopes_for_deps", False)))
     if passes is None:
         passes = options.get("passes")
     return run_passes(program, passes if passes is not None else default_pipeline(), ctx,
@@ -51,24 +52,29 @@ def _default_output_dir(name: str) -> Path:
 
 def compile(program: Program, output_dir=None, dump_passes=True, verification_level=None,
             diagnostic_phase=None, disabled_diagnostics=None, platform: Optional[str] = None,
-            passes=None) -> "CompiledProgram":
+            passes=None, analyze_auto_scopes_for_deps: bool = False) -> "CompiledProgram":
     """Compile ``program`` for a simulated platform (default ``a2a3sim``).
 
     Writes ``passes_dump/`` (when ``dump_passes``), ``kernels/aiv/<fn>.py``,
     ``orchestration/<fn>.py`` and ``compiled_meta.json`` under ``output_dir`` (default
     ``$PYPTO_PROG_BUILD_DIR`` or ``build_output``, ``/<name>_<timestamp>``). ``passes`` replaces the
-    default pipeline (see :func:`default_pipeline`).
+    default pipeline (see :func:`default_pipeline`). ``analyze_auto_scopes_for_deps`` lets
+    AutoDeriveTaskDependencies replace the runtime's tensormap lookups it can prove by compiler
+    edges in AUTO scopes (off: the program's dependencies are inferred by the runtime alone).
     """
     from pypto.codegen import generate_kernel, generate_orchestration
     from pypto.ir.compiled import CompiledProgram
 
+    if not isinstance(analyze_auto_scopes_for_deps, bool):
+        raise ValueError(f"analyze_auto_scopes_for_deps must be a bool, got {analyze_auto_scopes_for_deps!r}")
     plat = get_platform(platform or "a2a3sim")
     out = Path(output_dir) if output_dir else _default_output_dir(program.name)
     out.mkdir(parents=True, exist_ok=True)
     (out / "report").mkdir(exist_ok=True)
     dump_level = resolve_dump_level(dump_passes)
     options = {"platform": plat.name, "verification_level": verification_level, "dump_passes": dump_level,
-               "diagnostic_phase": diagnostic_phase, "disabled_diagnostics": disabled_diagnostics}
+               "diagnostic_phase": diagnostic_phase, "disabled_diagnostics": disabled_diagnostics,
+               "analyze_auto_scopes_for_deps": analyze_auto_scopes_for_deps}
     result = run_pipeline(program, options, out / "passes_dump", passes)
     emit_diagnostics(result.diagnostics, out / "report")
     lowered = result.program

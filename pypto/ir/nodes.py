@@ -119,6 +119,12 @@ class FuncCall(Expr):
     # tensors, ``SCALAR`` for scalars), decided by DeriveCallDirections; empty before it (printed as
     # ``attrs={"arg_directions": [...]}``)
     arg_directions: tuple[str, ...] = ()
+    # ``(argument index, (producer site, ...))`` per argument whose tensormap lookup the compiler
+    # replaced (AutoDeriveTaskDependencies): the argument's tag was rewritten (INPUT -> NO_DEP,
+    # INOUT -> OUTPUT_EXISTING) and the runtime waits for the latest task of each producer *site*
+    # (the ordinal of a task call in its orchestration function, :func:`pypto.passes.
+    # auto_derive_task_dependencies.task_sites`) instead; printed ``attrs={"compiler_dep_edges": {...}}``
+    compiler_dep_edges: tuple[tuple[int, tuple[int, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -284,11 +290,12 @@ class Function(Node):
     level: Optional[Level] = None
     span: Span = _NOSPAN
 
-    def as_python(self, prefix: str = "pl") -> str:
-        """The function printed in the ``@pl.function`` DSL form."""
+    def as_python(self, prefix: str = "pl", concise: bool = False) -> str:
+        """The function printed in the ``@pl.function`` DSL form (``concise``: without the
+        annotations the parser re-infers)."""
         from pypto.ir.printer import print_function
 
-        return print_function(self)
+        return print_function(self, concise)
 
 
 @dataclass(frozen=True)
@@ -317,11 +324,12 @@ class Program(Node):
                 return f
         return self.functions[-1]
 
-    def as_python(self, prefix: str = "pl") -> str:
-        """The program printed as DSL source that :func:`pypto.ir.parse` reads back."""
+    def as_python(self, prefix: str = "pl", concise: bool = False) -> str:
+        """The program printed as DSL source that :func:`pypto.ir.parse` reads back (``concise``:
+        without the assignment annotations the parser re-infers; still parses back equal)."""
         from pypto.ir.printer import print_program
 
-        return print_program(self)
+        return print_program(self, concise)
 
     def __str__(self) -> str:
         return self.as_python()

@@ -4,6 +4,13 @@ The output is the input language of :func:`pypto.ir.parse` (the same frontend th
 ``@pl.jit`` kernels), so ``parse(print(p))`` is structurally equal to ``p`` at every stage of the
 pipeline; pass dumps are these files. Printing is deterministic: callees before callers, names made
 unique per function by suffixing ``_1``, ``_2``, ...
+
+**Explicit and concise.** By default every assignment is annotated with its Var's full type
+(memory space, ``valid_shape``, MemRef, ...). With ``concise=True`` an annotation is left out exactly
+when the parser, reading the statement without it, gives the Var the same type — so a concise print
+still parses back to a structurally equal program (:func:`_implied_type` is the rule; when in
+doubt it annotates). Pass dumps at ``PassDumpLevel.CONCISE`` use it; EXPLICIT dumps and the
+ROUNDTRIP verification use the explicit form.
 """
 from __future__ import annotations
 
@@ -34,7 +41,9 @@ def print_type(t: Type) -> str:
         if t.valid_shape is not None:
             parts.append(f"pl.TileView(valid_shape={_ints(t.valid_shape)})")
         if t.memref is not None:
-            parts.append(f"pl.MemRef({t.memref.addr}, {t.memref.size})")
+            m = t.memref
+            addr = f", addr={m.addr}" if m.addr is not None else ""
+            parts.append(f'pl.MemRef("{m.base}", {m.offset}, {m.size}{addr})')
         return f"pl.Tile[{', '.join(parts)}]"
     if isinstance(t, ScalarType):
         return f"pl.Scalar[{t.dtype!r}]"
@@ -102,10 +111,57 @@ def _sanitize(name: str) -> str:
     return out
 
 
+def _implied_type(value: Any, funcs: dict | None):
+    """The type the parser gives ``x`` for ``x = <value>`` written without an annotation (it then
+    takes the value's type as it builds it), or None when that is not known here — the printer
+    annotates then. With an annotation the parser instead gives the value (and so the Var) the
+    annotated type, which is how passes' decisions (memory space, address, ...) travel.
+
+    * a Var (``y = x``, a copy): ``x``'s type;
+    * an op call: the op's type rule applied to the (re-parsed, structurally equal) arguments;
+    * a kernel call ``self.k(...)``: ``k``'s return type(s) (needs the program's functions);
+    * ``t[i]`` of a tuple: the tuple's i-th element type.
+
+    Literals, scalar arithmetic and anything else are not inferred here (the parser folds literals
+    to Python constants and has its own scalar promotion rules): they keep their annotation."""
+    from pypto.errors import PyptoError
+
+    if isinstance(value, Var):
+        return value.type
+    if isinstance(value, Call):
+        from pypto.ops.registry import get_op
+
+        try:
+            return get_op(value.op, value.span).infer_type(value.args, value.span)
+        except (PyptoError, KeyError, TypeError, ValueError, AttributeError, IndexError):
+            return None
+    if isinstance(value, FuncCall):
+        callee = funcs.get(value.func) if funcs else None
+        if callee is None:
+            return None
+        rts = callee.return_types
+        return rts[0] if len(rts) == 1 else TupleType(tuple(rts))
+    if isinstance(value, TupleGetItem):
+        t = getattr(value.value, "type", None)
+        if isinstance(t, TupleType) and 0 <= value.index < len(t.types):
+            return t.types[value.index]
+    return None
+
+
 class _Printer:
-    def __init__(self):
+    def __init__(self, concise: bool = False, funcs: dict | None = None):
         self.lines: list[str] = []
         self.namer = _Namer()
+        self.concise = concise
+        self.funcs = funcs   # name -> Function of the program (kernel calls' return types)
+
+    def annotation_implied(self, s: AssignStmt) -> bool:
+        """Concise mode: the Var's type is what the parser infers without an annotation (and the
+        value already carries that type, so nothing the annotation would set is lost)."""
+        t = s.var.type
+        if not self.concise or getattr(s.value, "type", None) != t:
+            return False
+        return _implied_type(s.value, self.funcs) == t
 
     # ---------------------------------------------------------------- expressions
     def expr(self, e: Any, top: bool = True) -> str:
@@ -121,10 +177,17 @@ class _Printer:
         if isinstance(e, Call):
             return self.call(e)
         if isinstance(e, FuncCall):
-            # runtime tags decided by DeriveCallDirections: attrs={"arg_directions": [...]}
+            # runtime tags decided by DeriveCallDirections: attrs={"arg_directions": [...]}, plus the
+            # producer sites AutoDeriveTaskDependencies found per argument: "compiler_dep_edges": {i: [k]}
             attrs = None
+            items = []
             if e.arg_directions:
-                attrs = 'attrs={"arg_directions": [' + ", ".join(f'"{t}"' for t in e.arg_directions) + "]}"
+                items.append('"arg_directions": [' + ", ".join(f'"{t}"' for t in e.arg_directions) + "]")
+            if e.compiler_dep_edges:
+                items.append('"compiler_dep_edges": {' + ", ".join(
+                    f"{i}: [{', '.join(str(k) for k in ks)}]" for i, ks in e.compiler_dep_edges) + "}")
+            if items:
+                attrs = "attrs={" + ", ".join(items) + "}"
             if not (e.deps or e.no_dep_args or e.dump_args or e.task_id_var is not None):
                 args = [self.expr(a) for a in e.args] + ([attrs] if attrs else [])
                 return f"self.{e.func}({', '.join(args)})"
@@ -203,6 +266,8 @@ class _Printer:
             tid = getattr(s.value, "task_id_var", None)
             if tid is not None:
                 self.emit(depth, f"{name}, {self.namer.define(tid)} = {value}")
+            elif self.annotation_implied(s):
+                self.emit(depth, f"{name} = {value}")
             else:
                 self.emit(depth, f"{name}: {print_type(s.var.type)} = {value}")
         elif isinstance(s, EvalStmt):
@@ -299,15 +364,19 @@ def _float(v: float) -> str:
     return repr(float(v))
 
 
-def print_function(f: Function) -> str:
-    """One function in ``@pl.function`` form (as a method of a program class, at column 0)."""
-    p = _Printer()
+def print_function(f: Function, concise: bool = False, program: Program | None = None) -> str:
+    """One function in ``@pl.function`` form (as a method of a program class, at column 0).
+    ``concise`` drops the annotations the parser re-infers (kernel calls keep theirs unless
+    ``program`` gives the callees)."""
+    p = _Printer(concise, {g.name: g for g in program.functions} if program is not None else None)
     p.function(f, 0)
     return "\n".join(p.lines) + "\n"
 
 
-def print_program(prog: Program) -> str:
-    """The whole program as an ``@pl.program`` class (``# pypto.program: <name>`` header)."""
+def print_program(prog: Program, concise: bool = False) -> str:
+    """The whole program as an ``@pl.program`` class (``# pypto.program: <name>`` header).
+    ``concise`` drops every assignment annotation the parser re-infers (see the module docstring)."""
+    funcs = {f.name: f for f in prog.functions}
     lines = [f"# pypto.program: {prog.name}", "import pypto.language as pl", ""]
     dyn = _dyn_dims(prog)
     lines.extend(f'{n} = pl.dynamic("{n}")' for n in dyn)
@@ -315,7 +384,7 @@ def print_program(prog: Program) -> str:
     for i, f in enumerate(_callee_order(prog)):
         if i:
             lines.append("")
-        p = _Printer()
+        p = _Printer(concise, funcs)
         p.function(f, 1)
         lines.extend(p.lines)
     return "\n".join(lines) + "\n"

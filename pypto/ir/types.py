@@ -1,7 +1,8 @@
 """IR types: scalars, tensors (global memory), tiles (on-chip), tuples.
 
 Types are frozen values compared field by field. A dimension is a Python ``int`` (static); a
-``MemRef`` on a tile records the address the memory planner assigned.
+``MemRef`` on a tile names the buffer the memory planner put it in (and, once AllocateMemoryAddr has
+run, that buffer's address).
 """
 from __future__ import annotations
 
@@ -63,10 +64,32 @@ class TensorType(Type):
 
 @dataclass(frozen=True)
 class MemRef:
-    """Where a tile lives: byte ``addr`` and ``size`` inside its memory space of one core."""
+    """Where a tile lives: ``size`` bytes at byte ``offset`` inside the buffer ``base``.
 
-    addr: int
+    ``base`` names a buffer of one memory space of an InCore function (``"mem_vec_3"``, unique per
+    function); tiles with the same base share that buffer's bytes, which the memory passes allow only
+    when their lifetimes do not overlap (InitMemRef gives every tile its own buffer except values
+    that must share one, MemoryReuse merges buffers). ``addr`` is the buffer's byte address in its
+    memory space of one core: ``None`` until AllocateMemoryAddr assigns it; the tile's bytes are then
+    ``[addr + offset, addr + offset + size)`` (:attr:`physical_addr`).
+    """
+
+    base: str
+    offset: int
     size: int
+    addr: Optional[int] = None
+
+    @property
+    def physical_addr(self) -> int:
+        """Byte address of the tile in its memory space (requires an allocated buffer)."""
+        if self.addr is None:
+            raise ValueError(f"buffer '{self.base}' has no address yet (AllocateMemoryAddr has not run)")
+        return self.addr + self.offset
+
+    @property
+    def end(self) -> int:
+        """One past the tile's last byte inside its buffer (``offset + size``)."""
+        return self.offset + self.size
 
 
 @dataclass(frozen=True)
@@ -75,7 +98,7 @@ class TileType(Type):
 
     ``memory_space`` is ``None`` until InferTileMemorySpace decides it; ``valid_shape`` is ``None``
     when the whole tile is valid (the canonical form, so equal tiles compare equal); ``memref`` is
-    set by AllocateMemoryAddr.
+    set by InitMemRef (buffer), rebased by MemoryReuse and given an address by AllocateMemoryAddr.
     """
 
     shape: tuple[int, ...]

@@ -63,6 +63,49 @@ def _ssa(program: Program, ctx) -> list:
     return bad
 
 
+@prop("NoNestedCalls")
+def _no_nested_calls(program: Program, ctx) -> list:
+    """An op or function call appears only as the whole value of an AssignStmt or EvalStmt (not in
+    another call's arguments, a scalar expression, an if condition, loop bounds, a yield or return)."""
+    from pypto.ir.nodes import BinOp, EvalStmt, FuncCall, UnaryOp
+
+    def name(c) -> str:
+        return c.op if isinstance(c, Call) else f"self.{c.func}"
+
+    def nested(e, where: str):
+        """(call, description) of the first call in ``e`` (``e`` itself included)."""
+        if isinstance(e, (Call, FuncCall)):
+            return e, where
+        if isinstance(e, (BinOp, UnaryOp)):
+            where = "a scalar expression"
+        for x in walk_expr(e):
+            if x is not e and isinstance(x, (Call, FuncCall)):
+                return x, where
+        return None
+
+    bad = []
+    for f in program.functions:
+        for s in iter_stmts(f.body):
+            found = None
+            if isinstance(s, (AssignStmt, EvalStmt)):
+                top = s.value if isinstance(s, AssignStmt) else s.expr
+                if isinstance(top, (Call, FuncCall)):
+                    for a in top.args:
+                        found = found or nested(a, f"the arguments of {name(top)}")
+                else:
+                    found = nested(top, "an expression")
+            else:
+                what = {"ForStmt": "loop bounds / init values", "IfStmt": "an if condition", "ReturnStmt": "a return",
+                        "YieldStmt": "a yield", "ScopeStmt": "a pl.at scope's task attributes"}.get(type(s).__name__,
+                                                                                                    type(s).__name__)
+                for e in use_exprs(s):
+                    found = found or nested(e, what)
+            if found is not None:
+                c, where = found
+                bad.append((f, s, f"call {name(c)} nested in {where}"))
+    return bad
+
+
 @prop("TypeChecked")
 def _types(program: Program, ctx) -> list:
     """Every op call's operands have the kinds its schema asks for, and re-applying the op's type
@@ -138,6 +181,39 @@ def _spaces(program: Program, ctx) -> list:
             if f.func_type == FunctionType.InCore for s, v in _tile_vars(f) if v.type.memory_space is None]
 
 
+@prop("HasMemRefs")
+def _memrefs(program: Program, ctx) -> list:
+    """Every InCore tile names a buffer (``MemRef``) whose ``size`` is the tile's bytes; a buffer
+    holds tiles of one memory space and has one address (or none yet); a loop's result is in the
+    buffer of its carried value (the generated kernel reads it from there)."""
+    bad = []
+    for f in program.functions:
+        if f.func_type != FunctionType.InCore:
+            continue
+        first: dict[str, Var] = {}
+        for s, v in _tile_vars(f):
+            m, t = v.type.memref, v.type
+            if m is None:
+                bad.append((f, s, f"tile '{v.name}' has no MemRef (buffer)"))
+                continue
+            if m.size != t.nbytes:
+                bad.append((f, s, f"tile '{v.name}' has {t.nbytes} bytes but its MemRef says {m.size}"))
+            w = first.setdefault(m.base, v)
+            if w.type.memory_space != t.memory_space:
+                bad.append((f, s, f"buffer '{m.base}' holds tiles of two memory spaces: '{w.name}' "
+                                  f"({w.type.memory_space.name}) and '{v.name}' ({t.memory_space.name})"))
+            elif w.type.memref.addr != m.addr:
+                bad.append((f, s, f"buffer '{m.base}' has two addresses: {w.type.memref.addr} ('{w.name}') and "
+                                  f"{m.addr} ('{v.name}')"))
+            it = next((a for a, r in zip(s.iter_args, s.return_vars) if r is v), None) \
+                if isinstance(s, ForStmt) else None
+            if it is not None:
+                if it.type.memref != m:
+                    bad.append((f, s, f"loop result '{v.name}' is not in the buffer of its carried value "
+                                      f"'{it.name}'"))
+    return bad
+
+
 @prop("AllocatedMemoryAddr")
 def _addresses(program: Program, ctx) -> list:
     bad = []
@@ -147,11 +223,11 @@ def _addresses(program: Program, ctx) -> list:
             continue
         for s, v in _tile_vars(f):
             m = v.type.memref
-            if m is None:
+            if m is None or m.addr is None:
                 bad.append((f, s, f"tile '{v.name}' has no address"))
-            elif platform is not None and m.addr + m.size > platform.capacity(v.type.memory_space):
-                bad.append((f, s, f"tile '{v.name}' at {m.addr}+{m.size} exceeds {v.type.memory_space.name} "
-                                  f"capacity {platform.capacity(v.type.memory_space)}"))
+            elif platform is not None and m.addr + m.end > platform.capacity(v.type.memory_space):
+                bad.append((f, s, f"tile '{v.name}' at {m.addr}+{m.offset}+{m.size} (buffer '{m.base}') exceeds "
+                                  f"{v.type.memory_space.name} capacity {platform.capacity(v.type.memory_space)}"))
     return bad
 
 
@@ -278,7 +354,9 @@ def _call_directions_resolved(program: Program, ctx) -> list:
     (``FuncCall.arg_directions``, DeriveCallDirections): one per argument; a scalar parameter gets
     ``SCALAR``; a tensor one ``INPUT`` / ``INOUT`` / ``OUTPUT_EXISTING`` / ``NO_DEP``, ``NO_DEP``
     exactly for the ``no_dep_args``; an ``In`` parameter never a writing tag (``INOUT`` /
-    ``OUTPUT_EXISTING``), an ``Out`` / ``InOut`` one never ``INPUT`` (nor ``InOut`` ``OUTPUT_EXISTING``)."""
+    ``OUTPUT_EXISTING``), an ``Out`` / ``InOut`` one never ``INPUT`` (nor ``InOut`` ``OUTPUT_EXISTING``).
+    An argument carrying compiler edges (``compiler_dep_edges``, AutoDeriveTaskDependencies) had its
+    lookup replaced: it is ``NO_DEP`` for an ``In`` parameter and ``OUTPUT_EXISTING`` otherwise."""
     from pypto.ir.nodes import FuncCall
     from pypto.ir.types import ScalarType
     from pypto.language.enums import ParamDirection
@@ -300,9 +378,15 @@ def _call_directions_resolved(program: Program, ctx) -> list:
                         bad.append((f, s, f"call of '{g.name}' has {len(tags)} runtime tags for {len(c.args)} "
                                           f"arguments"))
                         continue
+                    derived = {i for i, _ in c.compiler_dep_edges}
                     for i, (t, p, d) in enumerate(zip(tags, g.params, g.directions)):
                         where = f"call of '{g.name}': argument {i} ('{p.name}', {d.name})"
-                        if isinstance(p.type, ScalarType):
+                        if i in derived and not isinstance(p.type, ScalarType):
+                            want = NO_DEP if d == ParamDirection.In else "OUTPUT_EXISTING"
+                            if t != want or i in c.no_dep_args:
+                                bad.append((f, s, f"{where} carries compiler edges, so its tag must be {want} "
+                                                  f"(and it is not a no_dep argument), got {t}"))
+                        elif isinstance(p.type, ScalarType):
                             if t != SCALAR:
                                 bad.append((f, s, f"{where} is a scalar but tagged {t}, not SCALAR"))
                         elif t not in TENSOR_TAGS:
@@ -319,18 +403,75 @@ def _call_directions_resolved(program: Program, ctx) -> list:
     return bad
 
 
+@prop("TaskDependenciesDerived")
+def _task_dependencies_derived(program: Program, ctx) -> list:
+    """Every compiler edge (``FuncCall.compiler_dep_edges``, AutoDeriveTaskDependencies) of an
+    orchestration task call names a tensor argument of the call (each at most once) and producer
+    sites of the *same* orchestration function that are earlier task calls, not manual, and always
+    submitted before the consumer: in the consumer's statement list or an enclosing one, before the
+    statement holding the consumer (a call in another branch, or in a loop the consumer is not in,
+    may not have run, or may have run several times). Manual calls carry no edges."""
+    from pypto.passes.auto_derive_task_dependencies import task_sites
+
+    funcs = {f.name: f for f in program.functions}
+    bad: list = []
+    for f in program.functions:
+        if f.func_type == FunctionType.Orchestration:
+            _check_dep_edges(f, f.body, task_sites(f, funcs), funcs, set(), set(), bad)
+    return bad
+
+
+def _check_dep_edges(f: Function, stmts, sites: dict, funcs: dict, visible: set, manual_sites: set,
+                     bad: list) -> None:
+    """One statement list of :func:`_task_dependencies_derived`; ``visible`` holds the sites
+    submitted (once) before it on every path, ``manual_sites`` the manual calls seen so far."""
+    from pypto.ir.nodes import FuncCall
+    from pypto.ir.types import ScalarType
+
+    visible = set(visible)
+    for s in stmts:
+        calls = [c for e in use_exprs(s) for c in walk_expr(e) if isinstance(c, FuncCall) and id(c) in sites]
+        for c in calls:
+            site = sites[id(c)]
+            if c.manual:
+                manual_sites.add(site)
+                if c.compiler_dep_edges:
+                    bad.append((f, s, f"manual call of '{c.func}' carries compiler edges"))
+            params = funcs[c.func].params
+            seen_args: set = set()
+            for i, producers in c.compiler_dep_edges:
+                if not 0 <= i < len(c.args) or i in seen_args or isinstance(params[i].type, ScalarType):
+                    bad.append((f, s, f"call of '{c.func}' (site {site}): compiler edge on argument {i}, "
+                                      f"which is not a distinct tensor argument"))
+                seen_args.add(i)
+                for k in producers:
+                    if k >= site or k not in visible or k in manual_sites:
+                        bad.append((f, s, f"call of '{c.func}' (site {site}): compiler edge on argument {i} to "
+                                          f"site {k}, which is not an earlier non-manual task always submitted "
+                                          f"before it"))
+        for body in child_stmts(s):
+            _check_dep_edges(f, body, sites, funcs, visible, manual_sites, bad)
+        visible.update(sites[id(c)] for c in calls)
+
+
 # ----------------------------------------------------------------------------- NoLiveOverlap
 
 
 @prop("NoLiveOverlap")
 def _no_live_overlap(program: Program, ctx) -> list:
-    """No two simultaneously live tiles of an InCore function overlap in the same memory space.
+    """No two simultaneously live tiles of an InCore function share bytes.
 
-    An independent liveness computation (not the allocator's): statements are numbered in program
-    order; a tile is live from its definition to its last use; a value defined before a loop and
-    used in it stays live to the loop's end; a loop's iter_args and return vars are one buffer, live
-    over the whole loop; an if's return vars are live from the start of the if. A result may share
-    an operand's bytes only if the op is ``inplace_safe`` and the operand dies there.
+    Tiles share bytes when they are in the same buffer at overlapping offsets (``MemRef.base``,
+    before addresses exist) or, once AllocateMemoryAddr has run, when their address ranges
+    ``addr + offset .. + size`` overlap in the same memory space.
+
+    An independent liveness computation (not the memory passes'): statements are numbered in
+    program order; a tile is live from its definition to its last use; a value defined before a
+    loop and used in it stays live to the loop's end; a loop's iter_args and return vars are one
+    buffer, live over the whole loop; an if's return vars are live over the whole if. Two tiles
+    with identical MemRefs may meet at one statement only as a hand-off: the op is ``inplace_safe``
+    and the operand dies there, or the loop's carried value is initialised from a tile that dies
+    at the loop.
     """
     bad = []
     for f in program.functions:
@@ -348,6 +489,7 @@ def _overlaps(f: Function) -> list:
     site: dict[int, Stmt] = {}
     group: dict[int, int] = {}            # return var / iter_arg id -> id of the loop's first iter_arg
     inplace: dict[int, set] = {}          # result id -> operand ids it may share with
+    entry: dict[int, int] = {}            # iter_arg id -> id of the tile initialising it
     pos = 0
 
     def define(v: Var, s: Stmt, at: int) -> None:
@@ -377,10 +519,12 @@ def _overlaps(f: Function) -> list:
                 if isinstance(s.value, Call) and get_op(s.value.op).inplace_safe:
                     inplace[id(s.var)] = {id(a) for a in s.value.args if isinstance(a, Var)}
             elif isinstance(s, ForStmt):
-                for it, rv in zip(s.iter_args, s.return_vars):
+                for it, rv, init in zip(s.iter_args, s.return_vars, s.init_values):
                     define(it, s, here)
                     define(rv, s, here)
                     group[id(rv)] = id(it)
+                    if isinstance(init, Var):
+                        entry[id(it)] = id(init)
                 inner = block(s.body)
                 pos += 1
                 for v in (*s.iter_args, *s.return_vars):
@@ -403,6 +547,18 @@ def _overlaps(f: Function) -> list:
                 used |= block(s.body)
         return used
 
+    def where(m) -> str:
+        at = f"{m.addr}+{m.offset}" if m.addr is not None else f"+{m.offset}"
+        return f"{m.base} {at}, {m.size} B"
+
+    def hand_off(a: int, b: int) -> bool:
+        """``a`` dies where ``b`` is defined and gives ``b`` its bytes (in place or loop entry)."""
+        if end[a] != start[b] or var[a].type.memref != var[b].type.memref:
+            return False
+        init = entry.get(group.get(b, b))
+        return any(group.get(o, o) == group.get(a, a) for o in inplace.get(b, ())) \
+            or (init is not None and group.get(init, init) == group.get(a, a))
+
     block(f.body)
     # a loop's return var and iter_arg are one buffer: merge their intervals
     for rv, it in group.items():
@@ -421,14 +577,20 @@ def _overlaps(f: Function) -> list:
             if tb.memory_space != ta.memory_space:
                 continue
             ma, mb = ta.memref, tb.memref
-            if ma.addr >= mb.addr + mb.size or mb.addr >= ma.addr + ma.size:
+            if ma.addr is not None and mb.addr is not None:
+                lo_a, lo_b = ma.addr + ma.offset, mb.addr + mb.offset
+            elif ma.base == mb.base:
+                lo_a, lo_b = ma.offset, mb.offset
+            else:
+                continue  # different buffers without addresses yet: placed apart or later
+            if lo_a >= lo_b + mb.size or lo_b >= lo_a + ma.size:
                 continue
             if group.get(a, a) == group.get(b, b) and ma == mb:
                 continue  # iter_arg and return var of one loop
-            if end[a] == start[b] and ma == mb and any(group.get(o, o) == group.get(a, a) for o in inplace.get(b, ())):
-                continue  # in place: the operand dies at the op that defines b
-            bad.append((f, site[b], f"tiles '{var[a].name}' ({ta.memory_space.name} {ma.addr}+{ma.size}, live "
-                                    f"{start[a]}..{end[a]}) and '{var[b].name}' ({mb.addr}+{mb.size}, live "
+            if hand_off(a, b) or hand_off(b, a):
+                continue
+            bad.append((f, site[b], f"tiles '{var[a].name}' ({ta.memory_space.name} {where(ma)}, live "
+                                    f"{start[a]}..{end[a]}) and '{var[b].name}' ({where(mb)}, live "
                                     f"{start[b]}..{end[b]}) overlap while both are live"))
     return bad
 

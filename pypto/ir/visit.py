@@ -202,16 +202,51 @@ def retype_var(v: Var, new_type) -> Var:
 class Renewer(Mutator):
     """Copies a statement list giving every Var it defines a fresh identity (same name and type).
 
-    Used when statements move into another function: Vars must not be shared between functions.
-    ``subst`` may pre-map free Vars (e.g. outer values to the new function's parameters).
+    Used when statements move into another function or are duplicated (inlining, unrolling): Vars
+    must not be shared between functions or copies. ``subst`` may pre-map free Vars (e.g. outer
+    values to the new function's parameters). One original Var gets one copy, however often it is
+    defined, so pre-SSA input (a Var assigned several times) stays pre-SSA with the same meaning;
+    use :meth:`renew` to copy such statements.
     """
 
+    def __init__(self):
+        super().__init__()
+        self.renewed: dict[int, Var] = {}   # id(original) -> the Var its definitions define in the copy
+
     def fresh(self, v: Var) -> Var:
-        return self.redefine(v, Var(v.name, v.type, v.span))
+        """The copy of ``v`` at one of its definitions (the same copy for every definition)."""
+        new = self.renewed.get(id(v))
+        if new is None:
+            new = self.renewed[id(v)] = Var(v.name, v.type, v.span)
+        return self.redefine(v, new)
+
+    def keep(self, v: Var, new: Var) -> None:
+        """Make the definitions of ``v`` in the copy define ``new`` (e.g. ``v`` itself, for a Var the
+        copied statements re-assign but that lives on outside them) and its uses read ``new``."""
+        self.renewed[id(v)] = new
+        self.redefine(v, new)
+
+    def renew(self, stmts) -> tuple[Stmt, ...]:
+        """Copy ``stmts``. Every Var they define is mapped to its copy before the walk, so that a use
+        reached before a re-definition (in pre-SSA form, a loop body reading what its previous
+        iteration assigned) reads the copy too."""
+        for v in defined_vars(stmts):
+            if id(v) not in self.renewed:
+                self.fresh(v)
+        return self.stmts(stmts)
 
     def visit_AssignStmt(self, s):
         value = self.expr(s.value)
+        tid = getattr(value, "task_id_var", None)
+        if tid is not None:   # ``res, tid = pl.submit(...)`` defines the TaskId too
+            value = value.replace(task_id_var=self.fresh(s.value.task_id_var))
         return s.replace(value=value, var=self.fresh(s.var))
+
+    def visit_ScopeStmt(self, s):
+        deps, no_dep, dumps = (tuple(self.expr(x) for x in xs) for xs in (s.deps, s.no_dep_args, s.dumps))
+        body = self.stmts(s.body)
+        tid = self.fresh(s.task_id) if s.task_id is not None else None   # defined after the body
+        return s.replace(deps=deps, no_dep_args=no_dep, dumps=dumps, body=body, task_id=tid)
 
     def visit_ForStmt(self, s):
         start, stop, step = self.expr(s.start), self.expr(s.stop), self.expr(s.step)

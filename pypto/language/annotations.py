@@ -76,7 +76,13 @@ class TileView:
 
 @dataclass(frozen=True)
 class MemRef:
-    """The address a tile was allocated at, in printed IR: ``pl.MemRef(addr, size)``."""
+    """The buffer a tile lives in, in printed IR: ``pl.MemRef("mem_vec_3", offset, size)`` after
+    InitMemRef / MemoryReuse, ``pl.MemRef("mem_vec_3", offset, size, addr=32768)`` after
+    AllocateMemoryAddr (see :class:`pypto.ir.types.MemRef`)."""
 
-    addr: int
-    size: int
+    # Defaults only so that a malformed printed MemRef reaches the parser's own check (which names
+    # the expected form) instead of failing with a bare Python TypeError while it is evaluated.
+    base: Any = None
+    offset: Any = None
+    size: Any = None
+    addr: Any = None

@@ -2,22 +2,36 @@
 
 1. InlineFunctions          each call of a ``@pl.jit.inline`` function becomes a copy of its body
 2. UnrollLoops              each ``pl.unroll`` loop becomes one body copy per iteration
-3. Simplify                 constant scalars fold and propagate; dead branches, 0/1-trip loops and
+3. ConvertToSSA             the frontend's imperative IR becomes SSA: re-assignments get fresh Vars,
+                            values re-assigned in a loop become carried values (iter_arg + yield +
+                            return var), values assigned in an ``if`` become phis
+4. Simplify                 constant scalars fold and propagate; dead branches, 0/1-trip loops and
                             unused scalar assignments disappear
-4. OutlineIncoreScopes      each ``pl.at`` scope becomes an InCore kernel; the entry orchestrates
+5. FlattenCallExpr          every nested call is bound to a temporary: one call per statement
+6. OutlineIncoreScopes      each ``pl.at`` scope becomes an InCore kernel; the entry orchestrates
                             (from here on every call's arguments match the callee's directions)
-5. ConvertTensorToTileOps   tensor ops in kernels become loads, tile ops and stores
-6. FlattenTileNdTo2D        every kernel tile becomes 2-D (leading dims merged, rank 1 -> [1, N])
-7. LegalizeTileCast         casts the platform lacks become chains of native casts
-8. AutoTileMatmulL0         a matmul whose operands exceed L0 becomes a loop over K chunks
-9. InferTileMemorySpace     every tile gets a memory space; moves where an op needs another
-10. NormalizeReturnOrder    a kernel's i-th result is its i-th Out/InOut parameter; call sites follow
-11. AllocateMemoryAddr      every tile gets an address in its space (capacity checked; no two live
+7. ConvertTensorToTileOps   tensor ops in kernels become loads, tile ops and stores
+8. FlattenTileNdTo2D        every kernel tile becomes 2-D (leading dims merged, rank 1 -> [1, N])
+9. LegalizeTileCast         casts the platform lacks become chains of native casts
+10. AutoTileMatmulL0        a matmul whose operands exceed L0 becomes a loop over K chunks
+11. InferTileMemorySpace    every tile gets a memory space; moves where an op needs another
+12. NormalizeReturnOrder    a kernel's i-th result is its i-th Out/InOut parameter; call sites follow
+13. InitMemRef              every kernel tile gets a buffer of its own, ``MemRef("mem_vec_3", 0,
+                            size)`` (no address yet); a loop's carried value and result share one
+14. MemoryReuse             tiles whose lifetimes do not overlap share a buffer (same size, first
+                            fit, largest first; in-place and loop-entry hand-offs preferred)
+15. AllocateMemoryAddr      every buffer gets an address in its space (buffers with disjoint
+                            lifetimes packed onto the same bytes; capacity checked; no two live
                             tiles overlap)
-12. DeriveCallDirections    every task dispatch gets its per-argument runtime tags (INPUT / INOUT /
+16. DeriveCallDirections    every task dispatch gets its per-argument runtime tags (INPUT / INOUT /
                             OUTPUT_EXISTING / NO_DEP / SCALAR; Out promoted by R-seq, R-prior,
                             R-enclosing)
-13. FinalSimplify           Simplify once more on the final program
+17. AutoDeriveTaskDependencies  (only with ``analyze_auto_scopes_for_deps``) producer edges the
+                            compiler can prove are recorded on the consumer call
+18. FinalSimplify           Simplify once more on the final program
+
+The frontend emits pre-SSA IR with nested calls (see :mod:`pypto.frontend.parser`): passes 1-2
+work on that form, SSA is verified from pass 3 on and NoNestedCalls from pass 5 on.
 
 Each pass is a module with ``NAME``, ``REQUIRES``, ``PRODUCES`` and ``run(program, ctx)``; the
 manager (:mod:`pypto.passes.manager`) runs them, verifies, dumps and times them. ``docs/compiler.md``
@@ -26,15 +40,18 @@ describes each pass and property.
 from __future__ import annotations
 
 from pypto.passes import (
-    allocate_memory_addr, auto_tile_matmul_l0, convert_tensor_to_tile_ops, derive_call_directions, final_simplify,
-    flatten_tile_nd_to_2d, infer_tile_memory_space, inline_functions, legalize_tile_cast, normalize_return_order,
-    outline_incore_scopes, simplify, unroll_loops,
+    allocate_memory_addr, auto_derive_task_dependencies, auto_tile_matmul_l0, convert_tensor_to_tile_ops,
+    convert_to_ssa, derive_call_directions, final_simplify, flatten_call_expr, flatten_tile_nd_to_2d,
+    infer_tile_memory_space, init_mem_ref, inline_functions, legalize_tile_cast, memory_reuse,
+    normalize_return_order, outline_incore_scopes, simplify, unroll_loops,
 )
 
 PIPELINE = (
     inline_functions,
     unroll_loops,
+    convert_to_ssa,
     simplify,
+    flatten_call_expr,
     outline_incore_scopes,
     convert_tensor_to_tile_ops,
     flatten_tile_nd_to_2d,
@@ -42,8 +59,11 @@ PIPELINE = (
     auto_tile_matmul_l0,
     infer_tile_memory_space,
     normalize_return_order,
+    init_mem_ref,
+    memory_reuse,
     allocate_memory_addr,
     derive_call_directions,
+    auto_derive_task_dependencies,
     final_simplify,
 )
 

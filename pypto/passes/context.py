@@ -12,3 +12,5 @@ class PassContext:
 
     platform: Platform = A2A3SIM
     diagnostics: list = field(default_factory=list)
+    # AutoDeriveTaskDependencies analyses AUTO scopes only when set (ir.compile / RunConfig knob)
+    analyze_auto_scopes_for_deps: bool = False

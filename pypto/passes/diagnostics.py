@@ -113,6 +113,28 @@ def run_checks(program: Program, phase: DiagnosticPhase, enabled: DiagnosticPhas
 
 # ============================================================================ checks
 
+_SSA_MEMO: list = []   # [(program, its SSA form)]: the three frontend checks convert the same program
+
+
+def ssa_form(program: Program) -> Program:
+    """The frontend (pre-SSA) program as ConvertToSSA + FlattenCallExpr make it, for the
+    ``PRE_PIPELINE`` checks: they reason about values, and in SSA form one Var is one value
+    (a re-assigned Var would hide a dead store; a re-assigned ``create_tile`` result would look
+    unwritten) and one call is one statement. A program these passes reject is returned as is:
+    the pipeline reports the error."""
+    from pypto.errors import PyptoError
+    from pypto.passes import convert_to_ssa, flatten_call_expr
+
+    if _SSA_MEMO and _SSA_MEMO[0][0] is program:
+        return _SSA_MEMO[0][1]
+    try:
+        out = flatten_call_expr.run(convert_to_ssa.run(program, None), None)
+    except PyptoError:
+        out = program
+    _SSA_MEMO[:] = [(program, out)]
+    return out
+
+
 def _write_roots(f) -> set[int]:
     """ids of parameters written somewhere in ``f`` (through assemble/store chains)."""
     root = {id(p): id(p) for p in f.params}
@@ -135,6 +157,7 @@ def _write_roots(f) -> set[int]:
 @check("PTO-W001", "OutParamWriteDropped", Severity.Warning, DiagnosticPhase.PRE_PIPELINE)
 def _out_param_write_dropped(program: Program, ctx):
     """``out = expr`` on an Out parameter rebinds the name only; the caller's buffer is never written."""
+    program = ssa_form(program)
     found = []
     for f in program.functions:
         written = _write_roots(f)
@@ -153,6 +176,7 @@ def _out_param_write_dropped(program: Program, ctx):
 @check("PTO-W002", "UnusedVariable", Severity.Warning, DiagnosticPhase.PRE_PIPELINE)
 def _unused_variable(program: Program, ctx):
     """A value computed and never used."""
+    program = ssa_form(program)
     found = []
     for f in program.functions:
         used = {id(x) for s in iter_stmts(f.body) for e in use_exprs(s) for x in walk_expr(e) if isinstance(x, Var)}
@@ -272,6 +296,7 @@ def _read_before_write(program: Program, ctx):
     """A tile from ``create_tile`` read before anything wrote it: its contents are unspecified."""
     from pypto.ops.registry import VALUE_KINDS, get_op
 
+    program = ssa_form(program)
     found = []
     for f in program.functions:
         fresh = {}

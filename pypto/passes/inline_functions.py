@@ -1,12 +1,16 @@
 """InlineFunctions: every call of an ``Inline`` function (``@pl.jit.inline``) is replaced by a copy
 of the callee's body, and the Inline functions leave the program.
 
-Requires: SSA. Produces: NoInlineFunctions — no function of kind Inline remains.
+Requires: nothing (it runs on the frontend's pre-SSA IR, before ConvertToSSA). Produces:
+NoInlineFunctions — no function of kind Inline remains.
 
 * The copy's parameters read the call's arguments; every Var the body defines is cloned per call
-  site (:class:`pypto.ir.visit.Renewer`), so two call sites never share a Var.
-* The callee's final ``return`` becomes the value of the call: uses of the call's result (or of the
-  ``TupleGetItem`` parts of a multi-value result) read the returned values directly.
+  site (:class:`pypto.ir.visit.Renewer`), so two call sites never share a Var. A parameter the body
+  re-assigns (pre-SSA) is first copied into a fresh Var, so the caller's value is left alone.
+* The callee's final ``return`` becomes the value of the call: the call's result Var (or each Var
+  bound to a ``TupleGetItem`` part of a multi-value result) is assigned the returned value — a copy
+  ConvertToSSA folds away — and a call nested in an expression is replaced by the returned value,
+  with the copy's statements placed before the statement holding it.
 * Inline functions calling Inline functions are expanded transitively (the frontend rejects
   recursion).
 * An ``Opaque`` function (``@pl.jit.opaque``) that another function calls is spliced the same way:
@@ -26,12 +30,12 @@ from pypto.ir.nodes import (
     TupleGetItem,
     Var,
 )
-from pypto.ir.visit import Mutator, Renewer, iter_exprs, iter_stmts
+from pypto.ir.visit import Mutator, Renewer, defined_vars, iter_exprs, iter_stmts
 from pypto.language.enums import FunctionType
 from pypto.passes.context import PassContext
 
 NAME = "InlineFunctions"
-REQUIRES = ("SSA",)
+REQUIRES = ()
 PRODUCES = ("NoInlineFunctions",)  # (a property name only; the verifier has no check for it yet)
 
 
@@ -50,17 +54,27 @@ class _Inliner(Mutator):
         super().__init__()
         self.inline = inline
         self.tuples: dict[int, tuple] = {}   # id(result Var of an inlined call) -> returned values
+        self.pending: list = []              # copies of calls nested in the statement being rebuilt
 
     def function(self, f: Function) -> Function:
         self.tuples = {}
         return super().function(f)
 
+    def stmt(self, s):
+        saved, self.pending = self.pending, []
+        try:
+            r = super().stmt(s)
+            if not self.pending:
+                return r
+            rs = [] if r is None else list(r) if isinstance(r, (list, tuple)) else [r]
+            return [*self.pending, *rs]
+        finally:
+            self.pending = saved
+
     def splice(self, call: FuncCall) -> tuple[list, tuple]:
         """The statements of one inlined copy of ``call``'s callee, and the values it returns."""
         callee = self.inline[call.func]
         ren = Renewer()
-        for p, a in zip(callee.params, call.args):
-            ren.subst[id(p)] = self.expr(a)
         body = list(callee.body)
         for s in iter_stmts(body[:-1] if body and isinstance(body[-1], ReturnStmt) else body):
             if isinstance(s, ReturnStmt):
@@ -69,7 +83,18 @@ class _Inliner(Mutator):
         if body and isinstance(body[-1], ReturnStmt):
             values = body[-1].values
             body = body[:-1]
-        stmts = list(ren.stmts(body))
+        assigned = {id(v) for v in defined_vars(body)}
+        stmts: list = []
+        for p, a in zip(callee.params, call.args):
+            arg = self.expr(a)
+            if id(p) in assigned:
+                # the body re-assigns the parameter (pre-SSA): give it a Var of its own
+                local = Var(p.name, p.type, p.span)
+                stmts.append(AssignStmt(local, arg, call.span))
+                ren.keep(p, local)
+            else:
+                ren.subst[id(p)] = arg
+        stmts.extend(ren.renew(body))
         values = tuple(ren.expr(v) for v in values)
         # nested inline calls inside the copy (fresh Vars; the outer substitution still applies)
         stmts = list(self.stmts(stmts))
@@ -80,13 +105,14 @@ class _Inliner(Mutator):
         if isinstance(s.value, FuncCall) and s.value.func in self.inline:
             stmts, values = self.splice(s.value)
             if len(values) == 1:
-                self.redefine(s.var, values[0])
+                # an assignment, not a substitution: in pre-SSA form the Var may be re-assigned
+                # (e.g. carried through a loop), so it must hold the value where it is defined
+                stmts.append(AssignStmt(self.var(s.var), values[0], s.span))
             else:
                 self.tuples[id(s.var)] = values
             return stmts
         if isinstance(s.value, TupleGetItem) and isinstance(s.value.value, Var) and id(s.value.value) in self.tuples:
-            self.redefine(s.var, self.tuples[id(s.value.value)][s.value.index])
-            return None
+            return AssignStmt(self.var(s.var), self.tuples[id(s.value.value)][s.value.index], s.span)
         return self.default_stmt(s)
 
     def visit_EvalStmt(self, s: EvalStmt):
@@ -94,7 +120,22 @@ class _Inliner(Mutator):
             return self.splice(s.expr)[0]
         return self.default_stmt(s)
 
+    def visit_FuncCall(self, e: FuncCall):
+        # a call nested in an expression: its copy runs before the statement, the value replaces it
+        if e.func in self.inline:
+            stmts, values = self.splice(e)
+            self.pending.extend(stmts)
+            if len(values) != 1:
+                raise UnsupportedFeatureError(f"the {len(values)} results of inline function '{e.func}' must be "
+                                              "unpacked ('a, b = f(...)') before they are used", e.span)
+            return values[0]
+        return self.rebuild(e)
+
     def visit_TupleGetItem(self, e: TupleGetItem):
         if isinstance(e.value, Var) and id(e.value) in self.tuples:
             return self.tuples[id(e.value)][e.index]
+        if isinstance(e.value, FuncCall) and e.value.func in self.inline:
+            stmts, values = self.splice(e.value)
+            self.pending.extend(stmts)
+            return values[e.index]
         return self.rebuild(e)

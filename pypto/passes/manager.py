@@ -25,7 +25,9 @@ class VerificationLevel(enum.Enum):
 
 
 class PassDumpLevel(enum.IntEnum):
-    """What ``passes_dump/`` receives: nothing, or every stage's printed IR."""
+    """What ``passes_dump/`` receives: nothing, or every stage's printed IR — CONCISE without the
+    assignment annotations the parser re-infers (``print_program(concise=True)``), EXPLICIT with
+    every Var's full type. Both parse back to the same program."""
 
     NONE = 0
     CONCISE = 1
@@ -120,10 +122,11 @@ def run_passes(program: Program, passes: Sequence, ctx: PassContext, *, verifica
     result = PipelineResult(program, [("frontend", program)])
     if dump_dir is not None and dump_level != PassDumpLevel.NONE:
         dump_dir.mkdir(parents=True, exist_ok=True)
-        _write(dump_dir / "00_frontend.py", program.as_python())
+        _write(dump_dir / "00_frontend.py", _dump_text(program, dump_level))
     established: list[str] = []
     if level != VerificationLevel.NONE:
-        verify(program, ["SSA", "TypeChecked"], ctx, "pipeline_input")
+        # the frontend's IR is pre-SSA: SSA is checked from the pass producing it (ConvertToSSA) on
+        verify(program, ["TypeChecked"], ctx, "pipeline_input")
     result.add_diagnostics(run_checks(program, DP.PRE_PIPELINE, phase, off, ctx, "pipeline_input"))
     for i, info in enumerate(infos):
         t0 = time.perf_counter()
@@ -141,13 +144,13 @@ def run_passes(program: Program, passes: Sequence, ctx: PassContext, *, verifica
         program = new
         established.extend(p for p in info.produces if p not in established)
         if level != VerificationLevel.NONE:
-            verify(program, ["SSA", "TypeChecked", *established], ctx, info.name)
+            verify(program, ["TypeChecked", *established], ctx, info.name)
         if level == VerificationLevel.ROUNDTRIP:
             roundtrip_check(program, info.name)
         result.add_diagnostics(run_checks(program, DP.POST_PASS, phase, off, ctx, info.name))
         result.stages.append((info.name, program))
         if dump_dir is not None and dump_level != PassDumpLevel.NONE:
-            _write(dump_dir / f"{i + 1:02d}_after_{info.name}.py", program.as_python())
+            _write(dump_dir / f"{i + 1:02d}_after_{info.name}.py", _dump_text(program, dump_level))
     result.add_diagnostics(run_checks(program, DP.POST_PIPELINE, phase, off, ctx, "pipeline_output"))
     result.program = program
     return result
@@ -195,6 +198,16 @@ def roundtrip_check(program: Program, pass_name: str) -> None:
     except (StructuralMismatch, PyptoError) as e:
         raise VerificationError(f"[Roundtrip] printed IR after '{pass_name}' does not parse back to the same "
                                 f"program: {e}") from None
+
+
+def _dump_text(program: Program, level: PassDumpLevel) -> str:
+    """A stage's dump: EXPLICIT is the program's full print; CONCISE leaves out the annotations the
+    parser re-infers (both parse back to the same program)."""
+    if level == PassDumpLevel.CONCISE:
+        from pypto.ir.printer import print_program
+
+        return print_program(program, concise=True)
+    return program.as_python()
 
 
 def _write(path: Path, text: str) -> None:

@@ -1,7 +1,7 @@
 """Simplify: scalar constant folding and propagation, dead-branch and trivial-loop removal, scalar DCE.
 
 Requires: nothing. Produces: nothing (it only makes the program smaller; every established property
-still holds). It runs twice: after UnrollLoops (so the orchestration and the kernels outlined from it
+still holds). It runs twice: after ConvertToSSA (so the orchestration and the kernels outlined from it
 see folded offsets and bounds) and as the final pass.
 
 * **Folding.** A ``BinOp`` / ``UnaryOp`` whose operands are literals becomes a literal, wherever it
@@ -20,10 +20,10 @@ see folded offsets and bounds) and as the final pass.
 * **Scalar DCE.** A scalar assignment whose value contains no op or function call and whose
   variable is never used is removed (repeated to a fixed point).
 
-After AllocateMemoryAddr a tile's buffer is part of its type, so rebinding a tile return var to
-another tile (a dead branch's yield, a removed loop's init) would make later reads look in a buffer
-the allocator may have reused: branch and loop removal is skipped there when a rebound var is a
-tile with an address.
+From InitMemRef on a tile's buffer is part of its type, so rebinding a tile return var to another
+tile (a dead branch's yield, a removed loop's init) would make later reads look in a buffer the
+memory passes may have given to another tile: branch and loop removal is skipped there when a
+rebound var is a tile with a MemRef.
 """
 from __future__ import annotations
 

@@ -1,13 +1,16 @@
 """UnrollLoops: every ``pl.unroll`` loop (ForKind.Unroll) is replaced by one copy of its body per
 iteration.
 
-Requires: SSA. Produces: NoUnrollLoops — no ForStmt of kind Unroll remains.
+Requires: nothing (it runs on the frontend's pre-SSA IR, before ConvertToSSA; the explicit SSA
+form with ``init_values`` works too). Produces: NoUnrollLoops — no ForStmt of kind Unroll remains.
 
 * Bounds are compile-time ints (the frontend checks it); the loop variable becomes the literal
   ``ConstInt`` of each iteration.
-* Every Var a copy defines is cloned (:class:`pypto.ir.visit.Renewer`), so the program stays SSA.
-* Loop-carried values thread through the copies: copy k reads what copy k-1 yielded, and the
-  loop's return vars read what the last copy yielded (the init values for an empty loop).
+* Every Var local to the body is cloned per copy (:class:`pypto.ir.visit.Renewer`), so copies
+  share no local Var. A Var defined before the loop that the body re-assigns (the pre-SSA form of
+  a carried value) stays itself: each copy re-assigns it in turn, and ConvertToSSA versions it.
+* Explicit loop-carried values thread through the copies: copy k reads what copy k-1 yielded, and
+  the loop's return vars read what the last copy yielded (the init values for an empty loop).
 * Nested unroll loops are expanded too.
 * Scalar arithmetic on constants folds in each copy (``i * 64`` becomes ``64`` in copy 1), and an
   ``if`` whose condition folds keeps only its taken branch — the same forms the frontend builds
@@ -27,13 +30,13 @@ from pypto.ir.nodes import (
     UnaryOp,
     YieldStmt,
 )
-from pypto.ir.visit import Mutator, Renewer
+from pypto.ir.visit import Mutator, Renewer, defined_vars
 from pypto.language.dtypes import FP32, INDEX
 from pypto.language.enums import ForKind
 from pypto.passes.context import PassContext
 
 NAME = "UnrollLoops"
-REQUIRES = ("SSA",)
+REQUIRES = ()
 PRODUCES = ("NoUnrollLoops",)
 
 
@@ -42,6 +45,21 @@ def run(program: Program, ctx: PassContext) -> Program:
 
 
 class _Unroller(Mutator):
+    def __init__(self):
+        super().__init__()
+        self.seen: set[int] = set()   # Vars defined so far in the function (originals and copies)
+
+    def function(self, f):
+        self.seen = {id(p) for p in f.params}
+        return super().function(f)
+
+    def stmt(self, s):
+        if isinstance(s, ForStmt):   # visible in the body
+            self.seen.update(id(v) for v in (s.loop_var, *s.iter_args))
+        r = super().stmt(s)
+        self.seen.update(id(v) for v in defined_vars(r if isinstance(r, (list, tuple)) else [r] if r else []))
+        return r
+
     def visit_ForStmt(self, s: ForStmt):
         if s.kind != ForKind.Unroll:
             return self.default_stmt(s)
@@ -59,7 +77,10 @@ class _Unroller(Mutator):
                 ren.subst[id(it)] = v
             body = list(s.body)
             yld = body.pop() if body and isinstance(body[-1], YieldStmt) else None
-            copy = list(ren.stmts(body))
+            for v in defined_vars(body):
+                if id(v) in self.seen or id(self.var(v)) in self.seen:
+                    ren.keep(v, self.var(v))   # defined before the loop: re-assigned by every copy
+            copy = list(ren.renew(body))
             if yld is not None:
                 carried = [ren.expr(v) for v in yld.values]
             out.extend(self.stmts(copy))   # nested unroll loops and folded ifs of this copy

@@ -64,6 +64,8 @@ class RunConfig:
     raise :class:`pypto.errors.PlatformError` naming the simulator to use. ``rtol`` / ``atol`` are
     the harness's golden-comparison tolerances. ``dump_passes`` (bool or ``PassDumpLevel``) writes
     ``passes_dump/`` into the artifact directory; ``save_kernels_dir`` chooses that directory.
+    ``analyze_auto_scopes_for_deps`` (a bool) lets the AutoDeriveTaskDependencies pass replace the
+    tensormap lookups it can prove by compiler edges (``source: "compiler"`` in ``deps.json``).
 
     DFX (written under ``<output_dir>/dfx_outputs/``; any of them forces ``save_kernels``):
     ``enable_dep_gen`` writes ``deps.json``; ``enable_dump_args`` 1 dumps tagged tensors
@@ -151,6 +153,9 @@ class RunConfig:
             raise ValueError(f"RunConfig.dump_budget_bytes must be an int >= 0, got {self.dump_budget_bytes!r}")
         if not isinstance(self.sim_poison, bool):
             raise ValueError(f"RunConfig.sim_poison must be a bool, got {self.sim_poison!r}")
+        if not isinstance(self.analyze_auto_scopes_for_deps, bool):
+            raise ValueError(f"RunConfig.analyze_auto_scopes_for_deps must be a bool, "
+                             f"got {self.analyze_auto_scopes_for_deps!r}")
         if self.any_dfx_enabled():
             self.save_kernels = True
         self.ring_task_window = _check_ring("ring_task_window", self.ring_task_window, _pow2("ring_task_window", 4))
@@ -184,13 +189,15 @@ class RunConfig:
         """Keyword arguments for :func:`pypto.ir.compile` taken from this config."""
         return {"platform": self.platform, "dump_passes": self.dump_passes, "output_dir": self.save_kernels_dir,
                 "verification_level": self.verification_level, "diagnostic_phase": self.diagnostic_phase,
-                "disabled_diagnostics": self.disabled_diagnostics, "passes": self.passes}
+                "disabled_diagnostics": self.disabled_diagnostics, "passes": self.passes,
+                "analyze_auto_scopes_for_deps": self.analyze_auto_scopes_for_deps}
 
     def cache_key(self) -> tuple:
         """The compile-relevant part of the config (part of the jit compile-cache key)."""
         return (self.platform, repr(self.dump_passes), self.save_kernels_dir, repr(self.verification_level),
                 repr(self.diagnostic_phase), repr(sorted(self.disabled_diagnostics or ())),
-                tuple(p.name for p in self.passes) if self.passes is not None else None, id(self.passes))
+                tuple(p.name for p in self.passes) if self.passes is not None else None, id(self.passes),
+                self.analyze_auto_scopes_for_deps)
 
 
 _dataclass_init = RunConfig.__init__

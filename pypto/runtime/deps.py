@@ -12,6 +12,11 @@ the overlap:
 * **L2** — per dimension: any disjoint dimension gives ``NO_OVERLAP``; the consumer containing the
   producer in every dimension gives ``COVERED``; anything else ``OTHER``.
 
+``deps.json`` edge sources: ``explicit`` (``deps=``), ``creator`` (Step A), ``tensormap`` (Step B) and
+``compiler`` — an edge AutoDeriveTaskDependencies proved at compile time (with
+``analyze_auto_scopes_for_deps``) in place of the lookup it made the runtime skip; it carries the
+consumer's view and the flag ``wait`` like a tensormap edge, but no overlap / producer view.
+
 Runtime tags (what codegen passes per argument): ``INPUT``, ``INOUT``, ``OUTPUT_EXISTING``,
 ``OUTPUT`` (runtime-allocated; skipped entirely) and ``NO_DEP``; a scalar argument is tagged
 ``SCALAR`` (the tag of a scalar is ignored).
@@ -254,8 +259,9 @@ def deps_document(tasks) -> dict:
         for pred, arg, source, ov, pv in t.edges:
             if pred.kind == "snapshot":
                 continue
+            # a compiler edge stands in for a tensormap lookup: it waits, it does not retain
             e = {"pred": str(pred.task_id), "succ": str(t.task_id), "arg": arg, "source": source,
-                 "flags": ["wait"] if source == "tensormap" else ["wait", "retain"]}
+                 "flags": ["wait"] if source in ("tensormap", "compiler") else ["wait", "retain"]}
             if source != "explicit":
                 v = t.views[arg]
                 e["tensor_id"] = str(tensor_id(v.base))

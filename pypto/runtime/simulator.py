@@ -10,6 +10,8 @@
   task of a ``tensor.create`` tensor, tensormap lookup (RAW, and WAW through ``INOUT``) against the
   registered producers of the same buffer, registration of ``INOUT`` / ``OUTPUT_EXISTING``. WAR is
   deliberately not tracked, as on the device. A manual scope skips the lookup and the registration.
+  With ``analyze_auto_scopes_for_deps`` the compiler may have replaced a lookup by ``compiler_deps``
+  edges to the latest task of a producer ``site`` (the argument's tag no longer looks up).
 * **Time.** A discrete-event scheduler runs ready tasks on free cores. Kernels are generators that
   yield the cycles a global-memory access takes *before* performing it, so each load reads GM and each
   store (atomic ones included) writes it at the simulated moment the transfer completes, and accesses
@@ -254,6 +256,8 @@ class Runtime:
         self._manual_depth = 0
         self._views: dict[int, tuple] = {}                 # id(tensor) -> (tensor, View)
         self._scopes = (_Scope(self, False), _Scope(self, True))
+        self._sites: dict[int, Task] = {}                 # compiler task site -> its latest task
+        self.tensormap_lookups = 0                         # Step B lookups performed (tests, stats)
         # observers (the doctor's task-by-task comparison): called with each kernel task as it completes
         self.on_complete = None
 
@@ -306,14 +310,16 @@ class Runtime:
         return task.task_id
 
     def submit(self, kernel: str, args: list, tags: list, returns=(), deps=(), manual: bool = False,
-               dumps=()) -> SubmitResult:
+               dumps=(), site: int | None = None, compiler_deps=()) -> SubmitResult:
         """Submit one task of ``kernel``. ``tags`` are per-argument runtime tags (``INPUT``,
         ``INOUT``, ``OUTPUT_EXISTING``, ``OUTPUT``, ``NO_DEP``, ``SCALAR``; IR directions ``In`` /
         ``Out`` / ``InOut`` are accepted too), ignored for scalars. ``deps`` are TaskIds (or lists of them, or
         ``None``) to wait for; ``manual`` submits as if inside a manual scope; ``dumps`` marks
-        tensors to dump for this launch (``enable_dump_args=1``). Returns the GM tensors named by
-        ``returns`` (argument indices, as :func:`pypto.codegen.common.returned_params`) and the
-        TaskId."""
+        tensors to dump for this launch (``enable_dump_args=1``). ``compiler_deps`` are
+        ``(arg, site)`` edges AutoDeriveTaskDependencies proved (the argument's tag was rewritten so
+        the tensormap lookup is skipped): the task waits for the latest task submitted with
+        ``site=site`` (edge source ``compiler``). Returns the GM tensors named by ``returns``
+        (argument indices, as :func:`pypto.codegen.common.returned_params`) and the TaskId."""
         if not _TAGSET.issuperset(tags):
             tags = [t if t in _TAGSET else normalize_tag(t) for t in tags]
         task = self._new_task(kernel, "kernel", list(args), tags, manual or self._manual_depth > 0)
@@ -321,6 +327,10 @@ class Runtime:
         task.func_ids = (fid,)
         task.kernel_ids = (-1, fid, -1)
         self._infer(task, deps)
+        if compiler_deps:
+            self._compiler_edges(task, compiler_deps)
+        if site is not None:
+            self._sites[site] = task
         if self.dump_level == 1:
             sel = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)
                    and (id(a) in self._tagged or any(a is d for d in dumps))]
@@ -395,6 +405,8 @@ class Runtime:
                     edges.append((owner, i, "creator", None, None))
             if manual_dep and base in manual_dep:
                 continue
+            if tag == INPUT or tag == INOUT:
+                self.tensormap_lookups += 1
             if (tag == INPUT or tag == INOUT) and base in tensormap.buckets:
                 for p, ov, pv in tensormap.lookup(v, tag == INOUT):
                     if p is not task:
@@ -407,6 +419,19 @@ class Runtime:
         if register:
             for v in register:
                 tensormap.register(v, task)
+
+    def _compiler_edges(self, task: Task, compiler_deps) -> None:
+        """Edges the compiler recorded in place of tensormap lookups: ``(arg, site)`` -> the latest
+        task of ``site``. A site never submitted means the compiler's proof does not match this
+        orchestration (a compiler bug): an error, never a silently dropped dependency."""
+        for arg, site in compiler_deps:
+            p = self._sites.get(site)
+            if p is None:
+                raise SimulationError(f"task '{task.kernel}': compiler dependency edge of argument {arg} names "
+                                      f"task site {site}, which has not been submitted")
+            if p is not task:
+                task.fanin.add(p.index)
+                task.edges.append((p, arg, "compiler", None, None))
 
     def _link(self, task: Task) -> None:
         tasks = self.tasks

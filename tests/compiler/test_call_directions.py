@@ -47,7 +47,8 @@ def _tags(text, kernel):
 def test_pass_position_and_no_tags_before_it():
     names = [n for n, _ in run_pipeline(_program("seq_loop"), {"platform": "a2a3sim"}).stages]
     assert names.index("DeriveCallDirections") == names.index("AllocateMemoryAddr") + 1
-    assert names.index("FinalSimplify") == names.index("DeriveCallDirections") + 1
+    assert names.index("AutoDeriveTaskDependencies") == names.index("DeriveCallDirections") + 1
+    assert names.index("FinalSimplify") == names.index("AutoDeriveTaskDependencies") + 1
     stages = _stages("seq_loop")
     assert "arg_directions" not in stages["AllocateMemoryAddr"].as_python()
     assert "arg_directions" in stages["DeriveCallDirections"].as_python()

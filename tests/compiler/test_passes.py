@@ -1,6 +1,8 @@
 """Simplify, NormalizeReturnOrder, FlattenTileNdTo2D and the verifier properties NoLiveOverlap,
 CallDirections, ReturnParamsExplicit, TileOps2D: each pass does its job (printed IR before/after),
 keeps the semantics (validate_ir at tight tolerance) and the printed IR round-trips."""
+from dataclasses import replace
+
 import pytest
 import torch
 
@@ -11,7 +13,7 @@ from pypto.errors import PyptoError, VerificationError
 from pypto.frontend.specialize import specialize
 from pypto.ir import run_pipeline
 from pypto.ir.nodes import ReturnStmt
-from pypto.ir.types import MemRef, TileType
+from pypto.ir.types import TileType
 from pypto.ir.visit import Mutator
 from pypto.language.enums import FunctionType, ParamDirection
 from pypto.passes import PIPELINE
@@ -41,9 +43,11 @@ def _stage(result, name):
 
 def test_pipeline_positions():
     names = [p.NAME for p in PIPELINE]
-    assert names == ["InlineFunctions", "UnrollLoops", "Simplify", "OutlineIncoreScopes", "ConvertTensorToTileOps",
+    assert names == ["InlineFunctions", "UnrollLoops", "ConvertToSSA", "Simplify", "FlattenCallExpr",
+                     "OutlineIncoreScopes", "ConvertTensorToTileOps",
                      "FlattenTileNdTo2D", "LegalizeTileCast", "AutoTileMatmulL0", "InferTileMemorySpace",
-                     "NormalizeReturnOrder", "AllocateMemoryAddr", "DeriveCallDirections", "FinalSimplify"]
+                     "NormalizeReturnOrder", "InitMemRef", "MemoryReuse", "AllocateMemoryAddr", "DeriveCallDirections",
+                     "AutoDeriveTaskDependencies", "FinalSimplify"]
     for p in PIPELINE:
         assert p.__doc__ and "Requires" in p.__doc__ and "Produces" in p.__doc__, p.NAME
 
@@ -142,7 +146,7 @@ def test_flatten_makes_tiles_2d():
     assert "pl.Tile[[2, 16, 64], pl.FP32]" in before and "pl.tile.load(a, [0, 0, 0], [2, 16, 64])" in before
     assert "pl.Tile[[2, 16, 64]" not in after
     assert "a_tile: pl.Tile[[32, 64], pl.FP32] = pl.tile.load(a, [0, 0, 0], [32, 64])" in after
-    assert "pl.tile.store(mul_t, [0, 0, 0], out)" in after
+    assert "pl.tile.store(mul__tmp_v0, [0, 0, 0], out)" in after
     before, after = _stage(_run(K.three_d_region, tuple(_FLAT["three_d_region"][0]())), "FlattenTileNdTo2D")
     assert "pl.tile.load(a, [1, 0, 0], [16, 64])" in after and "pl.tile.load(a, [0, 3, 32], [1, 32])" in after
     before, after = _stage(_run(K.one_d, tuple(_FLAT["one_d"][0]())), "FlattenTileNdTo2D")
@@ -217,7 +221,7 @@ class _Retype(Mutator):
 
 def StackAtZero(program):
     """A planted fault: every tile at address 0 (the live ones overlap)."""
-    return _Retype(lambda t: t.with_(memref=MemRef(0, t.memref.size)) if t.memref else t).program(program)
+    return _Retype(lambda t: t.with_(memref=replace(t.memref, addr=0)) if t.memref else t).program(program)
 
 
 def ScalarAsOut(program):
@@ -287,16 +291,19 @@ def test_planted_fault_tile_ops_2d():
 
 
 def test_no_live_overlap_accepts_in_place_reuse():
-    """The allocator puts add_t in t's buffer after t dies (in place): NoLiveOverlap accepts it,
-    and moving a still-live tile onto another is caught."""
+    """MemoryReuse puts add(t, t) in t's buffer as t dies there (in place): NoLiveOverlap accepts
+    it, and moving a still-live tile onto another is caught."""
+    import re
+
     a, x, y = _data((64, 128), (64, 128), (64, 128))
     result = _run(K.two_outs, (a, x, y))
     text = result.program.as_python()
-    assert "t: pl.Tile[[64, 128], pl.FP32, pl.Mem.Vec, pl.MemRef(0, 32768)]" in text
-    assert "add_t: pl.Tile[[64, 128], pl.FP32, pl.Mem.Vec, pl.MemRef(0, 32768)]" in text
+    t_buf = 'pl.Tile[[64, 128], pl.FP32, pl.Mem.Vec, pl.MemRef("mem_vec_0", 0, 32768, addr=0)]'
+    assert f"t: {t_buf} = pl.tile.load(" in text
+    assert re.search(r"\w+: " + re.escape(t_buf) + r" = pl\.tile\.add\(t, t\)", text), text
 
     def MulsOntoT(program):
-        return _Retype(lambda t: t.with_(memref=MemRef(0, t.memref.size)) if t.memref and t.memref.addr == 32768
+        return _Retype(lambda t: t.with_(memref=replace(t.memref, addr=0)) if t.memref and t.memref.addr == 32768
                        else t).program(program)
     prog = specialize(K.two_outs, (a, x, y), {}).program
     with pytest.raises(VerificationError, match="NoLiveOverlap.*'t'.*'muls_t'|NoLiveOverlap"):
