@@ -31,6 +31,11 @@ class Platform:
     gm_bytes_per_cycle: int = 128
     gm_latency_cycles: int = 200
     vector_bytes_per_cycle: int = 256
+    # Runtime rings (spec-runtime §3.2): per ring, task slots, output-heap bytes and dependency
+    # entries; RunConfig.ring_* override them
+    ring_task_window: int = 16384
+    ring_heap: int = 256 * 1024 * 1024
+    ring_dep_pool: int = 16384
 
     def capacity(self, space: M) -> int:
         """Usable bytes of ``space`` on one core (0 when the platform lacks it)."""

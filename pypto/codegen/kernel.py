@@ -11,6 +11,7 @@ itself then happens at the simulated time the transfer completes.
 from __future__ import annotations
 
 from pypto.codegen.common import PyNames, py_expr, py_literal
+from pypto.codegen.scratch import dead_scratch_calls
 from pypto.errors import CodegenError
 from pypto.ir.nodes import (
     AssignStmt, Call, EvalStmt, ForStmt, Function, IfStmt, ReturnStmt, Stmt, TupleGetItem, Var, YieldStmt,
@@ -30,6 +31,7 @@ class KernelGen:
         self.tiles: list[tuple] = []
         self.slot: dict[tuple, int] = {}
         self.pending = 0
+        self.dead_scratch = dead_scratch_calls(f)
 
     def view(self, v: Var) -> str:
         """Index into ``v`` of the tile's view (tiles sharing a buffer and type share a view)."""
@@ -153,8 +155,9 @@ class KernelGen:
             # the simulated moment it completes, so accesses of different cores race in time order
             self.pending += self.cost(c)
             self.flush(depth)
+        kw = {} if op.scratch is None or id(c) not in self.dead_scratch else {"keep_scratch": False}
         if result is not None and isinstance(result.type, TileType):
-            self.emit(depth, op.sim(a, Src(self.view(result), result.type)))
+            self.emit(depth, op.sim(a, Src(self.view(result), result.type), **kw))
         elif result is not None:  # a tensor (tile.store) or a scalar (tile.read)
             self.emit(depth, f"{self.names.define(result)} = {op.sim(a, None)}")
         else:

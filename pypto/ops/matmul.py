@@ -79,7 +79,7 @@ register(OpDef(
             Param("a_trans", "bool", False), Param("b_trans", "bool", False)),
     infer=_tile_mm_infer,
     ref=_mm_ref,
-    sim=lambda a, dst: f"{dst}.copy_({_mm_ref(a)})",
+    sim=lambda a, dst: f"_pto.matmul_into({dst}, {a.lhs}, {a.rhs})",
     dsl="matmul", operand_kinds=("tile", "tile"),
     input_spaces=(("lhs", (M.Left,)), ("rhs", (M.Right,))),
     result_space=M.Acc,
@@ -110,11 +110,12 @@ register(OpDef(
             Param("a_trans", "bool", False), Param("b_trans", "bool", False)),
     infer=_tile_mm_acc_infer,
     ref=_mm_acc_ref,
-    sim=lambda a, dst: f"{dst}.copy_({_mm_acc_ref(a)})",
+    sim=lambda a, dst: f"_pto.matmul_into({dst}, {a.lhs}, {a.rhs}, {a.acc})",
     dsl="matmul_acc", operand_kinds=("tile", "tile", "tile"),
     input_spaces=(("acc", (M.Acc,)), ("lhs", (M.Left,)), ("rhs", (M.Right,))),
     result_space=M.Acc,
-    # the sim computes acc + lhs @ rhs into a temporary before writing dst: dst may be acc's buffer
+    # the sim computes lhs @ rhs into a temporary, then dst = acc + product elementwise: dst may be
+    # acc's buffer
     inplace_safe=True,
     doc="acc + lhs @ rhs on the cube (accumulate into Acc)",
 ))

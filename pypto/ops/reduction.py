@@ -119,7 +119,10 @@ def _define(family: str, kind: str) -> None:
         params=(Param("x", "tile"), Param("tmp_tile", "tile", None)),
         infer=_tile_rule(f"tile.{dsl}", dsl, axis),
         ref=lambda a, axis=axis, kind=kind: f"_pto.reduce({a.x}, {a.tmp_tile}, {axis}, {kind!r})",
-        sim=lambda a, dst, axis=axis, kind=kind: f"_pto.reduce_into({dst}, {a.x}, {a.tmp_tile}, {axis}, {kind!r})",
+        sim=lambda a, dst, keep_scratch=True, axis=axis, kind=kind: (
+            f"_pto.reduce_into({dst}, {a.x}, {a.tmp_tile}, {axis}, {kind!r}"
+            + ("" if keep_scratch else ", clobber=False") + ")"),
+        scratch="tmp_tile",
         dsl=dsl, operand_kinds=("tile",),
         input_spaces=_VEC, result_space=MemorySpace.Vec,
         dsl_check=_dsl_check(dsl) if family == "row" else None,

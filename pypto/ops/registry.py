@@ -107,6 +107,11 @@ class OpDef:
     # the parser before binding; the explicit ``pl.<level>.<name>(...)`` form skips it (e.g. tile
     # row reductions: ``pl.row_sum(tile)`` needs tmp_tile, ``pl.tile.row_sum(x)`` is sequential)
     dsl_check: Optional[Callable[..., None]] = None
+    # a scratch operand (param name) the op overwrites before reading it and leaves clobbered
+    # (reduction tmp tiles). When the kernel generator proves that nothing later in the kernel
+    # reads the clobbered contents (:mod:`pypto.codegen.scratch`), ``sim`` is called with
+    # ``keep_scratch=False`` and may skip producing them
+    scratch: Optional[str] = None
 
     @property
     def level(self) -> str:

@@ -239,7 +239,7 @@ def _extreme_fast(x: torch.Tensor, kind: str):
 
 
 def _reduce_last(x: torch.Tensor, kind: str, tree: bool, work: torch.Tensor | None = None,
-                 fresh: bool = True) -> torch.Tensor:
+                 fresh: bool = True, clobber: bool = True) -> torch.Tensor:
     """Reduce the last axis of ``x`` (keepdim) in the documented order; every step rounds to the
     dtype (torch computes FP16/BF16 in FP32 and rounds once per op, like the vector unit).
 
@@ -254,7 +254,8 @@ def _reduce_last(x: torch.Tensor, kind: str, tree: bool, work: torch.Tensor | No
     when :func:`_extreme_fast` proves the result order-independent; the tree runs in a cached
     scratch of the very layout it would have used (``work``'s, or ``x.clone()``'s) with pre-built
     level views, and ``work`` then receives the scratch's final contents (the same partial results).
-    ``fresh=False`` allows returning a view of that scratch (the caller copies it out at once).
+    ``fresh=False`` allows returning a view of that scratch (the caller copies it out at once);
+    ``clobber=False`` leaves ``work`` unwritten (only its layout is used).
     """
     n = x.shape[-1]
     if kind != "sum" and work is None and n > 1:
@@ -269,7 +270,7 @@ def _reduce_last(x: torch.Tensor, kind: str, tree: bool, work: torch.Tensor | No
         w, steps, first = _tree_plan(like, kind)
         w.copy_(x)
         _tree_levels(steps, kind)
-        if work is not None:
+        if work is not None and clobber:
             work.copy_(w)
         return first.clone() if fresh else first  # fresh=False: a view of the scratch, copy at once
     fn = _REDUCE_FN[kind]
@@ -315,10 +316,23 @@ def reduce(x: torch.Tensor, tmp, axis: int, kind: str) -> torch.Tensor:
     return _reduce_last(x.movedim(axis, -1), kind, tmp is not None).movedim(-1, axis)
 
 
-def reduce_into(dst: torch.Tensor, x: torch.Tensor, tmp, axis: int, kind: str) -> None:
+def reduce_into(dst: torch.Tensor, x: torch.Tensor, tmp, axis: int, kind: str, clobber: bool = True) -> None:
     """Simulator reduction into core memory; the tree path works in the tmp tile's leading
-    region (so the device's scratch really is clobbered), the sequential path needs no scratch."""
+    region (so the device's scratch really is clobbered), the sequential path needs no scratch.
+    ``clobber=False`` (the kernel generator proved nothing reads the clobbered tmp tile,
+    :mod:`pypto.codegen.scratch`): the same result computed without writing ``tmp`` — the tree in
+    a private scratch of ``tmp``'s layout, or for ``max`` / ``min`` one ``amax`` / ``amin`` where
+    that is bit-identical (:func:`_extreme_fast`)."""
     last = axis == -1 or axis == x.dim() - 1  # movedim is a no-op then (but costs a torch call)
+    if tmp is not None and not clobber:
+        xs = x if last else x.movedim(axis, -1)
+        r = _extreme_fast(xs, kind) if kind != "sum" and xs.shape[-1] > 1 else None
+        if r is None:
+            # the tree in a cached scratch with the tmp region's strides: the same loops, the same bits
+            like = tmp if tmp.shape == x.shape else region(tmp, [0] * tmp.dim(), list(x.shape), "reduction tmp_tile")
+            r = _reduce_last(xs, kind, True, like if last else like.movedim(axis, -1), fresh=False, clobber=False)
+        dst.copy_(r if last else r.movedim(-1, axis))
+        return
     work = None
     if tmp is not None:
         work = region(tmp, [0] * tmp.dim(), list(x.shape), "reduction tmp_tile")
@@ -458,6 +472,18 @@ def matmul(lhs: torch.Tensor, rhs: torch.Tensor, acc: torch.Tensor | None = None
         # minus two allocations per call
         out = torch.matmul(_operand_buffer(0, lhs, dt), _operand_buffer(1, rhs, dt))
     return out if acc is None else acc + out
+
+
+def matmul_into(dst: torch.Tensor, lhs: torch.Tensor, rhs: torch.Tensor, acc: torch.Tensor | None = None) -> None:
+    """Simulator cube op into core memory: the product exactly as :func:`matmul` computes it (the
+    same BLAS call), then ``acc + product`` written straight into ``dst`` (an elementwise FP32 add,
+    the same bits as :func:`matmul`'s ``acc + out``, without its temporary). ``dst`` may be
+    ``acc``'s own buffer."""
+    out = matmul(lhs, rhs)
+    if acc is None:
+        dst.copy_(out)
+    else:
+        torch.add(acc, out, out=dst)
 
 
 def _operand_buffer(slot: int, x: torch.Tensor, dt: torch.dtype) -> torch.Tensor:

@@ -2,8 +2,10 @@
 
 Every field of spec-runtime §1 is accepted and validated; the simulator reads ``platform``, the DFX
 flags (``enable_dep_gen``, ``enable_dump_args``, ``enable_chip_swimlane``), ``sim_seed``, ``sim_poison`` and
-``dump_budget_bytes``. ``device_id``, ``aicpu_thread_num``, the ring sizes, ``enable_pmu`` and
-``enable_scope_stats`` are validated but have no effect on the simulator.
+``dump_budget_bytes`` and the ring sizes (a scope that holds more tasks, heap bytes or dependency
+entries than its ring has deadlocks the device: the simulator reports it, see
+:meth:`pypto.runtime.simulator.Runtime.scope`). ``device_id``, ``aicpu_thread_num``, ``enable_pmu``
+and ``enable_scope_stats`` are validated but have no effect on the simulator.
 """
 from __future__ import annotations
 
@@ -161,6 +163,18 @@ class RunConfig:
         self.ring_task_window = _check_ring("ring_task_window", self.ring_task_window, _pow2("ring_task_window", 4))
         self.ring_heap = _check_ring("ring_heap", self.ring_heap, _pow2("ring_heap", 1024))
         self.ring_dep_pool = _check_ring("ring_dep_pool", self.ring_dep_pool, _dep_pool)
+
+    def ring_limits(self) -> tuple[list[int], list[int], list[int]]:
+        """Per ring (4): task window, heap bytes and dependency-pool entries — the overrides, with
+        ``None`` / ``0`` entries taken from the platform's defaults."""
+        plat = self._platform
+
+        def per_ring(value, default):
+            vals = value if isinstance(value, list) else [value] * _RINGS
+            return [default if not v else v for v in vals]
+
+        return (per_ring(self.ring_task_window, plat.ring_task_window), per_ring(self.ring_heap, plat.ring_heap),
+                per_ring(self.ring_dep_pool, plat.ring_dep_pool))
 
     def any_dfx_enabled(self) -> bool:
         """Whether any DFX output is requested (swimlane, dumps, pmu, dep_gen, scope stats)."""

@@ -208,10 +208,15 @@ class _Scope:
         rt._depth += 1
         if self.manual:
             rt._manual_depth += 1
+        held = rt._held
+        if len(held) <= rt._depth:
+            held.append([0, 0, 0])
         return self
 
     def __exit__(self, *exc):
         rt = self.rt
+        h = rt._held[rt._depth]
+        h[0] = h[1] = h[2] = 0      # scope_end: its tasks' slots, heap and edges can be retired
         rt._depth -= 1
         if self.manual:
             rt._manual_depth -= 1
@@ -233,7 +238,8 @@ class Runtime:
     """
 
     def __init__(self, platform: Platform, kernels: dict, seed: int | None, dump_level: int = 0,
-                 dump_budget: int = 1 << 30, kernel_ids: dict | None = None, poison: bool = False):
+                 dump_budget: int = 1 << 30, kernel_ids: dict | None = None, poison: bool = False,
+                 rings: tuple | None = None):
         self.platform = platform
         self.kernels = kernels
         self.kernel_ids = kernel_ids if kernel_ids is not None else {n: i for i, n in enumerate(sorted(kernels))}
@@ -253,6 +259,11 @@ class Runtime:
         self._tagged: dict[int, torch.Tensor] = {}        # id -> tensor marked by dump_tag (sticky)
         self._local = [0, 0, 0, 0]
         self._depth = 0
+        # per ring: (task window, heap bytes, dependency entries); per open scope depth: what its
+        # tasks hold until scope_end (tasks, heap bytes, edges) — see _hold
+        self._rings = rings or ([platform.ring_task_window] * 4, [platform.ring_heap] * 4,
+                                [platform.ring_dep_pool] * 4)
+        self._held: list[list[int]] = [[0, 0, 0]]
         self._manual_depth = 0
         self._views: dict[int, tuple] = {}                 # id(tensor) -> (tensor, View)
         self._scopes = (_Scope(self, False), _Scope(self, True))
@@ -280,6 +291,7 @@ class Runtime:
         excludes the buffer from the tensormap for its whole lifetime."""
         t = torch.zeros(list(shape), dtype=dtype)
         task = self._new_task("__alloc__", "alloc", [t], [OUTPUT], self._manual_depth > 0)
+        self._hold(1, t.numel() * t.element_size())
         v = task.views[0] = self._view(t)
         base = v.base
         self.owner[base] = task
@@ -331,6 +343,8 @@ class Runtime:
             self._compiler_edges(task, compiler_deps)
         if site is not None:
             self._sites[site] = task
+        if task.fanin:
+            self._hold(2, len(task.fanin))
         if self.dump_level == 1:
             sel = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)
                    and (id(a) in self._tagged or any(a is d for d in dumps))]
@@ -352,7 +366,28 @@ class Runtime:
         task = Task(len(self.tasks), tid, kernel, kind, args, tags, manual)
         self.tasks.append(task)
         self.by_id[tid] = task
+        self._hold(0, 1)
         return task
+
+    _HELD = ("task slots (ring_task_window)", "heap bytes (ring_heap)", "dependency entries (ring_dep_pool)")
+
+    def _hold(self, what: int, amount: int) -> None:
+        """Account ``amount`` of a ring resource (0 task slots, 1 heap bytes, 2 dependency entries)
+        to the innermost open scope. Tasks keep what they hold until their scope ends, so when the
+        open scopes of one ring hold more than the ring has, the device's orchestrator waits for a
+        release that can never come: a deadlock, which the runtime reports as fatal. (Short of
+        that, a full ring only makes the orchestrator wait for retirements: no effect on results.)"""
+        depth = self._depth
+        self._held[depth][what] += amount
+        ring = depth if depth < 3 else 3
+        limit = self._rings[what][ring]
+        total = self._held[ring][what] if ring < 3 else sum(h[what] for h in self._held[3:])
+        if total > limit:
+            raise SimulationError(
+                f"ring {ring} deadlocks: its open scopes hold {total} {self._HELD[what]} but the ring has "
+                f"{limit}; on the device the orchestrator blocks forever. Raise RunConfig."
+                f"{self._HELD[what].split('(')[1][:-1]}, or give the loop body its own scope so that its "
+                "tasks retire sooner")
 
     def _view(self, t: torch.Tensor) -> View:
         hit = self._views.get(id(t))
@@ -534,6 +569,9 @@ class Runtime:
 
 _SNAPSHOT_ID = 1 << 63
 _TAGSET = frozenset((INPUT, OUTPUT, INOUT, OUTPUT_EXISTING, NO_DEP, SCALAR))
+# tags under which a task may write its argument (NO_DEP only skips dependency tracking: the
+# kernel may still write, so it counts)
+_WRITE_TAGS = frozenset((OUTPUT, INOUT, OUTPUT_EXISTING, NO_DEP))
 
 
 def _flatten(deps):
@@ -590,13 +628,32 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
     out = compiled.output_dir
     kernels = {name: load_module(out / rel) for name, rel in meta["kernels"].items()}
     kernel_ids = {name: i for i, name in enumerate(meta["kernels"])}
-    rt = Runtime(platform, kernels, cfg.sim_seed, dump_level=cfg.enable_dump_args,
-                 dump_budget=cfg.dump_budget_bytes, kernel_ids=kernel_ids, poison=cfg.sim_poison)
-    _LAST_RUNTIME[:] = [rt]
-    gm = [a.detach().clone().contiguous() if isinstance(a, torch.Tensor) else a for a in full]
     orch = load_module(out / meta["orchestration"])
-    try:
+
+    def submit_all(gm):
+        rt = Runtime(platform, kernels, cfg.sim_seed, dump_level=cfg.enable_dump_args,
+                     dump_budget=cfg.dump_budget_bytes, kernel_ids=kernel_ids, poison=cfg.sim_poison,
+                     rings=cfg.ring_limits())
+        _LAST_RUNTIME[:] = [rt]
         orch.orchestrate(rt, *gm)
+        return rt
+
+    direct = _in_place_args(params, full)
+    gm = [a if i in direct else a.detach().clone().contiguous() if isinstance(a, torch.Tensor) else a
+          for i, a in enumerate(full)]
+    rt = None
+    try:
+        rt = submit_all(gm)
+        if _writes_into(rt, [gm[i] for i in direct if params[i]["direction"] == "In"]):
+            # the program writes a tensor declared In (the device writes its own copy, the caller's
+            # tensor is not an output): submit again over copies, no task has run yet
+            for core in rt.cores:
+                core.release()
+            direct = {i for i in direct if params[i]["direction"] == "Out"}
+            gm = [a if i in direct else a.detach().clone().contiguous() if isinstance(a, torch.Tensor) else a
+                  for i, a in enumerate(full)]
+            rt = None
+            rt = submit_all(gm)
         if cfg.sim_poison:
             from pypto.ops.support import poisoning
 
@@ -605,17 +662,60 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
         else:
             rt.run_all()
     finally:
-        for core in rt.cores:
-            core.release()
+        if rt is not None:
+            for core in rt.cores:
+                core.release()
     if cfg.any_dfx_enabled():
         write_dfx(rt, cfg, out, kernel_ids)
     for p, user, g in zip(params, full, gm):
-        if p["direction"] in ("Out", "InOut"):
+        if p["direction"] in ("Out", "InOut") and g is not user:
             user.copy_(g)
     if allocate:
         outs = [full[i] for i, p in enumerate(params) if p["direction"] == "Out"]
         return outs[0] if len(outs) == 1 else tuple(outs)
     return None
+
+
+def _in_place_args(params, full) -> set:
+    """Indices of the tensor arguments the simulated device may use as its global memory in place
+    instead of a copy. Copying a large tensor costs page faults on fresh memory (~4 ms per 16 MB
+    here, the largest single cost of a softmax run), and the copy is unobservable when:
+
+    * the parameter is ``In`` (never written: checked after submission by :func:`_writes_into`,
+      which falls back to copies) or ``Out`` (the results land there anyway; on an error the
+      tensor may hold part of them — InOut parameters are always copied, so a failing run leaves
+      them as they were);
+    * the tensor is contiguous and owns its whole storage at offset 0 (so the runtime sees the same
+      buffer bounds and offsets as for a copy: deps.json and the tensormap are unchanged), and no
+      other tensor argument shares that storage (an aliased pair must stay two buffers)."""
+    tensors = [(i, a) for i, a in enumerate(full) if isinstance(a, torch.Tensor)]
+    counts: dict[int, int] = {}
+    for _, a in tensors:
+        ptr = a.untyped_storage().data_ptr()
+        counts[ptr] = counts.get(ptr, 0) + 1
+    direct = set()
+    for i, a in tensors:
+        st = a.untyped_storage()
+        if (params[i]["direction"] in ("In", "Out") and counts[st.data_ptr()] == 1 and a.is_contiguous()
+                and a.storage_offset() == 0 and st.nbytes() == a.numel() * a.element_size()
+                and not a.requires_grad and a.device.type == "cpu"):
+            direct.add(i)
+    return direct
+
+
+def _writes_into(rt: Runtime, tensors) -> bool:
+    """True when a submitted task may write one of ``tensors`` (an OUTPUT / INOUT /
+    OUTPUT_EXISTING argument on the same storage)."""
+    if not tensors:
+        return False
+    bases = {t.untyped_storage().data_ptr() for t in tensors}
+    for task in rt.tasks:
+        for i, tag in enumerate(task.tags):
+            if tag in _WRITE_TAGS:
+                a = task.args[i] if i < len(task.args) else None
+                if isinstance(a, torch.Tensor) and a.untyped_storage().data_ptr() in bases:
+                    return True
+    return False
 
 
 def write_dfx(rt: Runtime, cfg, work_dir: Path, kernel_ids: dict) -> None:

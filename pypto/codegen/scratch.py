@@ -1,0 +1,109 @@
+"""Which scratch clobbers a kernel can observe.
+
+A reduction with a ``tmp_tile`` leaves that tile holding the tree's partial results, as the device
+does. Producing them costs the simulator a copy (and, for ``max`` / ``min``, the whole tree instead
+of one order-independent ``amax``), yet most kernels never look at them: the next use of the
+scratch is the scratch of another reduction (which overwrites before reading) or there is none.
+:func:`dead_scratch_calls` finds the calls whose clobbered scratch no later instruction of the same
+kernel can read, so the kernel generator lets the simulator skip it. The analysis works on byte
+ranges of the allocated tiles, so buffers shared by several Vars (in-place results, loop carries,
+reused addresses) are covered.
+
+What it does not preserve: the contents a *later task on the same core* would find in that memory
+if it read a tile before writing it. That is an uninitialized read, whose contents are unspecified
+on the device too (``RunConfig(sim_poison=True)`` exposes such reads).
+"""
+from __future__ import annotations
+
+from pypto.ir.nodes import AssignStmt, Call, EvalStmt, ForStmt, Function, IfStmt, ScopeStmt, Var
+from pypto.ir.types import TileType
+from pypto.ir.visit import walk_expr
+from pypto.ops.registry import get_op
+
+
+def dead_scratch_calls(f: Function) -> set[int]:
+    """``id`` of every call with a scratch operand (``OpDef.scratch``) whose clobbered contents no
+    later statement of ``f`` can read. Later = after the call in program order, plus the whole
+    outermost loop around it (the next iteration). A later reference to an overlapping buffer
+    counts as a read unless it is itself the scratch operand of such an op (written first)."""
+    flat: list[tuple[object, int]] = []   # (statement, index of its outermost enclosing loop or -1)
+    _flatten(f.body, -1, flat)
+    dead = set()
+    for pos, (s, loop) in enumerate(flat):
+        c = _call(s)
+        if c is None:
+            continue
+        op = get_op(c.op)
+        if op.scratch is None:
+            continue
+        tmp = c.args[[p.name for p in op.params].index(op.scratch)]
+        rng = _range(tmp)
+        if rng is None:
+            continue
+        later = range(loop if loop >= 0 else pos + 1, len(flat))
+        # (the call itself, met again in the next iteration, overwrites its scratch before reading)
+        if not any(_reads(flat[k][0], rng) for k in later if k != pos):
+            dead.add(id(c))
+    return dead
+
+
+def _flatten(stmts, loop: int, out: list) -> None:
+    for s in stmts:
+        if isinstance(s, ForStmt):
+            here = len(out) if loop < 0 else loop
+            out.append((s, loop))   # the loop header itself: init values are read here
+            _flatten(s.body, here, out)
+        elif isinstance(s, IfStmt):
+            out.append((s, loop))
+            _flatten(s.then_body, loop, out)
+            _flatten(s.else_body, loop, out)
+        elif isinstance(s, ScopeStmt):
+            _flatten(s.body, loop, out)
+        else:
+            out.append((s, loop))
+
+
+def _call(s) -> Call | None:
+    if isinstance(s, AssignStmt) and isinstance(s.value, Call):
+        return s.value
+    if isinstance(s, EvalStmt) and isinstance(s.expr, Call):
+        return s.expr
+    return None
+
+
+def _range(v) -> tuple | None:
+    """(memory space, first byte, end byte) of a tile Var's buffer."""
+    t = getattr(v, "type", None)
+    if not isinstance(t, TileType) or t.memref is None or t.memref.addr is None or t.memory_space is None:
+        return None
+    lo = t.memref.physical_addr
+    return t.memory_space, lo, lo + t.nbytes
+
+
+def _overlaps(v, rng) -> bool:
+    r = _range(v)
+    return r is not None and r[0] == rng[0] and r[1] < rng[2] and rng[1] < r[2]
+
+
+def _reads(s, rng) -> bool:
+    """Whether statement ``s`` may read bytes of ``rng`` (conservative: any reference to an
+    overlapping tile other than as a scratch operand counts, results included)."""
+    c = _call(s)
+    if c is not None:
+        op = get_op(c.op)
+        skip = [p.name for p in op.params].index(op.scratch) if op.scratch is not None else -1
+        for i, a in enumerate(c.args):
+            if i != skip and any(isinstance(x, Var) and _overlaps(x, rng) for x in walk_expr(a)):
+                return True
+        return isinstance(s, AssignStmt) and _overlaps(s.var, rng)
+    vars_: list = []
+    if isinstance(s, AssignStmt):
+        vars_ = [s.var, *walk_expr(s.value)]
+    elif isinstance(s, ForStmt):
+        vars_ = [*s.iter_args, *s.return_vars, *(x for e in s.init_values for x in walk_expr(e))]
+    elif isinstance(s, IfStmt):
+        vars_ = list(s.return_vars)
+    else:
+        vars_ = [x for e in getattr(s, "values", ()) for x in walk_expr(e)]
+        vars_ += [x for x in walk_expr(s.expr)] if isinstance(s, EvalStmt) else []
+    return any(isinstance(x, Var) and _overlaps(x, rng) for x in vars_)

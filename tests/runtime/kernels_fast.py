@@ -1,0 +1,78 @@
+"""Kernels for tests/runtime/test_sim_fastpaths.py (parsed from source, so they live in a module)."""
+import pypto.language as pl
+
+
+@pl.jit
+def softmax_rows(a: pl.Tensor[[64, 256], pl.FP32], out: pl.Out[pl.Tensor[[64, 256], pl.FP32]]):
+    for i in pl.parallel(4):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            x = pl.load(a, [i * 16, 0], [16, 256])
+            tmp = pl.create_tile([16, 256], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+            m = pl.row_max(x, tmp)
+            e = pl.exp(pl.row_expand_sub(x, m))
+            s = pl.row_sum(e, tmp)
+            out = pl.store(pl.row_expand_div(e, s), [i * 16, 0], out)
+    return out
+
+
+@pl.jit
+def sum_then_read_tmp(a: pl.Tensor[[16, 256], pl.FP32], s_out: pl.Out[pl.Tensor[[16, 1], pl.FP32]],
+                      tmp_out: pl.Out[pl.Tensor[[16, 256], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        x = pl.load(a, [0, 0], [16, 256])
+        tmp = pl.create_tile([16, 256], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+        s = pl.row_sum(x, tmp)
+        s_out = pl.store(s, [0, 0], s_out)
+        tmp_out = pl.store(tmp, [0, 0], tmp_out)
+    return s_out, tmp_out
+
+
+@pl.jit
+def max_in_loop_reads_tmp(a: pl.Tensor[[16, 256], pl.FP32], out: pl.Out[pl.Tensor[[16, 256], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        x = pl.load(a, [0, 0], [16, 256])
+        tmp = pl.create_tile([16, 256], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+        acc = pl.create_tile([16, 256], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+        acc = pl.mul(x, 0.0)
+        for k in pl.range(2):
+            acc = pl.add(acc, tmp)          # reads what the previous iteration's row_max left in tmp
+            m = pl.row_max(x, tmp)
+            acc = pl.row_expand_add(acc, m)
+        out = pl.store(acc, [0, 0], out)
+    return out
+
+
+@pl.jit
+def writes_its_input(a: pl.Tensor[[16, 64], pl.FP32], out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        x = pl.load(a, [0, 0], [16, 64])
+        a = pl.store(pl.add(x, x), [0, 0], a)
+        out = pl.store(x, [0, 0], out)
+    return out
+
+
+@pl.jit
+def add_one(a: pl.Tensor[[16, 64], pl.FP32], out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        x = pl.load(a, [0, 0], [16, 64])
+        out = pl.store(pl.add(x, 1.0), [0, 0], out)
+    return out
+
+
+@pl.jit
+def six_tasks(a: pl.Tensor[[16, 64], pl.FP32], out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]):
+    # six tasks in the function's own scope (ring 0), each waiting for the previous (WAW on out)
+    for k in pl.unroll(6):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            x = pl.load(a, [0, 0], [16, 64])
+            out = pl.store(pl.add(x, 1.0), [0, 0], out)
+    return out
+
+
+@pl.jit
+def loop_tasks(a: pl.Tensor[[16, 64], pl.FP32], out: pl.Out[pl.Tensor[[16, 64], pl.FP32]]):
+    for k in pl.range(12):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            x = pl.load(a, [0, 0], [16, 64])
+            out = pl.store(pl.add(x, 1.0), [0, 0], out)
+    return out

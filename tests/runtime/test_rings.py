@@ -1,0 +1,50 @@
+"""Ring sizes (spec-runtime §3.2): a scope that holds more task slots, heap bytes or dependency
+entries than its ring has deadlocks the device; the simulator reports it, and smaller loads run."""
+import pytest
+import torch
+
+from pypto.errors import SimulationError
+from pypto.runtime import RunConfig
+
+import kernels_fast as K
+import kernels_rt as KR
+
+
+def run(kernel, *, n=16, **ring):
+    a, out = torch.randn(n, 64), torch.zeros(n, 64)
+    kernel(a, out, config=RunConfig(sim_seed=0, **ring))
+    return a, out
+
+
+def test_task_window_of_the_function_scope():
+    a, out = run(K.six_tasks, ring_task_window=[8, 0, 0, 0])
+    assert torch.equal(out, a + 1)
+    with pytest.raises(SimulationError, match=r"ring 0 deadlocks: its open scopes hold 5 task slots "
+                                              r"\(ring_task_window\) but the ring has 4.*RunConfig.ring_task_window"):
+        run(K.six_tasks, ring_task_window=4)
+
+
+def test_loop_iterations_retire_with_their_scope():
+    # 12 tasks, but each iteration's scope ends before the next opens: a window of 4 is enough
+    a, out = run(K.loop_tasks, ring_task_window=4)
+    assert torch.equal(out, a + 1)
+
+
+def test_heap_of_created_tensors():
+    a = torch.randn(64, 64)
+    KR.raw_chain(a, torch.zeros(64, 64), config=RunConfig(sim_seed=0, ring_heap=16384))   # 64x64 FP32 fits
+    with pytest.raises(SimulationError, match=r"ring 0 deadlocks: its open scopes hold 16384 heap bytes.*has 8192"):
+        KR.raw_chain(a, torch.zeros(64, 64), config=RunConfig(sim_seed=0, ring_heap=8192))
+
+
+def test_dependency_pool():
+    # six writers of `out` in one scope: five WAW edges
+    a, out = run(K.six_tasks, ring_dep_pool=8)
+    assert torch.equal(out, a + 1)
+    with pytest.raises(SimulationError, match=r"hold 5 dependency entries \(ring_dep_pool\) but the ring has 4"):
+        run(K.six_tasks, ring_dep_pool=4)
+
+
+def test_limits_resolve_from_platform_defaults():
+    w, h, d = RunConfig(ring_task_window=[8, 0, 16, 0]).ring_limits()
+    assert w == [8, 16384, 16, 16384] and h == [256 << 20] * 4 and d == [16384] * 4
