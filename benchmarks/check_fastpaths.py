@@ -1,6 +1,7 @@
 """Bit-identity check of the reduction / matmul fast paths in pypto/ops/support.py against the
 straightforward implementations (random shapes, FP32/FP16/BF16/INT32(INT8), +-0.0, NaN payloads, inf,
-row and col axes, tmp tiles of the input size and larger; the tmp contents after the op too).
+row and col axes, tmp tiles of the input size and larger; the tmp contents after the op too; the
+dead-scratch ``clobber=False`` form; ``matmul_into`` accumulating in place).
 
     python benchmarks/check_fastpaths.py [ITERATIONS]
 """
@@ -63,6 +64,10 @@ for it in range(int(sys.argv[1]) if len(sys.argv) > 1 else 300):
                 assert torch.equal(bits(d1), bits(d2)), ("into", dt, M, N, kind, axis, tmpmode)
                 if tmp is not None:
                     assert torch.equal(bits(t1), bits(t2)), ("tmp", dt, M, N, kind, axis, tmpmode)
+                    # the dead-scratch form (pypto/codegen/scratch.py): the same result, tmp untouched
+                    d3 = torch.empty(sh, dtype=dt); t3 = tmp.clone()
+                    S.reduce_into(d3, x, t3, axis, kind, clobber=False)
+                    assert torch.equal(bits(d3), bits(d2)), ("noclobber", dt, M, N, kind, axis, tmpmode)
                 n_cases += 1
 print("ok", n_cases)
 
@@ -89,4 +94,7 @@ for it in range(400):
     acc = None if random.random() < 0.5 else (torch.randn(m, n) if accd == torch.float32 else torch.randint(-100, 100, (m, n), dtype=torch.int32))
     r1 = S.matmul(a, b, acc); r2 = orig(a, b, acc)
     assert torch.equal(r1.view(torch.int32), r2.view(torch.int32)), (dt, m, k, n)
+    dst = acc.clone() if acc is not None else torch.empty(m, n, dtype=accd)   # into acc's own buffer
+    S.matmul_into(dst, a, b, dst if acc is not None else None)
+    assert torch.equal(dst.view(torch.int32), r2.view(torch.int32)), ("into", dt, m, k, n)
 print("mm ok")
