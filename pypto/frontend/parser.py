@@ -1161,6 +1161,15 @@ class FunctionParser:
                                       for i in _arg_indices(args, t, "dumps", self.span(k.value))}))
             elif k.arg == "attrs":
                 continue
+            elif k.arg == "allow_early_resolve":
+                # a pure scheduling hint of the device runtime (spec-language §5): accepted and
+                # checked, with no effect on results; the simulator's schedule ignores it
+                if not (isinstance(k.value, ast.Constant) and isinstance(k.value.value, bool)):
+                    raise ParserTypeError("allow_early_resolve must be True or False", self.span(k.value))
+            elif k.arg == "predicate":
+                raise UnsupportedFeatureError(
+                    "pl.submit(predicate=...) is not supported by this simulator", self.span(k.value),
+                    "branch in the orchestration instead: `if t[idx] == v:` around the submit")
             else:
                 raise UnsupportedFeatureError(f"pl.submit keyword '{k.arg}' is not supported", self.span(k.value))
         rts = callee.return_types

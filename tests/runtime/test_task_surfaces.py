@@ -218,3 +218,19 @@ def test_misuse_errors(name):
     assert "^" in text and "kernels_tasks_bad.py:" in text
     if snippet:
         assert snippet in text
+
+
+# ------------------------------------------------------------------ pl.submit keywords of the printed form
+def test_submit_allow_early_resolve_is_a_checked_hint_and_predicate_is_refused():
+    stages = dict(run_pipeline(specialize(K.war_deps, ROUNDTRIP["war_deps"][1], {}).program,
+                               {"platform": "a2a3sim"}).stages)
+    text = stages["OutlineIncoreScopes"].as_python()
+    plain = "pl.submit(self.writer, a, buf, deps=[reader_tid])"
+    assert plain in text
+    hinted = text.replace(plain, "pl.submit(self.writer, a, buf, deps=[reader_tid], allow_early_resolve=True)")
+    assert_structural_equal(parse(hinted), parse(text))      # a scheduling hint: no effect on the IR
+    with pytest.raises(PyptoError, match="allow_early_resolve must be True or False"):
+        parse(text.replace(plain, "pl.submit(self.writer, a, buf, deps=[reader_tid], allow_early_resolve=1)"))
+    with pytest.raises(PyptoError, match=r"predicate=\.\.\.\) is not supported") as e:
+        parse(text.replace(plain, "pl.submit(self.writer, a, buf, deps=[reader_tid], predicate=(buf[0, 0] == 1))"))
+    assert "if t[idx] == v:" in str(e.value)
