@@ -98,3 +98,69 @@ def returned_params(f: Function) -> list[int]:
     if ret is None:
         return []
     return [root.get(id(v), -1) if isinstance(v, Var) else -1 for v in ret.values]
+
+
+class StmtEmitter:
+    """Python source for the structured statements both host-side generators share — the
+    orchestration module (:mod:`pypto.codegen.orchestration`) and the reference executor
+    (:mod:`pypto.debug.torch_codegen`): returns, yields into loop-carried / phi names, ``for`` loops
+    over ``range`` with their carried values, and ``if`` / ``else`` with their phis. A subclass
+    emits assignments, evaluated calls and whatever else it knows, and may override:
+
+    * :meth:`expr` — the source of an operand (default: :func:`py_expr`);
+    * :meth:`loop_body` — how a loop body is entered (the orchestration opens an AUTO scope);
+    * :meth:`emit` — a line of output (torch_codegen appends the source line as a comment).
+    """
+
+    def __init__(self):
+        self.names = PyNames()
+        self.lines: list[str] = []
+
+    def emit(self, depth: int, text: str, span=None) -> None:
+        self.lines.append("    " * depth + text)
+
+    def expr(self, e) -> str:
+        return py_expr(e, self.names)
+
+    def block(self, stmts, depth: int, yield_into) -> None:
+        """``stmts`` at ``depth`` (``pass`` when they emit nothing); a yield among them assigns
+        ``yield_into`` (the loop's iter_args or the if's return vars)."""
+        n = len(self.lines)
+        for s in stmts:
+            self.stmt(s, depth, yield_into)
+        if len(self.lines) == n:
+            self.emit(depth, "pass")
+
+    def stmt(self, s, depth: int, yield_into) -> None:
+        raise NotImplementedError
+
+    def loop_body(self, s, depth: int) -> None:
+        self.block(s.body, depth + 1, s.iter_args)
+
+    def control(self, s, depth: int, yield_into) -> bool:
+        """Emit ``s`` if it is a return, yield, ``for`` or ``if``; False for any other statement."""
+        from pypto.ir.nodes import ForStmt, IfStmt, ReturnStmt, YieldStmt
+
+        if isinstance(s, ReturnStmt):
+            self.emit(depth, "return " + (", ".join(self.expr(v) for v in s.values) or "None"), s.span)
+        elif isinstance(s, YieldStmt):
+            for dst, v in zip(yield_into, s.values):
+                self.emit(depth, f"{self.names.use(dst)} = {self.expr(v)}", s.span)
+        elif isinstance(s, ForStmt):
+            for it, init in zip(s.iter_args, s.init_values):
+                self.emit(depth, f"{self.names.define(it)} = {self.expr(init)}", s.span)
+            rng = ", ".join(self.expr(x) for x in (s.start, s.stop, s.step))
+            self.emit(depth, f"for {self.names.define(s.loop_var)} in range({rng}):", s.span)
+            self.loop_body(s, depth)
+            for rv, it in zip(s.return_vars, s.iter_args):
+                self.emit(depth, f"{self.names.define(rv)} = {self.names.use(it)}")
+        elif isinstance(s, IfStmt):
+            for rv in s.return_vars:
+                self.names.define(rv)   # named before the branches assign them
+            self.emit(depth, f"if {self.expr(s.cond)}:", s.span)
+            self.block(s.then_body, depth + 1, s.return_vars)
+            self.emit(depth, "else:")
+            self.block(s.else_body, depth + 1, s.return_vars)
+        else:
+            return False
+        return True

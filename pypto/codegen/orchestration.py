@@ -22,32 +22,29 @@ the runtime waits for the latest task submitted from that site.
 """
 from __future__ import annotations
 
-from pypto.codegen.common import PyNames, py_expr, py_literal, returned_params
+from pypto.codegen.common import StmtEmitter, py_expr, py_literal, returned_params
 from pypto.errors import CodegenError, InternalError
 from pypto.ir.nodes import (
-    AssignStmt, Call, EvalStmt, ForStmt, FuncCall, Function, IfStmt, Program, ReturnStmt, Stmt, TupleGetItem, Var,
-    YieldStmt,
+    AssignStmt, Call, EvalStmt, FuncCall, Function, Program, Stmt, TupleGetItem, Var,
 )
 from pypto.ir.visit import iter_stmts, use_exprs, walk_expr
 from pypto.language.enums import FunctionType
 from pypto.ops.registry import VALUE_KINDS, Src, get_op
 
 
-class OrchGen:
+class OrchGen(StmtEmitter):
+    """Generates the source of one orchestration module."""
+
     def __init__(self, f: Function, program: Program):
+        super().__init__()
         self.f = f
         self.program = program
-        self.names = PyNames()
-        self.lines: list[str] = []
         from pypto.passes.auto_derive_task_dependencies import task_sites
 
         self.sites = task_sites(f, {g.name: g for g in program.functions})
         # only producers some consumer names get site=: without compiler edges the code is unchanged
         self.named_sites = {k for s in iter_stmts(f.body) for e in use_exprs(s) for c in walk_expr(e)
                             if isinstance(c, FuncCall) for _, ks in c.compiler_dep_edges for k in ks}
-
-    def emit(self, depth: int, text: str) -> None:
-        self.lines.append("    " * depth + text)
 
     def generate(self) -> str:
         params = [self.names.define(p) for p in self.f.params]
@@ -57,17 +54,14 @@ class OrchGen:
             f"def orchestrate(_rt{''.join(', ' + p for p in params)}):",
         ]
         n = len(self.lines)
-        self.stmts(self.f.body, 1, ())
-        if len(self.lines) == n:
-            self.emit(1, "return None")
+        self.block(self.f.body, 1, ())
+        if self.lines[n:] == ["    pass"]:
+            self.lines[n:] = ["    return None"]
         return "\n".join(self.lines) + "\n"
 
-    def stmts(self, stmts, depth, yield_into) -> None:
-        n = len(self.lines)
-        for s in stmts:
-            self.stmt(s, depth, yield_into)
-        if len(self.lines) == n:
-            self.emit(depth, "pass")
+    def loop_body(self, s, depth: int) -> None:
+        self.emit(depth + 1, "with _rt.scope():")   # each loop body is an AUTO scope (the next ring)
+        self.block(s.body, depth + 2, s.iter_args)
 
     def stmt(self, s: Stmt, depth: int, yield_into) -> None:
         if isinstance(s, AssignStmt):
@@ -79,28 +73,7 @@ class OrchGen:
                 self.emit(depth, f"{self.names.define(s.var)} = {self.value(v)}" + ("[0]" if isinstance(v, FuncCall) else ""))
         elif isinstance(s, EvalStmt):
             self.emit(depth, self.value(s.expr))
-        elif isinstance(s, ReturnStmt):
-            self.emit(depth, "return " + (", ".join(py_expr(v, self.names) for v in s.values) or "None"))
-        elif isinstance(s, YieldStmt):
-            for dst, v in zip(yield_into, s.values):
-                self.emit(depth, f"{self.names.use(dst)} = {py_expr(v, self.names)}")
-        elif isinstance(s, ForStmt):
-            for it, init in zip(s.iter_args, s.init_values):
-                self.emit(depth, f"{self.names.define(it)} = {py_expr(init, self.names)}")
-            rng = ", ".join(py_expr(x, self.names) for x in (s.start, s.stop, s.step))
-            self.emit(depth, f"for {self.names.define(s.loop_var)} in range({rng}):")
-            self.emit(depth + 1, "with _rt.scope():")
-            self.stmts(s.body, depth + 2, s.iter_args)
-            for rv, it in zip(s.return_vars, s.iter_args):
-                self.emit(depth, f"{self.names.define(rv)} = {self.names.use(it)}")
-        elif isinstance(s, IfStmt):
-            rvs = [self.names.define(v) for v in s.return_vars]
-            self.emit(depth, f"if {py_expr(s.cond, self.names)}:")
-            self.stmts(s.then_body, depth + 1, s.return_vars)
-            self.emit(depth, "else:")
-            self.stmts(s.else_body, depth + 1, s.return_vars)
-            _ = rvs
-        else:
+        elif not self.control(s, depth, yield_into):
             raise CodegenError(f"'{type(s).__name__}' cannot appear in an orchestration function", s.span)
 
     def value(self, e) -> str:

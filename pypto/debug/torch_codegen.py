@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import os
 
-from pypto.codegen.common import _PY_BINOP, PyNames, py_expr, py_literal
+from pypto.codegen.common import _PY_BINOP, StmtEmitter, py_expr, py_literal
 from pypto.errors import CodegenError
 from pypto.ir.nodes import (
-    AssignStmt, Call, EvalStmt, ForStmt, FuncCall, Function, IfStmt, Program, ReturnStmt, ScopeStmt, Stmt, Var,
-    YieldStmt,
+    AssignStmt, Call, EvalStmt, FuncCall, Function, Program, ScopeStmt, Stmt, Var,
 )
 from pypto.ir.printer import _callee_order
 from pypto.ir.types import ScalarType, TensorType, TileType
@@ -27,12 +26,11 @@ from pypto.ops import support as _pto
 '''
 
 
-class _FuncGen:
+class _FuncGen(StmtEmitter):
     def __init__(self, f: Function, check_shapes: bool):
+        super().__init__()
         self.f = f
         self.check = check_shapes
-        self.names = PyNames()
-        self.lines: list[str] = []
 
     def emit(self, depth: int, text: str, span=None) -> None:
         line = "    " * depth + text
@@ -55,13 +53,6 @@ class _FuncGen:
     def names_fn(name: str) -> str:
         return name
 
-    def block(self, stmts, depth, yield_into) -> None:
-        n = len(self.lines)
-        for s in stmts:
-            self.stmt(s, depth, yield_into)
-        if len(self.lines) == n:
-            self.emit(depth, "pass")
-
     def stmt(self, s: Stmt, depth: int, yield_into) -> None:
         if isinstance(s, AssignStmt):
             value = self.value(s.value)
@@ -74,31 +65,11 @@ class _FuncGen:
                 self.task_id(tid, depth)
         elif isinstance(s, EvalStmt):
             self.emit(depth, self.value(s.expr), s.span)
-        elif isinstance(s, ReturnStmt):
-            self.emit(depth, "return " + (", ".join(self.expr(v) for v in s.values) or "None"), s.span)
-        elif isinstance(s, YieldStmt):
-            for dst, v in zip(yield_into, s.values):
-                self.emit(depth, f"{self.names.use(dst)} = {self.expr(v)}", s.span)
-        elif isinstance(s, ForStmt):
-            for it, init in zip(s.iter_args, s.init_values):
-                self.emit(depth, f"{self.names.define(it)} = {self.expr(init)}", s.span)
-            rng = ", ".join(self.expr(x) for x in (s.start, s.stop, s.step))
-            self.emit(depth, f"for {self.names.define(s.loop_var)} in range({rng}):", s.span)
-            self.block(s.body, depth + 1, s.iter_args)
-            for rv, it in zip(s.return_vars, s.iter_args):
-                self.emit(depth, f"{self.names.define(rv)} = {self.names.use(it)}")
-        elif isinstance(s, IfStmt):
-            for rv in s.return_vars:
-                self.names.define(rv)
-            self.emit(depth, f"if {self.expr(s.cond)}:", s.span)
-            self.block(s.then_body, depth + 1, s.return_vars)
-            self.emit(depth, "else:")
-            self.block(s.else_body, depth + 1, s.return_vars)
         elif isinstance(s, ScopeStmt):
             self.block(s.body, depth, yield_into)  # scopes are transparent to the meaning
             if s.task_id is not None:
                 self.task_id(s.task_id, depth)
-        else:
+        elif not self.control(s, depth, yield_into):
             raise CodegenError(f"torch_codegen: unsupported statement {type(s).__name__}", s.span)
 
     def task_id(self, v: Var, depth: int) -> None:
