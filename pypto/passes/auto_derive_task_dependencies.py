@@ -60,6 +60,7 @@ from pypto.ir.visit import Mutator, child_stmts, iter_stmts, use_exprs, walk_exp
 from pypto.language.enums import FunctionType
 from pypto.passes.context import PassContext
 from pypto.passes.derive_call_directions import INOUT, INPUT, NO_DEP, OUTPUT_EXISTING
+from pypto.runtime.deps import COVERED, NO_OVERLAP, OTHER, box_overlap
 
 NAME = "AutoDeriveTaskDependencies"
 REQUIRES = ("CallDirectionsResolved",)
@@ -247,21 +248,12 @@ def _is_tuple(var: Var) -> bool:
     return isinstance(var.type, TupleType)
 
 
-NO_OVERLAP, COVERED, OTHER = 0, 1, 2
-
-
 def _overlap(c, p) -> int:
     """The runtime's overlap of consumer box ``c`` with producer box ``p`` (None: unknown, which
     the runtime may see as anything but NO_OVERLAP is assumed)."""
     if c is None or p is None:
         return OTHER
-    covered = True
-    for co, cs, po, ps in zip(c[0], c[1], p[0], p[1]):
-        if co >= po + ps or po >= co + cs:
-            return NO_OVERLAP
-        if co > po or co + cs < po + ps:
-            covered = False
-    return COVERED if covered else OTHER
+    return box_overlap(c[0], c[1], p[0], p[1])
 
 
 # ------------------------------------------------------------------------------------------ model

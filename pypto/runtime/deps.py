@@ -119,8 +119,15 @@ def overlap(c: View, p: View) -> int:
     cb, pb = c.box(), p.box()
     if cb is None or pb is None:
         return OTHER
+    return box_overlap(cb, c.shape, pb, p.shape)
+
+
+def box_overlap(c_start, c_shape, p_start, p_shape) -> int:
+    """Overlap of two boxes given by per-dimension start indices and extents: NO_OVERLAP when some
+    dimension is disjoint, COVERED when the consumer box lies inside the producer's, else OTHER.
+    (Also the compiler's model of this test, :mod:`pypto.passes.auto_derive_task_dependencies`.)"""
     covered = True
-    for ci, cs, pi, ps in zip(cb, c.shape, pb, p.shape):
+    for ci, cs, pi, ps in zip(c_start, c_shape, p_start, p_shape):
         if ci >= pi + ps or pi >= ci + cs:
             return NO_OVERLAP
         if ci > pi or ci + cs < pi + ps:
