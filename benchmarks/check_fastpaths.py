@@ -98,3 +98,23 @@ for it in range(400):
     S.matmul_into(dst, a, b, dst if acc is not None else None)
     assert torch.equal(dst.view(torch.int32), r2.view(torch.int32)), ("into", dt, m, k, n)
 print("mm ok")
+
+# the lockstep gang form (pypto/codegen/gang.py): per task the same bits as the single-task call
+for it in range(300):
+    dt = random.choice([torch.float16, torch.bfloat16, torch.float32, torch.int8])
+    g = random.choice([2, 3, 8, 17, 48])
+    m, k, n = random.choice([1, 16, 64, 128, 33]), random.choice([16, 256, 100, 512]), random.choice([16, 128, 7])
+    accd = torch.float32 if dt != torch.int8 else torch.int32
+    if dt == torch.int8:
+        a, b = torch.randint(-128, 127, (g, m, k), dtype=dt), torch.randint(-128, 127, (g, k, n), dtype=dt)
+        acc = torch.randint(-100, 100, (g, m, n), dtype=torch.int32)
+    else:
+        a, b, acc = (torch.randn(g, m, k) * 3).to(dt), (torch.randn(g, k, n) * 3).to(dt), torch.randn(g, m, n)
+    if random.random() < 0.5:
+        acc = None
+    dst = torch.empty(g, m, n, dtype=accd)
+    S.gang_matmul_into(dst, a, b, acc)
+    for j in range(g):
+        r = S.matmul(a[j], b[j], None if acc is None else acc[j])
+        assert torch.equal(dst[j].view(torch.int32), r.view(torch.int32)), ("gang", dt, g, m, k, n)
+print("gang mm ok")

@@ -11,6 +11,7 @@ itself then happens at the simulated time the transfer completes.
 from __future__ import annotations
 
 from pypto.codegen.common import PyNames, py_expr, py_literal
+from pypto.codegen.gang import generate_gang
 from pypto.codegen.scratch import dead_scratch_calls
 from pypto.errors import CodegenError
 from pypto.ir.nodes import (
@@ -65,7 +66,7 @@ class KernelGen:
             f"def kernel(v, {', '.join(params)}):" if params else "def kernel(v):",
         ]
         doc = "    " + f'"""{self.f.name}({", ".join(params)})"""'
-        return "\n".join(head + [doc] + body + ["    if False:", "        yield 0", ""])
+        return "\n".join(head + [doc] + body + ["    if False:", "        yield 0", "", ""]) + generate_gang(self)
 
     def stmts(self, stmts, depth: int, yield_into=()) -> None:
         for s in stmts:

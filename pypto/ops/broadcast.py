@@ -54,7 +54,7 @@ def _register(name: str, level: str, params, infer, ref, sim, kinds, doc: str) -
         sim=sim if tile else None, dsl=name, operand_kinds=kinds,
         lowers_to=None if tile else f"tile.{name}",
         input_spaces=_VEC if tile else (), result_space=MemorySpace.Vec if tile else None,
-        inplace_safe=True, doc=doc,
+        inplace_safe=True, doc=doc, batch="rows" if tile else None,
     ))
 
 

@@ -34,6 +34,7 @@ def _define(level: str) -> None:
         lowers_to="tile.cast" if level == "tensor" else None,
         input_spaces=(MemorySpace.Vec,) if level == "tile" else (),
         result_space=MemorySpace.Vec if level == "tile" else None,
+        batch="rows" if level == "tile" else None,
         doc="convert to another dtype under a rounding mode (none rint round floor ceil trunc odd)",
     ))
 

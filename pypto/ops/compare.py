@@ -70,7 +70,7 @@ for _level in ("tensor", "tile"):
             dsl=f"cmp{_suffix}", operand_kinds=(_level, _rhs),
             lowers_to=None if _tile else f"tile.cmp{_suffix}",
             input_spaces=_VEC if _tile else (), result_space=MemorySpace.Vec if _tile else None,
-            inplace_safe=True,
+            inplace_safe=True, batch="rows" if _tile else None,
             doc=f"elementwise comparison ({'scalar' if _suffix else 'array'} rhs) -> BOOL mask",
         ))
     _op = f"{_level}.sel"
@@ -83,7 +83,7 @@ for _level in ("tensor", "tile"):
         dsl="sel", operand_kinds=(_level, _level, _level),
         lowers_to=None if _tile else "tile.sel",
         input_spaces=_VEC if _tile else (), result_space=MemorySpace.Vec if _tile else None,
-        inplace_safe=True,
+        inplace_safe=True, batch="rows" if _tile else None,
         doc="select: mask ? lhs : rhs",
     ))
     _op = f"{_level}.sels"
@@ -96,6 +96,6 @@ for _level in ("tensor", "tile"):
         dsl="sels", operand_kinds=(_level, _level, "scalar"),
         lowers_to=None if _tile else "tile.sels",
         input_spaces=_VEC if _tile else (), result_space=MemorySpace.Vec if _tile else None,
-        inplace_safe=True,
+        inplace_safe=True, batch="rows" if _tile else None,
         doc="select with a scalar false branch: mask ? lhs : scalar",
     ))

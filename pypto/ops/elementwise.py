@@ -78,7 +78,7 @@ def _define_binary(name: str, torch_fn: str, float_only: bool = False, scalar_fn
                 input_spaces=_VEC if level == "tile" else (),
                 result_space=MemorySpace.Vec if level == "tile" else None,
                 doc=f"elementwise {name} ({'array' if not suffix else 'scalar'} rhs)",
-                inplace_safe=True,
+                inplace_safe=True, batch="rows" if level == "tile" else None,
             ))
 
 
@@ -109,7 +109,7 @@ def _define_unary(name: str, torch_fn: str, float_only: bool, f32: bool = False)
             input_spaces=_VEC if level == "tile" else (),
             result_space=MemorySpace.Vec if level == "tile" else None,
             doc=f"elementwise {name}",
-            inplace_safe=True,
+            inplace_safe=True, batch="rows" if level == "tile" else None,
         ))
 
 

@@ -70,7 +70,7 @@ for _level in ("tensor", "tile"):
          infer=_full_infer(_level),
          ref=lambda a: f"_pto.fill(torch.empty({a.shape}, dtype={a.dtype}), {a.value})",
          sim=lambda a, dst: f"_pto.fill({dst}, {a.value})",
-         dsl="full" if _level == "tensor" else None, operand_kinds=(),
+         dsl="full" if _level == "tensor" else None, operand_kinds=(), batch="copy" if _level == "tile" else None,
          doc="a constant array of shape and dtype")
 
 

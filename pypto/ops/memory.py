@@ -109,7 +109,7 @@ register(OpDef(
     # On the device a fresh tile holds whatever its bytes held; the simulator does not clear it.
     sim=lambda a, dst: "pass",
     dsl="create_tile", operand_kinds=(),
-    result_space=MemorySpace.Vec,
+    result_space=MemorySpace.Vec, batch="copy",
     doc="a tile with unspecified contents (scratch or explicit destination)",
 ))
 
@@ -126,7 +126,7 @@ register(OpDef(
     infer=_move_infer,
     ref=lambda a: f"{a.x}.clone()",
     sim=lambda a, dst: f"{dst}.copy_({a.x})",
-    dsl="move", operand_kinds=("tile",),
+    dsl="move", operand_kinds=("tile",), batch="copy",
     doc="copy a tile to another on-chip memory space",
 ))
 

@@ -122,7 +122,7 @@ def _define(family: str, kind: str) -> None:
         sim=lambda a, dst, keep_scratch=True, axis=axis, kind=kind: (
             f"_pto.reduce_into({dst}, {a.x}, {a.tmp_tile}, {axis}, {kind!r}"
             + ("" if keep_scratch else ", clobber=False") + ")"),
-        scratch="tmp_tile",
+        scratch="tmp_tile", batch="rows",
         dsl=dsl, operand_kinds=("tile",),
         input_spaces=_VEC, result_space=MemorySpace.Vec,
         dsl_check=_dsl_check(dsl) if family == "row" else None,

@@ -17,6 +17,7 @@ dispatch from here and none of them has an if/elif over op names:
 * ``dsl`` / ``operand_kinds``: which ``pl.<name>`` call dispatches here, for which operand kinds.
 * ``platforms``: where the op exists natively; ``gm``: ``"read"``/``"write"`` for global-memory
   accesses (the simulator yields to the scheduler there).
+* ``batch``: how ``sim`` runs on lockstep gang views ("rows" / "copy" / "gang", see the field).
 """
 from __future__ import annotations
 
@@ -112,6 +113,18 @@ class OpDef:
     # reads the clobbered contents (:mod:`pypto.codegen.scratch`), ``sim`` is called with
     # ``keep_scratch=False`` and may skip producing them
     scratch: Optional[str] = None
+    # how the op runs in a lockstep gang of tasks (:mod:`pypto.codegen.gang`), whose tile views
+    # have a leading axis over several cores' memories; None: it cannot (the kernel is not ganged)
+    # * "rows": ``sim`` on the gang views computes every tile's elements with the same loops as for
+    #   one tile (elementwise, broadcast and reduction ops with negative axes), given that torch's
+    #   thread split falls on tile boundaries (the runtime sizes gangs so: runtime.gangs.gang_size)
+    # * "copy": ``sim`` on the gang views only moves data; the result is the same however the
+    #   loops are split
+    # * "gang": ``sim(..., gang=True)`` is a form for gang views that makes, per task, the very call
+    #   the op makes alone (matmul: one BLAS call per task on operands laid out as for one task,
+    #   since a batched call could block the sums differently); the data movement around it is
+    #   batched
+    batch: Optional[str] = None
 
     @property
     def level(self) -> str:

@@ -144,6 +144,70 @@ def load_into(dst: torch.Tensor, t: torch.Tensor, offsets, valid=None) -> None:
     region(dst, [0] * dst.dim(), valid).copy_(src)
 
 
+def gang_load_into(dst: torch.Tensor, plans) -> None:
+    """``tile.load`` of a lockstep gang (:mod:`pypto.codegen.gang`): ``dst`` is ``[n, *tile]``,
+    ``plans[k]`` is task ``k``'s ``(tensor, offsets, valid)``. Consecutive tasks reading whole tiles
+    of one tensor at evenly spaced offsets are one strided view, loaded with one copy
+    (:func:`_gang_runs`); any other task gets its own :func:`load_into`."""
+    for lo, hi, src in _gang_runs(dst, plans, 0, 1, "tile.load"):
+        if src is not None:
+            dst[lo:hi].copy_(src)
+        else:
+            t, offsets, valid = plans[lo]
+            load_into(dst[lo], t, offsets, valid)
+
+
+def gang_store(tile: torch.Tensor, plans) -> None:
+    """``tile.store`` (not atomic) of a lockstep gang: ``plans[k]`` is task ``k``'s
+    ``(offsets, tensor, valid)``; one strided copy per run of evenly spaced whole-tile regions."""
+    for lo, hi, dst in _gang_runs(tile, plans, 1, 0, "tile.store"):
+        if dst is not None:
+            dst.copy_(tile[lo:hi])
+        else:
+            offsets, t, valid = plans[lo]
+            store(tile[lo], offsets, t, valid)
+
+
+def _gang_runs(tiles: torch.Tensor, plans, ti: int, oi: int, what: str):
+    """Split the gang's accesses into runs ``(lo, hi, view)``: tasks ``lo .. hi - 1`` access whole
+    tiles of one tensor at offsets ``o + k * step`` (``step`` >= 0 in storage; a load run may
+    read one region ``hi - lo`` times, a store run may not), and ``view`` is the ``[hi - lo, *tile]``
+    view of them (the run's first and last regions are bounds-checked by :func:`region`, which
+    covers those between); ``view`` is ``None`` for a task accessed on its own (a partial tile, an
+    isolated offset, or while an access recorder is installed, which expects one call per access)."""
+    n = len(plans)
+    shape = tiles.shape[1:]
+    if _RECORDER.get() is not None:
+        return [(k, k + 1, None) for k in range(n)]
+    out = []
+    lo = 0
+    while lo < n:
+        t, o0 = plans[lo][ti], plans[lo][oi]
+        hi = lo + 1
+        if plans[lo][2] is None and len(o0) == len(shape) == t.dim() and hi < n:
+            nxt = plans[hi]
+            step = [int(b) - int(a) for a, b in zip(o0, nxt[oi])] if nxt[ti] is t else None
+            gstride = sum(s * d for s, d in zip(step, t.stride())) if step is not None else -1
+            if gstride > 0 or (gstride == 0 and ti == 0):
+                while hi < n:
+                    p = plans[hi]
+                    o = p[oi]
+                    j = hi - lo
+                    if p[ti] is not t or p[2] is not None or any(
+                            int(o[d]) != int(o0[d]) + j * step[d] for d in range(len(step))):
+                        break
+                    hi += 1
+        if hi - lo < 2:
+            out.append((lo, lo + 1, None))
+            lo += 1
+            continue
+        r0 = region(t, o0, shape, what)
+        region(t, plans[hi - 1][oi], shape, what)
+        out.append((lo, hi, t.as_strided((hi - lo, *shape), (gstride, *r0.stride()), r0.storage_offset())))
+        lo = hi
+    return out
+
+
 def store(tile: torch.Tensor, offsets, t: torch.Tensor, valid=None, atomic: bool = False) -> torch.Tensor:
     """``tile.store``: write the tile's valid extent into ``t`` at ``offsets`` (``+=`` when atomic)."""
     if valid is None:
@@ -381,6 +445,12 @@ def unary_f32(name: str, x: torch.Tensor, out: torch.Tensor | None = None) -> to
     """A float unary op the way the vector unit does it: FP16/BF16 are computed in FP32 and rounded
     once to the operand's dtype (torch's own CPU half kernels do not all do that: FP16 sqrt differs)."""
     fn = _UNARY[name]
+    if out is not None and x.dtype in _HALF:
+        # the FP32 working copy takes x's own strides (for a tile: contiguous, the layout .float()
+        # gives), so that on a lockstep gang's views (pypto.codegen.gang) the op still loops over
+        # each tile's elements as for one tile instead of over one compacted block
+        w = torch.empty_strided(x.shape, x.stride(), dtype=torch.float32).copy_(x)
+        return out.copy_(fn(w, out=w))
     r = fn(x.float()).to(x.dtype) if x.dtype in _HALF else fn(x)
     if out is None:
         return r
@@ -484,6 +554,15 @@ def matmul_into(dst: torch.Tensor, lhs: torch.Tensor, rhs: torch.Tensor, acc: to
         dst.copy_(out)
     else:
         torch.add(acc, out, out=dst)
+
+
+def gang_matmul_into(dst: torch.Tensor, lhs: torch.Tensor, rhs: torch.Tensor, acc: torch.Tensor | None = None) -> None:
+    """:func:`matmul_into` for a lockstep gang (``[n, M, K] x [n, K, N]``, :mod:`pypto.codegen.gang`):
+    task by task, the very call each task makes alone on its own tiles. Not one batched BLAS call,
+    which may block the sums differently; and not the operand conversions of the whole gang at once
+    either (measured slower: a task's converted operands are no longer in cache for its GEMM)."""
+    for k in range(lhs.shape[0]):
+        matmul_into(dst[k], lhs[k], rhs[k], None if acc is None else acc[k])
 
 
 def _operand_buffer(slot: int, x: torch.Tensor, dt: torch.dtype) -> torch.Tensor:

@@ -80,7 +80,11 @@ class RunConfig:
     ``truncated``. ``sim_poison`` starts core memory filled with the byte 0xFF (NaN in every float
     dtype) instead of zeros and leaves the padding of ``valid_shape`` loads poisoned, so a kernel that
     lets padding or a never-written tile into its result gets NaNs (see
-    :func:`pypto.debug.races.detect_uninitialized` for the per-task report).
+    :func:`pypto.debug.races.detect_uninitialized` for the per-task report). ``sim_lockstep`` (default
+    on) lets the scheduler start ready tasks of one kernel together on adjacent cores and run them in
+    lockstep, one torch call per instruction for all of them, when that cannot change any result:
+    the kernel's instructions do not depend on the task and the tasks touch disjoint global memory
+    (see docs/simulator.md, "Lockstep gangs"); ``False`` runs every task on its own.
     """
 
     platform: str = "a2a3sim"
@@ -113,6 +117,7 @@ class RunConfig:
     sim_seed: Optional[int] = None
     dump_budget_bytes: int = 1 << 30
     sim_poison: bool = False
+    sim_lockstep: bool = True
     passes: object = None  # a custom pipeline (pypto.passes.pipeline.Pipeline); None = the default
     extra: dict = field(default_factory=dict, repr=False)
 
@@ -155,6 +160,8 @@ class RunConfig:
             raise ValueError(f"RunConfig.dump_budget_bytes must be an int >= 0, got {self.dump_budget_bytes!r}")
         if not isinstance(self.sim_poison, bool):
             raise ValueError(f"RunConfig.sim_poison must be a bool, got {self.sim_poison!r}")
+        if not isinstance(self.sim_lockstep, bool):
+            raise ValueError(f"RunConfig.sim_lockstep must be a bool, got {self.sim_lockstep!r}")
         if not isinstance(self.analyze_auto_scopes_for_deps, bool):
             raise ValueError(f"RunConfig.analyze_auto_scopes_for_deps must be a bool, "
                              f"got {self.analyze_auto_scopes_for_deps!r}")

@@ -19,8 +19,15 @@
   and core is random (``RunConfig.sim_seed``): an unordered program can differ between unseeded runs
   and reproduces exactly under a fixed seed. A ready kernel task is drawn only when a core is free;
   alloc / dummy / snapshot tasks (no core, no time) complete as soon as they are ready.
-* **Core memory** starts zeroed on every call; the byte buffers are recycled between calls
-  (``_MEM_POOL``), clearing only the ranges the previous call's tile views covered. Under
+* **Lockstep gangs.** When a drawn ready task's kernel has a lockstep form
+  (:mod:`pypto.codegen.gang`), the scheduler takes a run of ready tasks of that kernel around it and
+  starts them together on the longest run of adjacent free cores; they advance as one event (one
+  jitter draw per step), each instruction one torch call for all of them. Only tasks whose global-
+  memory footprints do not conflict are ganged, and gang sizes keep torch's thread split on tile
+  boundaries (:mod:`pypto.runtime.gangs`), so results are bit-identical to running them one by one;
+  ``RunConfig(sim_lockstep=False)`` turns it off.
+* **Core memory** (:mod:`pypto.runtime.cores`) starts zeroed on every call; the byte buffers are
+  recycled between calls, clearing only the ranges the previous call's tile views covered. Under
   ``RunConfig.sim_poison`` it starts filled with the poison byte 0xFF instead (NaN in every float
   dtype; separate pool) and tile loads leave the padding of partially valid tiles poisoned too
   (:func:`pypto.ops.support.poisoning`), so a result that picks up padding or a never-written tile
@@ -42,14 +49,14 @@ import torch
 from pypto.backend.platforms import Platform, get_platform
 from pypto.errors import SimulationError
 from pypto.language.dtypes import dtype_from_name
-from pypto.language.enums import MemorySpace
+from pypto.runtime.cores import Core, CoreMemory
+from pypto.runtime.gangs import conflict, gang_size
 from pypto.runtime.deps import (
     INOUT, INPUT, NO_DEP, OUTPUT, OUTPUT_EXISTING, SCALAR, TensorMap, View, normalize_tag,
 )
 from pypto.runtime.dumps import AFTER, BEFORE, DumpCollector
 
 _MODULES: dict[str, object] = {}
-_MEM_POOL: dict[tuple, list] = {}   # (platform, space, core index, poison) -> free byte buffers of finished calls
 _LAST_RUNTIME: list = []
 
 
@@ -124,77 +131,6 @@ class SubmitResult(NamedTuple):
     task_id: int
 
 
-class Core:
-    """One simulated core: byte buffers per memory space and cached tile views per kernel."""
-
-    def __init__(self, index: int, platform: Platform, poison: bool = False):
-        self.index = index
-        self.platform = platform
-        self.fill = 0xFF if poison else 0   # the byte core memory starts as (sim_poison: 0xFF)
-        self.mem: dict[MemorySpace, torch.Tensor] = {}
-        self.views: dict[str, list] = {}
-        self.dirty: dict[MemorySpace, set] = {}   # byte ranges of the views built on each buffer
-
-    def buffer(self, space: MemorySpace) -> torch.Tensor:
-        buf = self.mem.get(space)
-        if buf is None:
-            # every call starts from zeroed core memory (seeded runs stay bit-identical); the bytes
-            # are recycled from earlier calls (a fresh allocation page-faults, which costs more than
-            # the whole run of a small program): only the byte ranges of the tile views the
-            # earlier call built (the only bytes a kernel can write) are cleared again
-            fill = self.fill
-            free = _MEM_POOL.get((self.platform.name, space, self.index, fill))
-            if free:
-                buf, dirty = free.pop()
-                for lo, hi in dirty:
-                    buf[lo:hi].fill_(fill) if fill else buf[lo:hi].zero_()
-            elif fill:
-                buf = torch.full((self.platform.capacity(space),), fill, dtype=torch.uint8)
-            else:
-                buf = torch.zeros(self.platform.capacity(space), dtype=torch.uint8)
-            self.mem[space] = buf
-            self.dirty[space] = set()
-        return buf
-
-    def release(self) -> None:
-        """Give the core's memory back to the pool (the core must not run again)."""
-        for space, buf in self.mem.items():
-            _MEM_POOL.setdefault((self.platform.name, space, self.index, self.fill), []).append(
-                (buf, _merge(self.dirty[space])))
-        self.mem = {}
-        self.views = {}
-        self.dirty = {}
-
-    def tile_views(self, kernel_name: str, tiles) -> list:
-        views = self.views.get(kernel_name)
-        if views is None:
-            views = []
-            for space, addr, shape, dtype in tiles:
-                buf = self.buffer(MemorySpace[space])
-                n = 1
-                for d in shape:
-                    n *= d
-                nbytes = n * torch.empty((), dtype=dtype).element_size()
-                if addr + nbytes > buf.numel():
-                    raise SimulationError(f"kernel {kernel_name}: tile at {space}+{addr} ({nbytes} B) exceeds "
-                                          f"the core's {space} memory ({buf.numel()} B)")
-                views.append(buf[addr:addr + nbytes].view(dtype).view(shape))
-                self.dirty[MemorySpace[space]].add((addr, addr + nbytes))
-            self.views[kernel_name] = views
-        return views
-
-
-def _merge(ranges) -> list:
-    """Sorted, disjoint union of byte ranges ``(lo, hi)``."""
-    out: list = []
-    for lo, hi in sorted(ranges):
-        if out and lo <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], hi)
-        else:
-            out.append([lo, hi])
-    return out
-
-
 class _Scope:
     __slots__ = ("rt", "manual")
 
@@ -241,7 +177,7 @@ class Runtime:
 
     def __init__(self, platform: Platform, kernels: dict, seed: int | None, dump_level: int = 0,
                  dump_budget: int = 1 << 30, kernel_ids: dict | None = None, poison: bool = False,
-                 rings: tuple | None = None):
+                 rings: tuple | None = None, lockstep: bool = True):
         self.platform = platform
         self.kernels = kernels
         self.kernel_ids = kernel_ids if kernel_ids is not None else {n: i for i, n in enumerate(sorted(kernels))}
@@ -253,7 +189,10 @@ class Runtime:
         self.seed = seed
         self.rng = random.Random(seed)
         self.poison = poison
-        self.cores = [Core(i, platform, poison) for i in range(platform.num_aiv)]
+        self.memory = CoreMemory(platform, platform.num_aiv, poison)
+        self.cores = [Core(i, self.memory) for i in range(platform.num_aiv)]
+        self.lockstep = lockstep
+        self.gangs: list[tuple[int, ...]] = []   # task indices of each lockstep gang run (stats, tests)
         self.time = 0.0
         self.dumps: list[tuple[str, torch.Tensor]] = []   # pl.dump_tag snapshots, in program order
         self.dump_level = dump_level
@@ -496,44 +435,99 @@ class Runtime:
         randrange = getattr(rng, "_randbelow", rng.randrange)
         heappush, heappop = heapq.heappush, heapq.heappop
         dump = self.dump
-        ready = []     # kernel tasks whose inputs are done, waiting for a core
+        kernels = self.kernels
+        cores = self.cores
+        gangs = self._gang_kernels()
+        # kernel tasks whose inputs are done, waiting for a core, by kernel (dict order: first ready
+        # first, so draws are a function of the seed); a gang kernel's list stays in readiness order
+        # (a gang is a run of it, so its members' offsets tend to be evenly spaced)
+        ready: dict[str, list] = {}
+        nready = 0
         instant = []   # alloc / dummy / snapshot tasks: no core, no time; they run as soon as ready
         for t in self.tasks:
             if t.waiting == 0:
-                (ready if t.kind == "kernel" else instant).append(t)
-        free = list(range(len(self.cores)))
-        events: list = []   # (time, seq, task, generator)
+                if t.kind == "kernel":
+                    ready.setdefault(t.kernel, []).append(t)
+                    nready += 1
+                else:
+                    instant.append(t)
+        free = list(range(len(cores)))
+        events: list = []   # (time, seq, task or _Gang, generator)
         seq = 0
         done = 0
         now = 0.0
         n = len(self.tasks)
-        kernels = self.kernels
-        cores = self.cores
         view_cache: dict = {}
 
+        def release(t) -> int:
+            """Count ``t`` done for its dependents; queue those now ready; return how many kernel
+            tasks became ready."""
+            k = 0
+            for d in t.dependents:
+                d.waiting -= 1
+                if d.waiting == 0:
+                    if d.kind == "kernel":
+                        ready.setdefault(d.kernel, []).append(d)
+                        k += 1
+                    else:
+                        instant.append(d)
+            return k
+
         while done < n:
-            while instant or (ready and free):
+            while instant or (nready and free):
                 if instant:
                     t = instant.pop()
                     if t.kind == "snapshot":
                         self.dumps[t.snap] = (self.dumps[t.snap][0], t.args[0].detach().clone())
                     t.start = t.end = now
                     done += 1
-                    for d in t.dependents:
-                        d.waiting -= 1
-                        if d.waiting == 0:
-                            (ready if d.kind == "kernel" else instant).append(d)
+                    nready += release(t)
                     continue
-                # a seeded random ready task on a seeded random free core; O(1) removals (swap
-                # with the last)
-                nr = len(ready)
-                if nr > 1:
-                    k = randrange(nr)
-                    t = ready[k]
-                    ready[k] = ready[-1]
-                    ready.pop()
+                # a seeded random ready task (a random kernel weighted by its ready count, then a
+                # random task of it) on a seeded random free core
+                if len(ready) == 1:
+                    kname = next(iter(ready))
+                    k = randrange(nready) if nready > 1 else 0
                 else:
-                    t = ready.pop()
+                    k = randrange(nready)
+                    for kname, bucket in ready.items():
+                        if k < len(bucket):
+                            break
+                        k -= len(bucket)
+                bucket = ready[kname]
+                gang = gangs.get(kname) if len(free) > 1 and len(bucket) > 1 else None
+                if gang is not None:
+                    g, first = self._form_gang(gang, bucket, k, free)
+                    if first == -1:
+                        del gangs[kname]
+                    if g is not None:
+                        members = g.members
+                        self.gangs.append(tuple(t.index for t in members))
+                        nready -= len(members)
+                        if not bucket:
+                            del ready[kname]
+                        key = (kname, first, len(members))
+                        views = view_cache.get(key)
+                        if views is None:
+                            views = view_cache[key] = self.memory.gang_views(kname, first, len(members), gang[0].TILES)
+                        for j, t in enumerate(members):
+                            if dump is not None and (dump.level == 2 or t.dump_sel):
+                                dump.capture(t, BEFORE)
+                            t.core = first + j
+                            t.start = now
+                        heappush(events, (now, seq, g, gang[0].kernel_gang(views, g.plans)))
+                        seq += 1
+                        continue
+                if len(bucket) > 1:
+                    # O(1) removal: swap with the last
+                    t = bucket[k]
+                    bucket[k] = bucket[-1]
+                    bucket.pop()
+                else:
+                    t = bucket.pop()
+                if not bucket:
+                    del ready[kname]
+                nready -= 1
                 nf = len(free)
                 if nf > 1:
                     k = randrange(nf)
@@ -559,25 +553,84 @@ class Runtime:
                 waiting = [t for t in self.tasks if t.waiting > 0][:5]
                 raise SimulationError(f"deadlock: {n - done} tasks are waiting but none is running "
                                       f"(e.g. {waiting})")
-            # run the earliest core until it finishes or yields a time later than the next event
+            # run the earliest core (or gang) until it finishes or yields a time later than the next event
             now, _, t, gen = heappop(events)
             cycles = next(gen, None)   # kernels yield ints; None: the kernel returned
             if cycles is not None:
                 heappush(events, (now + cycles * (1.0 + 0.25 * rand()), seq, t, gen))
                 seq += 1
                 continue
-            t.end = now
-            done += 1
-            free.append(t.core)
-            if dump is not None and (dump.level == 2 or t.dump_sel):
-                dump.capture(t, AFTER)
-            if self.on_complete is not None:
-                self.on_complete(t)
-            for d in t.dependents:
-                d.waiting -= 1
-                if d.waiting == 0:
-                    (ready if d.kind == "kernel" else instant).append(d)
+            for t in (t.members if type(t) is _Gang else (t,)):
+                t.end = now
+                done += 1
+                free.append(t.core)
+                if dump is not None and (dump.level == 2 or t.dump_sel):
+                    dump.capture(t, AFTER)
+                if self.on_complete is not None:
+                    self.on_complete(t)
+                nready += release(t)
         self.time = now
+
+    def _gang_kernels(self) -> dict:
+        """``kernel -> (module, max gang size)`` for the kernels this run may gang (lockstep on, the
+        kernel has a lockstep form, torch's threading allows a gang of two or more of its tiles, and
+        no access recorder is installed: recorders expect one call per task access)."""
+        from pypto.ops.support import _RECORDER
+
+        if not self.lockstep or _RECORDER.get() is not None:
+            return {}
+        threads = torch.get_num_threads()
+        out = {}
+        for name, mod in self.kernels.items():
+            if getattr(mod, "GANG", False):
+                numel = mod.GANG_NUMEL
+                if gang_size(len(self.cores), numel, threads) >= 2:
+                    out[name] = (mod, numel, threads)
+        return out
+
+    def _form_gang(self, gang, bucket: list, k: int, free: list):
+        """Take a gang from ``bucket`` around position ``k`` onto the longest run of adjacent free
+        cores: ``(members in task order, first core)``, removed from ``bucket`` and ``free``; or
+        ``(None, None)`` when there is no run of two free cores, ``(None, -1)`` when the members'
+        footprints conflict (the caller then stops ganging the kernel for the run)."""
+        mod, numel, threads = gang
+        cs = sorted(free)
+        best, start = 1, cs[0]
+        run_start, run = cs[0], 1
+        for a, b in zip(cs, cs[1:]):
+            if b == a + 1:
+                run += 1
+                if run > best:
+                    best, start = run, run_start
+            else:
+                run_start, run = b, 1
+        size = gang_size(min(best, len(bucket)), numel, threads)
+        if size < 2:
+            return None, None
+        lo = min(k, len(bucket) - size)
+        members = sorted(bucket[lo:lo + size], key=_task_index)
+        plans = [mod.GANG_PLAN(*t.args) for t in members]
+        if conflict(mod.GANG_GM, plans):
+            return None, -1
+        del bucket[lo:lo + size]
+        taken = set(range(start, start + size))
+        free[:] = [c for c in free if c not in taken]
+        return _Gang(members, plans), start
+
+
+class _Gang:
+    """Tasks running as one lockstep gang (members in task order on adjacent cores) and their
+    ``GANG_PLAN`` results."""
+
+    __slots__ = ("members", "plans")
+
+    def __init__(self, members: list, plans: list):
+        self.members = members
+        self.plans = plans
+
+
+def _task_index(t: Task) -> int:
+    return t.index
 
 
 _SNAPSHOT_ID = 1 << 63
@@ -646,7 +699,7 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
     def submit_all(gm):
         rt = Runtime(platform, kernels, cfg.sim_seed, dump_level=cfg.enable_dump_args,
                      dump_budget=cfg.dump_budget_bytes, kernel_ids=kernel_ids, poison=cfg.sim_poison,
-                     rings=cfg.ring_limits())
+                     rings=cfg.ring_limits(), lockstep=cfg.sim_lockstep)
         _LAST_RUNTIME[:] = [rt]
         orch.orchestrate(rt, *gm)
         return rt

@@ -1,0 +1,129 @@
+"""On-chip memory of the simulated cores.
+
+Per memory space, the memories of all cores of a run are the rows of one ``[cores, bytes]`` byte
+tensor. A core's buffer is its row; a tile is a typed view of the row at the address the compiler
+allocated. Because the rows are evenly spaced, the same tile on *adjacent* cores is also one strided
+view with a leading axis over those cores (:meth:`CoreMemory.gang_views`): that is what lets a
+lockstep gang of tasks (:mod:`pypto.codegen.gang`) run each instruction as one torch call.
+
+Every call starts from zeroed core memory (seeded runs stay bit-identical); the tensors are recycled
+between calls (``_MEM_POOL``; a fresh allocation page-faults, which costs more than the whole run of a
+small program), clearing only the byte ranges the previous call's tile views covered (the only bytes a
+kernel can write). Under ``sim_poison`` memory starts as the byte 0xFF instead (a separate pool).
+"""
+from __future__ import annotations
+
+import torch
+
+from pypto.backend.platforms import Platform
+from pypto.errors import SimulationError
+from pypto.language.enums import MemorySpace
+
+_MEM_POOL: dict[tuple, list] = {}   # (platform, space, cores, fill) -> [(tensor, dirty byte ranges)]
+
+
+def _merge(ranges) -> list:
+    """Sorted, disjoint union of byte ranges ``(lo, hi)``."""
+    out: list = []
+    for lo, hi in sorted(ranges):
+        if out and lo <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], hi)
+        else:
+            out.append([lo, hi])
+    return out
+
+
+def _nbytes(shape, dtype) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n * torch.empty((), dtype=dtype).element_size()
+
+
+class CoreMemory:
+    """The on-chip memories of the ``cores`` cores of one run (see the module docstring)."""
+
+    def __init__(self, platform: Platform, cores: int, poison: bool = False):
+        self.platform = platform
+        self.cores = cores
+        self.fill = 0xFF if poison else 0   # the byte core memory starts as
+        self.arrays: dict[MemorySpace, torch.Tensor] = {}
+        self.dirty: dict[MemorySpace, set] = {}   # byte ranges some view was built on (any core)
+
+    def array(self, space: MemorySpace) -> torch.Tensor:
+        """The ``[cores, capacity]`` byte tensor of ``space``."""
+        arr = self.arrays.get(space)
+        if arr is None:
+            fill = self.fill
+            free = _MEM_POOL.get((self.platform.name, space, self.cores, fill))
+            if free:
+                arr, dirty = free.pop()
+                for lo, hi in dirty:
+                    arr[:, lo:hi].fill_(fill)
+            else:
+                arr = torch.full((self.cores, self.platform.capacity(space)), fill, dtype=torch.uint8)
+            self.arrays[space] = arr
+            self.dirty[space] = set()
+        return arr
+
+    def view(self, space: str, addr: int, shape, dtype, cores: slice, what: str) -> torch.Tensor:
+        """The tile ``(space, addr, shape, dtype)`` on the cores ``cores`` (a slice of rows): shape
+        ``[n, *shape]``, or ``shape`` itself when ``cores`` is an int."""
+        sp = MemorySpace[space]
+        arr = self.array(sp)
+        nbytes = _nbytes(shape, dtype)
+        if addr + nbytes > arr.shape[1]:
+            raise SimulationError(f"kernel {what}: tile at {space}+{addr} ({nbytes} B) exceeds "
+                                  f"the core's {space} memory ({arr.shape[1]} B)")
+        self.dirty[sp].add((addr, addr + nbytes))
+        rows = arr[cores, addr:addr + nbytes].view(dtype)
+        return rows.view(shape) if isinstance(cores, int) else rows.view(rows.shape[0], *shape)
+
+    def gang_views(self, kernel: str, first: int, n: int, tiles) -> list:
+        """Every tile of ``tiles`` on cores ``first .. first + n - 1``, as ``[n, *shape]`` views."""
+        return [self.view(space, addr, shape, dtype, slice(first, first + n), kernel)
+                for space, addr, shape, dtype in tiles]
+
+    def release(self) -> None:
+        """Give the memories back to the pool (no view of them may be used afterwards)."""
+        for space, arr in self.arrays.items():
+            _MEM_POOL.setdefault((self.platform.name, space, self.cores, self.fill), []).append(
+                (arr, _merge(self.dirty[space])))
+        self.arrays = {}
+        self.dirty = {}
+
+
+class Core:
+    """One simulated core: its row of each memory space and cached tile views per kernel."""
+
+    def __init__(self, index: int, memory: CoreMemory):
+        self.index = index
+        self.memory = memory
+        self.views: dict[str, list] = {}
+
+    @property
+    def platform(self) -> Platform:
+        return self.memory.platform
+
+    @property
+    def mem(self) -> dict:
+        """This core's byte buffer of each memory space used so far."""
+        return {space: arr[self.index] for space, arr in self.memory.arrays.items()}
+
+    def buffer(self, space: MemorySpace) -> torch.Tensor:
+        """This core's byte buffer of ``space``."""
+        return self.memory.array(space)[self.index]
+
+    def release(self) -> None:
+        """Give the run's core memory back to the pool (no core of the run may run again)."""
+        self.memory.release()
+        self.views = {}
+
+    def tile_views(self, kernel_name: str, tiles) -> list:
+        """The views of ``tiles`` (a kernel module's ``TILES``) in this core's memory (cached)."""
+        views = self.views.get(kernel_name)
+        if views is None:
+            views = self.views[kernel_name] = [
+                self.memory.view(space, addr, shape, dtype, self.index, kernel_name)
+                for space, addr, shape, dtype in tiles]
+        return views

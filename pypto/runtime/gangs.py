@@ -1,0 +1,92 @@
+"""When the scheduler may run tasks as a lockstep gang (:mod:`pypto.codegen.gang`).
+
+A gang is ``n`` ready tasks of one kernel that has a lockstep form, started together on ``n``
+adjacent free cores and advanced together (one jitter draw per step for all of them). Two rules keep
+it indistinguishable from running the tasks one by one:
+
+* **Footprints** (:func:`conflict`): no member writes global memory that another member reads or
+  writes. Then no member can observe another, and lockstep is one of the interleavings the device
+  could produce anyway (every member's accesses happen at times the per-task model allows).
+* **Bits** (:func:`gang_size`): torch splits an elementwise call of ``numel >= GRAIN`` elements over
+  ``min(threads, ceil(numel / GRAIN))`` threads in equal chunks, and a chunk boundary inside a tile
+  would change which of its elements take the vectorised and which the scalar loop (for ``exp`` or
+  ``maximum`` that can change bits). ``n`` is chosen so every such chunk holds whole tiles, and a
+  kernel whose per-row ops (``OpDef.batch == "rows"``) touch a tile of ``GRAIN`` elements or more
+  (``GANG_NUMEL``: single-task calls are then split *inside* the tile) is not ganged while torch
+  runs more than one thread. Data movement (``"copy"``) and per-task calls (``"gang"``) do not count.
+"""
+from __future__ import annotations
+
+GRAIN = 32768   # at::internal::GRAIN_SIZE: the smallest call torch splits over threads
+
+
+def gang_size(limit: int, numel: int, threads: int) -> int:
+    """The largest gang size ``n <= limit`` for tiles of at most ``numel`` elements (every call's
+    extent per tile is at most that) whose thread chunks hold whole tiles; 0 when none is >= 2."""
+    if threads > 1 and numel >= GRAIN:
+        return 0
+    for n in range(limit, 1, -1):
+        # threads torch may use for a call over n tiles of <= numel elements each: any t up to this
+        # (smaller per-tile extents use fewer), and a chunk is n / t tiles only when t divides n
+        m = min(threads, -(-n * numel // GRAIN))
+        if all(n % t == 0 for t in range(2, m + 1)):
+            return n
+    return 0
+
+
+def _access(t, offsets, shape):
+    """``(storage, lo, hi, box)`` of ``t``'s region at ``offsets`` of ``shape``: the bytes of the
+    smallest storage range holding it (a conservative bound for a strided region) and, for a plain
+    region, its box ``(tensor, starts, stops)`` in ``t``'s index space (``None`` otherwise)."""
+    st = t.stride()
+    es = t.element_size()
+    lo = hi = t.storage_offset()
+    box = None
+    if len(offsets) == len(shape) == len(st):
+        starts = [int(o) for o in offsets]
+        for o, n, s in zip(starts, shape, st):
+            lo += o * s
+            hi += (o + n - 1) * s
+        box = (t, starts, [o + n for o, n in zip(starts, shape)])
+    else:   # a flattened 2-D access of a higher-rank tensor: bound by the whole tensor
+        hi = lo + sum((n - 1) * s for n, s in zip(t.shape, st))
+    return t.untyped_storage().data_ptr(), lo * es, (hi + 1) * es, box
+
+
+def _overlap(a, b) -> bool:
+    """Whether two accesses whose storage ranges overlap really share an element: exact for boxes
+    of the same tensor, conservatively true otherwise."""
+    if a is None or b is None or a[0] is not b[0]:
+        return True
+    return all(lo1 < hi2 and lo2 < hi1 for lo1, hi1, lo2, hi2 in zip(a[1], a[2], b[1], b[2]))
+
+
+def conflict(gm, plans) -> bool:
+    """True when some member of the gang writes global memory another member reads or writes.
+    ``gm`` is the kernel's ``GANG_GM`` (``("r" | "w", shape)`` per access), ``plans`` the members'
+    ``GANG_PLAN`` results in member order."""
+    by_storage: dict[int, list] = {}
+    for k, plan in enumerate(plans):
+        for i, ((kind, shape), entry) in enumerate(zip(gm, plan)):
+            t, offsets = (entry[0], entry[1]) if kind == "r" else (entry[1], entry[0])
+            key, lo, hi, box = _access(t, offsets, shape)
+            by_storage.setdefault(key, []).append((lo, hi, k, i, kind == "w", box))
+    for spans in by_storage.values():
+        if not any(s[4] for s in spans):
+            continue
+        # sweep by start: an earlier range overlaps the current one while its end is past its start
+        spans.sort(key=lambda s: (s[0], s[1], s[2], s[3]))
+        active_w: list = []
+        active_r: list = []
+        for lo, hi, k, _, w, box in spans:
+            active_w = [a for a in active_w if a[0] > lo]
+            if any(m != k and _overlap(b, box) for _, m, b in active_w):
+                return True
+            if w:
+                active_r = [a for a in active_r if a[0] > lo]
+                if any(m != k and _overlap(b, box) for _, m, b in active_r):
+                    return True
+                active_w.append((hi, k, box))
+            else:
+                active_r.append((hi, k, box))
+    return False
