@@ -11,7 +11,8 @@
 * ``small_tasks``: 10,000 independent tasks on 8x64 blocks (target >= 20,000 tasks/s).
 
 The simulator time is one call of the compiled program (orchestration + dependency inference +
-scheduling + kernels + copy-back), excluding compilation (done once before timing).
+scheduling + kernels + copy-back), excluding compilation (done once before timing), with lockstep
+gangs on (the default); "task by task" is the same call with ``RunConfig(sim_lockstep=False)``.
 """
 from __future__ import annotations
 
@@ -54,10 +55,12 @@ def bench(name, kernel, args, torch_fn, repeat, tasks=None):
     # up to 3-4x slower), so the ratio is taken against torch's best case
     ref = median_time(torch_fn, repeat)
     sim = median_time(lambda: compiled(*args, config=cfg), repeat)
+    off = RunConfig(platform="a2a3sim", sim_seed=0, sim_lockstep=False)
+    alone = median_time(lambda: compiled(*args, config=off), repeat)
     line = f"{name:<12} sim {sim * 1e3:9.1f} ms   torch {ref * 1e3:8.2f} ms   ratio {sim / ref:8.1f}x"
     if tasks:
         line += f"   {tasks / sim:9.0f} tasks/s"
-    print(line, flush=True)
+    print(line + f"   (task by task: {alone * 1e3:.1f} ms, {alone / ref:.1f}x)", flush=True)
     return sim, ref
 
 

@@ -35,8 +35,8 @@ def gang_size(limit: int, numel: int, threads: int) -> int:
 
 
 def _access(t, offsets, shape):
-    """``(storage, lo, hi, box)`` of ``t``'s region at ``offsets`` of ``shape``: the bytes of the
-    smallest storage range holding it (a conservative bound for a strided region) and, for a plain
+    """``(lo, hi, box)`` of ``t``'s region at ``offsets`` of ``shape``: the bytes of the smallest
+    range of its storage holding it (a conservative bound for a strided region) and, for a plain
     region, its box ``(tensor, starts, stops)`` in ``t``'s index space (``None`` otherwise)."""
     st = t.stride()
     es = t.element_size()
@@ -50,7 +50,7 @@ def _access(t, offsets, shape):
         box = (t, starts, [o + n for o, n in zip(starts, shape)])
     else:   # a flattened 2-D access of a higher-rank tensor: bound by the whole tensor
         hi = lo + sum((n - 1) * s for n, s in zip(t.shape, st))
-    return t.untyped_storage().data_ptr(), lo * es, (hi + 1) * es, box
+    return lo * es, (hi + 1) * es, box
 
 
 def _overlap(a, b) -> bool:
@@ -64,21 +64,32 @@ def _overlap(a, b) -> bool:
 def conflict(gm, plans) -> bool:
     """True when some member of the gang writes global memory another member reads or writes.
     ``gm`` is the kernel's ``GANG_GM`` (``("r" | "w", shape)`` per access), ``plans`` the members'
-    ``GANG_PLAN`` results in member order."""
+    ``GANG_PLAN`` results in member order. Only storages some member writes are examined."""
+    storage_of: dict[int, int] = {}   # id(tensor) -> its storage (the same tensors recur in every plan)
+
+    def storage(t) -> int:
+        s = storage_of.get(id(t))
+        if s is None:
+            s = storage_of[id(t)] = t.untyped_storage().data_ptr()
+        return s
+
+    written = {storage(entry[1]) for plan in plans for (kind, _), entry in zip(gm, plan) if kind == "w"}
+    if not written:
+        return False
     by_storage: dict[int, list] = {}
     for k, plan in enumerate(plans):
-        for i, ((kind, shape), entry) in enumerate(zip(gm, plan)):
+        for (kind, shape), entry in zip(gm, plan):
             t, offsets = (entry[0], entry[1]) if kind == "r" else (entry[1], entry[0])
-            key, lo, hi, box = _access(t, offsets, shape)
-            by_storage.setdefault(key, []).append((lo, hi, k, i, kind == "w", box))
+            key = storage(t)
+            if key in written:
+                lo, hi, box = _access(t, offsets, shape)
+                by_storage.setdefault(key, []).append((lo, hi, k, kind == "w", box))
     for spans in by_storage.values():
-        if not any(s[4] for s in spans):
-            continue
         # sweep by start: an earlier range overlaps the current one while its end is past its start
-        spans.sort(key=lambda s: (s[0], s[1], s[2], s[3]))
+        spans.sort(key=lambda s: (s[0], s[1], s[2]))
         active_w: list = []
         active_r: list = []
-        for lo, hi, k, _, w, box in spans:
+        for lo, hi, k, w, box in spans:
             active_w = [a for a in active_w if a[0] > lo]
             if any(m != k and _overlap(b, box) for _, m, b in active_w):
                 return True
