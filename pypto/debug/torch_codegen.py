@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from pypto.codegen.common import _PY_BINOP, StmtEmitter, py_expr, py_literal
+from pypto.codegen.common import _PY_BINOP, StmtEmitter, py_expr, py_literal, returned_params
 from pypto.errors import CodegenError
 from pypto.ir.nodes import (
     AssignStmt, Call, EvalStmt, FuncCall, Function, Program, ScopeStmt, Stmt, Var,
@@ -27,10 +27,11 @@ from pypto.ops import support as _pto
 
 
 class _FuncGen(StmtEmitter):
-    def __init__(self, f: Function, check_shapes: bool):
+    def __init__(self, f: Function, check_shapes: bool, funcs: dict | None = None):
         super().__init__()
         self.f = f
         self.check = check_shapes
+        self.funcs = funcs or {}   # name -> Function: callees (what a skipped predicated call returns)
 
     def emit(self, depth: int, text: str, span=None) -> None:
         line = "    " * depth + text
@@ -90,7 +91,24 @@ class _FuncGen(StmtEmitter):
                     args.append(Src(py_literal(a), None))
             return op.ref(op.args(tuple(args)))
         if isinstance(e, FuncCall):
-            return f"{e.func}({', '.join(self.expr(a) for a in e.args)})"
+            call = f"{e.func}({', '.join(self.expr(a) for a in e.args)})"
+            if not e.predicate:
+                return call
+            # pl.submit(..., predicate=(t[i] OP v)): a false predicate retires the task unrun, so
+            # the call's results are its output arguments as they are
+            cmp, value, t, *index = e.predicate
+            cond = f"_pto.read({self.expr(t)}, [{', '.join(self.expr(i) for i in index)}]) {_PY_BINOP[cmp]} {value}"
+            callee = self.funcs.get(e.func)
+            if callee is None:
+                raise CodegenError(f"torch_codegen: the callee of a predicated call '{e.func}' is not in the "
+                                   "program", e.span)
+            idx = returned_params(callee)
+            if -1 in idx:
+                raise CodegenError(f"torch_codegen: predicated call of '{e.func}', which returns a value that "
+                                   "is not one of its arguments", e.span)
+            rets = [self.expr(e.args[i]) for i in idx]
+            skipped = rets[0] if len(rets) == 1 else "(" + ", ".join(rets) + ")"
+            return f"({call} if {cond} else {skipped})"
         return self.expr(e)
 
     def expr(self, e) -> str:
@@ -144,5 +162,5 @@ def torch_codegen(node, check_shapes: bool = False) -> str:
     out = [_PRELUDE.format(name=name)]
     for f in funcs:
         out.append("")
-        out.append("\n".join(_FuncGen(f, check_shapes).generate()))
+        out.append("\n".join(_FuncGen(f, check_shapes, {g.name: g for g in funcs}).generate()))
     return "\n".join(out) + "\n"

@@ -44,6 +44,7 @@ from pypto.errors import (
     Span,
     UnsupportedFeatureError,
 )
+from pypto.ir.visit import walk_expr
 from pypto.ir.nodes import (
     AssignStmt,
     BinOp,
@@ -1152,7 +1153,7 @@ class FunctionParser:
             if t is not None and a.type != t:
                 raise ParserTypeError(f"{callee.name}() argument {i}: expected {describe(t)}, got {describe(a.type)}",
                                       self.span(args_nodes[i]))
-        deps, dumps = (), ()
+        deps, dumps, predicate = (), (), ()
         for k in kw_nodes or ():
             if k.arg == "deps":
                 deps = self.task_deps(k.value)
@@ -1167,16 +1168,57 @@ class FunctionParser:
                 if not (isinstance(k.value, ast.Constant) and isinstance(k.value.value, bool)):
                     raise ParserTypeError("allow_early_resolve must be True or False", self.span(k.value))
             elif k.arg == "predicate":
-                raise UnsupportedFeatureError(
-                    "pl.submit(predicate=...) is not supported by this simulator", self.span(k.value),
-                    "branch in the orchestration instead: `if t[idx] == v:` around the submit")
+                predicate = self.task_predicate(k.value)
             else:
                 raise UnsupportedFeatureError(f"pl.submit keyword '{k.arg}' is not supported", self.span(k.value))
         rts = callee.return_types
         rtype = rts[0] if len(rts) == 1 else TupleType(tuple(rts))
         attrs = self.call_attrs(attrs_node, len(args)) if attrs_node is not None else {}
+        if predicate and not deps:
+            raise ParserTypeError(
+                "pl.submit(predicate=...) needs deps= naming the task that produces the predicate's tensor",
+                self.span(next(k.value for k in kw_nodes if k.arg == "predicate")),
+                "res, tid = pl.submit(self.producer, ...); pl.submit(self.k, ..., deps=[tid], predicate=(t[0] == 1))")
         return FuncCall(callee.name, tuple(args), rtype, span, deps, tuple(no_dep), dumps, self.manual_depth > 0,
-                        **attrs)
+                        predicate=predicate, **attrs)
+
+    def task_predicate(self, node: ast.expr) -> tuple:
+        """``predicate=(t[i, j] OP int_literal)`` (spec-runtime §3.6; OP one of == != < <= > >=):
+        ``(cmp, value, t, i, j)`` for :attr:`FuncCall.predicate`."""
+        span = self.span(node)
+        hint = "predicate=(flags[0] == 1): one element of a tensor, a comparison, an int literal"
+        if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in self._CMPOPS
+                and isinstance(node.left, ast.Subscript)):
+            raise ParserTypeError("pl.submit predicate= must be `tensor[index] OP int_literal`", span, hint)
+        value = self.expr(node.comparators[0])
+        if type(value) is not int:
+            raise ParserTypeError(f"the predicate compares with an int literal, got {_describe_static(value)}",
+                                  self.span(node.comparators[0]), hint)
+        t = self.expr(node.left.value)
+        if not (isinstance(t, Var) and isinstance(t.type, TensorType)):
+            raise ParserTypeError(f"the predicate reads an element of a tensor, got {_describe_static(t)}",
+                                  self.span(node.left.value), hint)
+        idx_node = node.left.slice
+        elts = idx_node.elts if isinstance(idx_node, ast.Tuple) else [idx_node]
+        if any(isinstance(e, ast.Slice) for e in elts) or len(elts) != len(t.type.shape):
+            raise ParserTypeError(f"the predicate reads one element: {len(t.type.shape)} indices for "
+                                  f"'{t.name}' of shape {list(t.type.shape)}, got {ast.unparse(idx_node)}",
+                                  self.span(idx_node), hint)
+        index = []
+        for e in elts:
+            v = self.expr(e)
+            if type(v) is int:
+                dim = t.type.shape[len(index)]
+                if type(dim) is int and not 0 <= v < dim:
+                    raise ParserTypeError(f"predicate index {v} is outside dimension {len(index)} of '{t.name}' "
+                                          f"(size {dim})", self.span(e))
+            elif not (isinstance(v, Expr) and kind_of(v) == "scalar") or any(
+                    isinstance(x, (Call, FuncCall)) for x in walk_expr(v)):
+                raise ParserTypeError(f"a predicate index must be a scalar variable or expression, got "
+                                      f"{_describe_static(v)}", self.span(e),
+                                      "bind a value read from a tensor to a name first: i = t[0]")
+            index.append(to_expr(v, self.span(e)))
+        return (self._CMPOPS[type(node.ops[0])], value, t, *index)
 
     def call_attrs(self, node: ast.expr, nargs: int) -> dict:
         """``attrs={"arg_directions": ["INPUT", ...], "compiler_dep_edges": {i: [site, ...]}}`` on a

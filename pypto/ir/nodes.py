@@ -125,6 +125,11 @@ class FuncCall(Expr):
     # (the ordinal of a task call in its orchestration function, :func:`pypto.passes.
     # auto_derive_task_dependencies.task_sites`) instead; printed ``attrs={"compiler_dep_edges": {...}}``
     compiler_dep_edges: tuple[tuple[int, tuple[int, ...]], ...] = ()
+    # ``pl.submit(..., predicate=(t[i, j] == 3))``: ``(cmp, value, t, i, j)`` with ``cmp`` one of
+    # eq ne lt le gt ge and ``value`` an int literal; the runtime reads the element when the task's
+    # dependencies are done and retires the task without running it when the comparison is false
+    # (spec-runtime §3.6). Flat, so generic walkers and mutators see ``t`` and the indices as uses
+    predicate: tuple = ()
 
 
 @dataclass(frozen=True)

@@ -188,7 +188,7 @@ class _Printer:
                     f"{i}: [{', '.join(str(k) for k in ks)}]" for i, ks in e.compiler_dep_edges) + "}")
             if items:
                 attrs = "attrs={" + ", ".join(items) + "}"
-            if not (e.deps or e.no_dep_args or e.dump_args or e.task_id_var is not None):
+            if not (e.deps or e.no_dep_args or e.dump_args or e.predicate or e.task_id_var is not None):
                 args = [self.expr(a) for a in e.args] + ([attrs] if attrs else [])
                 return f"self.{e.func}({', '.join(args)})"
             # a dispatch with task attributes: pl.submit(self.k, ..., pl.no_dep(x), deps=[...], dumps=[...])
@@ -199,6 +199,10 @@ class _Printer:
                 parts.append(f"deps=[{', '.join(self.expr(d) for d in e.deps)}]")
             if e.dump_args:
                 parts.append(f"dumps=[{', '.join(self.expr(e.args[i]) for i in e.dump_args)}]")
+            if e.predicate:
+                cmp, value, t, *index = e.predicate
+                parts.append(f"predicate=({self.expr(t)}[{', '.join(self.expr(i) for i in index)}] "
+                             f"{BINOPS[cmp]} {value})")
             if attrs:
                 parts.append(attrs)
             return f"pl.submit({', '.join(parts)})"

@@ -39,6 +39,7 @@ import contextlib
 import gc
 import heapq
 import importlib.util
+import operator
 import random
 import sys
 from pathlib import Path
@@ -88,7 +89,8 @@ class Task:
     view)`` as inferred (one per match, for deps.json)."""
 
     __slots__ = ("index", "task_id", "kernel", "kind", "args", "tags", "views", "manual", "fanin", "edges",
-                 "dependents", "waiting", "start", "end", "core", "dump_sel", "func_ids", "kernel_ids", "snap")
+                 "dependents", "waiting", "start", "end", "core", "dump_sel", "func_ids", "kernel_ids", "snap",
+                 "pred", "skipped")
 
     def __init__(self, index, task_id, kernel, kind, args, tags, manual):
         self.index = index
@@ -110,6 +112,8 @@ class Task:
         self.func_ids = (-1,)
         self.kernel_ids = (-1, -1, -1)
         self.snap = -1
+        self.pred = None            # pl.submit(predicate=...): (tensor, index, cmp, value)
+        self.skipped = False        # retired without running (its predicate was false)
 
     @property
     def tid(self) -> int:
@@ -266,7 +270,7 @@ class Runtime:
         return task.task_id
 
     def submit(self, kernel: str, args: list, tags: list, returns=(), deps=(), manual: bool = False,
-               dumps=(), site: int | None = None, compiler_deps=()) -> SubmitResult:
+               dumps=(), site: int | None = None, compiler_deps=(), predicate=None) -> SubmitResult:
         """Submit one task of ``kernel``. ``tags`` are per-argument runtime tags (``INPUT``,
         ``INOUT``, ``OUTPUT_EXISTING``, ``OUTPUT``, ``NO_DEP``, ``SCALAR``; IR directions ``In`` /
         ``Out`` / ``InOut`` are accepted too), ignored for scalars. ``deps`` are TaskIds (or lists of them, or
@@ -274,8 +278,12 @@ class Runtime:
         tensors to dump for this launch (``enable_dump_args=1``). ``compiler_deps`` are
         ``(arg, site)`` edges AutoDeriveTaskDependencies proved (the argument's tag was rewritten so
         the tensormap lookup is skipped): the task waits for the latest task submitted with
-        ``site=site`` (edge source ``compiler``). Returns the GM tensors named by ``returns``
-        (argument indices, as :func:`pypto.codegen.common.returned_params`) and the TaskId."""
+        ``site=site`` (edge source ``compiler``). ``predicate`` is ``(tensor, index, cmp, value)``
+        (``pl.submit(predicate=(t[i] == v))``, cmp one of eq ne lt le gt ge): the element is read when
+        the task's dependencies are done, and a false comparison retires the task without running it
+        (its dependents are released all the same); the task that last wrote the element must be
+        among its dependencies. Returns the GM tensors named by ``returns`` (argument indices, as
+        :func:`pypto.codegen.common.returned_params`) and the TaskId."""
         if not _TAGSET.issuperset(tags):
             tags = [t if t in _TAGSET else normalize_tag(t) for t in tags]
         task = self._new_task(kernel, "kernel", list(args), tags, manual or self._manual_depth > 0)
@@ -289,6 +297,8 @@ class Runtime:
                 written.add(v.base)
         if compiler_deps:
             self._compiler_edges(task, compiler_deps)
+        if predicate is not None:
+            self._predicate(task, predicate)
         if site is not None:
             self._sites[site] = task
         if task.fanin:
@@ -403,6 +413,26 @@ class Runtime:
             for v in register:
                 tensormap.register(v, task)
 
+    def _predicate(self, task: Task, predicate) -> None:
+        """Check and attach a ``predicate=(tensor, index, cmp, value)``: the element exists, and
+        every task registered as writing it is a dependency of ``task`` (spec-runtime §3.6: "the
+        producer of t must be in deps="), so that the value read at dispatch is settled."""
+        t, index, cmp, value = predicate
+        if cmp not in _PRED_CMP:
+            raise SimulationError(f"task '{task.kernel}': unknown predicate comparison {cmp!r}")
+        if not isinstance(t, torch.Tensor) or len(index) != t.dim() or not all(
+                0 <= int(i) < n for i, n in zip(index, t.shape)):
+            raise SimulationError(f"task '{task.kernel}': predicate element {list(map(int, index))} is outside the "
+                                  f"tensor (shape {list(getattr(t, 'shape', []))})")
+        elem = t[tuple(slice(int(i), int(i) + 1) for i in index)]
+        for p, _, _ in self.tensormap.lookup(self._view(elem), False):
+            if p is not task and p.index not in task.fanin:
+                raise SimulationError(
+                    f"task '{task.kernel}': its predicate reads element {list(map(int, index))} of a tensor that "
+                    f"task {p!r} writes, which is not among its dependencies; the value read at dispatch would "
+                    f"depend on the schedule. Add that task's TaskId to deps=")
+        task.pred = (elem, _PRED_CMP[cmp], value)
+
     def _compiler_edges(self, task: Task, compiler_deps) -> None:
         """Edges the compiler recorded in place of tensormap lookups: ``(arg, site)`` -> the latest
         task of ``site``. A site never submitted means the compiler's proof does not match this
@@ -443,10 +473,10 @@ class Runtime:
         # (a gang is a run of it, so its members' offsets tend to be evenly spaced)
         ready: dict[str, list] = {}
         nready = 0
-        instant = []   # alloc / dummy / snapshot tasks: no core, no time; they run as soon as ready
+        instant = []   # alloc / dummy / snapshot tasks and tasks whose predicate is false: no core, no time
         for t in self.tasks:
             if t.waiting == 0:
-                if t.kind == "kernel":
+                if t.kind == "kernel" and (t.pred is None or not _skip(t)):
                     ready.setdefault(t.kernel, []).append(t)
                     nready += 1
                 else:
@@ -466,7 +496,7 @@ class Runtime:
             for d in t.dependents:
                 d.waiting -= 1
                 if d.waiting == 0:
-                    if d.kind == "kernel":
+                    if d.kind == "kernel" and (d.pred is None or not _skip(d)):
                         ready.setdefault(d.kernel, []).append(d)
                         k += 1
                     else:
@@ -616,6 +646,17 @@ class Runtime:
         taken = set(range(start, start + size))
         free[:] = [c for c in free if c not in taken]
         return _Gang(members, plans), start
+
+
+_PRED_CMP = {"eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le, "gt": operator.gt,
+             "ge": operator.ge}
+
+
+def _skip(t: Task) -> bool:
+    """Whether ``t`` (its dependencies done) is retired without running: its predicate is false."""
+    elem, cmp, value = t.pred
+    t.skipped = not cmp(elem.item(), value)
+    return t.skipped
 
 
 class _Gang:

@@ -6,7 +6,8 @@ simulated core is one thread (``tid`` = core index, named by ``thread_name`` met
 kernel task is one complete event (``ph: "X"``, ``ts`` / ``dur`` in microseconds at the simulated
 clock of 1 cycle = 1 ns), named after its kernel, with ``args`` holding the task id (``rXtY`` and
 hex) and the task's predecessors. From level 2 on, tasks that take no core (tensor allocations,
-dummies) appear as instant events (``ph: "i"``) on the orchestrator lane (``tid`` -1).
+dummies) appear as instant events (``ph: "i"``) on the orchestrator lane (``tid`` -1); a task whose
+``pl.submit(predicate=...)`` was false always does (``cat: "skipped"``).
 ``chip_swimlane_records.json`` holds the raw records in cycles (spec-runtime §6).
 """
 from __future__ import annotations
@@ -27,7 +28,7 @@ def swimlane_document(rt, level: int) -> dict:
     for c in used:
         ev.append({"name": "thread_name", "ph": "M", "pid": 0, "tid": c, "args": {"name": f"AIV{c}"}})
         ev.append({"name": "thread_sort_index", "ph": "M", "pid": 0, "tid": c, "args": {"sort_index": c}})
-    if level >= 2:
+    if level >= 2 or any(t.skipped for t in rt.tasks):
         ev.append({"name": "thread_name", "ph": "M", "pid": 0, "tid": -1, "args": {"name": "orchestrator"}})
     for t in rt.tasks:
         if t.core >= 0:
@@ -35,8 +36,10 @@ def swimlane_document(rt, level: int) -> dict:
                        "ts": t.start / CYCLES_PER_US, "dur": max(t.end - t.start, 0.0) / CYCLES_PER_US,
                        "args": {"task": rxty(t.task_id), "task_id": f"0x{t.task_id:016x}",
                                 "fanin": sorted(rxty(rt.tasks[i].task_id) for i in t.fanin)}})
-        elif level >= 2 and t.kind != "snapshot":
-            ev.append({"name": t.kernel, "cat": t.kind, "ph": "i", "s": "t", "pid": 0, "tid": -1,
+        elif t.skipped or (level >= 2 and t.kind != "snapshot"):
+            # a task whose predicate was false is retired unrun: a mark on the orchestrator's track
+            ev.append({"name": t.kernel, "cat": "skipped" if t.skipped else t.kind, "ph": "i", "s": "t",
+                       "pid": 0, "tid": -1,
                        "ts": t.start / CYCLES_PER_US, "args": {"task": rxty(t.task_id)}})
     return {"traceEvents": ev, "displayTimeUnit": "ns",
             "otherData": {"platform": rt.platform.name, "chip_swimlane_level": level,

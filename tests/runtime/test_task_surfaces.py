@@ -3,6 +3,7 @@
 ``pl.submit`` / ``pl.no_dep`` (printed form), and the probe pattern. End to end: IR round trip,
 generated orchestration, the runtime's edges, deps.json and the dump files."""
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -221,16 +222,99 @@ def test_misuse_errors(name):
 
 
 # ------------------------------------------------------------------ pl.submit keywords of the printed form
-def test_submit_allow_early_resolve_is_a_checked_hint_and_predicate_is_refused():
+def _outlined_war_deps() -> str:
     stages = dict(run_pipeline(specialize(K.war_deps, ROUNDTRIP["war_deps"][1], {}).program,
                                {"platform": "a2a3sim"}).stages)
-    text = stages["OutlineIncoreScopes"].as_python()
-    plain = "pl.submit(self.writer, a, buf, deps=[reader_tid])"
-    assert plain in text
-    hinted = text.replace(plain, "pl.submit(self.writer, a, buf, deps=[reader_tid], allow_early_resolve=True)")
+    return stages["OutlineIncoreScopes"].as_python()
+
+
+PLAIN = "pl.submit(self.writer, a, buf, deps=[reader_tid])"
+
+
+def test_submit_allow_early_resolve_is_a_checked_hint():
+    text = _outlined_war_deps()
+    assert PLAIN in text
+    hinted = text.replace(PLAIN, "pl.submit(self.writer, a, buf, deps=[reader_tid], allow_early_resolve=True)")
     assert_structural_equal(parse(hinted), parse(text))      # a scheduling hint: no effect on the IR
     with pytest.raises(PyptoError, match="allow_early_resolve must be True or False"):
-        parse(text.replace(plain, "pl.submit(self.writer, a, buf, deps=[reader_tid], allow_early_resolve=1)"))
-    with pytest.raises(PyptoError, match=r"predicate=\.\.\.\) is not supported") as e:
-        parse(text.replace(plain, "pl.submit(self.writer, a, buf, deps=[reader_tid], predicate=(buf[0, 0] == 1))"))
-    assert "if t[idx] == v:" in str(e.value)
+        parse(text.replace(PLAIN, "pl.submit(self.writer, a, buf, deps=[reader_tid], allow_early_resolve=1)"))
+
+
+# ------------------------------------------------------------------ pl.submit(predicate=...)
+PREDICATED = "pl.submit(self.writer, a, buf, deps=[reader_tid], predicate=(out_1[0, 0] > 0))"
+
+
+def _predicated_program():
+    text = _outlined_war_deps().replace(PLAIN, PREDICATED)
+    return text, parse(text)
+
+
+def test_predicate_round_trips_and_survives_the_pipeline():
+    text, prog = _predicated_program()
+    assert PREDICATED in prog.as_python()
+    assert_structural_equal(parse(prog.as_python()), prog)
+    # every later stage still carries it (printed, and re-parsed equal)
+    stages = run_pipeline(prog, {"platform": "a2a3sim"}).stages
+    for stage, program in stages:
+        printed = program.as_python()
+        assert "predicate=(out_1[0, 0] > 0)" in printed, stage
+        assert_structural_equal(parse(printed), program)
+
+
+def test_predicate_decides_at_dispatch_whether_the_task_runs():
+    from pypto.ir import compile as ir_compile
+    from pypto.debug import torch_codegen
+
+    _, prog = _predicated_program()
+    compiled = ir_compile(prog, dump_passes=False)
+    ns = {}
+    exec(torch_codegen(prog), ns)                     # the reference executor honours it too
+    for a00, runs in ((2.0, True), (0.0, False)):
+        a = torch.randn(64, 64)
+        a[0, 0] = a00
+        buf0 = torch.zeros(64, 64)                    # reader: out = a * a + buf; out[0, 0] = a00 ** 2
+        for run in ("sim", "reference"):
+            buf, out = buf0.clone(), torch.zeros(64, 64)
+            if run == "sim":
+                compiled(a, buf, out, config=RunConfig(sim_seed=0, enable_chip_swimlane=True))
+            else:
+                ns["war_deps"](a, buf, out)
+            assert torch.equal(out, a * a)
+            assert torch.equal(buf, a * a if runs else buf0), (run, a00)
+        writer = last_rt().tasks[-1]
+        assert writer.kernel == "writer" and writer.skipped is (not runs)
+        assert (writer.core >= 0) is runs             # a skipped task takes no core
+    trace = json.loads((compiled.output_dir / "dfx_outputs" / "swimlane.json").read_text())
+    assert [e["name"] for e in trace["traceEvents"] if e.get("cat") == "skipped"] == ["writer"]
+
+
+@pytest.mark.parametrize("predicate, message", [
+    ("predicate=(out_1[0, 0] > 0.5)", "compares with an int literal"),
+    ("predicate=(out_1[0] > 0)", "the predicate reads one element: 2 indices"),
+    ("predicate=(out_1[0, 0:2] > 0)", "the predicate reads one element"),
+    ("predicate=(out_1[0, 64] > 0)", "index 64 is outside dimension 1"),
+    ("predicate=(reader_tid > 0)", "must be `tensor[index] OP int_literal`"),
+    ("predicate=(out_1[0, 0] > 0 > 1)", "must be `tensor[index] OP int_literal`"),
+])
+def test_predicate_errors_point_at_the_source(predicate, message):
+    text = _outlined_war_deps().replace(PLAIN, PLAIN[:-1] + f", {predicate})")
+    with pytest.raises(PyptoError, match=re.escape(message)) as e:
+        parse(text)
+    assert "^" in str(e.value)
+    no_deps = _outlined_war_deps().replace(PLAIN, "pl.submit(self.writer, a, buf, predicate=(out_1[0, 0] > 0))")
+    with pytest.raises(PyptoError, match="needs deps= naming the task that produces"):
+        parse(no_deps)
+
+
+def test_a_predicate_on_an_element_written_by_a_task_outside_deps_is_refused():
+    from pypto.backend.platforms import get_platform
+    from pypto.errors import SimulationError
+
+    rt = S.Runtime(get_platform("a2a3sim"), {}, 0)
+    flags, other = torch.zeros(4, 8, dtype=torch.int32), torch.zeros(4, 8)
+    producer = rt.submit("k", [flags], ["OUTPUT_EXISTING"]).task_id
+    rt.submit("k", [other], ["OUTPUT_EXISTING"], deps=[producer], predicate=(flags, [1, 2], "eq", 0))
+    with pytest.raises(SimulationError, match="not among its dependencies"):
+        rt.submit("k", [other], ["OUTPUT_EXISTING"], predicate=(flags, [1, 2], "eq", 0))
+    with pytest.raises(SimulationError, match="outside the tensor"):
+        rt.submit("k", [other], ["OUTPUT_EXISTING"], deps=[producer], predicate=(flags, [4, 0], "eq", 0))
