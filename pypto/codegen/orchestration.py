@@ -103,8 +103,8 @@ class OrchGen(StmtEmitter):
                 extra += f", compiler_deps={compiler_deps!r}"
             if e.predicate:
                 cmp, value, t, *index = e.predicate
-                extra += (f", predicate=({py_expr(t, self.names)}, [{', '.join(py_expr(i, self.names) for i in index)}], "
-                          f"{cmp!r}, {value})")
+                idx = ", ".join(py_expr(i, self.names) for i in index)
+                extra += f", predicate=({py_expr(t, self.names)}, [{idx}], {cmp!r}, {value})"
             dump_args = getattr(e, "dump_args", None)
             if dump_args:
                 extra += f", dumps=[{', '.join(py_expr(e.args[i], self.names) for i in dump_args)}]"

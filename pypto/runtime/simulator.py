@@ -469,8 +469,9 @@ class Runtime:
         cores = self.cores
         gangs = self._gang_kernels()
         # kernel tasks whose inputs are done, waiting for a core, by kernel (dict order: first ready
-        # first, so draws are a function of the seed); a gang kernel's list stays in readiness order
-        # (a gang is a run of it, so its members' offsets tend to be evenly spaced)
+        # first, so draws are a function of the seed). A gang takes a run of its kernel's list (in
+        # readiness order, so its members' offsets tend to be evenly spaced); a single draw swaps
+        # with the last, exactly as with lockstep off (a refused gang leaves the same list behind)
         ready: dict[str, list] = {}
         nready = 0
         instant = []   # alloc / dummy / snapshot tasks and tasks whose predicate is false: no core, no time
@@ -539,7 +540,8 @@ class Runtime:
                         key = (kname, first, len(members))
                         views = view_cache.get(key)
                         if views is None:
-                            views = view_cache[key] = self.memory.gang_views(kname, first, len(members), gang[0].TILES)
+                            views = view_cache[key] = self.memory.gang_views(kname, first, len(members),
+                                                                             gang[0].TILES)
                         for j, t in enumerate(members):
                             if dump is not None and (dump.level == 2 or t.dump_sel):
                                 dump.capture(t, BEFORE)
@@ -602,9 +604,9 @@ class Runtime:
         self.time = now
 
     def _gang_kernels(self) -> dict:
-        """``kernel -> (module, max gang size)`` for the kernels this run may gang (lockstep on, the
-        kernel has a lockstep form, torch's threading allows a gang of two or more of its tiles, and
-        no access recorder is installed: recorders expect one call per task access)."""
+        """``kernel -> (module, GANG_NUMEL, torch threads)`` for the kernels this run may gang
+        (lockstep on, the kernel has a lockstep form, torch's threading allows a gang of two or more
+        of its tiles, and no access recorder is installed: recorders expect one call per access)."""
         from pypto.ops.support import _RECORDER
 
         if not self.lockstep or _RECORDER.get() is not None:
@@ -620,7 +622,8 @@ class Runtime:
 
     def _form_gang(self, gang, bucket: list, k: int, free: list):
         """Take a gang from ``bucket`` around position ``k`` onto the longest run of adjacent free
-        cores: ``(members in task order, first core)``, removed from ``bucket`` and ``free``; or
+        cores: ``(_Gang with its members in task order, first core)``, removed from ``bucket`` and
+        ``free``; or
         ``(None, None)`` when there is no run of two free cores, ``(None, -1)`` when the members'
         footprints conflict (the caller then stops ganging the kernel for the run)."""
         mod, numel, threads = gang
