@@ -1,8 +1,9 @@
 """The lockstep form of a kernel: several tasks of it at once, one torch call per instruction.
 
 Tasks of one kernel run the same instruction stream on their cores. When the stream cannot depend
-on the task — no control flow, and no instruction reading a per-task scalar except the offsets and
-valid extents of its global-memory accesses — the simulator may run a *gang* of such tasks on
+on the task — no ``if``, loops only with bounds that are the same for every task, and no tile
+instruction reading a per-task scalar (the offsets and valid extents of global-memory accesses may)
+— the simulator may run a *gang* of such tasks on
 adjacent cores in lockstep: every tile view gains a leading axis over those cores (``[n, *shape]``:
 the same bytes of each core's memory, see :mod:`pypto.runtime.cores`), every vector instruction is
 the same torch call on those views, and the global-memory accesses of the gang are one strided copy
@@ -19,11 +20,12 @@ such op both ways (special values, odd shapes, one and two threads) and compares
 
 The generated module then also defines (next to ``TILES`` and ``kernel``):
 
-* ``GANG_PLAN(params...)``: for one task, the arguments of each global-memory access in program
-  order (load: ``(tensor, offsets, valid)``; store: ``(offsets, tensor, valid)``);
+* ``GANG_PLAN(params...)``: for one task, ``(site, arguments)`` of each global-memory access in
+  the order the task makes them (load: ``(tensor, offsets, valid)``; store: ``(offsets, tensor,
+  valid)``; ``site`` indexes ``GANG_GM``);
 * ``GANG_NUMEL``: elements of the largest tile an op of kind ``"rows"`` touches (the runtime sizes
   gangs by it, :func:`pypto.runtime.gangs.gang_size`);
-* ``GANG_GM``: per global-memory access ``("r" | "w", tile shape)``; with a plan, the task's
+* ``GANG_GM``: per global-memory access site ``("r" | "w", tile shape)``; with a plan, the task's
   global-memory footprint. The scheduler gangs only tasks whose footprints do not conflict (no task
   writes what another reads or writes), so lockstep is indistinguishable from any interleaving of them;
 * ``kernel_gang(v, P)``: the gang kernel (``v`` the gang views, ``P`` the members' plans); it yields
@@ -38,7 +40,8 @@ import math
 
 from pypto.codegen.common import py_expr, py_literal
 from pypto.ir.nodes import (
-    AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, ReturnStmt, Stmt, UnaryOp, Var,
+    AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, ForStmt, ReturnStmt, Stmt, UnaryOp, Var,
+    YieldStmt,
 )
 from pypto.ir.types import ScalarType, TensorType, TileType
 from pypto.ir.visit import walk_expr
@@ -56,17 +59,25 @@ def _static(dims) -> bool:
 
 class GangGen:
     """Generates ``GANG_PLAN``, ``GANG_GM`` and ``kernel_gang`` for a kernel :class:`KernelGen` has
-    generated (it shares that generator's tile table, so ``v[i]`` means the same tile)."""
+    generated (it shares that generator's tile table, so ``v[i]`` means the same tile).
+
+    Both functions follow the kernel's statements: the plan keeps the scalar work and records the
+    arguments of each global-memory access, the gang kernel keeps the tile work and the yields.
+    Loops whose bounds do not depend on the task (constants, or the variables of enclosing such
+    loops: *uniform* values) appear in both, so every member makes the same accesses in the same
+    order; the gang kernel takes the ``c``-th access's arguments from every member's ``c``-th plan
+    entry."""
 
     def __init__(self, kgen):
         self.k = kgen
         self.names = type(kgen.names)()
         self.body: list[str] = []
         self.plan: list[str] = []
-        self.gm: list[tuple[str, tuple]] = []
-        self.entries: list[str] = []
+        self.gm: list[tuple[str, tuple]] = []   # per access site: ("r" | "w", tile shape)
         self.pending = 0
-        self.numel = 0   # elements of the largest tile a "rows" op touches
+        self.numel = 0        # elements of the largest tile a "rows" op touches
+        self.uniform: set[int] = set()   # ids of the scalar Vars that are the same for every task
+        self.depth = 1
 
     # -- eligibility and emission -------------------------------------------------------------
     def generate(self) -> str:
@@ -78,17 +89,19 @@ class GangGen:
         for s in f.body:
             self.stmt(s)
         self.flush()
-        plist = ", ".join(params)
         lines = [
             "GANG = True",
             f"GANG_NUMEL = {self.numel}  # elements of the largest tile a per-row op touches (gang sizing)",
-            "GANG_GM = [", *[f"    ({k!r}, {shape!r})," for k, shape in self.gm], "]", "", "",
-            f"def GANG_PLAN({plist}):",
-            "    \"\"\"Arguments of each global-memory access of one task, in program order.\"\"\"",
-            *["    " + ln for ln in self.plan],
-            "    return (" + "".join(e + ", " for e in self.entries) + ")", "", "",
+            "GANG_GM = [  # per global-memory access site: read / write, tile shape",
+            *[f"    ({k!r}, {shape!r})," for k, shape in self.gm], "]", "", "",
+            f"def GANG_PLAN({', '.join(params)}):",
+            "    \"\"\"(access site, its arguments) of each global-memory access of one task, in order.\"\"\"",
+            "    E = []",
+            *self.plan,
+            "    return E", "", "",
             "def kernel_gang(v, P):",
             "    \"\"\"The kernel for a gang of tasks in lockstep (v: gang views, P: their GANG_PLANs).\"\"\"",
+            "    _c = 0",
             *self.body,
             "    return None",
             "    if False:",
@@ -97,25 +110,48 @@ class GangGen:
         return "\n".join(lines) + "\n"
 
     def emit(self, text: str) -> None:
-        self.body.append("    " + text)
+        self.body.append("    " * self.depth + text)
+
+    def emit_plan(self, text: str) -> None:
+        self.plan.append("    " * self.depth + text)
 
     def flush(self) -> None:
         if self.pending:
             self.emit(f"yield {self.pending}")
             self.pending = 0
 
-    def stmt(self, s: Stmt) -> None:
+    def is_uniform(self, e) -> bool:
+        """No Var in ``e`` but uniform ones (``e`` is the same for every task)."""
+        return e is None or all(id(x) in self.uniform for x in walk_expr(e) if isinstance(x, Var))
+
+    def scalar(self, var: Var, value) -> None:
+        """``var = value`` for a scalar: in the plan; also in the gang kernel when it is uniform."""
+        text = f"{self.names.define(var)} = {py_expr(value, self.names)}"
+        self.emit_plan(text)
+        if self.is_uniform(value):
+            self.uniform.add(id(var))
+            self.emit(text)
+
+    def tile_copy(self, dst: Var, src) -> None:
+        self.tile_ref(dst)
+        d, s = self.k.view(dst), self.k.view(src)
+        if d != s:
+            self.emit(f"{d}.copy_({s})")
+
+    def stmts(self, stmts, yield_into=()) -> None:
+        for s in stmts:
+            self.stmt(s, yield_into)
+
+    def stmt(self, s: Stmt, yield_into=()) -> None:
         if isinstance(s, AssignStmt):
             v = s.value
             if isinstance(v, Call):
                 self.call(v, s.var)
             elif isinstance(s.var.type, TileType):
-                self.tile_ref(s.var)
-                self.emit(f"{self.k.view(s.var)}.copy_({self.k.view(v)})" if self.k.view(s.var) != self.k.view(v)
-                          else "pass")
+                self.tile_copy(s.var, v)
             elif isinstance(s.var.type, ScalarType) and isinstance(v, (Var, ConstInt, ConstFloat, ConstBool,
                                                                             BinOp, UnaryOp)):
-                self.plan.append(f"{self.names.define(s.var)} = {py_expr(v, self.names)}")
+                self.scalar(s.var, v)
             else:
                 raise NoGang(f"line {s.span.line}: assignment of a {type(s.var.type).__name__}")
         elif isinstance(s, EvalStmt):
@@ -123,8 +159,47 @@ class GangGen:
                 self.call(s.expr, None)
         elif isinstance(s, ReturnStmt):
             self.flush()
+        elif isinstance(s, ForStmt):
+            self.for_stmt(s)
+        elif isinstance(s, YieldStmt):
+            for dst, val in zip(yield_into, s.values):
+                if isinstance(dst.type, TileType):
+                    self.tile_copy(dst, val)
+                else:
+                    self.carry_scalar(dst, val)
         else:
             raise NoGang(f"line {s.span.line}: {type(s).__name__} (the instruction stream depends on the task)")
+
+    def carry_scalar(self, dst: Var, val) -> None:
+        """A loop-carried scalar: kept in the plan (addresses may use it); a task-dependent value
+        for the gang kernel, which therefore never reads it."""
+        self.emit_plan(f"{self.names.define(dst)} = {py_expr(val, self.names)}")
+
+    def for_stmt(self, s: ForStmt) -> None:
+        """A loop with uniform bounds: the same iterations in the plan and in the gang kernel, with
+        the yields where ``kernel`` has them (before the loop and at the end of its body)."""
+        if not all(self.is_uniform(x) for x in (s.start, s.stop, s.step)):
+            raise NoGang(f"line {s.span.line}: ForStmt whose bounds depend on the task")
+        for it, init in zip(s.iter_args, s.init_values):
+            if isinstance(it.type, TileType):
+                self.tile_copy(it, init)
+            else:
+                self.carry_scalar(it, init)
+        lv = self.names.define(s.loop_var)
+        self.uniform.add(id(s.loop_var))
+        rng = ", ".join(py_expr(x, self.names) for x in (s.start, s.stop, s.step))
+        self.flush()
+        self.emit(f"for {lv} in range({rng}):")
+        self.emit_plan(f"for {lv} in range({rng}):")
+        self.depth += 1
+        self.emit("pass")
+        self.emit_plan("pass")
+        self.stmts(s.body, s.iter_args)
+        self.flush()
+        self.depth -= 1
+        for rv, it in zip(s.return_vars, s.iter_args):
+            if not isinstance(rv.type, TileType):
+                self.emit_plan(f"{self.names.define(rv)} = {self.names.use(it)}")
 
     def tile_ref(self, v: Var) -> None:
         t = v.type
@@ -142,14 +217,12 @@ class GangGen:
                 if isinstance(a, Var) and isinstance(a.type, TileType):
                     self.tile_ref(a)
                     args.append(Src(k.view(a), a.type))
-                elif op.gm is not None:
-                    args.append(Src(py_expr(a, self.names), getattr(a, "type", None)))
-                elif a is None or not any(isinstance(x, Var) for x in walk_expr(a)):
+                elif op.gm is not None or self.is_uniform(a):
                     args.append(Src(py_expr(a, self.names) if a is not None else "None", getattr(a, "type", None)))
                 else:
                     raise NoGang(f"line {c.span.line}: {op.name} reads a per-task value")
             elif p.kind == "ints":
-                if op.gm is None and a is not None and any(isinstance(x, Var) for x in walk_expr(a)):
+                if op.gm is None and not self.is_uniform(a):
                     raise NoGang(f"line {c.span.line}: {op.name} takes a per-task index")
                 args.append(Src(py_expr(a, self.names), None))
             else:
@@ -176,28 +249,30 @@ class GangGen:
         self.pending += k.cost(c)
 
     def gm_access(self, op, a, c: Call, result: Var | None) -> None:
-        """A load or store: its per-task arguments go into the plan, the gang call into the body."""
+        """A load or store: the plan records its per-task arguments, the gang kernel makes it for
+        every member with the members' entries of this access."""
         k = self.k
-        i = len(self.entries)
+        site = len(self.gm)
         self.pending += k.cost(c)
         self.flush()
         if op.name == "tile.load":
             self.tile_ref(result)
-            self.entries.append(f"({a.tensor}, {a.offsets}, {a.valid_shape})")
+            self.emit_plan(f"E.append(({site}, ({a.tensor}, {a.offsets}, {a.valid_shape})))")
             self.gm.append(("r", tuple(result.type.shape)))
-            self.emit(f"_pto.gang_load_into({k.view(result)}, [p[{i}] for p in P])")
+            self.emit(f"_pto.gang_load_into({k.view(result)}, [p[_c][1] for p in P])")
         elif op.name == "tile.store" and a.atomic != repr(AtomicType.Add):
             tile = c.args[0]
             self.tile_ref(tile)
             valid = "None" if tile.type.valid_shape is None else repr(list(tile.type.valid_shape))
-            self.entries.append(f"({a.offsets}, {a.tensor}, {valid})")
+            self.emit_plan(f"E.append(({site}, ({a.offsets}, {a.tensor}, {valid})))")
             self.gm.append(("w", tuple(tile.type.shape)))
-            self.emit(f"_pto.gang_store({a.tile}, [p[{i}] for p in P])")
+            self.emit(f"_pto.gang_store({a.tile}, [p[_c][1] for p in P])")
             if result is not None:   # the stored-into tensor, for later accesses of this task
-                self.plan.append(f"{self.names.define(result)} = {a.tensor}")
+                self.emit_plan(f"{self.names.define(result)} = {a.tensor}")
         else:
             raise NoGang(f"line {c.span.line}: {op.name}{' (atomic)' if op.name == 'tile.store' else ''} "
                          "has no lockstep form")
+        self.emit("_c += 1")
 
 
 def generate_gang(kgen) -> str:

@@ -63,8 +63,9 @@ def _overlap(a, b) -> bool:
 
 def conflict(gm, plans) -> bool:
     """True when some member of the gang writes global memory another member reads or writes.
-    ``gm`` is the kernel's ``GANG_GM`` (``("r" | "w", shape)`` per access), ``plans`` the members'
-    ``GANG_PLAN`` results in member order. Only storages some member writes are examined."""
+    ``gm`` is the kernel's ``GANG_GM`` (``("r" | "w", shape)`` per access site), ``plans`` the
+    members' ``GANG_PLAN`` results (``(site, arguments)`` per access) in member order. Only storages
+    some member writes are examined."""
     storage_of: dict[int, int] = {}   # id(tensor) -> its storage (the same tensors recur in every plan)
 
     def storage(t) -> int:
@@ -73,12 +74,13 @@ def conflict(gm, plans) -> bool:
             s = storage_of[id(t)] = t.untyped_storage().data_ptr()
         return s
 
-    written = {storage(entry[1]) for plan in plans for (kind, _), entry in zip(gm, plan) if kind == "w"}
+    written = {storage(entry[1]) for plan in plans for site, entry in plan if gm[site][0] == "w"}
     if not written:
         return False
     by_storage: dict[int, list] = {}
     for k, plan in enumerate(plans):
-        for (kind, shape), entry in zip(gm, plan):
+        for site, entry in plan:
+            kind, shape = gm[site]
             t, offsets = (entry[0], entry[1]) if kind == "r" else (entry[1], entry[0])
             key = storage(t)
             if key in written:

@@ -39,9 +39,53 @@ def column_blocks(a: pl.Tensor[[64, 1024], pl.FP32], out: pl.Out[pl.Tensor[[64, 
 
 @pl.jit
 def looped_body(a: pl.Tensor[[256, 64], pl.FP32], out: pl.Out[pl.Tensor[[256, 64], pl.FP32]]):
+    # a loop with constant bounds: every task makes the same accesses, at its own offsets
     for i in pl.parallel(32):
         with pl.at(level=pl.Level.CORE_GROUP):
             for k in pl.range(2):
                 x = pl.load(a, [i * 8, k * 32], [8, 32])
                 out = pl.store(pl.add(x, 1.0), [i * 8, k * 32], out)
+    return out
+
+
+@pl.jit
+def task_dependent_loop(a: pl.Tensor[[256, 64], pl.FP32], out: pl.Out[pl.Tensor[[256, 64], pl.FP32]]):
+    for i in pl.parallel(32):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            x = pl.load(a, [i * 8, 0], [8, 64])
+            for k in pl.range(i % 2 + 1):
+                x = pl.exp(x)
+            out = pl.store(x, [i * 8, 0], out)
+    return out
+
+
+@pl.jit
+def row_chunks(a: pl.Tensor[[256, 512], pl.FP32], out: pl.Out[pl.Tensor[[256, 128], pl.FP32]]):
+    # a loop-carried tile accumulating exp() of the four column chunks of each task's rows
+    for i in pl.parallel(32):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            acc = pl.exp(pl.load(a, [i * 8, 0], [8, 128]))
+            for k in pl.range(1, 4):
+                x = pl.load(a, [i * 8, k * 128], [8, 128])
+                acc = pl.add(acc, pl.exp(pl.sub(x, 0.5)))
+            out = pl.store(acc, [i * 8, 0], out)
+    return out
+
+
+@pl.jit
+def matmul_k_loop(a: pl.Tensor[[256, 256], pl.FP16], b: pl.Tensor[[256, 256], pl.FP16],
+                  out: pl.Out[pl.Tensor[[256, 256], pl.FP32]]):
+    # the usual form: K in a loop, the accumulator carried in Acc
+    for i in pl.parallel(4):
+        for j in pl.parallel(4):
+            with pl.at(level=pl.Level.CORE_GROUP):
+                a0 = pl.load(a, [i * 64, 0], [64, 64], target_memory=pl.Mem.Mat)
+                b0 = pl.load(b, [0, j * 64], [64, 64], target_memory=pl.Mem.Mat)
+                acc = pl.matmul(pl.move(a0, target_memory=pl.Mem.Left), pl.move(b0, target_memory=pl.Mem.Right))
+                for k in pl.range(1, 4):
+                    ak = pl.load(a, [i * 64, k * 64], [64, 64], target_memory=pl.Mem.Mat)
+                    bk = pl.load(b, [k * 64, j * 64], [64, 64], target_memory=pl.Mem.Mat)
+                    acc = pl.matmul_acc(acc, pl.move(ak, target_memory=pl.Mem.Left),
+                                        pl.move(bk, target_memory=pl.Mem.Right))
+                out = pl.store(acc, [i * 64, j * 64], out)
     return out

@@ -68,8 +68,8 @@ def test_gang_sizes():
 def _plan_rw(reads, writes):
     """GANG_GM and one member's plan: reads/writes are (tensor, offsets, shape)."""
     gm = [("r", tuple(s)) for _, _, s in reads] + [("w", tuple(s)) for _, _, s in writes]
-    plan = tuple((t, list(o), None) for t, o, _ in reads) + tuple((list(o), t, None) for t, o, _ in writes)
-    return gm, plan
+    plan = [(t, list(o), None) for t, o, _ in reads] + [(list(o), t, None) for t, o, _ in writes]
+    return gm, list(enumerate(plan))
 
 
 def _conflict(members):
@@ -202,9 +202,37 @@ def test_column_blocks_are_ganged():
 
 
 def test_the_kernel_module_says_why_it_has_no_lockstep_form():
-    src = module_source(K.looped_body, torch.randn(256, 64), torch.zeros(256, 64))
-    assert "GANG = False" in src and "GANG_WHY = " in src and "ForStmt" in src
+    src = module_source(K.task_dependent_loop, torch.randn(256, 64), torch.zeros(256, 64))
+    assert "GANG = False" in src and "GANG_WHY = " in src and "bounds depend on the task" in src
     assert "GANG = True" in module_source(K.softmax_rows, torch.randn(512, 256), torch.zeros(512, 256))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("kernel, shapes, dtype", [
+    (K.looped_body, [(256, 64)], torch.float32),
+    (K.row_chunks, [(256, 512)], torch.float32),
+    (K.matmul_k_loop, [(256, 256), (256, 256)], torch.float16),
+], ids=["looped_body", "row_chunks", "matmul_k_loop"])
+def test_kernels_with_uniform_loops_run_in_gangs_with_the_same_bits(kernel, shapes, dtype, threads):
+    old = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        torch.manual_seed(4)
+        ins = [torch.randn(s).to(dtype) for s in shapes]
+        out_shape = {"looped_body": (256, 64), "row_chunks": (256, 128), "matmul_k_loop": (256, 256)}
+        outs = [torch.zeros(out_shape[kernel.__name__]) for _ in range(2)]
+        run(kernel, *ins, outs[0], seed=2, lockstep=False)
+        rt = run(kernel, *ins, outs[1], seed=2)
+        assert rt.gangs
+        assert torch.equal(outs[0].view(torch.int32), outs[1].view(torch.int32))
+    finally:
+        torch.set_num_threads(old)
+    if kernel is K.row_chunks:
+        a = ins[0].double()
+        ref = torch.exp(a[:, :128]) + sum(torch.exp(a[:, 128 * k:128 * k + 128] - 0.5) for k in range(1, 4))
+        assert torch.allclose(outs[1].double(), ref, rtol=1e-5)
+    if kernel is K.matmul_k_loop:
+        assert torch.allclose(outs[1].double(), ins[0].double() @ ins[1].double(), rtol=1e-4, atol=1e-3)
 
 
 def test_an_access_recorder_turns_gangs_off():
@@ -258,3 +286,23 @@ def test_gang_accesses_in_runs():
     for k, (i, j) in enumerate(grid):
         assert torch.equal(out[8 * i:8 * i + 8, 16 * j:16 * j + 16], tiles[k])
     assert out[:8, :16].abs().sum() == 0 and out[24:].abs().sum() == 0
+
+
+@pytest.mark.parametrize("kernel, args", [
+    (K.softmax_rows, (torch.randn(512, 256), torch.zeros(512, 256))),
+    (K.row_chunks, (torch.randn(256, 512), torch.zeros(256, 128))),
+    (K.matmul_k_loop, (torch.randn(256, 256).half(), torch.randn(256, 256).half(), torch.zeros(256, 256))),
+], ids=["softmax_rows", "row_chunks", "matmul_k_loop"])
+def test_a_gang_yields_the_cycles_of_one_task(kernel, args):
+    """kernel_gang advances through the same simulated cycles, at the same points, as kernel."""
+    c = kernel.compile(*args)
+    (name, rel), = c.meta["kernels"].items()
+    mod = S.load_module(Path(c.output_dir, rel))
+    rt = S.Runtime(S.get_platform("a2a3sim"), {name: mod}, 0)
+    S.load_module(Path(c.output_dir, c.meta["orchestration"])).orchestrate(rt, *args)
+    tasks = [t for t in rt.tasks if t.kind == "kernel"][:3]
+    alone = list(mod.kernel(rt.cores[0].tile_views(name, mod.TILES), *tasks[0].args))
+    gang = list(mod.kernel_gang(rt.memory.gang_views(name, 1, 3, mod.TILES),
+                                [mod.GANG_PLAN(*t.args) for t in tasks]))
+    assert alone and gang == alone
+    rt.cores[0].release()
