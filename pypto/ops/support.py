@@ -189,14 +189,20 @@ def _gang_runs(tiles: torch.Tensor, plans, ti: int, oi: int, what: str):
             step = [int(b) - int(a) for a, b in zip(o0, nxt[oi])] if nxt[ti] is t else None
             gstride = sum(s * d for s, d in zip(step, t.stride())) if step is not None else -1
             if gstride > 0 or (gstride == 0 and ti == 0):
+                want = [int(x) for x in o0]   # the offsets the next task of the run must have
                 while hi < n:
                     p = plans[hi]
-                    o = p[oi]
-                    j = hi - lo
-                    if p[ti] is not t or p[2] is not None or any(
-                            int(o[d]) != int(o0[d]) + j * step[d] for d in range(len(step))):
+                    if p[ti] is not t or p[2] is not None:
                         break
-                    hi += 1
+                    o = p[oi]
+                    for d, s in enumerate(step):
+                        want[d] += s
+                        if int(o[d]) != want[d]:
+                            break
+                    else:
+                        hi += 1
+                        continue
+                    break
         if hi - lo < 2:
             out.append((lo, lo + 1, None))
             lo += 1
