@@ -698,13 +698,16 @@ class FunctionParser:
         span = self.span(node)
         call = node.iter
         fn = self.resolve_static(call.func) if isinstance(call, ast.Call) else None
-        kinds = {"range": ForKind.Sequential, "parallel": ForKind.Parallel, "unroll": ForKind.Unroll}
+        kinds = {"range": ForKind.Sequential, "parallel": ForKind.Parallel, "unroll": ForKind.Unroll,
+                 "pipeline": ForKind.Pipeline}
         if not (isinstance(fn, DslName) and fn.name in kinds):
-            raise ParserSyntaxError("a kernel loop must iterate over pl.range / pl.parallel / pl.unroll",
-                                    self.span(node.iter), "a plain Python 'range' is not a kernel loop")
+            raise ParserSyntaxError(
+                "a kernel loop must iterate over pl.range / pl.parallel / pl.unroll / pl.pipeline",
+                self.span(node.iter), "a plain Python 'range' is not a kernel loop")
         kind = kinds[fn.name]
         kw = {k.arg: k.value for k in call.keywords}
         init_node = kw.pop("init_values", None)
+        stage_node = kw.pop("stage", None) if kind == ForKind.Pipeline else None
         if kw:
             raise UnsupportedFeatureError(f"pl.{fn.name} keyword(s) not supported: {', '.join(kw)}", span)
         bounds = [self.expr(a) for a in call.args]
@@ -725,10 +728,22 @@ class FunctionParser:
                     raise ParserTypeError(f"pl.unroll {what} must be a compile-time int, got {_describe_static(b)}",
                                           span, "pl.unroll copies the body once per iteration at compile time")
 
+        stage = 1
+        if kind == ForKind.Pipeline:
+            if stage_node is None:
+                raise ParserTypeError("pl.pipeline needs stage=F (a literal int >= 1: how many copies of the body "
+                                      "one iteration runs)", span, "for i in pl.pipeline(n, stage=2):")
+            stage = self.expr(stage_node)
+            if type(stage) is not int or stage < 1:
+                raise ParserTypeError(f"pl.pipeline stage must be a literal int >= 1, got {_describe_static(stage)}",
+                                      self.span(stage_node))
+            if type(step) is not int or step <= 0:
+                raise ParserTypeError(f"pl.pipeline step must be a literal int > 0, got {_describe_static(step)}",
+                                      span, "the lowered loop's stride is stage * step")
         if init_node is not None:
-            self._explicit_for(node, kind, start, stop, step, init_node)
+            self._explicit_for(node, kind, start, stop, step, init_node, stage)
         else:
-            self._implicit_for(node, kind, start, stop, step)
+            self._implicit_for(node, kind, start, stop, step, stage)
 
     def _loop_var(self, target: ast.expr) -> tuple[str, Var]:
         if not isinstance(target, ast.Name):
@@ -736,7 +751,7 @@ class FunctionParser:
                                     self.span(target))
         return target.id, Var(target.id, ScalarType(INDEX), self.span(target))
 
-    def _implicit_for(self, node: ast.For, kind, start, stop, step) -> None:
+    def _implicit_for(self, node: ast.For, kind, start, stop, step, stage: int = 1) -> None:
         """A loop without ``init_values``, pre-SSA: the body re-assigns the Vars of names bound
         before the loop (ConvertToSSA makes them carried values); names first bound in the body are
         not visible after it."""
@@ -767,9 +782,9 @@ class FunctionParser:
             if n not in outer and n != name:
                 self.loop_locals[n] = span
         self.emit(ForStmt(loop_var, to_expr(start, span), to_expr(stop, span), to_expr(step, span),
-                          (), (), tuple(body), (), kind, span))
+                          (), (), tuple(body), (), kind, span, stage))
 
-    def _explicit_for(self, node: ast.For, kind, start, stop, step, init_node: ast.expr) -> None:
+    def _explicit_for(self, node: ast.For, kind, start, stop, step, init_node: ast.expr, stage: int = 1) -> None:
         span = self.span(node)
         t = node.target
         if not (isinstance(t, ast.Tuple) and len(t.elts) == 2 and isinstance(t.elts[1], ast.Tuple)):
@@ -818,7 +833,7 @@ class FunctionParser:
         rvs = tuple(Var(n, self.declared.pop(n, it.type), self.span(last)) for n, it in zip(rv_names, iter_args))
         body.append(YieldStmt(tuple(values), self.span(last)))
         self.emit(ForStmt(loop_var, to_expr(start, span), to_expr(stop, span), to_expr(step, span),
-                          tuple(iter_args), tuple(inits), tuple(body), rvs, kind, span))
+                          tuple(iter_args), tuple(inits), tuple(body), rvs, kind, span, stage))
         if targets:
             for n, rv in zip(targets, rvs):
                 self.bind_result(n, rv, last)

@@ -245,6 +245,9 @@ class ForStmt(Stmt):
     return_vars: tuple[Var, ...]
     kind: ForKind = ForKind.Sequential
     span: Span = _NOSPAN
+    # ``pl.pipeline(..., stage=F)``: the body is replicated F times per iteration of stride F * step
+    # (UnrollLoops lowers it; 1 for every other kind)
+    stage: int = 1
 
 
 @dataclass(frozen=True)

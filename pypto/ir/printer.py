@@ -322,6 +322,8 @@ class _Printer:
         default_start = isinstance(s.start, ConstInt) and s.start.value == 0 and s.start.dtype == INDEX
         default_step = isinstance(s.step, ConstInt) and s.step.value == 1 and s.step.dtype == INDEX
         args = [stop] if default_start and default_step else [start, stop] if default_step else [start, stop, step]
+        if s.kind == ForKind.Pipeline:
+            args.append(f"stage={s.stage}")
         inits = [self.expr(v) for v in s.init_values]
         loop_var = self.namer.define(s.loop_var)
         for it, init in zip(s.iter_args, s.init_values):

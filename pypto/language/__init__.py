@@ -66,6 +66,7 @@ at = DslName("at")
 range = DslName("range")
 parallel = DslName("parallel")
 unroll = DslName("unroll")
+pipeline = DslName("pipeline")   # pl.pipeline(..., stage=F): the body replicated F times (UnrollLoops)
 yield_ = DslName("yield_")
 const = DslName("const")
 static_print = DslName("static_print")
@@ -153,6 +154,7 @@ __all__ = [
     "submit",
     "parallel",
     "parse",
+    "pipeline",
     "program",
     "range",
     "static_assert",

@@ -1,7 +1,8 @@
 """The pass pipeline. Reading :data:`PIPELINE` tells the lowering story:
 
 1. InlineFunctions          each call of a ``@pl.jit.inline`` function becomes a copy of its body
-2. UnrollLoops              each ``pl.unroll`` loop becomes one body copy per iteration
+2. UnrollLoops              each ``pl.unroll`` loop becomes one body copy per iteration; each
+                            ``pl.pipeline(stage=F)`` loop F copies per stride, plus a tail loop
 3. ConvertToSSA             the frontend's imperative IR becomes SSA: re-assignments get fresh Vars,
                             values re-assigned in a loop become carried values (iter_arg + yield +
                             return var), values assigned in an ``if`` become phis

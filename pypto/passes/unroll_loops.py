@@ -1,5 +1,10 @@
 """UnrollLoops: every ``pl.unroll`` loop (ForKind.Unroll) is replaced by one copy of its body per
-iteration.
+iteration, and every ``pl.pipeline(..., stage=F)`` loop (ForKind.Pipeline) by a loop of stride
+``F * step`` whose body is ``F`` copies (for ``i``, ``i + step``, ...) followed by a sequential tail
+loop for the last ``(stop - start) mod (F * step)`` iterations (spec-language §3.3: "body
+replicated F times, stride F*step, tail handled"). The iterations run in the same order either way,
+so a pipelined loop computes what the ``pl.range`` loop computes; the copies give the memory planner
+and the scheduler F iterations' worth of independent instructions, as on the device.
 
 Requires: nothing (it runs on the frontend's pre-SSA IR, before ConvertToSSA; the explicit SSA
 form with ``init_values`` works too). Produces: NoUnrollLoops — no ForStmt of kind Unroll remains.
@@ -21,6 +26,7 @@ from __future__ import annotations
 from pypto.errors import InternalError
 from pypto.ir.nodes import (
     BinOp,
+    Var,
     ConstBool,
     ConstFloat,
     ConstInt,
@@ -31,6 +37,7 @@ from pypto.ir.nodes import (
     YieldStmt,
 )
 from pypto.ir.visit import Mutator, Renewer, defined_vars
+from pypto.ir.types import ScalarType
 from pypto.language.dtypes import FP32, INDEX
 from pypto.language.enums import ForKind
 from pypto.passes.context import PassContext
@@ -61,6 +68,8 @@ class _Unroller(Mutator):
         return r
 
     def visit_ForStmt(self, s: ForStmt):
+        if s.kind == ForKind.Pipeline:
+            return self.pipeline(s)
         if s.kind != ForKind.Unroll:
             return self.default_stmt(s)
         bounds = [self.expr(x) for x in (s.start, s.stop, s.step)]
@@ -88,6 +97,52 @@ class _Unroller(Mutator):
         for rv, v in zip(s.return_vars, carried):
             self.redefine(rv, v)
         return out
+
+    def pipeline(self, s: ForStmt):
+        """``pl.pipeline(start, stop, step, stage=F)`` -> a main loop of stride ``F * step`` running
+        ``F`` body copies, then the original body as a sequential tail loop from where the main loop
+        stopped (``step`` is a literal > 0: the frontend checks it)."""
+        start, stop, step = (self.expr(x) for x in (s.start, s.stop, s.step))
+        f = s.stage
+        if not isinstance(step, ConstInt) or step.value <= 0:
+            raise InternalError("pl.pipeline step must be a literal int > 0", s.span)
+        if f == 1:
+            return self.default_stmt(s.replace(kind=ForKind.Sequential, stage=1))
+        span = s.span
+        stride = ConstInt(f * step.value, INDEX, span)
+        # main_end = start + max((stop - start) // stride, 0) * stride, folded when constant
+        ren = _FoldingRenewer()
+        idx = ScalarType(INDEX)
+        trips = BinOp("max", BinOp("floordiv", BinOp("sub", stop, start, idx, span), stride, idx, span),
+                      ConstInt(0, INDEX, span), idx, span)
+        main_end = ren.expr(BinOp("add", start, BinOp("mul", trips, stride, idx, span), idx, span))
+        j = Var(s.loop_var.name, s.loop_var.type, s.loop_var.span)
+        new_iters = tuple(Var(v.name, v.type, v.span) for v in s.iter_args)
+        carried = list(new_iters)
+        body: list = []
+        for k in range(f):
+            ren = _FoldingRenewer()
+            ren.subst = dict(self.subst)
+            ren.subst[id(s.loop_var)] = j if k == 0 else BinOp("add", j, ConstInt(k * step.value, INDEX, span), idx,
+                                                               span)
+            for it, v in zip(s.iter_args, carried):
+                ren.subst[id(it)] = v
+            stmts = list(s.body)
+            yld = stmts.pop() if stmts and isinstance(stmts[-1], YieldStmt) else None
+            for v in defined_vars(stmts):
+                if id(v) in self.seen or id(self.var(v)) in self.seen:
+                    ren.keep(v, self.var(v))   # defined before the loop: re-assigned by every copy
+            body.extend(ren.renew(stmts))
+            if yld is not None:
+                carried = [ren.expr(v) for v in yld.values]
+        if s.iter_args:
+            body.append(YieldStmt(tuple(carried), span))
+        inits = tuple(self.expr(v) for v in s.init_values)
+        main_rvs = tuple(Var(v.name, v.type, v.span) for v in s.return_vars)
+        main = ForStmt(j, start, main_end, stride, new_iters, inits, tuple(body), main_rvs, ForKind.Sequential, span)
+        tail = ForStmt(s.loop_var, main_end, stop, s.step, s.iter_args, main_rvs, s.body, s.return_vars,
+                       ForKind.Sequential, span)
+        return [self.default_stmt(main), self.default_stmt(tail)]
 
     def visit_IfStmt(self, s: IfStmt):
         cond = self.expr(s.cond)
