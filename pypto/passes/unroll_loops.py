@@ -79,24 +79,29 @@ class _Unroller(Mutator):
         carried = [self.expr(v) for v in s.init_values]
         out = []
         for i in range(start, stop, step):
-            ren = _FoldingRenewer()
-            ren.subst = dict(self.subst)
-            ren.subst[id(s.loop_var)] = ConstInt(i, INDEX, s.loop_var.span)
-            for it, v in zip(s.iter_args, carried):
-                ren.subst[id(it)] = v
-            body = list(s.body)
-            yld = body.pop() if body and isinstance(body[-1], YieldStmt) else None
-            for v in defined_vars(body):
-                if id(v) in self.seen or id(self.var(v)) in self.seen:
-                    ren.keep(v, self.var(v))   # defined before the loop: re-assigned by every copy
-            copy = list(ren.renew(body))
-            if yld is not None:
-                carried = [ren.expr(v) for v in yld.values]
+            copy, carried = self.body_copy(s, ConstInt(i, INDEX, s.loop_var.span), carried)
             out.extend(self.stmts(copy))   # nested unroll loops and folded ifs of this copy
             carried = [self.expr(v) for v in carried]
         for rv, v in zip(s.return_vars, carried):
             self.redefine(rv, v)
         return out
+
+    def body_copy(self, s: ForStmt, i, carried) -> tuple[list, list]:
+        """One copy of ``s``'s body for loop-variable value ``i`` reading the carried values
+        ``carried`` (its final yield dropped): ``(statements, the values it yields)``. Vars local to
+        the body are fresh; a Var defined before the loop that the body re-assigns stays itself."""
+        ren = _FoldingRenewer()
+        ren.subst = dict(self.subst)
+        ren.subst[id(s.loop_var)] = i
+        for it, v in zip(s.iter_args, carried):
+            ren.subst[id(it)] = v
+        body = list(s.body)
+        yld = body.pop() if body and isinstance(body[-1], YieldStmt) else None
+        for v in defined_vars(body):
+            if id(v) in self.seen or id(self.var(v)) in self.seen:
+                ren.keep(v, self.var(v))   # defined before the loop: re-assigned by every copy
+        copy = list(ren.renew(body))
+        return copy, ([ren.expr(v) for v in yld.values] if yld is not None else carried)
 
     def pipeline(self, s: ForStmt):
         """``pl.pipeline(start, stop, step, stage=F)`` -> a main loop of stride ``F * step`` running
@@ -121,20 +126,9 @@ class _Unroller(Mutator):
         carried = list(new_iters)
         body: list = []
         for k in range(f):
-            ren = _FoldingRenewer()
-            ren.subst = dict(self.subst)
-            ren.subst[id(s.loop_var)] = j if k == 0 else BinOp("add", j, ConstInt(k * step.value, INDEX, span), idx,
-                                                               span)
-            for it, v in zip(s.iter_args, carried):
-                ren.subst[id(it)] = v
-            stmts = list(s.body)
-            yld = stmts.pop() if stmts and isinstance(stmts[-1], YieldStmt) else None
-            for v in defined_vars(stmts):
-                if id(v) in self.seen or id(self.var(v)) in self.seen:
-                    ren.keep(v, self.var(v))   # defined before the loop: re-assigned by every copy
-            body.extend(ren.renew(stmts))
-            if yld is not None:
-                carried = [ren.expr(v) for v in yld.values]
+            i = j if k == 0 else BinOp("add", j, ConstInt(k * step.value, INDEX, span), idx, span)
+            copy, carried = self.body_copy(s, i, carried)
+            body.extend(copy)
         if s.iter_args:
             body.append(YieldStmt(tuple(carried), span))
         inits = tuple(self.expr(v) for v in s.init_values)
