@@ -117,7 +117,7 @@ class OrchGen(StmtEmitter):
                     e.span, "wrap the computation in 'with pl.at(level=pl.Level.CORE_GROUP):'")
             args = []
             for p, a in zip(op.params, e.args):
-                if p.kind in VALUE_KINDS or p.kind == "ints":
+                if p.kind in VALUE_KINDS or p.kind in ("ints", "task_ids"):
                     args.append(Src(py_expr(a, self.names), getattr(a, "type", None)))
                 else:
                     args.append(Src(py_literal(a), None))

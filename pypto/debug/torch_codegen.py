@@ -85,7 +85,7 @@ class _FuncGen(StmtEmitter):
             for p, a in zip(op.params, e.args):
                 if p.kind in VALUE_KINDS:
                     args.append(Src(self.expr(a), getattr(a, "type", None)))  # None: omitted optional operand
-                elif p.kind == "ints":
+                elif p.kind in ("ints", "task_ids"):
                     args.append(Src(self.expr(a), None))
                 else:
                     args.append(Src(py_literal(a), None))

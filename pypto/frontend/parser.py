@@ -681,6 +681,12 @@ class FunctionParser:
                                   f"{_describe_static(v)}", self.span(e), hint)
         return tuple(out)
 
+    def task_dep_values(self, node: ast.expr) -> list:
+        """The values of a literal ``deps=[...]`` list (checked by the op's ``task_ids`` kind)."""
+        if not isinstance(node, (ast.List, ast.Tuple)):
+            raise ParserTypeError("deps= must be a literal list, e.g. deps=[tid]", self.span(node))
+        return [self.expr(e) for e in node.elts]
+
     def tensor_list(self, node: ast.expr, what: str) -> tuple:
         if not isinstance(node, (ast.List, ast.Tuple)):
             raise ParserTypeError(f"{what}= must be a literal list of tensors, e.g. {what}=[out]", self.span(node))
@@ -1346,6 +1352,12 @@ class FunctionParser:
             if len(args) != 2 or node.keywords or not isinstance(args[0], int) or args[1] != TASK_ID:
                 raise ParserTypeError("pl.array.create(n, pl.TASK_ID) needs a constant size and pl.TASK_ID", span)
             return self.make_call("tensor.task_id_array", [[args[0]], args[1]], {}, span, node)
+        if fn.name == "task_dummy":
+            if node.args or [k.arg for k in node.keywords] != ["deps"]:
+                raise ParserTypeError("pl.system.task_dummy takes one keyword: deps=[...]", span,
+                                      "join = pl.system.task_dummy(deps=[tid_a, tid_b])")
+            return self.make_call("tensor.task_dummy", [], {"deps": self.task_dep_values(node.keywords[0].value)},
+                                  span, node)
         if fn.name == "no_dep":
             raise ParserSyntaxError("pl.no_dep(t) marks an argument of pl.submit(...); use no_dep_args=[t] "
                                     "on pl.at", span)
@@ -1447,6 +1459,19 @@ class FunctionParser:
                 return self.operand(v, span)
             raise InvalidOperationError(f"pl.{op}: argument '{p.name}' must be a {kind}, got {_describe_static(v)}",
                                         span)
+        if kind == "task_ids":
+            if not isinstance(v, (list, tuple)):
+                raise InvalidOperationError(f"pl.{op}: '{p.name}' must be a list of TaskIds, got {_describe_static(v)}",
+                                            span, "deps=[tid, tids]")
+            elems = []
+            for x in v:
+                if x is None:
+                    continue   # "no producer": dropped, as in deps=
+                if not (isinstance(x, Expr) and _is_task_ids(x.type)):
+                    raise InvalidOperationError(f"pl.{op}: '{p.name}' takes TaskIds (pl.TASK_ID values or arrays "
+                                                f"of them), got {_describe_static(x)}", span)
+                elems.append(x)
+            return MakeTuple(tuple(elems), span)
         if kind == "ints":
             if v is None and p.optional:
                 return None

@@ -87,6 +87,20 @@ class _ArrayNamespace(OpNamespace):
 
 array = _ArrayNamespace("array")
 del _ArrayNamespace
+
+
+class _SystemNamespace(OpNamespace):
+    """``pl.system.task_dummy(deps=[...])``: a join task with no kernel; its TaskId stands for all of
+    ``deps`` (the printed form is ``pl.tensor.task_dummy([...])``)."""
+
+    task_dummy = DslName("task_dummy")
+
+    def __repr__(self) -> str:
+        return "pl.system"
+
+
+system = _SystemNamespace("system")
+del _SystemNamespace
 no_dep = no_dep               # pl.submit(self.k, pl.no_dep(t), ...): t is NO_DEP for that task
 
 
@@ -159,6 +173,7 @@ __all__ = [
     "range",
     "static_assert",
     "static_print",
+    "system",
     "tensor",
     "tile",
     "unroll",

@@ -33,7 +33,8 @@ REQUIRED = object()
 
 # Argument kinds. Value kinds hold IR expressions; attribute kinds hold plain Python values.
 VALUE_KINDS = frozenset({"tensor", "tile", "scalar", "value"})
-ATTR_KINDS = frozenset({"ints", "dtype", "mem", "mode", "pad", "atomic", "str", "bool"})
+# ("task_ids": a list of TaskIds / TaskId arrays, held as a MakeTuple; ``pl.system.task_dummy``)
+ATTR_KINDS = frozenset({"ints", "task_ids", "dtype", "mem", "mode", "pad", "atomic", "str", "bool"})
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""TaskId arrays (orchestration only): ``pl.array.create(n, pl.TASK_ID)`` and ``tids[i] = tid``.
+"""TaskId arrays (orchestration only): ``pl.array.create(n, pl.TASK_ID)`` and ``tids[i] = tid``;
+``pl.system.task_dummy(deps=[...])``, a join task (spec-runtime §3.6).
 
 An array of TaskIds is typed as a 1-D ``TASK_ID`` tensor of the orchestration; it never reaches a
 kernel. ``deps=[tids]`` waits for every slot (an unset slot is ``None`` and is dropped). At runtime it
@@ -38,6 +39,19 @@ register(OpDef(
     ref=lambda a: f"[None] * {a.shape}[0]",
     orch=lambda a: f"_rt.task_id_array({a.shape}[0])",
     doc="pl.array.create(n, pl.TASK_ID): n TaskId slots, all unset",
+))
+
+def _dummy_infer(a: OpArgs, span: Span) -> ScalarType:
+    return ScalarType(TASK_ID)
+
+
+register(OpDef(
+    name="tensor.task_dummy",
+    params=(Param("deps", "task_ids"),),
+    infer=_dummy_infer,
+    ref=lambda a: "None",
+    orch=lambda a: f"_rt.dummy({a.deps})",
+    doc="pl.system.task_dummy(deps=[...]): a task with no kernel that waits for deps; its TaskId joins them",
 ))
 
 register(OpDef(

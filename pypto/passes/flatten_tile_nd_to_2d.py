@@ -26,7 +26,7 @@ from pypto.ir.types import DynDim, TensorType, TileType, describe
 from pypto.ir.visit import Mutator
 from pypto.language.enums import FunctionType
 from pypto.ops.registry import get_op
-from pypto.ops.rules import const_ints
+from pypto.ops import rules as _rules   # a module reference: pypto.ops.rules imports pypto.ir (a cycle)
 from pypto.passes.context import PassContext
 
 NAME = "FlattenTileNdTo2D"
@@ -126,7 +126,7 @@ class _Flatten(Mutator):
         names = [p.name for p in op.params]
         if c.op == "tile.load":
             tshape = args[0].type.shape
-            shape = const_ints(args[names.index("shapes")])
+            shape = _rules.const_ints(args[names.index("shapes")])
             _check_contiguous("tile.load", shape, tshape, c.span)
             new_t = flat_type(c.type, c.span)
             args[names.index("shapes")] = _ints(new_t.shape)
@@ -137,7 +137,7 @@ class _Flatten(Mutator):
             _check_contiguous("tile.store", tile_t.shape, args[2].type.shape, c.span)
         elif c.op in _SHAPE_PARAM:
             i = names.index(_SHAPE_PARAM[c.op])
-            args[i] = _ints(flat_shape(const_ints(args[i]), c.op, c.span))
+            args[i] = _ints(flat_shape(_rules.const_ints(args[i]), c.op, c.span))
         elif any(p.kind == "ints" for p in op.params):
             raise UnsupportedFeatureError(
                 f"FlattenTileNdTo2D: {c.op} on tiles of rank != 2 ({', '.join(describe(t) for t in old_types if t)}) "

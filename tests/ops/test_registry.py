@@ -100,3 +100,13 @@ def test_checks_detect_incomplete_ops():
     for name in ("tile.add", "tensor.orch", "tensor.lowered"):
         assert name not in got, got
     assert coverage_problems(bad, {"tile.add"}) and not coverage_problems({"tile.add": ok}, {"tile.add"})
+
+
+def test_the_registry_loads_when_imported_first():
+    """A fresh interpreter importing pypto.ops before anything else (pypto.ops.rules imports
+    pypto.ir, whose passes import pypto.ops.rules back: the cycle must not break the load)."""
+    import subprocess
+
+    code = "import pypto.ops\nfrom pypto.ops.registry import all_ops\nprint(len(all_ops()))"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and int(r.stdout) > 100, r.stderr

@@ -136,3 +136,18 @@ def tid_array(a: pl.Tensor[[256, 64], pl.FP32], b: pl.Out[pl.Tensor[[256, 64], p
         with pl.at(level=pl.Level.CORE_GROUP, deps=[tids]):
             out = pl.store(pl.add(pl.load(b, [0, 0], [64, 64]), pl.load(b, [192, 0], [64, 64])), [0, 0], out)
     return out
+
+
+@pl.jit
+def joined(a: pl.Tensor[[64, 64], pl.FP32], b: pl.Out[pl.Tensor[[64, 64], pl.FP32]],
+           c: pl.Out[pl.Tensor[[64, 64], pl.FP32]], out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
+    """Two producers joined by pl.system.task_dummy; the consumer waits for the join only."""
+    with pl.manual_scope():
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="left") as t_left:
+            b[:] = pl.add(a, a)
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="right") as t_right:
+            c[:] = pl.mul(a, a)
+        both = pl.system.task_dummy(deps=[t_left, None, t_right])
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="consumer", deps=[both]):
+            out[:] = pl.sub(b, c)
+    return out

@@ -44,6 +44,7 @@ ROUNDTRIP = {
     "dumped": (K.dumped, (Z(64, 64),) * 3),
     "probed": (K.probed, (Z(64, 128),) * 3),
     "tid_array": (K.tid_array, (Z(256, 64), Z(256, 64), Z(64, 64))),
+    "joined": (K.joined, (Z(64, 64),) * 4),
 }
 
 
@@ -318,3 +319,47 @@ def test_a_predicate_on_an_element_written_by_a_task_outside_deps_is_refused():
         rt.submit("k", [other], ["OUTPUT_EXISTING"], predicate=(flags, [1, 2], "eq", 0))
     with pytest.raises(SimulationError, match="outside the tensor"):
         rt.submit("k", [other], ["OUTPUT_EXISTING"], deps=[producer], predicate=(flags, [4, 0], "eq", 0))
+
+
+# ------------------------------------------------------------------ pl.system.task_dummy
+def test_task_dummy_joins_its_deps(tmp_path):
+    stages = dict(run_pipeline(specialize(K.joined, ROUNDTRIP["joined"][1], {}).program,
+                               {"platform": "a2a3sim"}).stages)
+    assert "= pl.tensor.task_dummy([t_left, t_right])" in stages["frontend"].as_python()
+    a = torch.randn(64, 64)
+    b, c, out = Z(64, 64), Z(64, 64), Z(64, 64)
+    for seed in range(20):   # a manual scope: only the join orders the consumer after both producers
+        K.joined(a, b, c, out, config=RunConfig(sim_seed=seed))
+        assert torch.equal(out, (a + a) - a * a)
+    tasks = last_rt().tasks
+    kinds = [t.kind for t in tasks]
+    assert kinds == ["kernel", "kernel", "dummy", "kernel"]
+    assert tasks[2].fanin == {0, 1} and tasks[3].fanin == {2}
+    K.joined(a, b, c, out, config=RunConfig(sim_seed=0, enable_dep_gen=True, save_kernels_dir=str(tmp_path)))
+    doc, edges = deps_edges(tmp_path / "dfx_outputs" / "deps.json")
+    assert {(0, 2, "explicit"), (1, 2, "explicit"), (2, 3, "explicit")} <= edges
+
+
+def test_task_dummy_errors(tmp_path):
+    import importlib.util
+
+    text = """
+import pypto.language as pl
+
+@pl.jit
+def k(a: pl.Tensor[[64, 64], pl.FP32], out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP) as t:
+        out[:] = pl.add(a, a)
+    j = pl.system.task_dummy(CALL)
+    return out
+"""
+    for i, (call, msg) in enumerate((("[t]", "takes one keyword: deps=[...]"), ("deps=[a]", "takes TaskIds"),
+                                     ("deps=t", "deps= must be a literal list"))):
+        path = tmp_path / f"bad_dummy{i}.py"
+        path.write_text(text.replace("CALL", call))
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        with pytest.raises(PyptoError, match=re.escape(msg)) as e:
+            mod.k(torch.zeros(64, 64), torch.zeros(64, 64))
+        assert "^" in str(e.value) and path.name in str(e.value)
