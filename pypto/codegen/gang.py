@@ -3,8 +3,8 @@
 Tasks of one kernel run the same instruction stream on their cores. When the stream cannot depend
 on the task — no ``if``, loops only with bounds that are the same for every task, and no tile
 instruction reading a per-task scalar (the offsets and valid extents of global-memory accesses may)
-— the simulator may run a *gang* of such tasks on
-adjacent cores in lockstep: every tile view gains a leading axis over those cores (``[n, *shape]``:
+— the simulator may run a *gang* of such tasks on adjacent cores in lockstep: every tile view gains
+a leading axis over those cores (``[n, *shape]``:
 the same bytes of each core's memory, see :mod:`pypto.runtime.cores`), every vector instruction is
 the same torch call on those views, and the global-memory accesses of the gang are one strided copy
 per run of evenly spaced regions (``_pto.gang_load_into`` / ``_pto.gang_store``). One call over
