@@ -1,7 +1,7 @@
 """The lockstep form of a kernel: several tasks of it at once, one torch call per instruction.
 
 Tasks of one kernel run the same instruction stream on their cores. When the stream cannot depend
-on the task — no ``if``, loops only with bounds that are the same for every task, and no tile
+on the task — loops and ``if`` only on values that are the same for every task, and no tile
 instruction reading a per-task scalar (the offsets and valid extents of global-memory accesses may)
 — the simulator may run a *gang* of such tasks on adjacent cores in lockstep: every tile view gains
 a leading axis over those cores (``[n, *shape]``:
@@ -40,8 +40,8 @@ import math
 
 from pypto.codegen.common import py_expr, py_literal
 from pypto.ir.nodes import (
-    AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, ForStmt, ReturnStmt, Stmt, UnaryOp, Var,
-    YieldStmt,
+    AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, ForStmt, IfStmt, ReturnStmt, Stmt, UnaryOp,
+    Var, YieldStmt,
 )
 from pypto.ir.types import ScalarType, TensorType, TileType
 from pypto.ir.visit import walk_expr
@@ -161,6 +161,8 @@ class GangGen:
             self.flush()
         elif isinstance(s, ForStmt):
             self.for_stmt(s)
+        elif isinstance(s, IfStmt):
+            self.if_stmt(s)
         elif isinstance(s, YieldStmt):
             for dst, val in zip(yield_into, s.values):
                 if isinstance(dst.type, TileType):
@@ -200,6 +202,22 @@ class GangGen:
         for rv, it in zip(s.return_vars, s.iter_args):
             if not isinstance(rv.type, TileType):
                 self.emit_plan(f"{self.names.define(rv)} = {self.names.use(it)}")
+
+    def if_stmt(self, s: IfStmt) -> None:
+        """An ``if`` on a uniform condition (e.g. ``k == 0`` on a loop variable): the same branch for
+        every task, in the plan and in the gang kernel. Emitted as ``kernel`` emits it (no yield at
+        the branches' edges), so the yields stay the same."""
+        if not self.is_uniform(s.cond):
+            raise NoGang(f"line {s.span.line}: IfStmt whose condition depends on the task")
+        cond = py_expr(s.cond, self.names)
+        for head, body in ((f"if {cond}:", s.then_body), ("else:", s.else_body)):
+            self.emit(head)
+            self.emit_plan(head)
+            self.depth += 1
+            self.emit("pass")
+            self.emit_plan("pass")
+            self.stmts(body, s.return_vars)
+            self.depth -= 1
 
     def tile_ref(self, v: Var) -> None:
         t = v.type

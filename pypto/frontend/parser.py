@@ -191,6 +191,22 @@ def to_expr(v: Any, span: Span) -> Expr:
     raise ParserTypeError(f"expected a value, got {_describe_static(v)}", span)
 
 
+def _type_detail(before: Any, after: Any) -> str:
+    """When two tile types print alike (:func:`describe` omits them), what tells them apart: the
+    memory space or the valid shape, e.g. `` (memory space Acc vs unset)``; else ``""``."""
+    a, b = getattr(before, "type", None), getattr(after, "type", None)
+    if not (isinstance(a, TileType) and isinstance(b, TileType)) or describe(a) != describe(b):
+        return ""
+    parts = []
+    if a.memory_space != b.memory_space:
+        parts.append(f"memory space {getattr(a.memory_space, 'name', 'unset')} vs "
+                     f"{getattr(b.memory_space, 'name', 'unset')}")
+    if a.valid_shape != b.valid_shape:
+        parts.append(f"valid shape {list(a.valid_shape) if a.valid_shape else 'full'} vs "
+                     f"{list(b.valid_shape) if b.valid_shape else 'full'}")
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
 def _describe_static(v: Any) -> str:
     if isinstance(v, Expr):
         return describe(v.type)
@@ -782,7 +798,7 @@ class FunctionParser:
             if isinstance(after, Var) and after.type == before.type:
                 raise InternalError(f"the parser lost track of the loop-carried value '{n}'", span)
             raise ParserTypeError(f"Cannot reassign '{n}' with a different type: was {describe(before.type)}, "
-                                  f"got {_describe_static(after)}", span,
+                                  f"got {_describe_static(after)}{_type_detail(before, after)}", span,
                                   "a loop-carried value keeps its type; use a new name")
         for n in inner:
             if n not in outer and n != name:
@@ -832,7 +848,8 @@ class FunctionParser:
         for it, v in zip(iter_args, values):
             if _strip_memref(v.type) != _strip_memref(it.type):
                 raise ParserTypeError(f"Cannot reassign '{it.name}' with a different type: was "
-                                      f"{describe(it.type)}, got {describe(v.type)}", self.span(last))
+                                      f"{describe(it.type)}, got {describe(v.type)}{_type_detail(it, v)}",
+                                      self.span(last))
         if targets and len(targets) != len(values):
             raise ParserTypeError("pl.yield_ targets and values differ in number", self.span(last))
         rv_names = targets or [f"{n}_rv" for n in names]
@@ -913,7 +930,7 @@ class FunctionParser:
             if isinstance(a, Var) and isinstance(b, Var):
                 if a.type != b.type:
                     raise ParserTypeError(f"Cannot reassign '{n}' with a different type: was {describe(a.type)}, "
-                                          f"got {describe(b.type)}", span)
+                                          f"got {describe(b.type)}{_type_detail(a, b)}", span)
                 if a is not b:
                     # (assignable prefers the then branch's Var, so this is only a safety net)
                     eb.insert(len(eb) - (explicit is not None), AssignStmt(a, b, span))

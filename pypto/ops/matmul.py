@@ -98,7 +98,9 @@ def _tile_mm_acc_infer(a: OpArgs, span: Span) -> TileType:
     expect(t.dtype == acc, "tile.matmul_acc",
            f"accumulator dtype {t.dtype.name} is not {acc.name} (the accumulator dtype of "
            f"{a.lhs.type.dtype.name} operands)", span)
-    return TileType((m, n), acc, None, t.valid_shape)
+    # the result lives where the accumulator does (Acc once InferTileMemorySpace ran, or as the
+    # caller declared it), so that a loop carrying it through matmul_acc keeps one type
+    return TileType((m, n), acc, t.memory_space, t.valid_shape)
 
 
 def _mm_acc_ref(a: OpArgs) -> str:

@@ -113,6 +113,21 @@ def test_tile_out_dtype_mismatch_is_error():
         op.infer_type((lhs, rhs, None, False, True), None)
 
 
+def test_tile_matmul_acc_result_lives_where_the_accumulator_does():
+    """A tile carried through matmul_acc in a loop keeps one type: an accumulator the kernel put in
+    Acc (pl.create_tile(..., target_memory=pl.Mem.Acc)) gives an Acc result, an unplaced one an
+    unplaced result (InferTileMemorySpace places it)."""
+    import pypto.language as pl
+    from pypto.ir.nodes import Var
+    from pypto.ir.types import TileType
+    from pypto.ops.registry import get_op
+    op = get_op("tile.matmul_acc")
+    lhs, rhs = Var("l", TileType((16, 32), pl.FP16)), Var("r", TileType((32, 16), pl.FP16))
+    for space in (pl.Mem.Acc, None):
+        acc = Var("acc", TileType((16, 16), pl.FP32, space))
+        assert op.infer_type((acc, lhs, rhs, False, False), None) == acc.type
+
+
 # ---------------------------------------------------------------- tensor level
 
 @pytest.mark.parametrize("platform", H.PLATFORMS)

@@ -89,3 +89,30 @@ def matmul_k_loop(a: pl.Tensor[[256, 256], pl.FP16], b: pl.Tensor[[256, 256], pl
                                         pl.move(bk, target_memory=pl.Mem.Right))
                 out = pl.store(acc, [i * 64, j * 64], out)
     return out
+
+
+@pl.jit
+def alternating_chunks(a: pl.Tensor[[256, 512], pl.FP32], out: pl.Out[pl.Tensor[[256, 128], pl.FP32]]):
+    # an if on the loop variable: the same branch for every task at each step
+    for i in pl.parallel(32):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            acc = pl.load(a, [i * 8, 0], [8, 128])
+            for k in pl.range(1, 4):
+                x = pl.load(a, [i * 8, k * 128], [8, 128])
+                if k % 2 == 1:
+                    acc = pl.add(acc, pl.exp(x))
+                else:
+                    acc = pl.mul(acc, x)
+            out = pl.store(acc, [i * 8, 0], out)
+    return out
+
+
+@pl.jit
+def task_dependent_if(a: pl.Tensor[[256, 64], pl.FP32], out: pl.Out[pl.Tensor[[256, 64], pl.FP32]]):
+    for i in pl.parallel(32):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            x = pl.load(a, [i * 8, 0], [8, 64])
+            if i % 2 == 0:
+                x = pl.exp(x)
+            out = pl.store(x, [i * 8, 0], out)
+    return out

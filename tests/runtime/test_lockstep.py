@@ -204,6 +204,8 @@ def test_column_blocks_are_ganged():
 def test_the_kernel_module_says_why_it_has_no_lockstep_form():
     src = module_source(K.task_dependent_loop, torch.randn(256, 64), torch.zeros(256, 64))
     assert "GANG = False" in src and "GANG_WHY = " in src and "bounds depend on the task" in src
+    src = module_source(K.task_dependent_if, torch.randn(256, 64), torch.zeros(256, 64))
+    assert "GANG = False" in src and "condition depends on the task" in src
     assert "GANG = True" in module_source(K.softmax_rows, torch.randn(512, 256), torch.zeros(512, 256))
 
 
@@ -212,14 +214,16 @@ def test_the_kernel_module_says_why_it_has_no_lockstep_form():
     (K.looped_body, [(256, 64)], torch.float32),
     (K.row_chunks, [(256, 512)], torch.float32),
     (K.matmul_k_loop, [(256, 256), (256, 256)], torch.float16),
-], ids=["looped_body", "row_chunks", "matmul_k_loop"])
+    (K.alternating_chunks, [(256, 512)], torch.float32),
+], ids=["looped_body", "row_chunks", "matmul_k_loop", "alternating_chunks"])
 def test_kernels_with_uniform_loops_run_in_gangs_with_the_same_bits(kernel, shapes, dtype, threads):
     old = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
         torch.manual_seed(4)
         ins = [torch.randn(s).to(dtype) for s in shapes]
-        out_shape = {"looped_body": (256, 64), "row_chunks": (256, 128), "matmul_k_loop": (256, 256)}
+        out_shape = {"looped_body": (256, 64), "row_chunks": (256, 128), "matmul_k_loop": (256, 256),
+                     "alternating_chunks": (256, 128)}
         outs = [torch.zeros(out_shape[kernel.__name__]) for _ in range(2)]
         run(kernel, *ins, outs[0], seed=2, lockstep=False)
         rt = run(kernel, *ins, outs[1], seed=2)
@@ -233,6 +237,13 @@ def test_kernels_with_uniform_loops_run_in_gangs_with_the_same_bits(kernel, shap
         assert torch.allclose(outs[1].double(), ref, rtol=1e-5)
     if kernel is K.matmul_k_loop:
         assert torch.allclose(outs[1].double(), ins[0].double() @ ins[1].double(), rtol=1e-4, atol=1e-3)
+    if kernel is K.alternating_chunks:
+        a = ins[0].double()
+        ref = a[:, :128]
+        for k in range(1, 4):
+            x = a[:, 128 * k:128 * k + 128]
+            ref = ref + torch.exp(x) if k % 2 == 1 else ref * x
+        assert torch.allclose(outs[1].double(), ref, rtol=1e-5, atol=1e-5)
 
 
 def test_an_access_recorder_turns_gangs_off():
@@ -292,7 +303,8 @@ def test_gang_accesses_in_runs():
     (K.softmax_rows, (torch.randn(512, 256), torch.zeros(512, 256))),
     (K.row_chunks, (torch.randn(256, 512), torch.zeros(256, 128))),
     (K.matmul_k_loop, (torch.randn(256, 256).half(), torch.randn(256, 256).half(), torch.zeros(256, 256))),
-], ids=["softmax_rows", "row_chunks", "matmul_k_loop"])
+    (K.alternating_chunks, (torch.randn(256, 512), torch.zeros(256, 128))),
+], ids=["softmax_rows", "row_chunks", "matmul_k_loop", "alternating_chunks"])
 def test_a_gang_yields_the_cycles_of_one_task(kernel, args):
     """kernel_gang advances through the same simulated cycles, at the same points, as kernel."""
     c = kernel.compile(*args)
