@@ -617,6 +617,9 @@ class FunctionParser:
         if isinstance(fn, DslName) and fn.name == "manual_scope":
             self.manual_scope(node, call)
             return
+        if isinstance(fn, DslName) and fn.name == "spmd":
+            raise UnsupportedFeatureError("the capture form 'with pl.spmd(n) as tid:' is not supported",
+                                          self.span(call), "write the loop form: for i in pl.spmd(n): (i is the block)")
         if not (isinstance(fn, DslName) and fn.name == "at"):
             raise UnsupportedFeatureError("only 'with pl.at(...)' and 'with pl.manual_scope()' scopes are supported",
                                           self.span(call))
@@ -721,12 +724,15 @@ class FunctionParser:
         call = node.iter
         fn = self.resolve_static(call.func) if isinstance(call, ast.Call) else None
         kinds = {"range": ForKind.Sequential, "parallel": ForKind.Parallel, "unroll": ForKind.Unroll,
-                 "pipeline": ForKind.Pipeline}
+                 "pipeline": ForKind.Pipeline, "spmd": ForKind.Parallel}
         if not (isinstance(fn, DslName) and fn.name in kinds):
             raise ParserSyntaxError(
-                "a kernel loop must iterate over pl.range / pl.parallel / pl.unroll / pl.pipeline",
+                "a kernel loop must iterate over pl.range / pl.parallel / pl.unroll / pl.pipeline / pl.spmd",
                 self.span(node.iter), "a plain Python 'range' is not a kernel loop")
         kind = kinds[fn.name]
+        if fn.name == "spmd":
+            self.spmd_for(node, call)
+            return
         kw = {k.arg: k.value for k in call.keywords}
         init_node = kw.pop("init_values", None)
         stage_node = kw.pop("stage", None) if kind == ForKind.Pipeline else None
@@ -767,13 +773,34 @@ class FunctionParser:
         else:
             self._implicit_for(node, kind, start, stop, step, stage)
 
+    def spmd_for(self, node: ast.For, call: ast.Call) -> None:
+        """``for i in pl.spmd(n):`` — the body runs as ``n`` blocks, block ``i`` on its own core
+        (spec-language §7, T3). It is the loop ``for i in pl.parallel(n): with pl.at(CORE_GROUP):
+        body``: the simulator submits one task per block where the device submits one task of
+        ``n`` blocks, with the same results and ordering (docs/language.md, "SPMD")."""
+        span = self.span(node)
+        if call.keywords or len(call.args) != 1:
+            raise ParserTypeError("pl.spmd takes the block count only: for i in pl.spmd(n):", span)
+        n = self.expr(call.args[0])
+        if kind_of(n) != "scalar":
+            raise ParserTypeError(f"pl.spmd block count must be a scalar, got {_describe_static(n)}", span)
+        if self.func_type not in (FunctionType.Orchestration, FunctionType.Opaque, FunctionType.Inline) \
+                or self.scope_depth:
+            raise ParserError("pl.spmd(n) is only allowed in an orchestration function, outside pl.at", span,
+                              "its body is the kernel: each block runs it on one core")
+        self.scope_depth += 1
+        try:
+            self._implicit_for(node, ForKind.Parallel, 0, n, 1, spmd_span=span)
+        finally:
+            self.scope_depth -= 1
+
     def _loop_var(self, target: ast.expr) -> tuple[str, Var]:
         if not isinstance(target, ast.Name):
             raise ParserSyntaxError("the loop target must be a name (or 'i, (a, b)' with init_values)",
                                     self.span(target))
         return target.id, Var(target.id, ScalarType(INDEX), self.span(target))
 
-    def _implicit_for(self, node: ast.For, kind, start, stop, step, stage: int = 1) -> None:
+    def _implicit_for(self, node: ast.For, kind, start, stop, step, stage: int = 1, spmd_span=None) -> None:
         """A loop without ``init_values``, pre-SSA: the body re-assigns the Vars of names bound
         before the loop (ConvertToSSA makes them carried values); names first bound in the body are
         not visible after it."""
@@ -803,6 +830,8 @@ class FunctionParser:
         for n in inner:
             if n not in outer and n != name:
                 self.loop_locals[n] = span
+        if spmd_span is not None:   # pl.spmd: the body is one block's kernel
+            body = [ScopeStmt(Level.CORE_GROUP, "", tuple(body), spmd_span, None, (), (), (), self.manual_depth > 0)]
         self.emit(ForStmt(loop_var, to_expr(start, span), to_expr(stop, span), to_expr(step, span),
                           (), (), tuple(body), (), kind, span, stage))
 

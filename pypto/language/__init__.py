@@ -67,6 +67,7 @@ range = DslName("range")
 parallel = DslName("parallel")
 unroll = DslName("unroll")
 pipeline = DslName("pipeline")   # pl.pipeline(..., stage=F): the body replicated F times (UnrollLoops)
+spmd = DslName("spmd")           # for i in pl.spmd(n): the body as n blocks (one kernel per block)
 yield_ = DslName("yield_")
 const = DslName("const")
 static_print = DslName("static_print")
@@ -171,6 +172,7 @@ __all__ = [
     "pipeline",
     "program",
     "range",
+    "spmd",
     "static_assert",
     "static_print",
     "system",

@@ -45,3 +45,13 @@ def piped_yield(a: pl.Tensor[[16, 512], pl.FP32], out: pl.Out[pl.Tensor[[16, 64]
             acc2 = pl.yield_(pl.sub(pl.mul(acc, 0.5), x))
         out = pl.store(acc2, [0, 0], out)
     return out
+
+
+@pl.jit
+def spmd_rows(a: pl.Tensor[[256, 64], pl.FP32], n: pl.Scalar[pl.INDEX],
+              out: pl.Out[pl.Tensor[[256, 64], pl.FP32]]):
+    # n blocks; block i owns rows [16 i, 16 i + 16)
+    for i in pl.spmd(n):
+        x = pl.load(a, [i * 16, 0], [16, 64])
+        out = pl.store(pl.add(pl.mul(x, 2.0), 1.0), [i * 16, 0], out)
+    return out

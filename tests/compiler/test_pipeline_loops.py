@@ -1,6 +1,8 @@
-"""``pl.pipeline(..., stage=F)`` (spec-language §3.3): UnrollLoops replicates the body F times per
-iteration of stride F * step and runs the leftover iterations in a tail loop; results equal the
-``pl.range`` loop's, every stage prints and parses back, and the frontend checks its arguments."""
+"""``pl.pipeline(..., stage=F)`` (spec-language §3.3) and ``for i in pl.spmd(n)`` (§7, T3).
+
+UnrollLoops replicates a pipelined body F times per iteration of stride F * step and runs the
+leftover iterations in a tail loop; results equal the ``pl.range`` loop's, every stage prints and
+parses back, and the frontend checks its arguments. An SPMD loop's body is one block's kernel."""
 import re
 
 import pytest
@@ -116,3 +118,57 @@ def test_pipeline_argument_errors(tmp_path, loop, message):
     with pytest.raises(PyptoError, match=re.escape(message)) as e:
         mod.k(torch.zeros(64, 64), torch.zeros(64, 64))
     assert "^" in str(e.value) and "bad_pipeline.py" in str(e.value)
+
+
+# ------------------------------------------------------------------ for i in pl.spmd(n)
+def test_spmd_blocks_run_on_their_own_cores():
+    from pypto.runtime import simulator as S
+
+    a = torch.randn(256, 64)
+    for n in (1, 3, 16):
+        out = torch.zeros(256, 64)
+        K.spmd_rows(a, n, out, config=RunConfig(sim_seed=1))
+        want = torch.zeros(256, 64)
+        want[:n * 16] = a[:n * 16] * 2 + 1
+        assert torch.equal(out, want)
+        tasks = S._LAST_RUNTIME[0].tasks
+        assert len(tasks) == n and all(t.kind == "kernel" for t in tasks)
+    lowered = K.spmd_rows.lower(a, 4, torch.zeros(256, 64)).as_python()
+    assert "pl.parallel(4" in lowered and "spmd_rows_incore_0" in lowered
+
+
+@pytest.mark.parametrize("loop, message", [
+    ("pl.spmd(2, sync_start=True)", "pl.spmd takes the block count only"),
+    ("pl.spmd(a)", "block count must be a scalar"),
+])
+def test_spmd_argument_errors(tmp_path, loop, message):
+    test_pipeline_argument_errors(tmp_path, loop, message)
+
+
+def test_spmd_inside_pl_at_is_refused(tmp_path):
+    src = _SRC.replace("    for i in LOOP:\n        with pl.at(level=pl.Level.CORE_GROUP):\n",
+                       "    with pl.at(level=pl.Level.CORE_GROUP):\n        for i in pl.spmd(4):\n")
+    path = tmp_path / "bad_spmd.py"
+    path.write_text(src)
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bad_spmd", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    with pytest.raises(PyptoError, match="only allowed in an orchestration function, outside pl.at"):
+        mod.k(torch.zeros(64, 64), torch.zeros(64, 64))
+
+
+def test_the_spmd_capture_form_names_the_loop_form(tmp_path):
+    src = _SRC.replace("    for i in LOOP:\n        with pl.at(level=pl.Level.CORE_GROUP):\n",
+                       "    if True:\n        with pl.spmd(2) as tid:\n            i = 0\n")
+    path = tmp_path / "bad_spmd_with.py"
+    path.write_text(src)
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bad_spmd_with", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    with pytest.raises(PyptoError, match="capture form") as e:
+        mod.k(torch.zeros(64, 64), torch.zeros(64, 64))
+    assert "for i in pl.spmd(n)" in str(e.value)
