@@ -700,12 +700,6 @@ class FunctionParser:
                                   f"{_describe_static(v)}", self.span(e), hint)
         return tuple(out)
 
-    def task_dep_values(self, node: ast.expr) -> list:
-        """The values of a literal ``deps=[...]`` list (checked by the op's ``task_ids`` kind)."""
-        if not isinstance(node, (ast.List, ast.Tuple)):
-            raise ParserTypeError("deps= must be a literal list, e.g. deps=[tid]", self.span(node))
-        return [self.expr(e) for e in node.elts]
-
     def tensor_list(self, node: ast.expr, what: str) -> tuple:
         if not isinstance(node, (ast.List, ast.Tuple)):
             raise ParserTypeError(f"{what}= must be a literal list of tensors, e.g. {what}=[out]", self.span(node))
@@ -1402,7 +1396,8 @@ class FunctionParser:
             if node.args or [k.arg for k in node.keywords] != ["deps"]:
                 raise ParserTypeError("pl.system.task_dummy takes one keyword: deps=[...]", span,
                                       "join = pl.system.task_dummy(deps=[tid_a, tid_b])")
-            return self.make_call("tensor.task_dummy", [], {"deps": self.task_dep_values(node.keywords[0].value)},
+            # deps= is checked as on pl.at (a span per entry); the op's task_ids kind checks the printed form
+            return self.make_call("tensor.task_dummy", [], {"deps": list(self.task_deps(node.keywords[0].value))},
                                   span, node)
         if fn.name == "no_dep":
             raise ParserSyntaxError("pl.no_dep(t) marks an argument of pl.submit(...); use no_dep_args=[t] "

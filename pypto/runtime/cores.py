@@ -102,10 +102,6 @@ class Core:
         self.views: dict[str, list] = {}
 
     @property
-    def platform(self) -> Platform:
-        return self.memory.platform
-
-    @property
     def mem(self) -> dict:
         """This core's byte buffer of each memory space used so far."""
         return {space: arr[self.index] for space, arr in self.memory.arrays.items()}
