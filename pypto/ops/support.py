@@ -600,3 +600,8 @@ def tensor_matmul(a: torch.Tensor, b: torch.Tensor, out_dtype=None, a_trans=Fals
 def relu(x: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
     """``max(x, 0)`` (NaN propagates); torch.relu has no ``out=``, so both executors use this."""
     return torch.clamp_min(x, 0) if out is None else torch.clamp_min(x, 0, out=out)
+
+
+# -- the op catalogue's further families (issue 15): their helpers live in their own modules and are
+# re-exported here, since generated code reaches every helper as ``_pto.<name>``
+from pypto.numerics.intops import bitwise, bitwise_not, shift  # noqa: E402,F401

@@ -1167,3 +1167,49 @@ def test_task_dependent_streams_have_no_gang_form(threads, kernel, why):
     else:
         want = tiled_rows(a, r) + (torch.arange(n, dtype=FP32) % 3 + 1)[:, None, None]
         close(o, want.reshape(a.shape), 1e-6)
+
+
+# ================================================================== the catalogue's further ops (issue 15)
+@pl.jit
+def k_bitwise(a: pl.Tensor, b: pl.Tensor, n: pl.INDEX, r: pl.INDEX, c: pl.INDEX,
+              o_and: pl.Out[pl.Tensor], o_or: pl.Out[pl.Tensor], o_xor: pl.Out[pl.Tensor],
+              o_not: pl.Out[pl.Tensor], o_shl: pl.Out[pl.Tensor], o_shr: pl.Out[pl.Tensor],
+              o_ands: pl.Out[pl.Tensor], o_xors: pl.Out[pl.Tensor], o_shrs: pl.Out[pl.Tensor]):
+    for i in pl.parallel(n):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            x = pl.load(a, [i * r, 0], [r, c])
+            y = pl.load(b, [i * r, 0], [r, c])
+            tmp = pl.create_tile([r, c], dtype=x.dtype, target_memory=pl.Mem.Vec)
+            o_and = pl.store(pl.and_(x, y), [i * r, 0], o_and)
+            o_or = pl.store(pl.or_(x, y), [i * r, 0], o_or)
+            o_xor = pl.store(pl.xor(x, y, tmp), [i * r, 0], o_xor)
+            o_not = pl.store(pl.not_(x), [i * r, 0], o_not)
+            k = pl.and_(y, 7)
+            o_shl = pl.store(pl.shl(x, k), [i * r, 0], o_shl)
+            o_shr = pl.store(pl.shr(x, k), [i * r, 0], o_shr)
+            o_ands = pl.store(pl.and_(x, 0x3C), [i * r, 0], o_ands)
+            o_xors = pl.store(pl.tile.xors(x, -1, tmp), [i * r, 0], o_xors)
+            o_shrs = pl.store(pl.shr(x, 3), [i * r, 0], o_shrs)
+    return o_and, o_or, o_xor, o_not, o_shl, o_shr, o_ands, o_xors, o_shrs
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("dtype", (I32, I16, I8, torch.uint8, torch.int64), ids=str)
+def test_bitwise(threads, dtype, shape):
+    r, c = shape
+    a = data((N * r, c), dtype if dtype != torch.uint8 else I8, 41).view(dtype)
+    b = data((N * r, c), dtype if dtype != torch.uint8 else I8, 42).view(dtype)
+
+    def call(cfg):
+        outs = [zeros(a.shape, dtype) for _ in range(9)]
+        k_bitwise(a, b, N, r, c, *outs, config=cfg)
+        return outs
+
+    (o_and, o_or, o_xor, o_not, o_shl, o_shr, o_ands, o_xors, o_shrs), _, _ = run_both(call)
+    if dtype != torch.uint8:    # torch has the ops on signed dtypes: a loose check of the meaning
+        close(o_and, a & b)
+        close(o_xor, a ^ b)
+        close(o_not, ~a)
+        close(o_shr, a >> (b & 7))
+        close(o_shrs, a >> 3)
+        close(o_xors, ~a)
