@@ -254,7 +254,9 @@ def cast(x: torch.Tensor, dtype: torch.dtype, mode: str = "round") -> torch.Tens
 # the simulator agree bit for bit by construction.
 
 _TLS = threading.local()  # per-thread caches of scratch buffers (reductions, matmul)
-_REDUCE_FN = {"sum": torch.add, "max": torch.maximum, "min": torch.minimum}
+_REDUCE_FN = {"sum": torch.add, "max": torch.maximum, "min": torch.minimum,
+              "prod": torch.mul}  # prod: row_prod / col_prod (pypto/ops/argreduce.py)
+_EXTREMES = ("max", "min")  # the kinds whose result does not depend on the order (_extreme_fast)
 
 
 def _tree_plan(like: torch.Tensor, kind: str):
@@ -328,7 +330,7 @@ def _reduce_last(x: torch.Tensor, kind: str, tree: bool, work: torch.Tensor | No
     ``clobber=False`` leaves ``work`` unwritten (only its layout is used).
     """
     n = x.shape[-1]
-    if kind != "sum" and work is None and n > 1:
+    if kind in _EXTREMES and work is None and n > 1:
         r = _extreme_fast(x, kind)
         if r is not None:
             return r
@@ -396,7 +398,7 @@ def reduce_into(dst: torch.Tensor, x: torch.Tensor, tmp, axis: int, kind: str, c
     last = axis == -1 or axis == x.dim() - 1  # movedim is a no-op then (but costs a torch call)
     if tmp is not None and not clobber:
         xs = x if last else x.movedim(axis, -1)
-        r = _extreme_fast(xs, kind) if kind != "sum" and xs.shape[-1] > 1 else None
+        r = _extreme_fast(xs, kind) if kind in _EXTREMES and xs.shape[-1] > 1 else None
         if r is None:
             # the tree in a cached scratch with the tmp region's strides: the same loops, the same bits
             like = tmp if tmp.shape == x.shape else region(tmp, [0] * tmp.dim(), list(x.shape), "reduction tmp_tile")
@@ -605,3 +607,4 @@ def relu(x: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
 # -- the op catalogue's further families (issue 15): their helpers live in their own modules and are
 # re-exported here, since generated code reaches every helper as ``_pto.<name>``
 from pypto.numerics.intops import bitwise, bitwise_not, shift  # noqa: E402,F401
+from pypto.ops.support_argreduce import arg_reduce, arg_reduce_into, reduce_valid, reduce_valid_into  # noqa: E402,F401

@@ -1213,3 +1213,44 @@ def test_bitwise(threads, dtype, shape):
         close(o_shr, a >> (b & 7))
         close(o_shrs, a >> 3)
         close(o_xors, ~a)
+
+
+@pl.jit
+def k_prod_arg(a: pl.Tensor, n: pl.INDEX, r: pl.INDEX, c: pl.INDEX,
+               o_rprod: pl.Out[pl.Tensor], o_rseq: pl.Out[pl.Tensor], o_cprod: pl.Out[pl.Tensor],
+               o_ramax: pl.Out[pl.Tensor], o_ramin: pl.Out[pl.Tensor], o_camax: pl.Out[pl.Tensor],
+               o_camin: pl.Out[pl.Tensor]):
+    for i in pl.parallel(n):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            x = pl.load(a, [i * r, 0], [r, c])
+            tmp = pl.create_tile([r, c], dtype=x.dtype, target_memory=pl.Mem.Vec)
+            o_rprod = pl.store(pl.row_prod(x, tmp), [i * r, 0], o_rprod)
+            o_rseq = pl.store(pl.tile.row_prod(x), [i * r, 0], o_rseq)
+            o_cprod = pl.store(pl.col_prod(x), [i, 0], o_cprod)
+            o_ramax = pl.store(pl.row_argmax(x, tmp), [i * r, 0], o_ramax)
+            o_ramin = pl.store(pl.row_argmin(x, tmp), [i * r, 0], o_ramin)
+            o_camax = pl.store(pl.col_argmax(x, tmp), [i, 0], o_camax)
+            o_camin = pl.store(pl.col_argmin(x, tmp), [i, 0], o_camin)
+    return o_rprod, o_rseq, o_cprod, o_ramax, o_ramin, o_camax, o_camin
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("dtype", (FP32, FP16, BF16, I32, I16), ids=str)
+def test_prod_and_arg_reductions(threads, dtype, shape):
+    r, c = shape
+    a = data((N * r, c), dtype, 43)
+    if dtype.is_floating_point:   # keep some products finite
+        a = torch.where(a.abs() > 4, a.sign(), a)
+
+    def call(cfg):
+        outs = [zeros((N * r, 1), dtype), zeros((N * r, 1), dtype), zeros((N, c), dtype),
+                zeros((N * r, 1), I32), zeros((N * r, 1), I32), zeros((N, c), I32), zeros((N, c), I32)]
+        k_prod_arg(a, N, r, c, *outs, config=cfg)
+        return outs
+
+    (o_rprod, o_rseq, o_cprod, o_ramax, o_ramin, o_camax, o_camin), _, _ = run_both(call)
+    t = tiled_rows(a, r)
+    if not dtype.is_floating_point:
+        close(o_ramax, t.argmax(-1).reshape(-1, 1))
+        close(o_camin, t.argmin(-2).reshape(N, c))
+        close(o_rseq, t.prod(-1).reshape(-1, 1))
