@@ -61,6 +61,11 @@ from pypto.language.program import function, loads, parse, program
 tile = OpNamespace("tile")
 tensor = OpNamespace("tensor")
 
+# pl.min / pl.max: the scalar min / max of two values (the reference's; not a tile reduction, see
+# row_min / col_max). They are Python's builtins, which the parser already understands: constants
+# fold, runtime scalars become a scalar ``min`` / ``max`` expression.
+from builtins import max, min  # noqa: E402,A004
+
 # -- constructs
 at = DslName("at")
 range = DslName("range")
@@ -189,11 +194,28 @@ def _dsl_names() -> set[str]:
     return dsl_names()
 
 
+def _scalar_form_dsl(name: str) -> str | None:
+    """The dispatching name behind a scalar-form spelling: ``pl.fmods`` -> ``fmod``, ``pl.ands`` ->
+    ``and_``, ``pl.maximums`` -> ``maximum`` (the reference exposes both spellings; the registry
+    declares one dispatching name per op, and ``pl.fmod(t, 2.0)`` already selects ``fmods``)."""
+    from pypto.ops.registry import all_ops
+
+    for op in all_ops().values():
+        if op.dsl and op.dsl != name and op.name.split(".", 1)[1] == name:
+            return op.dsl
+    return None
+
+
 def __getattr__(name: str):
     """``pl.<op>``: a dispatching entry point for each DSL name the op registry declares."""
     if not name.startswith("_") and name in _dsl_names():
         op = DslOp(name)
         globals()[name] = op  # cache: later lookups are plain attribute reads
+        return op
+    alias = None if name.startswith("_") else _scalar_form_dsl(name)
+    if alias is not None:
+        op = DslOp(alias)
+        globals()[name] = op
         return op
     raise AttributeError(f"module 'pypto.language' has no attribute {name!r}")
 

@@ -10,7 +10,8 @@ Semantics (helpers in :mod:`pypto.ops.support_argreduce`, used by both executors
 * ``row_prod`` order: a binary tree with ``tmp_tile``, sequential without, exactly as ``row_sum``
   (every step rounds to the dtype; FP16/BF16 products computed in FP32 and rounded once per step).
   The dispatched ``pl.row_prod(tile, tmp)`` needs ``tmp_tile`` (the reference's rule); the explicit
-  ``pl.tile.row_prod(x)`` is the sequential form. ``col_prod`` takes no scratch: sequential.
+  ``pl.tile.row_prod(x)`` is the sequential form. ``col_prod(x)`` takes no scratch (the
+  reference's signature) and is sequential: row 0 times row 1, times row 2, ...
   The tensor forms lower to the sequential tile forms. Integer products wrap (two's complement).
 * Arg reductions: ties give the **lowest** index; a NaN is the extreme of both kinds (the first
   NaN's index); -0.0 ties with +0.0. The result is exact whatever the evaluation order.
@@ -43,30 +44,47 @@ def _valid_src(x) -> str:
 def _define_prod(family: str) -> None:
     dsl = f"{family}_prod"
     axis = _AXIS[family]
+    # col_prod takes no scratch tile (the reference's TCOLPROD): always sequential, one row after
+    # the other, as a column reduction runs on the vector unit
+    scratch = family == "row"
+    tparams = (Param("x", "tensor"),) + ((Param("tmp_tile", "tensor", None),) if scratch else ())
     register(OpDef(
         name=f"tensor.{dsl}",
-        params=(Param("x", "tensor"), Param("tmp_tile", "tensor", None)),
-        infer=_tensor_rule(f"tensor.{dsl}", axis),
+        params=tparams,
+        infer=_tensor_rule(f"tensor.{dsl}", axis) if scratch else _plain_rule(f"tensor.{dsl}", axis, "tensor"),
         ref=lambda a, axis=axis: f"_pto.reduce_valid({a.x}, None, {axis}, 'prod', None)",
         dsl=dsl, operand_kinds=("tensor",), lowers_to=f"tile.{dsl}",
         doc=f"product over axis {axis}, keepdim (sequential order)",
     ))
-    # col_prod: the reference takes no scratch; an optional one selects the tree order, as for col_sum
-    tile_params = (Param("x", "tile"), Param("tmp_tile", "tile", None))
+    tmp = (lambda a: a.tmp_tile) if scratch else (lambda a: None)
     register(OpDef(
         name=f"tile.{dsl}",
-        params=tile_params,
-        infer=_tile_rule(f"tile.{dsl}", dsl, axis),
-        ref=lambda a, axis=axis: f"_pto.reduce_valid({a.x}, {a.tmp_tile}, {axis}, 'prod', {_valid_src(a.x)})",
-        sim=lambda a, dst, keep_scratch=True, axis=axis: (
-            f"_pto.reduce_valid_into({dst}, {a.x}, {a.tmp_tile}, {axis}, 'prod', {_valid_src(a.x)}"
+        params=(Param("x", "tile"),) + ((Param("tmp_tile", "tile", None),) if scratch else ()),
+        infer=_tile_rule(f"tile.{dsl}", dsl, axis) if scratch else _plain_rule(f"tile.{dsl}", axis, "tile"),
+        ref=lambda a, axis=axis, tmp=tmp: (
+            f"_pto.reduce_valid({a.x}, {tmp(a)}, {axis}, 'prod', {_valid_src(a.x)})"),
+        sim=lambda a, dst, keep_scratch=True, axis=axis, tmp=tmp: (
+            f"_pto.reduce_valid_into({dst}, {a.x}, {tmp(a)}, {axis}, 'prod', {_valid_src(a.x)}"
             + ("" if keep_scratch else ", clobber=False") + ")"),
-        scratch="tmp_tile", batch="rows",
+        scratch="tmp_tile" if scratch else None, batch="rows",
         dsl=dsl, operand_kinds=("tile",),
         input_spaces=_VEC, result_space=MemorySpace.Vec,
-        dsl_check=_dsl_check(dsl) if family == "row" else None,
-        doc=f"product over the valid extent of axis {axis}, keepdim (binary tree with tmp_tile, else sequential)",
+        dsl_check=_dsl_check(dsl) if scratch else None,
+        doc=(f"product over the valid extent of axis {axis}, keepdim "
+             + ("(binary tree with tmp_tile, else sequential)" if scratch else "(sequential)")),
     ))
+
+
+def _plain_rule(op: str, axis: int, level: str):
+    """A reduction without a scratch operand (col_prod)."""
+    def infer(a: OpArgs, span: Span):
+        t = a.x.type
+        _check_input(op, t, axis, span)
+        if level == "tensor":
+            return TensorType(_reduced(t.shape, axis), t.dtype)
+        valid = None if t.valid_shape is None else _reduced(t.valid_shape, axis)
+        return TileType(_reduced(t.shape, axis), t.dtype, None, valid)
+    return infer
 
 
 # ------------------------------------------------------------------ arg reductions

@@ -446,7 +446,7 @@ def fillpad_into(dst: torch.Tensor, x: torch.Tensor, valid, pad: str) -> None:
 
 _HALF = (torch.float16, torch.bfloat16)
 _UNARY = {"log": torch.log, "sqrt": torch.sqrt, "rsqrt": torch.rsqrt, "recip": torch.reciprocal,
-          "exp": torch.exp}
+          "exp": torch.exp, "sin": torch.sin, "cos": torch.cos}
 
 
 def unary_f32(name: str, x: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
@@ -608,3 +608,4 @@ def relu(x: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
 # re-exported here, since generated code reaches every helper as ``_pto.<name>``
 from pypto.numerics.intops import bitwise, bitwise_not, shift  # noqa: E402,F401
 from pypto.ops.support_argreduce import arg_reduce, arg_reduce_into, reduce_valid, reduce_valid_into  # noqa: E402,F401
+from pypto.ops.support_elementwise import add3, fmod, lrelu, part, prelu, rem  # noqa: E402,F401

@@ -76,7 +76,7 @@ def p_col_prod(a: pl.Tensor, out: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
         t = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
         tmp = pl.create_tile([16, 64], dtype=t.dtype, target_memory=pl.Mem.Vec)
-        out = pl.store(pl.tile.col_prod(t, tmp), [0, 0], out)
+        out = pl.store(pl.tile.col_prod(t), [0, 0], out)
     return out
 
 

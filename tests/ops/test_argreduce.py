@@ -135,7 +135,7 @@ def test_prod(family, dtype, platform, seed, kind, mode, shape):
     if mode == "tensor":
         same_up_to_nan_payload(out, prod_oracle(a, axis, tree=False), "prod vs numpy")
     else:
-        want = prod_oracle(a[:13, :37], axis, tree=(mode == "tree"))
+        want = prod_oracle(a[:13, :37], axis, tree=(mode == "tree" and family == "row"))
         got = out[:13] if family == "row" else out[:, :37]
         same_up_to_nan_payload(got, want, f"{mode} prod vs numpy")
         # the stored result covers only the valid region: the rest keeps its initial value

@@ -1254,3 +1254,43 @@ def test_prod_and_arg_reductions(threads, dtype, shape):
         close(o_ramax, t.argmax(-1).reshape(-1, 1))
         close(o_camin, t.argmin(-2).reshape(N, c))
         close(o_rseq, t.prod(-1).reshape(-1, 1))
+
+
+@pl.jit
+def k_elementwise_ext(a: pl.Tensor, b: pl.Tensor, n: pl.INDEX, r: pl.INDEX, c: pl.INDEX,
+                      o_fmod: pl.Out[pl.Tensor], o_fmods: pl.Out[pl.Tensor], o_rem: pl.Out[pl.Tensor],
+                      o_sin: pl.Out[pl.Tensor], o_cos: pl.Out[pl.Tensor], o_prelu: pl.Out[pl.Tensor],
+                      o_lrelu: pl.Out[pl.Tensor], o_addc: pl.Out[pl.Tensor], o_subsc: pl.Out[pl.Tensor],
+                      o_part: pl.Out[pl.Tensor]):
+    for i in pl.parallel(n):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            x = pl.load(a, [i * r, 0], [r, c])
+            y = pl.load(b, [i * r, 0], [r, c])
+            tmp = pl.create_tile([r, c], dtype=x.dtype, target_memory=pl.Mem.Vec)
+            o_fmod = pl.store(pl.fmod(x, y), [i * r, 0], o_fmod)
+            o_fmods = pl.store(pl.fmod(x, 0.75), [i * r, 0], o_fmods)
+            o_rem = pl.store(pl.rem(x, y, tmp), [i * r, 0], o_rem)
+            o_sin = pl.store(pl.sin(x), [i * r, 0], o_sin)
+            o_cos = pl.store(pl.cos(x), [i * r, 0], o_cos)
+            o_prelu = pl.store(pl.prelu(x, y, tmp), [i * r, 0], o_prelu)
+            o_lrelu = pl.store(pl.lrelu(x, 0.1), [i * r, 0], o_lrelu)
+            o_addc = pl.store(pl.addc(x, y, x), [i * r, 0], o_addc)
+            o_subsc = pl.store(pl.subsc(x, 1.5, y), [i * r, 0], o_subsc)
+            o_part = pl.store(pl.part_max(x, y), [i * r, 0], o_part)
+    return o_fmod, o_fmods, o_rem, o_sin, o_cos, o_prelu, o_lrelu, o_addc, o_subsc, o_part
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("dtype", (FP32, FP16), ids=str)
+def test_elementwise_ext(threads, dtype, shape):
+    r, c = shape
+    a, b = data((N * r, c), dtype, 44), data((N * r, c), dtype, 45)
+
+    def call(cfg):
+        outs = [zeros(a.shape, dtype) for _ in range(10)]
+        k_elementwise_ext(a, b, N, r, c, *outs, config=cfg)
+        return outs
+
+    outs, _, _ = run_both(call)
+    close(outs[3], torch.sin(a.double()).to(dtype))
+    close(outs[9], torch.maximum(a, b), 0)
