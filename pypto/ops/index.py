@@ -1,0 +1,273 @@
+"""Index ops: ``gather``, ``scatter``, ``scatter_update`` (tensor and tile) and ``mgather`` (tile,
+from a global tensor). Helpers and the out-of-range rules: :mod:`pypto.ops.support_index`.
+
+* ``tile.gather(src, indices, tmp=None, dim=None)``: ``dst[i, j] = src.flat[indices[i, j]]``, the
+  flat row-major index over the source tile (the reference's index form); the result has the
+  indices' shape, valid shape and ``src``'s dtype. ``dim=-1`` (our addition, what
+  ``tensor.gather`` lowers to): ``dst[i, j] = src[i, indices[i, j]]``.
+* ``tensor.gather(input, dim, index)``: ``out[b, k] = input[b, index[b, k]]`` (torch.gather),
+  rank 2, ``dim`` -1 (or 1); ``index`` may have fewer rows than ``input``.
+* ``tile.scatter(dst, src, indexes, dim=None)``: ``dst`` with ``dst.flat[indexes[i, j]] = src[i, j]``
+  (``dim=-1``: ``dst[i, indexes[i, j]] = src[i, j]``); ``tensor.scatter(input, dim, index, src)``:
+  the row-wise form. Duplicates: the last in row-major order wins.
+* ``scatter_update``: row ``index.flat[k]`` of the input becomes ``src[k, :]``
+  (``pl.tile.scatter_update(input, index, src)``, ``pl.tensor.scatter_update(input, -2, index, src)``).
+* ``tile.mgather(mem, idx, coalesce="row", gather_oob="undefined")``: rows (``"row"``, an
+  ``[R, 1]`` or ``[1, R]`` index tile) or elements (``"elem"``) of the global tensor ``mem``;
+  ``gather_oob`` ``undefined`` / ``clamp`` / ``wrap`` / ``zero`` (or 0..3), the reference's policies
+  (``undefined`` is a run-time error here). The Vec form only.
+
+Indices: INT32 (UINT32 accepted; INT16 with a 16-bit data dtype for gather / scatter), read as
+unsigned. ``tmp`` is the device's scratch tile (optional; untouched). These ops have no lockstep
+gang form (a flat index spans the whole tile).
+"""
+from __future__ import annotations
+
+from pypto.errors import Span
+from pypto.ir.nodes import AssignStmt, Call, ConstInt, MakeTuple, Var
+from pypto.ir.types import TensorType, TileType, describe
+from pypto.language.dtypes import INT16, INT32, UINT32
+from pypto.language.enums import MemorySpace
+from pypto.ops.registry import OpArgs, OpDef, Param, get_op, register
+from pypto.ops.rules import expect
+
+_VEC = (MemorySpace.Vec,)
+_IDX = (INT32, UINT32, INT16)
+_COALESCE = {"row": "row", 0: "row", "elem": "elem", 1: "elem"}
+_OOB = {"undefined": "undefined", "clamp": "clamp", "wrap": "wrap", "zero": "zero",
+        0: "undefined", 1: "clamp", 2: "wrap", 3: "zero"}
+
+
+def _valid_src(x) -> str:
+    v = getattr(x.type, "valid_shape", None)
+    return "None" if v is None else repr(list(v))
+
+
+def _index_dtype(op: str, idx, data, span: Span) -> None:
+    expect(idx.dtype in _IDX, op, f"indices must be INT32 (or UINT32 / INT16), got {idx.dtype.name}", span,
+           "cast the indices with pl.cast(idx, pl.INT32)")
+    expect(idx.dtype != INT16 or data.dtype.itemsize == 2, op,
+           f"INT16 indices need a 16-bit data dtype, got {data.dtype.name}", span, "use INT32 indices")
+
+
+def _check_dim(op: str, dim, span: Span, allowed=(None, -1)) -> None:
+    expect(dim in allowed, op, f"dim must be one of {list(allowed)}, got {dim!r}", span,
+           "gather / scatter work along the last axis of a rank-2 operand (dim=-1)")
+
+
+def _rank2(op: str, what: str, t, span: Span) -> None:
+    expect(len(t.shape) == 2, op, f"{what} must be rank 2, got {describe(t)}", span)
+
+
+# ------------------------------------------------------------------ gather
+def _tile_gather_rule(a: OpArgs, span: Span) -> TileType:
+    op = "tile.gather"
+    src, idx = a.src.type, a.indices.type
+    _index_dtype(op, idx, src, span)
+    _check_dim(op, a.dim, span)
+    if a.dim is not None:
+        _rank2(op, "src", src, span)
+        _rank2(op, "indices", idx, span)
+        expect(idx.shape[0] <= src.shape[0], op, f"indices have {idx.shape[0]} rows, src only {src.shape[0]}", span)
+    return TileType(idx.shape, src.dtype, None, idx.valid_shape)
+
+
+def _tensor_gather_rule(a: OpArgs, span: Span) -> TensorType:
+    op = "tensor.gather"
+    x, idx = a.input.type, a.index.type
+    _rank2(op, "input", x, span)
+    _rank2(op, "index", idx, span)
+    _check_dim(op, a.dim, span, (-1, 1))
+    _index_dtype(op, idx, x, span)
+    expect(idx.shape[0] <= x.shape[0], op, f"index has {idx.shape[0]} rows, input only {x.shape[0]}", span)
+    return TensorType(idx.shape, x.dtype)
+
+
+def _as_tile(conv, v, span, stmts: list):
+    """The tile holding tensor value ``v`` in a self-lowering op: the converter's tile, or a whole
+    ``tile.load`` of a global tensor emitted here."""
+    e = conv.expr(v)
+    if isinstance(e.type, TileType):
+        return e
+    shape = e.type.shape
+    args = (e, MakeTuple(tuple(ConstInt(0) for _ in shape)), MakeTuple(tuple(ConstInt(d) for d in shape)), None, None)
+    t = get_op("tile.load").infer_type(args, span)
+    name = getattr(v, "name", "operand")
+    tv = Var(f"{name}_tile", t, span)
+    stmts.append(AssignStmt(tv, Call("tile.load", args, t, span), span))
+    return tv
+
+
+def _lower_to(tile_op: str, build):
+    """A ``lower`` hook: operands to tiles, then ``tile_op`` with ``build(call, tiles)`` as args."""
+    def lower(call: Call, result: Var, conv):
+        stmts: list = []
+        args = build(call, lambda v: _as_tile(conv, v, call.span, stmts))
+        op = get_op(tile_op)
+        t = op.infer_type(args, call.span)
+        nv = Var(result.name, t, result.span)
+        stmts.append(AssignStmt(nv, Call(tile_op, args, t, call.span), call.span))
+        return stmts, nv
+    return lower
+
+
+register(OpDef(
+    name="tile.gather",
+    params=(Param("src", "tile"), Param("indices", "tile"), Param("tmp", "tile", None), Param("dim", "str", None)),
+    infer=_tile_gather_rule,
+    ref=lambda a: f"_pto.gather({a.src}, {a.indices}, {a.dim}, {_valid_src(a.indices)})",
+    sim=lambda a, dst: f"_pto.gather({a.src}, {a.indices}, {a.dim}, {_valid_src(a.indices)}, out={dst})",
+    dsl="gather", operand_kinds=("tile", "tile"),
+    input_spaces=_VEC, result_space=MemorySpace.Vec,
+    doc="dst[i, j] = src.flat[indices[i, j]] (dim=-1: src[i, indices[i, j]])",
+))
+register(OpDef(
+    name="tensor.gather",
+    params=(Param("input", "tensor"), Param("dim", "str"), Param("index", "tensor")),
+    infer=_tensor_gather_rule,
+    ref=lambda a: f"_pto.gather({a.input}, {a.index}, -1)",
+    dsl="gather", operand_kinds=("tensor",),
+    lowers_to="tile.gather",
+    lower=_lower_to("tile.gather", lambda c, tile: (tile(c.args[0]), tile(c.args[2]), None, -1)),
+    doc="out[b, k] = input[b, index[b, k]] (rank 2, dim -1)",
+))
+
+
+# ------------------------------------------------------------------ scatter
+def _tile_scatter_rule(a: OpArgs, span: Span) -> TileType:
+    op = "tile.scatter"
+    d, s, idx = a.dst.type, a.src.type, a.indexes.type
+    expect(d.dtype == s.dtype, op, f"dst dtype {d.dtype.name} differs from src dtype {s.dtype.name}", span)
+    _index_dtype(op, idx, s, span)
+    expect(tuple(idx.shape) == tuple(s.shape), op, f"indexes must have src's shape {list(s.shape)}, got "
+           f"{list(idx.shape)}", span)
+    _check_dim(op, a.dim, span)
+    if a.dim is not None:
+        _rank2(op, "dst", d, span)
+        _rank2(op, "src", s, span)
+        expect(s.shape[0] <= d.shape[0], op, f"src has {s.shape[0]} rows, dst only {d.shape[0]}", span)
+    return TileType(d.shape, d.dtype, None, d.valid_shape)
+
+
+def _tensor_scatter_rule(a: OpArgs, span: Span) -> TensorType:
+    op = "tensor.scatter"
+    x, idx, s = a.input.type, a.index.type, a.src.type
+    for what, t in (("input", x), ("index", idx), ("src", s)):
+        _rank2(op, what, t, span)
+    _check_dim(op, a.dim, span, (-1, 1))
+    expect(x.dtype == s.dtype, op, f"input dtype {x.dtype.name} differs from src dtype {s.dtype.name}", span)
+    _index_dtype(op, idx, s, span)
+    expect(tuple(idx.shape) == tuple(s.shape), op, f"index must have src's shape {list(s.shape)}, got "
+           f"{list(idx.shape)}", span)
+    expect(s.shape[0] <= x.shape[0], op, f"src has {s.shape[0]} rows, input only {x.shape[0]}", span)
+    return TensorType(x.shape, x.dtype)
+
+
+register(OpDef(
+    name="tile.scatter",
+    params=(Param("dst", "tile"), Param("src", "tile"), Param("indexes", "tile"), Param("dim", "str", None)),
+    infer=_tile_scatter_rule,
+    ref=lambda a: f"_pto.scatter({a.dst}, {a.src}, {a.indexes}, {a.dim}, {_valid_src(a.indexes)})",
+    sim=lambda a, dst: f"_pto.scatter({a.dst}, {a.src}, {a.indexes}, {a.dim}, {_valid_src(a.indexes)}, out={dst})",
+    dsl="scatter", operand_kinds=("tile", "tile", "tile"),
+    input_spaces=_VEC, result_space=MemorySpace.Vec,
+    doc="dst with dst.flat[indexes[i, j]] = src[i, j] (dim=-1: dst[i, indexes[i, j]])",
+))
+register(OpDef(
+    name="tensor.scatter",
+    params=(Param("input", "tensor"), Param("dim", "str"), Param("index", "tensor"), Param("src", "tensor")),
+    infer=_tensor_scatter_rule,
+    ref=lambda a: f"_pto.scatter({a.input}, {a.src}, {a.index}, -1)",
+    dsl="scatter", operand_kinds=("tensor",),
+    lowers_to="tile.scatter",
+    lower=_lower_to("tile.scatter", lambda c, tile: (tile(c.args[0]), tile(c.args[3]), tile(c.args[2]), -1)),
+    doc="input with input[b, index[b, k]] = src[b, k] (rank 2, dim -1)",
+))
+
+
+# ------------------------------------------------------------------ scatter_update
+def _scatter_update_rule(op: str, level: str):
+    def infer(a: OpArgs, span: Span):
+        x, idx, s = a.input.type, a.index.type, a.src.type
+        if level == "tensor":
+            expect(a.dim in (-2, 0), op, f"dim must be -2 (rows of a rank-2 input), got {a.dim!r}", span)
+        _rank2(op, "input", x, span)
+        _rank2(op, "src", s, span)
+        expect(x.dtype == s.dtype, op, f"input dtype {x.dtype.name} differs from src dtype {s.dtype.name}", span)
+        expect(idx.dtype in _IDX, op, f"index must be INT32 (or UINT32 / INT16), got {idx.dtype.name}", span)
+        expect(s.shape[1] == x.shape[1], op, f"src rows have {s.shape[1]} elements, input rows {x.shape[1]}", span)
+        n = 1
+        for d in idx.shape:
+            n *= d
+        expect(n <= s.shape[0], op, f"{n} indices but src has only {s.shape[0]} rows", span)
+        if level == "tensor":
+            return TensorType(x.shape, x.dtype)
+        return TileType(x.shape, x.dtype, None, x.valid_shape)
+    return infer
+
+
+register(OpDef(
+    name="tile.scatter_update",
+    params=(Param("input", "tile"), Param("index", "tile"), Param("src", "tile")),
+    infer=_scatter_update_rule("tile.scatter_update", "tile"),
+    ref=lambda a: f"_pto.scatter_update({a.input}, {a.index}, {a.src}, {_valid_src(a.index)})",
+    sim=lambda a, dst: f"_pto.scatter_update({a.input}, {a.index}, {a.src}, {_valid_src(a.index)}, out={dst})",
+    dsl="scatter_update", operand_kinds=("tile", "tile", "tile"),
+    input_spaces=_VEC, result_space=MemorySpace.Vec,
+    doc="input with row index.flat[k] replaced by src[k, :]",
+))
+register(OpDef(
+    name="tensor.scatter_update",
+    params=(Param("input", "tensor"), Param("dim", "str"), Param("index", "tensor"), Param("src", "tensor")),
+    infer=_scatter_update_rule("tensor.scatter_update", "tensor"),
+    ref=lambda a: f"_pto.scatter_update({a.input}, {a.index}, {a.src})",
+    dsl="scatter_update", operand_kinds=("tensor",),
+    lowers_to="tile.scatter_update",
+    lower=_lower_to("tile.scatter_update", lambda c, tile: (tile(c.args[0]), tile(c.args[2]), tile(c.args[3]))),
+    doc="input with row index.flat[k] replaced by src[k, :] (dim -2)",
+))
+
+
+# ------------------------------------------------------------------ mgather
+def _mgather_rule(a: OpArgs, span: Span) -> TileType:
+    op = "tile.mgather"
+    mem, idx = a.mem.type, a.idx.type
+    expect(a.coalesce in _COALESCE, op, f"coalesce must be 'row' or 'elem' (0 / 1), got {a.coalesce!r}", span)
+    expect(a.gather_oob in _OOB, op, "gather_oob must be 'undefined', 'clamp', 'wrap' or 'zero' (0..3), got "
+           f"{a.gather_oob!r}", span)
+    expect(idx.dtype in (INT32, UINT32), op, f"idx must be INT32, got {idx.dtype.name}", span,
+           "cast the indices with pl.cast(idx, pl.INT32)")
+    _rank2(op, "idx", idx, span)
+    if _COALESCE[a.coalesce] == "elem":
+        return TileType(idx.shape, mem.dtype, None, idx.valid_shape)
+    _rank2(op, "mem (row gather)", mem, span)
+    expect(idx.shape[0] == 1 or idx.shape[1] == 1, op,
+           f"a row gather takes an [R, 1] or [1, R] index tile, got {list(idx.shape)}", span)
+    rows = idx.shape[0] * idx.shape[1]
+    valid = None
+    if idx.valid_shape is not None:
+        valid = (idx.valid_shape[0] * idx.valid_shape[1], mem.shape[1])
+    return TileType((rows, mem.shape[1]), mem.dtype, None, valid)
+
+
+def _mg_src(a: OpArgs, dst: str | None = None) -> str:
+    import ast
+
+    # attribute values reach ref / sim as their Python source (py_literal): read them back
+    coalesce, oob = ast.literal_eval(a.coalesce), ast.literal_eval(a.gather_oob)
+    tail = "" if dst is None else f", out={dst}"
+    return (f"_pto.mgather({a.mem}, {a.idx}, {_COALESCE[coalesce]!r}, {_OOB[oob]!r}, "
+            f"{_valid_src(a.idx)}{tail})")
+
+
+register(OpDef(
+    name="tile.mgather",
+    params=(Param("mem", "tensor"), Param("idx", "tile"), Param("coalesce", "str", "row"),
+            Param("gather_oob", "str", "undefined")),
+    infer=_mgather_rule,
+    ref=lambda a: _mg_src(a),
+    sim=lambda a, dst: _mg_src(a, dst),
+    dsl="mgather", operand_kinds=("tensor", "tile"), gm="read",
+    result_space=MemorySpace.Vec,
+    doc="gather rows / elements of a global tensor by an index tile (Vec form)",
+))

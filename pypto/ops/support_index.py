@@ -1,0 +1,159 @@
+"""Run-time helpers of the index ops (:mod:`pypto.ops.index`): gather, scatter, scatter_update,
+mgather; shared by both executors (re-exported by :mod:`pypto.ops.support` as ``_pto.<name>``).
+
+Indices are read as **unsigned 32-bit** values (as the device does: ``-1`` is ``0xFFFFFFFF``, out
+of range). Only the elements inside the index tile's valid region are used; the padding of an
+index tile (zeros after a load, or the poison byte) is never dereferenced. An index out of range
+where the device's result is undefined raises :class:`SimulationError` naming the op, the index
+and the bound (no silent wrap); ``mgather`` has the reference's explicit policies instead.
+Duplicate destination indices in a scatter: the **last** element in row-major order wins (the
+order of a sequential scatter).
+"""
+from __future__ import annotations
+
+import torch
+
+from pypto.errors import SimulationError
+from pypto.ops.support_elementwise import _inside
+
+
+_BITS = {torch.float32: torch.int32, torch.float16: torch.int16, torch.bfloat16: torch.int16}
+
+
+def _bits(x: torch.Tensor) -> torch.Tensor:
+    """The integer view of a float tensor: data is moved as bit patterns, since torch's own
+    ``gather`` is not a bit copy for half types (BF16 NaNs come out as 0xFFFF, FP16 signalling NaNs
+    are quieted: measured on torch 2.13 CPU)."""
+    return x.view(_BITS[x.dtype]) if x.dtype in _BITS else x
+
+
+def _u32(idx: torch.Tensor) -> torch.Tensor:
+    """Indices as int64 values of their unsigned 32-bit (or 16-bit) patterns."""
+    w = idx.element_size() * 8
+    return idx.to(torch.int64) & ((1 << w) - 1) if w <= 32 else idx.to(torch.int64)
+
+
+def _check(op: str, idx: torch.Tensor, mask: torch.Tensor, bound: int) -> torch.Tensor:
+    """``idx`` with the positions outside ``mask`` set to 0; error for an index >= ``bound`` inside."""
+    bad = mask & (idx >= bound)
+    if bool(bad.any()):
+        pos = bad.nonzero()[0].tolist()
+        raise SimulationError(f"{op}: index {int(idx[tuple(pos)])} at {pos} is out of range [0, {bound}) "
+                              f"(undefined on the device)")
+    return torch.where(mask, idx, torch.zeros_like(idx))
+
+
+def gather(src: torch.Tensor, indices: torch.Tensor, dim, valid=None, out: torch.Tensor | None = None):
+    """``tile.gather``: ``dst[i, j] = src.flat[indices[i, j]]`` (``dim`` None: the flat index over
+    the row-major tile, the reference's form) or ``src[i, indices[i, j]]`` (``dim`` -1: the form
+    ``tensor.gather`` lowers to). ``valid``: the index tile's valid shape."""
+    idx = _u32(indices)
+    mask = _inside(idx, valid)
+    sb = _bits(src)
+    if dim is None:
+        flat = sb.reshape(-1)
+        r = flat[_check("gather", idx, mask, flat.numel())]
+    else:
+        rows = idx.shape[0]
+        if rows > src.shape[0]:
+            raise SimulationError(f"gather: {rows} index rows for {src.shape[0]} source rows")
+        r = torch.gather(sb[:rows], 1, _check("gather", idx, mask, src.shape[1]))
+    r = r.view(src.dtype)
+    return r if out is None else out.copy_(r)
+
+
+def _last_wins(flat_dst: torch.Tensor, pos: torch.Tensor, vals: torch.Tensor) -> None:
+    """``flat_dst[pos[k]] = vals[k]`` in order k = 0, 1, ...: for duplicate positions the last k wins
+    (deterministic, unlike ``index_put_`` with duplicates)."""
+    if pos.numel() == 0:
+        return
+    order = torch.arange(pos.numel())
+    last = torch.full((flat_dst.numel(),), -1, dtype=torch.int64).scatter_reduce(0, pos, order, "amax")
+    hit = last >= 0
+    flat_dst[hit] = vals[last[hit]]
+
+
+def scatter(dst: torch.Tensor, src: torch.Tensor, indexes: torch.Tensor, dim, valid=None,
+            out: torch.Tensor | None = None) -> torch.Tensor:
+    """``tile.scatter``: a copy of ``dst`` with ``dst.flat[indexes[i, j]] = src[i, j]`` (``dim``
+    None) or ``dst[i, indexes[i, j]] = src[i, j]`` (``dim`` -1), for the positions inside the index
+    tile's valid region, in row-major order (the last duplicate wins)."""
+    r = _bits(dst).clone()
+    idx = _u32(indexes)
+    mask = _inside(idx, valid)
+    if dim is None:
+        bound = r.numel()
+        pos = _check("scatter", idx, mask, bound)
+    else:
+        if idx.shape[0] > r.shape[0]:
+            raise SimulationError(f"scatter: {idx.shape[0]} index rows for {r.shape[0]} destination rows")
+        pos = _check("scatter", idx, mask, r.shape[1]) + torch.arange(idx.shape[0])[:, None] * r.shape[1]
+    flat = r.view(-1) if r.is_contiguous() else r.reshape(-1)
+    _last_wins(flat, pos[mask], _bits(src.to(dst.dtype))[mask])
+    if not r.is_contiguous():
+        r = flat.view(r.shape)
+    r = r.view(dst.dtype)
+    return r if out is None else out.copy_(r)
+
+
+def scatter_update(x: torch.Tensor, index: torch.Tensor, src: torch.Tensor, valid=None,
+                   out: torch.Tensor | None = None) -> torch.Tensor:
+    """``scatter_update``: a copy of ``x`` whose row ``index.flat[k]`` is ``src[k, :]`` for every k
+    (row-major over the index tile's valid region; the last duplicate wins)."""
+    r = x.clone()
+    idx = _u32(index)
+    mask = _inside(idx, valid).reshape(-1)
+    flat = idx.reshape(-1)
+    if src.shape[0] < flat.numel():
+        raise SimulationError(f"scatter_update: {flat.numel()} indices but only {src.shape[0]} source rows")
+    rows = _check("scatter_update", flat, mask, r.shape[0])
+    ks = torch.nonzero(mask).flatten()
+    last = {}
+    for k in ks.tolist():
+        last[int(rows[k])] = k
+    rb, sb = _bits(r), _bits(src.to(x.dtype))
+    for row, k in last.items():
+        rb[row] = sb[k]
+    return r if out is None else out.copy_(r)
+
+
+_OOB = ("undefined", "clamp", "wrap", "zero")
+
+
+def mgather(mem: torch.Tensor, idx: torch.Tensor, coalesce: str, oob: str, valid=None,
+            out: torch.Tensor | None = None) -> torch.Tensor:
+    """``tile.mgather`` (Vec form): ``coalesce="row"``: result row ``i`` is ``mem``'s row
+    ``idx.flat[i]`` (an ``[R, 1]`` or ``[1, R]`` index tile gives ``R`` rows of ``mem``'s width);
+    ``"elem"``: ``result[i, j] = mem.flat[idx[i, j]]``. Out-of-range indices (``>=`` the row count /
+    element count, reading indices as unsigned 32-bit): ``clamp`` to the last, ``wrap`` modulo the
+    bound, ``zero`` gives zeros, ``undefined`` raises :class:`SimulationError`. Rows / elements
+    outside the index tile's valid region are zero."""
+    u = _u32(idx)
+    mask = _inside(u, valid)
+    if coalesce == "row":
+        mask = mask.reshape(-1)
+        u = u.reshape(-1)
+        bound = mem.shape[0]
+        table = mem.reshape(mem.shape[0], -1)
+    else:
+        bound = mem.numel()
+        table = mem.reshape(-1)
+    if oob not in _OOB:
+        raise SimulationError(f"mgather: unknown gather_oob {oob!r}; one of {', '.join(_OOB)}")
+    outside = mask & (u >= bound)
+    if bool(outside.any()):
+        if oob == "undefined":
+            pos = outside.nonzero()[0].tolist()
+            raise SimulationError(f"mgather: index {int(u[tuple(pos)])} at {pos} is out of range [0, {bound}) "
+                                  f"with gather_oob='undefined' (undefined on the device; pass gather_oob="
+                                  f"'clamp' / 'wrap' / 'zero' to define it)")
+        if oob == "clamp":
+            u = u.clamp_max(bound - 1)
+        elif oob == "wrap":
+            u = torch.remainder(u, bound)
+    keep = mask & (u < bound)                 # "zero": out-of-range positions stay zero
+    safe = torch.where(keep, u, torch.zeros_like(u))
+    g = _bits(table)[safe]
+    zero = torch.zeros((), dtype=g.dtype)
+    g = torch.where(keep.reshape(keep.shape + (1,) * (g.dim() - keep.dim())), g, zero).view(mem.dtype)
+    return g if out is None else out.copy_(g)
