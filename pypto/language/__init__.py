@@ -212,7 +212,9 @@ def __getattr__(name: str):
         op = DslOp(name)
         globals()[name] = op  # cache: later lookups are plain attribute reads
         return op
-    alias = None if name.startswith("_") else _scalar_form_dsl(name)
+    from pypto.language.constructs import OP_ALIASES
+
+    alias = OP_ALIASES.get(name) or (None if name.startswith("_") else _scalar_form_dsl(name))
     if alias is not None:
         op = DslOp(alias)
         globals()[name] = op

@@ -34,6 +34,10 @@ class DslOp(DslName):
     kind = "op"
 
 
+# other names of an op (the reference's spellings): pl.arange / pl.tile.arange are ``ci``
+OP_ALIASES = {"arange": "ci"}
+
+
 class OpNamespace:
     """``pl.tile`` / ``pl.tensor``: attribute access names one registry op (``pl.tile.add``)."""
 
@@ -43,7 +47,7 @@ class OpNamespace:
     def __getattr__(self, name: str) -> DslOp:
         if name.startswith("__"):
             raise AttributeError(name)
-        return DslOp(f"{self._level}.{name}")
+        return DslOp(f"{self._level}.{OP_ALIASES.get(name, name)}")
 
     def __repr__(self) -> str:
         return f"pl.{self._level}"

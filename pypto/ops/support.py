@@ -610,3 +610,4 @@ from pypto.numerics.intops import bitwise, bitwise_not, shift  # noqa: E402,F401
 from pypto.ops.support_argreduce import arg_reduce, arg_reduce_into, reduce_valid, reduce_valid_into  # noqa: E402,F401
 from pypto.ops.support_elementwise import add3, fmod, lrelu, part, prelu, rem  # noqa: E402,F401
 from pypto.ops.support_index import gather, mgather, scatter, scatter_update  # noqa: E402,F401
+from pypto.ops.support_create import ci, tri  # noqa: E402,F401
