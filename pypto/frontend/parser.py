@@ -158,6 +158,25 @@ class _Scope(dict):
         return _Scope(self)
 
 
+def _check_static_rebinds(outer, inner, loop_name: str, span: Span) -> None:
+    """A loop body is parsed once: a name bound to a compile-time constant before the loop and
+    re-assigned inside it would keep its first value in every iteration (``x = 1`` then
+    ``x = x * 2`` in the body: each iteration sees 1). Refuse it instead of computing that."""
+    for n, before in outer.items():
+        after = inner.get(n, _UNBOUND)
+        if n == loop_name or isinstance(before, Var) or after is _UNBOUND or after is before:
+            continue
+        if _is_static(before) and _is_static(after) and type(after) is type(before) and after == before:
+            continue
+        raise ParserError(f"'{n}' is a compile-time constant ({_describe_static(before)}) re-assigned inside a "
+                          "loop: the loop body is parsed once, so every iteration would see the value it had "
+                          "before the loop", span,
+                          (f"make it a runtime scalar before the loop ({n} = pl.const({before!r}, "
+                           f"{'pl.FP32' if isinstance(before, float) else 'pl.INDEX'})) so that it is loop-carried, "
+                           "or compute it from the loop variable") if isinstance(before, (int, float))
+                          else "compute it from the loop variable, or bind it outside the loop")
+
+
 def _is_static(v: Any) -> bool:
     return not isinstance(v, Expr)
 
@@ -810,6 +829,7 @@ class FunctionParser:
             self.frames.pop()
         inner = self.scope
         self.scope = outer
+        _check_static_rebinds(outer, inner, name, span)
         for n, before in outer.items():
             after = inner.get(n, _UNBOUND)
             if n == name or not isinstance(before, Var) or after is before:
@@ -864,6 +884,7 @@ class FunctionParser:
             self.block = saved
         finally:
             self.frames.pop()
+        _check_static_rebinds(outer, self.scope, name, span)
         self.scope = outer
         if len(values) != len(iter_args):
             raise ParserTypeError(f"pl.yield_ gives {len(values)} values for {len(iter_args)} carried values",
