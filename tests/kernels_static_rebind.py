@@ -49,3 +49,16 @@ def same_static_value(a: pl.Tensor, out: pl.Out[pl.Tensor]):
             x = 2
         out = pl.store(t, [0, 0], out)
     return out
+
+
+@pl.jit
+def doubling_annotated(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+    """The printed form of doubling_runtime: an annotated constant is a runtime scalar."""
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(a, [0, 0], [8, 32])
+        x: pl.Scalar[pl.INDEX] = 1
+        for k in pl.range(3):
+            t = pl.add(t, x)
+            x = x * 2
+        out = pl.store(t, [0, 0], out)
+    return out

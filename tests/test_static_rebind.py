@@ -26,3 +26,9 @@ def test_rebinding_the_same_constant_is_fine():
     out = torch.zeros(8, 32)
     K.same_static_value(torch.zeros(8, 32), out)
     assert torch.all(out == 6)
+
+
+def test_annotated_constant_is_a_runtime_scalar():
+    out = torch.zeros(8, 32)
+    K.doubling_annotated(torch.zeros(8, 32), out)
+    assert torch.all(out == 7)

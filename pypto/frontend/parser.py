@@ -504,6 +504,11 @@ class FunctionParser:
         t, _, _ = parse_annotation(node.annotation, self.resolve_static, self.src,
                                    f"Variable '{node.target.id}'")
         value = self.expr(node.value)
+        if isinstance(t, ScalarType) and _is_static(value) and isinstance(value, (bool, int, float)):
+            # `x: pl.Scalar[dt] = 64` (how a runtime scalar initialised from a constant prints) binds a
+            # runtime scalar, as pl.const(64, dt) does; a bare `x = 64` stays a compile-time constant
+            value = (ConstFloat(float(value), t.dtype, self.span(node)) if t.dtype.is_float()
+                     else ConstInt(int(value), t.dtype, self.span(node)))
         if t is not None and isinstance(value, Var):
             self._check_annotation(value.type, t, node.target.id, self.span(node))
         self.define(node.target.id, value, node, t)

@@ -61,6 +61,22 @@ from pypto.language.program import function, loads, parse, program
 tile = OpNamespace("tile")
 tensor = OpNamespace("tensor")
 
+
+class MaskPattern:
+    """``pl.tile.MaskPattern``: the column patterns of ``pl.tile.gather_mask`` (bit k set: column k of
+    each group is kept). Plain ints, so a printed program shows the number it passes."""
+
+    P0101 = 1   # even columns (stride 2)
+    P1010 = 2   # odd columns
+    P0001 = 3   # column 0 of every 4
+    P0010 = 4
+    P0100 = 5
+    P1000 = 6
+    P1111 = 7   # every column
+
+
+tile.MaskPattern = MaskPattern
+
 # pl.min / pl.max: the scalar min / max of two values (the reference's; not a tile reduction, see
 # row_min / col_max). They are Python's builtins, which the parser already understands: constants
 # fold, runtime scalars become a scalar ``min`` / ``max`` expression.

@@ -1,0 +1,147 @@
+"""Sort ops: ``sort32`` and ``mrgsort`` (tensor and tile), ``gather_mask`` (tile) to take the values or
+the indices out of a sorted list. Helpers, layout and order: :mod:`pypto.ops.support_sort`.
+
+* ``sort32(src, idx)``: FP32 ``src [R, C]`` (``C`` a multiple of 32) and its index tile (UINT32 /
+  INT32): each 32-element block sorted descending, result ``[R, 2C]`` FP32 of (value, index-bits)
+  pairs.
+* ``mrgsort(src, block_len=L)`` (format 1): merges each group of 4 sorted runs of ``L`` columns
+  (a multiple of 64) into one run; ``mrgsort(src0, src1[, src2[, src3]], tmp=t)`` (format 2): merges
+  2..4 sorted lists into one of ``t``'s shape. ``exhausted=True`` (the device's early-stop mode) is
+  refused: its output is not specified by the reference.
+* ``pl.tile.gather_mask(src, mask_pattern, output_dtype=None)``: the columns selected by
+  ``pl.tile.MaskPattern`` (P0101 = even columns: the values of a sorted list; P1010 = odd: the
+  indices, with ``output_dtype=pl.UINT32``; P0001..P1000 every 4th; P1111 all), reinterpreted as
+  ``output_dtype`` (same element size).
+
+FP16 sorting is not supported yet (the reference's FP16 pair packing is not specified there); no
+lockstep gang form.
+"""
+from __future__ import annotations
+
+from pypto.errors import Span
+from pypto.ir.nodes import ConstInt
+from pypto.ir.types import TensorType, TileType, describe
+from pypto.language.dtypes import FP32, INT32, UINT32
+from pypto.language.enums import MemorySpace
+from pypto.ops.registry import OpArgs, OpDef, Param, register
+from pypto.ops.rules import expect, scalar_dtype
+
+_VEC = (MemorySpace.Vec,)
+_STRIDE = {1: 2, 2: 2, 3: 4, 4: 4, 5: 4, 6: 4, 7: 1}
+
+
+def _like(level: str, shape, dtype):
+    return TileType(tuple(shape), dtype) if level == "tile" else TensorType(tuple(shape), dtype)
+
+
+def _fp32(op: str, t, span: Span, what: str = "src") -> None:
+    expect(t.dtype == FP32, op, f"{what} must be FP32, got {t.dtype.name}", span,
+           "FP16 sorting is not supported yet; cast to FP32 with pl.cast(x, pl.FP32)")
+
+
+def _sort32_rule(level: str):
+    op = f"{level}.sort32"
+
+    def infer(a: OpArgs, span: Span):
+        s, i = a.src.type, a.idx.type
+        _fp32(op, s, span)
+        expect(len(s.shape) == 2, op, f"src must be rank 2, got {describe(s)}", span)
+        expect(s.shape[-1] % 32 == 0, op, f"the row length must be a multiple of 32, got {s.shape[-1]}", span)
+        expect(i.dtype in (UINT32, INT32), op, f"idx must be UINT32 (or INT32), got {i.dtype.name}", span)
+        expect(tuple(i.shape) == tuple(s.shape), op, f"idx shape {list(i.shape)} differs from src {list(s.shape)}",
+               span)
+        return _like(level, (s.shape[0], 2 * s.shape[1]), FP32)
+    return infer
+
+
+for _level in ("tensor", "tile"):
+    _t = _level == "tile"
+    register(OpDef(
+        name=f"{_level}.sort32",
+        params=(Param("src", _level), Param("idx", _level)),
+        infer=_sort32_rule(_level),
+        ref=lambda a: f"_pto.sort32({a.src}, {a.idx})",
+        sim=(lambda a, dst: f"_pto.sort32({a.src}, {a.idx}, out={dst})") if _t else None,
+        dsl="sort32", operand_kinds=(_level, _level),
+        lowers_to=None if _t else "tile.sort32",
+        input_spaces=_VEC if _t else (), result_space=MemorySpace.Vec if _t else None,
+        doc="sort 32-element blocks descending into (value, index) pairs",
+    ))
+
+
+def _mrgsort_rule(level: str):
+    op = f"{level}.mrgsort"
+
+    def infer(a: OpArgs, span: Span):
+        s0 = a.src0.type
+        _fp32(op, s0, span, "src0")
+        others = [x for x in (a.src1, a.src2, a.src3) if x is not None]
+        if a.block_len is not None:
+            expect(not others and a.tmp is None, op, "format 1 (block_len=...) takes one source and no tmp", span)
+            expect(scalar_dtype(a.block_len.type).is_int(), op, "block_len must be an integer", span)
+            if isinstance(a.block_len, ConstInt):
+                expect(a.block_len.value > 0 and a.block_len.value % 64 == 0, op,
+                       f"block_len must be a positive multiple of 64, got {a.block_len.value}", span)
+            expect(len(s0.shape) == 2 and s0.shape[-1] % 2 == 0, op,
+                   f"src must be a rank-2 list of (value, index) pairs, got {describe(s0)}", span)
+            return _like(level, s0.shape, FP32)
+        expect(others, op, "needs block_len=... (format 1) or at least two sources and tmp=... (format 2)", span,
+               "pl.mrgsort(src, block_len=64) or pl.mrgsort(src0, src1, tmp=t)")
+        expect(a.tmp is not None, op, "format 2 needs tmp=<tile> (its shape is the result's)", span)
+        expect(not a.exhausted, op, "exhausted=True is not supported (the device's early-stop output is not "
+               "specified)", span)
+        for x in others:
+            expect(x.type.dtype == FP32, op, f"every source must be FP32, got {x.type.dtype.name}", span)
+        return _like(level, a.tmp.type.shape, FP32)
+    return infer
+
+
+def _mrgsort_src(a: OpArgs, dst: str | None = None) -> str:
+    tail = "" if dst is None else f", out={dst}"
+    if a.block_len != "None":
+        return f"_pto.mrgsort1({a.src0}, {a.block_len}{tail})"
+    srcs = ", ".join(s for s in (a.src0, a.src1, a.src2, a.src3) if s != "None")
+    return f"_pto.mrgsort2([{srcs}], list({a.tmp}.shape){tail})"
+
+
+for _level in ("tensor", "tile"):
+    _t = _level == "tile"
+    register(OpDef(
+        name=f"{_level}.mrgsort",
+        params=(Param("src0", _level), Param("src1", _level, None), Param("src2", _level, None),
+                Param("src3", _level, None), Param("tmp", _level, None), Param("exhausted", "bool", False),
+                Param("block_len", "scalar", None)),
+        infer=_mrgsort_rule(_level),
+        ref=lambda a: _mrgsort_src(a),
+        sim=(lambda a, dst: _mrgsort_src(a, dst)) if _t else None,
+        dsl="mrgsort", operand_kinds=(_level,),
+        lowers_to=None if _t else "tile.mrgsort",
+        input_spaces=_VEC if _t else (), result_space=MemorySpace.Vec if _t else None,
+        doc="merge sorted runs (format 1, block_len) or sorted lists (format 2, tmp)",
+    ))
+
+
+def _gather_mask_rule(a: OpArgs, span: Span) -> TileType:
+    op = "tile.gather_mask"
+    s = a.src.type
+    p = a.mask_pattern
+    expect(isinstance(p, int) and p in _STRIDE, op, f"mask_pattern must be 1..7 (pl.tile.MaskPattern), got {p!r}",
+           span)
+    dt = a.output_dtype if a.output_dtype is not None else s.dtype
+    expect(dt.itemsize == s.dtype.itemsize, op, f"output_dtype {dt.name} must have the size of {s.dtype.name}", span)
+    expect(len(s.shape) == 2 and s.shape[-1] % _STRIDE[p] == 0, op,
+           f"the row length {s.shape[-1]} must be a multiple of the pattern's stride {_STRIDE[p]}", span)
+    return TileType((s.shape[0], s.shape[1] // _STRIDE[p]), dt)
+
+
+register(OpDef(
+    name="tile.gather_mask",
+    params=(Param("src", "tile"), Param("mask_pattern", "str"), Param("output_dtype", "dtype", None)),
+    infer=_gather_mask_rule,
+    ref=lambda a: f"_pto.gather_mask({a.src}, {a.mask_pattern}, "
+                  f"{a.output_dtype if a.output_dtype != 'None' else a.src + '.dtype'})",
+    sim=lambda a, dst: f"_pto.gather_mask({a.src}, {a.mask_pattern}, {dst}.dtype, out={dst})",
+    dsl="gather_mask", operand_kinds=("tile",),
+    input_spaces=_VEC, result_space=MemorySpace.Vec,
+    doc="the columns a mask pattern selects, reinterpreted as output_dtype",
+))
