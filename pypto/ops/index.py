@@ -74,13 +74,40 @@ def _tile_gather_rule(a: OpArgs, span: Span) -> TileType:
 
 def _tensor_gather_rule(a: OpArgs, span: Span) -> TensorType:
     op = "tensor.gather"
-    x, idx = a.input.type, a.index.type
+    x = a.input.type
     _rank2(op, "input", x, span)
+    if a.mask_pattern is not None:
+        # the mask form: tile.gather_mask's rule on the tensor's shape
+        expect(a.dim is None and a.index is None, op,
+               "the index form (dim, index) and the mask form (mask_pattern=...) are mutually exclusive", span)
+        from pypto.ops.sort import mask_result
+
+        shape, dtype = mask_result(op, x, a.mask_pattern, a.output_dtype, span)
+        return TensorType(shape, dtype)
+    expect(a.index is not None and a.dim is not None, op,
+           "needs dim and index (the index form) or mask_pattern=... (the mask form)", span,
+           "pl.gather(x, dim=-1, index=idx) or pl.gather(x, mask_pattern=pl.tile.MaskPattern.P0101)")
+    expect(a.output_dtype is None, op, "output_dtype belongs to the mask form (mask_pattern=...)", span)
+    idx = a.index.type
     _rank2(op, "index", idx, span)
     _check_dim(op, a.dim, span, (-1, 1))
     _index_dtype(op, idx, x, span)
     expect(idx.shape[0] <= x.shape[0], op, f"index has {idx.shape[0]} rows, input only {x.shape[0]}", span)
     return TensorType(idx.shape, x.dtype)
+
+
+def _tensor_gather_ref(a: OpArgs) -> str:
+    if a.mask_pattern != "None":
+        dt = a.output_dtype if a.output_dtype != "None" else f"{a.input}.dtype"
+        return f"_pto.gather_mask({a.input}, {a.mask_pattern}, {dt})"
+    return f"_pto.gather({a.input}, {a.index}, -1)"
+
+
+def _tensor_gather_args(c, tile):
+    src, dim, index, pattern, out_dtype = c.args
+    if pattern is not None:
+        return "tile.gather_mask", (tile(src), pattern, out_dtype)
+    return "tile.gather", (tile(src), tile(index), None, -1)
 
 
 def _as_tile(conv, v, span, stmts: list):
@@ -103,10 +130,13 @@ def _lower_to(tile_op: str, build):
     def lower(call: Call, result: Var, conv):
         stmts: list = []
         args = build(call, lambda v: _as_tile(conv, v, call.span, stmts))
-        op = get_op(tile_op)
+        name = tile_op
+        if isinstance(args[0], str):   # the builder chose the tile op
+            name, args = args
+        op = get_op(name)
         t = op.infer_type(args, call.span)
         nv = Var(result.name, t, result.span)
-        stmts.append(AssignStmt(nv, Call(tile_op, args, t, call.span), call.span))
+        stmts.append(AssignStmt(nv, Call(name, args, t, call.span), call.span))
         return stmts, nv
     return lower
 
@@ -123,13 +153,14 @@ register(OpDef(
 ))
 register(OpDef(
     name="tensor.gather",
-    params=(Param("input", "tensor"), Param("dim", "str"), Param("index", "tensor")),
+    params=(Param("input", "tensor"), Param("dim", "str", None), Param("index", "tensor", None),
+            Param("mask_pattern", "str", None), Param("output_dtype", "dtype", None)),
     infer=_tensor_gather_rule,
-    ref=lambda a: f"_pto.gather({a.input}, {a.index}, -1)",
+    ref=_tensor_gather_ref,
     dsl="gather", operand_kinds=("tensor",),
     lowers_to="tile.gather",
-    lower=_lower_to("tile.gather", lambda c, tile: (tile(c.args[0]), tile(c.args[2]), None, -1)),
-    doc="out[b, k] = input[b, index[b, k]] (rank 2, dim -1)",
+    lower=_lower_to("tile.gather", _tensor_gather_args),
+    doc="out[b, k] = input[b, index[b, k]] (rank 2, dim -1), or the mask form (tile.gather_mask)",
 ))
 
 

@@ -121,17 +121,20 @@ for _level in ("tensor", "tile"):
     ))
 
 
-def _gather_mask_rule(a: OpArgs, span: Span) -> TileType:
-    op = "tile.gather_mask"
-    s = a.src.type
-    p = a.mask_pattern
-    expect(isinstance(p, int) and p in _STRIDE, op, f"mask_pattern must be 1..7 (pl.tile.MaskPattern), got {p!r}",
-           span)
-    dt = a.output_dtype if a.output_dtype is not None else s.dtype
+def mask_result(op: str, s, p, output_dtype, span: Span):
+    """Shape and dtype of a mask-pattern gather of ``s`` (shared with ``tensor.gather``'s mask form)."""
+    expect(isinstance(p, int) and not isinstance(p, bool) and p in _STRIDE, op,
+           f"mask_pattern must be 1..7 (pl.tile.MaskPattern), got {p!r}", span)
+    dt = output_dtype if output_dtype is not None else s.dtype
     expect(dt.itemsize == s.dtype.itemsize, op, f"output_dtype {dt.name} must have the size of {s.dtype.name}", span)
     expect(len(s.shape) == 2 and s.shape[-1] % _STRIDE[p] == 0, op,
            f"the row length {s.shape[-1]} must be a multiple of the pattern's stride {_STRIDE[p]}", span)
-    return TileType((s.shape[0], s.shape[1] // _STRIDE[p]), dt)
+    return (s.shape[0], s.shape[1] // _STRIDE[p]), dt
+
+
+def _gather_mask_rule(a: OpArgs, span: Span) -> TileType:
+    shape, dt = mask_result("tile.gather_mask", a.src.type, a.mask_pattern, a.output_dtype, span)
+    return TileType(shape, dt)
 
 
 register(OpDef(

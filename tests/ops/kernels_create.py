@@ -94,3 +94,15 @@ def merge_two(a: pl.Tensor, ia: pl.Tensor, b: pl.Tensor, ib: pl.Tensor, out: pl.
         tmp = pl.create_tile([1, 512], dtype=pl.FP32, target_memory=pl.Mem.Vec)
         out = pl.store(pl.tile.mrgsort(x, y, tmp=tmp), [0, 0], out)
     return out
+
+
+@pl.jit
+def sort_tensor_val_idx(src: pl.Tensor, idx: pl.Tensor, vals: pl.Out[pl.Tensor], ids: pl.Out[pl.Tensor]):
+    """Tensor level: sort32, merges, then the mask form of pl.gather for the values and the indices."""
+    with pl.at(level=pl.Level.CORE_GROUP):
+        acc = pl.tensor.sort32(src, idx)
+        acc = pl.tensor.mrgsort(acc, block_len=64)
+        acc = pl.mrgsort(acc, block_len=256)
+        vals[:] = pl.gather(acc, mask_pattern=pl.tile.MaskPattern.P0101)
+        ids[:] = pl.tensor.gather(acc, mask_pattern=pl.tile.MaskPattern.P1010, output_dtype=pl.UINT32)
+    return vals, ids

@@ -116,3 +116,16 @@ def test_printed_programs_parse_back(kernel):
             "merge_two": [z(1, 128), z(1, 128, dtype=i), z(1, 128), z(1, 128, dtype=i), z(1, 512)],
             "sort_tensor_2048": [z(1, 2048), z(1, 2048, dtype=i), z(1, 4096)]}[kernel]
     assert_roundtrips(getattr(K, kernel), args)
+
+
+def test_tensor_gather_mask_form():
+    src = values(9, 512, "ties").reshape(1, 512)
+    idx = torch.arange(512, dtype=torch.int32).reshape(1, 512).to(torch.uint32)
+    vals, ids = both(K.sort_tensor_val_idx, [src, idx, torch.zeros(1, 512), torch.zeros(1, 512, dtype=torch.uint32)],
+                     "a2a3sim")[-2:]
+    order = oracle_order(src[0].tolist(), [range(512)])
+    assert ids.view(torch.int32)[0].tolist() == order
+    assert vals.view(torch.int32)[0].tolist() == src[0].view(torch.int32)[order].tolist()
+    from catalog_harness import assert_roundtrips
+
+    assert_roundtrips(K.sort_tensor_val_idx, [src, idx, torch.zeros(1, 512), torch.zeros(1, 512, dtype=torch.uint32)])
