@@ -182,7 +182,19 @@ def _tile_scatter_rule(a: OpArgs, span: Span) -> TileType:
 
 def _tensor_scatter_rule(a: OpArgs, span: Span) -> TensorType:
     op = "tensor.scatter"
-    x, idx, s = a.input.type, a.index.type, a.src.type
+    x = a.input.type
+    if a.mask_pattern is not None:
+        expect(a.dim is None and a.index is None and a.src is None and a.dst is not None, op,
+               "the mask form takes (input, mask_pattern=..., dst=...) only", span)
+        from pypto.ops.sort import _scatter_mask_rule
+
+        t = _scatter_mask_rule(get_op("tile.scatter_mask").args((_Typed(a.dst.type), _Typed(x), a.mask_pattern)),
+                               span)
+        return TensorType(t.shape, t.dtype)
+    expect(a.dim is not None and a.index is not None and a.src is not None and a.dst is None, op,
+           "needs (input, dim, index, src) (the index form) or (input, mask_pattern=..., dst=...) (the mask form)",
+           span)
+    idx, s = a.index.type, a.src.type
     for what, t in (("input", x), ("index", idx), ("src", s)):
         _rank2(op, what, t, span)
     _check_dim(op, a.dim, span, (-1, 1))
@@ -192,6 +204,26 @@ def _tensor_scatter_rule(a: OpArgs, span: Span) -> TensorType:
            f"{list(idx.shape)}", span)
     expect(s.shape[0] <= x.shape[0], op, f"src has {s.shape[0]} rows, input only {x.shape[0]}", span)
     return TensorType(x.shape, x.dtype)
+
+
+class _Typed:
+    """A stand-in operand carrying only a type (to apply a tile op's rule to tensor operands)."""
+
+    def __init__(self, t):
+        self.type = t
+
+
+def _tensor_scatter_ref(a: OpArgs) -> str:
+    if a.mask_pattern != "None":
+        return f"_pto.scatter_mask({a.dst}, {a.input}, {a.mask_pattern})"
+    return f"_pto.scatter({a.input}, {a.src}, {a.index}, -1)"
+
+
+def _tensor_scatter_args(c, tile):
+    x, dim, index, src, pattern, dst = c.args
+    if pattern is not None:
+        return "tile.scatter_mask", (tile(dst), tile(x), pattern)
+    return "tile.scatter", (tile(x), tile(src), tile(index), -1)
 
 
 register(OpDef(
@@ -206,13 +238,14 @@ register(OpDef(
 ))
 register(OpDef(
     name="tensor.scatter",
-    params=(Param("input", "tensor"), Param("dim", "str"), Param("index", "tensor"), Param("src", "tensor")),
+    params=(Param("input", "tensor"), Param("dim", "str", None), Param("index", "tensor", None),
+            Param("src", "tensor", None), Param("mask_pattern", "str", None), Param("dst", "tensor", None)),
     infer=_tensor_scatter_rule,
-    ref=lambda a: f"_pto.scatter({a.input}, {a.src}, {a.index}, -1)",
+    ref=_tensor_scatter_ref,
     dsl="scatter", operand_kinds=("tensor",),
     lowers_to="tile.scatter",
-    lower=_lower_to("tile.scatter", lambda c, tile: (tile(c.args[0]), tile(c.args[3]), tile(c.args[2]), -1)),
-    doc="input with input[b, index[b, k]] = src[b, k] (rank 2, dim -1)",
+    lower=_lower_to("tile.scatter", _tensor_scatter_args),
+    doc="input with input[b, index[b, k]] = src[b, k] (rank 2, dim -1), or the mask form (tile.scatter_mask)",
 ))
 
 
@@ -220,8 +253,7 @@ register(OpDef(
 def _scatter_update_rule(op: str, level: str):
     def infer(a: OpArgs, span: Span):
         x, idx, s = a.input.type, a.index.type, a.src.type
-        if level == "tensor":
-            expect(a.dim in (-2, 0), op, f"dim must be -2 (rows of a rank-2 input), got {a.dim!r}", span)
+        expect(a.dim in (-2, 0), op, f"dim must be -2 (rows of a rank-2 input), got {a.dim!r}", span)
         _rank2(op, "input", x, span)
         _rank2(op, "src", s, span)
         expect(x.dtype == s.dtype, op, f"input dtype {x.dtype.name} differs from src dtype {s.dtype.name}", span)
@@ -239,7 +271,7 @@ def _scatter_update_rule(op: str, level: str):
 
 register(OpDef(
     name="tile.scatter_update",
-    params=(Param("input", "tile"), Param("index", "tile"), Param("src", "tile")),
+    params=(Param("input", "tile"), Param("index", "tile"), Param("src", "tile"), Param("dim", "str", -2)),
     infer=_scatter_update_rule("tile.scatter_update", "tile"),
     ref=lambda a: f"_pto.scatter_update({a.input}, {a.index}, {a.src}, {_valid_src(a.index)})",
     sim=lambda a, dst: f"_pto.scatter_update({a.input}, {a.index}, {a.src}, {_valid_src(a.index)}, out={dst})",
@@ -254,7 +286,7 @@ register(OpDef(
     ref=lambda a: f"_pto.scatter_update({a.input}, {a.index}, {a.src})",
     dsl="scatter_update", operand_kinds=("tensor",),
     lowers_to="tile.scatter_update",
-    lower=_lower_to("tile.scatter_update", lambda c, tile: (tile(c.args[0]), tile(c.args[2]), tile(c.args[3]))),
+    lower=_lower_to("tile.scatter_update", lambda c, tile: (tile(c.args[0]), tile(c.args[2]), tile(c.args[3]), -2)),
     doc="input with row index.flat[k] replaced by src[k, :] (dim -2)",
 ))
 

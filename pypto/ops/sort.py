@@ -8,6 +8,8 @@ the indices out of a sorted list. Helpers, layout and order: :mod:`pypto.ops.sup
   (a multiple of 64) into one run; ``mrgsort(src0, src1[, src2[, src3]], tmp=t)`` (format 2): merges
   2..4 sorted lists into one of ``t``'s shape. ``exhausted=True`` (the device's early-stop mode) is
   refused: its output is not specified by the reference.
+* ``pl.tile.scatter_mask(dst, src, mask_pattern)``: the inverse: ``dst`` with the selected columns
+  replaced by ``src``'s (``pl.tensor.scatter(input, mask_pattern=p, dst=d)`` lowers to it).
 * ``pl.tile.gather_mask(src, mask_pattern, output_dtype=None)``: the columns selected by
   ``pl.tile.MaskPattern`` (P0101 = even columns: the values of a sorted list; P1010 = odd: the
   indices, with ``output_dtype=pl.UINT32``; P0001..P1000 every 4th; P1111 all), reinterpreted as
@@ -147,4 +149,26 @@ register(OpDef(
     dsl="gather_mask", operand_kinds=("tile",),
     input_spaces=_VEC, result_space=MemorySpace.Vec,
     doc="the columns a mask pattern selects, reinterpreted as output_dtype",
+))
+
+
+def _scatter_mask_rule(a: OpArgs, span: Span) -> TileType:
+    op = "tile.scatter_mask"
+    d, s = a.dst.type, a.src.type
+    shape, _ = mask_result(op, d, a.mask_pattern, None, span)
+    expect(d.dtype == s.dtype, op, f"dst dtype {d.dtype.name} differs from src dtype {s.dtype.name}", span)
+    expect(tuple(s.shape) == tuple(shape), op, f"src must have shape {list(shape)} (dst {list(d.shape)} with the "
+           f"pattern's stride), got {list(s.shape)}", span)
+    return TileType(d.shape, d.dtype, None, getattr(d, "valid_shape", None))
+
+
+register(OpDef(
+    name="tile.scatter_mask",
+    params=(Param("dst", "tile"), Param("src", "tile"), Param("mask_pattern", "str")),
+    infer=_scatter_mask_rule,
+    ref=lambda a: f"_pto.scatter_mask({a.dst}, {a.src}, {a.mask_pattern})",
+    sim=lambda a, dst: f"_pto.scatter_mask({a.dst}, {a.src}, {a.mask_pattern}, out={dst})",
+    dsl="scatter_mask", operand_kinds=("tile", "tile"),
+    input_spaces=_VEC, result_space=MemorySpace.Vec,
+    doc="dst with the columns a mask pattern selects replaced by src's",
 ))

@@ -611,4 +611,4 @@ from pypto.ops.support_argreduce import arg_reduce, arg_reduce_into, reduce_vali
 from pypto.ops.support_elementwise import add3, fmod, lrelu, part, prelu, rem  # noqa: E402,F401
 from pypto.ops.support_index import gather, mgather, scatter, scatter_update  # noqa: E402,F401
 from pypto.ops.support_create import ci, tri  # noqa: E402,F401
-from pypto.ops.support_sort import gather_mask, mrgsort1, mrgsort2, sort32  # noqa: E402,F401
+from pypto.ops.support_sort import gather_mask, mrgsort1, mrgsort2, scatter_mask, sort32  # noqa: E402,F401

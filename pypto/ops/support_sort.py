@@ -83,3 +83,14 @@ def gather_mask(src: torch.Tensor, pattern: int, dtype: torch.dtype, out: torch.
     ib = src.view(_INT_OF[src.element_size()])
     res = ib[..., off::stride].contiguous().view(dtype)
     return res if out is None else out.copy_(res)
+
+
+def scatter_mask(dst: torch.Tensor, src: torch.Tensor, pattern: int, out: torch.Tensor | None = None):
+    """``dst`` with the columns ``offset, offset + stride, ...`` of every row replaced by ``src``'s
+    (the inverse of :func:`gather_mask`), moved as bit patterns."""
+    stride, off = MASK_PATTERNS[int(pattern)]
+    ib = _INT_OF[dst.element_size()]
+    r = dst.view(ib).clone()
+    r[..., off::stride] = src.to(dst.dtype).view(ib)
+    r = r.view(dst.dtype)
+    return r if out is None else out.copy_(r)

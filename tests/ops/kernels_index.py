@@ -99,3 +99,30 @@ def mgather_elem(mem: pl.Tensor, idx: pl.Tensor, out: pl.Out[pl.Tensor]):
         ti = pl.load(idx, [0, 0], [8, 32], valid_shape=[8, 20])
         out = pl.store(pl.mgather(mem, ti, "elem", gather_oob="wrap"), [0, 0], out)
     return out
+
+
+@pl.jit
+def scatter_mask_pair(even: pl.Tensor, odd: pl.Tensor, dst: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        o = pl.tensor.scatter(even, mask_pattern=pl.tile.MaskPattern.P0101, dst=dst)
+        out[:] = pl.scatter(odd, mask_pattern=pl.tile.MaskPattern.P1010, dst=o)
+    return out
+
+
+@pl.jit
+def p_scatter_mask4(src: pl.Tensor, dst: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        s = pl.load(src, [0, 0], [8, 16])
+        d = pl.load(dst, [0, 0], [8, 64])
+        out = pl.store(pl.tile.scatter_mask(d, s, pl.tile.MaskPattern.P0100), [0, 0], out)
+    return out
+
+
+@pl.jit
+def p_scatter_update_kw(a: pl.Tensor, idx: pl.Tensor, src: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        x = pl.load(a, [0, 0], [32, 32])
+        ti = pl.load(idx, [0, 0], [2, 4])
+        s = pl.load(src, [0, 0], [8, 32])
+        out = pl.store(pl.tile.scatter_update(x, dim=-2, index=ti, src=s), [0, 0], out)
+    return out

@@ -16,7 +16,7 @@ import ops_harness as H
 from pypto.errors import InvalidOperationError, PyptoError
 from pypto.runtime import RunConfig
 
-COVERED_OPS = {"tensor.gather", "tile.gather", "tensor.scatter", "tile.scatter", "tensor.scatter_update",
+COVERED_OPS = {"tile.scatter_mask", "tensor.gather", "tile.gather", "tensor.scatter", "tile.scatter", "tensor.scatter_update",
                "tile.scatter_update", "tile.mgather"}
 
 DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int16)
@@ -225,3 +225,32 @@ def test_nan_payloads_survive_gather_and_scatter(dtype, iv, pats):
     out = both(K.t_scatter, [torch.zeros(8, 64, dtype=dtype), torch.arange(32, dtype=torch.int32).repeat(8, 1), src,
                              torch.zeros(8, 64, dtype=dtype)], "a5sim")
     assert torch.equal(out[:, :32].view(iv), src.view(iv))
+
+
+@pytest.mark.parametrize("dtype", (torch.float32, torch.bfloat16, torch.int16), ids=str)
+def test_scatter_mask_forms(dtype):
+    even, odd = data(1, (8, 32), dtype), data(2, (8, 32), dtype)
+    dst = data(3, (8, 64), dtype)
+    out = both(K.scatter_mask_pair, [even, odd, dst, torch.zeros_like(dst)], "a2a3sim")
+    want = dst.clone()
+    want[:, 0::2], want[:, 1::2] = even, odd
+    H.assert_same_bits(out, want, "scatter mask vs oracle")
+    src = data(4, (8, 16), dtype)
+    out = both(K.p_scatter_mask4, [src, dst, torch.zeros_like(dst)], "a5sim")
+    want = dst.clone()
+    want[:, 2::4] = src
+    H.assert_same_bits(out, want, "tile.scatter_mask vs oracle")
+
+
+def test_scatter_update_dim_keyword():
+    x = data(5, (32, 32), torch.float32)
+    idx = torch.tensor([[3, 1, 3, 30], [0, 5, 6, 7]], dtype=torch.int32)
+    src = data(6, (8, 32), torch.float32)
+    out = both(K.p_scatter_update_kw, [x, idx, src, torch.zeros_like(x)], "a2a3sim")
+    want = x.clone()
+    for k, r in enumerate(idx.reshape(-1).tolist()):
+        want[r] = src[k]
+    H.assert_same_bits(out, want, "scatter_update(dim=-2) vs oracle")
+    from catalog_harness import assert_roundtrips
+
+    assert_roundtrips(K.scatter_mask_pair, [torch.zeros(8, 32), torch.zeros(8, 32), torch.zeros(8, 64), torch.zeros(8, 64)])
