@@ -5,8 +5,10 @@ from a global tensor). Helpers and the out-of-range rules: :mod:`pypto.ops.suppo
   flat row-major index over the source tile (the reference's index form); the result has the
   indices' shape, valid shape and ``src``'s dtype. ``dim=-1`` (our addition, what
   ``tensor.gather`` lowers to): ``dst[i, j] = src[i, indices[i, j]]``.
-* ``tensor.gather(input, dim, index)``: ``out[b, k] = input[b, index[b, k]]`` (torch.gather),
-  rank 2, ``dim`` -1 (or 1); ``index`` may have fewer rows than ``input``.
+* ``tensor.gather(input, dim, index)``: torch.gather (``out[b, k] = input[b, index[b, k]]`` for
+  rank 2, dim -1), any rank and dim; ``index`` has ``input``'s rank and may be smaller on the other
+  axes. It lowers to ``tile.gather(..., dim=d, nd="<input shape>|<index shape>")``, which still
+  means the N-d gather after the tiles are flattened to 2-D.
 * ``tile.scatter(dst, src, indexes, dim=None)``: ``dst`` with ``dst.flat[indexes[i, j]] = src[i, j]``
   (``dim=-1``: ``dst[i, indexes[i, j]] = src[i, j]``); ``tensor.scatter(input, dim, index, src)``:
   the row-wise form. Duplicates: the last in row-major order wins.
@@ -64,6 +66,11 @@ def _tile_gather_rule(a: OpArgs, span: Span) -> TileType:
     op = "tile.gather"
     src, idx = a.src.type, a.indices.type
     _index_dtype(op, idx, src, span)
+    if a.nd is not None:
+        # the lowered form of a rank-N tensor.gather: nd = "<src shape>|<index shape>" (the tiles may
+        # have been flattened to 2-D since); dim counts in those shapes
+        expect(isinstance(a.nd, str) and a.dim is not None, op, f"bad nd attribute {a.nd!r}", span)
+        return TileType(idx.shape, src.dtype, None, idx.valid_shape)
     _check_dim(op, a.dim, span)
     if a.dim is not None:
         _rank2(op, "src", src, span)
@@ -75,7 +82,6 @@ def _tile_gather_rule(a: OpArgs, span: Span) -> TileType:
 def _tensor_gather_rule(a: OpArgs, span: Span) -> TensorType:
     op = "tensor.gather"
     x = a.input.type
-    _rank2(op, "input", x, span)
     if a.mask_pattern is not None:
         # the mask form: tile.gather_mask's rule on the tensor's shape
         expect(a.dim is None and a.index is None, op,
@@ -89,10 +95,15 @@ def _tensor_gather_rule(a: OpArgs, span: Span) -> TensorType:
            "pl.gather(x, dim=-1, index=idx) or pl.gather(x, mask_pattern=pl.tile.MaskPattern.P0101)")
     expect(a.output_dtype is None, op, "output_dtype belongs to the mask form (mask_pattern=...)", span)
     idx = a.index.type
-    _rank2(op, "index", idx, span)
-    _check_dim(op, a.dim, span, (-1, 1))
+    rank = len(x.shape)
+    expect(len(idx.shape) == rank, op, f"index must have input's rank {rank}, got {describe(idx)}", span)
+    expect(isinstance(a.dim, int) and not isinstance(a.dim, bool) and -rank <= a.dim < rank, op,
+           f"dim must be an int in [{-rank}, {rank}), got {a.dim!r}", span)
+    d = a.dim % rank
     _index_dtype(op, idx, x, span)
-    expect(idx.shape[0] <= x.shape[0], op, f"index has {idx.shape[0]} rows, input only {x.shape[0]}", span)
+    for k in range(rank):
+        expect(k == d or idx.shape[k] <= x.shape[k], op,
+               f"index shape {list(idx.shape)} exceeds input shape {list(x.shape)} on axis {k}", span)
     return TensorType(idx.shape, x.dtype)
 
 
@@ -100,14 +111,17 @@ def _tensor_gather_ref(a: OpArgs) -> str:
     if a.mask_pattern != "None":
         dt = a.output_dtype if a.output_dtype != "None" else f"{a.input}.dtype"
         return f"_pto.gather_mask({a.input}, {a.mask_pattern}, {dt})"
-    return f"_pto.gather({a.input}, {a.index}, -1)"
+    ts, ti = a.input.type.shape, a.index.type.shape
+    nd = ",".join(map(str, ts)) + "|" + ",".join(map(str, ti))
+    return f"_pto.gather({a.input}, {a.index}, {a.dim}, None, {nd!r})"
 
 
 def _tensor_gather_args(c, tile):
     src, dim, index, pattern, out_dtype = c.args
     if pattern is not None:
         return "tile.gather_mask", (tile(src), pattern, out_dtype)
-    return "tile.gather", (tile(src), tile(index), None, -1)
+    nd = ",".join(map(str, src.type.shape)) + "|" + ",".join(map(str, index.type.shape))
+    return "tile.gather", (tile(src), tile(index), None, dim, nd)
 
 
 def _as_tile(conv, v, span, stmts: list):
@@ -143,10 +157,11 @@ def _lower_to(tile_op: str, build):
 
 register(OpDef(
     name="tile.gather",
-    params=(Param("src", "tile"), Param("indices", "tile"), Param("tmp", "tile", None), Param("dim", "str", None)),
+    params=(Param("src", "tile"), Param("indices", "tile"), Param("tmp", "tile", None), Param("dim", "str", None),
+            Param("nd", "str", None)),
     infer=_tile_gather_rule,
-    ref=lambda a: f"_pto.gather({a.src}, {a.indices}, {a.dim}, {_valid_src(a.indices)})",
-    sim=lambda a, dst: f"_pto.gather({a.src}, {a.indices}, {a.dim}, {_valid_src(a.indices)}, out={dst})",
+    ref=lambda a: f"_pto.gather({a.src}, {a.indices}, {a.dim}, {_valid_src(a.indices)}, {a.nd})",
+    sim=lambda a, dst: f"_pto.gather({a.src}, {a.indices}, {a.dim}, {_valid_src(a.indices)}, {a.nd}, out={dst})",
     dsl="gather", operand_kinds=("tile", "tile"),
     input_spaces=_VEC, result_space=MemorySpace.Vec,
     doc="dst[i, j] = src.flat[indices[i, j]] (dim=-1: src[i, indices[i, j]])",

@@ -43,13 +43,27 @@ def _check(op: str, idx: torch.Tensor, mask: torch.Tensor, bound: int) -> torch.
     return torch.where(mask, idx, torch.zeros_like(idx))
 
 
-def gather(src: torch.Tensor, indices: torch.Tensor, dim, valid=None, out: torch.Tensor | None = None):
+def _nd(nd: str):
+    """``"2,8,8|2,3,8"`` -> the source and index shapes of a rank-N gather."""
+    a, b = nd.split("|")
+    return [int(x) for x in a.split(",")], [int(x) for x in b.split(",")]
+
+
+def gather(src: torch.Tensor, indices: torch.Tensor, dim, valid=None, nd: str | None = None,
+           out: torch.Tensor | None = None):
     """``tile.gather``: ``dst[i, j] = src.flat[indices[i, j]]`` (``dim`` None: the flat index over
     the row-major tile, the reference's form) or ``src[i, indices[i, j]]`` (``dim`` -1: the form
     ``tensor.gather`` lowers to). ``valid``: the index tile's valid shape."""
     idx = _u32(indices)
     mask = _inside(idx, valid)
     sb = _bits(src)
+    if nd is not None:
+        # a rank-N gather (tensor.gather) on tiles flattened to 2-D: back to N-d, torch.gather, flatten
+        sshape, ishape = _nd(nd)
+        d = dim % len(sshape)
+        i = _check("gather", idx, mask, sshape[d]).reshape(ishape)
+        r = torch.gather(sb.reshape(sshape), d, i).reshape(indices.shape).view(src.dtype)
+        return r if out is None else out.copy_(r)
     if dim is None:
         flat = sb.reshape(-1)
         r = flat[_check("gather", idx, mask, flat.numel())]

@@ -126,3 +126,10 @@ def p_scatter_update_kw(a: pl.Tensor, idx: pl.Tensor, src: pl.Tensor, out: pl.Ou
         s = pl.load(src, [0, 0], [8, 32])
         out = pl.store(pl.tile.scatter_update(x, dim=-2, index=ti, src=s), [0, 0], out)
     return out
+
+
+@pl.jit
+def t_gather_nd(a: pl.Tensor, idx: pl.Tensor, d: pl.INDEX, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:] = pl.tensor.gather(a, dim=d, index=idx)
+    return out

@@ -190,7 +190,7 @@ def _msg(kernel, args):
 def test_type_errors():
     a = torch.randn(12, 48)
     assert "indices must be INT32" in _msg(K.t_gather, [a, torch.zeros(4, 8), torch.zeros(4, 8)])
-    assert "index has 13 rows, input only 12" in _msg(K.t_gather, [a, torch.zeros(13, 8, dtype=torch.int32),
+    assert "index shape [13, 8] exceeds input shape [12, 48] on axis 0" in _msg(K.t_gather, [a, torch.zeros(13, 8, dtype=torch.int32),
                                                                   torch.zeros(13, 8)])
     msg = _msg(K.t_scatter, [a, torch.zeros(4, 8, dtype=torch.int32), torch.zeros(4, 9), a])
     assert "index must have src's shape" in msg and "kernels_index.py" in msg
@@ -254,3 +254,15 @@ def test_scatter_update_dim_keyword():
     from catalog_harness import assert_roundtrips
 
     assert_roundtrips(K.scatter_mask_pair, [torch.zeros(8, 32), torch.zeros(8, 32), torch.zeros(8, 64), torch.zeros(8, 64)])
+
+
+@pytest.mark.parametrize("dim, ishape", [(-1, (2, 3, 5)), (1, (2, 3, 8)), (-3, (3, 2, 8)), (0, (5, 8, 8))])
+def test_tensor_gather_rank3_any_dim(dim, ishape):
+    a = data(8, (8, 8, 8), torch.float32)
+    g = torch.Generator().manual_seed(9)
+    idx = torch.randint(0, 8, ishape, generator=g, dtype=torch.int32)
+    out = both(K.t_gather_nd, [a, idx, dim, torch.zeros(ishape)], "a2a3sim")
+    H.assert_same_bits(out, torch.gather(a, dim, idx.long()), "rank-3 gather vs torch.gather (FP32 is a bit copy)")
+    from catalog_harness import assert_roundtrips
+
+    assert_roundtrips(K.t_gather_nd, [a, idx, dim, torch.zeros(ishape)])
