@@ -135,14 +135,11 @@ def collect_accesses(compiled, args: list, seed: int = 0):
     from pypto.backend.platforms import get_platform
     from pypto.errors import SimulationError
     from pypto.ops import support
-    from pypto.runtime.simulator import Runtime, load_module
+    from pypto.runtime.simulator import Runtime
 
-    meta = compiled.meta
-    out = compiled.output_dir
-    kernels = {name: load_module(out / rel) for name, rel in meta["kernels"].items()}
+    kernels, orch = compiled.load_modules()
     rt = Runtime(get_platform(compiled.platform), kernels, seed)
     gm = [a.detach().clone().contiguous() if isinstance(a, torch.Tensor) else a for a in args]
-    orch = load_module(out / meta["orchestration"])
     orch.orchestrate(rt, *gm)
     accesses: list[list[Access]] = []
     oob: list[str] = []
@@ -369,15 +366,14 @@ def detect_uninitialized(kernel_or_compiled, args, *, platform: str = "a2a3sim",
     """Find every task store that writes values computed from core memory the kernel never wrote (see
     the module docstring), for one call of a kernel (``@pl.jit``) or a :class:`CompiledProgram`."""
     from pypto.backend.platforms import get_platform
-    from pypto.runtime.simulator import Runtime, load_module
+    from pypto.runtime.simulator import Runtime
 
     compiled, run_args = _compiled_and_args(kernel_or_compiled, args, platform)
-    meta, out = compiled.meta, compiled.output_dir
     lowered = compiled.lowered
-    kernels = {name: load_module(out / rel) for name, rel in meta["kernels"].items()}
+    kernels, orch = compiled.load_modules()
     rt = Runtime(get_platform(compiled.platform), kernels, seed)
     gm = [a.detach().clone().contiguous() if isinstance(a, torch.Tensor) else a for a in run_args]
-    load_module(out / meta["orchestration"]).orchestrate(rt, *gm)
+    orch.orchestrate(rt, *gm)
     core = rt.cores[0]
     lines: dict[str, _OpLines] = {}
     report = UninitReport(tasks=sum(1 for t in rt.tasks if t.kernel in kernels))

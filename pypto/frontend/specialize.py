@@ -4,7 +4,6 @@ arguments into tensor types and scalar arguments into specialisation constants, 
 from __future__ import annotations
 
 import ast
-import hashlib
 import inspect
 from dataclasses import dataclass
 from typing import Any
@@ -48,13 +47,9 @@ def kernel_globals(fn) -> dict:
     return g
 
 
-def source_hash(fn) -> str:
-    """Hash of the function's source text (part of the compile-cache key)."""
-    try:
-        text = inspect.getsource(fn)
-    except (OSError, TypeError):
-        text = repr(fn)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+def source_hash(jitfn) -> str:
+    """Hash of a kernel's source text as read when it was decorated."""
+    return jitfn.source_snapshot.digest[:16]
 
 
 def _arg_signature(v: Any, dyn: tuple = ()) -> Any:
@@ -63,6 +58,9 @@ def _arg_signature(v: Any, dyn: tuple = ()) -> Any:
         return ("tensor", shape, str(v.dtype))
     if v is RUNTIME:
         return ("runtime",)
+    if isinstance(v, float):
+        # by bit pattern: -0.0 == 0.0 and nan != nan, but neither pair may share a specialisation
+        return ("scalar", "float", v.hex())
     return ("scalar", type(v).__name__, v)
 
 
@@ -92,11 +90,12 @@ class _Specializer:
         self.in_progress: set[str] = set()
         self.dep_consts: dict[str, dict] = {}  # callee -> {arg position: constant} of its specialisation
         self.dyn_dims: dict[int, tuple] = {}   # entry parameter index -> which dims are dynamic
+        self.owners: dict[str, Any] = {getattr(entry.fn, "__name__", ""): entry}  # name -> JITFunction
 
     def parse(self, jitfn, values: list[Any], value_types: list[Type | None], func_type: FunctionType,
               call_span: Span | None) -> Any:
         fn = jitfn.fn
-        node, src = function_source(fn)
+        node, src = function_source(fn, jitfn.source_snapshot)
         if not isinstance(node, ast.FunctionDef):
             raise ParserError(f"@pl.jit expects a function, got {type(node).__name__}")
         globals_ = kernel_globals(fn)
@@ -136,7 +135,7 @@ class _Specializer:
         resolver = Resolver(globals_, call_function=self.call_function)
         fp = FunctionParser(src, resolver, fn.__name__, func_type)
         func = fp.parse(node, params)
-        self.sources[fn.__name__] = source_hash(fn)
+        self.sources[fn.__name__] = source_hash(jitfn)
         return func
 
     def call_function(self, obj: Any, args: list, span: Span) -> Callee | None:
@@ -149,6 +148,12 @@ class _Specializer:
             raise ParserError(f"'{obj.fn.__name__}' is a @pl.jit entry and cannot be called from a kernel", span,
                               "make the callee a @pl.jit.incore function")
         name = obj.fn.__name__
+        other = self.owners.setdefault(name, obj)
+        if other is not obj:
+            # functions are keyed by name in the program: a second one would silently reuse the first
+            raise ParserError(f"two different kernel functions are named '{name}' ({_where(other)} and "
+                              f"{_where(obj)}); a program needs distinct names", span,
+                              "rename one of them")
         if name in self.in_progress:
             raise ParserError(f"recursive call of '{name}'", span)
         if name not in self.functions:
@@ -203,6 +208,11 @@ def specialize(jitfn, args: tuple, kwargs: dict) -> Specialization:
     return Specialization(Program(fn.__name__, funcs, entry.span), key, tuple(bound.arguments))
 
 
+def _where(jitfn) -> str:
+    code = getattr(jitfn.fn, "__code__", None)
+    return f"{code.co_filename}:{code.co_firstlineno}" if code else repr(jitfn)
+
+
 def _matches(ann: Type, given: Type) -> bool:
     """A tensor annotation matches the argument's type; a dynamic dim matches any extent."""
     if not (isinstance(ann, TensorType) and isinstance(given, TensorType)):
@@ -215,7 +225,7 @@ def _matches(ann: Type, given: Type) -> bool:
 def signature_args(jitfn, kwargs: dict) -> tuple:
     """Sample arguments built from a fully annotated signature (``kernel.compile()`` with no args)."""
     fn = jitfn.fn
-    node, src = function_source(fn)
+    node, src = function_source(fn, jitfn.source_snapshot)
     static = FunctionParser(src, Resolver(kernel_globals(fn)), "<static>", jitfn.func_type).resolve_static
     out = []
     for a in node.args.args:

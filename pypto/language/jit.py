@@ -9,6 +9,7 @@ simulator.
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -24,10 +25,15 @@ class JITFunction:
     def __init__(self, fn: Callable, kind: str = "entry", level: Level | None = None):
         if kind not in _KINDS:
             raise ValueError(f"unknown kernel kind {kind!r}")
+        from pypto.frontend.source import snapshot_source
+
         self.fn = fn
         self.kind = kind
         self.level = level
+        # read once, now: a later specialisation must not see the file as edited since the import
+        self.source_snapshot = snapshot_source(fn)
         self._cache: dict[tuple, Any] = {}
+        self._lock = threading.Lock()
         functools.update_wrapper(self, fn)
 
     @property
@@ -79,17 +85,34 @@ class JITFunction:
         """Specialise and compile (or take the cached result); returns the ``CompiledProgram``.
 
         With no arguments the shapes come from the fully annotated signature ("signature mode").
+
+        The cache key is the specialised program itself (its printed form and spans: every value
+        the kernel captured from module globals or closures, every scalar constant bit for bit,
+        shapes, dtypes, callee bodies) plus the compile options. A cached program whose artifact
+        directory was deleted, pruned or overwritten by another build is compiled again.
         """
-        cfg = self._config(config)
-        spec = self._specialize(args, kwargs)
-        key = (spec.key, cfg.cache_key())
-        hit = self._cache.get(key)
-        if hit is not None:
-            return hit
+        import json
+        import os
+
+        from pypto.ir import artifacts
         from pypto.ir.compile import compile as ir_compile
 
-        compiled = ir_compile(spec.program, **cfg.compile_options())
-        self._cache[key] = compiled
+        cfg = self._config(config)
+        spec = self._specialize(args, kwargs)
+        options = cfg.compile_options()
+        digest = artifacts.program_digest(spec.program)
+        out = options.get("output_dir")
+        key = (digest, json.dumps(artifacts.options_key(options), sort_keys=True),
+               os.path.abspath(out) if out else None, _Identity(options.get("passes")))
+        with self._lock:
+            hit = self._cache.get(key)
+        if hit is not None and hit.artifacts_intact():
+            return hit
+        compiled = ir_compile(spec.program, **options,
+                              key=artifacts.compile_key(spec.program, options, options.get("passes") is not None,
+                                                        digest=digest))
+        with self._lock:
+            self._cache[key] = compiled
         return compiled
 
     def __call__(self, *args, config=None, **kwargs):
@@ -114,6 +137,22 @@ class JITFunction:
     def cache_info(self) -> int:
         """How many compiled signatures are cached."""
         return len(self._cache)
+
+
+class _Identity:
+    """A cache-key part compared by identity that keeps its object alive (so its ``id`` cannot be
+    reused by another object while the key exists)."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __hash__(self) -> int:
+        return id(self.obj)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _Identity) and other.obj is self.obj
 
 
 class _JitDecorator:

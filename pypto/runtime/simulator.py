@@ -38,10 +38,8 @@ from __future__ import annotations
 import contextlib
 import gc
 import heapq
-import importlib.util
 import operator
 import random
-import sys
 from pathlib import Path
 from typing import NamedTuple
 
@@ -57,28 +55,13 @@ from pypto.runtime.deps import (
 )
 from pypto.runtime.dumps import AFTER, BEFORE, DumpCollector
 
-_MODULES: dict[str, object] = {}
+from pypto.runtime.modules import load_module  # noqa: F401  (re-exported: tools load modules by path)
 _LAST_RUNTIME: list = []
 
 
 def last_dumps() -> list[tuple[str, torch.Tensor]]:
     """``(tag, tensor)`` snapshots recorded by ``pl.dump_tag`` in the latest simulated call."""
     return list(_LAST_RUNTIME[0].dumps) if _LAST_RUNTIME else []
-
-
-def load_module(path: Path):
-    """Import a generated module (cached by path and modification time, so a recompile into the
-    same directory is picked up)."""
-    st = path.stat()
-    key = f"{path.resolve()}:{st.st_mtime_ns}:{st.st_size}"
-    mod = _MODULES.get(key)
-    if mod is None:
-        spec = importlib.util.spec_from_file_location(f"pypto_gen_{len(_MODULES)}_{path.stem}", path)
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = mod
-        spec.loader.exec_module(mod)
-        _MODULES[key] = mod
-    return mod
 
 
 class Task:
@@ -736,9 +719,8 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
                                 f"compiled for {p['shape']} {want}")
     platform = get_platform(compiled.platform)
     out = compiled.output_dir
-    kernels = {name: load_module(out / rel) for name, rel in meta["kernels"].items()}
+    kernels, orch = compiled.load_modules()
     kernel_ids = {name: i for i, name in enumerate(meta["kernels"])}
-    orch = load_module(out / meta["orchestration"])
 
     def submit_all(gm):
         rt = Runtime(platform, kernels, cfg.sim_seed, dump_level=cfg.enable_dump_args,
