@@ -151,9 +151,12 @@ class _Specializer:
         other = self.owners.setdefault(name, obj)
         if other is not obj:
             # functions are keyed by name in the program: a second one would silently reuse the first
-            raise ParserError(f"two different kernel functions are named '{name}' ({_where(other)} and "
-                              f"{_where(obj)}); a program needs distinct names", span,
-                              "rename one of them")
+            where = (f"both made by the def at {_where(obj)}, e.g. by a factory capturing different values"
+                     if getattr(other.fn, "__code__", None) is getattr(obj.fn, "__code__", 0)
+                     else f"{_where(other)} and {_where(obj)}")
+            raise ParserError(f"two different kernel functions are named '{name}' ({where}); the functions of "
+                              "a program are identified by name", span,
+                              "give each its own name (or pass the differing value as an argument)")
         if name in self.in_progress:
             raise ParserError(f"recursive call of '{name}'", span)
         if name not in self.functions:

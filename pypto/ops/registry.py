@@ -21,6 +21,7 @@ dispatch from here and none of them has an if/elif over op names:
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
@@ -190,16 +191,28 @@ def all_ops() -> dict[str, OpDef]:
 
 
 _loaded = False
+# Re-entrant: importing an op family module may itself call into the registry.
+_load_lock = threading.RLock()
+_loader: int | None = None  # the thread importing the families
 
 
 def _load() -> None:
     # The op families register on import; import them lazily so that importing the registry
-    # itself stays cheap and free of cycles.
-    global _loaded
+    # itself stays cheap and free of cycles. ``_loaded`` turns true only once every family is in:
+    # setting it first let a second thread see a half-filled registry (``pl.load`` missing). The
+    # thread that holds the lock and is importing sees the families as they arrive (re-entrant).
+    global _loaded, _loader
     if _loaded:
         return
-    _loaded = True
-    from pypto.ops import elementwise, memory, cast, matmul  # noqa: F401
-    from pypto.ops import reduction, padding  # noqa: F401
-    from pypto.ops import compare, broadcast, layout  # noqa: F401
-    from pypto.ops import debug_ops, task_ops  # noqa: F401
+    with _load_lock:
+        if _loaded or _loader == threading.get_ident():
+            return  # done, or a nested call from inside the imports below (it sees what is in so far)
+        _loader = threading.get_ident()
+        try:
+            from pypto.ops import elementwise, memory, cast, matmul  # noqa: F401
+            from pypto.ops import reduction, padding  # noqa: F401
+            from pypto.ops import compare, broadcast, layout  # noqa: F401
+            from pypto.ops import debug_ops, task_ops  # noqa: F401
+        finally:
+            _loader = None
+        _loaded = True

@@ -125,8 +125,9 @@ def ssa_form(program: Program) -> Program:
     from pypto.errors import PyptoError
     from pypto.passes import convert_to_ssa, flatten_call_expr
 
-    if _SSA_MEMO and _SSA_MEMO[0][0] is program:
-        return _SSA_MEMO[0][1]
+    memo = tuple(_SSA_MEMO)  # one read: another thread may replace the entry between two
+    if memo and memo[0][0] is program:
+        return memo[0][1]
     try:
         out = flatten_call_expr.run(convert_to_ssa.run(program, None), None)
     except PyptoError:

@@ -40,6 +40,7 @@ import gc
 import heapq
 import operator
 import random
+import threading
 from pathlib import Path
 from typing import NamedTuple
 
@@ -56,7 +57,27 @@ from pypto.runtime.deps import (
 from pypto.runtime.dumps import AFTER, BEFORE, DumpCollector
 
 from pypto.runtime.modules import load_module  # noqa: F401  (re-exported: tools load modules by path)
-_LAST_RUNTIME: list = []
+class _PerThread(threading.local):
+    """A one-slot list per thread: ``[runtime]`` of the latest call this thread simulated (a run in
+    another thread does not replace it)."""
+
+    def __init__(self):
+        self.items: list = []
+
+    def __getitem__(self, i):
+        return self.items[i]
+
+    def __setitem__(self, i, value):
+        self.items[i] = value
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
+_LAST_RUNTIME = _PerThread()
 
 
 def last_dumps() -> list[tuple[str, torch.Tensor]]:
