@@ -252,3 +252,27 @@ def test_key_covers_options_and_package(monkeypatch):
     monkeypatch.delenv("PYPTO_WARNING_LEVEL")
     monkeypatch.setattr(artifacts, "_fingerprint", ["another package build"])
     assert pl.jit(K.doubled.fn).compile(*args).cache_key != base
+
+
+def test_golden_without_a_directory_is_not_reused_by_the_next_run(monkeypatch):
+    """Before: with no ``golden_data_dir`` the golden went into the build directory, which every run
+    of the program shares, so a second run with a corrected golden function was compared against
+    the first one's golden (and passed a kernel the corrected golden rejects)."""
+    from pypto.runtime import TensorSpec, run
+
+    monkeypatch.syspath_prepend(str(Path(__file__).parent / "precision"))
+    from kernels_prec import fused  # out = (a + b) * 2
+
+    specs = [TensorSpec("a", [64, 128], torch.float32, init_value=torch.randn),
+             TensorSpec("b", [64, 128], torch.float32, init_value=torch.randn),
+             TensorSpec("out", [64, 128], torch.float32, is_output=True)]
+
+    def golden_right(t, params):
+        t["out"][:] = (t["a"] + t["b"]) * 2.0
+
+    def golden_other(t, params):
+        t["out"][:] = (t["a"] + t["b"]) * 3.0
+
+    assert run(fused, specs, golden_right).passed
+    assert not run(fused, specs, golden_other).passed
+    assert run(fused, specs, golden_right).passed

@@ -96,6 +96,7 @@ class JITFunction:
 
         from pypto.ir import artifacts
         from pypto.ir.compile import compile as ir_compile
+        from pypto.runtime.config import IdentityKey
 
         cfg = self._config(config)
         spec = self._specialize(args, kwargs)
@@ -103,7 +104,7 @@ class JITFunction:
         digest = artifacts.program_digest(spec.program)
         out = options.get("output_dir")
         key = (digest, json.dumps(artifacts.options_key(options), sort_keys=True),
-               os.path.abspath(out) if out else None, _Identity(options.get("passes")))
+               os.path.abspath(out) if out else None, IdentityKey(options.get("passes")))
         with self._lock:
             hit = self._cache.get(key)
         if hit is not None and hit.artifacts_intact():
@@ -137,22 +138,6 @@ class JITFunction:
     def cache_info(self) -> int:
         """How many compiled signatures are cached."""
         return len(self._cache)
-
-
-class _Identity:
-    """A cache-key part compared by identity that keeps its object alive (so its ``id`` cannot be
-    reused by another object while the key exists)."""
-
-    __slots__ = ("obj",)
-
-    def __init__(self, obj):
-        self.obj = obj
-
-    def __hash__(self) -> int:
-        return id(self.obj)
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, _Identity) and other.obj is self.obj
 
 
 class _JitDecorator:

@@ -217,8 +217,27 @@ class RunConfig:
         """The compile-relevant part of the config (part of the jit compile-cache key)."""
         return (self.platform, repr(self.dump_passes), self.save_kernels_dir, repr(self.verification_level),
                 repr(self.diagnostic_phase), repr(sorted(self.disabled_diagnostics or ())),
-                tuple(p.name for p in self.passes) if self.passes is not None else None, id(self.passes),
+                tuple(p.name for p in self.passes) if self.passes is not None else None, IdentityKey(self.passes),
                 self.analyze_auto_scopes_for_deps)
+
+
+class IdentityKey:
+    """A cache-key part compared by identity that keeps its object alive: a bare ``id(obj)`` can be
+    reused by a new object once ``obj`` is freed, and the key would then match the wrong pipeline."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __hash__(self) -> int:
+        return id(self.obj)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, IdentityKey) and other.obj is self.obj
+
+    def __repr__(self) -> str:
+        return f"IdentityKey({type(self.obj).__name__} at {id(self.obj):#x})"
 
 
 _dataclass_init = RunConfig.__init__
