@@ -276,3 +276,13 @@ def test_golden_without_a_directory_is_not_reused_by_the_next_run(monkeypatch):
     assert run(fused, specs, golden_right).passed
     assert not run(fused, specs, golden_other).passed
     assert run(fused, specs, golden_right).passed
+
+
+def test_structural_equality_tells_signed_zeros_apart():
+    """Structural equality is the roundtrip check's key: ``-0.0 == 0.0`` let a sign flip through."""
+    from pypto.ir.equality import structural_equal
+    from pypto.ir.nodes import ConstFloat
+
+    assert not structural_equal(ConstFloat(-0.0), ConstFloat(0.0))
+    assert structural_equal(ConstFloat(-0.0), ConstFloat(-0.0))
+    assert structural_equal(ConstFloat(float("nan")), ConstFloat(float("nan")))
