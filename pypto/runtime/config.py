@@ -65,7 +65,8 @@ class RunConfig:
     ``platform`` is ``"a2a3sim"`` (default) or ``"a5sim"``; the real devices ``"a2a3"`` / ``"a5"``
     raise :class:`pypto.errors.PlatformError` naming the simulator to use. ``rtol`` / ``atol`` are
     the harness's golden-comparison tolerances. ``dump_passes`` (bool or ``PassDumpLevel``) writes
-    ``passes_dump/`` into the artifact directory; ``save_kernels_dir`` chooses that directory.
+    ``passes_dump/`` into the artifact directory; ``save_kernels_dir`` chooses that directory (default:
+    a content-keyed entry of the compile cache under ``$PYPTO_PROG_BUILD_DIR``, see docs/compile-cache.md).
     ``analyze_auto_scopes_for_deps`` (a bool) lets the AutoDeriveTaskDependencies pass replace the
     tensormap lookups it can prove by compiler edges (``source: "compiler"`` in ``deps.json``).
 
