@@ -286,3 +286,30 @@ def test_structural_equality_tells_signed_zeros_apart():
     assert not structural_equal(ConstFloat(-0.0), ConstFloat(0.0))
     assert structural_equal(ConstFloat(-0.0), ConstFloat(-0.0))
     assert structural_equal(ConstFloat(float("nan")), ConstFloat(float("nan")))
+
+
+def test_kernel_decorated_after_an_edit_is_refused(tmp_path, monkeypatch):
+    """A kernel decorated after its file was edited (a factory called later): the line its code
+    points at now holds another function; compiling that body would be silently wrong."""
+    src = tmp_path / "factory_kernels.py"
+    body = textwrap.dedent("""
+        import pypto.language as pl
+
+
+        def make():
+            @pl.jit
+            def inner(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+                with pl.at(level=pl.Level.CORE_GROUP):
+                    out[:] = pl.add(a, a)
+                return out
+            return inner
+    """)
+    src.write_text(body)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import factory_kernels as F
+
+    src.write_text(body.replace("def make():", "def other(a: pl.Tensor, out: pl.Out[pl.Tensor]):\n    return out\n\n\n"
+                                "def make():"))
+    os.utime(src, (time.time() + 5, time.time() + 5))
+    with pytest.raises(ParserError, match="changed since it was imported"):
+        _run(F.make(), 16)

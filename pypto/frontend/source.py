@@ -58,9 +58,15 @@ def function_source(fn, snapshot: SourceSnapshot | None = None) -> tuple[ast.Fun
     text, filename, start = snap.text, snap.filename, snap.start
     dedented = textwrap.dedent(text)
     indent = _indent_width(text, dedented)
-    tree = ast.parse(dedented)
-    node = tree.body[0]
     expected = getattr(fn, "__name__", None)
+    try:
+        tree = ast.parse(dedented)
+    except SyntaxError as e:
+        # the text Python points at is not a whole definition: the file was edited after the import
+        raise ParserError(f"the source of '{expected}' in {filename} (line {start}) no longer parses ({e.msg}); "
+                          "the file changed since it was imported",
+                          hint="re-import the module (or restart) after editing it") from None
+    node = tree.body[0]
     if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and expected and node.name != expected:
         # the file changed between the import and the first read: its line now holds other code
         raise ParserError(f"the source of '{expected}' in {filename} changed since it was imported (line {start} "
