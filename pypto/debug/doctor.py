@@ -279,9 +279,9 @@ def _doctor(kernel, inputs, expected, golden_data_dir, rtol, atol, platform, ref
     from pypto.passes.manager import VerificationLevel
 
     program = specialize(kernel, tuple(bound.values()), {}).program
-    out_dir = Path(tempfile.mkdtemp(prefix="pypto-doctor-"))
     try:
-        compiled = ir_compile(program, output_dir=out_dir, dump_passes=True, platform=platform,
+        # an entry of the compile cache (pruned with the others), not a temp dir left behind per run
+        compiled = ir_compile(program, dump_passes=True, platform=platform,
                               verification_level=VerificationLevel.ROUNDTRIP, passes=_PASSES.get())
         report.add(3, "ROUNDTRIP verification", "ok", "every pass verified and re-parsed to the same program")
     except VerificationError as e:
