@@ -21,13 +21,12 @@ def _assert_clean(result: dict, runs: int) -> None:
     assert result["runs"] == runs
 
 
-@pytest.mark.slow
 def test_eight_threads_shared_and_default_dirs(tmp_path):
     result = KC.run_threads(8, 6, str(tmp_path / "shared"))
     _assert_clean(result, 8 * 6 * 2)
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # ~30 s: four fresh interpreters import torch
 def test_four_processes_shared_and_default_dirs(tmp_path):
     """Four fresh processes (each compiling from two threads at once: a fresh registry, a fresh
     module cache) share one explicit directory and one default build root."""
