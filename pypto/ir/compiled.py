@@ -28,9 +28,11 @@ class CompiledProgram:
         self.diagnostics: list = []  # compile-time findings (pypto.passes.diagnostics.Diagnostic)
 
     @property
-    def backend_type(self) -> str:
-        """``Ascend910B`` or ``Ascend950``."""
-        return self.meta["backend_type"]
+    def backend_type(self):
+        """``BackendType.Ascend910B`` or ``BackendType.Ascend950`` (a str enum: equal to its name)."""
+        from pypto.backend.backend_type import BackendType
+
+        return BackendType(self.meta["backend_type"])
 
     @property
     def param_names(self) -> list[str]:

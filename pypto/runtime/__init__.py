@@ -1,8 +1,10 @@
 """Running kernels: :class:`RunConfig`, the simulated device (:mod:`.simulator`), golden files
-(:func:`write_golden`) and the golden harness (:func:`run`, :class:`RunResult`)."""
+(:func:`write_golden`), the golden harness (:func:`run`, :class:`RunResult`) and the reference's
+work-directory entry points (:mod:`.runner`: :func:`compile_program`, :func:`execute_compiled`)."""
 from pypto.runtime.config import RunConfig
 from pypto.runtime.golden import GoldenFileError, ScalarSpec, TensorSpec, load_golden, write_golden
 from pypto.runtime.harness import RunResult, run
+from pypto.runtime.runner import compile_program, execute_compiled
 
 __all__ = ["RunConfig", "GoldenFileError", "ScalarSpec", "TensorSpec", "load_golden", "write_golden", "RunResult",
-           "run"]
+           "run", "compile_program", "execute_compiled"]

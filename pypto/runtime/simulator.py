@@ -697,7 +697,7 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
     from pypto.runtime.config import RunConfig
 
     cfg = config or RunConfig(platform=compiled.platform)
-    if cfg.platform != compiled.platform:
+    if get_platform(cfg.platform).name != compiled.platform:
         raise SimulationError(f"program was compiled for {compiled.platform} but RunConfig asks for "
                               f"{cfg.platform}; compile it again for that platform")
     meta = compiled.meta
@@ -724,7 +724,7 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
                 raise TypeError(f"{meta['name']}(): Out parameter '{p['name']}' has a dynamic shape; pass it")
             full.append(torch.zeros(p["shape"], dtype=dtype_from_name(p["dtype"]).torch))
         else:
-            full.append(next(it))
+            full.append(_plain_scalar(next(it), p))
     for p, a in zip(params, full):
         if p["kind"] == "TensorType":
             if not isinstance(a, torch.Tensor):
@@ -785,6 +785,25 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
         outs = [full[i] for i, p in enumerate(params) if p["direction"] == "Out"]
         return outs[0] if len(outs) == 1 else tuple(outs)
     return None
+
+
+def _plain_scalar(value, param: dict):
+    """A ``ctypes`` scalar (``c_int64(5)``, ``c_float(0.5)``: the reference's scalar arguments) as the
+    Python number it holds; anything else unchanged. A ctypes value for a tensor parameter, or a
+    float ctypes value for an integer parameter, is a ``TypeError`` (never a silent truncation)."""
+    import ctypes
+
+    if not isinstance(value, ctypes._SimpleCData):
+        return value
+    if param["kind"] == "TensorType":
+        raise TypeError(f"argument '{param['name']}' must be a torch.Tensor, got {type(value).__name__}")
+    v = value.value
+    if isinstance(v, bytes):  # c_char
+        v = v[0] if v else 0
+    dt = param.get("dtype") or ""
+    if isinstance(v, float) and not dt.startswith(("FP", "BF")):
+        raise TypeError(f"argument '{param['name']}' is {dt}, got the floating-point {type(value).__name__}({v})")
+    return v
 
 
 @contextlib.contextmanager
