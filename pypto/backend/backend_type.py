@@ -247,10 +247,11 @@ def get_backend_instance(backend_type) -> Backend:
 def set_backend_type(backend_type) -> None:
     """Set the process-wide backend type.
 
-    What it means here: the architecture (hence simulator) that :func:`pypto.ir.compile`,
-    ``PassManager`` and ``RunConfig`` use when they are given neither a platform nor a backend type.
-    ``ir.compile`` sets it for each compilation, as the reference does; so (decision) changing it is
-    allowed, unlike the reference's first-call-wins rule, which its own ``compile`` works around.
+    What it means here: the architecture (hence simulator) that ``PassManager.run_passes`` and the
+    pass factories of :mod:`pypto.pypto_core.passes` lower for. ``ir.compile`` sets it to its target
+    for each compilation, as the reference does (its own target comes from its arguments, default
+    a2a3); so (decision) changing it is allowed, unlike the reference's first-call-wins rule, which
+    its own ``compile`` works around.
     """
     bt = BackendType.of(backend_type)
     _CONFIGURED[:] = [bt]
@@ -285,16 +286,17 @@ def default_platform() -> str:
 
 
 def platform_of(platform=None, backend_type=None) -> str:
-    """Resolve the reference's (platform, backend_type) pair to one platform name.
+    """Resolve the reference's (platform, backend_type) pair of ``ir.compile`` to one platform name.
 
     As in the reference, an explicit platform wins (it selects the backend); a backend type alone
-    selects its simulator; neither gives :func:`default_platform`.
+    selects its simulator; neither gives a2a3sim (``ir.compile``'s default backend type is
+    Ascend910B: the process-wide setting does not change a compilation's target).
     """
     if platform is not None:
         return platform.name if isinstance(platform, Platform) else platform
     if backend_type is not None:
         return BackendType.of(backend_type).platform
-    return default_platform()
+    return "a2a3sim"
 
 
 __all__ = ["Backend", "Backend910B", "Backend950", "BackendHandler", "BackendType", "Cluster", "Core", "CoreType",

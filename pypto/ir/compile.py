@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Optional
 
 from pypto.backend.platforms import get_platform
 from pypto.ir.nodes import Program
-from pypto.language.enums import FunctionType
 from pypto.passes.context import PassContext
 from pypto.passes.manager import PassDumpLevel, PipelineResult, emit_diagnostics, resolve_dump_level, run_passes
 
@@ -96,8 +95,9 @@ def compile(program: Program, output_dir=None, strategy=None, dump_passes=True, 
 
     Target: ``platform`` (``a2a3sim`` / ``a5sim``, or a real device name, which runs on its
     simulator) wins; else ``backend_type`` (``BackendType.Ascend910B`` -> a2a3sim, ``Ascend950`` ->
-    a5sim); else the process-wide :func:`pypto.backend.set_backend_type`; else a2a3sim. Like the
-    reference, the compilation then sets the process-wide backend type to its target.
+    a5sim); else a2a3sim (the reference's default backend type is Ascend910B). Like the reference,
+    the compilation then sets the process-wide backend type (:func:`pypto.backend.set_backend_type`)
+    to its target.
 
     Writes ``passes_dump/`` (when ``dump_passes``: bool or ``PassDumpLevel``), ``kernels/aiv/<fn>.py``,
     ``orchestration/<fn>.py``, ``report/`` and ``compiled_meta.json`` under ``output_dir`` (default
@@ -119,7 +119,7 @@ def compile(program: Program, output_dir=None, strategy=None, dump_passes=True, 
     import time
 
     from pypto.backend.backend_type import BackendType, platform_of, set_backend_type
-    from pypto.codegen import generate_kernel, generate_orchestration
+    from pypto.backend.pto_backend import PartialCodegenError, generate, kernel_path, orchestration_path
     from pypto.ir.compiled import CompiledProgram
     from pypto.ir.pass_manager import OptimizationStrategy
 
@@ -154,24 +154,23 @@ def compile(program: Program, output_dir=None, strategy=None, dump_passes=True, 
     emit_diagnostics(result.diagnostics, out / "report")
     lowered = result.program
     entry = lowered.entry
-    kernels = {}
     t1 = time.perf_counter()
-    for f in lowered.functions:
-        if f.func_type == FunctionType.InCore:
-            path = out / "kernels" / "aiv" / f"{f.name}.py"
-            _write(path, generate_kernel(f, plat))
-            kernels[f.name] = str(path.relative_to(out))
-    orch = None
-    if entry.func_type == FunctionType.Orchestration:
-        path = out / "orchestration" / f"{entry.name}.py"
-        _write(path, generate_orchestration(entry, lowered))
-        orch = str(path.relative_to(out))
+    try:
+        files = generate(lowered, out, platform=plat.name)
+    except PartialCodegenError as e:
+        for rel, text in e.files.items():
+            _write(out / rel, text)
+        raise
+    for rel, text in files.items():
+        _write(out / rel, text)
+    kernels = {f.name: kernel_path(f.name) for f in lowered.functions if kernel_path(f.name) in files}
+    orch = orchestration_path(entry.name) if orchestration_path(entry.name) in files else None
     t_codegen = time.perf_counter() - t1
     recorded = {"strategy": strategy.name, "skip_ptoas": bool(skip_ptoas),
-                "memory_planner": _enum_name(options["memory_planner"]),
+                "memory_planner": _enum_name(options["memory_planner"]) or "PYPTO",
                 "enable_pypto_l0c_double_buffer": enable_pypto_l0c_double_buffer,
                 "emit_source_loc": emit_source_loc, "dump_ptoas_passes": bool(dump_ptoas_passes),
-                "runtime": _enum_name(options["runtime"]), "profiling": bool(profiling),
+                "runtime": _enum_name(options["runtime"]) or "TENSORMAP_AND_RINGBUFFER", "profiling": bool(profiling),
                 "analyze_auto_scopes_for_deps": analyze_auto_scopes_for_deps}
     meta = {
         "schema": 1, "name": program.name, "entry": entry.name, "platform": plat.name,

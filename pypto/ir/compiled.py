@@ -67,7 +67,10 @@ class CompiledProgram:
     def __call__(self, *args, config=None, **kwargs):
         """Run on the simulator. See the class docstring for the two calling conventions."""
         from pypto.runtime.simulator import execute
+        from pypto.runtime.worker import current_worker
 
+        if config is None and current_worker() is not None:
+            return current_worker().run(self, *args, **kwargs)  # inside ``with ChipWorker(...)``
         return execute(self, args, kwargs, config)
 
     def validate_ir(self, tensors: dict, expected: dict, *, rtol: float = 5e-2, atol: float = 5e-2, **kwargs):

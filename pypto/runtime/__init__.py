@@ -1,10 +1,14 @@
 """Running kernels: :class:`RunConfig`, the simulated device (:mod:`.simulator`), golden files
 (:func:`write_golden`), the golden harness (:func:`run`, :class:`RunResult`) and the reference's
-work-directory entry points (:mod:`.runner`: :func:`compile_program`, :func:`execute_compiled`)."""
+work-directory entry points (:mod:`.runner`: :func:`compile_program`, :func:`execute_compiled`) and
+workers with resident device tensors (:class:`ChipWorker`, :class:`DeviceTensor`)."""
 from pypto.runtime.config import RunConfig
 from pypto.runtime.golden import GoldenFileError, ScalarSpec, TensorSpec, load_golden, write_golden
 from pypto.runtime.harness import RunResult, run
+from pypto.runtime.device_tensor import DeviceTensor, StackedDeviceTensor
 from pypto.runtime.runner import compile_program, execute_compiled
+from pypto.runtime.worker import ChipWorker, RegistrationHandle, Worker
 
 __all__ = ["RunConfig", "GoldenFileError", "ScalarSpec", "TensorSpec", "load_golden", "write_golden", "RunResult",
-           "run", "compile_program", "execute_compiled"]
+           "run", "compile_program", "execute_compiled", "ChipWorker", "RegistrationHandle", "Worker", "DeviceTensor",
+           "StackedDeviceTensor"]

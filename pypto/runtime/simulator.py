@@ -725,6 +725,7 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
             full.append(torch.zeros(p["shape"], dtype=dtype_from_name(p["dtype"]).torch))
         else:
             full.append(_plain_scalar(next(it), p))
+    full = [_device_view(a, p) for p, a in zip(params, full)]
     for p, a in zip(params, full):
         if p["kind"] == "TensorType":
             if not isinstance(a, torch.Tensor):
@@ -785,6 +786,19 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
         outs = [full[i] for i, p in enumerate(params) if p["direction"] == "Out"]
         return outs[0] if len(outs) == 1 else tuple(outs)
     return None
+
+
+def _device_view(value, param: dict):
+    """A worker-resident :class:`DeviceTensor` as the view of device memory the program runs on (its
+    results stay there); a multi-rank ``StackedDeviceTensor`` is refused; anything else unchanged."""
+    from pypto.runtime.device_tensor import DeviceTensor, StackedDeviceTensor
+
+    if isinstance(value, DeviceTensor):
+        return value.device_view()
+    if isinstance(value, StackedDeviceTensor):
+        raise TypeError(f"argument '{param['name']}': a StackedDeviceTensor feeds a multi-rank (L3) program, "
+                        "which this package does not simulate; pass a DeviceTensor or a torch.Tensor")
+    return value
 
 
 def _plain_scalar(value, param: dict):
