@@ -20,9 +20,7 @@ from pypto.language.dtypes import (
 )
 from pypto.language.enums import FunctionType, MemorySpace, ParamDirection
 from pypto.passes.manager import PassDumpLevel, VerificationLevel
-from pypto.pypto_core.passes import (
-    DiagnosticCheck, DiagnosticCheckSet, DiagnosticPhase, PassContext, VerificationMode,
-)
+from pypto.passes.diagnostics import DiagnosticPhase
 from pypto.language.program import parse, loads
 from pypto.ir import compiled_program, pass_manager  # noqa: F401  (the reference's module paths)
 
@@ -34,3 +32,14 @@ __all__ = ["compile", "default_pipeline", "run_pipeline", "CompiledProgram", "St
            "FunctionType", "MemorySpace", "ParamDirection", "DataType", "compiled_program", "pass_manager",
            "BF16", "BOOL", "FP16", "FP32", "INDEX", "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32",
            "UINT64"]
+
+# From pypto.pypto_core.passes, which imports the IR: loaded on first access (no import cycle).
+_FROM_CORE_PASSES = ("DiagnosticCheck", "DiagnosticCheckSet", "PassContext", "VerificationMode")
+
+
+def __getattr__(name: str):
+    if name in _FROM_CORE_PASSES:
+        from pypto.pypto_core import passes
+
+        return getattr(passes, name)
+    raise AttributeError(f"module 'pypto.ir' has no attribute {name!r}")
