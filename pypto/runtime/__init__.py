@@ -2,7 +2,10 @@
 (:func:`write_golden`), the golden harness (:func:`run`, :class:`RunResult`) and the reference's
 work-directory entry points (:mod:`.runner`: :func:`compile_program`, :func:`execute_compiled`) and
 workers with resident device tensors (:class:`ChipWorker`, :class:`DeviceTensor`)."""
+from pypto.runtime.bench import BenchmarkStats, TraceInvocation, TraceSpan, benchmark
 from pypto.runtime.config import RunConfig
+from pypto.runtime.log_config import configure_log
+from pypto.runtime.log_config import current_level as log_level
 from pypto.runtime.golden import GoldenFileError, ScalarSpec, TensorSpec, load_golden, write_golden
 from pypto.runtime.harness import RunResult, run
 from pypto.runtime.device_tensor import DeviceTensor, StackedDeviceTensor
@@ -11,4 +14,5 @@ from pypto.runtime.worker import ChipWorker, RegistrationHandle, Worker
 
 __all__ = ["RunConfig", "GoldenFileError", "ScalarSpec", "TensorSpec", "load_golden", "write_golden", "RunResult",
            "run", "compile_program", "execute_compiled", "ChipWorker", "RegistrationHandle", "Worker", "DeviceTensor",
-           "StackedDeviceTensor"]
+           "StackedDeviceTensor", "benchmark", "BenchmarkStats", "TraceSpan", "TraceInvocation", "configure_log",
+           "log_level"]

@@ -142,3 +142,32 @@ def test_device_tensors_belong_to_their_worker(tmp_path):
     finally:
         w1.close()
         w2.close()
+
+
+def test_benchmark_reports_simulated_device_time(tmp_path):
+    from pypto.runtime import benchmark
+
+    compiled = ir.compile(AddOne, tmp_path, dump_passes=False)
+    a, b, out = torch.randn(64, 128), torch.randn(64, 128), torch.zeros(64, 128)
+    stats = benchmark(compiled, [a, b, out], rounds=3, warmup=1, config=RunConfig(sim_seed=7))
+    assert torch.equal(out, a + b)
+    assert stats.rounds == 3 and len(stats.device_wall_us) == 3 and len(stats.host_wall_us) == 3
+    assert stats.device_us_min > 0 and not stats.all_zero_device
+    assert len(set(stats.device_wall_us)) == 1  # a fixed seed: identical simulated timelines
+    inv = stats.invocations[0]
+    assert inv.root().name == "chip.run" and inv.root().is_device
+    tasks = [s for s in inv.spans if s.depth == 1]
+    assert tasks and max(s.ts + s.dur for s in tasks) <= inv.root().dur
+    with pytest.raises(ValueError, match="rounds"):
+        benchmark(compiled, [a, b, out], rounds=0)
+
+
+def test_configure_log():
+    import pypto
+    from pypto.runtime import configure_log
+
+    old = pypto.get_log_level()
+    try:
+        assert configure_log("debug") is pypto.LogLevel.DEBUG and pypto.get_log_level() is pypto.LogLevel.DEBUG
+    finally:
+        pypto.set_log_level(old)
