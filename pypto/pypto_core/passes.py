@@ -10,6 +10,8 @@ our one pass pipeline (:mod:`pypto.passes`) and manager (:mod:`pypto.passes.mana
   active, :func:`pypto.ir.compile` takes its verification level, diagnostic phase, disabled checks,
   memory planner and runtime kind as defaults, and a :class:`Pass` called directly runs its
   instruments (:class:`CallbackInstrument` before/after, :class:`VerificationInstrument`).
+* ``l0_tile_chooser.choose_l0_tile(cfg)`` answers with our AutoTileMatmulL0's K-only rule (see
+  :mod:`pypto.pypto_core.l0_tile_chooser`; its design points differ from the reference's model).
 * ``MemoryPlanner`` and ``RuntimeKind`` are accepted and recorded (``compiled_meta.json``); the
   simulator always plans memory with our MemoryReuse + AllocateMemoryAddr and runs the
   tensormap runtime, so they change no result (docs/compatibility.md).
@@ -414,6 +416,12 @@ for _m in _PASS_MODULES:
 del _m
 
 
+def _l0_tile_chooser_module():
+    from pypto.pypto_core import l0_tile_chooser as module
+
+    return module
+
+
 def get_default_verification_level() -> VerificationLevel:
     """``PYPTO_VERIFY_LEVEL`` or BASIC."""
     from pypto.passes.manager import resolve_verification_level
@@ -429,6 +437,8 @@ def get_default_diagnostic_phase() -> DiagnosticPhase:
 
 
 def __getattr__(name: str):
+    if name == "l0_tile_chooser":  # our AutoTileMatmulL0's rule in the reference's vocabulary
+        return _l0_tile_chooser_module()
     raise AttributeError(
         f"pypto.pypto_core.passes has no {name!r}: the reference's pass or helper of that name has no "
         f"counterpart in this simulator's pipeline (its work is done by: {', '.join(_PASS_MODULES)}; "

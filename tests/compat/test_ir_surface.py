@@ -115,3 +115,19 @@ def test_ir_names_and_visitor():
     v = Loops()
     v.visit(ScaleRows)
     assert v.n == 1 and any(isinstance(s, ForStmt) for s in ScaleRows.functions[0].body)
+
+
+def test_l0_tile_chooser_is_our_auto_tile_rule():
+    ch = passes.l0_tile_chooser
+    cfg = ch.L0TileConfig()
+    cfg.M, cfg.K, cfg.N = 128, 1024, 128
+    cfg.bytes_a = cfg.bytes_b = 4
+    r = ch.choose_l0_tile(cfg)
+    # half of the 64 KiB L0A holds a 128 x 64 FP32 chunk: K splits into 16 chunks of 64, M and N stay whole
+    assert (r.m, r.n, r.k) == (128, 128, 64) and r.stationarity is ch.Stationarity.OutputStationary
+    assert not r.double_buffer_c and r.padded_compute_volume == 128 * 128 * 1024
+    cfg.K = 64
+    assert ch.choose_l0_tile(cfg).k == 64  # fits whole: no split
+    cfg.M = cfg.N = 256
+    with pytest.raises(ValueError, match="exceeds L0C"):
+        ch.choose_l0_tile(cfg)
