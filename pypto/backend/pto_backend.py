@@ -4,7 +4,7 @@ modules, not PTO/MLIR). :func:`pypto.ir.compile` calls :func:`generate`.
 """
 from __future__ import annotations
 
-from pypto.errors import CodegenError, PyptoError
+from pypto.errors import CodegenError
 
 
 class PartialCodegenError(CodegenError, RuntimeError):
@@ -33,7 +33,7 @@ def generate(program, output_dir=None, *, platform=None, skip_ptoas: bool = Fals
     ``platform`` is the simulated platform (default: the configured backend's). ``output_dir`` is
     accepted for the reference's signature (nothing is written: the caller writes the files);
     ``skip_ptoas`` and the reference's other options (``memory_planner``, ``emit_source_loc``, ...)
-    have no meaning here: there is no ptoas step. A failure after the first file raises
+    have no meaning here: there is no ptoas step. A ``CodegenError`` after the first file becomes a
     :class:`PartialCodegenError` carrying the files produced so far.
     """
     from pypto.backend.backend_type import default_platform
@@ -51,7 +51,8 @@ def generate(program, output_dir=None, *, platform=None, skip_ptoas: bool = Fals
         entry = program.entry
         if entry.func_type == FunctionType.Orchestration:
             files[orchestration_path(entry.name)] = generate_orchestration(entry, program)
-    except PyptoError as e:
+    except CodegenError as e:
+        # a kernel the generator refuses (a user-facing error); an InternalError stays what it is
         if not files:
             raise
         raise PartialCodegenError(e.message, files, e.span, e.hint) from e

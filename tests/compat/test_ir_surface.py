@@ -131,3 +131,14 @@ def test_l0_tile_chooser_is_our_auto_tile_rule():
     cfg.M = cfg.N = 256
     with pytest.raises(ValueError, match="exceeds L0C"):
         ch.choose_l0_tile(cfg)
+
+
+def test_pto_backend_generate_is_what_compile_writes(tmp_path):
+    from pypto.backend.pto_backend import PartialCodegenError, generate
+    from pypto.errors import CodegenError
+
+    c = ir.compile(ScaleRows, tmp_path, dump_passes=False)
+    files = generate(c.lowered, platform="a2a3sim")
+    assert files and all((tmp_path / rel).read_text() == text for rel, text in files.items())
+    assert sorted(files) == sorted([*c.meta["kernels"].values(), c.meta["orchestration"]])
+    assert issubclass(PartialCodegenError, CodegenError) and issubclass(PartialCodegenError, RuntimeError)
