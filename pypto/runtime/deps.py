@@ -244,9 +244,36 @@ def _view_keys(v: View, prefix: str) -> dict:
     return {f"{prefix}shape": list(v.shape), f"{prefix}start_offset": str(v.start), f"{prefix}strides": list(v.strides)}
 
 
+# Where deps.json places the first buffer, and the alignment of each next one: the host pointers of
+# the simulated GM buffers differ on every run (and would leak the process's address layout), so
+# deps.json gives each buffer a stable address instead, in order of first appearance in the submit log.
+_GM_BASE, _GM_ALIGN = 0x1000_0000, 512
+
+
+class StableAddresses:
+    """Host buffer pointer -> a reproducible GM address (first-appearance order, each buffer
+    ``_GM_ALIGN``-aligned after the previous one), so the same program writes the same deps.json."""
+
+    def __init__(self):
+        self._addr: dict[int, int] = {}
+        self._next = _GM_BASE
+
+    def __call__(self, v: View) -> int:
+        a = self._addr.get(v.base)
+        if a is None:
+            a = self._addr[v.base] = self._next
+            size = max(v.buffer_numel * v.esize, 1)
+            self._next += (size + _GM_ALIGN - 1) // _GM_ALIGN * _GM_ALIGN
+        return a
+
+
 def deps_document(tasks) -> dict:
-    """The deps.json object of spec §4 from the runtime's submit log (``Runtime.tasks``)."""
+    """The deps.json object of spec §4 from the runtime's submit log (``Runtime.tasks``).
+
+    ``buffer_addr`` (and the ``tensor_id`` hashed from it) is a stable address (:class:`StableAddresses`),
+    not the host pointer: two runs of one program give the same document."""
     out_tasks, tensors, edges = [], {}, []
+    addr = StableAddresses()
     for t in tasks:
         if t.kind == "snapshot":
             continue
@@ -255,8 +282,9 @@ def deps_document(tasks) -> dict:
             if not isinstance(a, torch.Tensor):
                 continue
             v = t.views[i]
-            tid = tensor_id(v.base)
-            tensors.setdefault(v.base, {"tensor_id": str(tid), "buffer_addr": str(v.base), "version": 0,
+            gm = addr(v)
+            tid = tensor_id(gm)
+            tensors.setdefault(v.base, {"tensor_id": str(tid), "buffer_addr": str(gm), "version": 0,
                                         "dtype": dtype_name(v.dtype).upper(), "buffer_numel": str(v.buffer_numel)})
             args.append({"idx": i, "type": "UNKNOWN" if tag == NO_DEP else tag, "tensor_id": str(tid),
                          "dtype": dtype_name(v.dtype).upper(), "shape": list(v.shape),
@@ -271,7 +299,7 @@ def deps_document(tasks) -> dict:
                  "flags": ["wait"] if source in ("tensormap", "compiler") else ["wait", "retain"]}
             if source != "explicit":
                 v = t.views[arg]
-                e["tensor_id"] = str(tensor_id(v.base))
+                e["tensor_id"] = str(tensor_id(addr(v)))
                 e["consumer_dtype"] = dtype_name(v.dtype).upper()
                 e.update(_view_keys(v, "consumer_"))
             if source == "tensormap":
