@@ -56,6 +56,7 @@ from pypto.runtime.deps import (
     INOUT, INPUT, NO_DEP, OUTPUT, OUTPUT_EXISTING, SCALAR, TensorMap, View, normalize_tag,
 )
 from pypto.runtime.dumps import AFTER, BEFORE, DumpCollector
+from pypto.runtime.faults import locate
 
 _MODULES: dict[str, object] = {}
 _LAST_RUNTIME: list = []
@@ -772,6 +773,12 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
                     rt.run_all()
             else:
                 rt.run_all()
+    except SimulationError as e:
+        # a fault inside generated code: name the kernel source line (file:line:col + caret)
+        located = locate(e)
+        if located is None:
+            raise
+        raise located from None
     finally:
         if rt is not None:
             for core in rt.cores:
