@@ -77,6 +77,9 @@ def publish_dir(staged, dest) -> Path:
     renamed into place, and the old one is deleted. If another writer publishes in between, the
     last rename wins and each published directory is one writer's complete set."""
     staged, dest = Path(staged), Path(dest)
+    if dest.exists() and not dest.is_dir():
+        # never replace a user's file that happens to sit where the directory goes
+        raise NotADirectoryError(f"{dest} exists and is not a directory; move it away to write there")
     old = None
     for _ in range(100):
         if dest.exists() or dest.is_symlink():

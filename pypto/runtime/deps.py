@@ -311,10 +311,11 @@ def deps_document(tasks) -> dict:
 
 def write_deps(tasks, dfx_dir: Path, work_dir: Path, kernel_ids: dict) -> Path:
     """Write ``dfx_outputs/deps.json`` and ``name_map_<work_dir.name>.json``; returns the deps path."""
-    dfx_dir.mkdir(parents=True, exist_ok=True)
+    from pypto.safe_files import atomic_write_text
+
     path = dfx_dir / "deps.json"
-    path.write_text(json.dumps(deps_document(tasks), indent=1), encoding="utf-8")
+    atomic_write_text(path, json.dumps(deps_document(tasks), indent=1))
     name_map = {"level": 2, "orchestrator_name": None,
                 "callable_id_to_name": {str(i): n for n, i in kernel_ids.items()}}
-    (dfx_dir / f"name_map_{work_dir.name}.json").write_text(json.dumps(name_map, indent=1), encoding="utf-8")
+    atomic_write_text(dfx_dir / f"name_map_{work_dir.name}.json", json.dumps(name_map, indent=1))
     return path

@@ -42,6 +42,7 @@ import importlib.util
 import operator
 import random
 import sys
+import warnings
 from pathlib import Path
 from typing import NamedTuple
 
@@ -783,11 +784,13 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
         if rt is not None:
             for core in rt.cores:
                 core.release()
-    if cfg.any_dfx_enabled():
-        write_dfx(rt, cfg, out, kernel_ids)
+    # the results first: a DFX output that cannot be written (disk full, a directory in the way)
+    # must not lose the outputs of a run that succeeded
     for p, user, g in zip(params, full, gm):
         if p["direction"] in ("Out", "InOut") and g is not user:
             user.copy_(g)
+    if cfg.any_dfx_enabled():
+        write_dfx(rt, cfg, out, kernel_ids)
     if allocate:
         outs = [full[i] for i, p in enumerate(params) if p["direction"] == "Out"]
         return outs[0] if len(outs) == 1 else tuple(outs)
@@ -847,20 +850,45 @@ def _writes_into(rt: Runtime, tensors) -> bool:
     return not bases.isdisjoint(rt.written_bases)
 
 
+class DfxWriteWarning(RuntimeWarning):
+    """A DFX output (deps.json, tensor dumps, swimlane) could not be written; the run's results are
+    unaffected (they were copied back before any DFX file was written)."""
+
+
 def write_dfx(rt: Runtime, cfg, work_dir: Path, kernel_ids: dict) -> None:
-    """Write the DFX outputs the config asks for under ``<work_dir>/dfx_outputs/`` and print where."""
+    """Write the DFX outputs the config asks for under ``<work_dir>/dfx_outputs/`` and print where.
+
+    Each output is written atomically and on its own: one that fails with an ``OSError`` (disk full,
+    no permission, a directory where the file goes) is a :class:`DfxWriteWarning` naming the file
+    and the cause, and the others are still written. The run has succeeded by then; its results
+    are already in the caller's tensors."""
     dfx = Path(work_dir) / "dfx_outputs"
+
+    def attempt(what: str, write) -> None:
+        try:
+            write()
+        except OSError as e:
+            warnings.warn(f"{what} could not be written under {dfx}: {e}. The run's results are not affected; "
+                          "free space or remove what is in the way to get the DFX output",
+                          DfxWriteWarning, stacklevel=4)
+
     if cfg.enable_dep_gen:
-        from pypto.runtime.deps import write_deps
+        def deps():
+            from pypto.runtime.deps import write_deps
 
-        path = write_deps(rt.tasks, dfx, Path(work_dir), kernel_ids)
-        print(f"deps.json written to {path} — inspect with:\n  python -m json.tool {path}")
+            path = write_deps(rt.tasks, dfx, Path(work_dir), kernel_ids)
+            print(f"deps.json written to {path} — inspect with:\n  python -m json.tool {path}")
+        attempt("deps.json", deps)
     if cfg.enable_dump_args and rt.dump is not None:
-        d = rt.dump.write(dfx)
-        if d is not None:
-            print(f"args_dump written to {d} — inspect with: python -m simpler_setup.tools.dump_viewer {d}")
+        def dumps():
+            d = rt.dump.write(dfx)
+            if d is not None:
+                print(f"args_dump written to {d} — inspect with: python -m simpler_setup.tools.dump_viewer {d}")
+        attempt("the tensor dump (args_dump/)", dumps)
     if cfg.enable_chip_swimlane:
-        from pypto.runtime.trace import write_swimlane
+        def swimlane():
+            from pypto.runtime.trace import write_swimlane
 
-        path = write_swimlane(rt, dfx, cfg.enable_chip_swimlane)
-        print(f"swimlane written to {path} — open it in https://ui.perfetto.dev or chrome://tracing")
+            path = write_swimlane(rt, dfx, cfg.enable_chip_swimlane)
+            print(f"swimlane written to {path} — open it in https://ui.perfetto.dev or chrome://tracing")
+        attempt("swimlane.json", swimlane)

@@ -16,5 +16,5 @@ def add_one_inout(x: pl.InOut[pl.Tensor[[64, 64], pl.FP32]]):
     for i in pl.range(4):
         with pl.at(level=pl.Level.CORE_GROUP):
             t = pl.load(x, [i * 16, 0], [16, 64])
-            pl.store(pl.adds(t, 1.0), [i * 16, 0], x)
+            pl.store(pl.add(t, 1.0), [i * 16, 0], x)
     return x
