@@ -190,7 +190,8 @@ class TensorMap:
                 del ents[k]
         return found
 
-    def register(self, v: View, task) -> None:
+    def register(self, v: View, task) -> tuple:
+        """Register ``task`` as a producer of ``v``; returns the entry's key (for :meth:`unregister`)."""
         b = self.buckets.get(v.base)
         if b is None:
             b = self.buckets[v.base] = _Bucket()
@@ -207,6 +208,22 @@ class TensorMap:
         n = v.hi - v.lo
         if n > b.maxlen:
             b.maxlen = n
+        return key
+
+    def unregister(self, base: int, key: tuple, task) -> None:
+        """Drop ``task``'s entry ``key`` of buffer ``base`` (a retired producer: consumers submitted from
+        now on need no edge to it), if a lookup has not dropped it already; an emptied bucket goes, so
+        a new buffer at a recycled address starts with no stale producers."""
+        b = self.buckets.get(base)
+        if b is None:
+            return
+        los = b.los
+        k = bisect_left(los, key)
+        if k < len(los) and los[k] == key and b.ents[k][1] is task:
+            del los[k]
+            del b.ents[k]
+        if not los:
+            del self.buckets[base]
 
 
 # ---------------------------------------------------------------------------------------- deps.json
