@@ -62,6 +62,20 @@ def load_manifest(d: Path) -> dict:
     return manifest
 
 
+def _nat(x) -> bool:
+    return type(x) is int and x >= 0
+
+
+def _well_formed(r) -> bool:
+    """A record as the runtime writes it (what the viewer indexes, slices and names files after)."""
+    return (isinstance(r, dict) and _TASK_ID.fullmatch(str(r.get("task_id", ""))) is not None
+            and _nat(r.get("arg_index")) and r.get("role") in ("input", "output", "inout")
+            and r.get("stage") in ("before_dispatch", "after_completion") and r.get("kind") in ("tensor", "scalar")
+            and (r["kind"] == "scalar" or (r.get("dtype") in _DT and isinstance(r.get("shape"), list)
+                                            and all(_nat(n) for n in r["shape"])
+                                            and _nat(r.get("bin_offset")) and _nat(r.get("bin_size")))))
+
+
 def check_payload(d: Path, manifest: dict) -> None:
     """Refuse a torn dump: ``args.bin`` must be the file the index was written with."""
     name = manifest.get("bin_file") or "args.bin"
@@ -69,8 +83,7 @@ def check_payload(d: Path, manifest: dict) -> None:
         raise DumpError(f"{d / 'args_dump.json'} names payload {name!r}; only args.bin beside it is read")
     for r in manifest.get("args", []):
         # task_id and arg_index become export file names: only the forms the runtime writes
-        if (not isinstance(r, dict) or not _TASK_ID.fullmatch(str(r.get("task_id", "")))
-                or type(r.get("arg_index")) is not int or r.get("role") not in ("input", "output", "inout")):
+        if not _well_formed(r):
             raise DumpError(f"{d / 'args_dump.json'} has a malformed record ({str(r)[:120]})")
     path = d / name
     size = path.stat().st_size if path.is_file() else None
@@ -243,7 +256,7 @@ def main(argv=None) -> int:
             if n == 0:
                 print("-" * (sum(widths) + 2 * (len(widths) - 1)))
         return 0
-    except DumpError as e:
+    except (DumpError, OSError) as e:
         print(f"dump_viewer: error: {e}", file=sys.stderr)
         return 1
 
