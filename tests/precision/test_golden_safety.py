@@ -102,3 +102,33 @@ def test_manifest_entry_through_a_symlink_out_is_refused(tmp_path):
     (root / "in").symlink_to(outside, target_is_directory=True)
     with pytest.raises(GoldenFileError, match="symbolic link"):
         load_golden(root)
+
+
+_WRITER = r"""
+import sys, time, torch
+from pypto.runtime import TensorSpec, write_golden
+
+k = int(sys.argv[2])
+specs = [TensorSpec("a", [32, 32], torch.float32, init_value=torch.randn),
+         TensorSpec("b", [32, 32], torch.float32, init_value=torch.randn),
+         TensorSpec("out", [32, 32], torch.float32, is_output=True)]
+
+def golden(tensors, params):
+    time.sleep(0.6 - 0.25 * k)
+    tensors["out"][:] = tensors["a"] + tensors["b"]
+
+time.sleep(0.2 * k)
+write_golden(specs, golden, sys.argv[1] + f"/golden_{k}.py", data_dir=sys.argv[1] + "/data")
+"""
+
+
+def test_three_writer_processes_share_one_golden_directory(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "writer.py"
+    script.write_text(_WRITER)
+    procs = [subprocess.Popen([sys.executable, str(script), str(tmp_path), str(k)]) for k in range(3)]
+    assert [p.wait(timeout=300) for p in procs] == [0, 0, 0]
+    g = load_golden(tmp_path / "data", _specs())
+    assert torch.equal(g.outputs["out"], g.inputs["a"] + g.inputs["b"])
