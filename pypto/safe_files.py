@@ -62,10 +62,23 @@ def atomic_write_text(path, text: str, fsync: bool = False) -> Path:
     return atomic_write_bytes(path, text.encode("utf-8"), fsync)
 
 
+STALE_SECONDS = 3600   # a staging / set-aside directory this old was left by a killed writer
+
+
 def staging_dir(dest) -> Path:
-    """A fresh, private, empty directory beside ``dest`` in which to build its new contents."""
+    """A fresh, private, empty directory beside ``dest`` in which to build its new contents. Staging
+    and set-aside directories of ``dest`` older than :data:`STALE_SECONDS` (left by a writer that was
+    killed) are removed first; younger ones may belong to a writer still at work."""
+    import time
+
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
+    now = time.time()
+    for p in dest.parent.glob(f".{dest.name}.*"):
+        if p.suffix in (".staging", ".old") and p.is_dir():
+            with contextlib.suppress(OSError):
+                if now - p.stat().st_mtime > STALE_SECONDS:
+                    shutil.rmtree(p, ignore_errors=True)
     return Path(tempfile.mkdtemp(prefix=f".{dest.name}.", suffix=".staging", dir=dest.parent))
 
 

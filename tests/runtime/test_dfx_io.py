@@ -106,3 +106,16 @@ def test_the_viewer_refuses_malformed_records_without_a_traceback(tmp_path, fiel
     (d / "args_dump.json").write_text(json.dumps(doc))
     assert dump_viewer.main([str(d), "--export"]) == 1
     assert not list(tmp_path.rglob("*escape*"))
+
+
+def test_a_killed_writers_staging_directory_is_cleaned_up_later(tmp_path):
+    import os
+
+    d = _dump(tmp_path, 1.0)
+    stale = d.parent / ".args_dump.abc123.staging"
+    (stale / "x").mkdir(parents=True)
+    young = d.parent / ".args_dump.def456.staging"
+    young.mkdir()
+    os.utime(stale, (0, 0))
+    _dump(tmp_path, 2.0)
+    assert not stale.exists() and young.exists()   # a young one may be another writer's, at work
