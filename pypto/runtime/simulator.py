@@ -407,8 +407,10 @@ class Runtime:
                 self.gangs = []
         self.drains += 1
         self._run(ring)
-        if not self._history and len(self._views) > 4 * sum(self._rings[0]):
-            self._views.clear()   # a cache (id -> View); entries of dead tensors would pile up
+        if not self._history and len(self._views) > 4096:
+            # a cache (id -> (tensor, View)) that keeps its tensors alive: the views a loop slices
+            # afresh every iteration would pile up; the few hot tensors are simply looked up again
+            self._views.clear()
 
     def _retire(self, t: Task) -> None:
         """``t`` gives its ring slot back (it completed and its scope ended). Without history its
