@@ -251,7 +251,11 @@ def load_golden(data_dir, tensor_specs: Sequence[TensorSpec] | None = None) -> G
             raise GoldenFileError(f"golden file {root / rel} holds {list(t.shape)} {t.dtype}, the manifest "
                                   f"records {info.get('shape')} {info.get('dtype')}")
         (inputs if rel.startswith("in/") else outputs)[Path(rel).stem] = t
-    return Golden(inputs, outputs, float(manifest["rtol"]), float(manifest["atol"]), manifest, True)
+    try:
+        rtol, atol = float(manifest["rtol"]), float(manifest["atol"])
+    except (KeyError, TypeError, ValueError):
+        raise GoldenFileError(f"golden manifest {mpath} has no valid rtol / atol") from None
+    return Golden(inputs, outputs, rtol, atol, manifest, True)
 
 
 def _write_golden_py(path: Path, specs, scalars, golden_fn, rtol, atol, root: Path, explicit_root: bool) -> None:

@@ -132,3 +132,16 @@ def test_three_writer_processes_share_one_golden_directory(tmp_path):
     assert [p.wait(timeout=300) for p in procs] == [0, 0, 0]
     g = load_golden(tmp_path / "data", _specs())
     assert torch.equal(g.outputs["out"], g.inputs["a"] + g.inputs["b"])
+
+
+def test_a_manifest_without_tolerances_is_refused_not_a_traceback(tmp_path):
+    root = tmp_path / "g"
+
+    def golden(tensors, params):
+        tensors["out"][:] = tensors["a"] + tensors["b"]
+    write_golden(_specs(), golden, tmp_path / "golden.py", data_dir=root, seed=0)
+    m = json.loads((root / "manifest.json").read_text())
+    del m["rtol"]
+    (root / "manifest.json").write_text(json.dumps(m))
+    with pytest.raises(GoldenFileError, match="no valid rtol / atol"):
+        load_golden(root)
