@@ -44,3 +44,16 @@ def test_same_seed_same_schedule_with_a_small_window():
     a = _run(ring_task_window=8)
     b = _run(ring_task_window=8)
     assert a.time == b.time and a.drains == b.drains
+
+
+def test_the_ring_environment_variables_apply_below_a_config_override(monkeypatch):
+    import pytest
+
+    monkeypatch.setenv("PTO2_RING_TASK_WINDOW", "32")
+    assert RunConfig().ring_limits()[0] == [32] * 4
+    assert RunConfig(ring_task_window=[8, 0, 0, 0]).ring_limits()[0] == [8, 32, 32, 32]
+    rt = _run()
+    assert rt.max_live[1] == 32
+    monkeypatch.setenv("PTO2_RING_TASK_WINDOW", "33")
+    with pytest.raises(ValueError, match="PTO2_RING_TASK_WINDOW.*power of two"):
+        RunConfig().ring_limits()
