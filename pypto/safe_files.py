@@ -13,6 +13,7 @@ Two primitives, both built on ``os.replace`` (atomic on POSIX and Windows within
 
 :func:`dir_lock` is an advisory lock (``fcntl.flock`` on a lock file beside a directory) for the
 read-check-write sequences that must not interleave across processes (recording one golden directory).
+:func:`contained` checks that a path read from a file (a manifest entry) stays inside its directory.
 """
 from __future__ import annotations
 
@@ -157,12 +158,3 @@ def contained(root, rel, what: str) -> Path:
     except ValueError:
         raise ValueError(f"{what} {rel_s!r} leaves {root} through a symbolic link") from None
     return full
-
-
-def check_file_name(name: str, what: str) -> str:
-    """``name`` when it is usable as one file name component (no path separator, not ``.``/``..``,
-    no NUL); else :class:`ValueError` naming ``what``."""
-    if not isinstance(name, str) or not name or name in (".", "..") or "/" in name or "\\" in name or "\0" in name:
-        raise ValueError(f"{what} {name!r} cannot be used as a file name (it must be one path component: no '/', "
-                         "no '\\\\', not '.' or '..')")
-    return name

@@ -145,3 +145,26 @@ def test_a_manifest_without_tolerances_is_refused_not_a_traceback(tmp_path):
     (root / "manifest.json").write_text(json.dumps(m))
     with pytest.raises(GoldenFileError, match="no valid rtol / atol"):
         load_golden(root)
+
+
+def test_safe_files_primitives(tmp_path):
+    from pypto.safe_files import atomic_write_text, contained, publish_dir, staging_dir
+
+    p = atomic_write_text(tmp_path / "a" / "f.txt", "one")
+    assert p.read_text() == "one" and [x.name for x in p.parent.iterdir()] == ["f.txt"]
+    with pytest.raises(ValueError, match="relative path inside"):
+        contained(tmp_path, "../x", "entry")
+    with pytest.raises(ValueError, match="relative path inside"):
+        contained(tmp_path, "/etc/passwd", "entry")
+    assert contained(tmp_path, "a/f.txt", "entry") == tmp_path / "a" / "f.txt"
+    dest = tmp_path / "d"
+    for k in range(2):
+        st = staging_dir(dest)
+        (st / "v").write_text(str(k))
+        publish_dir(st, dest)
+        assert (dest / "v").read_text() == str(k)
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["a", "d"]     # nothing left beside
+    (tmp_path / "file").write_text("mine")
+    with pytest.raises(NotADirectoryError):
+        publish_dir(staging_dir(tmp_path / "file"), tmp_path / "file")
+    assert (tmp_path / "file").read_text() == "mine"
