@@ -22,6 +22,8 @@ def _cast_check(args) -> int:
     try:
         cert = certify(args.src, args.dst, args.platform, args.mode, samples=args.samples)
     except (ValueError, TypeError, KeyError) as e:
+        # bad input is a usage error (exit 2), as argparse reports its own: usage line first
+        print(args.usage.rstrip(), file=sys.stderr)
         print(f"pypto cast-check: error: {e}", file=sys.stderr)
         return 2
     print(cert.format())
@@ -97,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     cc.add_argument("--platform", default="a2a3sim", choices=["a2a3sim", "a5sim"])
     cc.add_argument("--mode", default="round", help="none rint round floor ceil trunc odd (default round)")
     cc.add_argument("--samples", type=int, default=1_000_000, help="random samples for 32-bit sources")
-    cc.set_defaults(func=_cast_check)
+    cc.set_defaults(func=_cast_check, usage=cc.format_usage())
     dr = sub.add_parser("doctor", help="run the five steps of the precision workflow and stop at the one that "
                                        "explains the gap")
     dr.add_argument("script", help="a .py file defining case() (see pypto --help)")

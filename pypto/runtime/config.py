@@ -10,6 +10,7 @@ and ``enable_scope_stats`` are validated but have no effect on the simulator.
 from __future__ import annotations
 
 import enum
+import os
 import warnings
 from dataclasses import dataclass, field
 from typing import Optional
@@ -197,16 +198,30 @@ class RunConfig:
         self.ring_dep_pool = _check_ring("ring_dep_pool", self.ring_dep_pool, _dep_pool)
 
     def ring_limits(self) -> tuple[list[int], list[int], list[int]]:
-        """Per ring (4): task window, heap bytes and dependency-pool entries — the overrides, with
-        ``None`` / ``0`` entries taken from the platform's defaults."""
+        """Per ring (4): task window, heap bytes and dependency-pool entries. As on the device, an
+        override here wins; a ``None`` / ``0`` entry falls back to the process-wide environment
+        variable ``PTO2_RING_TASK_WINDOW`` / ``PTO2_RING_HEAP`` / ``PTO2_RING_DEP_POOL`` when set
+        (validated like the field), then to the platform's default."""
         plat = self._platform
 
-        def per_ring(value, default):
+        def per_ring(name, value, default, check):
+            env = os.environ.get(f"PTO2_RING_{name.upper()}", "").strip()
+            if env:
+                try:
+                    default = int(env, 0)
+                except ValueError:
+                    raise ValueError(f"environment variable PTO2_RING_{name.upper()} must be an int, got {env!r}") \
+                        from None
+                try:
+                    check(default)
+                except ValueError as e:
+                    raise ValueError(f"environment variable PTO2_RING_{name.upper()}: {e}") from None
             vals = value if isinstance(value, list) else [value] * _RINGS
             return [default if not v else v for v in vals]
 
-        return (per_ring(self.ring_task_window, plat.ring_task_window), per_ring(self.ring_heap, plat.ring_heap),
-                per_ring(self.ring_dep_pool, plat.ring_dep_pool))
+        return (per_ring("task_window", self.ring_task_window, plat.ring_task_window, _pow2("ring_task_window", 4)),
+                per_ring("heap", self.ring_heap, plat.ring_heap, _pow2("ring_heap", 1024)),
+                per_ring("dep_pool", self.ring_dep_pool, plat.ring_dep_pool, _dep_pool))
 
     def any_dfx_enabled(self) -> bool:
         """Whether any DFX output is requested (swimlane, dumps, pmu, dep_gen, scope stats)."""
