@@ -78,7 +78,9 @@ def returned_params(f: Function) -> list[int]:
     from pypto.ir.visit import iter_stmts
 
     root: dict[int, int] = {id(p): i for i, p in enumerate(f.params)}
-    targets = {"tensor.assemble": 0, "tile.store": 2}
+    from pypto.ops.registry import write_targets
+
+    targets = write_targets()
     ret = None
     for s in iter_stmts(f.body):
         if isinstance(s, AssignStmt):

@@ -88,6 +88,7 @@ from pypto.language.enums import (
     ParamDirection,
 )
 from pypto.numerics.cast import normalize_mode
+from pypto.ops.registry import write_target
 
 # ----------------------------------------------------------------------------- context
 
@@ -419,7 +420,7 @@ class FunctionParser:
         t = value.type
         if ann_type is not None and not isinstance(value, Var):
             self._check_annotation(t, ann_type, name, span)
-            t = ann_type
+            t = _narrowed(ann_type, t)
             if hasattr(value, "type") and not isinstance(value, (ConstInt, ConstFloat, ConstBool)):
                 # printed IR annotates what passes decided (memory space, address): the value
                 # carries the same type as its Var, as the passes build it
@@ -466,8 +467,29 @@ class FunctionParser:
                 getattr(self, f"directive_{directive}")(node.value)
                 return
         v = self.expr(node.value)
+        name = self._written_name(v)
+        if name is not None:
+            # `pl.store(t, offs, out)` as a statement writes `out` all the same: rebind the name to
+            # the store's result, so that the write is a new version of `out` (an EvalStmt would
+            # leave the pl.at scope reading `out` only: its task an INPUT of `out`, its readers
+            # unordered after it)
+            self.define(name, v, node)
+            return
         if isinstance(v, Expr) and not isinstance(v, Var):
             self.emit(EvalStmt(v, self.span(node)))
+
+    def _written_name(self, v: Any) -> str | None:
+        """The name bound to the tensor a write op (``OpDef.writes``) call ``v`` writes into."""
+        if not isinstance(v, Call):
+            return None
+        idx = write_target(v.op)
+        if idx is None or idx >= len(v.args) or not isinstance(v.args[idx], Var):
+            return None
+        tgt = v.args[idx]
+        for name, bound in self.scope.items():
+            if bound is tgt:
+                return name
+        return None
 
     def stmt_Assign(self, node: ast.Assign) -> None:
         if len(node.targets) != 1:
@@ -1585,6 +1607,22 @@ def _memref(v: "ann.MemRef", what: str, span) -> MemRef:
             f"{what}: pl.MemRef takes (\"buffer_name\", offset, size) and optionally addr=N, with "
             f"non-negative integers; got pl.MemRef({got})", span)
     return MemRef(v.base, v.offset, v.size, v.addr)
+
+
+def _narrowed(annotated: Type, inferred: Type) -> Type:
+    """The type a ``name: <annotation> = value`` binding gets: the annotation, with the tile
+    attributes it leaves unsaid (memory space, valid shape, MemRef) taken from the value.
+
+    A user's ``t: pl.Tile[[32, 64], pl.FP32] = pl.load(x, ..., valid_shape=[20, 64])`` states shape
+    and dtype only; dropping the load's valid shape would make the tile look whole and a later
+    store write its invalid rows too (the reference keeps the valid shape). Printed IR states every
+    attribute the passes decided, so it is unaffected."""
+    if isinstance(annotated, TileType) and isinstance(inferred, TileType):
+        return annotated.with_(
+            memory_space=annotated.memory_space if annotated.memory_space is not None else inferred.memory_space,
+            valid_shape=annotated.valid_shape if annotated.valid_shape is not None else inferred.valid_shape,
+            memref=annotated.memref if annotated.memref is not None else inferred.memref)
+    return annotated
 
 
 def _strip_memref(t: Type) -> Type:

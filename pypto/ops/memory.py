@@ -91,7 +91,7 @@ register(OpDef(
                    f"atomic={a.atomic == repr(AtomicType.Add)})"),
     sim=lambda a, dst: (f"_pto.store({a.tile}, {a.offsets}, {a.tensor}, {_valid_src(a, a.tile.type)}, "
                         f"atomic={a.atomic == repr(AtomicType.Add)})"),
-    dsl="store", operand_kinds=("tile",), gm="write",
+    dsl="store", operand_kinds=("tile",), gm="write", writes="tensor",
     input_spaces=(MemorySpace.Vec, MemorySpace.Acc),
     doc="write a tile's valid region into a global tensor; returns the tensor",
 ))
@@ -164,7 +164,7 @@ register(OpDef(
     infer=_assemble_infer,
     ref=lambda a: f"_pto.assemble({a.target}, {a.src}, {a.offsets}, atomic={a.atomic == repr(AtomicType.Add)})",
     dsl="assemble", operand_kinds=("tensor", "tensor"),
-    lowers_to="tile.store",
+    lowers_to="tile.store", writes="target",
     doc="write src into target at offsets (what `out[...] = e` means); atomic=pl.AtomicType.Add adds "
         "into the target (lowered to tile.store(..., atomic=))",
 ))

@@ -126,6 +126,17 @@ class OpDef:
     #   since a batched call could block the sums differently); the data movement around it is
     #   batched
     batch: Optional[str] = None
+    # the (tensor) param this op writes into and returns a new version of (``tile.store``'s
+    # ``tensor``, ``tensor.assemble``'s ``target``): passes treat that operand as a destination,
+    # not a read, and the parser rebinds its name when the call is a statement
+    writes: Optional[str] = None
+
+    @property
+    def write_index(self) -> Optional[int]:
+        """Position of the ``writes`` param in the schema, or None for an op that writes nothing."""
+        if self.writes is None:
+            return None
+        return [p.name for p in self.params].index(self.writes)
 
     @property
     def level(self) -> str:
@@ -181,6 +192,20 @@ def dsl_names() -> set[str]:
     """Every ``pl.<name>`` an op of the registry answers to."""
     _load()
     return set(_BY_DSL)
+
+
+def write_target(op_name: str) -> Optional[int]:
+    """Argument position an op writes into (see ``OpDef.writes``); None if it writes nothing or
+    is not a registered op."""
+    _load()
+    op = OPS.get(op_name)
+    return op.write_index if op is not None else None
+
+
+def write_targets() -> dict[str, int]:
+    """``{op name: argument position it writes into}`` for every op that writes a tensor."""
+    _load()
+    return {name: op.write_index for name, op in OPS.items() if op.writes is not None}
 
 
 def all_ops() -> dict[str, OpDef]:

@@ -1,0 +1,50 @@
+"""Kernels for tests/test_forms.py: language forms programs written for the reference use, and the
+wrong results found while trying them (statement-form stores, valid shapes under annotations)."""
+import pypto.language as pl
+
+
+# ---------------------------------------------------------------- statement-form pl.store
+@pl.jit
+def stmt_store_two_scopes(a: pl.Tensor[[64, 64], pl.FP32], scratch: pl.Out[pl.Tensor[[64, 64], pl.FP32]],
+                          out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(a, [0, 0], [64, 64])
+        pl.store(pl.add(t, t), [0, 0], scratch)          # result not rebound: still a write
+    with pl.at(level=pl.Level.CORE_GROUP):
+        s = pl.load(scratch, [0, 0], [64, 64])
+        out = pl.store(pl.add(s, 1.0), [0, 0], out)
+    return out
+
+
+@pl.jit
+def stmt_store_loop(a: pl.Tensor[[128, 64], pl.FP32], scratch: pl.Out[pl.Tensor[[128, 64], pl.FP32]],
+                    out: pl.Out[pl.Tensor[[128, 64], pl.FP32]]):
+    for i in pl.range(2):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t = pl.load(a, [i * 64, 0], [64, 64])
+            pl.store(pl.mul(t, 3.0), [i * 64, 0], scratch)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        s = pl.load(scratch, [0, 0], [128, 64])
+        out = pl.store(pl.sub(s, 1.0), [0, 0], out)
+    return out
+
+
+# ---------------------------------------------------------------- valid shapes through annotations
+@pl.jit
+def valid_tail_subs(src: pl.Tensor[[32, 64], pl.FP32], out: pl.InOut[pl.Tensor[[32, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        s: pl.Tile[[32, 64], pl.FP32] = pl.load(src, [0, 0], [32, 64], valid_shape=[20, 47])
+        r: pl.Tile[[32, 64], pl.FP32] = pl.tile.subs(s, 2.0)
+        out = pl.store(r, [0, 0], out)
+    return out
+
+
+@pl.jit
+def valid_tail_row_expand_add(src: pl.Tensor[[32, 64], pl.FP32], row: pl.Tensor[[32, 1], pl.FP32],
+                              out: pl.InOut[pl.Tensor[[32, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        s: pl.Tile[[32, 64], pl.FP32] = pl.load(src, [0, 0], [32, 64], valid_shape=[20, 64])
+        r: pl.Tile[[32, 1], pl.FP32] = pl.load(row, [0, 0], [32, 1], valid_shape=[20, 1])
+        res: pl.Tile[[32, 64], pl.FP32] = pl.tile.row_expand_add(s, r)
+        out = pl.store(res, [0, 0], out)
+    return out

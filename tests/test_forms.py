@@ -1,0 +1,68 @@
+"""Language forms of programs written for the reference PyPTO, and the wrong results found while
+trying them. Each kernel runs on both simulators and under torch_codegen (frontend and lowered IR),
+and its program prints and parses back at every pipeline stage."""
+import kernels_forms as K
+import torch
+from lang_harness import check_all
+
+from pypto.frontend.specialize import specialize
+from pypto.ir import run_pipeline, structural_equal
+from pypto.language import parse
+
+
+def roundtrips(kernel, args, platform="a2a3sim"):
+    """parse(print(p)) == p at every stage of the pipeline."""
+    result = run_pipeline(specialize(kernel, args, {}).program, {"platform": platform})
+    for stage, program in result.stages:
+        text = program.as_python()
+        assert structural_equal(program, parse(text)), f"after {stage}:\n{text}"
+
+
+def _dirs(kernel, args):
+    """The runtime tags of each task dispatch of the lowered entry, in order."""
+    from pypto.ir.nodes import FuncCall
+    from pypto.ir.visit import iter_stmts, walk_expr, use_exprs
+
+    prog = kernel.lower(*args)
+    out = []
+    for s in iter_stmts(prog.entry.body):
+        for e in use_exprs(s):
+            out += [x.arg_directions for x in walk_expr(e) if isinstance(x, FuncCall)]
+    return out
+
+
+# ---------------------------------------------------------------- statement-form pl.store
+def test_statement_store_is_a_write_the_next_scope_waits_for():
+    """`pl.store(t, offs, scratch)` without rebinding: the writer task tags scratch as an output and
+    the reading task runs after it (it used to be an INPUT of the writer: the reader saw zeros)."""
+    a = torch.randn(64, 64)
+    args = (a, torch.zeros(64, 64), torch.zeros(64, 64))
+    check_all(K.stmt_store_two_scopes, args, {1: 2 * a, 2: 2 * a + 1})
+    tags = _dirs(K.stmt_store_two_scopes, args)
+    assert tags[0] == ("INPUT", "OUTPUT_EXISTING")
+    roundtrips(K.stmt_store_two_scopes, args)
+
+
+def test_statement_store_in_a_loop_of_tasks():
+    a = torch.randn(128, 64)
+    args = (a, torch.zeros(128, 64), torch.zeros(128, 64))
+    check_all(K.stmt_store_loop, args, {1: 3 * a, 2: 3 * a - 1})
+
+
+# ---------------------------------------------------------------- valid shapes
+def test_annotated_tile_keeps_the_loads_valid_shape():
+    """`s: pl.Tile[[32, 64], pl.FP32] = pl.load(..., valid_shape=[20, 47])`: the store writes only
+    the 20x47 valid region (the annotation used to drop the valid shape: the whole tile was written)."""
+    a = torch.randn(32, 64)
+    want = torch.zeros(32, 64)
+    want[:20, :47] = a[:20, :47] - 2
+    check_all(K.valid_tail_subs, (a, torch.zeros(32, 64)), {1: want})
+    roundtrips(K.valid_tail_subs, (a, torch.zeros(32, 64)))
+
+
+def test_row_expand_add_row_tail_writes_valid_rows_only():
+    a, r = torch.randn(32, 64), torch.randn(32, 1)
+    out = torch.full((32, 64), 7.0)
+    want = out.clone()
+    want[:20] = a[:20] + r[:20]
+    check_all(K.valid_tail_row_expand_add, (a, r, out), {2: want})
