@@ -48,3 +48,14 @@ def valid_tail_row_expand_add(src: pl.Tensor[[32, 64], pl.FP32], row: pl.Tensor[
         res: pl.Tile[[32, 64], pl.FP32] = pl.tile.row_expand_add(s, r)
         out = pl.store(res, [0, 0], out)
     return out
+
+
+# ---------------------------------------------------------------- FP16 column sum (TCOLSUM order)
+@pl.jit
+def col_sum_fp16_tree(a: pl.Tensor[[32, 64], pl.FP16], out: pl.Out[pl.Tensor[[1, 64], pl.FP16]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t: pl.Tile[[32, 64], pl.FP16] = pl.load(a, [0, 0], [32, 64])
+        tmp: pl.Tile[[32, 64], pl.FP16] = pl.tile.create([32, 64], dtype=pl.FP16, target_memory=pl.MemorySpace.Vec)
+        r: pl.Tile[[1, 64], pl.FP16] = pl.tile.col_sum(t, tmp)
+        out = pl.store(r, [0, 0], out)
+    return out

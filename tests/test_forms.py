@@ -66,3 +66,30 @@ def test_row_expand_add_row_tail_writes_valid_rows_only():
     want = out.clone()
     want[:20] = a[:20] + r[:20]
     check_all(K.valid_tail_row_expand_add, (a, r, out), {2: want})
+
+
+# ---------------------------------------------------------------- FP16 column sums
+def _tcolsum_fp16(x):
+    """pto-isa TCOLSUM with a tmp tile, written from its description: adjacent rows pairwise, each
+    add rounded to FP16, an odd level's last row added onto the first partial sum."""
+    rows = [x[i] for i in range(x.shape[0])]
+    while len(rows) > 1:
+        n = len(rows)
+        nxt = [(rows[2 * i] + rows[2 * i + 1]) for i in range(n // 2)]
+        if n % 2:
+            nxt[0] = nxt[0] + rows[n - 1]
+        rows = nxt
+    return rows[0].unsqueeze(0)
+
+
+def test_fp16_col_sum_tree_is_the_devices_adjacent_pair_order():
+    """48 of 64 columns used to differ from this order (the tree halved instead of pairing)."""
+    torch.manual_seed(3)
+    a = torch.randn(32, 64).half()
+    want = _tcolsum_fp16(a)
+    runs = check_all(K.col_sum_fp16_tree, (a, torch.zeros(1, 64, dtype=torch.float16)), {1: want},
+                     atol=0, rtol=0)
+    for who, got in runs.items():
+        assert torch.equal(got[1].view(torch.int16), want.view(torch.int16)), who
+    # FP16 accumulation is observable: an FP32 sum rounded once differs in some column
+    assert not torch.equal(a.float().sum(0, keepdim=True).half(), want)
