@@ -59,3 +59,30 @@ def col_sum_fp16_tree(a: pl.Tensor[[32, 64], pl.FP16], out: pl.Out[pl.Tensor[[1,
         r: pl.Tile[[1, 64], pl.FP16] = pl.tile.col_sum(t, tmp)
         out = pl.store(r, [0, 0], out)
     return out
+
+
+# ---------------------------------------------------------------- inline helpers with statement stores
+@pl.jit.inline
+def plus_one_into(a: pl.Tensor, c: pl.Tensor):
+    pl.dump_tag(a)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(a, [0, 0], [128, 128])
+        pl.store(pl.add(t, 1.0), [0, 0], c)
+    return c
+
+
+@pl.jit.inline
+def twice_into(a: pl.Tensor, c: pl.Tensor):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(a, [0, 0], [128, 128])
+        pl.store(pl.mul(t, 2.0), [0, 0], c)
+    return c
+
+
+@pl.jit
+def inline_stmt_stores(a: pl.Tensor, c: pl.Out[pl.Tensor]):
+    mid = pl.create_tensor([128, 128], dtype=pl.FP32)
+    pl.dump_tag(mid)
+    mid = plus_one_into(a, mid)
+    c = twice_into(mid, c)
+    return c

@@ -93,3 +93,12 @@ def test_fp16_col_sum_tree_is_the_devices_adjacent_pair_order():
         assert torch.equal(got[1].view(torch.int16), want.view(torch.int16)), who
     # FP16 accumulation is observable: an FP32 sum rounded once differs in some column
     assert not torch.equal(a.float().sum(0, keepdim=True).half(), want)
+
+
+def test_inline_helpers_with_statement_stores_chain_through_a_created_tensor():
+    """The reference's dump_tag add/mul program: (a + 1) * 2 through two inline helpers whose
+    pl.at scopes store as statements (the second task used to read the created tensor unwritten:
+    max difference 10.2)."""
+    a = torch.randn(128, 128)
+    check_all(K.inline_stmt_stores, (a, torch.zeros(128, 128)), {1: (a + 1) * 2})
+    roundtrips(K.inline_stmt_stores, (a, torch.zeros(128, 128)))
