@@ -86,3 +86,90 @@ def inline_stmt_stores(a: pl.Tensor, c: pl.Out[pl.Tensor]):
     mid = plus_one_into(a, mid)
     c = twice_into(mid, c)
     return c
+
+
+# ---------------------------------------------------------------- the reference's op signatures
+@pl.jit
+def sig_cast_store(x: pl.Tensor[[32, 64], pl.FP32], out: pl.Out[pl.Tensor[[32, 64], pl.FP16]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [0, 0], [32, 64])
+        h = pl.cast(t, target_type=pl.FP16, mode="rint")
+        out = pl.store(h, [0, 0], output_tensor=out, shapes=[32, 64])
+    return out
+
+
+@pl.jit
+def sig_sel(x: pl.Tensor[[32, 64], pl.FP32], y: pl.Tensor[[32, 64], pl.FP32],
+            out: pl.Out[pl.Tensor[[32, 64], pl.FP32]], out2: pl.Out[pl.Tensor[[32, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        a = pl.load(x, [0, 0], [32, 64])
+        b = pl.load(y, [0, 0], [32, 64])
+        m = pl.tile.cmp(a, b, cmp_type=4)
+        tmp = pl.tile.create([1, 32], dtype=pl.UINT8, target_memory=pl.MemorySpace.Vec)
+        r = pl.tile.sel(m, a, b, tmp)
+        r2 = pl.tile.sels(m, a, tmp, 0.5)
+        out = pl.store(r, [0, 0], out)
+        out2 = pl.store(r2, [0, 0], out2)
+    return out, out2
+
+
+@pl.jit
+def sig_clamp_div_log(x: pl.Tensor[[40, 64], pl.FP32], y: pl.Tensor[[40, 64], pl.FP32],
+                      out: pl.InOut[pl.Tensor[[64, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        a = pl.load(x, [8, 0], [64, 64], clamp=True)      # rows 8..40 exist: valid [32, 64]
+        b = pl.load(y, [8, 0], [64, 64], clamp=True)
+        q = pl.div(a, pl.add(b, 10.0), high_precision=True)
+        r = pl.log(pl.add(pl.abs(q), 1.0), high_precision=True)
+        out = pl.store(r, [0, 0], out)
+    return out
+
+
+@pl.jit
+def sig_row_expand_tmp(x: pl.Tensor[[32, 64], pl.FP32], v: pl.Tensor[[32, 1], pl.FP32],
+                       out: pl.Out[pl.Tensor[[32, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [0, 0], [32, 64])
+        r = pl.load(v, [0, 0], [32, 1])
+        tmp = pl.tile.create([32, 64], dtype=pl.FP32, target_memory=pl.MemorySpace.Vec)
+        s = pl.tile.row_expand_add(t, r, tmp=tmp)
+        out = pl.store(pl.row_expand_mul(s, r), [0, 0], out)
+    return out
+
+
+@pl.jit
+def sig_create_tensor_init(x: pl.Tensor[[32, 64], pl.FP32], out: pl.Out[pl.Tensor[[32, 64], pl.FP32]]):
+    buf = pl.create_tensor([32, 64], dtype=pl.FP32, layout=pl.TensorLayout.ND, init_value=1.5)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [0, 0], [16, 64])
+        buf = pl.store(t, [0, 0], buf)                    # rows 16..32 keep the fill
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out = pl.store(pl.load(buf, [0, 0], [32, 64]), [0, 0], out)
+    return out
+
+
+@pl.jit
+def sig_matmul_acc_init_cond(a: pl.Tensor[[32, 128], pl.FP32], b: pl.Tensor[[128, 48], pl.FP32],
+                             out: pl.Out[pl.Tensor[[32, 48], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        acc = pl.tile.create([32, 48], dtype=pl.FP32, target_memory=pl.MemorySpace.Acc)
+        for k in pl.range(4):
+            ta = pl.load(a, [0, k * 32], [32, 32], target_memory=pl.Mem.Mat)
+            tb = pl.load(b, [k * 32, 0], [32, 48], target_memory=pl.Mem.Mat)
+            la = pl.move(ta, target_memory=pl.Mem.Left)
+            rb = pl.move(tb, target_memory=pl.Mem.Right)
+            pl.tile.matmul_acc(acc, la, rb, init_cond=(k == 1))   # statement form: updates acc
+        out = pl.store(acc, [0, 0], out)
+    return out
+
+
+@pl.jit
+def sig_extract(a: pl.Tensor[[64, 64], pl.FP32], b: pl.Tensor[[32, 48], pl.FP32],
+                out: pl.Out[pl.Tensor[[32, 48], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        ta = pl.load(a, [0, 0], [64, 64], target_memory=pl.Mem.Mat)
+        tb = pl.load(b, [0, 0], [32, 48], target_memory=pl.Mem.Mat)
+        la = pl.tile.extract(ta, 32, 0, [32, 32], target_memory=pl.Mem.Left)
+        rb = pl.move(tb, target_memory=pl.Mem.Right)
+        out = pl.store(pl.matmul(la, rb), [0, 0], out)
+    return out

@@ -102,3 +102,55 @@ def test_inline_helpers_with_statement_stores_chain_through_a_created_tensor():
     a = torch.randn(128, 128)
     check_all(K.inline_stmt_stores, (a, torch.zeros(128, 128)), {1: (a + 1) * 2})
     roundtrips(K.inline_stmt_stores, (a, torch.zeros(128, 128)))
+
+
+# ---------------------------------------------------------------- the reference's op signatures
+def test_cast_target_type_and_store_output_tensor_keywords():
+    x = torch.randn(32, 64) * 100
+    args = (x, torch.zeros(32, 64, dtype=torch.float16))
+    check_all(K.sig_cast_store, args, {1: x.half()}, atol=0, rtol=0)
+    roundtrips(K.sig_cast_store, args)
+
+
+def test_sel_and_sels_take_the_scratch_tile_in_the_references_order():
+    x, y = torch.randn(32, 64), torch.randn(32, 64)
+    args = (x, y, torch.zeros(32, 64), torch.zeros(32, 64))
+    check_all(K.sig_sel, args, {2: torch.where(x > y, x, y), 3: torch.where(x > y, x, torch.tensor(0.5))})
+    roundtrips(K.sig_sel, args)
+
+
+def test_load_clamp_cuts_the_region_at_the_tensors_edge():
+    x, y = torch.randn(40, 64), torch.randn(40, 64)
+    out = torch.full((64, 64), -3.0)
+    want = out.clone()
+    want[:32] = torch.log((x[8:] / (y[8:] + 10)).abs() + 1)
+    check_all(K.sig_clamp_div_log, (x, y, out), {2: want})
+    roundtrips(K.sig_clamp_div_log, (x, y, out))
+
+
+def test_row_expand_add_with_tmp():
+    x, v = torch.randn(32, 64), torch.randn(32, 1)
+    check_all(K.sig_row_expand_tmp, (x, v, torch.zeros(32, 64)), {2: (x + v) * v})
+    roundtrips(K.sig_row_expand_tmp, (x, v, torch.zeros(32, 64)))
+
+
+def test_create_tensor_layout_and_init_value():
+    x = torch.randn(32, 64)
+    want = torch.full((32, 64), 1.5)
+    want[:16] = x[:16]
+    check_all(K.sig_create_tensor_init, (x, torch.zeros(32, 64)), {1: want})
+    roundtrips(K.sig_create_tensor_init, (x, torch.zeros(32, 64)))
+
+
+def test_matmul_acc_init_cond_overwrites_where_it_holds():
+    """init_cond=(k == 1): step 1 overwrites what step 0 accumulated, steps 2 and 3 accumulate (the
+    statement form updates acc in place, as the reference's does)."""
+    a, b = torch.randn(32, 128), torch.randn(128, 48)
+    want = a[:, 32:] @ b[32:]
+    check_all(K.sig_matmul_acc_init_cond, (a, b, torch.zeros(32, 48)), {2: want}, atol=1e-4, rtol=1e-4)
+    roundtrips(K.sig_matmul_acc_init_cond, (a, b, torch.zeros(32, 48)))
+
+
+def test_extract_takes_row_and_column_indices():
+    a, b = torch.randn(64, 64), torch.randn(32, 48)
+    check_all(K.sig_extract, (a, b, torch.zeros(32, 48)), {2: a[32:, :32] @ b}, atol=1e-4, rtol=1e-4)

@@ -482,7 +482,7 @@ class FunctionParser:
         """The name bound to the tensor a write op (``OpDef.writes``) call ``v`` writes into."""
         if not isinstance(v, Call):
             return None
-        idx = write_target(v.op)
+        idx = write_target(v.op, updates=True)
         if idx is None or idx >= len(v.args) or not isinstance(v.args[idx], Var):
             return None
         tgt = v.args[idx]
@@ -1448,6 +1448,18 @@ class FunctionParser:
                     op = c
                     break
             if op is None:
+                # the reference's positional order of an op (e.g. sels(mask, src, tmp, scalar))
+                for c in cands:
+                    if c.dsl_args is None:
+                        continue
+                    try:
+                        a2, k2 = c.dsl_args(list(args), dict(kwargs), span)
+                    except PyptoError:
+                        continue
+                    if tuple(kind_of(a) for a in a2)[:len(c.operand_kinds)] == c.operand_kinds:
+                        op, args, kwargs = c, a2, k2
+                        break
+            if op is None:
                 n = max(len(c.operand_kinds) for c in cands)
                 got = ", ".join(_describe_static(a) for a in args[:n])
                 if "tensor" in kinds[:n] and "tile" in kinds[:n]:
@@ -1470,10 +1482,14 @@ class FunctionParser:
 
         op = get_op(op_name, span)
         params = op.params
+        if op.dsl_args is not None:
+            args, kwargs = op.dsl_args(list(args), dict(kwargs), span)
         if len(args) > len(params):
             raise InvalidOperationError(f"pl.{op.name} takes at most {len(params)} arguments, got {len(args)}", span)
+        alias = {a: p.name for p in params for a in p.aliases}
         bound: dict[str, Any] = {p.name: a for p, a in zip(params, args)}
         for k, v in kwargs.items():
+            k = alias.get(k, k)
             if k not in {p.name for p in params}:
                 raise InvalidOperationError(f"pl.{op.name} got an unexpected keyword argument '{k}'", span,
                                             f"its parameters are: {', '.join(p.name for p in params)}")

@@ -97,6 +97,19 @@ class Call(Expr):
     type: Type
     span: Span = _NOSPAN
 
+    def __post_init__(self):
+        # a pass may build a call with the leading arguments only: the trailing optional ones
+        # take their schema defaults, so that every Call holds the full schema (and equals its
+        # printed-and-parsed form)
+        from pypto.ops.registry import OPS, REQUIRED, _load
+
+        _load()
+        op = OPS.get(self.op)
+        if op is not None and len(self.args) < len(op.params):
+            rest = op.params[len(self.args):]
+            if all(p.default is not REQUIRED for p in rest):
+                object.__setattr__(self, "args", tuple(self.args) + tuple(p.default for p in rest))
+
 
 @dataclass(frozen=True)
 class FuncCall(Expr):

@@ -51,6 +51,7 @@ from pypto.language.enums import (
     PadValue,
     ParamDirection,
     Role,
+    TensorLayout,
 )
 from pypto.language.enums import ParamDirection as Direction
 from pypto.language.jit import JITFunction, jit
@@ -154,6 +155,7 @@ __all__ = [
     "Role",
     "Scalar",
     "Tensor",
+    "TensorLayout",
     "Tile",
     "TileView",
     "Tuple",

@@ -38,6 +38,15 @@ class MemorySpace(_DslEnum):
 Mem = MemorySpace
 
 
+class TensorLayout(_DslEnum):
+    """Layout of a global tensor (``pl.create_tensor(..., layout=)``). The simulators hold every
+    tensor row-major: only ``ND`` is accepted (``DN`` / ``NZ`` are refused with an error)."""
+
+    ND = "nd"
+    DN = "dn"
+    NZ = "nz"
+
+
 class Level(_DslEnum):
     """Hierarchy levels; ``CORE_GROUP`` on ``pl.at`` makes an InCore scope."""
 

@@ -52,6 +52,7 @@ def _register(name: str, level: str, params, infer, ref, sim, kinds, doc: str) -
     register(OpDef(
         name=f"{level}.{name}", params=params, infer=infer, ref=ref,
         sim=sim if tile else None, dsl=name, operand_kinds=kinds,
+
         lowers_to=None if tile else f"tile.{name}",
         input_spaces=_VEC if tile else (), result_space=MemorySpace.Vec if tile else None,
         inplace_safe=True, doc=doc, batch="rows" if tile else None,
@@ -59,7 +60,7 @@ def _register(name: str, level: str, params, infer, ref, sim, kinds, doc: str) -
 
 
 for _level in ("tensor", "tile"):
-    _vp = (Param("target", _level), Param("vec", _level))
+    _vp = (Param("target", _level, aliases=("tile", "tensor", "lhs")), Param("vec", _level, aliases=("row_vec", "col_vec", "rhs")))
     for _axis in ("row", "col"):
         _name = f"{_axis}_expand"
         _register(_name, _level, _vp, _vec_rule(f"{_level}.{_name}", _axis, False),
@@ -68,7 +69,9 @@ for _level in ("tensor", "tile"):
                   (_level, _level), f"broadcast a {_axis} vector to the target's shape")
         for _op, _fn in _FNS.items():
             _name = f"{_axis}_expand_{_op}"
-            _register(_name, _level, _vp, _vec_rule(f"{_level}.{_name}", _axis, _op in _FLOAT_ONLY),
+            # tile level: the reference's optional ``tmp`` (the device's scratch for the
+            # broadcast; the simulators need none: an operand never read)
+            _register(_name, _level, _vp + ((Param("tmp", "tile", None),) if _level == "tile" else ()), _vec_rule(f"{_level}.{_name}", _axis, _op in _FLOAT_ONLY),
                       lambda a, f=_fn: f"{f}({a.target}, {a.vec})",
                       lambda a, dst, f=_fn: f"{f}({a.target}, {a.vec}, out={dst})",
                       (_level, _level), f"t {_op} a broadcast {_axis} vector")

@@ -578,6 +578,12 @@ def matmul(lhs: torch.Tensor, rhs: torch.Tensor, acc: torch.Tensor | None = None
     return out if acc is None else acc + out
 
 
+def acc_unless(acc: torch.Tensor, init) -> torch.Tensor | None:
+    """``matmul_acc(..., init_cond=c)``: no accumulator (overwrite with the product) when ``c``
+    holds, else ``acc``."""
+    return None if bool(init) else acc
+
+
 def matmul_into(dst: torch.Tensor, lhs: torch.Tensor, rhs: torch.Tensor, acc: torch.Tensor | None = None) -> None:
     """Simulator cube op into core memory: the product exactly as :func:`matmul` computes it (the
     same BLAS call), then ``acc + product`` written straight into ``dst`` (an elementwise FP32 add,
