@@ -173,3 +173,62 @@ def sig_extract(a: pl.Tensor[[64, 64], pl.FP32], b: pl.Tensor[[32, 48], pl.FP32]
         rb = pl.move(tb, target_memory=pl.Mem.Right)
         out = pl.store(pl.matmul(la, rb), [0, 0], out)
     return out
+
+
+# ---------------------------------------------------------------- parser forms
+ROWS, COLS = 32, 64
+SHAPE = [ROWS, COLS]
+
+
+@pl.program
+class TupleReturn:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[SHAPE, pl.FP32], o1: pl.Out[pl.Tensor[SHAPE, pl.FP32]],
+          o2: pl.Out[pl.Tensor[[ROWS, COLS], pl.FP32]]) -> tuple[pl.Tensor[SHAPE, pl.FP32], pl.Tensor[SHAPE, pl.FP32]]:
+        t = pl.load(a, [0, 0], SHAPE)
+        o1 = pl.store(t, [0, 0], o1)
+        o2 = pl.store(pl.add(t, t), [0, 0], o2)
+        return o1, o2
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def orch(self, a: pl.Tensor[SHAPE, pl.FP32], o1: pl.Out[pl.Tensor[SHAPE, pl.FP32]],
+             o2: pl.Out[pl.Tensor[SHAPE, pl.FP32]]) -> tuple[pl.Tensor[SHAPE, pl.FP32], pl.Tensor[SHAPE, pl.FP32]]:
+        o1, o2 = self.k(a, o1, o2)
+        return o1, o2
+
+
+@pl.jit
+def bound_in_loop(a: pl.Tensor[[32, 64], pl.FP32], o: pl.Out[pl.Tensor[[32, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for i in pl.range(3):
+            t = pl.load(a, [0, 0], [32, 64])
+            u = pl.mul(t, 2.0)                 # first bound in the loop ...
+            s = i * 2
+        o = pl.store(pl.add(u, s), [0, 0], o)  # ... read after it: the last iteration's values
+    return o
+
+
+@pl.jit
+def at_hints(a: pl.Tensor[[64, 64], pl.FP32], o: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
+    with pl.scope():
+        with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.UP_DOWN)],
+                   allow_early_resolve=True, windowize=False, name_hint="first"):
+            o = pl.store(pl.add(pl.load(a, [0, 0], [32, 64]), 1.0), [0, 0], o)
+    with pl.scope(mode=pl.ScopeMode.MANUAL):
+        with pl.at(pl.Level.CORE_GROUP, None, name_hint="second") as tid:
+            o = pl.store(pl.add(pl.load(a, [32, 0], [32, 64]), 2.0), [32, 0], o)
+    for i in pl.spmd(2, name_hint="blocks", sync_start=False, deps=[tid]):
+        o = pl.store(pl.mul(pl.load(o, [i * 32, 0], [32, 64]), 3.0), [i * 32, 0], o)
+    return o
+
+
+@pl.jit
+def const_then_loop(a: pl.Tensor[[32, 64], pl.FP32], o: pl.Out[pl.Tensor[[32, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        s = 0
+        f = 1.0
+        for i in pl.range(3):
+            s = i * 2          # a runtime value: s is carried, 4 after the loop
+            f = 2.5            # a constant re-bound in the loop: 2.5 after it
+        o = pl.store(pl.add(pl.mul(pl.load(a, [0, 0], [32, 64]), f), s), [0, 0], o)
+    return o

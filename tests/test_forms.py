@@ -154,3 +154,58 @@ def test_matmul_acc_init_cond_overwrites_where_it_holds():
 def test_extract_takes_row_and_column_indices():
     a, b = torch.randn(64, 64), torch.randn(32, 48)
     check_all(K.sig_extract, (a, b, torch.zeros(32, 48)), {2: a[32:, :32] @ b}, atol=1e-4, rtol=1e-4)
+
+
+# ---------------------------------------------------------------- parser forms
+def test_tuple_return_annotation_and_shapes_given_by_a_name():
+    import pypto.runtime as prt
+
+    a = torch.randn(32, 64)
+    o1, o2 = torch.zeros(32, 64), torch.zeros(32, 64)
+    prt.run(K.TupleReturn)(a, o1, o2)
+    assert torch.equal(o1, a) and torch.equal(o2, a + a)
+    assert structural_equal(K.TupleReturn, parse(K.TupleReturn.as_python()))
+
+
+def test_a_value_first_bound_in_a_loop_is_visible_after_it():
+    a = torch.randn(32, 64)
+    check_all(K.bound_in_loop, (a, torch.zeros(32, 64)), {1: a * 2 + 4})
+    roundtrips(K.bound_in_loop, (a, torch.zeros(32, 64)))
+
+
+def test_a_value_bound_only_in_a_loop_and_never_read_after_stays_local():
+    from pypto.errors import ParserError
+    import pytest
+
+    from pypto.language.program import parse as parse_text
+
+    src = '''
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[32, 64], pl.FP32], o: pl.Out[pl.Tensor[[32, 64], pl.FP32]]) -> pl.Tensor[[32, 64], pl.FP32]:
+        for i in pl.range(2):
+            t = pl.load(a, [0, 0], [32, 64])
+            o = pl.store(t, [0, 0], o)
+        return o
+'''
+    text = parse_text(src).as_python()
+    assert "tile.create" not in text  # no initial value invented when nothing reads it after the loop
+
+
+def test_pl_at_hints_scope_and_spmd_keywords():
+    a = torch.randn(64, 64)
+    want = torch.cat([(a[:32] + 1) * 3, (a[32:] + 2) * 3])
+    check_all(K.at_hints, (a, torch.zeros(64, 64)), {1: want})
+    roundtrips(K.at_hints, (a, torch.zeros(64, 64)))
+    names = [f.name for f in K.at_hints.lower(a, torch.zeros(64, 64)).functions]
+    assert "first" in names and "second" in names and "blocks" in names
+
+
+def test_a_python_constant_rebound_in_a_loop_is_carried():
+    """`s = 0; for i in ...: s = i * 2` left s == 0 after the loop (a silently wrong value)."""
+    a = torch.randn(32, 64)
+    check_all(K.const_then_loop, (a, torch.zeros(32, 64)), {1: a * 2.5 + 4})
+    roundtrips(K.const_then_loop, (a, torch.zeros(32, 64)))

@@ -86,6 +86,9 @@ from pypto.language.enums import (
     Level,
     MemorySpace,
     ParamDirection,
+    Role,
+    ScopeMode,
+    SplitMode,
 )
 from pypto.numerics.cast import normalize_mode
 from pypto.ops.registry import write_target
@@ -230,7 +233,10 @@ def parse_annotation(node: ast.AST, resolve: Callable[[ast.AST], Any], src: Sour
     """
     span = src.span(node)
     head = node.value if isinstance(node, ast.Subscript) else node
-    obj = resolve(head)
+    if isinstance(head, ast.Name) and head.id == "tuple" and isinstance(node, ast.Subscript):
+        obj = ann.Tuple  # `-> tuple[pl.Tensor[...], ...]`: the builtin spelling of pl.Tuple[...]
+    else:
+        obj = resolve(head)
     if isinstance(obj, ann.Annotation):
         raise ParserTypeError(f"{what} missing type annotation", span,
                               "write the annotation in place, e.g. x: pl.Tensor[[64], pl.FP32] "
@@ -285,16 +291,31 @@ def parse_annotation(node: ast.AST, resolve: Callable[[ast.AST], Any], src: Sour
     raise ParserTypeError(f"{what} missing type annotation", span, "annotate it, e.g. x: pl.Tensor[[64], pl.FP32]")
 
 
+_UNRESOLVED = object()
+
+
 def _slice_items(node: ast.AST) -> list[ast.AST]:
     return list(node.elts) if isinstance(node, ast.Tuple) else [node]
 
 
 def _shape(node: ast.AST, resolve, src: SourceInfo, what: str) -> tuple[int, ...]:
     if not isinstance(node, (ast.List, ast.Tuple)):
-        raise ParserTypeError(f"{what}: the shape must be a list like [64, 128]", src.span(node))
+        # a shape given by a name (`pl.Tensor[shape, dtype]`, shape a module-level or closure
+        # list): its value at parse time
+        try:
+            value = resolve(node)
+        except PyptoError:
+            value = None
+        if not isinstance(value, (list, tuple)):
+            raise ParserTypeError(f"{what}: the shape must be a list like [64, 128], got "
+                                  f"{_describe_static(value) if value is not None else ast.unparse(node)}",
+                                  src.span(node))
+        elts = [(x, node) for x in value]
+    else:
+        elts = [(_UNRESOLVED, e) for e in node.elts]
     dims = []
-    for e in node.elts:
-        v = resolve(e)
+    for pre, e in elts:
+        v = resolve(e) if pre is _UNRESOLVED else pre
         if isinstance(v, DynDim):
             dims.append(v)
             continue
@@ -340,6 +361,7 @@ class FunctionParser:
     # -------------------------------------------------------------- entry
     def parse(self, fdef: ast.FunctionDef, params: list[ParamSpec],
               return_types: tuple[Type, ...] | None = None) -> Function:
+        self.fdef = fdef
         pvars, dirs = [], []
         for p in params:
             if p.type is None:
@@ -414,6 +436,10 @@ class FunctionParser:
         """``name = value``: an IR value is assigned to the name's Var (:meth:`target_var`); a static
         Python value is bound as is."""
         span = self.span(node)
+        cur = self.scope.get(name, _UNBOUND)
+        if not isinstance(value, Expr) and isinstance(value, (bool, int, float)) and self.frames \
+                and isinstance(cur, Var) and isinstance(cur.type, ScalarType) and cur.type.dtype != TASK_ID:
+            value = self._scalar_const(value, cur, node)  # `s = 5` in a loop carrying s: a runtime assignment
         if not isinstance(value, Expr):
             self.bind(name, value, node)
             return value
@@ -507,6 +533,10 @@ class FunctionParser:
         t, _, _ = parse_annotation(node.annotation, self.resolve_static, self.src,
                                    f"Variable '{node.target.id}'")
         value = self.expr(node.value)
+        if isinstance(t, ScalarType) and isinstance(value, (bool, int, float)) and t.dtype != TASK_ID:
+            # `s: pl.Scalar[pl.INDEX] = 0` declares a scalar variable (the printed form of an
+            # assignment of a constant; typically a loop-carried accumulator), not a constant
+            value = self._scalar_const(value, Var(node.target.id, t, self.span(node)), node)
         if t is not None and isinstance(value, Var):
             self._check_annotation(value.type, t, node.target.id, self.span(node))
         self.define(node.target.id, value, node, t)
@@ -639,15 +669,26 @@ class FunctionParser:
         if isinstance(fn, DslName) and fn.name == "manual_scope":
             self.manual_scope(node, call)
             return
+        if isinstance(fn, DslName) and fn.name == "scope":
+            self.runtime_scope(node, call)
+            return
         if isinstance(fn, DslName) and fn.name == "spmd":
             raise UnsupportedFeatureError("the capture form 'with pl.spmd(n) as tid:' is not supported",
                                           self.span(call), "write the loop form: for i in pl.spmd(n): (i is the block)")
         if not (isinstance(fn, DslName) and fn.name == "at"):
-            raise UnsupportedFeatureError("only 'with pl.at(...)' and 'with pl.manual_scope()' scopes are supported",
-                                          self.span(call))
+            raise UnsupportedFeatureError("only 'with pl.at(...)', 'with pl.scope()' and 'with pl.manual_scope()' "
+                                          "scopes are supported", self.span(call))
         kw = {k.arg: k.value for k in call.keywords}
+        if len(call.args) > 2:
+            raise ParserTypeError("pl.at takes (level, role=None) positionally; the rest by keyword", self.span(call))
+        if len(call.args) == 2:
+            kw.setdefault("role", call.args[1])
         level_node = kw.pop("level", call.args[0] if call.args else None)
         level = self.resolve_static(level_node) if level_node is not None else None
+        self.scheduling_hints(kw, "pl.at")
+        role = self.resolve_static(kw.pop("role")) if "role" in kw else None
+        if role is not None and not isinstance(role, Role):
+            raise ParserTypeError(f"pl.at: role must be a pl.Role, got {_describe_static(role)}", self.span(call))
         if not isinstance(level, Level):
             raise ParserTypeError("pl.at needs level=pl.Level.<X>", self.span(call))
         if item.optional_vars is not None and level != Level.CORE_GROUP:
@@ -683,6 +724,61 @@ class FunctionParser:
                             self.manual_depth > 0))
         if tid is not None:
             self.bind(item.optional_vars.id, tid, item.optional_vars)
+
+    def scheduling_hints(self, kw: dict, what: str) -> None:
+        """Pop the keywords of ``pl.at`` / ``pl.spmd`` that steer the device's scheduling or code
+        generation and cannot change a result, after checking them: ``allow_early_resolve`` and
+        ``windowize`` (bools), ``sync_start`` (bool, pl.spmd) and ``optimizations=[pl.split(mode),
+        pl.cross_core_slot(slot_num=n)]`` (a list literal, as in the reference). The simulators
+        run each task once on one core, so none of them has an effect (docs/language.md)."""
+        for flag in ("allow_early_resolve", "windowize", "sync_start"):
+            if flag in kw:
+                v = self.resolve_static(kw[flag])
+                if not isinstance(v, bool):
+                    raise ParserTypeError(f"{what}: {flag} must be True or False, got {_describe_static(v)}",
+                                          self.span(kw[flag]))
+                del kw[flag]
+        if "optimizations" in kw:
+            node = kw.pop("optimizations")
+            if not isinstance(node, (ast.List, ast.Tuple)):
+                raise ParserTypeError(f"{what}: optimizations must be a list literal of pl.split(...) / "
+                                      "pl.cross_core_slot(...) entries", self.span(node))
+            for e in node.elts:
+                fn = self.resolve_static(e.func) if isinstance(e, ast.Call) else None
+                if not (isinstance(fn, DslName) and fn.name in ("split", "cross_core_slot")):
+                    raise ParserTypeError(f"{what}: each optimizations entry must be pl.split(mode) or "
+                                          "pl.cross_core_slot(slot_num=n)", self.span(e))
+                args = [self.resolve_static(a) for a in e.args]
+                kws = {k.arg: self.resolve_static(k.value) for k in e.keywords}
+                if fn.name == "split":
+                    mode = args[0] if args else kws.pop("mode", None)
+                    if not isinstance(mode, SplitMode) or len(args) > 1 or set(kws) - {"slot_num"}:
+                        raise ParserTypeError("pl.split takes a pl.SplitMode (and slot_num=n)", self.span(e))
+                else:
+                    if args or set(kws) != {"slot_num"}:
+                        raise ParserTypeError("pl.cross_core_slot takes slot_num=n", self.span(e))
+                slot = kws.get("slot_num")
+                if slot is not None and (isinstance(slot, bool) or not isinstance(slot, int) or slot < 1):
+                    raise ParserTypeError(f"slot_num must be a positive int, got {slot!r}", self.span(e))
+
+    def runtime_scope(self, node: ast.With, call: ast.Call) -> None:
+        """``with pl.scope(mode=pl.ScopeMode.AUTO):`` — a runtime scope (the device's PTO2_SCOPE: a
+        dependency-tracking and ring-memory boundary, never needed for correctness): its body is
+        parsed in place. ``mode=pl.ScopeMode.MANUAL`` is ``pl.manual_scope()``."""
+        if node.items[0].optional_vars is not None:
+            raise ParserSyntaxError("'with pl.scope()' binds nothing", self.span(node.items[0].optional_vars))
+        if len(call.args) > 1 or [k.arg for k in call.keywords if k.arg != "mode"]:
+            raise ParserTypeError("pl.scope takes one argument: mode=pl.ScopeMode.AUTO|MANUAL", self.span(call))
+        mode_node = call.args[0] if call.args else next((k.value for k in call.keywords), None)
+        mode = self.resolve_static(mode_node) if mode_node is not None else ScopeMode.AUTO
+        if not isinstance(mode, ScopeMode):
+            raise ParserTypeError(f"pl.scope: mode must be pl.ScopeMode.AUTO or MANUAL, got {_describe_static(mode)}",
+                                  self.span(call))
+        if mode == ScopeMode.MANUAL:
+            self.manual_scope(node, ast.copy_location(ast.Call(call.func, [], []), call))
+            return
+        for s in node.body:
+            self.stmt(s)
 
     def manual_scope(self, node: ast.With, call: ast.Call) -> None:
         """``with pl.manual_scope():`` — every task dispatched inside skips dependency inference."""
@@ -795,8 +891,19 @@ class FunctionParser:
         body``: the simulator submits one task per block where the device submits one task of
         ``n`` blocks, with the same results and ordering (docs/language.md, "SPMD")."""
         span = self.span(node)
-        if call.keywords or len(call.args) != 1:
-            raise ParserTypeError("pl.spmd takes the block count only: for i in pl.spmd(n):", span)
+        kw = {k.arg: k.value for k in call.keywords}
+        if len(call.args) != 1:
+            raise ParserTypeError("pl.spmd takes the block count positionally: for i in pl.spmd(n):", span)
+        self.scheduling_hints(kw, "pl.spmd")
+        name_hint = ""
+        if "name_hint" in kw:
+            name_hint = self.resolve_static(kw.pop("name_hint"))
+            if not isinstance(name_hint, str) or (name_hint and not name_hint.isidentifier()):
+                raise ParserTypeError("name_hint must be an identifier string", span)
+        deps = self.task_deps(kw.pop("deps")) if "deps" in kw else ()
+        if kw:
+            raise UnsupportedFeatureError(f"pl.spmd keyword(s) not supported: {', '.join(kw)}", span,
+                                          "a predicate= on pl.spmd is not supported; use an if around the loop")
         n = self.expr(call.args[0])
         if kind_of(n) != "scalar":
             raise ParserTypeError(f"pl.spmd block count must be a scalar, got {_describe_static(n)}", span)
@@ -806,7 +913,7 @@ class FunctionParser:
                               "its body is the kernel: each block runs it on one core")
         self.scope_depth += 1
         try:
-            self._implicit_for(node, ForKind.Parallel, 0, n, 1, spmd_span=span)
+            self._implicit_for(node, ForKind.Parallel, 0, n, 1, spmd_span=(span, name_hint, deps))
         finally:
             self.scope_depth -= 1
 
@@ -816,9 +923,14 @@ class FunctionParser:
                                     self.span(target))
         return target.id, Var(target.id, ScalarType(INDEX), self.span(target))
 
-    def _implicit_for(self, node: ast.For, kind, start, stop, step, stage: int = 1, spmd_span=None) -> None:
+    def _implicit_for(self, node: ast.For, kind, start, stop, step, stage: int = 1, spmd_span=None,
+                      retry: bool = True) -> None:
         """A loop without ``init_values``, pre-SSA: the body re-assigns the Vars of names bound
-        before the loop (ConvertToSSA makes them carried values); names first bound in the body are
+        before the loop (ConvertToSSA makes them carried values). A name first bound in the body
+        and read after the loop (as the reference allows) becomes carried too: it is given an
+        unspecified initial value of its type before the loop (an uninitialised tile, a fresh
+        tensor, zero), and after the loop holds the last iteration's value (on a zero-trip loop
+        the initial one, as unspecified as the device's). Other names first bound in the body are
         not visible after it."""
         span = self.span(node)
         name, loop_var = self._loop_var(node.target)
@@ -832,6 +944,22 @@ class FunctionParser:
             self.frames.pop()
         inner = self.scope
         self.scope = outer
+        if retry:
+            escaping = [n for n in inner if n not in outer and n != name and isinstance(inner[n], Var)
+                        and self._read_after(n, node)]
+            # a Python constant re-bound in the body (`s = 0` before, `s = i * 2` inside) is a
+            # runtime value after the loop: it becomes a carried scalar (it used to keep the
+            # constant after the loop: a silently wrong value)
+            demoted = [n for n, before in outer.items()
+                       if n != name and isinstance(before, (bool, int, float)) and n in inner
+                       and (inner[n] is not before) and (isinstance(inner[n], Var) or inner[n] != before)]
+            if escaping or demoted:
+                for n in escaping:
+                    self.define(n, self._undefined_value(n, inner[n].type, node), node)
+                for n in demoted:
+                    self.define(n, self._scalar_const(outer[n], inner[n], node), node)
+                self._implicit_for(node, kind, start, stop, step, stage, spmd_span, retry=False)
+                return
         for n, before in outer.items():
             after = inner.get(n, _UNBOUND)
             if n == name or not isinstance(before, Var) or after is before:
@@ -847,9 +975,49 @@ class FunctionParser:
             if n not in outer and n != name:
                 self.loop_locals[n] = span
         if spmd_span is not None:   # pl.spmd: the body is one block's kernel
-            body = [ScopeStmt(Level.CORE_GROUP, "", tuple(body), spmd_span, None, (), (), (), self.manual_depth > 0)]
+            sp, hint, deps = spmd_span
+            body = [ScopeStmt(Level.CORE_GROUP, hint, tuple(body), sp, None, deps, (), (), self.manual_depth > 0)]
         self.emit(ForStmt(loop_var, to_expr(start, span), to_expr(stop, span), to_expr(step, span),
                           (), (), tuple(body), (), kind, span, stage))
+
+    def _scalar_const(self, value, later, node: ast.AST) -> Expr:
+        """Python constant ``value`` as a scalar of the type the loop body gives the name."""
+        span = self.span(node)
+        dtype = later.type.dtype if isinstance(later, Var) and isinstance(later.type, ScalarType) else None
+        if dtype is None:
+            dtype = BOOL if isinstance(value, bool) else (FP32 if isinstance(value, float) else INDEX)
+        if isinstance(value, bool) and dtype == BOOL:
+            return ConstBool(value, span)
+        if dtype.is_float():
+            return ConstFloat(float(value), dtype, span)
+        if isinstance(value, float):
+            raise ParserTypeError(f"a float constant cannot become a loop-carried {dtype.name} scalar", span,
+                                  "give the variable its integer value before the loop")
+        return ConstInt(int(value), dtype, span)
+
+    def _read_after(self, name: str, loop: ast.For) -> bool:
+        """Whether the function reads ``name`` anywhere after the loop's last line."""
+        end = getattr(loop, "end_lineno", None) or loop.lineno
+        fdef = getattr(self, "fdef", None)
+        if fdef is None:
+            return False
+        return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and n.lineno > end
+                   for n in ast.walk(fdef))
+
+    def _undefined_value(self, name: str, t: Type, node: ast.AST) -> Expr:
+        """The initial value of a loop-local name read after the loop (see :meth:`_implicit_for`)."""
+        span = self.span(node)
+        if isinstance(t, TileType) and t.valid_shape is None:
+            return self.make_call("tile.create", [list(t.shape), t.dtype],
+                                  {"target_memory": t.memory_space} if t.memory_space else {}, span, node)
+        if isinstance(t, ScalarType) and t.dtype != TASK_ID:
+            return ConstFloat(0.0, t.dtype, span) if t.dtype.is_float() else ConstInt(0, t.dtype, span)
+        if isinstance(t, TensorType) and not self.scope_depth and self.func_type != FunctionType.InCore \
+                and all(isinstance(d, int) for d in t.shape):
+            return self.make_call("tensor.create", [list(t.shape), t.dtype], {}, span, node)
+        raise ParserError(f"'{name}' is first bound inside the loop and read after it, but a "
+                          f"{describe(t)} cannot be given an initial value before the loop here", span,
+                          f"assign '{name}' before the loop so that it becomes loop-carried")
 
     def _explicit_for(self, node: ast.For, kind, start, stop, step, init_node: ast.expr, stage: int = 1) -> None:
         span = self.span(node)

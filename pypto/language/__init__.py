@@ -51,6 +51,8 @@ from pypto.language.enums import (
     PadValue,
     ParamDirection,
     Role,
+    ScopeMode,
+    SplitMode,
     TensorLayout,
 )
 from pypto.language.enums import ParamDirection as Direction
@@ -74,6 +76,9 @@ const = DslName("const")
 static_print = DslName("static_print")
 static_assert = DslName("static_assert")
 manual_scope = DslName("manual_scope")   # with pl.manual_scope(): no auto dependencies inside
+scope = DslName("scope")                 # with pl.scope(mode=pl.ScopeMode.AUTO|MANUAL):
+split = DslName("split")                 # pl.at(..., optimizations=[pl.split(pl.SplitMode.UP_DOWN)])
+cross_core_slot = DslName("cross_core_slot")   # pl.at(..., optimizations=[pl.cross_core_slot(slot_num=n)])
 submit = DslName("submit")               # res, tid = pl.submit(self.k, *args, deps=[...], dumps=[...])
 no_dep = DslName("no_dep")
 
@@ -154,6 +159,8 @@ __all__ = [
     "ParamDirection",
     "Role",
     "Scalar",
+    "ScopeMode",
+    "SplitMode",
     "Tensor",
     "TensorLayout",
     "Tile",
@@ -162,6 +169,7 @@ __all__ = [
     "array",
     "at",
     "const",
+    "cross_core_slot",
     "dynamic",
     "function",
     "jit",
@@ -174,6 +182,8 @@ __all__ = [
     "pipeline",
     "program",
     "range",
+    "scope",
+    "split",
     "spmd",
     "static_assert",
     "static_print",
