@@ -232,3 +232,15 @@ def const_then_loop(a: pl.Tensor[[32, 64], pl.FP32], o: pl.Out[pl.Tensor[[32, 64
             f = 2.5            # a constant re-bound in the loop: 2.5 after it
         o = pl.store(pl.add(pl.mul(pl.load(a, [0, 0], [32, 64]), f), s), [0, 0], o)
     return o
+
+
+@pl.jit
+def scalar_casts(a: pl.Tensor[[32, 64], pl.FP32], f: pl.Scalar[pl.FP32], n: pl.Scalar[pl.INT32],
+                 o: pl.Out[pl.Tensor[[32, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        r = pl.cast(f, pl.INT32)                        # ties away: 2.5 -> 3
+        d = pl.cast(f, target_type=pl.INT32, mode="floor")   # 2
+        m = pl.cast(n, pl.FP32)
+        t = pl.load(a, [0, 0], [32, 64])
+        o = pl.store(pl.add(pl.mul(t, m), pl.cast(r * 10 + d, pl.FP32)), [0, 0], o)
+    return o

@@ -209,3 +209,10 @@ def test_a_python_constant_rebound_in_a_loop_is_carried():
     a = torch.randn(32, 64)
     check_all(K.const_then_loop, (a, torch.zeros(32, 64)), {1: a * 2.5 + 4})
     roundtrips(K.const_then_loop, (a, torch.zeros(32, 64)))
+
+
+def test_cast_of_a_scalar_rounds_like_a_tile_cast():
+    a = torch.randn(32, 64)
+    check_all(K.scalar_casts, (a, 2.5, 3, torch.zeros(32, 64)), {3: a * 3 + 32})
+    check_all(K.scalar_casts, (a, -2.5, 3, torch.zeros(32, 64)), {3: a * 3 - 33})
+    roundtrips(K.scalar_casts, (a, 2.5, 3, torch.zeros(32, 64)))

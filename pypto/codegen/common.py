@@ -61,6 +61,8 @@ def py_expr(e: Any, names: PyNames) -> str:
         return f"({a} {_PY_BINOP[e.op]} {b})"
     if isinstance(e, UnaryOp):
         x = py_expr(e.operand, names)
+        if e.op.startswith("cast:"):
+            return f"_pto.scalar_cast({x}, {py_literal(e.type.dtype)}, {e.op[5:]!r})"
         return {"neg": f"(-{x})", "not": f"(not {x})", "abs": f"abs({x})"}[e.op]
     if isinstance(e, TupleGetItem):
         return f"{py_expr(e.value, names)}[{e.index}]"

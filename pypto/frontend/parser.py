@@ -1599,9 +1599,34 @@ class FunctionParser:
         raise ParserSyntaxError(f"pl.{fn.name}(...) cannot be used as a value", span)
 
     # -------------------------------------------------------------- op calls
+    def scalar_cast(self, args: list, kwargs: dict, span: Span) -> Expr:
+        """``pl.cast(s, target_type, mode="round")`` of a scalar: a ``cast:<mode>`` UnaryOp with
+        the tile cast's semantics (rounding mode, saturation)."""
+        names = ("input", "target_type", "mode")
+        bound = dict(zip(names, args))
+        for k, v in kwargs.items():
+            k = {"dtype": "target_type", "x": "input"}.get(k, k)
+            if k not in names or k in bound:
+                raise InvalidOperationError(f"pl.cast of a scalar: unexpected or repeated argument '{k}'", span)
+            bound[k] = v
+        dtype, mode = bound.get("target_type"), bound.get("mode", "round")
+        if not isinstance(dtype, DataType) or dtype == TASK_ID:
+            raise InvalidOperationError(f"pl.cast: target_type must be a dtype like pl.INT32, got "
+                                        f"{_describe_static(dtype)}", span)
+        try:
+            mode = normalize_mode(mode)
+        except Exception as e:
+            raise InvalidOperationError(f"pl.cast: {e}", span) from None
+        x = to_expr(bound["input"], span)
+        if x.type == ScalarType(dtype):
+            return x
+        return UnaryOp(f"cast:{mode}", x, ScalarType(dtype), span)
+
     def op_call(self, fn: DslOp, args: list, kwargs: dict, span: Span, node: ast.AST) -> Expr:
         from pypto.ops.registry import dsl_candidates, get_op
 
+        if fn.name == "cast" and args and kind_of(args[0]) == "scalar":
+            return self.scalar_cast(args, kwargs, span)
         if "." in fn.name:
             op = get_op(fn.name, span)
         else:

@@ -167,7 +167,8 @@ COMPARISONS = frozenset({"lt", "le", "gt", "ge", "eq", "ne", "and", "or"})
 
 @dataclass(frozen=True)
 class UnaryOp(Expr):
-    """Scalar ``neg`` / ``not`` / ``abs``."""
+    """Scalar ``neg`` / ``not`` / ``abs``, or ``cast:<mode>`` (``pl.cast`` of a scalar to
+    ``type``'s dtype under a rounding mode, as :func:`pypto.numerics.cast.cast_tensor`)."""
 
     op: str
     operand: Expr

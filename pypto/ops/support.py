@@ -578,6 +578,15 @@ def matmul(lhs: torch.Tensor, rhs: torch.Tensor, acc: torch.Tensor | None = None
     return out if acc is None else acc + out
 
 
+def scalar_cast(x, dtype: torch.dtype, mode: str = "round"):
+    """``pl.cast`` of a scalar: the same conversion as a one-element tile cast (rounding mode,
+    saturation, NaN rules of :func:`pypto.numerics.cast.cast_tensor`), as a Python number."""
+    src = torch.tensor([x], dtype=torch.float64 if isinstance(x, float) else
+                       (torch.bool if isinstance(x, bool) else torch.int64))
+    r = cast_tensor(src, dtype, mode)[0].item()
+    return r
+
+
 def acc_unless(acc: torch.Tensor, init) -> torch.Tensor | None:
     """``matmul_acc(..., init_cond=c)``: no accumulator (overwrite with the product) when ``c``
     holds, else ``acc``."""
