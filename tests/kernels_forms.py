@@ -244,3 +244,39 @@ def scalar_casts(a: pl.Tensor[[32, 64], pl.FP32], f: pl.Scalar[pl.FP32], n: pl.S
         t = pl.load(a, [0, 0], [32, 64])
         o = pl.store(pl.add(pl.mul(t, m), pl.cast(r * 10 + d, pl.FP32)), [0, 0], o)
     return o
+
+
+# ---------------------------------------------------------------- functions, programs, text
+@pl.inline
+def twice_inline(x: pl.Tensor[[32, 64], pl.FP32]):
+    y = pl.add(x, x)
+    return y
+
+
+@pl.program
+class WithInline:
+    @pl.function(type=pl.FunctionType.Orchestration, role=pl.Role.Orchestrator)
+    def main(self, a: pl.Tensor[[32, 64], pl.FP32], o: pl.Out[pl.Tensor[[32, 64], pl.FP32]]) -> pl.Tensor[[32, 64], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            o[:] = twice_inline(a)
+        return o
+
+
+@pl.function(type=pl.FunctionType.InCore)
+def standalone_copy(a: pl.Tensor[[32, 64], pl.FP32], o: pl.Out[pl.Tensor[[32, 64], pl.FP32]]) -> pl.Tensor[[32, 64], pl.FP32]:
+    return pl.store(pl.load(a, [0, 0], [32, 64]), [0, 0], o)
+
+
+@pl.jit.incore
+def scale_by(x: pl.Tensor[[32, 64], pl.FP32], f: pl.Scalar[pl.FP32], o: pl.Out[pl.Tensor[[32, 64], pl.FP32]]):
+    o = pl.store(pl.mul(pl.load(x, [0, 0], [32, 64]), f), [0, 0], o)
+    return o
+
+
+@pl.jit
+def two_constants(a: pl.Tensor[[32, 64], pl.FP32], o1: pl.Out[pl.Tensor[[32, 64], pl.FP32]],
+                  o2: pl.Out[pl.Tensor[[32, 64], pl.FP32]], o3: pl.Out[pl.Tensor[[32, 64], pl.FP32]]):
+    o1 = scale_by(a, 2.0, o1)
+    o2 = scale_by(a, 3.0, o2)
+    o3 = scale_by(a, 2.0, o3)
+    return o1, o2, o3

@@ -216,3 +216,47 @@ def test_cast_of_a_scalar_rounds_like_a_tile_cast():
     check_all(K.scalar_casts, (a, 2.5, 3, torch.zeros(32, 64)), {3: a * 3 + 32})
     check_all(K.scalar_casts, (a, -2.5, 3, torch.zeros(32, 64)), {3: a * 3 - 33})
     roundtrips(K.scalar_casts, (a, 2.5, 3, torch.zeros(32, 64)))
+
+
+# ---------------------------------------------------------------- functions, programs, text
+def test_pl_inline_in_a_program_and_functions_as_a_mapping():
+    import pypto.runtime as prt
+
+    prog = K.WithInline
+    assert list(prog.functions.keys()) == [f.name for f in prog.functions]
+    assert "main" in prog.functions and prog.functions["main"] is prog.entry
+    assert prog.functions.get("nope") is None and dict(prog.functions.items())["main"].name == "main"
+    a = torch.randn(32, 64)
+    o = torch.zeros(32, 64)
+    prt.run(prog)(a, o)
+    assert torch.equal(o, a + a)
+
+
+def test_standalone_function_parse_parse_program_and_loads_program(tmp_path):
+    import pytest
+
+    import pypto.language as pl
+    from pypto.errors import ParserSyntaxError
+    from pypto.ir.nodes import Function, Program
+
+    f = K.standalone_copy
+    assert isinstance(f, Function) and f.name == "standalone_copy"
+    text = f.as_python()
+    g = pl.parse("import pypto.language as pl\n\n" + text)
+    assert isinstance(g, Function) and structural_equal(f, g)
+    with pytest.raises(ParserSyntaxError, match="not a @pl.program"):
+        pl.parse_program("import pypto.language as pl\n\n" + text)
+    path = tmp_path / "prog.py"
+    path.write_text("N = 32\n" + K.TupleReturn.as_python().replace("[32, 64]", "[N, 64]"))
+    prog = pl.loads_program(path)
+    assert isinstance(prog, Program) and structural_equal(prog, K.TupleReturn)
+    assert structural_equal(pl.parse_program(K.TupleReturn.as_python()), K.TupleReturn)
+
+
+def test_a_kernel_function_called_with_other_constants_is_specialised_per_call():
+    a = torch.randn(32, 64)
+    z = torch.zeros(32, 64)
+    check_all(K.two_constants, (a, z, z, z), {1: a * 2, 2: a * 3, 3: a * 2})
+    names = sorted(f.name for f in K.two_constants.lower(a, z, z, z).functions)
+    assert names == ["scale_by", "scale_by_1", "two_constants"]
+    roundtrips(K.two_constants, (a, z, z, z))

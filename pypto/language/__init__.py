@@ -57,7 +57,9 @@ from pypto.language.enums import (
 )
 from pypto.language.enums import ParamDirection as Direction
 from pypto.language.jit import JITFunction, jit
-from pypto.language.program import function, loads, parse, program
+from pypto.language.program import function, loads, loads_program, parse, parse_program, program
+
+inline = jit.inline   # @pl.inline: a helper spliced into each call site (= @pl.jit.inline)
 
 # -- op entry points: pl.<name> for every DSL name in the op registry (pl.add, pl.load, ...) is
 # resolved by __getattr__ below, so an op is declared once, in pypto/ops, and nowhere else.
@@ -174,11 +176,14 @@ __all__ = [
     "function",
     "jit",
     "loads",
+    "loads_program",
+    "inline",
     "manual_scope",
     "no_dep",
     "submit",
     "parallel",
     "parse",
+    "parse_program",
     "pipeline",
     "program",
     "range",
