@@ -280,3 +280,42 @@ def two_constants(a: pl.Tensor[[32, 64], pl.FP32], o1: pl.Out[pl.Tensor[[32, 64]
     o2 = scale_by(a, 3.0, o2)
     o3 = scale_by(a, 2.0, o3)
     return o1, o2, o3
+
+
+@pl.jit
+def const_in_runtime_if(a: pl.Tensor[[32, 64], pl.FP32], o: pl.Out[pl.Tensor[[32, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(a, [0, 0], [32, 64])
+        for i in pl.range(4):
+            x = 0.0
+            if i == 2:
+                x = 5.0                  # a runtime branch: x is 5.0 in iteration 2 only
+            t = pl.add(t, x)
+        o = pl.store(t, [0, 0], o)
+    return o
+
+
+@pl.jit
+def loop_exits(a: pl.Tensor[[32, 64], pl.FP32], o: pl.Out[pl.Tensor[[32, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(a, [0, 0], [32, 64])
+        for i in pl.range(10):
+            if i == 1:
+                continue                 # skips i == 1
+            if i > 5:
+                break                    # stops after i == 5
+            t = pl.add(t, 1.0)
+            if i == 3:
+                t = pl.mul(t, 2.0)
+        o = pl.store(t, [0, 0], o)
+    return o
+
+
+@pl.jit
+def exits_in_orchestration(a: pl.Tensor[[128, 64], pl.FP32], o: pl.Out[pl.Tensor[[128, 64], pl.FP32]]):
+    for i in pl.range(4):
+        if i == 2:
+            continue
+        with pl.at(level=pl.Level.CORE_GROUP):
+            o = pl.store(pl.add(pl.load(a, [i * 32, 0], [32, 64]), 1.0), [i * 32, 0], o)
+    return o

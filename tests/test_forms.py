@@ -260,3 +260,56 @@ def test_a_kernel_function_called_with_other_constants_is_specialised_per_call()
     names = sorted(f.name for f in K.two_constants.lower(a, z, z, z).functions)
     assert names == ["scale_by", "scale_by_1", "two_constants"]
     roundtrips(K.two_constants, (a, z, z, z))
+
+
+def test_a_constant_rebound_in_a_runtime_branch_takes_the_branchs_value():
+    """`x = 0.0; if i == 2: x = 5.0` used to leave x == 0.0 whatever ran (a silently wrong value)."""
+    a = torch.randn(32, 64)
+    check_all(K.const_in_runtime_if, (a, torch.zeros(32, 64)), {1: a + 5})
+    roundtrips(K.const_in_runtime_if, (a, torch.zeros(32, 64)))
+
+
+def test_break_and_continue_in_a_sequential_loop():
+    a = torch.randn(32, 64)
+    want = a.clone()
+    for i in range(10):
+        if i == 1:
+            continue
+        if i > 5:
+            break
+        want = want + 1
+        if i == 3:
+            want = want * 2
+    check_all(K.loop_exits, (a, torch.zeros(32, 64)), {1: want})
+    roundtrips(K.loop_exits, (a, torch.zeros(32, 64)))
+    b = torch.randn(128, 64)
+    check_all(K.exits_in_orchestration, (b, torch.zeros(128, 64)),
+              {1: torch.cat([b[:64] + 1, torch.zeros(32, 64), b[96:] + 1])})
+
+
+def test_break_in_a_parallel_loop_is_a_located_error(tmp_path):
+    import importlib.util
+
+    import pytest
+
+    from pypto.errors import PyptoError
+
+    path = tmp_path / "bad_exit.py"
+    path.write_text('''
+import pypto.language as pl
+
+@pl.jit
+def k(a: pl.Tensor[[64, 64], pl.FP32], out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
+    for i in pl.parallel(2):
+        if i == 1:
+            break
+        with pl.at(level=pl.Level.CORE_GROUP):
+            out = pl.store(pl.load(a, [i * 32, 0], [32, 64]), [i * 32, 0], out)
+    return out
+''')
+    spec = importlib.util.spec_from_file_location("bad_exit", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    with pytest.raises(PyptoError, match="'break' is not supported in a pl.parallel loop") as e:
+        mod.k(torch.zeros(64, 64), torch.zeros(64, 64))
+    assert "bad_exit.py:8" in str(e.value) and "^" in str(e.value)

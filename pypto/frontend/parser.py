@@ -92,6 +92,7 @@ from pypto.language.enums import (
 )
 from pypto.numerics.cast import normalize_mode
 from pypto.ops.registry import write_target
+from pypto.frontend import loop_exits
 
 # ----------------------------------------------------------------------------- context
 
@@ -842,6 +843,22 @@ class FunctionParser:
                 "a kernel loop must iterate over pl.range / pl.parallel / pl.unroll / pl.pipeline / pl.spmd",
                 self.span(node.iter), "a plain Python 'range' is not a kernel loop")
         kind = kinds[fn.name]
+        exit_stmt = loop_exits.find_exit(node.body)
+        if exit_stmt is not None:
+            word = "break" if isinstance(exit_stmt, ast.Break) else "continue"
+            if fn.name != "range":
+                raise InvalidOperationError(f"'{word}' is not supported in a pl.{fn.name} loop", self.span(exit_stmt),
+                                            f"'{word}' can only be used in a sequential loop (pl.range)")
+            if any(k.arg == "init_values" for k in call.keywords):
+                raise UnsupportedFeatureError(f"'{word}' in a loop with init_values is not supported",
+                                              self.span(exit_stmt), "carry the values by re-assignment instead "
+                                              "(the implicit form), or restructure with an if")
+            # rewrite the exits away (pypto.frontend.loop_exits); the break flag is carried
+            if loop_exits.has_break(node.body):
+                self.define(loop_exits.BRK, ConstBool(False, span), node)
+            node = ast.copy_location(ast.For(target=node.target, iter=node.iter,
+                                             body=loop_exits.rewrite_body(node.body, node), orelse=[]), node)
+            node.end_lineno = getattr(node, "end_lineno", None)
         if fn.name == "spmd":
             self.spmd_for(node, call)
             return
@@ -1075,7 +1092,7 @@ class FunctionParser:
                 self.bind_result(n, rv, last)
 
     # -------------------------------------------------------------- if
-    def stmt_If(self, node: ast.If) -> None:
+    def stmt_If(self, node: ast.If, retry: bool = True) -> None:
         span = self.span(node)
         cond = self.expr(node.test)
         if _is_static(cond):
@@ -1120,6 +1137,25 @@ class FunctionParser:
                 self.frames.pop()
         self.scope = outer
         (tb, ts, tv), (eb, es, ev) = branches
+        if retry:
+            # a Python constant bound before the if and re-bound in a branch taken at run time
+            # (`x = 0.0; if i == 2: x = 5.0`) is a runtime value after it: it becomes a scalar
+            # variable assigned in the branches (the branch's constant used to be dropped: x stayed
+            # 0.0 whichever branch ran, a silently wrong value)
+            demoted = []
+            for n in dict.fromkeys([*ts, *es]):
+                before = outer.get(n, _UNBOUND)
+                if not isinstance(before, (bool, int, float)):
+                    continue
+                sides = [ts.get(n, before), es.get(n, before)]
+                if all(x is before for x in sides) or all(not isinstance(x, Var) and x == before for x in sides):
+                    continue
+                demoted.append((n, next((x for x in sides if isinstance(x, Var)), None)))
+            if demoted:
+                for n, later in demoted:
+                    self.define(n, self._scalar_const(outer[n], later, node), node)
+                self.stmt_If(node, retry=False)
+                return
         rvs: tuple = ()
         if explicit is not None:
             if tv is None or ev is None or len(tv) != len(ev):
