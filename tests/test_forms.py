@@ -1,6 +1,8 @@
 """Language forms of programs written for the reference PyPTO, and the wrong results found while
 trying them. Each kernel runs on both simulators and under torch_codegen (frontend and lowered IR),
 and its program prints and parses back at every pipeline stage."""
+import re
+
 import kernels_forms as K
 import torch
 from lang_harness import check_all
@@ -313,3 +315,73 @@ def k(a: pl.Tensor[[64, 64], pl.FP32], out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]
     with pytest.raises(PyptoError, match="'break' is not supported in a pl.parallel loop") as e:
         mod.k(torch.zeros(64, 64), torch.zeros(64, 64))
     assert "bad_exit.py:8" in str(e.value) and "^" in str(e.value)
+
+
+_BAD = {
+    "while_": ('''
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for (x,) in pl.while_(init_values=(0,)):
+            pl.cond(x < 3)
+            x = pl.yield_(x + 1)
+        out = pl.store(pl.load(a, [0, 0], [64, 64]), [0, 0], out)
+''', "pl.while_ loops are not supported"),
+    "while": ('''
+    with pl.at(level=pl.Level.CORE_GROUP):
+        n = 0
+        while n < 3:
+            n = n + 1
+        out = pl.store(pl.load(a, [0, 0], [64, 64]), [0, 0], out)
+''', "'while' loops are not supported"),
+    "create_tensor_in_scope": ('''
+    with pl.at(level=pl.Level.CORE_GROUP):
+        w = pl.create_tensor([64, 64], dtype=pl.FP32)
+        out = pl.store(pl.load(a, [0, 0], [64, 64]), [0, 0], out)
+''', "pl.create_tensor inside a pl.at scope"),
+    "layout": ('''
+    w = pl.create_tensor([64, 64], dtype=pl.FP32, layout=pl.TensorLayout.NZ)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out = pl.store(pl.load(a, [0, 0], [64, 64]), [0, 0], out)
+''', "only pl.TensorLayout.ND is supported"),
+    "high_precision_scalar": ('''
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out = pl.store(pl.div(pl.load(a, [0, 0], [64, 64]), 2.0, high_precision=True), [0, 0], out)
+''', "a scalar divisor has no high-precision form"),
+    "extern": ('''
+    out = ext(a, out)
+''', "@pl.jit.extern (a kernel written in C++) is not supported"),
+}
+
+
+def test_forms_the_simulators_do_not_support_are_located_errors(tmp_path):
+    import importlib.util
+
+    import pytest
+
+    from pypto.errors import PyptoError
+
+    for name, (body, message) in _BAD.items():
+        path = tmp_path / f"bad_{name}.py"
+        path.write_text(
+            "import pypto.language as pl\n\n@pl.jit.extern\ndef ext(a, out):\n    pass\n\n\n"
+            "@pl.jit\ndef k(a: pl.Tensor[[64, 64], pl.FP32], out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):"
+            + body + "    return out\n")
+        spec = importlib.util.spec_from_file_location(f"bad_{name}", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        with pytest.raises(PyptoError, match=re.escape(message)) as e:
+            mod.k(torch.zeros(64, 64), torch.zeros(64, 64))
+        assert f"bad_{name}.py:" in str(e.value) and "^" in str(e.value), name
+
+
+def test_jit_host_is_accepted_at_import_and_refused_at_call():
+    import pytest
+
+    import pypto.language as pl
+    from pypto.errors import UnsupportedFeatureError
+
+    @pl.jit.host
+    def host(a):
+        return a
+
+    with pytest.raises(UnsupportedFeatureError, match="@pl.jit.host"):
+        host(torch.zeros(4))

@@ -480,6 +480,11 @@ class FunctionParser:
                                   f"{describe(inferred)}", span)
 
     # -------------------------------------------------------------- statements
+    def stmt_While(self, node: ast.While) -> None:
+        raise UnsupportedFeatureError("'while' loops are not supported in a kernel", self.span(node),
+                                      "bound the loop and leave it early: for it in pl.range(MAX): "
+                                      "if not (condition): break")
+
     def stmt_Pass(self, node: ast.Pass) -> None:
         pass
 
@@ -838,6 +843,11 @@ class FunctionParser:
         fn = self.resolve_static(call.func) if isinstance(call, ast.Call) else None
         kinds = {"range": ForKind.Sequential, "parallel": ForKind.Parallel, "unroll": ForKind.Unroll,
                  "pipeline": ForKind.Pipeline, "spmd": ForKind.Parallel}
+        if isinstance(fn, DslName) and fn.name == "while_":
+            raise UnsupportedFeatureError(
+                "pl.while_ loops are not supported (the IR has no loop with a run-time exit condition yet)",
+                self.span(node.iter), "bound the loop and leave it early: for it in pl.range(MAX): "
+                "if not (condition): break")
         if not (isinstance(fn, DslName) and fn.name in kinds):
             raise ParserSyntaxError(
                 "a kernel loop must iterate over pl.range / pl.parallel / pl.unroll / pl.pipeline / pl.spmd",
@@ -1700,6 +1710,11 @@ class FunctionParser:
                 raise InvalidOperationError(f"pl.{fn.name}: expected Tensor or Tile operands, got ({got})", span)
             if op.dsl_check is not None:
                 op.dsl_check(args, kwargs, span)
+        if op.name == "tensor.create" and (self.scope_depth or self.func_type == FunctionType.InCore):
+            raise UnsupportedFeatureError(
+                "pl.create_tensor inside a pl.at scope or an InCore function (a kernel-local tensor) is not "
+                "supported yet", span, "create the tensor before the 'with pl.at(...)' block (orchestration code) "
+                "and use it inside, or allocate an on-chip buffer with pl.create_tile")
         if op.name == "tensor.dump_tag" and (self.scope_depth or self.func_type == FunctionType.InCore):
             raise ParserError("pl.dump_tag(t) marks a tensor of the orchestration; it cannot be used inside a "
                               "pl.at scope or an InCore function", span, "move it after the 'with pl.at(...)' block")

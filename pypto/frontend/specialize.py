@@ -142,8 +142,12 @@ class _Specializer:
         return func
 
     def call_function(self, obj: Any, args: list, span: Span) -> Callee | None:
-        from pypto.language.jit import JITFunction
+        from pypto.language.jit import JITFunction, _Unsupported
 
+        if isinstance(obj, _Unsupported):
+            from pypto.errors import UnsupportedFeatureError
+
+            raise UnsupportedFeatureError(f"'{obj.fn.__name__}': {obj.why}", span, obj.hint)
         if not isinstance(obj, JITFunction):
             return None
         saved_dyn = dict(self.dyn_dims)

@@ -74,6 +74,8 @@ unroll = DslName("unroll")
 pipeline = DslName("pipeline")   # pl.pipeline(..., stage=F): the body replicated F times (UnrollLoops)
 spmd = DslName("spmd")           # for i in pl.spmd(n): the body as n blocks (one kernel per block)
 yield_ = DslName("yield_")
+while_ = DslName("while_")       # not supported: the parser says so where it is used
+cond = DslName("cond")
 const = DslName("const")
 static_print = DslName("static_print")
 static_assert = DslName("static_assert")
@@ -196,6 +198,8 @@ __all__ = [
     "tensor",
     "tile",
     "unroll",
+    "while_",
+    "cond",
     "yield_",
 ]
 
