@@ -319,3 +319,14 @@ def exits_in_orchestration(a: pl.Tensor[[128, 64], pl.FP32], o: pl.Out[pl.Tensor
         with pl.at(level=pl.Level.CORE_GROUP):
             o = pl.store(pl.add(pl.load(a, [i * 32, 0], [32, 64]), 1.0), [i * 32, 0], o)
     return o
+
+
+@pl.jit
+def packed_row_vector(src: pl.Tensor[[32, 64], pl.FP32], row: pl.Tensor[[32, 8], pl.FP32],
+                      out: pl.InOut[pl.Tensor[[32, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        s: pl.Tile[[32, 64], pl.FP32] = pl.load(src, [0, 0], [32, 64], valid_shape=[20, 47])
+        r: pl.Tile[[32, 8], pl.FP32] = pl.load(row, [0, 0], [32, 8], valid_shape=[20, 8])
+        res: pl.Tile[[32, 64], pl.FP32] = pl.tile.row_expand_add(s, r)
+        out = pl.store(res, [0, 0], out)
+    return out

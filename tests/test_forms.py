@@ -385,3 +385,13 @@ def test_jit_host_is_accepted_at_import_and_refused_at_call():
 
     with pytest.raises(UnsupportedFeatureError, match="@pl.jit.host"):
         host(torch.zeros(4))
+
+
+def test_row_expand_add_with_a_packed_32_byte_row_vector():
+    """The device's packed carrier: one 32-byte block per row ([M, 8] FP32) repeats across the
+    columns: out[i, j] = src[i, j] + row[i, j % 8] (valid region only)."""
+    a, r = torch.randn(32, 64), torch.randn(32, 8)
+    want = torch.zeros(32, 64)
+    want[:20, :47] = a[:20, :47] + r[:20].repeat(1, 8)[:, :47]
+    check_all(K.packed_row_vector, (a, r, torch.zeros(32, 64)), {2: want})
+    roundtrips(K.packed_row_vector, (a, r, torch.zeros(32, 64)))

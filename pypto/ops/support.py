@@ -578,6 +578,13 @@ def matmul(lhs: torch.Tensor, rhs: torch.Tensor, acc: torch.Tensor | None = None
     return out if acc is None else acc + out
 
 
+def packed_rows(v: torch.Tensor, n: int) -> torch.Tensor:
+    """A packed row vector ``[..., M, C]`` tiled across ``n`` columns (``v[..., i, j % C]``)."""
+    c = v.shape[-1]
+    reps = -(-n // c)
+    return v.repeat(*([1] * (v.dim() - 1)), reps)[..., :n]
+
+
 def scalar_cast(x, dtype: torch.dtype, mode: str = "round"):
     """``pl.cast`` of a scalar: the same conversion as a one-element tile cast (rounding mode,
     saturation, NaN rules of :func:`pypto.numerics.cast.cast_tensor`), as a Python number."""
