@@ -330,3 +330,20 @@ def packed_row_vector(src: pl.Tensor[[32, 64], pl.FP32], row: pl.Tensor[[32, 8],
         res: pl.Tile[[32, 64], pl.FP32] = pl.tile.row_expand_add(s, r)
         out = pl.store(res, [0, 0], out)
     return out
+
+
+@pl.program
+class StoreVersionAfterLoop:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, a: pl.Tensor[[256, 64], pl.FP32], c: pl.InOut[pl.Tensor[[256, 64], pl.FP32]]) -> pl.Tensor[[256, 64], pl.FP32]:
+        for i in pl.range(4):
+            if i % 2 != 0:
+                continue
+            t: pl.Tile[[64, 64], pl.FP32] = pl.load(a, [i * 64, 0], [64, 64])
+            out: pl.Tensor[[256, 64], pl.FP32] = pl.store(pl.add(t, 1.0), [i * 64, 0], c)
+        return out                      # a version of c first bound in the loop
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def orch(self, a: pl.Tensor[[256, 64], pl.FP32], c: pl.InOut[pl.Tensor[[256, 64], pl.FP32]]) -> pl.Tensor[[256, 64], pl.FP32]:
+        c = self.kernel(a, c)
+        return c

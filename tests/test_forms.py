@@ -395,3 +395,16 @@ def test_row_expand_add_with_a_packed_32_byte_row_vector():
     want[:20, :47] = a[:20, :47] + r[:20].repeat(1, 8)[:, :47]
     check_all(K.packed_row_vector, (a, r, torch.zeros(32, 64)), {2: want})
     roundtrips(K.packed_row_vector, (a, r, torch.zeros(32, 64)))
+
+
+def test_a_store_version_first_bound_in_a_loop_is_returned_after_it():
+    import pypto.runtime as prt
+
+    a = torch.randn(256, 64)
+    c = torch.full((256, 64), 9.0)
+    prt.run(K.StoreVersionAfterLoop)(a, c)
+    want = torch.full((256, 64), 9.0)
+    want[0:64] = a[0:64] + 1
+    want[128:192] = a[128:192] + 1
+    assert torch.equal(c, want)
+    assert structural_equal(K.StoreVersionAfterLoop, parse(K.StoreVersionAfterLoop.as_python()))

@@ -353,6 +353,8 @@ class FunctionParser:
         self.returns: list[ReturnStmt] = []
         self.declared: dict[str, Type] = {}   # `x: T` declarations awaiting a yield target
         self.scope_depth = 0                  # nesting of pl.at scopes
+        self.last_bound: dict[str, Var] = {}  # name -> the Var it was last bound to (any block)
+        self.last_value: dict[int, Any] = {}  # id(Var) -> the value last assigned to it
         self.manual_depth = 0                 # nesting of pl.manual_scope()
         # one entry per enclosing loop body / if branch: the scopes whose Vars a re-assignment in it
         # may target (the bindings at its entry; for an else branch also the then branch's result),
@@ -414,6 +416,8 @@ class FunctionParser:
     def bind(self, name: str, value: Any, node: ast.AST) -> None:
         self.scope[name] = value
         self.loop_locals.pop(name, None)
+        if isinstance(value, Var):
+            self.last_bound[name] = value
 
     def assignable(self, name: str, t: Type) -> Var | None:
         """The Var an assignment of a ``t`` value to ``name`` re-assigns, or None for a new Var.
@@ -453,6 +457,7 @@ class FunctionParser:
                 # carries the same type as its Var, as the passes build it
                 value = value.replace(type=t)
         var = self.target_var(name, t, span)
+        self.last_value[id(var)] = value
         if var is not value:
             # `y = x` too: a copy, so that a later re-assignment of y leaves x alone (ConvertToSSA
             # drops the copy again)
@@ -972,7 +977,10 @@ class FunctionParser:
         inner = self.scope
         self.scope = outer
         if retry:
-            escaping = [n for n in inner if n not in outer and n != name and isinstance(inner[n], Var)
+            # names first bound in the body (at any depth: also inside an if of the body) and read
+            # after the loop
+            escaping = [n for n in _assigned_names(node.body)
+                        if n not in outer and n != name and isinstance(self.last_bound.get(n), Var)
                         and self._read_after(n, node)]
             # a Python constant re-bound in the body (`s = 0` before, `s = i * 2` inside) is a
             # runtime value after the loop: it becomes a carried scalar (it used to keep the
@@ -982,7 +990,7 @@ class FunctionParser:
                        and (inner[n] is not before) and (isinstance(inner[n], Var) or inner[n] != before)]
             if escaping or demoted:
                 for n in escaping:
-                    self.define(n, self._undefined_value(n, inner[n].type, node), node)
+                    self.define(n, self._undefined_value(n, self.last_bound[n], outer, node), node)
                 for n in demoted:
                     self.define(n, self._scalar_const(outer[n], inner[n], node), node)
                 self._implicit_for(node, kind, start, stop, step, stage, spmd_span, retry=False)
@@ -1031,9 +1039,18 @@ class FunctionParser:
         return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and n.lineno > end
                    for n in ast.walk(fdef))
 
-    def _undefined_value(self, name: str, t: Type, node: ast.AST) -> Expr:
-        """The initial value of a loop-local name read after the loop (see :meth:`_implicit_for`)."""
+    def _undefined_value(self, name: str, var: Var, outer: dict, node: ast.AST) -> Expr:
+        """The initial value of a loop-local name read after the loop (see :meth:`_implicit_for`).
+        A tensor the body binds to a write into a tensor of the enclosing code (``out = pl.store(t,
+        offs, c)``) starts as that tensor (``c``, unwritten): it is a version of it."""
         span = self.span(node)
+        t = var.type
+        value = self.last_value.get(id(var))
+        if isinstance(t, TensorType) and isinstance(value, Call):
+            idx = write_target(value.op, updates=True)
+            tgt = value.args[idx] if idx is not None and idx < len(value.args) else None
+            if isinstance(tgt, Var) and tgt.type == t and any(v is tgt for v in outer.values()):
+                return tgt
         if isinstance(t, TileType) and t.valid_shape is None:
             return self.make_call("tile.create", [list(t.shape), t.dtype],
                                   {"target_memory": t.memory_space} if t.memory_space else {}, span, node)
