@@ -347,3 +347,12 @@ class StoreVersionAfterLoop:
     def orch(self, a: pl.Tensor[[256, 64], pl.FP32], c: pl.InOut[pl.Tensor[[256, 64], pl.FP32]]) -> pl.Tensor[[256, 64], pl.FP32]:
         c = self.kernel(a, c)
         return c
+
+
+@pl.jit
+def workspace_in_scope(x: pl.Tensor[[32, 64], pl.FP32], out: pl.Out[pl.Tensor[[32, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        w = pl.create_tensor([32, 64], dtype=pl.FP32, init_value=2.0)   # the kernel's GM workspace
+        w = pl.store(pl.load(x, [0, 0], [16, 64]), [0, 0], w)
+        out = pl.store(pl.mul(pl.load(w, [0, 0], [32, 64]), 3.0), [0, 0], out)
+    return out

@@ -332,11 +332,12 @@ _BAD = {
             n = n + 1
         out = pl.store(pl.load(a, [0, 0], [64, 64]), [0, 0], out)
 ''', "'while' loops are not supported"),
-    "create_tensor_in_scope": ('''
+    "create_tensor_in_scope_loop": ('''
     with pl.at(level=pl.Level.CORE_GROUP):
-        w = pl.create_tensor([64, 64], dtype=pl.FP32)
+        for i in pl.range(2):
+            w = pl.create_tensor([64, 64], dtype=pl.FP32)
         out = pl.store(pl.load(a, [0, 0], [64, 64]), [0, 0], out)
-''', "pl.create_tensor inside a pl.at scope"),
+''', "pl.create_tensor inside a loop or branch of a pl.at scope"),
     "layout": ('''
     w = pl.create_tensor([64, 64], dtype=pl.FP32, layout=pl.TensorLayout.NZ)
     with pl.at(level=pl.Level.CORE_GROUP):
@@ -408,3 +409,11 @@ def test_a_store_version_first_bound_in_a_loop_is_returned_after_it():
     want[128:192] = a[128:192] + 1
     assert torch.equal(c, want)
     assert structural_equal(K.StoreVersionAfterLoop, parse(K.StoreVersionAfterLoop.as_python()))
+
+
+def test_create_tensor_at_the_top_level_of_a_scope_is_a_workspace():
+    x = torch.randn(32, 64)
+    want = torch.full((32, 64), 6.0)
+    want[:16] = x[:16] * 3
+    check_all(K.workspace_in_scope, (x, torch.zeros(32, 64)), {1: want})
+    roundtrips(K.workspace_in_scope, (x, torch.zeros(32, 64)))

@@ -354,6 +354,7 @@ class FunctionParser:
         self.declared: dict[str, Type] = {}   # `x: T` declarations awaiting a yield target
         self.scope_depth = 0                  # nesting of pl.at scopes
         self.last_bound: dict[str, Var] = {}  # name -> the Var it was last bound to (any block)
+        self.hoist_to: tuple | None = None    # (block before the pl.at scope, the scope's body block)
         self.last_value: dict[int, Any] = {}  # id(Var) -> the value last assigned to it
         self.manual_depth = 0                 # nesting of pl.manual_scope()
         # one entry per enclosing loop body / if branch: the scopes whose Vars a re-assignment in it
@@ -724,9 +725,15 @@ class FunctionParser:
             raise ParserError("pl.at(level=CORE_GROUP) is only allowed in an orchestration function",
                               self.span(node), "a @pl.jit.incore body is already on the core; drop the 'with'")
         self.scope_depth += 1
+        saved, saved_hoist = self.block, self.hoist_to
+        self.block = []
+        self.hoist_to = (saved, self.block)   # where a top-level pl.create_tensor of the scope goes
         try:
-            body = self.parse_block(node.body)
+            for s in node.body:
+                self.stmt(s)
+            body = self.block
         finally:
+            self.block, self.hoist_to = saved, saved_hoist
             self.scope_depth -= 1
         tid = None
         if item.optional_vars is not None:
@@ -1727,11 +1734,19 @@ class FunctionParser:
                 raise InvalidOperationError(f"pl.{fn.name}: expected Tensor or Tile operands, got ({got})", span)
             if op.dsl_check is not None:
                 op.dsl_check(args, kwargs, span)
+        if op.name == "tensor.create" and self.hoist_to is not None and self.block is self.hoist_to[1]:
+            # a global tensor created at the top level of a pl.at scope (a kernel's GM workspace):
+            # allocated by the orchestration code just before the task, and passed to it
+            call = self.make_call(op.name, args, kwargs, span, node)
+            buf = Var("gm_buf", call.type, span)
+            self.hoist_to[0].append(AssignStmt(buf, call, span))
+            return buf
         if op.name == "tensor.create" and (self.scope_depth or self.func_type == FunctionType.InCore):
             raise UnsupportedFeatureError(
-                "pl.create_tensor inside a pl.at scope or an InCore function (a kernel-local tensor) is not "
-                "supported yet", span, "create the tensor before the 'with pl.at(...)' block (orchestration code) "
-                "and use it inside, or allocate an on-chip buffer with pl.create_tile")
+                "pl.create_tensor inside a loop or branch of a pl.at scope, or in an InCore function (a "
+                "kernel-local tensor), is not supported yet", span,
+                "create the tensor at the top level of the 'with pl.at(...)' block or before it (orchestration "
+                "code), or allocate an on-chip buffer with pl.create_tile")
         if op.name == "tensor.dump_tag" and (self.scope_depth or self.func_type == FunctionType.InCore):
             raise ParserError("pl.dump_tag(t) marks a tensor of the orchestration; it cannot be used inside a "
                               "pl.at scope or an InCore function", span, "move it after the 'with pl.at(...)' block")
