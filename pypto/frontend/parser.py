@@ -355,6 +355,7 @@ class FunctionParser:
         self.scope_depth = 0                  # nesting of pl.at scopes
         self.last_bound: dict[str, Var] = {}  # name -> the Var it was last bound to (any block)
         self.hoist_to: tuple | None = None    # (block before the pl.at scope, the scope's body block)
+        self.fdef: ast.FunctionDef | None = None  # the function being parsed (look-ahead of loops)
         self.last_value: dict[int, Any] = {}  # id(Var) -> the value last assigned to it
         self.manual_depth = 0                 # nesting of pl.manual_scope()
         # one entry per enclosing loop body / if branch: the scopes whose Vars a re-assignment in it
@@ -1040,7 +1041,7 @@ class FunctionParser:
     def _read_after(self, name: str, loop: ast.For) -> bool:
         """Whether the function reads ``name`` anywhere after the loop's last line."""
         end = getattr(loop, "end_lineno", None) or loop.lineno
-        fdef = getattr(self, "fdef", None)
+        fdef = self.fdef
         if fdef is None:
             return False
         return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and n.lineno > end
