@@ -356,3 +356,13 @@ def workspace_in_scope(x: pl.Tensor[[32, 64], pl.FP32], out: pl.Out[pl.Tensor[[3
         w = pl.store(pl.load(x, [0, 0], [16, 64]), [0, 0], w)
         out = pl.store(pl.mul(pl.load(w, [0, 0], [32, 64]), 3.0), [0, 0], out)
     return out
+
+
+@pl.jit
+def rsqrt_tmp_recip_hp(x: pl.Tensor[[32, 64], pl.FP32], out: pl.Out[pl.Tensor[[32, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.add(pl.abs(pl.load(x, [0, 0], [32, 64])), 1.0)
+        tmp = pl.tile.create([32, 64], dtype=pl.FP32, target_memory=pl.MemorySpace.Vec)
+        r = pl.tile.rsqrt(t, tmp=tmp)
+        out = pl.store(pl.recip(r, high_precision=True), [0, 0], out)
+    return out

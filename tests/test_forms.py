@@ -417,3 +417,10 @@ def test_create_tensor_at_the_top_level_of_a_scope_is_a_workspace():
     want[:16] = x[:16] * 3
     check_all(K.workspace_in_scope, (x, torch.zeros(32, 64)), {1: want})
     roundtrips(K.workspace_in_scope, (x, torch.zeros(32, 64)))
+
+
+def test_rsqrt_with_tmp_and_recip_high_precision():
+    x = torch.randn(32, 64)
+    want = 1 / torch.rsqrt(x.abs() + 1)
+    check_all(K.rsqrt_tmp_recip_hp, (x, torch.zeros(32, 64)), {1: want})
+    roundtrips(K.rsqrt_tmp_recip_hp, (x, torch.zeros(32, 64)))

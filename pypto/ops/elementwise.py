@@ -54,8 +54,8 @@ def _scalar_helper(helper: str, op: str, float_only: bool):
 
 
 def _high_precision(op: str, scalar: bool):
-    """``high_precision=`` on div / log (the reference selects PTOAS's precise divide / log with
-    it). The simulators always compute these the precise way (FP32 with one correctly rounded
+    """``high_precision=`` on div / log / recip (the reference selects PTOAS's precise divide / log
+    / reciprocal with it). The simulators always compute these the precise way (FP32 with one correctly rounded
     result), so both settings give the same bits; as in the reference a scalar divisor has no
     high-precision form and ``high_precision=True`` there is an error."""
     def adapt(args: list, kwargs: dict, span: Span):
@@ -116,9 +116,12 @@ def _define_unary(name: str, torch_fn: str, float_only: bool, f32: bool = False)
                        "cast the operand with pl.cast(x, pl.FP32)")
             return with_dtype(t, t.dtype)
 
+        # tile.rsqrt: the reference's optional ``tmp`` (the device's scratch for the precise
+        # rsqrt; kept as an operand the simulators never read)
         register(OpDef(
             name=op,
-            params=(Param("x", level),),
+            params=(Param("x", level, aliases=("tile", "input")),)
+            + ((Param("tmp", "tile", None),) if name == "rsqrt" and level == "tile" else ()),
             infer=infer,
             ref=(lambda a, n=name: f"_pto.unary_f32({n!r}, {a.x})") if f32 else
                 (lambda a, f=torch_fn: f"{f}({a.x})"),
@@ -132,7 +135,7 @@ def _define_unary(name: str, torch_fn: str, float_only: bool, f32: bool = False)
             result_space=MemorySpace.Vec if level == "tile" else None,
             doc=f"elementwise {name}",
             inplace_safe=True, batch="rows" if level == "tile" else None,
-            dsl_args=_high_precision(op, False) if name == "log" else None,
+            dsl_args=_high_precision(op, False) if name in ("log", "recip") else None,
         ))
 
 
