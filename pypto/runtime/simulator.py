@@ -276,11 +276,12 @@ class Runtime:
         """``pl.array.create(n, pl.TASK_ID)``: ``n`` TaskId slots, all ``None`` (dropped from deps)."""
         return [None] * n
 
-    def create_tensor(self, shape, dtype, manual_dep: bool = False) -> torch.Tensor:
-        """A fresh GM tensor (contents unspecified on the device; zero here), owned by an alloc task:
-        every later task taking a view of it gets a creator edge to that task. ``manual_dep``
-        excludes the buffer from the tensormap for its whole lifetime."""
-        t = torch.zeros(list(shape), dtype=dtype)
+    def create_tensor(self, shape, dtype, manual_dep: bool = False, init_value=None) -> torch.Tensor:
+        """A fresh GM tensor (contents unspecified on the device; zero here, ``init_value`` where
+        given), owned by an alloc task: every later task taking a view of it gets a creator edge to
+        that task. ``manual_dep`` excludes the buffer from the tensormap for its whole lifetime."""
+        t = torch.zeros(list(shape), dtype=dtype) if init_value is None else \
+            torch.full(list(shape), init_value, dtype=dtype)
         task = self._new_task("__alloc__", "alloc", [t], [OUTPUT], self._manual_depth > 0)
         self._hold(1, t.numel() * t.element_size())
         v = task.views[0] = self._view(t)
