@@ -1,0 +1,130 @@
+"""Which op's error explains the gap: recompute one op differently and see whether the gap closes.
+
+A lint says what *could* go wrong (a reduction over a padded tile, FP16 accumulation); it does not
+say that this is what went wrong here. The doctor attributes an error by experiment instead: it runs
+the lowered program on the reference executor (:mod:`pypto.debug.torch_codegen`, bit-identical to
+the simulator for race-free programs) with one candidate op recomputed —
+
+* ``accumulation``: a ``row_sum`` / ``col_sum`` of FP16/BF16 data computed in FP32 (same order,
+  same scratch: only the precision changes) and rounded back once;
+* ``padding``: the reduction's operand with its padding filled with the reduction's identity
+  (zero before a sum, -inf before a max, +inf before a min) —
+
+and compares the result with the golden. The candidate that closes the gap is the cause; one that
+could have mattered but changes nothing is named as harmless. Max and min reductions are exact in any
+precision, so they are never ``accumulation`` candidates.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+import torch
+
+from pypto.errors import Span
+
+_SUMS = {"tile.row_sum": -1, "tile.col_sum": -2}
+_REDUCTIONS = {f"tile.{fam}_{kind}": (-1 if fam == "row" else -2, kind)
+               for fam in ("row", "col") for kind in ("sum", "max", "min")}
+_IDENTITY = {"sum": "zero", "max": "min", "min": "max"}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One op the doctor can recompute differently."""
+
+    kind: str          # "accumulation" or "padding"
+    op: str            # e.g. "row_sum"
+    span: Span         # the op's source location
+    dtype: str         # the operand's dtype (FP16, ...)
+    pad: str           # padding experiments: the identity to fill with ("zero", "min", "max")
+    length: int        # elements reduced per result
+    call_id: int       # id() of the lowered Call
+
+    @property
+    def where(self) -> str:
+        """``row_sum at file:line:col``."""
+        return f"{self.op} at {self.span}"
+
+    def change(self) -> str:
+        """The recomputation, in words."""
+        if self.kind == "accumulation":
+            return f"{self.op} accumulated in FP32 instead of {self.dtype}"
+        return f"the padding filled with PadValue.{self.pad} before {self.op}"
+
+
+def candidates(lowered) -> list[Candidate]:
+    """Every reduction of the lowered program that one of the experiments applies to."""
+    from pypto.ir.nodes import AssignStmt, Call
+    from pypto.ir.types import TileType
+    from pypto.ir.visit import iter_stmts
+
+    out: list[Candidate] = []
+    seen = set()
+    for f in lowered.functions:
+        for s in iter_stmts(f.body):
+            if not (isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op in _REDUCTIONS):
+                continue
+            c = s.value
+            axis, kind = _REDUCTIONS[c.op]
+            t = getattr(c.args[0], "type", None)
+            if not isinstance(t, TileType):
+                continue
+            span = c.span if not c.span.is_unknown() else s.span
+            op = c.op.split(".", 1)[1]
+            n = t.shape[axis]
+            if kind == "sum" and t.dtype.name in ("FP16", "BF16") and (op, span, "acc") not in seen:
+                seen.add((op, span, "acc"))
+                out.append(Candidate("accumulation", op, span, t.dtype.name, "", n, id(c)))
+            if t.valid_shape is not None and (op, span, "pad") not in seen:
+                seen.add((op, span, "pad"))
+                out.append(Candidate("padding", op, span, t.dtype.name, _IDENTITY[kind], n, id(c)))
+    return out
+
+
+def _generator(overrides: dict):
+    """A torch_codegen function generator that recomputes the calls in ``overrides``
+    (``id(call) -> [Candidate, ...]``)."""
+    from pypto.debug.torch_codegen import _FuncGen
+
+    class _Gen(_FuncGen):
+        def value(self, e):
+            todo = overrides.get(id(e))
+            if not todo:
+                return super().value(e)
+            axis, kind = _REDUCTIONS[e.op]
+            x, tmp = e.args[0], (e.args[1] if len(e.args) > 1 else None)
+            xs = self.expr(x)
+            ts = self.expr(tmp) if tmp is not None else "None"
+            pad = next((c for c in todo if c.kind == "padding"), None)
+            if pad is not None:
+                valid = "[" + ", ".join(str(d) if isinstance(d, int) else self.expr(d)
+                                        for d in x.type.valid_shape) + "]"
+                xs = f"_pto.fillpad({xs}, {valid}, {pad.pad!r})"
+            if any(c.kind == "accumulation" for c in todo):
+                tmp32 = f"({ts}).float()" if tmp is not None else "None"
+                return f"_pto.reduce(({xs}).float(), {tmp32}, {axis}, {kind!r}).to(({self.expr(x)}).dtype)"
+            return f"_pto.reduce({xs}, {ts}, {axis}, {kind!r})"
+    return _Gen
+
+
+def run_reference(compiled, bound: dict, recompute: Iterable[Candidate] = ()) -> dict:
+    """Run the lowered program of ``compiled`` on the reference executor with the given candidates
+    recomputed; returns every parameter's value after the run, by name."""
+    from pypto.ir.printer import _callee_order
+
+    overrides: dict[int, list] = {}
+    for c in recompute:
+        overrides.setdefault(c.call_id, []).append(c)
+    lowered = compiled.lowered
+    gen = _generator(overrides)
+    funcs = _callee_order(lowered)
+    src = ["import torch", "from pypto.ops import support as _pto"]
+    for f in funcs:
+        src.append("\n".join(gen(f, False, {g.name: g for g in funcs}).generate()))
+    ns: dict = {}
+    exec(compile("\n\n".join(src) + "\n", f"<doctor experiment {lowered.name}>", "exec"), ns)
+    names = compiled.param_names
+    args = [bound[n].detach().clone() if isinstance(bound[n], torch.Tensor) else bound[n] for n in names]
+    ns[lowered.entry.name](*args)
+    return dict(zip(names, args))
