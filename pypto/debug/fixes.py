@@ -349,3 +349,17 @@ def verify(kernel, file: str, edits: list, bound: dict, expected: dict, rtol: fl
     what = f"{len(seeds)} schedule(s)" + (", and the race detector finds no race" if check_races else "")
     return Verification("verified", f"a copy with this change compiles, and the gap closes (rtol={rtol:.3g}, "
                                     f"atol={atol:.3g}, {what})", changed)
+
+
+def deps_fix_lines(file: str, producer_line: int, consumer_line: int, name: str) -> list[str]:
+    """The source lines :class:`DepsEdit` would write (for the race detector's fix text): the TaskId
+    array form when the producer runs in a loop. Raises :class:`EditError` when it does not apply."""
+    try:
+        tree = ast.parse(Path(file).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError) as e:
+        raise EditError(f"cannot read {file}: {e}") from None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.lineno <= producer_line <= (node.end_lineno or node.lineno) \
+                and node.lineno <= consumer_line <= (node.end_lineno or node.lineno):
+            return _apply_deps(node, 1, DepsEdit(producer_line, consumer_line, name))
+    raise EditError(f"no function of {file} holds lines {producer_line} and {consumer_line}")
