@@ -8,7 +8,9 @@ the simulator for race-free programs) with one candidate op recomputed —
 * ``accumulation``: a ``row_sum`` / ``col_sum`` of FP16/BF16 data computed in FP32 (same order,
   same scratch: only the precision changes) and rounded back once;
 * ``padding``: the reduction's operand with its padding filled with the reduction's identity
-  (zero before a sum, -inf before a max, +inf before a min) —
+  (zero before a sum, -inf before a max, +inf before a min);
+* ``cast_chain``: a multi-hop cast chain (what LegalizeTileCast emits) replaced by one direct
+  conversion of the chain's source —
 
 and compares the result with the golden. The candidate that closes the gap is the cause; one that
 could have mattered but changes nothing is named as harmless. Max and min reductions are exact in any
@@ -16,8 +18,8 @@ precision, so they are never ``accumulation`` candidates.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Iterable
 
 import torch
 
@@ -40,6 +42,8 @@ class Candidate:
     pad: str           # padding experiments: the identity to fill with ("zero", "min", "max")
     length: int        # elements reduced per result
     call_id: int       # id() of the lowered Call
+    keep_fp32: bool = False   # accumulation: every use of the sum casts it to FP32, so keep it there
+    source: Any = field(default=None, compare=False, hash=False)   # cast_chain: the chain's first operand
 
     @property
     def where(self) -> str:
@@ -48,8 +52,11 @@ class Candidate:
 
     def change(self) -> str:
         """The recomputation, in words."""
+        if self.kind == "cast_chain":
+            return f"the {self.dtype} cast chain replaced by one direct conversion"
         if self.kind == "accumulation":
-            return f"{self.op} accumulated in FP32 instead of {self.dtype}"
+            kept = " (the sum kept in FP32: its only use casts it to FP32)" if self.keep_fp32 else ""
+            return f"{self.op} accumulated in FP32 instead of {self.dtype}{kept}"
         return f"the padding filled with PadValue.{self.pad} before {self.op}"
 
 
@@ -62,6 +69,11 @@ def candidates(lowered) -> list[Candidate]:
     out: list[Candidate] = []
     seen = set()
     for f in lowered.functions:
+        uses: dict[int, list] = {}
+        for s in iter_stmts(f.body):
+            if isinstance(s, AssignStmt) and isinstance(s.value, Call):
+                for a in s.value.args:
+                    uses.setdefault(id(a), []).append(s.value)
         for s in iter_stmts(f.body):
             if not (isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op in _REDUCTIONS):
                 continue
@@ -75,11 +87,43 @@ def candidates(lowered) -> list[Candidate]:
             n = t.shape[axis]
             if kind == "sum" and t.dtype.name in ("FP16", "BF16") and (op, span, "acc") not in seen:
                 seen.add((op, span, "acc"))
-                out.append(Candidate("accumulation", op, span, t.dtype.name, "", n, id(c)))
+                users = uses.get(id(s.var), [])
+                keep = bool(users) and all(u.op == "tile.cast" and getattr(u.args[1], "name", "") == "FP32"
+                                           for u in users)
+                out.append(Candidate("accumulation", op, span, t.dtype.name, "", n, id(c), keep))
             if t.valid_shape is not None and (op, span, "pad") not in seen:
                 seen.add((op, span, "pad"))
                 out.append(Candidate("padding", op, span, t.dtype.name, _IDENTITY[kind], n, id(c)))
     return out
+
+
+def cast_chain_candidates(lowered) -> list[Candidate]:
+    """Every cast chain of two hops or more, as a ``cast_chain`` candidate (``dtype``: the chain)."""
+    from pypto.passes.diagnostics import cast_chains
+
+    out = []
+    for f in lowered.functions:
+        producer = {}
+        from pypto.ir.nodes import AssignStmt, Call
+        from pypto.ir.visit import iter_stmts
+
+        for s in iter_stmts(f.body):
+            if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tile.cast":
+                producer[id(s.var)] = s
+        for last, types, mode in cast_chains(f if hasattr(f, "functions") else _as_program(lowered, f)):
+            if len(types) < 3:
+                continue
+            first = last
+            while id(first.value.args[0]) in producer:
+                first = producer[id(first.value.args[0])]
+            span = last.value.span if not last.value.span.is_unknown() else last.span
+            out.append(Candidate("cast_chain", "cast", span, " -> ".join(types), mode, 0, id(last.value),
+                                 source=first.value.args[0]))
+    return out
+
+
+def _as_program(lowered, f):
+    return lowered.replace(functions=(f,))
 
 
 def _generator(overrides: dict):
@@ -92,6 +136,12 @@ def _generator(overrides: dict):
             todo = overrides.get(id(e))
             if not todo:
                 return super().value(e)
+            chain = next((c for c in todo if c.kind == "cast_chain"), None)
+            if chain is not None:
+                from pypto.ir.nodes import Call
+
+                direct = Call("tile.cast", (chain.source, e.args[1], e.args[2]), e.type, e.span)
+                return super().value(direct)
             axis, kind = _REDUCTIONS[e.op]
             x, tmp = e.args[0], (e.args[1] if len(e.args) > 1 else None)
             xs = self.expr(x)
@@ -101,9 +151,11 @@ def _generator(overrides: dict):
                 valid = "[" + ", ".join(str(d) if isinstance(d, int) else self.expr(d)
                                         for d in x.type.valid_shape) + "]"
                 xs = f"_pto.fillpad({xs}, {valid}, {pad.pad!r})"
-            if any(c.kind == "accumulation" for c in todo):
+            acc = next((c for c in todo if c.kind == "accumulation"), None)
+            if acc is not None:
                 tmp32 = f"({ts}).float()" if tmp is not None else "None"
-                return f"_pto.reduce(({xs}).float(), {tmp32}, {axis}, {kind!r}).to(({self.expr(x)}).dtype)"
+                back = "" if acc.keep_fp32 else f".to(({self.expr(x)}).dtype)"
+                return f"_pto.reduce(({xs}).float(), {tmp32}, {axis}, {kind!r}){back}"
             return f"_pto.reduce({xs}, {ts}, {axis}, {kind!r})"
     return _Gen
 

@@ -85,8 +85,9 @@ def _call(func: ast.expr, *args, **kwargs) -> ast.Call:
     return ast.Call(func=func, args=list(args), keywords=[ast.keyword(arg=k, value=v) for k, v in kwargs.items()])
 
 
-def fp32_accumulation(dtype: str, tile_shape: Optional[tuple]) -> Callable:
-    """``pl.row_sum(x[, tmp])`` -> ``pl.cast(pl.row_sum(pl.cast(x, pl.FP32)[, FP32 tmp]), pl.<dtype>)``."""
+def fp32_accumulation(dtype: str, tile_shape: Optional[tuple], round_back: bool = True) -> Callable:
+    """``pl.row_sum(x[, tmp])`` -> ``pl.cast(pl.row_sum(pl.cast(x, pl.FP32)[, FP32 tmp]), pl.<dtype>, mode="rint")``
+    (without the outer cast when ``round_back`` is false: the sum stays FP32)."""
     def rewrite(call: ast.Call, pl: ast.expr) -> ast.expr:
         args = list(call.args)
         if not args:
@@ -101,7 +102,8 @@ def fp32_accumulation(dtype: str, tile_shape: Optional[tuple]) -> Callable:
                         dtype=_attr(pl, "FP32"))
             args = [args[0], tmp] + args[2:]
         inner = ast.Call(func=call.func, args=args, keywords=kws)
-        return _call(_attr(pl, "cast"), inner, _attr(pl, dtype))
+        # round once, to nearest even: what the experiment (torch's .to()) measured
+        return _call(_attr(pl, "cast"), inner, _attr(pl, dtype), mode=ast.Constant("rint")) if round_back else inner
     return rewrite
 
 
