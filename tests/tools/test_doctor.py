@@ -79,8 +79,11 @@ def test_case5_report_has_the_race_timeline(tmp_path):
 def test_doctor_cli(tmp_path):
     p = subprocess.run([sys.executable, "-m", "pypto", "doctor", str(CASES), "--case", "case3",
                         "--html", str(tmp_path / "d.html")], capture_output=True, text=True, timeout=600)
-    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.returncode == 1, p.stderr[-2000:]      # a finding
     assert "SETTLED at step 2" in p.stdout and "pl.fillpad" in p.stdout
+    assert "fix check: verified" in p.stdout
+    # the steps as they go, on stderr
+    assert "step 1/5: golden and tolerance" in p.stderr and "step 2/5: expected differences" in p.stderr
 
 
 def test_fuzz_split_k_is_last_bits_only():
