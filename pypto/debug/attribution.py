@@ -9,6 +9,8 @@ the simulator for race-free programs) with one candidate op recomputed —
   same scratch: only the precision changes) and rounded back once;
 * ``padding``: the reduction's operand with its padding filled with the reduction's identity
   (zero before a sum, -inf before a max, +inf before a min);
+* ``loop_accumulation``: an FP16/BF16 value carried through a loop and added to on every trip,
+  carried in FP32 instead (rounded once, when it is stored);
 * ``cast_chain``: a multi-hop cast chain (what LegalizeTileCast emits) replaced by one direct
   conversion of the chain's source —
 
@@ -48,12 +50,16 @@ class Candidate:
     @property
     def where(self) -> str:
         """``row_sum at file:line:col``."""
+        if self.kind == "loop_accumulation":
+            return f"the accumulation of '{self.op}' in the loop at {self.span}"
         return f"{self.op} at {self.span}"
 
     def change(self) -> str:
         """The recomputation, in words."""
         if self.kind == "cast_chain":
             return f"the {self.dtype} cast chain replaced by one direct conversion"
+        if self.kind == "loop_accumulation":
+            return f"'{self.op}' carried through the loop in FP32 instead of {self.dtype}"
         if self.kind == "accumulation":
             kept = " (the sum kept in FP32: its only use casts it to FP32)" if self.keep_fp32 else ""
             return f"{self.op} accumulated in FP32 instead of {self.dtype}{kept}"
@@ -97,6 +103,33 @@ def candidates(lowered) -> list[Candidate]:
     return out
 
 
+def loop_candidates(lowered) -> list[Candidate]:
+    """Every FP16/BF16 loop-carried value that the loop adds to (``acc = acc + x`` on every trip)."""
+    from pypto.ir.nodes import AssignStmt, Call, ConstInt, ForStmt
+    from pypto.ir.visit import iter_stmts
+
+    out = []
+    for f in lowered.functions:
+        for loop in iter_stmts(f.body):
+            if not isinstance(loop, ForStmt) or not loop.iter_args or not loop.body:
+                continue
+            ys = getattr(loop.body[-1], "values", ())
+            trips = 0
+            if all(isinstance(x, ConstInt) for x in (loop.start, loop.stop, loop.step)) and loop.step.value:
+                trips = max(0, -(-(loop.stop.value - loop.start.value) // loop.step.value))
+            for it, y in zip(loop.iter_args, ys):
+                dt = getattr(getattr(it, "type", None), "dtype", None)
+                if getattr(dt, "name", "") not in ("FP16", "BF16"):
+                    continue
+                for st in iter_stmts(loop.body):
+                    if isinstance(st, AssignStmt) and st.var is y and isinstance(st.value, Call) \
+                            and st.value.op in ("tile.add", "tile.sub") and any(a is it for a in st.value.args):
+                        span = loop.span if not loop.span.is_unknown() else st.span
+                        out.append(Candidate("loop_accumulation", it.name.split("_")[0] or it.name, span, dt.name,
+                                             "", trips, id(st.value), True))
+    return out
+
+
 def cast_chain_candidates(lowered) -> list[Candidate]:
     """Every cast chain of two hops or more, as a ``cast_chain`` candidate (``dtype``: the chain)."""
     from pypto.passes.diagnostics import cast_chains
@@ -136,6 +169,11 @@ def _generator(overrides: dict):
             todo = overrides.get(id(e))
             if not todo:
                 return super().value(e)
+            loop = next((c for c in todo if c.kind == "loop_accumulation"), None)
+            if loop is not None:
+                a, b = (self.expr(x) for x in e.args[:2])
+                sign = "+" if e.op == "tile.add" else "-"
+                return f"(({a}).float() {sign} ({b}).float())"
             chain = next((c for c in todo if c.kind == "cast_chain"), None)
             if chain is not None:
                 from pypto.ir.nodes import Call

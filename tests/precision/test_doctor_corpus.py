@@ -35,6 +35,7 @@ CORPUS = {
     "l2norm_bf16_to_fp32": (numerics.l2norm_bf16_case, 2, "accumulation"),
     "normalize_bf16": (numerics.normalize_bf16_case, 2, "accumulation"),
     "short_tree_sum_fp16": (numerics.short_sum_fp16_case, 2, "accumulation"),
+    "loop_carried_sum_fp16": (numerics.loop_sum_fp16_case, 2, "accumulation"),
     # padding
     "partial_mean_exp": (numerics.partial_mean_case, 2, "padding"),
     "partial_row_min": (numerics.partial_min_case, 2, "padding"),

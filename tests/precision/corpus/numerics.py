@@ -240,3 +240,19 @@ def golden_bf16_case():
     golden = x.bfloat16().sum(1, keepdim=True).float()   # planted: the golden summed in BF16
     return {"kernel": fp32_rowsum, "inputs": {"x": x, "out": torch.zeros(16, 1)},
             "expected": {"out": golden}, "rtol": 1e-5, "atol": 1e-5}
+
+
+@pl.jit
+def loop_sum_fp16(x: pl.Tensor[[128, 16, 64], pl.FP16], out: pl.Out[pl.Tensor[[16, 64], pl.FP16]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        acc = pl.reshape(pl.load(x, [0, 0, 0], [1, 16, 64]), [16, 64])
+        for i in pl.range(1, 128):                       # planted: the running sum is FP16
+            acc = pl.add(acc, pl.reshape(pl.load(x, [i, 0, 0], [1, 16, 64]), [16, 64]))
+        out = pl.store(acc, [0, 0], out)
+    return out
+
+
+def loop_sum_fp16_case():
+    x = (torch.rand(128, 16, 64, generator=_g(17)) + 0.5).half()
+    return {"kernel": loop_sum_fp16, "inputs": {"x": x, "out": torch.zeros(16, 64, dtype=torch.float16)},
+            "expected": {"out": x.double().sum(0).half()}, "rtol": 1e-3, "atol": 1e-3}
