@@ -409,10 +409,10 @@ def _doctor(kernel, inputs, expected, golden_data_dir, rtol, atol, platform, ref
     try:
         dumped = ir_compile(program, output_dir=out_dir, dump_passes=True, platform=platform,
                             verification_level=VerificationLevel.ROUNDTRIP, passes=_PASSES.get())
-        report.add(3, "ROUNDTRIP verification", "ok", "every pass verified and re-parsed to the same program")
+        report.add(3, "compiler self-check", "ok", "every pass verified, printed and re-parsed to the same program")
     except VerificationError as e:
-        report.add(3, "ROUNDTRIP verification", "explains", e.message.splitlines()[0])
-        return finish(report.settle(3, "the IR is malformed after a pass", e.message.splitlines()[0], "malformed_ir",
+        report.add(3, "compiler self-check", "explains", e.message.splitlines()[0])
+        return finish(report.settle(3, "a compiler pass produced a malformed program", e.message.splitlines()[0], "malformed_ir",
                                     _verification("could not verify", "the fix is in the compiler")), actual)
     diags = dumped.diagnostics
     warn = [d for d in diags if d.code.startswith("PTO-W") or d.code.startswith("PTO-P")]

@@ -296,7 +296,12 @@ def apply(kernel, file: str, edits: list) -> tuple:
 
 def _exec(node: ast.FunctionDef, fn, g: dict) -> None:
     if not _DIR:
+        import atexit
+        import shutil
+
         _DIR.append(Path(tempfile.mkdtemp(prefix="pypto-doctor-fix-")))
+        # the copies are only read while they compile; remove them when the process ends
+        atexit.register(shutil.rmtree, _DIR[0], True)
     path = _DIR[0] / f"{fn.__name__}_fix{next(_counter)}.py"
     path.write_text(ast.unparse(node) + "\n", encoding="utf-8")
     exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), g)
