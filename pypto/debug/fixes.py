@@ -246,9 +246,12 @@ def _apply_deps(fn_node: ast.FunctionDef, start: int, e: DepsEdit) -> list[str]:
         parent.body.insert(parent.body.index(prod) + 1, store)
         del body
         dep = ast.Name(arr, ast.Load())
-        changed += [ast.unparse(create), f"with {ast.unparse(item)}:", ast.unparse(store)]
+        at = start - 1
+        changed += [f"before the loop at line {for_stmt.lineno + at}: {ast.unparse(create)}",
+                    f"line {prod.lineno + at}: with {ast.unparse(item)}:",
+                    f"right after that scope, in the loop: {ast.unparse(store)}"]
     else:
-        changed.append(f"with {ast.unparse(item)}:")
+        changed.append(f"line {prod.lineno + start - 1}: with {ast.unparse(item)}:")
     call = cons.items[0].context_expr
     if not isinstance(call, ast.Call):
         raise EditError("the consumer's scope is not a pl.at(...) call")
@@ -259,7 +262,7 @@ def _apply_deps(fn_node: ast.FunctionDef, start: int, e: DepsEdit) -> list[str]:
         kw.value.elts.append(dep)
     else:
         raise EditError("the consumer's deps= is not a list literal")
-    changed.append(f"with {ast.unparse(cons.items[0])}:")
+    changed.append(f"line {cons.lineno + start - 1}: with {ast.unparse(cons.items[0])}:")
     return changed
 
 
