@@ -110,20 +110,30 @@ def program_digest(program) -> str:
     return h.hexdigest()
 
 
+def _canon(v):
+    """A deterministic JSON form of an option value (sets sorted: their order varies by process)."""
+    if isinstance(v, (set, frozenset)):
+        return sorted(str(x) for x in v)
+    if isinstance(v, dict):
+        return {str(k): _canon(x) for k, x in sorted(v.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(v, (list, tuple)):
+        return [_canon(x) for x in v]
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    name = getattr(v, "name", None)
+    return f"{type(v).__name__}.{name}" if isinstance(name, str) else repr(v)
+
+
 def options_key(options: dict) -> dict:
-    """The compile options that shape a build, normalised to JSON (custom passes excluded)."""
+    """The compile options that shape a build, normalised to JSON (the pipeline and the output
+    directory excluded: see :func:`compile_key`), plus the environment that stands in for them."""
     from pypto.passes.manager import resolve_dump_level
 
-    disabled = options.get("disabled_diagnostics")
-    return {
-        "platform": options.get("platform") or "a2a3sim",
-        "dump_passes": resolve_dump_level(options.get("dump_passes")).name,
-        "verification_level": repr(options.get("verification_level")),
-        "diagnostic_phase": repr(options.get("diagnostic_phase")),
-        "disabled_diagnostics": sorted(str(d) for d in disabled) if disabled else [],
-        "analyze_auto_scopes_for_deps": bool(options.get("analyze_auto_scopes_for_deps")),
-        "env": {k: os.environ.get(k, "") for k in ("PYPTO_VERIFY_LEVEL", "PYPTO_WARNING_LEVEL")},
-    }
+    doc = {k: _canon(v) for k, v in options.items() if k not in ("passes", "output_dir")}
+    doc["platform"] = options.get("platform") or "a2a3sim"
+    doc["dump_passes"] = resolve_dump_level(options.get("dump_passes")).name
+    doc["env"] = {k: os.environ.get(k, "") for k in ("PYPTO_VERIFY_LEVEL", "PYPTO_WARNING_LEVEL")}
+    return doc
 
 
 def compile_key(program, options: dict, custom_passes: bool = False, digest: str | None = None) -> str:
