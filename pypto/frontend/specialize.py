@@ -92,7 +92,8 @@ class _Specializer:
         # called with other Python constants is compiled once per constant set (`scale`, `scale_1`)
         self.spec_names: dict[tuple, str] = {}
         self.dyn_dims: dict[int, tuple] = {}   # entry parameter index -> which dims are dynamic
-        self.owners: dict[str, Any] = {getattr(entry.fn, "__name__", ""): entry}  # name -> JITFunction
+        # name -> JITFunction (an @pl.program's callees have no jit entry: entry is None there)
+        self.owners: dict[str, Any] = {entry.fn.__name__: entry} if entry is not None else {}
 
     def parse(self, jitfn, values: list[Any], value_types: list[Type | None], func_type: FunctionType,
               call_span: Span | None, name: str | None = None) -> Any:
