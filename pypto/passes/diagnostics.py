@@ -187,6 +187,24 @@ def _unused_variable(program: Program, ctx):
     return found
 
 
+@check("PTO-W003", "ParallelStoreOverlap", Severity.Warning, DiagnosticPhase.PRE_PIPELINE)
+def _parallel_store_overlap(program: Program, ctx):
+    """Tasks of one ``pl.parallel`` loop store into overlapping regions with no order between them
+    (:mod:`pypto.passes.parallel_overlap`)."""
+    from pypto.passes.parallel_overlap import find
+
+    return find(ssa_form(program))
+
+
+@check("PTO-W004", "ScratchReadAfterReduction", Severity.Warning, DiagnosticPhase.PRE_PIPELINE)
+def _scratch_read_after_reduction(program: Program, ctx):
+    """A tile read after a reduction used it as ``tmp_tile``: it holds the partial results then
+    (:mod:`pypto.passes.scratch_reads`)."""
+    from pypto.passes.scratch_reads import find
+
+    return find(ssa_form(program))
+
+
 _ROW_REDUCTIONS = {"tile.row_sum", "tile.row_max", "tile.row_min", "tile.col_sum", "tile.col_max", "tile.col_min",
                    "tile.row_prod", "tile.col_prod"}
 
