@@ -38,6 +38,23 @@ def expect(cond: bool, op: str, message: str, span: Span, hint: str | None = Non
         raise InvalidOperationError(f"{op}: {message}", span, hint)
 
 
+# Element types the vector unit does no arithmetic, comparison or selection on. The reference's type
+# rules accept any dtype at this level and leave the rest to the instruction set, whose vector
+# instructions (TADD/TSUB/TMAX/TABS/TRELU/TCMP/TSEL/TSUBS..., e.g. TSUBS: INT8 INT16 INT32 FP16 FP32
+# BF16; TSELS adds UINT8 UINT16 UINT32 for selection only) have no UINT16/32/64 or BOOL arithmetic.
+# Rejecting them in the type rule (issue 13, item 12) gives a located error instead of a torch crash
+# deep in the simulator; UINT8 / INT8 / INT64 stay (both executors compute them bit for bit).
+NO_ARITHMETIC = frozenset({"UINT16", "UINT32", "UINT64", "BOOL"})
+
+
+def arith_dtype(op: str, dtype: DataType, span: Span) -> None:
+    """Reject an element type the vector unit has no arithmetic for (:data:`NO_ARITHMETIC`)."""
+    expect(dtype.name not in NO_ARITHMETIC, op,
+           f"{dtype.name} operands are not supported: the vector unit has no arithmetic on "
+           f"{'BOOL' if dtype.name == 'BOOL' else 'unsigned 16/32/64-bit'} elements", span,
+           "cast the operand first, e.g. pl.cast(x, pl.INT32) or pl.cast(x, pl.FP32)")
+
+
 def same_shape(op: str, a: Type, b: Type, span: Span) -> None:
     """Elementwise operands must have equal shapes (no implicit broadcast at this level)."""
     expect(tuple(a.shape) == tuple(b.shape), op,

@@ -745,9 +745,10 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
                      dump_budget=cfg.dump_budget_bytes, kernel_ids=kernel_ids, poison=cfg.sim_poison,
                      rings=cfg.ring_limits(), lockstep=cfg.sim_lockstep)
         _LAST_RUNTIME[:] = [rt]
-        orch.orchestrate(rt, *gm)
+        returned[:] = [orch.orchestrate(rt, *gm)]
         return rt
 
+    returned: list = [None]
     direct = _in_place_args(params, full)
     gm = [a if i in direct else a.detach().clone().contiguous() if isinstance(a, torch.Tensor) else a
           for i, a in enumerate(full)]
@@ -784,7 +785,27 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
     if allocate:
         outs = [full[i] for i, p in enumerate(params) if p["direction"] == "Out"]
         return outs[0] if len(outs) == 1 else tuple(outs)
-    return None
+    return _returned_values(returned[0], gm, full)
+
+
+def _returned_values(value, gm: list, full: list):
+    """What the call returns: ``None`` when the program returns only its (written in place)
+    arguments; otherwise the returned values, a tensor the program created itself as a copy out of
+    the simulated global memory (the reference executor returns it too: issue 13, a result the
+    simulator used to drop), an argument as the caller's own tensor."""
+    vals = value if isinstance(value, tuple) else (value,) if value is not None else ()
+
+    def own(v):
+        for g, user in zip(gm, full):
+            if v is g or (isinstance(v, torch.Tensor) and isinstance(g, torch.Tensor) and v.shape == g.shape
+                          and v.data_ptr() == g.data_ptr()):
+                return user
+        return None
+
+    if all(own(v) is not None for v in vals):
+        return None
+    out = tuple(own(v) if own(v) is not None else v.clone() if isinstance(v, torch.Tensor) else v for v in vals)
+    return out if isinstance(value, tuple) else out[0]
 
 
 @contextlib.contextmanager

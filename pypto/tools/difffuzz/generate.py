@@ -90,7 +90,7 @@ class _Expr:
         op = rng.choice(("add", "sub", "mul", "maximum"))
         s = rng.choice((2.0, 0.5, -1.5, 3.0)) if self.float else rng.choice((2, 3, -1))
         d, r, n = self.build(depth - 1)
-        return f"pl.{op}({d}, {s!r})", BINARY[op].format(r, repr(float(s))), n + 1
+        return f"pl.{op}({d}, {s!r})", BINARY[op].format(r, f"torch.tensor({float(s)!r}, dtype=torch.float64)"), n + 1
 
 
 def generate(seed: int) -> Case:

@@ -35,6 +35,7 @@ class Mutant:
     source: str
     origin: str
     edits: list
+    kernels: list          # names of the edited @pl.jit functions
 
 
 def example_files(root: Path) -> list[Path]:
@@ -132,9 +133,12 @@ def mutate(path: Path, seed: int) -> Mutant | None:
     if not fns:
         return None
     edits = []
+    touched: list[str] = []
     ed = _Edit(rng)
     for _ in range(rng.choice((1, 1, 2, 3))):
         fn = rng.choice(fns)
+        if fn.name not in touched:
+            touched.append(fn.name)
         if rng.random() < 0.08:
             e = _drop_out(fn, rng)
             if e:
@@ -150,4 +154,4 @@ def mutate(path: Path, seed: int) -> Mutant | None:
         src = ast.unparse(tree)
     except Exception:   # an edit the unparser cannot print (should not happen): no mutant
         return None
-    return Mutant(src + "\n", str(path), edits)
+    return Mutant(src + "\n", str(path), edits, touched)
