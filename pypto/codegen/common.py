@@ -100,6 +100,15 @@ def returned_params(f: Function) -> list[int]:
     return [root.get(id(v), -1) if isinstance(v, Var) else -1 for v in ret.values]
 
 
+def span_comment(span) -> str:
+    """``  # @file:line:col`` for a generated line that runs the statement at ``span`` (empty when
+    unknown): the simulator reads it back to name the kernel line of a fault at run time
+    (:func:`pypto.runtime.simulator.locate`)."""
+    if span is None or span.is_unknown():
+        return ""
+    return f"  # @{span.file}:{span.line}:{span.col}"
+
+
 class StmtEmitter:
     """Python source for the structured statements both host-side generators share — the
     orchestration module (:mod:`pypto.codegen.orchestration`) and the reference executor
@@ -117,7 +126,7 @@ class StmtEmitter:
         self.lines: list[str] = []
 
     def emit(self, depth: int, text: str, span=None) -> None:
-        self.lines.append("    " * depth + text)
+        self.lines.append("    " * depth + text + span_comment(span))
 
     def expr(self, e) -> str:
         return py_expr(e, self.names)

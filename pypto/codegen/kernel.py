@@ -10,7 +10,7 @@ itself then happens at the simulated time the transfer completes.
 """
 from __future__ import annotations
 
-from pypto.codegen.common import PyNames, py_expr, py_literal
+from pypto.codegen.common import PyNames, py_expr, py_literal, span_comment
 from pypto.codegen.gang import generate_gang
 from pypto.codegen.scratch import dead_scratch_calls
 from pypto.errors import CodegenError
@@ -47,7 +47,7 @@ class KernelGen:
         return f"v[{self.slot[key]}]"
 
     def emit(self, depth: int, text: str) -> None:
-        self.lines.append("    " * depth + text)
+        self.lines.append("    " * depth + text + span_comment(getattr(self, "_span", None)))
 
     def generate(self) -> str:
         params = [self.names.define(p) for p in self.f.params]
@@ -73,6 +73,7 @@ class KernelGen:
             self.stmt(s, depth, yield_into)
 
     def stmt(self, s: Stmt, depth: int, yield_into=()) -> None:
+        self._span = s.span   # (emit() marks the lines with it: a fault at run time names this line)
         if isinstance(s, AssignStmt):
             self.assign(s, depth)
         elif isinstance(s, EvalStmt):

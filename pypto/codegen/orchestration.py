@@ -68,11 +68,12 @@ class OrchGen(StmtEmitter):
             v = s.value
             tid = getattr(v, "task_id_var", None) if isinstance(v, FuncCall) else None
             if tid is not None:
-                self.emit(depth, f"{self.names.define(s.var)}, {self.names.define(tid)} = {self.value(v)}")
+                self.emit(depth, f"{self.names.define(s.var)}, {self.names.define(tid)} = {self.value(v)}", s.span)
             else:
-                self.emit(depth, f"{self.names.define(s.var)} = {self.value(v)}" + ("[0]" if isinstance(v, FuncCall) else ""))
+                self.emit(depth, f"{self.names.define(s.var)} = {self.value(v)}" + ("[0]" if isinstance(v, FuncCall) else ""),
+                          s.span)
         elif isinstance(s, EvalStmt):
-            self.emit(depth, self.value(s.expr))
+            self.emit(depth, self.value(s.expr), s.span)
         elif not self.control(s, depth, yield_into):
             raise CodegenError(f"'{type(s).__name__}' cannot appear in an orchestration function", s.span)
 

@@ -91,6 +91,7 @@ class _Converter(Mutator):
         self.tile_of: dict[int, Var] = {}
         self.pending: list | None = None   # loads to emit before the statement being converted
         self.reloaded: dict[int, Var] = {}  # id(global tensor version) -> the tile it was loaded into
+        self.computed: set[int] = set()     # ids of tensor values computed by ops of this kernel (tiles)
 
     def as_tile(self, v, span):
         if isinstance(v, Var):
@@ -136,7 +137,7 @@ class _Converter(Mutator):
         if not (isinstance(v, Call) and v.op.startswith("tensor.")):
             return self.default_stmt(s)
         op = get_op(v.op, v.span)
-        if v.op == "tensor.assemble" and isinstance(v.args[0], Var) and id(v.args[0]) in self.tile_of:
+        if v.op == "tensor.assemble" and isinstance(v.args[0], Var) and id(v.args[0]) in self.computed:
             # assembling into a value computed in this kernel (it lives in a tile, not in global
             # memory): the tile form, TINSERT (tile.assemble) into that tile
             target, src, offs, atomic = v.args
@@ -149,6 +150,7 @@ class _Converter(Mutator):
             t = get_op("tile.assemble").infer_type(args, v.span)
             nv = Var(s.var.name, t, s.var.span)
             self.tile_of[id(s.var)] = nv
+            self.computed.add(id(s.var))
             return AssignStmt(nv, Call("tile.assemble", args, t, v.span), s.span)
         if v.op == "tensor.assemble":
             target, src, offs, atomic = v.args
@@ -172,6 +174,7 @@ class _Converter(Mutator):
         t = tile_op.infer_type(args, v.span)
         nv = Var(s.var.name, t, s.var.span)
         self.tile_of[id(s.var)] = nv
+        self.computed.add(id(s.var))
         return AssignStmt(nv, Call(tile_op.name, args, t, v.span), s.span)
 
     def _carry(self, olds, news):

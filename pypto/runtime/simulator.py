@@ -41,6 +41,7 @@ import heapq
 import importlib.util
 import operator
 import random
+import re
 import sys
 from pathlib import Path
 from typing import NamedTuple
@@ -455,7 +456,7 @@ class Runtime:
     # ------------------------------------------------------------------ scheduling
     def run_all(self) -> None:
         """Run every submitted task to completion under the dependency rules."""
-        with gc_paused():
+        with gc_paused(), located():
             self._run_all()
 
     def _run_all(self) -> None:
@@ -734,6 +735,7 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
             if not same or a.dtype != want:
                 raise TypeError(f"argument '{p['name']}' has shape {list(a.shape)} {a.dtype}, the program was "
                                 f"compiled for {p['shape']} {want}")
+            _check_writable(p, a)
     platform = get_platform(compiled.platform)
     out = compiled.output_dir
     kernels = {name: load_module(out / rel) for name, rel in meta["kernels"].items()}
@@ -745,7 +747,8 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
                      dump_budget=cfg.dump_budget_bytes, kernel_ids=kernel_ids, poison=cfg.sim_poison,
                      rings=cfg.ring_limits(), lockstep=cfg.sim_lockstep)
         _LAST_RUNTIME[:] = [rt]
-        returned[:] = [orch.orchestrate(rt, *gm)]
+        with located():
+            returned[:] = [orch.orchestrate(rt, *gm)]
         return rt
 
     returned: list = [None]
@@ -806,6 +809,77 @@ def _returned_values(value, gm: list, full: list):
         return None
     out = tuple(own(v) if own(v) is not None else v.clone() if isinstance(v, torch.Tensor) else v for v in vals)
     return out if isinstance(value, tuple) else out[0]
+
+
+_SPAN_MARK = re.compile(r"#\s*@(.+):(\d+):(\d+)\s*$")
+
+
+def locate(tb):
+    """The source span of the innermost generated line (kernel or orchestration module) in the
+    traceback ``tb``, from the ``# @file:line:col`` mark the code generators put on it; None when
+    there is none."""
+    import linecache
+
+    from pypto.errors import Span
+
+    found = None
+    while tb is not None:
+        line = linecache.getline(tb.tb_frame.f_code.co_filename, tb.tb_lineno)
+        m = _SPAN_MARK.search(line) if line else None
+        if m:
+            ln, col = int(m.group(2)), int(m.group(3))
+            found = Span(m.group(1), ln, col, ln, col + 1)
+        tb = tb.tb_next
+    return found
+
+
+@contextlib.contextmanager
+def located():
+    """Faults of generated code name the kernel line (issue 13): a :class:`SimulationError` without
+    a span (an out-of-bounds access found by ``_pto.region``) gets the span of the statement that
+    ran; a loop whose step is 0 at run time (Python's ``range`` refuses it) becomes a located
+    :class:`SimulationError`; an index past the end of a TaskId array likewise."""
+    try:
+        yield
+    except SimulationError as e:
+        if e.span is None or e.span.is_unknown():
+            span = locate(e.__traceback__)
+            if span is not None:
+                e.span = span
+        raise
+    except ValueError as e:
+        span = locate(e.__traceback__)
+        if span is None or "arg 3 must not be zero" not in str(e):
+            raise
+        raise SimulationError("a loop's step is 0 at run time: pl.range(start, stop, step) needs step != 0",
+                              span) from None
+    except IndexError as e:
+        span = locate(e.__traceback__)
+        if span is None:
+            raise
+        raise SimulationError(f"index out of range at run time ({e}): an index past the end of an array "
+                              "(e.g. a pl.array.create(n, pl.TASK_ID) written at i >= n)", span) from None
+
+
+def _check_writable(p: dict, a: torch.Tensor) -> None:
+    """Argument checks made before anything runs (issue 13, item 15): a tensor the simulator cannot
+    read, or an output it could not write back after the whole run, is rejected naming the
+    parameter — not discovered at write-back (results lost) or, for a meta tensor, never (a run
+    that "succeeds" with no data)."""
+    name, d = p["name"], p["direction"]
+    if a.device.type != "cpu":
+        raise TypeError(f"argument '{name}' is on device '{a.device}': the simulator reads and writes CPU tensors "
+                        f"(a meta tensor holds no data at all); pass a CPU tensor, e.g. {name}.cpu() or "
+                        f"torch.zeros(..., device='cpu')")
+    if d not in ("Out", "InOut"):
+        return
+    if a.requires_grad:
+        raise TypeError(f"argument '{name}' ({d}) requires grad: results are written into it in place, outside "
+                        f"autograd; pass {name}.detach() or a tensor created without requires_grad")
+    if a.numel() > 1 and torch._debug_has_internal_overlap(a) != 0:
+        raise TypeError(f"argument '{name}' ({d}) is a view in which several elements share memory (e.g. an "
+                        f"expand()ed tensor, stride {list(a.stride())}): results cannot be written into it; pass "
+                        f"a tensor with its own storage, e.g. {name}.contiguous() or torch.empty(...)")
 
 
 @contextlib.contextmanager
