@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 
-from pypto.codegen.common import py_expr, py_literal
+from pypto.codegen.common import py_expr, py_literal, span_comment
 from pypto.ir.nodes import (
     AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, ForStmt, IfStmt, ReturnStmt, Stmt, UnaryOp,
     Var, YieldStmt,
@@ -110,7 +110,8 @@ class GangGen:
         return "\n".join(lines) + "\n"
 
     def emit(self, text: str) -> None:
-        self.body.append("    " * self.depth + text)
+        # (the # @file:line:col mark names the kernel line of a fault at run time)
+        self.body.append("    " * self.depth + text + span_comment(getattr(self, "_span", None)))
 
     def emit_plan(self, text: str) -> None:
         self.plan.append("    " * self.depth + text)
@@ -143,6 +144,7 @@ class GangGen:
             self.stmt(s, yield_into)
 
     def stmt(self, s: Stmt, yield_into=()) -> None:
+        self._span = s.span
         if isinstance(s, AssignStmt):
             v = s.value
             if isinstance(v, Call):

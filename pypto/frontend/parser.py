@@ -1047,6 +1047,12 @@ class FunctionParser:
         if isinstance(base, Expr) and isinstance(base.type, (TensorType, TileType)):
             return self.subscript_read(base, node)
         idx = self.expr(node.slice) if not isinstance(node.slice, ast.Slice) else None
+        if isinstance(idx, int) and ((_is_static(base) and isinstance(base, (tuple, list)))
+                                     or (isinstance(base, Expr) and isinstance(base.type, TupleType))):
+            n = len(base) if isinstance(base, (tuple, list)) else len(base.type.types)
+            if not -n <= idx < n:
+                raise ParserTypeError(f"index {idx} is out of range for {_describe_static(base)} of {n} "
+                                      "element(s)", self.span(node))
         if _is_static(base) and isinstance(base, (tuple, list)) and isinstance(idx, int):
             return base[idx]
         if isinstance(base, Expr) and isinstance(base.type, TupleType) and isinstance(idx, int):

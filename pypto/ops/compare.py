@@ -34,7 +34,7 @@ def _cmp_rule(op: str, scalar: bool):
         if not scalar:
             arith_dtype(op, a.rhs.type.dtype, span)
             same_shape(op, a.lhs.type, a.rhs.type, span)
-            promote(a.lhs.type.dtype, a.rhs.type.dtype)
+            promote(a.lhs.type.dtype, a.rhs.type.dtype, op, span)
         return with_dtype(a.lhs.type, BOOL)
     return infer
 
@@ -50,7 +50,7 @@ def _sel_rule(op: str, scalar: bool):
         else:
             same_shape(op, x, a.rhs.type, span)
             arith_dtype(op, a.rhs.type.dtype, span)
-            dtype = promote(x.dtype, a.rhs.type.dtype)
+            dtype = promote(x.dtype, a.rhs.type.dtype, op, span)
         return with_dtype(x, dtype)
     return infer
 

@@ -24,9 +24,9 @@ def _binary_rule(op_name: str, float_only: bool):
     def infer(a: OpArgs, span: Span):
         lhs, rhs = a.lhs.type, a.rhs.type
         same_shape(op_name, lhs, rhs, span)
-        dtype = promote(lhs.dtype, rhs.dtype)
         arith_dtype(op_name, lhs.dtype, span)
         arith_dtype(op_name, rhs.dtype, span)
+        dtype = promote(lhs.dtype, rhs.dtype, op_name, span)
         if float_only:
             expect(dtype.is_float(), op_name, f"needs float operands, got {dtype.name}", span,
                    "cast the operands with pl.cast(x, pl.FP32)")

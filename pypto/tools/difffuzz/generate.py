@@ -24,8 +24,8 @@ UNARY = {"neg": ("-({0})", False), "abs": ("torch.abs({0})", False), "relu": ("t
          "exp": ("torch.exp({0})", True), "sqrt": ("torch.sqrt(torch.abs({0}))", True)}
 BINARY = {"add": "({0} + {1})", "sub": ("({0} - {1})"), "mul": "({0} * {1})",
           "maximum": "torch.maximum({0}, {1})", "minimum": "torch.minimum({0}, {1})", "div": "({0} / {1})"}
-ROW_REDUCE = {"row_sum": "{0}.sum(-1, keepdim=True)", "row_max": "{0}.amax(-1, keepdim=True)",
-              "row_min": "{0}.amin(-1, keepdim=True)"}
+ROW_REDUCE = {"row_sum": "({0}).sum(-1, keepdim=True)", "row_max": "({0}).amax(-1, keepdim=True)",
+              "row_min": "({0}).amin(-1, keepdim=True)"}
 EXPAND = {"row_expand_add": "({0} + {1})", "row_expand_sub": "({0} - {1})", "row_expand_mul": "({0} * {1})",
           "row_expand_max": "torch.maximum({0}, {1})"}
 
