@@ -8,9 +8,9 @@ Outcomes (:class:`Outcome.kind`):
 * ``rejected`` — a :class:`pypto.errors.PyptoError` that is a user error (not ``InternalError`` /
   ``VerificationError``) and names a source location (file:line) — or, for argument errors
   raised before anything runs, names the parameter;
-* ``explained`` — the executors differ, and the compiler warned why (a race it diagnosed,
-  PTO-W003; an uninitialised read, PTO-P004; a scratch tile read after a reduction, PTO-W004):
-  differences it predicted;
+* ``explained`` — the executors differ, and pypto predicted it: the compiler warned why (a race it
+  diagnosed, PTO-W003; an uninitialised read, PTO-P004; a scratch tile read after a reduction,
+  PTO-W004), or the race detector (:mod:`pypto.debug.races`) finds unordered conflicting tasks;
 * ``disagree`` — an unexplained difference (sim vs reference, or reference vs float64): a bug;
 * ``internal`` — anything else raised: ``InternalError``, ``VerificationError``, an unlocated
   error, or a Python exception escaping from pypto (a traceback for the user): a bug;
@@ -132,6 +132,20 @@ def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
     return torch.equal(a, b)
 
 
+def _race(kernel, args, platform: str, seed: int, limit_s: float) -> str | None:
+    """``"race detector: ..."`` when :func:`pypto.debug.races.detect_races` finds unordered
+    conflicting tasks in the case (the simulator's result then depends on the schedule: a
+    difference from the reference executor is the race's, predicted by the tool users run)."""
+    from pypto.debug.races import detect_races
+
+    try:
+        with time_limit(limit_s), contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+            rep = detect_races(kernel, _clone(args), platform=platform, seed=seed)
+    except Exception:   # noqa: BLE001 - no explanation then
+        return None
+    return f"race detector: {len(rep.races)} race(s)" if rep.races else None
+
+
 def run_case(kernel, args, platform: str, seed: int, limit_s: float = 20.0, oracle=None) -> Outcome:
     """Run ``kernel(*args)`` on the simulator of ``platform`` and under ``torch_codegen`` (each on
     fresh copies of the arguments) and classify. ``oracle(ref_args) -> str`` (empty when fine)
@@ -179,7 +193,7 @@ def run_case(kernel, args, platform: str, seed: int, limit_s: float = 20.0, orac
     for i, (s, r) in enumerate(pairs):
         if isinstance(s, torch.Tensor) and not same_bits(s, r):
             n = int((s != r).sum()) if s.shape == r.shape and s.dtype == r.dtype else -1
-            why = next((w for w in EXPLAINING if w in warned), None)
+            why = next((w for w in EXPLAINING if w in warned), None) or _race(kernel, args, platform, seed, limit_s)
             detail = f"{'argument' if i < len(sim_args) else 'returned value'} {i}: simulator and torch_codegen differ in {n} elements"
             return Outcome("explained" if why else "disagree", detail + (f" (warned {why})" if why else ""))
     if oracle is not None:
