@@ -163,6 +163,7 @@ class _Converter(Mutator):
             stmts, tile_result = op.lower(v, s.var, self)
             if tile_result is not None:
                 self.tile_of[id(s.var)] = tile_result
+                self.computed.add(id(s.var))
             return stmts
         if op.lowers_to is None:
             raise CodegenError(f"'{v.op}' cannot be used inside an InCore function", v.span)
