@@ -122,16 +122,16 @@ def generate(seed: int) -> Case:
                  f"        out = pl.store({dsl}, [0, 0], out)"]
     elif form in ("rows_loop", "parallel"):
         loop = "pl.range" if form == "rows_loop" else "pl.parallel"
+        # a sequential loop inside one task, or one task per iteration of a parallel loop
         if form == "rows_loop":
             body += ["    with pl.at(level=pl.Level.CORE_GROUP):", f"        for i in {loop}({blocks}):"]
-            ind = "            "
         else:
             body += [f"    for i in {loop}({blocks}):", "        with pl.at(level=pl.Level.CORE_GROUP):"]
-            ind = "            "
+        ind = "            "
         body += [f"{ind}xt = pl.load(x, [i * {rows}, 0], [{rows}, {cols}])",
                  f"{ind}yt = pl.load(y, [i * {rows}, 0], [{rows}, {cols}])",
                  f"{ind}out = pl.store({_rename(dsl)}, [i * {rows}, 0], out)"]
-    else:  # reduce: a row reduction of the expression, then a broadcast back is not stored (shape [R, 1])
+    else:  # reduce: a row reduction (with tmp_tile: the tree order) of the expression, shape [R, 1]
         red = rng.choice(sorted(ROW_REDUCE))
         body += ["    with pl.at(level=pl.Level.CORE_GROUP):",
                  f"        xt = pl.load(x, [0, 0], [{rows}, {cols}])",
