@@ -31,7 +31,12 @@ def main(argv=None) -> int:
 
     t0 = time.time()
 
+    shown = [0]
+
     def progress(src, done, total, report):
+        for f in report.failures[shown[0]:]:     # each failure at once (the log keeps it if the run is cut)
+            print(f"FAIL {f['kind']} {f['where']}: {f['detail']} edits={f.get('edits')}", file=sys.stderr, flush=True)
+        shown[0] = len(report.failures)
         if not args.quiet and (done % 100 == 0 or done == total):
             print(f"[{time.time() - t0:7.1f}s] {src} {done}/{total}; failures so far: {len(report.failures)}",
                   file=sys.stderr, flush=True)

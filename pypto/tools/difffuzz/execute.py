@@ -149,7 +149,19 @@ def _race(kernel, args, platform: str, seed: int, limit_s: float) -> str | None:
 def run_case(kernel, args, platform: str, seed: int, limit_s: float = 20.0, oracle=None) -> Outcome:
     """Run ``kernel(*args)`` on the simulator of ``platform`` and under ``torch_codegen`` (each on
     fresh copies of the arguments) and classify. ``oracle(ref_args) -> str`` (empty when fine)
-    checks the reference against an independent computation."""
+    checks the reference against an independent computation. The artifact directory is removed
+    afterwards (a campaign compiles thousands of kernels)."""
+    holder: list = []
+    try:
+        return _run_case(kernel, args, platform, seed, limit_s, oracle, holder)
+    finally:
+        if holder:
+            import shutil
+
+            shutil.rmtree(holder[0].output_dir, ignore_errors=True)
+
+
+def _run_case(kernel, args, platform: str, seed: int, limit_s: float, oracle, holder: list) -> Outcome:
     import inspect
 
     from pypto.debug.torch_codegen import torch_codegen
@@ -162,6 +174,7 @@ def run_case(kernel, args, platform: str, seed: int, limit_s: float = 20.0, orac
             sim_args = _clone(args)
             cfg = RunConfig(platform=platform, sim_seed=seed)
             compiled = kernel.compile(*sim_args, config=cfg)
+            holder.append(compiled)
             sim_ret = kernel(*sim_args, config=cfg)     # (the compile cache hands back the same program)
             ref_args = _clone(args)
             ns: dict = {}
@@ -174,11 +187,6 @@ def run_case(kernel, args, platform: str, seed: int, limit_s: float = 20.0, orac
         return Outcome("internal", "RecursionError", str(e)[:200])
     except Exception as e:   # noqa: BLE001 - classifying is the point
         return classify_error(e)
-    finally:
-        if compiled is not None:
-            import shutil
-
-            shutil.rmtree(compiled.output_dir, ignore_errors=True)
     warned = {f"[{d.code}]" for d in compiled.diagnostics}
     pairs = list(zip(sim_args, ref_args))
     if sim_ret is not None:   # values the program created and returns (not written into an argument)
