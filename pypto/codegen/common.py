@@ -61,6 +61,8 @@ def py_expr(e: Any, names: PyNames) -> str:
         return f"({a} {_PY_BINOP[e.op]} {b})"
     if isinstance(e, UnaryOp):
         x = py_expr(e.operand, names)
+        if e.op.startswith("cast:"):
+            return f"_pto.scalar_cast({x}, {py_literal(e.type.dtype)}, {e.op[5:]!r})"
         return {"neg": f"(-{x})", "not": f"(not {x})", "abs": f"abs({x})"}[e.op]
     if isinstance(e, TupleGetItem):
         return f"{py_expr(e.value, names)}[{e.index}]"
@@ -78,7 +80,9 @@ def returned_params(f: Function) -> list[int]:
     from pypto.ir.visit import iter_stmts
 
     root: dict[int, int] = {id(p): i for i, p in enumerate(f.params)}
-    targets = {"tensor.assemble": 0, "tile.store": 2}
+    from pypto.ops.registry import write_targets
+
+    targets = write_targets()
     ret = None
     for s in iter_stmts(f.body):
         if isinstance(s, AssignStmt):
@@ -100,15 +104,6 @@ def returned_params(f: Function) -> list[int]:
     return [root.get(id(v), -1) if isinstance(v, Var) else -1 for v in ret.values]
 
 
-def span_comment(span) -> str:
-    """``  # @file:line:col`` for a generated line that runs the statement at ``span`` (empty when
-    unknown): the simulator reads it back to name the kernel line of a fault at run time
-    (:func:`pypto.runtime.simulator.locate`)."""
-    if span is None or span.is_unknown():
-        return ""
-    return f"  # @{span.file}:{span.line}:{span.col}"
-
-
 class StmtEmitter:
     """Python source for the structured statements both host-side generators share — the
     orchestration module (:mod:`pypto.codegen.orchestration`) and the reference executor
@@ -126,7 +121,7 @@ class StmtEmitter:
         self.lines: list[str] = []
 
     def emit(self, depth: int, text: str, span=None) -> None:
-        self.lines.append("    " * depth + text + span_comment(span))
+        self.lines.append("    " * depth + text)
 
     def expr(self, e) -> str:
         return py_expr(e, self.names)

@@ -25,8 +25,6 @@ from pypto.ir.nodes import AssignStmt, Call, ForStmt, FuncCall, Function, IfStmt
 from pypto.ir.types import TensorType
 from pypto.language.enums import ParamDirection
 
-# op -> index of the argument it writes (the result is a new version of that argument)
-WRITE_TARGET = {"tensor.assemble": 0, "tile.store": 2}
 # ops whose tensor result is a view of their first operand (a write to it writes the operand)
 VIEW_OPS = frozenset({"tensor.slice"})
 
@@ -37,12 +35,15 @@ class InParamWriteError(PyptoError):
 
 def check_program(program: Program) -> None:
     """Raise :class:`InParamWriteError` at the first write of an ``In`` tensor parameter."""
+    from pypto.ops.registry import write_targets
+
     funcs = {f.name: f for f in program.functions}
+    targets = write_targets()   # op -> index of the argument it writes (its result is a new version of it)
     for f in program.functions:
-        _check_function(f, funcs)
+        _check_function(f, funcs, targets)
 
 
-def _check_function(f: Function, funcs: dict) -> None:
+def _check_function(f: Function, funcs: dict, targets: dict) -> None:
     ins = {id(p): p for p, d in zip(f.params, f.directions) if d == ParamDirection.In and isinstance(p.type, TensorType)}
     if not ins:
         return
@@ -71,8 +72,8 @@ def _check_function(f: Function, funcs: dict) -> None:
         for s in stmts:
             if isinstance(s, AssignStmt):
                 v = s.value
-                if isinstance(v, Call) and v.op in WRITE_TARGET:
-                    r = of(v.args[WRITE_TARGET[v.op]])
+                if isinstance(v, Call) and v.op in targets:
+                    r = of(v.args[targets[v.op]])
                     if r is not None:
                         fail(r, v.span if v.span.line else s.span, f"{v.op} into it")
                 elif isinstance(v, Call) and v.op in VIEW_OPS and v.args:

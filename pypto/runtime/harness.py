@@ -21,6 +21,7 @@ import torch
 
 from pypto.runtime.config import RunConfig
 from pypto.runtime.golden import TensorSpec, load_golden, write_golden
+from pypto.safe_files import dir_lock
 
 
 @dataclass
@@ -87,7 +88,8 @@ def _run_golden(program, specs: list, golden_fn, cfg: RunConfig, scalar_specs, t
         root = data_dir if data_dir is not None else compiled.output_dir / "data"
         write_golden(specs, golden_fn, compiled.output_dir / "golden.py", rtol=cfg.rtol, atol=cfg.atol,
                      scalar_specs=scalars, data_dir=root)
-        golden = load_golden(root, specs)
+        with dir_lock(root):   # not while another process re-records it (a file of it was deleted)
+            golden = load_golden(root, specs)
         if cfg.codegen_only:
             return RunResult(True, name, execution_time=time.perf_counter() - t0, work_dir=compiled.output_dir)
         tensors = [golden.inputs[s.name].clone() if s.name in golden.inputs else torch.zeros(list(s.shape), dtype=s.dtype)

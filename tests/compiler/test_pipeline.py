@@ -69,3 +69,16 @@ def test_pipeline_editing():
         base.drop("NoSuchPass")
     with pytest.raises(ValueError, match="duplicate"):
         base.insert_after("LegalizeTileCast", base[base.names.index("LegalizeTileCast")])
+
+
+@pytest.mark.parametrize("name", ["../escape", "a/b", "<lambda>", "", "x.py"])
+def test_a_pass_name_that_is_not_an_identifier_is_refused(name, tmp_path):
+    # issue 13 item 10: a user pass whose __name__ contains '/' wrote passes_dump/NN_after_<name>.py elsewhere
+    def p(program):
+        return program
+    p.__name__ = name
+    with pytest.raises(ValueError, match="not a Python identifier.*NAME attribute"):
+        Pipeline.default().insert_after("ConvertTensorToTileOps", p)
+    with pytest.raises(ValueError, match="not a Python identifier"):
+        Pipeline([p])
+    assert not list(tmp_path.iterdir())
