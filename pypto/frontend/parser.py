@@ -190,6 +190,10 @@ def to_expr(v: Any, span: Span) -> Expr:
     if isinstance(v, bool):
         return ConstBool(v, span)
     if isinstance(v, int):
+        if not -(1 << 63) <= v < (1 << 63):
+            # (issue 13: an int that no scalar register holds used to crash deep in torch)
+            raise ParserTypeError(f"integer {v} does not fit in 64 bits (INDEX / INT64): no scalar of the "
+                                  "device holds it", span, "use a value in [-2**63, 2**63)")
         return ConstInt(v, INDEX, span)
     if isinstance(v, float):
         return ConstFloat(v, FP32, span)
@@ -323,6 +327,9 @@ def _shape(node: ast.AST, resolve, src: SourceInfo, what: str) -> tuple[int, ...
         if isinstance(v, bool) or not isinstance(v, int):
             raise UnsupportedFeatureError(f"{what}: dimension must be a constant int, got {_describe_static(v)}",
                                           src.span(e))
+        if v < 1:
+            raise ParserTypeError(f"{what}: dimension must be >= 1, got {v} (there are no empty tensors or tiles)",
+                                  src.span(e))
         dims.append(v)
     return tuple(dims)
 
@@ -381,6 +388,13 @@ class FunctionParser:
                 and isinstance(body[0].value.value, str):
             body = body[1:]  # docstring
         stmts = self.parse_block(body)
+        if self.func_type == FunctionType.InCore and not self.returns:
+            outs = [v.name for v, d in zip(pvars, dirs) if d != ParamDirection.In]
+            if outs or return_types:
+                raise ParserSyntaxError(
+                    f"InCore function '{self.name}' has no return statement: a kernel hands its results back "
+                    f"by returning its Out/InOut parameters ({', '.join(outs) or 'none declared'})",
+                    self.src.span(fdef), f"end it with 'return {', '.join(outs) or '...'}'")
         if return_types is None:
             return_types = tuple(v.type for v in self.returns[-1].values) if self.returns else ()
         return Function(self.name, tuple(pvars), tuple(dirs), tuple(return_types), tuple(stmts),
@@ -897,6 +911,11 @@ class FunctionParser:
         for b, what in ((start, "start"), (stop, "stop"), (step, "step")):
             if kind_of(b) != "scalar":
                 raise ParserTypeError(f"pl.{fn.name} {what} must be a scalar, got {_describe_static(b)}", span)
+        for b, what in ((start, "start"), (stop, "stop"), (step, "step")):
+            dt = getattr(getattr(b, "type", None), "dtype", None)
+            if isinstance(b, float) or (dt is not None and not isinstance(b, (int, bool)) and dt.is_float()):
+                raise ParserTypeError(f"pl.{fn.name} {what} must be an integer, got {_describe_static(b)}", span,
+                                      "loop bounds count iterations: convert with int(...) at compile time")
         if _is_static(step) and step == 0:
             raise ParserTypeError(f"pl.{fn.name} step must not be 0", span)
         if init_node is not None and kind == ForKind.Unroll and self.resolver.self_function is None:
@@ -1289,6 +1308,12 @@ class FunctionParser:
         if isinstance(base, Expr) and isinstance(base.type, (TensorType, TileType)):
             return self.subscript_read(base, node)
         idx = self.expr(node.slice) if not isinstance(node.slice, ast.Slice) else None
+        if isinstance(idx, int) and ((_is_static(base) and isinstance(base, (tuple, list)))
+                                     or (isinstance(base, Expr) and isinstance(base.type, TupleType))):
+            n = len(base) if isinstance(base, (tuple, list)) else len(base.type.types)
+            if not -n <= idx < n:
+                raise ParserTypeError(f"index {idx} is out of range for {_describe_static(base)} of {n} "
+                                      "element(s)", self.span(node))
         if _is_static(base) and isinstance(base, (tuple, list)) and isinstance(idx, int):
             return base[idx]
         if isinstance(base, Expr) and isinstance(base.type, TupleType) and isinstance(idx, int):

@@ -207,6 +207,15 @@ def specialize(jitfn, args: tuple, kwargs: dict) -> Specialization:
     types: list[Type | None] = []
     for name, v in bound.arguments.items():
         if isinstance(v, torch.Tensor):
+            if any(int(d) <= 0 for d in v.shape) or v.dim() == 0:
+                node, src = function_source(fn)
+                arg = next((a for a in node.args.args if a.arg == name), None)
+                what = "is 0-dimensional" if v.dim() == 0 else f"has a zero-size dimension (shape {list(v.shape)})"
+                raise ParserTypeError(
+                    f"argument '{name}' of @pl.jit function '{fn.__name__}' {what}: tensors and tiles have "
+                    "at least one element along every axis (there is no empty tile on the device)",
+                    src.span(arg) if arg is not None else None,
+                    "skip the call for empty inputs, or pass a tensor of at least one element per axis")
             types.append(TensorType(tuple(int(d) for d in v.shape), dtype_from_torch(v.dtype)))
         else:
             types.append(None)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from pypto.errors import Span
 from pypto.language.enums import MemorySpace
 from pypto.ops.registry import OpArgs, OpDef, Param, register
-from pypto.ops.rules import expect, with_dtype
+from pypto.ops.rules import arith_dtype, expect, with_dtype
 from pypto.ir.types import describe
 
 _VEC = (MemorySpace.Vec,)
@@ -49,6 +49,8 @@ def _vec_rule(op: str, axis: str, float_only: bool, packed: bool = False):
                f"got {list(v.shape)}", span)
         expect(t.dtype == v.dtype, op, f"operand dtypes differ: {t.dtype.name} vs {v.dtype.name}", span,
                "cast one operand with pl.cast(x, ...)")
+        if not op.endswith("_expand"):   # (the plain broadcast is a copy: any dtype)
+            arith_dtype(op, t.dtype, span)
         if float_only:
             expect(t.dtype.is_float(), op, f"needs float operands, got {t.dtype.name}", span,
                    "cast the operands with pl.cast(x, pl.FP32)")

@@ -16,7 +16,7 @@ from pypto.errors import Span
 from pypto.language.dtypes import BOOL
 from pypto.language.enums import MemorySpace
 from pypto.ops.registry import OpArgs, OpDef, Param, register
-from pypto.ops.rules import expect, promote, promote_scalar, same_shape, scalar_dtype, with_dtype
+from pypto.ops.rules import arith_dtype, expect, promote, promote_scalar, same_shape, scalar_dtype, with_dtype
 
 _VEC = (MemorySpace.Vec,)
 CMP_TYPES = {"EQ": 0, "NE": 1, "LT": 2, "LE": 3, "GT": 4, "GE": 5}
@@ -30,9 +30,11 @@ def _check_cmp_type(op: str, v, span: Span) -> None:
 def _cmp_rule(op: str, scalar: bool):
     def infer(a: OpArgs, span: Span):
         _check_cmp_type(op, a.cmp_type, span)
+        arith_dtype(op, a.lhs.type.dtype, span)
         if not scalar:
+            arith_dtype(op, a.rhs.type.dtype, span)
             same_shape(op, a.lhs.type, a.rhs.type, span)
-            promote(a.lhs.type.dtype, a.rhs.type.dtype)
+            promote(a.lhs.type.dtype, a.rhs.type.dtype, op, span)
         return with_dtype(a.lhs.type, BOOL)
     return infer
 
@@ -42,11 +44,13 @@ def _sel_rule(op: str, scalar: bool):
         m, x = a.mask.type, a.lhs.type
         expect(m.dtype == BOOL, op, f"mask must be BOOL (a cmp/cmps result), got {m.dtype.name}", span)
         same_shape(op, m, x, span)
+        arith_dtype(op, x.dtype, span)
         if scalar:
             dtype = promote_scalar(x.dtype, scalar_dtype(a.rhs.type))
         else:
             same_shape(op, x, a.rhs.type, span)
-            dtype = promote(x.dtype, a.rhs.type.dtype)
+            arith_dtype(op, a.rhs.type.dtype, span)
+            dtype = promote(x.dtype, a.rhs.type.dtype, op, span)
         return with_dtype(x, dtype)
     return infer
 

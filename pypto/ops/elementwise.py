@@ -15,7 +15,7 @@ from __future__ import annotations
 from pypto.errors import Span
 from pypto.language.enums import MemorySpace
 from pypto.ops.registry import OpArgs, OpDef, Param, register
-from pypto.ops.rules import expect, promote, promote_scalar, same_shape, scalar_dtype, with_dtype
+from pypto.ops.rules import arith_dtype, expect, promote, promote_scalar, same_shape, scalar_dtype, with_dtype
 
 _VEC = (MemorySpace.Vec,)
 
@@ -24,7 +24,9 @@ def _binary_rule(op_name: str, float_only: bool):
     def infer(a: OpArgs, span: Span):
         lhs, rhs = a.lhs.type, a.rhs.type
         same_shape(op_name, lhs, rhs, span)
-        dtype = promote(lhs.dtype, rhs.dtype)
+        arith_dtype(op_name, lhs.dtype, span)
+        arith_dtype(op_name, rhs.dtype, span)
+        dtype = promote(lhs.dtype, rhs.dtype, op_name, span)
         if float_only:
             expect(dtype.is_float(), op_name, f"needs float operands, got {dtype.name}", span,
                    "cast the operands with pl.cast(x, pl.FP32)")
@@ -35,6 +37,8 @@ def _binary_rule(op_name: str, float_only: bool):
 def _scalar_rule(op_name: str, float_only: bool):
     def infer(a: OpArgs, span: Span):
         dtype = promote_scalar(a.lhs.type.dtype, scalar_dtype(a.rhs.type))
+        if span is not None:   # (None: called from the codegen helper on an already checked call)
+            arith_dtype(op_name, a.lhs.type.dtype, span)
         if float_only:
             expect(dtype.is_float(), op_name, f"needs a float operand, got {dtype.name}", span,
                    "cast the operand with pl.cast(x, pl.FP32)")
@@ -111,6 +115,7 @@ def _define_unary(name: str, torch_fn: str, float_only: bool, f32: bool = False)
 
         def infer(a: OpArgs, span: Span, op=op):
             t = a.x.type
+            arith_dtype(op, t.dtype, span)
             if float_only:
                 expect(t.dtype.is_float(), op, f"needs a float operand, got {t.dtype.name}", span,
                        "cast the operand with pl.cast(x, pl.FP32)")

@@ -404,12 +404,22 @@ def _reduce_last_reference(x: torch.Tensor, kind: str, tree: bool, work: torch.T
 def reduce(x: torch.Tensor, tmp, axis: int, kind: str) -> torch.Tensor:
     """Reference ``row_*`` (``axis=-1``) / ``col_*`` (``axis=-2``) reduction, keepdim. With a
     ``tmp`` tile the order is the binary tree, without it sequential (see :func:`_reduce_last`).
-    The whole physical tile participates (padding included). The reference leaves ``tmp``
-    untouched (its contents after the op are unspecified)."""
-    if axis == -1 or axis == x.dim() - 1:
-        return _reduce_last(x, kind, tmp is not None)
-    # a column tree pairs adjacent rows (TCOLSUM), a row tree halves (see _reduce_last)
-    return _reduce_last(x.movedim(axis, -1), kind, tmp is not None, pairs=True).movedim(-1, axis)
+    The whole physical tile participates (padding included). A column tree pairs adjacent rows
+    (TCOLSUM), a row tree halves (see :func:`_reduce_last`).
+
+    The scratch contract (issue 13): with a ``tmp`` tile, the tree's partial results are left in
+    ``tmp``'s leading region exactly as :func:`reduce_into` leaves them in the simulated core's
+    memory (the device's behaviour), so a kernel that reads its scratch afterwards — which the
+    PTO-W004 diagnostic warns about — gets the same bits from both executors."""
+    last = axis == -1 or axis == x.dim() - 1
+    if tmp is None:
+        if last:
+            return _reduce_last(x, kind, False)
+        return _reduce_last(x.movedim(axis, -1), kind, False, pairs=True).movedim(-1, axis)
+    work = region(tmp, [0] * tmp.dim(), list(x.shape), "reduction tmp_tile")
+    if last:
+        return _reduce_last(x, kind, True, work)
+    return _reduce_last(x.movedim(axis, -1), kind, True, work.movedim(axis, -1), pairs=True).movedim(-1, axis)
 
 
 def reduce_into(dst: torch.Tensor, x: torch.Tensor, tmp, axis: int, kind: str, clobber: bool = True) -> None:

@@ -17,6 +17,8 @@ calls them; and CallDirections — every call's arguments fit the callee's param
 * The scope's task attributes move to the call: ``deps`` (TaskId expressions), ``no_dep_args`` and
   ``dumps`` (captured tensors -> argument indices), ``manual`` and the TaskId Var ``as tid`` binds
   (``FuncCall.task_id_var``, defined by the call's AssignStmt).
+* A declared ``In`` tensor parameter that any function writes is an error
+  (:mod:`pypto.passes.param_writes`); the kernels outlined here get their directions from use.
 """
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ from pypto.ir.types import TensorType, TupleType
 from pypto.ir.visit import Mutator, Renewer, child_stmts, defined_vars, iter_stmts, use_exprs, walk_expr
 from pypto.language.enums import FunctionType, ParamDirection
 from pypto.ops.registry import write_targets
+from pypto.passes import param_writes
 from pypto.passes.context import PassContext
 
 NAME = "OutlineIncoreScopes"
@@ -39,6 +42,9 @@ PRODUCES = ("SplitIncoreOrch", "CallDirections")
 
 
 def run(program: Program, ctx: PassContext) -> Program:
+    # the directions this pass establishes (CallDirections) start from the declared ones: a write
+    # to a declared In tensor is the user's error, reported here with the span of the write
+    param_writes.check_program(program)
     out_funcs: list[Function] = []
     taken = {f.name for f in program.functions}
     for f in program.functions:

@@ -585,7 +585,7 @@ class Runtime:
     # ------------------------------------------------------------------ scheduling
     def run_all(self) -> None:
         """Run every submitted task to completion under the dependency rules."""
-        with gc_paused():
+        with gc_paused(), python_faults():
             self._run(-1)
 
     def _run(self, ring: int) -> None:
@@ -911,6 +911,7 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
             if not same or a.dtype != want:
                 raise TypeError(f"argument '{p['name']}' has shape {list(a.shape)} {a.dtype}, the program was "
                                 f"compiled for {p['shape']} {want}")
+            _check_writable(p, a)
     platform = get_platform(compiled.platform)
     out = compiled.output_dir
     kernels, orch = compiled.load_modules()
@@ -937,13 +938,14 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
                                   rings=cfg.ring_limits(), lockstep=cfg.sim_lockstep, streaming=True,
                                   keep_history=keep_history, protect=protect)
         _LAST_RUNTIME[:] = [rt]
-        with poisoning():
-            orch.orchestrate(rt, *gm)
+        with poisoning(), python_faults():
+            returned[:] = [orch.orchestrate(rt, *gm)]
             if _writes_into(rt, [gm[i] for i in direct if params[i]["direction"] == "In"]):
                 raise _WritesIn()
             rt.run_all()
         return gm, rt
 
+    returned: list = [None]
     direct = _in_place_args(params, full)
     rt = None
     try:
@@ -980,7 +982,77 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
     if allocate:
         outs = [full[i] for i, p in enumerate(params) if p["direction"] == "Out"]
         return outs[0] if len(outs) == 1 else tuple(outs)
-    return None
+    return _returned_values(returned[0], gm, full)
+
+
+def _returned_values(value, gm: list, full: list):
+    """What the call returns: ``None`` when the program returns only its (written in place)
+    arguments; otherwise the returned values, a tensor the program created itself as a copy out of
+    the simulated global memory (the reference executor returns it too: issue 13, a result the
+    simulator used to drop), an argument as the caller's own tensor."""
+    vals = value if isinstance(value, tuple) else (value,) if value is not None else ()
+
+    def own(v):
+        for g, user in zip(gm, full):
+            if v is g or (isinstance(v, torch.Tensor) and isinstance(g, torch.Tensor) and v.shape == g.shape
+                          and v.data_ptr() == g.data_ptr()):
+                return user
+        return None
+
+    if all(own(v) is not None for v in vals):
+        return None
+    out = tuple(own(v) if own(v) is not None else v.clone() if isinstance(v, torch.Tensor) else v for v in vals)
+    return out if isinstance(value, tuple) else out[0]
+
+
+@contextlib.contextmanager
+def python_faults():
+    """Faults of generated code that Python itself raises become :class:`SimulationError` s (issue
+    13), keeping the traceback so that :func:`pypto.runtime.faults.locate` names the kernel line: a
+    loop whose step is 0 at run time (``range`` refuses it), an index past the end of a TaskId
+    array. Anything else raised outside generated code stays what it is (a bug, not bad input)."""
+    try:
+        yield
+    except ValueError as e:
+        if "arg 3 must not be zero" not in str(e) or not _in_generated_code(e):
+            raise
+        raise SimulationError("a loop's step is 0 at run time: pl.range(start, stop, step) needs step != 0"
+                              ).with_traceback(e.__traceback__) from None
+    except IndexError as e:
+        if not _in_generated_code(e):
+            raise
+        raise SimulationError(f"index out of range at run time ({e}): an index past the end of an array "
+                              "(e.g. a pl.array.create(n, pl.TASK_ID) written at i >= n)"
+                              ).with_traceback(e.__traceback__) from None
+
+
+def _in_generated_code(e: BaseException) -> bool:
+    """The innermost frame of ``e``'s traceback is a generated kernel / orchestration module."""
+    import traceback
+
+    frames = list(traceback.walk_tb(e.__traceback__))
+    return bool(frames) and frames[-1][0].f_globals.get("__name__", "").startswith("pypto_gen_")
+
+
+def _check_writable(p: dict, a: torch.Tensor) -> None:
+    """Argument checks made before anything runs (issue 13, item 15): a tensor the simulator cannot
+    read, or an output it could not write back after the whole run, is rejected naming the
+    parameter — not discovered at write-back (results lost) or, for a meta tensor, never (a run
+    that "succeeds" with no data)."""
+    name, d = p["name"], p["direction"]
+    if a.device.type != "cpu":
+        raise TypeError(f"argument '{name}' is on device '{a.device}': the simulator reads and writes CPU tensors "
+                        f"(a meta tensor holds no data at all); pass a CPU tensor, e.g. {name}.cpu() or "
+                        f"torch.zeros(..., device='cpu')")
+    if d not in ("Out", "InOut"):
+        return
+    if a.requires_grad:
+        raise TypeError(f"argument '{name}' ({d}) requires grad: results are written into it in place, outside "
+                        f"autograd; pass {name}.detach() or a tensor created without requires_grad")
+    if a.numel() > 1 and torch._debug_has_internal_overlap(a) != 0:
+        raise TypeError(f"argument '{name}' ({d}) is a view in which several elements share memory (e.g. an "
+                        f"expand()ed tensor, stride {list(a.stride())}): results cannot be written into it; pass "
+                        f"a tensor with its own storage, e.g. {name}.contiguous() or torch.empty(...)")
 
 
 def _device_view(value, param: dict):
