@@ -90,11 +90,13 @@ class _Specializer:
         self.functions: dict[str, Any] = {}   # name -> Function (deps first, in discovery order)
         self.sources: dict[str, str] = {}
         self.in_progress: set[str] = set()
-        self.dep_consts: dict[str, dict] = {}  # callee -> {arg position: constant} of its specialisation
+        # (callee, its constant arguments) -> the name of that specialisation: a kernel function
+        # called with other Python constants is compiled once per constant set (`scale`, `scale_1`)
+        self.spec_names: dict[tuple, str] = {}
         self.dyn_dims: dict[int, tuple] = {}   # entry parameter index -> which dims are dynamic
 
     def parse(self, jitfn, values: list[Any], value_types: list[Type | None], func_type: FunctionType,
-              call_span: Span | None) -> Any:
+              call_span: Span | None, name: str | None = None) -> Any:
         fn = jitfn.fn
         node, src = function_source(fn)
         if not isinstance(node, ast.FunctionDef):
@@ -134,23 +136,35 @@ class _Specializer:
                 given_type = ann_type
             params.append(ParamSpec(a.arg, given_type, direction, span=span))
         resolver = Resolver(globals_, call_function=self.call_function)
-        fp = FunctionParser(src, resolver, fn.__name__, func_type)
+        fp = FunctionParser(src, resolver, name or fn.__name__, func_type)
         func = fp.parse(node, params)
         self.sources[fn.__name__] = source_hash(fn)
         return func
 
     def call_function(self, obj: Any, args: list, span: Span) -> Callee | None:
-        from pypto.language.jit import JITFunction
+        from pypto.language.jit import JITFunction, _Unsupported
 
+        if isinstance(obj, _Unsupported):
+            from pypto.errors import UnsupportedFeatureError
+
+            raise UnsupportedFeatureError(f"'{obj.fn.__name__}': {obj.why}", span, obj.hint)
         if not isinstance(obj, JITFunction):
             return None
         saved_dyn = dict(self.dyn_dims)
         if obj.kind == "entry":
             raise ParserError(f"'{obj.fn.__name__}' is a @pl.jit entry and cannot be called from a kernel", span,
                               "make the callee a @pl.jit.incore function")
-        name = obj.fn.__name__
-        if name in self.in_progress:
-            raise ParserError(f"recursive call of '{name}'", span)
+        base = obj.fn.__name__
+        if base in self.in_progress:
+            raise ParserError(f"recursive call of '{base}'", span)
+        consts = {i: a for i, a in enumerate(args) if not isinstance(a, Expr)}
+        ckey = (base, tuple(sorted((i, type(v).__name__, repr(v)) for i, v in consts.items())))
+        name = self.spec_names.get(ckey)
+        if name is None:
+            name, k = base, 1
+            while name in self.functions or name in self.spec_names.values():
+                name, k = f"{base}_{k}", k + 1
+            self.spec_names[ckey] = name
         if name not in self.functions:
             types = []
             for a in args:
@@ -160,21 +174,13 @@ class _Specializer:
                     types.append(a.type)
                 else:
                     types.append(None)
-            self.in_progress.add(name)
+            self.in_progress.add(base)
             try:
                 self.functions[name] = self.parse(obj, [a if isinstance(a, Expr) and isinstance(a.type, ScalarType)
-                                                        else a for a in args], types, obj.func_type, span)
+                                                        else a for a in args], types, obj.func_type, span, name)
             finally:
-                self.in_progress.discard(name)
+                self.in_progress.discard(base)
                 self.dyn_dims = saved_dyn  # only the entry's dynamic dims shape the cache key
-        consts = {i: a for i, a in enumerate(args) if not isinstance(a, Expr)}
-        if name not in self.dep_consts:
-            self.dep_consts[name] = consts
-        elif self.dep_consts[name] != consts:
-            raise ParserError(
-                f"'{name}' is called with other constant arguments ({self.dep_consts[name]} before, {consts} here); "
-                "a Python number passed to a kernel function is compiled into it, so every call must pass the same",
-                span, "pass a runtime scalar instead, e.g. pl.const(2.0, pl.FP32)")
         f = self.functions[name]
         return Callee(name, tuple(p.type for p in f.params), f.return_types, tuple(sorted(consts)))
 

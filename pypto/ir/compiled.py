@@ -28,9 +28,11 @@ class CompiledProgram:
         self.diagnostics: list = []  # compile-time findings (pypto.passes.diagnostics.Diagnostic)
 
     @property
-    def backend_type(self) -> str:
-        """``Ascend910B`` or ``Ascend950``."""
-        return self.meta["backend_type"]
+    def backend_type(self):
+        """``BackendType.Ascend910B`` or ``BackendType.Ascend950`` (a str enum: equal to its name)."""
+        from pypto.backend.backend_type import BackendType
+
+        return BackendType(self.meta["backend_type"])
 
     @property
     def param_names(self) -> list[str]:
@@ -65,7 +67,10 @@ class CompiledProgram:
     def __call__(self, *args, config=None, **kwargs):
         """Run on the simulator. See the class docstring for the two calling conventions."""
         from pypto.runtime.simulator import execute
+        from pypto.runtime.worker import current_worker
 
+        if config is None and current_worker() is not None:
+            return current_worker().run(self, *args, **kwargs)  # inside ``with ChipWorker(...)``
         return execute(self, args, kwargs, config)
 
     def validate_ir(self, tensors: dict, expected: dict, *, rtol: float = 5e-2, atol: float = 5e-2, **kwargs):

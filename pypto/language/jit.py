@@ -154,5 +154,43 @@ class _JitDecorator:
         """A separate function with no plane yet: may hold orchestration loops and ``pl.at`` scopes."""
         return self._make("opaque", fn, dict(kwargs), False, False)
 
+    def host(self, fn: Callable | None = None, **kwargs):
+        """The reference's HOST-level orchestrator (window buffers, chip orchestrators dispatched per
+        rank). The simulators model one chip: the decorator is accepted so that a module defining
+        one imports, and calling or compiling the function raises a clear error."""
+        if "level" in kwargs:
+            raise TypeError("@pl.jit.host does not accept a level= argument (HOST is implicit)")
+        why = ("@pl.jit.host (a HOST-level orchestrator dispatching chip orchestrations per rank) is not "
+               "supported: the simulators model one chip")
+        hint = "make the entry a @pl.jit function and call its @pl.jit.incore kernels from it"
+        return (lambda f: _Unsupported(f, "host", why, hint)) if fn is None else _Unsupported(fn, "host", why, hint)
+
+    def extern(self, fn: Callable | None = None, **kwargs):
+        """The reference's external C++ kernel (``@pl.jit.extern(aiv=..., aic=...)``). The
+        simulators cannot run C++ kernel sources: the decorator is accepted so that a module defining
+        one imports, and a kernel calling it raises a clear error."""
+        why = "@pl.jit.extern (a kernel written in C++) is not supported: the simulators run kernels written in pl"
+        hint = "write the kernel as a @pl.jit.incore function"
+        return (lambda f: _Unsupported(f, "extern", why, hint)) if fn is None else _Unsupported(fn, "extern", why, hint)
+
+
+class _Unsupported:
+    """A decorated function of a kind the simulators cannot run (``@pl.jit.host`` / ``.extern``):
+    any use raises :class:`pypto.errors.UnsupportedFeatureError` naming the decorator."""
+
+    def __init__(self, fn: Callable, kind: str, why: str, hint: str):
+        self.fn, self.kind, self.why, self.hint = fn, kind, why, hint
+        functools.update_wrapper(self, fn)
+
+    def _raise(self, *args, **kwargs):
+        from pypto.errors import UnsupportedFeatureError
+
+        raise UnsupportedFeatureError(f"'{self.fn.__name__}': {self.why}", None, self.hint)
+
+    __call__ = compile = lower = _raise
+
+    def __repr__(self) -> str:
+        return f"<pl.jit.{self.kind} {self.fn.__name__} (not supported on the simulators)>"
+
 
 jit = _JitDecorator()

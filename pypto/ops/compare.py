@@ -51,6 +51,17 @@ def _sel_rule(op: str, scalar: bool):
     return infer
 
 
+def _sels_args(args: list, kwargs: dict, span):
+    """``sels(mask, src, tmp, scalar)`` (the reference's order) -> the schema's
+    ``(mask, lhs, rhs=scalar, tmp)``; ``sels(mask, src, scalar)`` is left alone."""
+    if len(args) == 4:
+        tmp = args.pop(2)
+        args.append(tmp)
+    elif len(args) == 3 and "scalar" in kwargs and hasattr(getattr(args[2], "type", None), "shape"):
+        kwargs["tmp"] = args.pop(2)  # sels(mask, src, tmp, scalar=s)
+    return args, kwargs
+
+
 def _sels_dtype(a: OpArgs) -> str:
     from pypto.codegen.common import py_literal  # lazy: codegen imports the op registry
 
@@ -74,9 +85,12 @@ for _level in ("tensor", "tile"):
             doc=f"elementwise comparison ({'scalar' if _suffix else 'array'} rhs) -> BOOL mask",
         ))
     _op = f"{_level}.sel"
+    # the reference's sel(mask, lhs, rhs, tmp) / sels(mask, src, tmp, scalar): ``tmp`` is the
+    # device's TSEL scratch; the simulators need none (it is kept as an operand, never read)
     register(OpDef(
         name=_op,
-        params=(Param("mask", _level), Param("lhs", _level), Param("rhs", _level)),
+        params=(Param("mask", _level), Param("lhs", _level), Param("rhs", _level))
+        + ((Param("tmp", "tile", None),) if _tile else ()),
         infer=_sel_rule(_op, False),
         ref=lambda a: f"torch.where({a.mask}, {a.lhs}, {a.rhs})",
         sim=(lambda a, dst: f"torch.where({a.mask}, {a.lhs}, {a.rhs}, out={dst})") if _tile else None,
@@ -89,11 +103,12 @@ for _level in ("tensor", "tile"):
     _op = f"{_level}.sels"
     register(OpDef(
         name=_op,
-        params=(Param("mask", _level), Param("lhs", _level), Param("rhs", "scalar")),
+        params=(Param("mask", _level), Param("lhs", _level, aliases=("src",)), Param("rhs", "scalar", aliases=("scalar",)))
+        + ((Param("tmp", "tile", None),) if _tile else ()),
         infer=_sel_rule(_op, True),
         ref=lambda a: f"_pto.sels({a.mask}, {a.lhs}, {a.rhs}, {_sels_dtype(a)})",
         sim=(lambda a, dst: f"_pto.sels({a.mask}, {a.lhs}, {a.rhs}, {_sels_dtype(a)}, out={dst})") if _tile else None,
-        dsl="sels", operand_kinds=(_level, _level, "scalar"),
+        dsl="sels", operand_kinds=(_level, _level, "scalar"), dsl_args=_sels_args if _tile else None,
         lowers_to=None if _tile else "tile.sels",
         input_spaces=_VEC if _tile else (), result_space=MemorySpace.Vec if _tile else None,
         inplace_safe=True, batch="rows" if _tile else None,

@@ -53,6 +53,27 @@ def _scalar_helper(helper: str, op: str, float_only: bool):
             (lambda a, dst: f"_pto.{helper}({a.lhs}, {a.rhs}, {dtype_src(a)}, out={dst})"))
 
 
+def _high_precision(op: str, scalar: bool):
+    """``high_precision=`` on div / log / recip (the reference selects PTOAS's precise divide / log
+    / reciprocal with it). The simulators always compute these the precise way (FP32 with one correctly rounded
+    result), so both settings give the same bits; as in the reference a scalar divisor has no
+    high-precision form and ``high_precision=True`` there is an error."""
+    def adapt(args: list, kwargs: dict, span: Span):
+        from pypto.errors import InvalidOperationError
+
+        hp = kwargs.pop("high_precision", False)
+        limit = 2 if op.endswith(("div", "divs")) else 1
+        if len(args) > limit:
+            hp = args.pop(limit)
+        if not isinstance(hp, bool):
+            raise InvalidOperationError(f"pl.{op}: high_precision must be True or False, got {hp!r}", span)
+        if hp and scalar:
+            raise InvalidOperationError(f"pl.{op}: high_precision=True needs a Tensor/Tile divisor; a scalar "
+                                        "divisor has no high-precision form", span)
+        return args, kwargs
+    return adapt
+
+
 def _define_binary(name: str, torch_fn: str, float_only: bool = False, scalar_fn: str | None = None) -> None:
     """Registers ``tensor.<name>``, ``tensor.<name>s``, ``tile.<name>``, ``tile.<name>s``.
 
@@ -79,6 +100,7 @@ def _define_binary(name: str, torch_fn: str, float_only: bool = False, scalar_fn
                 result_space=MemorySpace.Vec if level == "tile" else None,
                 doc=f"elementwise {name} ({'array' if not suffix else 'scalar'} rhs)",
                 inplace_safe=True, batch="rows" if level == "tile" else None,
+                dsl_args=_high_precision(op, bool(suffix)) if name == "div" else None,
             ))
 
 
@@ -94,9 +116,12 @@ def _define_unary(name: str, torch_fn: str, float_only: bool, f32: bool = False)
                        "cast the operand with pl.cast(x, pl.FP32)")
             return with_dtype(t, t.dtype)
 
+        # tile.rsqrt: the reference's optional ``tmp`` (the device's scratch for the precise
+        # rsqrt; kept as an operand the simulators never read)
         register(OpDef(
             name=op,
-            params=(Param("x", level),),
+            params=(Param("x", level, aliases=("tile", "input")),)
+            + ((Param("tmp", "tile", None),) if name == "rsqrt" and level == "tile" else ()),
             infer=infer,
             ref=(lambda a, n=name: f"_pto.unary_f32({n!r}, {a.x})") if f32 else
                 (lambda a, f=torch_fn: f"{f}({a.x})"),
@@ -110,6 +135,7 @@ def _define_unary(name: str, torch_fn: str, float_only: bool, f32: bool = False)
             result_space=MemorySpace.Vec if level == "tile" else None,
             doc=f"elementwise {name}",
             inplace_safe=True, batch="rows" if level == "tile" else None,
+            dsl_args=_high_precision(op, False) if name in ("log", "recip") else None,
         ))
 
 

@@ -29,14 +29,13 @@ from pypto.ir.nodes import (
 from pypto.ir.types import TensorType, TupleType
 from pypto.ir.visit import Mutator, Renewer, child_stmts, defined_vars, iter_stmts, use_exprs, walk_expr
 from pypto.language.enums import FunctionType, ParamDirection
+from pypto.ops.registry import write_targets
 from pypto.passes.context import PassContext
 
 NAME = "OutlineIncoreScopes"
 REQUIRES = ("SSA",)
 PRODUCES = ("SplitIncoreOrch", "CallDirections")
 
-# (op, index of the argument that is written, not read)
-_WRITE_TARGET = {"tensor.assemble": 0, "tile.store": 2}
 
 
 def run(program: Program, ctx: PassContext) -> Program:
@@ -210,15 +209,17 @@ def _roots(body, outer_ids: set[int]) -> tuple[dict[int, Var], set[int], list[Va
                 return v
         return None
 
+    write_target = write_targets()  # op -> index of the argument that is written, not read
+
     def visit(stmts):
         for st in stmts:
-            if isinstance(st, AssignStmt) and isinstance(st.value, Call) and st.value.op in _WRITE_TARGET:
-                tgt = st.value.args[_WRITE_TARGET[st.value.op]]
+            if isinstance(st, AssignStmt) and isinstance(st.value, Call) and st.value.op in write_target:
+                tgt = st.value.args[write_target[st.value.op]]
                 r = root_of(tgt)
                 if r is not None:
                     root[id(st.var)] = r
                 for i, a in enumerate(st.value.args):
-                    if i != _WRITE_TARGET[st.value.op]:
+                    if i != write_target[st.value.op]:
                         _note_reads(a, root_of, reads)
                 continue
             if isinstance(st, EvalStmt) and isinstance(st.expr, Call) and st.expr.op in _WRITE_TARGET:

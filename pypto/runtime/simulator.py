@@ -276,11 +276,12 @@ class Runtime:
         """``pl.array.create(n, pl.TASK_ID)``: ``n`` TaskId slots, all ``None`` (dropped from deps)."""
         return [None] * n
 
-    def create_tensor(self, shape, dtype, manual_dep: bool = False) -> torch.Tensor:
-        """A fresh GM tensor (contents unspecified on the device; zero here), owned by an alloc task:
-        every later task taking a view of it gets a creator edge to that task. ``manual_dep``
-        excludes the buffer from the tensormap for its whole lifetime."""
-        t = torch.zeros(list(shape), dtype=dtype)
+    def create_tensor(self, shape, dtype, manual_dep: bool = False, init_value=None) -> torch.Tensor:
+        """A fresh GM tensor (contents unspecified on the device; zero here, ``init_value`` where
+        given), owned by an alloc task: every later task taking a view of it gets a creator edge to
+        that task. ``manual_dep`` excludes the buffer from the tensormap for its whole lifetime."""
+        t = torch.zeros(list(shape), dtype=dtype) if init_value is None else \
+            torch.full(list(shape), init_value, dtype=dtype)
         task = self._new_task("__alloc__", "alloc", [t], [OUTPUT], self._manual_depth > 0)
         self._hold(1, t.numel() * t.element_size())
         v = task.views[0] = self._view(t)
@@ -865,7 +866,7 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
     from pypto.runtime.config import RunConfig
 
     cfg = config or RunConfig(platform=compiled.platform)
-    if cfg.platform != compiled.platform:
+    if get_platform(cfg.platform).name != compiled.platform:
         raise SimulationError(f"program was compiled for {compiled.platform} but RunConfig asks for "
                               f"{cfg.platform}; compile it again for that platform")
     meta = compiled.meta
@@ -892,7 +893,8 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
                 raise TypeError(f"{meta['name']}(): Out parameter '{p['name']}' has a dynamic shape; pass it")
             full.append(torch.zeros(p["shape"], dtype=dtype_from_name(p["dtype"]).torch))
         else:
-            full.append(next(it))
+            full.append(_plain_scalar(next(it), p))
+    full = [_device_view(a, p) for p, a in zip(params, full)]
     for p, a in zip(params, full):
         if p["kind"] == "TensorType":
             if not isinstance(a, torch.Tensor):
@@ -973,6 +975,38 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
         outs = [full[i] for i, p in enumerate(params) if p["direction"] == "Out"]
         return outs[0] if len(outs) == 1 else tuple(outs)
     return None
+
+
+def _device_view(value, param: dict):
+    """A worker-resident :class:`DeviceTensor` as the view of device memory the program runs on (its
+    results stay there); a multi-rank ``StackedDeviceTensor`` is refused; anything else unchanged."""
+    from pypto.runtime.device_tensor import DeviceTensor, StackedDeviceTensor
+
+    if isinstance(value, DeviceTensor):
+        return value.device_view()
+    if isinstance(value, StackedDeviceTensor):
+        raise TypeError(f"argument '{param['name']}': a StackedDeviceTensor feeds a multi-rank (L3) program, "
+                        "which this package does not simulate; pass a DeviceTensor or a torch.Tensor")
+    return value
+
+
+def _plain_scalar(value, param: dict):
+    """A ``ctypes`` scalar (``c_int64(5)``, ``c_float(0.5)``: the reference's scalar arguments) as the
+    Python number it holds; anything else unchanged. A ctypes value for a tensor parameter, or a
+    float ctypes value for an integer parameter, is a ``TypeError`` (never a silent truncation)."""
+    import ctypes
+
+    if not isinstance(value, ctypes._SimpleCData):
+        return value
+    if param["kind"] == "TensorType":
+        raise TypeError(f"argument '{param['name']}' must be a torch.Tensor, got {type(value).__name__}")
+    v = value.value
+    if isinstance(v, bytes):  # c_char
+        v = v[0] if v else 0
+    dt = param.get("dtype") or ""
+    if isinstance(v, float) and not dt.startswith(("FP", "BF")):
+        raise TypeError(f"argument '{param['name']}' is {dt}, got the floating-point {type(value).__name__}({v})")
+    return v
 
 
 @contextlib.contextmanager
