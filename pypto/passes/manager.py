@@ -88,13 +88,14 @@ def as_pass(p) -> PassInfo:
 
 
 def _check_name(name, p) -> str:
-    """A pass name names a file (``passes_dump/NN_after_<name>.py``) and is read back by the IR trace
-    tool: it must be a Python identifier. A name such as ``"../x"`` or ``"a/b"`` would put the dump
-    elsewhere, and ``"<lambda>"`` would not be recognised as a stage."""
-    if not isinstance(name, str) or not name.isidentifier():
-        raise ValueError(f"pass {p!r} is named {name!r}, which is not a Python identifier; a pass name becomes "
-                         "the file name passes_dump/NN_after_<name>.py. Define the pass with 'def' under a "
-                         "plain name, or give it a NAME attribute such as NAME = 'MyPass'")
+    """A pass name names a file, ``passes_dump/NN_after_<name>.py``: it must be one file-name
+    component. ``"../x"`` or ``"a/b"`` would put the dump elsewhere; a lambda's ``"<lambda>"`` is
+    fine."""
+    if (not isinstance(name, str) or not name or name.startswith(".") or any(c in name for c in "/\\\0")
+            or not name.isprintable()):
+        raise ValueError(f"pass {p!r} is named {name!r}, which cannot be a file name (it becomes "
+                         "passes_dump/NN_after_<name>.py: no '/', no '\\', not starting with '.'). Give the "
+                         "function a plain name, or the pass a NAME attribute such as NAME = 'MyPass'")
     return name
 
 

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 _PLACEHOLDER = re.compile(r"__TITLE__|__DATA__")
-_NAME = re.compile(r"^(\d\d)_after_([A-Za-z_][A-Za-z0-9_]*)\.py$")
+_NAME = re.compile(r"^(\d\d)_after_([^/\\]+)\.py$")   # any pass name (a lambda's "<lambda>" too)
 
 
 class TraceError(Exception):

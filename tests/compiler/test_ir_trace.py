@@ -78,3 +78,10 @@ def test_write_page_leaves_no_temporary_file(tmp_path):
     out = tmp_path / "o" / "trace.html"
     ir_trace.write_page(dump, out)
     assert [p.name for p in out.parent.iterdir()] == ["trace.html"]
+
+
+def test_a_lambda_pass_stage_is_read(tmp_path):
+    # a lambda is a legal pass; its dump NN_after_<lambda>.py used to make the trace tool refuse the directory
+    (tmp_path / "00_frontend.py").write_text("a\n")
+    (tmp_path / "01_after_<lambda>.py").write_text("b\n")
+    assert [n for n, _ in ir_trace.collect_stages(tmp_path)] == ["frontend", "<lambda>"]

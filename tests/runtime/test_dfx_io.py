@@ -102,7 +102,8 @@ def test_the_viewer_refuses_malformed_records_without_a_traceback(tmp_path, fiel
     # dtype or shape used to end in a KeyError / TypeError traceback
     d = _dump(tmp_path, 1.0)
     doc = json.loads((d / "args_dump.json").read_text())
-    doc["args"][0][field] = value
+    rec = next(r for r in doc["args"] if r["kind"] == "tensor")
+    rec[field] = value
     (d / "args_dump.json").write_text(json.dumps(doc))
     assert dump_viewer.main([str(d), "--export"]) == 1
     assert not list(tmp_path.rglob("*escape*"))
