@@ -118,5 +118,5 @@ class SimulationError(PyptoError):
     """The simulated device hit a fault (out-of-bounds access, deadlock, ...)."""
 
 
-class InternalError(PyptoError):
+class InternalError(PyptoError, RuntimeError):
     """A compiler invariant broke: a bug in pypto, not in the kernel. Names the pass and the op."""

@@ -56,10 +56,13 @@ def test_alias_annotation_is_missing_annotation():
 
 
 @pytest.mark.parametrize("device,sim", [("a2a3", "a2a3sim"), ("a5", "a5sim")])
-def test_real_device_platform_names_the_simulator(device, sim):
+def test_real_device_platform_is_an_error_in_strict_mode(device, sim, monkeypatch):
+    # without a device a real platform runs on its simulator (tests/compat/test_platform_fallback.py);
+    # PYPTO_STRICT_PLATFORM=1 refuses it, naming the simulator to use
+    monkeypatch.setenv("PYPTO_STRICT_PLATFORM", "1")
     with pytest.raises(PlatformError) as ei:
         RunConfig(platform=device)
-    assert f"'{sim}'" in str(ei.value) or sim in str(ei.value)
+    assert f"'{sim}'" in str(ei.value) and "PYPTO_STRICT_PLATFORM" in str(ei.value)
     assert isinstance(ei.value, ValueError)
 
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 import heapq
 from functools import lru_cache
 
-__all__ = ["NATIVE_CASTS", "CastPathError", "cast_path", "ARCHS"]
+__all__ = ["NATIVE_CASTS", "CastPathError", "cast_path", "ARCHS", "DTYPE_NAMES"]
 
 # Ordered rows (order matters for the final tie-break, see module docstring).
 _NATIVE_ROWS: dict[str, dict[str, tuple[str, ...]]] = {
@@ -96,6 +96,10 @@ _TYPE_INFO: dict[str, tuple[str, int, int, int]] = {
     "UINT64": ("uint", 64, 64, 0),
     "BOOL": ("uint", 8, 1, 0),
 }
+
+
+#: every dtype name the cast tables know (what ``pypto cast-check`` accepts)
+DTYPE_NAMES: tuple[str, ...] = tuple(_TYPE_INFO)
 
 
 class CastPathError(ValueError):

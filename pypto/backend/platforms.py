@@ -6,6 +6,8 @@ Numbers from the reference SoC table (spec-language §6.1).
 """
 from __future__ import annotations
 
+import os
+import sys
 from dataclasses import dataclass
 
 from pypto.errors import PlatformError
@@ -75,17 +77,33 @@ A5SIM = Platform(
 
 PLATFORMS = {p.name: p for p in (A2A3SIM, A5SIM)}
 _REAL = {"a2a3": "a2a3sim", "a5": "a5sim"}
+_WARNED: set[str] = set()
+STRICT_ENV = "PYPTO_STRICT_PLATFORM"
 
 
 def get_platform(name: str) -> Platform:
-    """The simulated platform called ``name``; a clear error for real devices and unknown names."""
+    """The simulated platform called ``name``; a clear error for unknown names.
+
+    A real device (``"a2a3"`` / ``"a5"``) runs on its simulator: this package drives no hardware,
+    and a script written for the device (the reference's default) then runs unchanged. The first
+    time per process and device name, one line on stderr says so. ``PYPTO_STRICT_PLATFORM=1`` makes
+    it a :class:`PlatformError` instead (for harnesses that must not mistake a simulation for a
+    device run).
+    """
     if isinstance(name, Platform):
         return name
     if name in PLATFORMS:
         return PLATFORMS[name]
     if name in _REAL:
-        raise PlatformError(
-            f"platform '{name}' is a real Ascend device, which this package cannot drive; "
-            f"it simulates it: use platform='{_REAL[name]}'")
+        sim = _REAL[name]
+        if os.environ.get(STRICT_ENV, "") not in ("", "0"):
+            raise PlatformError(
+                f"platform '{name}' is a real Ascend device, which this package cannot drive "
+                f"({STRICT_ENV} is set); use platform='{sim}', or unset {STRICT_ENV} to run '{name}' on {sim}")
+        if name not in _WARNED:
+            _WARNED.add(name)
+            sys.stderr.write(f"pypto: warning: no '{name}' device here; running on the simulator '{sim}' "
+                             f"(set {STRICT_ENV}=1 to make this an error)\n")
+        return PLATFORMS[sim]
     raise PlatformError(f"unknown platform {name!r}; choose one of: {', '.join(PLATFORMS)} "
-                        "(the real devices 'a2a3' / 'a5' are not supported)")
+                        "(or the real devices 'a2a3' / 'a5', which run on their simulator)")

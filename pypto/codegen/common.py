@@ -61,6 +61,8 @@ def py_expr(e: Any, names: PyNames) -> str:
         return f"({a} {_PY_BINOP[e.op]} {b})"
     if isinstance(e, UnaryOp):
         x = py_expr(e.operand, names)
+        if e.op.startswith("cast:"):
+            return f"_pto.scalar_cast({x}, {py_literal(e.type.dtype)}, {e.op[5:]!r})"
         return {"neg": f"(-{x})", "not": f"(not {x})", "abs": f"abs({x})"}[e.op]
     if isinstance(e, TupleGetItem):
         return f"{py_expr(e.value, names)}[{e.index}]"
@@ -78,7 +80,9 @@ def returned_params(f: Function) -> list[int]:
     from pypto.ir.visit import iter_stmts
 
     root: dict[int, int] = {id(p): i for i, p in enumerate(f.params)}
-    targets = {"tensor.assemble": 0, "tile.store": 2}
+    from pypto.ops.registry import write_targets
+
+    targets = write_targets()
     ret = None
     for s in iter_stmts(f.body):
         if isinstance(s, AssignStmt):

@@ -78,6 +78,7 @@ class GangGen:
         self.numel = 0        # elements of the largest tile a "rows" op touches
         self.uniform: set[int] = set()   # ids of the scalar Vars that are the same for every task
         self.depth = 1
+        self.spans: list[tuple[int, object]] = []   # (index into self.body, Span) per instruction
 
     # -- eligibility and emission -------------------------------------------------------------
     def generate(self) -> str:
@@ -107,10 +108,18 @@ class GangGen:
             "    if False:",
             "        yield 0",
         ]
+        first = lines.index("    _c = 0") + 1     # where self.body starts in ``lines``
+        # line (0-based, within this text) -> span of the instruction it implements
+        self.line_spans = {first + i: sp for i, sp in self.spans}
         return "\n".join(lines) + "\n"
 
     def emit(self, text: str) -> None:
         self.body.append("    " * self.depth + text)
+
+    def span(self, c: Call) -> None:
+        """The next gang-kernel line implements ``c`` (SPANS, for locating faults)."""
+        if not c.span.is_unknown():
+            self.spans.append((len(self.body), c.span))
 
     def emit_plan(self, text: str) -> None:
         self.plan.append("    " * self.depth + text)
@@ -256,6 +265,7 @@ class GangGen:
         if result is not None:
             self.tile_ref(result)
             dst = Src(k.view(result), result.type)
+        self.span(c)
         if op.batch == "gang":
             self.emit(op.sim(a, dst, gang=True, **kw))
         else:
@@ -277,6 +287,7 @@ class GangGen:
             self.tile_ref(result)
             self.emit_plan(f"E.append(({site}, ({a.tensor}, {a.offsets}, {a.valid_shape})))")
             self.gm.append(("r", tuple(result.type.shape)))
+            self.span(c)
             self.emit(f"_pto.gang_load_into({k.view(result)}, [p[_c][1] for p in P])")
         elif op.name == "tile.store" and a.atomic != repr(AtomicType.Add):
             tile = c.args[0]
@@ -284,6 +295,7 @@ class GangGen:
             valid = "None" if tile.type.valid_shape is None else repr(list(tile.type.valid_shape))
             self.emit_plan(f"E.append(({site}, ({a.offsets}, {a.tensor}, {valid})))")
             self.gm.append(("w", tuple(tile.type.shape)))
+            self.span(c)
             self.emit(f"_pto.gang_store({a.tile}, [p[_c][1] for p in P])")
             if result is not None:   # the stored-into tensor, for later accesses of this task
                 self.emit_plan(f"{self.names.define(result)} = {a.tensor}")
@@ -295,8 +307,12 @@ class GangGen:
 
 def generate_gang(kgen) -> str:
     """Module source that follows the kernel's own: the lockstep form, or ``GANG = False`` with the
-    reason."""
+    reason. Sets ``kgen.gang_spans`` (0-based line within the returned text -> Span)."""
+    kgen.gang_spans = {}
     try:
-        return GangGen(kgen).generate()
+        g = GangGen(kgen)
+        text = g.generate()
+        kgen.gang_spans = g.line_spans
+        return text
     except NoGang as e:
         return f"GANG = False\nGANG_WHY = {str(e)!r}\n"

@@ -33,6 +33,9 @@ class KernelGen:
         self.slot: dict[tuple, int] = {}
         self.pending = 0
         self.dead_scratch = dead_scratch_calls(f)
+        # (index into self.lines, Span) of each emitted instruction: the module's SPANS table, which
+        # lets the runtime name the kernel source line of a fault (an out-of-bounds access)
+        self.spans: list[tuple[int, object]] = []
 
     def view(self, v: Var) -> str:
         """Index into ``v`` of the tile's view (tiles sharing a buffer and type share a view)."""
@@ -66,7 +69,17 @@ class KernelGen:
             f"def kernel(v, {', '.join(params)}):" if params else "def kernel(v):",
         ]
         doc = "    " + f'"""{self.f.name}({", ".join(params)})"""'
-        return "\n".join(head + [doc] + body + ["    if False:", "        yield 0", "", ""]) + generate_gang(self)
+        text = "\n".join(head + [doc] + body + ["    if False:", "        yield 0", "", ""])
+        gang = generate_gang(self)
+        # module line number of self.lines[i] is i + first; of the gang text's line j, j + gang_first
+        first = len(head) + 2 - body_start
+        gang_first = text.count("\n") + 1
+        spans = {i + first: sp for i, sp in self.spans}
+        spans.update({j + gang_first: sp for j, sp in self.gang_spans.items()})
+        spans = {n: (sp.file, sp.line, sp.col, sp.end_line, sp.end_col) for n, sp in sorted(spans.items())}
+        table = ["", "# line -> source span (file, line, col, end_line, end_col) of the instruction it implements",
+                 f"SPANS = {spans!r}", f"KERNEL_NAME = {'kernel ' + repr(self.f.name)!r}", ""]
+        return text + gang + "\n".join(table)
 
     def stmts(self, stmts, depth: int, yield_into=()) -> None:
         for s in stmts:
@@ -157,6 +170,8 @@ class KernelGen:
             self.pending += self.cost(c)
             self.flush(depth)
         kw = {} if op.scratch is None or id(c) not in self.dead_scratch else {"keep_scratch": False}
+        if not c.span.is_unknown():
+            self.spans.append((len(self.lines), c.span))
         if result is not None and isinstance(result.type, TileType):
             self.emit(depth, op.sim(a, Src(self.view(result), result.type), **kw))
         elif result is not None:  # a tensor (tile.store) or a scalar (tile.read)

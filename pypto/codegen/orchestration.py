@@ -43,6 +43,7 @@ class OrchGen(StmtEmitter):
 
         self.sites = task_sites(f, {g.name: g for g in program.functions})
         # only producers some consumer names get site=: without compiler edges the code is unchanged
+        self.spans: dict = {}
         self.named_sites = {k for s in iter_stmts(f.body) for e in use_exprs(s) for c in walk_expr(e)
                             if isinstance(c, FuncCall) for _, ks in c.compiler_dep_edges for k in ks}
 
@@ -57,7 +58,15 @@ class OrchGen(StmtEmitter):
         self.block(self.f.body, 1, ())
         if self.lines[n:] == ["    pass"]:
             self.lines[n:] = ["    return None"]
-        return "\n".join(self.lines) + "\n"
+        # line -> source span, for faults raised while orchestrating (pypto.runtime.faults)
+        spans = {i + 1: (sp.file, sp.line, sp.col, sp.end_line, sp.end_col) for i, sp in self.spans.items()}
+        tail = ["", "", f"SPANS = {spans!r}", f"KERNEL_NAME = {'orchestration ' + repr(self.f.name)!r}"]
+        return "\n".join(self.lines + tail) + "\n"
+
+    def emit(self, depth: int, text: str, span=None) -> None:
+        if span is not None and not span.is_unknown():
+            self.spans[len(self.lines)] = span
+        super().emit(depth, text, span)
 
     def loop_body(self, s, depth: int) -> None:
         self.emit(depth + 1, "with _rt.scope():")   # each loop body is an AUTO scope (the next ring)
@@ -68,11 +77,12 @@ class OrchGen(StmtEmitter):
             v = s.value
             tid = getattr(v, "task_id_var", None) if isinstance(v, FuncCall) else None
             if tid is not None:
-                self.emit(depth, f"{self.names.define(s.var)}, {self.names.define(tid)} = {self.value(v)}")
+                self.emit(depth, f"{self.names.define(s.var)}, {self.names.define(tid)} = {self.value(v)}", s.span)
             else:
-                self.emit(depth, f"{self.names.define(s.var)} = {self.value(v)}" + ("[0]" if isinstance(v, FuncCall) else ""))
+                self.emit(depth, f"{self.names.define(s.var)} = {self.value(v)}" + ("[0]" if isinstance(v, FuncCall) else ""),
+                          s.span)
         elif isinstance(s, EvalStmt):
-            self.emit(depth, self.value(s.expr))
+            self.emit(depth, self.value(s.expr), s.span)
         elif not self.control(s, depth, yield_into):
             raise CodegenError(f"'{type(s).__name__}' cannot appear in an orchestration function", s.span)
 

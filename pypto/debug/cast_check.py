@@ -19,7 +19,7 @@ from typing import Optional
 
 import torch
 
-from pypto.backend.cast_table import CastPathError, cast_path
+from pypto.backend.cast_table import DTYPE_NAMES, CastPathError, cast_path
 from pypto.debug.progress import Progress, track
 from pypto.numerics.cast import cast_tensor, normalize_mode
 from pypto.numerics.cast_exactness import classify_chain
@@ -203,6 +203,11 @@ def _value(t: torch.Tensor):
 def certify(src: str, dst: str, platform: str = "a2a3sim", mode: str = "round", samples: int = 1_000_000) -> Certificate:
     """Certify the ``src -> dst`` chain of ``platform`` under ``mode`` (see the module docstring)."""
     src, dst = _name(src), _name(dst)
+    for role, d in (("source", src), ("destination", dst)):
+        # an unknown name is bad input (the CLI's exit 2), not a "no cast path" verdict about a real pair
+        if d not in DTYPE_NAMES:
+            raise ValueError(f"unknown {role} dtype {d.lower()!r}; expected one of "
+                             f"{', '.join(n.lower() for n in DTYPE_NAMES)} (or float16/half, bfloat16, float32/float)")
     mode = normalize_mode(mode)
     arch = _PLATFORM_ARCH.get(platform)
     if arch is None:

@@ -106,13 +106,44 @@ def _span_of(lowered, kernel: str) -> str:
 
 def _fix(kind: str, first: str, second: str, lowered, k1: str, k2: str) -> str:
     s1, s2 = _span_of(lowered, k1), _span_of(lowered, k2)
+    lines = _deps_lines(kind, s1, s2)
     if kind == "WAR":
-        return (f"order the writer after the reader: bind the reader's scope (`with pl.at(...) as reader_tid:` at "
-                f"{s1}) and add deps=[reader_tid] to the writer's pl.at at {s2}. Do not promote the reader to "
-                f"pl.InOut: that serialises every reader of the buffer")
-    return (f"order the tasks: bind the first scope (`with pl.at(...) as tid:` at {s1}) and add deps=[tid] to the "
-            f"pl.at at {s2}, or leave this tensor to automatic dependency tracking (no manual_scope / manual_dep / "
-            f"no_dep_args for it)")
+        head = (f"order the writer after the reader: bind the reader's scope (`with pl.at(...) as reader_tid:` at "
+                f"{s1}) and add deps=[reader_tid] to the writer's pl.at at {s2}")
+        tail = ". Do not promote the reader to pl.InOut: that serialises every reader of the buffer"
+    elif k1 == k2:
+        return (f"the tasks of the scope at {s1} (one per loop iteration) touch overlapping memory with no order: "
+                "give each iteration its own region, or chain the iterations: in a pl.range loop, "
+                "`with pl.at(..., deps=[prev_tid]) as prev_tid:` (prev_tid = None before the loop), and leave this "
+                "tensor to automatic dependency tracking (no manual_dep / no_dep_args for it)")
+    else:
+        head = (f"order the tasks: bind the first scope (`with pl.at(...) as tid:` at {s1}) and add deps=[tid] to "
+                f"the pl.at at {s2}")
+        tail = (", or leave this tensor to automatic dependency tracking (no manual_scope / manual_dep / "
+                "no_dep_args for it)")
+    if lines and any("pl.array.create" in ln or ".create(" in ln for ln in lines):
+        # the producer runs in a loop: one TaskId per iteration, collected in an array (a plain
+        # `as tid` in a parallel loop names only one iteration's task)
+        head = (f"the first scope ({s1}) runs once per loop iteration: collect its tasks in a TaskId array and "
+                f"make the scope at {s2} wait for all of them")
+    if lines:
+        return head + tail + ":\n    " + "\n    ".join(lines)
+    return head + tail
+
+
+def _deps_lines(kind: str, s1: str, s2: str) -> list[str]:
+    """The edited source lines of the fix (pypto.debug.fixes), or [] when the sources cannot be edited."""
+    from pypto.debug.fixes import EditError, deps_fix_lines
+
+    try:
+        f1, l1, _ = s1.rsplit(":", 2)
+        f2, l2, _ = s2.rsplit(":", 2)
+        if f1 != f2:
+            return []
+        name = {"WAR": "reader_tid", "WAW": "writer_tid"}.get(kind, "producer_tid")
+        return deps_fix_lines(f1, int(l1), int(l2), name)
+    except (ValueError, EditError):
+        return []
 
 
 def _compiled_and_args(kernel_or_compiled, args, platform: str):
@@ -135,14 +166,11 @@ def collect_accesses(compiled, args: list, seed: int = 0):
     from pypto.backend.platforms import get_platform
     from pypto.errors import SimulationError
     from pypto.ops import support
-    from pypto.runtime.simulator import Runtime, load_module
+    from pypto.runtime.simulator import Runtime
 
-    meta = compiled.meta
-    out = compiled.output_dir
-    kernels = {name: load_module(out / rel) for name, rel in meta["kernels"].items()}
+    kernels, orch = compiled.load_modules()
     rt = Runtime(get_platform(compiled.platform), kernels, seed)
     gm = [a.detach().clone().contiguous() if isinstance(a, torch.Tensor) else a for a in args]
-    orch = load_module(out / meta["orchestration"])
     orch.orchestrate(rt, *gm)
     accesses: list[list[Access]] = []
     oob: list[str] = []
@@ -369,15 +397,14 @@ def detect_uninitialized(kernel_or_compiled, args, *, platform: str = "a2a3sim",
     """Find every task store that writes values computed from core memory the kernel never wrote (see
     the module docstring), for one call of a kernel (``@pl.jit``) or a :class:`CompiledProgram`."""
     from pypto.backend.platforms import get_platform
-    from pypto.runtime.simulator import Runtime, load_module
+    from pypto.runtime.simulator import Runtime
 
     compiled, run_args = _compiled_and_args(kernel_or_compiled, args, platform)
-    meta, out = compiled.meta, compiled.output_dir
     lowered = compiled.lowered
-    kernels = {name: load_module(out / rel) for name, rel in meta["kernels"].items()}
+    kernels, orch = compiled.load_modules()
     rt = Runtime(get_platform(compiled.platform), kernels, seed)
     gm = [a.detach().clone().contiguous() if isinstance(a, torch.Tensor) else a for a in run_args]
-    load_module(out / meta["orchestration"]).orchestrate(rt, *gm)
+    orch.orchestrate(rt, *gm)
     core = rt.cores[0]
     lines: dict[str, _OpLines] = {}
     report = UninitReport(tasks=sum(1 for t in rt.tasks if t.kernel in kernels))

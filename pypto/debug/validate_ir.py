@@ -99,7 +99,8 @@ class ValidationReport:
         if first is None:
             lines.append("every stage matches the golden")
         else:
-            lines.append(f"first diverging stage: {first.stage} ({first.file.name})")
+            what = "first stage that did not run" if first.error else "first diverging stage"
+            lines.append(f"{what}: {first.stage} ({first.file.name})")
             if self.diff:
                 lines.append("IR diff against the previous stage:")
                 lines.append(self.diff)
@@ -138,11 +139,23 @@ def _entry(program):
     return fns[-1]
 
 
+class _DumpUnparsable(Exception):
+    """A pass dump the IR parser rejects (hand-edited, truncated, or from another version)."""
+
+    def __init__(self, path: Path, cause: Exception):
+        # keep the parser's located message (file:line:col, the line, the caret), a few lines of it
+        msg = "\n".join(str(cause).splitlines()[:4])[:600]
+        super().__init__(f"cannot parse the dump {path.name}: {type(cause).__name__}: {msg}")
+
+
 def _run_stage(path: Path, inputs: dict, names: list[str]) -> dict[str, torch.Tensor]:
     from pypto.debug.torch_codegen import torch_codegen
     from pypto.language.program import loads
 
-    program = loads(path)
+    try:
+        program = loads(path)
+    except Exception as e:  # noqa: BLE001 - any parser failure: the dump is unreadable, not a numeric gap
+        raise _DumpUnparsable(path, e) from None
     entry = _entry(program)
     src = torch_codegen(program, check_shapes=True)
     ns: dict = {}
@@ -200,6 +213,12 @@ def validate_pass_ir_codegen_results(dump_dir, tensors: dict, expected: dict, *,
         result = StageResult(stage, path)
         try:
             outs = _run_stage(path, tensors, names)
+        except _DumpUnparsable as e:
+            result.error = str(e)
+            stages.append(result)
+            if verbose:
+                print(f"[{i + 1}/{len(files)}] {stage}: ERROR {result.error}", file=sys.stderr)
+            continue
         except Exception as e:  # report and keep going: a later stage may still run
             result.error = f"{type(e).__name__}: {e}".splitlines()[0][:300]
             stages.append(result)
@@ -235,8 +254,12 @@ def validate_pass_ir_codegen_results(dump_dir, tensors: dict, expected: dict, *,
     if verbose:
         print(report.format(), file=sys.stderr)
     if first is not None and raise_on_mismatch:
-        worst = max((d for d in first.vs_golden if not d.passed), key=lambda d: d.max_abs, default=None)
-        detail = f"tensor mismatch for key '{worst.name}', max abs diff {worst.max_abs:.6g}" if worst else first.error
-        raise AssertionError(f"{first.file.name}: {detail} exceeds tolerance (rtol={rtol}, atol={atol}); "
+        if first.error is not None:
+            # the stage did not produce a result: say why, never "exceeds tolerance"
+            raise AssertionError(f"{first.file.name}: stage {first.stage} did not run: {first.error}\n"
+                                 f"{report.format()}")
+        worst = max((d for d in first.vs_golden if not d.passed), key=lambda d: d.max_abs)
+        raise AssertionError(f"{first.file.name}: tensor mismatch for key '{worst.name}', max abs diff "
+                             f"{worst.max_abs:.6g} exceeds tolerance (rtol={rtol}, atol={atol}); "
                              f"first diverging pass: {first.stage}\n{report.format()}")
     return report

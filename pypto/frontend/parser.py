@@ -86,8 +86,13 @@ from pypto.language.enums import (
     Level,
     MemorySpace,
     ParamDirection,
+    Role,
+    ScopeMode,
+    SplitMode,
 )
 from pypto.numerics.cast import normalize_mode
+from pypto.ops.registry import write_target
+from pypto.frontend import loop_exits
 
 # ----------------------------------------------------------------------------- context
 
@@ -159,9 +164,10 @@ class _Scope(dict):
 
 
 def _check_static_rebinds(outer, inner, loop_name: str, span: Span) -> None:
-    """A loop body is parsed once: a name bound to a compile-time constant before the loop and
-    re-assigned inside it would keep its first value in every iteration (``x = 1`` then
-    ``x = x * 2`` in the body: each iteration sees 1). Refuse it instead of computing that."""
+    """In a loop with ``init_values`` only the names listed there are carried, and the body is parsed
+    once: a name bound to a compile-time constant before the loop and re-assigned inside it would
+    keep its first value in every iteration (``x = 1.5`` then ``x = x * 2``: each iteration sees
+    1.5). Refuse it instead of computing that."""
     for n, before in outer.items():
         after = inner.get(n, _UNBOUND)
         if n == loop_name or isinstance(before, Var) or after is _UNBOUND or after is before:
@@ -169,12 +175,10 @@ def _check_static_rebinds(outer, inner, loop_name: str, span: Span) -> None:
         if _is_static(before) and _is_static(after) and type(after) is type(before) and after == before:
             continue
         raise ParserError(f"'{n}' is a compile-time constant ({_describe_static(before)}) re-assigned inside a "
-                          "loop: the loop body is parsed once, so every iteration would see the value it had "
-                          "before the loop", span,
-                          (f"make it a runtime scalar before the loop ({n} = pl.const({before!r}, "
-                           f"{'pl.FP32' if isinstance(before, float) else 'pl.INDEX'})) so that it is loop-carried, "
-                           "or compute it from the loop variable") if isinstance(before, (int, float))
-                          else "compute it from the loop variable, or bind it outside the loop")
+                          "loop with init_values: the body is parsed once, so every iteration would see the "
+                          "value it had before the loop", span,
+                          f"carry it: add it to init_values and pl.yield_ (or drop init_values and let the loop "
+                          f"carry '{n}')")
 
 
 def _is_static(v: Any) -> bool:
@@ -204,6 +208,10 @@ def to_expr(v: Any, span: Span) -> Expr:
     if isinstance(v, bool):
         return ConstBool(v, span)
     if isinstance(v, int):
+        if not -(1 << 63) <= v < (1 << 63):
+            # (issue 13: an int that no scalar register holds used to crash deep in torch)
+            raise ParserTypeError(f"integer {v} does not fit in 64 bits (INDEX / INT64): no scalar of the "
+                                  "device holds it", span, "use a value in [-2**63, 2**63)")
         return ConstInt(v, INDEX, span)
     if isinstance(v, float):
         return ConstFloat(v, FP32, span)
@@ -248,7 +256,10 @@ def parse_annotation(node: ast.AST, resolve: Callable[[ast.AST], Any], src: Sour
     """
     span = src.span(node)
     head = node.value if isinstance(node, ast.Subscript) else node
-    obj = resolve(head)
+    if isinstance(head, ast.Name) and head.id == "tuple" and isinstance(node, ast.Subscript):
+        obj = ann.Tuple  # `-> tuple[pl.Tensor[...], ...]`: the builtin spelling of pl.Tuple[...]
+    else:
+        obj = resolve(head)
     if isinstance(obj, ann.Annotation):
         raise ParserTypeError(f"{what} missing type annotation", span,
                               "write the annotation in place, e.g. x: pl.Tensor[[64], pl.FP32] "
@@ -303,22 +314,40 @@ def parse_annotation(node: ast.AST, resolve: Callable[[ast.AST], Any], src: Sour
     raise ParserTypeError(f"{what} missing type annotation", span, "annotate it, e.g. x: pl.Tensor[[64], pl.FP32]")
 
 
+_UNRESOLVED = object()
+
+
 def _slice_items(node: ast.AST) -> list[ast.AST]:
     return list(node.elts) if isinstance(node, ast.Tuple) else [node]
 
 
 def _shape(node: ast.AST, resolve, src: SourceInfo, what: str) -> tuple[int, ...]:
     if not isinstance(node, (ast.List, ast.Tuple)):
-        raise ParserTypeError(f"{what}: the shape must be a list like [64, 128]", src.span(node))
+        # a shape given by a name (`pl.Tensor[shape, dtype]`, shape a module-level or closure
+        # list): its value at parse time
+        try:
+            value = resolve(node)
+        except PyptoError:
+            value = None
+        if not isinstance(value, (list, tuple)):
+            raise ParserTypeError(f"{what}: the shape must be a list like [64, 128], got "
+                                  f"{_describe_static(value) if value is not None else ast.unparse(node)}",
+                                  src.span(node))
+        elts = [(x, node) for x in value]
+    else:
+        elts = [(_UNRESOLVED, e) for e in node.elts]
     dims = []
-    for e in node.elts:
-        v = resolve(e)
+    for pre, e in elts:
+        v = resolve(e) if pre is _UNRESOLVED else pre
         if isinstance(v, DynDim):
             dims.append(v)
             continue
         if isinstance(v, bool) or not isinstance(v, int):
             raise UnsupportedFeatureError(f"{what}: dimension must be a constant int, got {_describe_static(v)}",
                                           src.span(e))
+        if v < 1:
+            raise ParserTypeError(f"{what}: dimension must be >= 1, got {v} (there are no empty tensors or tiles)",
+                                  src.span(e))
         dims.append(v)
     return tuple(dims)
 
@@ -349,6 +378,10 @@ class FunctionParser:
         self.returns: list[ReturnStmt] = []
         self.declared: dict[str, Type] = {}   # `x: T` declarations awaiting a yield target
         self.scope_depth = 0                  # nesting of pl.at scopes
+        self.last_bound: dict[str, Var] = {}  # name -> the Var it was last bound to (any block)
+        self.hoist_to: tuple | None = None    # (block before the pl.at scope, the scope's body block)
+        self.fdef: ast.FunctionDef | None = None  # the function being parsed (look-ahead of loops)
+        self.last_value: dict[int, Any] = {}  # id(Var) -> the value last assigned to it
         self.manual_depth = 0                 # nesting of pl.manual_scope()
         # one entry per enclosing loop body / if branch: the scopes whose Vars a re-assignment in it
         # may target (the bindings at its entry; for an else branch also the then branch's result),
@@ -358,6 +391,7 @@ class FunctionParser:
     # -------------------------------------------------------------- entry
     def parse(self, fdef: ast.FunctionDef, params: list[ParamSpec],
               return_types: tuple[Type, ...] | None = None) -> Function:
+        self.fdef = fdef
         pvars, dirs = [], []
         for p in params:
             if p.type is None:
@@ -372,6 +406,13 @@ class FunctionParser:
                 and isinstance(body[0].value.value, str):
             body = body[1:]  # docstring
         stmts = self.parse_block(body)
+        if self.func_type == FunctionType.InCore and not self.returns:
+            outs = [v.name for v, d in zip(pvars, dirs) if d != ParamDirection.In]
+            if outs or return_types:
+                raise ParserSyntaxError(
+                    f"InCore function '{self.name}' has no return statement: a kernel hands its results back "
+                    f"by returning its Out/InOut parameters ({', '.join(outs) or 'none declared'})",
+                    self.src.span(fdef), f"end it with 'return {', '.join(outs) or '...'}'")
         if return_types is None:
             return_types = tuple(v.type for v in self.returns[-1].values) if self.returns else ()
         return Function(self.name, tuple(pvars), tuple(dirs), tuple(return_types), tuple(stmts),
@@ -409,6 +450,8 @@ class FunctionParser:
     def bind(self, name: str, value: Any, node: ast.AST) -> None:
         self.scope[name] = value
         self.loop_locals.pop(name, None)
+        if isinstance(value, Var):
+            self.last_bound[name] = value
 
     def assignable(self, name: str, t: Type) -> Var | None:
         """The Var an assignment of a ``t`` value to ``name`` re-assigns, or None for a new Var.
@@ -432,18 +475,23 @@ class FunctionParser:
         """``name = value``: an IR value is assigned to the name's Var (:meth:`target_var`); a static
         Python value is bound as is."""
         span = self.span(node)
+        cur = self.scope.get(name, _UNBOUND)
+        if not isinstance(value, Expr) and isinstance(value, (bool, int, float)) and self.frames \
+                and isinstance(cur, Var) and isinstance(cur.type, ScalarType) and cur.type.dtype != TASK_ID:
+            value = self._scalar_const(value, cur, node)  # `s = 5` in a loop carrying s: a runtime assignment
         if not isinstance(value, Expr):
             self.bind(name, value, node)
             return value
         t = value.type
         if ann_type is not None and not isinstance(value, Var):
             self._check_annotation(t, ann_type, name, span)
-            t = ann_type
+            t = _narrowed(ann_type, t)
             if hasattr(value, "type") and not isinstance(value, (ConstInt, ConstFloat, ConstBool)):
                 # printed IR annotates what passes decided (memory space, address): the value
                 # carries the same type as its Var, as the passes build it
                 value = value.replace(type=t)
         var = self.target_var(name, t, span)
+        self.last_value[id(var)] = value
         if var is not value:
             # `y = x` too: a copy, so that a later re-assignment of y leaves x alone (ConvertToSSA
             # drops the copy again)
@@ -471,6 +519,11 @@ class FunctionParser:
                                   f"{describe(inferred)}", span)
 
     # -------------------------------------------------------------- statements
+    def stmt_While(self, node: ast.While) -> None:
+        raise UnsupportedFeatureError("'while' loops are not supported in a kernel", self.span(node),
+                                      "bound the loop and leave it early: for it in pl.range(MAX): "
+                                      "if not (condition): break")
+
     def stmt_Pass(self, node: ast.Pass) -> None:
         pass
 
@@ -485,8 +538,29 @@ class FunctionParser:
                 getattr(self, f"directive_{directive}")(node.value)
                 return
         v = self.expr(node.value)
+        name = self._written_name(v)
+        if name is not None:
+            # `pl.store(t, offs, out)` as a statement writes `out` all the same: rebind the name to
+            # the store's result, so that the write is a new version of `out` (an EvalStmt would
+            # leave the pl.at scope reading `out` only: its task an INPUT of `out`, its readers
+            # unordered after it)
+            self.define(name, v, node)
+            return
         if isinstance(v, Expr) and not isinstance(v, Var):
             self.emit(EvalStmt(v, self.span(node)))
+
+    def _written_name(self, v: Any) -> str | None:
+        """The name bound to the tensor a write op (``OpDef.writes``) call ``v`` writes into."""
+        if not isinstance(v, Call):
+            return None
+        idx = write_target(v.op, updates=True)
+        if idx is None or idx >= len(v.args) or not isinstance(v.args[idx], Var):
+            return None
+        tgt = v.args[idx]
+        for name, bound in self.scope.items():
+            if bound is tgt:
+                return name
+        return None
 
     def stmt_Assign(self, node: ast.Assign) -> None:
         if len(node.targets) != 1:
@@ -504,11 +578,10 @@ class FunctionParser:
         t, _, _ = parse_annotation(node.annotation, self.resolve_static, self.src,
                                    f"Variable '{node.target.id}'")
         value = self.expr(node.value)
-        if isinstance(t, ScalarType) and _is_static(value) and isinstance(value, (bool, int, float)):
-            # `x: pl.Scalar[dt] = 64` (how a runtime scalar initialised from a constant prints) binds a
-            # runtime scalar, as pl.const(64, dt) does; a bare `x = 64` stays a compile-time constant
-            value = (ConstFloat(float(value), t.dtype, self.span(node)) if t.dtype.is_float()
-                     else ConstInt(int(value), t.dtype, self.span(node)))
+        if isinstance(t, ScalarType) and isinstance(value, (bool, int, float)) and t.dtype != TASK_ID:
+            # `s: pl.Scalar[pl.INDEX] = 0` declares a scalar variable (the printed form of an
+            # assignment of a constant; typically a loop-carried accumulator), not a constant
+            value = self._scalar_const(value, Var(node.target.id, t, self.span(node)), node)
         if t is not None and isinstance(value, Var):
             self._check_annotation(value.type, t, node.target.id, self.span(node))
         self.define(node.target.id, value, node, t)
@@ -641,15 +714,26 @@ class FunctionParser:
         if isinstance(fn, DslName) and fn.name == "manual_scope":
             self.manual_scope(node, call)
             return
+        if isinstance(fn, DslName) and fn.name == "scope":
+            self.runtime_scope(node, call)
+            return
         if isinstance(fn, DslName) and fn.name == "spmd":
             raise UnsupportedFeatureError("the capture form 'with pl.spmd(n) as tid:' is not supported",
                                           self.span(call), "write the loop form: for i in pl.spmd(n): (i is the block)")
         if not (isinstance(fn, DslName) and fn.name == "at"):
-            raise UnsupportedFeatureError("only 'with pl.at(...)' and 'with pl.manual_scope()' scopes are supported",
-                                          self.span(call))
+            raise UnsupportedFeatureError("only 'with pl.at(...)', 'with pl.scope()' and 'with pl.manual_scope()' "
+                                          "scopes are supported", self.span(call))
         kw = {k.arg: k.value for k in call.keywords}
+        if len(call.args) > 2:
+            raise ParserTypeError("pl.at takes (level, role=None) positionally; the rest by keyword", self.span(call))
+        if len(call.args) == 2:
+            kw.setdefault("role", call.args[1])
         level_node = kw.pop("level", call.args[0] if call.args else None)
         level = self.resolve_static(level_node) if level_node is not None else None
+        self.scheduling_hints(kw, "pl.at")
+        role = self.resolve_static(kw.pop("role")) if "role" in kw else None
+        if role is not None and not isinstance(role, Role):
+            raise ParserTypeError(f"pl.at: role must be a pl.Role, got {_describe_static(role)}", self.span(call))
         if not isinstance(level, Level):
             raise ParserTypeError("pl.at needs level=pl.Level.<X>", self.span(call))
         if item.optional_vars is not None and level != Level.CORE_GROUP:
@@ -674,9 +758,15 @@ class FunctionParser:
             raise ParserError("pl.at(level=CORE_GROUP) is only allowed in an orchestration function",
                               self.span(node), "a @pl.jit.incore body is already on the core; drop the 'with'")
         self.scope_depth += 1
+        saved, saved_hoist = self.block, self.hoist_to
+        self.block = []
+        self.hoist_to = (saved, self.block)   # where a top-level pl.create_tensor of the scope goes
         try:
-            body = self.parse_block(node.body)
+            for s in node.body:
+                self.stmt(s)
+            body = self.block
         finally:
+            self.block, self.hoist_to = saved, saved_hoist
             self.scope_depth -= 1
         tid = None
         if item.optional_vars is not None:
@@ -685,6 +775,61 @@ class FunctionParser:
                             self.manual_depth > 0))
         if tid is not None:
             self.bind(item.optional_vars.id, tid, item.optional_vars)
+
+    def scheduling_hints(self, kw: dict, what: str) -> None:
+        """Pop the keywords of ``pl.at`` / ``pl.spmd`` that steer the device's scheduling or code
+        generation and cannot change a result, after checking them: ``allow_early_resolve`` and
+        ``windowize`` (bools), ``sync_start`` (bool, pl.spmd) and ``optimizations=[pl.split(mode),
+        pl.cross_core_slot(slot_num=n)]`` (a list literal, as in the reference). The simulators
+        run each task once on one core, so none of them has an effect (docs/language.md)."""
+        for flag in ("allow_early_resolve", "windowize", "sync_start"):
+            if flag in kw:
+                v = self.resolve_static(kw[flag])
+                if not isinstance(v, bool):
+                    raise ParserTypeError(f"{what}: {flag} must be True or False, got {_describe_static(v)}",
+                                          self.span(kw[flag]))
+                del kw[flag]
+        if "optimizations" in kw:
+            node = kw.pop("optimizations")
+            if not isinstance(node, (ast.List, ast.Tuple)):
+                raise ParserTypeError(f"{what}: optimizations must be a list literal of pl.split(...) / "
+                                      "pl.cross_core_slot(...) entries", self.span(node))
+            for e in node.elts:
+                fn = self.resolve_static(e.func) if isinstance(e, ast.Call) else None
+                if not (isinstance(fn, DslName) and fn.name in ("split", "cross_core_slot")):
+                    raise ParserTypeError(f"{what}: each optimizations entry must be pl.split(mode) or "
+                                          "pl.cross_core_slot(slot_num=n)", self.span(e))
+                args = [self.resolve_static(a) for a in e.args]
+                kws = {k.arg: self.resolve_static(k.value) for k in e.keywords}
+                if fn.name == "split":
+                    mode = args[0] if args else kws.pop("mode", None)
+                    if not isinstance(mode, SplitMode) or len(args) > 1 or set(kws) - {"slot_num"}:
+                        raise ParserTypeError("pl.split takes a pl.SplitMode (and slot_num=n)", self.span(e))
+                else:
+                    if args or set(kws) != {"slot_num"}:
+                        raise ParserTypeError("pl.cross_core_slot takes slot_num=n", self.span(e))
+                slot = kws.get("slot_num")
+                if slot is not None and (isinstance(slot, bool) or not isinstance(slot, int) or slot < 1):
+                    raise ParserTypeError(f"slot_num must be a positive int, got {slot!r}", self.span(e))
+
+    def runtime_scope(self, node: ast.With, call: ast.Call) -> None:
+        """``with pl.scope(mode=pl.ScopeMode.AUTO):`` — a runtime scope (the device's PTO2_SCOPE: a
+        dependency-tracking and ring-memory boundary, never needed for correctness): its body is
+        parsed in place. ``mode=pl.ScopeMode.MANUAL`` is ``pl.manual_scope()``."""
+        if node.items[0].optional_vars is not None:
+            raise ParserSyntaxError("'with pl.scope()' binds nothing", self.span(node.items[0].optional_vars))
+        if len(call.args) > 1 or [k.arg for k in call.keywords if k.arg != "mode"]:
+            raise ParserTypeError("pl.scope takes one argument: mode=pl.ScopeMode.AUTO|MANUAL", self.span(call))
+        mode_node = call.args[0] if call.args else next((k.value for k in call.keywords), None)
+        mode = self.resolve_static(mode_node) if mode_node is not None else ScopeMode.AUTO
+        if not isinstance(mode, ScopeMode):
+            raise ParserTypeError(f"pl.scope: mode must be pl.ScopeMode.AUTO or MANUAL, got {_describe_static(mode)}",
+                                  self.span(call))
+        if mode == ScopeMode.MANUAL:
+            self.manual_scope(node, ast.copy_location(ast.Call(call.func, [], []), call))
+            return
+        for s in node.body:
+            self.stmt(s)
 
     def manual_scope(self, node: ast.With, call: ast.Call) -> None:
         """``with pl.manual_scope():`` — every task dispatched inside skips dependency inference."""
@@ -743,11 +888,32 @@ class FunctionParser:
         fn = self.resolve_static(call.func) if isinstance(call, ast.Call) else None
         kinds = {"range": ForKind.Sequential, "parallel": ForKind.Parallel, "unroll": ForKind.Unroll,
                  "pipeline": ForKind.Pipeline, "spmd": ForKind.Parallel}
+        if isinstance(fn, DslName) and fn.name == "while_":
+            raise UnsupportedFeatureError(
+                "pl.while_ loops are not supported (the IR has no loop with a run-time exit condition yet)",
+                self.span(node.iter), "bound the loop and leave it early: for it in pl.range(MAX): "
+                "if not (condition): break")
         if not (isinstance(fn, DslName) and fn.name in kinds):
             raise ParserSyntaxError(
                 "a kernel loop must iterate over pl.range / pl.parallel / pl.unroll / pl.pipeline / pl.spmd",
                 self.span(node.iter), "a plain Python 'range' is not a kernel loop")
         kind = kinds[fn.name]
+        exit_stmt = loop_exits.find_exit(node.body)
+        if exit_stmt is not None:
+            word = "break" if isinstance(exit_stmt, ast.Break) else "continue"
+            if fn.name != "range":
+                raise InvalidOperationError(f"'{word}' is not supported in a pl.{fn.name} loop", self.span(exit_stmt),
+                                            f"'{word}' can only be used in a sequential loop (pl.range)")
+            if any(k.arg == "init_values" for k in call.keywords):
+                raise UnsupportedFeatureError(f"'{word}' in a loop with init_values is not supported",
+                                              self.span(exit_stmt), "carry the values by re-assignment instead "
+                                              "(the implicit form), or restructure with an if")
+            # rewrite the exits away (pypto.frontend.loop_exits); the break flag is carried
+            if loop_exits.has_break(node.body):
+                self.define(loop_exits.BRK, ConstBool(False, span), node)
+            node = ast.copy_location(ast.For(target=node.target, iter=node.iter,
+                                             body=loop_exits.rewrite_body(node.body, node), orelse=[]), node)
+            node.end_lineno = getattr(node, "end_lineno", None)
         if fn.name == "spmd":
             self.spmd_for(node, call)
             return
@@ -763,6 +929,11 @@ class FunctionParser:
         for b, what in ((start, "start"), (stop, "stop"), (step, "step")):
             if kind_of(b) != "scalar":
                 raise ParserTypeError(f"pl.{fn.name} {what} must be a scalar, got {_describe_static(b)}", span)
+        for b, what in ((start, "start"), (stop, "stop"), (step, "step")):
+            dt = getattr(getattr(b, "type", None), "dtype", None)
+            if isinstance(b, float) or (dt is not None and not isinstance(b, (int, bool)) and dt.is_float()):
+                raise ParserTypeError(f"pl.{fn.name} {what} must be an integer, got {_describe_static(b)}", span,
+                                      "loop bounds count iterations: convert with int(...) at compile time")
         if _is_static(step) and step == 0:
             raise ParserTypeError(f"pl.{fn.name} step must not be 0", span)
         if init_node is not None and kind == ForKind.Unroll and self.resolver.self_function is None:
@@ -797,8 +968,19 @@ class FunctionParser:
         body``: the simulator submits one task per block where the device submits one task of
         ``n`` blocks, with the same results and ordering (docs/language.md, "SPMD")."""
         span = self.span(node)
-        if call.keywords or len(call.args) != 1:
-            raise ParserTypeError("pl.spmd takes the block count only: for i in pl.spmd(n):", span)
+        kw = {k.arg: k.value for k in call.keywords}
+        if len(call.args) != 1:
+            raise ParserTypeError("pl.spmd takes the block count positionally: for i in pl.spmd(n):", span)
+        self.scheduling_hints(kw, "pl.spmd")
+        name_hint = ""
+        if "name_hint" in kw:
+            name_hint = self.resolve_static(kw.pop("name_hint"))
+            if not isinstance(name_hint, str) or (name_hint and not name_hint.isidentifier()):
+                raise ParserTypeError("name_hint must be an identifier string", span)
+        deps = self.task_deps(kw.pop("deps")) if "deps" in kw else ()
+        if kw:
+            raise UnsupportedFeatureError(f"pl.spmd keyword(s) not supported: {', '.join(kw)}", span,
+                                          "a predicate= on pl.spmd is not supported; use an if around the loop")
         n = self.expr(call.args[0])
         if kind_of(n) != "scalar":
             raise ParserTypeError(f"pl.spmd block count must be a scalar, got {_describe_static(n)}", span)
@@ -808,7 +990,7 @@ class FunctionParser:
                               "its body is the kernel: each block runs it on one core")
         self.scope_depth += 1
         try:
-            self._implicit_for(node, ForKind.Parallel, 0, n, 1, spmd_span=span)
+            self._implicit_for(node, ForKind.Parallel, 0, n, 1, spmd_span=(span, name_hint, deps))
         finally:
             self.scope_depth -= 1
 
@@ -818,9 +1000,14 @@ class FunctionParser:
                                     self.span(target))
         return target.id, Var(target.id, ScalarType(INDEX), self.span(target))
 
-    def _implicit_for(self, node: ast.For, kind, start, stop, step, stage: int = 1, spmd_span=None) -> None:
+    def _implicit_for(self, node: ast.For, kind, start, stop, step, stage: int = 1, spmd_span=None,
+                      retry: bool = True) -> None:
         """A loop without ``init_values``, pre-SSA: the body re-assigns the Vars of names bound
-        before the loop (ConvertToSSA makes them carried values); names first bound in the body are
+        before the loop (ConvertToSSA makes them carried values). A name first bound in the body
+        and read after the loop (as the reference allows) becomes carried too: it is given an
+        unspecified initial value of its type before the loop (an uninitialised tile, a fresh
+        tensor, zero), and after the loop holds the last iteration's value (on a zero-trip loop
+        the initial one, as unspecified as the device's). Other names first bound in the body are
         not visible after it."""
         span = self.span(node)
         name, loop_var = self._loop_var(node.target)
@@ -834,7 +1021,25 @@ class FunctionParser:
             self.frames.pop()
         inner = self.scope
         self.scope = outer
-        _check_static_rebinds(outer, inner, name, span)
+        if retry:
+            # names first bound in the body (at any depth: also inside an if of the body) and read
+            # after the loop
+            escaping = [n for n in _assigned_names(node.body)
+                        if n not in outer and n != name and isinstance(self.last_bound.get(n), Var)
+                        and self._read_after(n, node)]
+            # a Python constant re-bound in the body (`s = 0` before, `s = i * 2` inside) is a
+            # runtime value after the loop: it becomes a carried scalar (it used to keep the
+            # constant after the loop: a silently wrong value)
+            demoted = [n for n, before in outer.items()
+                       if n != name and isinstance(before, (bool, int, float)) and n in inner
+                       and (inner[n] is not before) and (isinstance(inner[n], Var) or inner[n] != before)]
+            if escaping or demoted:
+                for n in escaping:
+                    self.define(n, self._undefined_value(n, self.last_bound[n], outer, node), node)
+                for n in demoted:
+                    self.define(n, self._scalar_const(outer[n], inner[n], node), node)
+                self._implicit_for(node, kind, start, stop, step, stage, spmd_span, retry=False)
+                return
         for n, before in outer.items():
             after = inner.get(n, _UNBOUND)
             if n == name or not isinstance(before, Var) or after is before:
@@ -850,9 +1055,58 @@ class FunctionParser:
             if n not in outer and n != name:
                 self.loop_locals[n] = span
         if spmd_span is not None:   # pl.spmd: the body is one block's kernel
-            body = [ScopeStmt(Level.CORE_GROUP, "", tuple(body), spmd_span, None, (), (), (), self.manual_depth > 0)]
+            sp, hint, deps = spmd_span
+            body = [ScopeStmt(Level.CORE_GROUP, hint, tuple(body), sp, None, deps, (), (), self.manual_depth > 0)]
         self.emit(ForStmt(loop_var, to_expr(start, span), to_expr(stop, span), to_expr(step, span),
                           (), (), tuple(body), (), kind, span, stage))
+
+    def _scalar_const(self, value, later, node: ast.AST) -> Expr:
+        """Python constant ``value`` as a scalar of the type the loop body gives the name."""
+        span = self.span(node)
+        dtype = later.type.dtype if isinstance(later, Var) and isinstance(later.type, ScalarType) else None
+        if dtype is None:
+            dtype = BOOL if isinstance(value, bool) else (FP32 if isinstance(value, float) else INDEX)
+        if isinstance(value, bool) and dtype == BOOL:
+            return ConstBool(value, span)
+        if dtype.is_float():
+            return ConstFloat(float(value), dtype, span)
+        if isinstance(value, float):
+            raise ParserTypeError(f"a float constant cannot become a loop-carried {dtype.name} scalar", span,
+                                  "give the variable its integer value before the loop")
+        return ConstInt(int(value), dtype, span)
+
+    def _read_after(self, name: str, loop: ast.For) -> bool:
+        """Whether the function reads ``name`` anywhere after the loop's last line."""
+        end = getattr(loop, "end_lineno", None) or loop.lineno
+        fdef = self.fdef
+        if fdef is None:
+            return False
+        return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and n.lineno > end
+                   for n in ast.walk(fdef))
+
+    def _undefined_value(self, name: str, var: Var, outer: dict, node: ast.AST) -> Expr:
+        """The initial value of a loop-local name read after the loop (see :meth:`_implicit_for`).
+        A tensor the body binds to a write into a tensor of the enclosing code (``out = pl.store(t,
+        offs, c)``) starts as that tensor (``c``, unwritten): it is a version of it."""
+        span = self.span(node)
+        t = var.type
+        value = self.last_value.get(id(var))
+        if isinstance(t, TensorType) and isinstance(value, Call):
+            idx = write_target(value.op, updates=True)
+            tgt = value.args[idx] if idx is not None and idx < len(value.args) else None
+            if isinstance(tgt, Var) and tgt.type == t and any(v is tgt for v in outer.values()):
+                return tgt
+        if isinstance(t, TileType) and t.valid_shape is None:
+            return self.make_call("tile.create", [list(t.shape), t.dtype],
+                                  {"target_memory": t.memory_space} if t.memory_space else {}, span, node)
+        if isinstance(t, ScalarType) and t.dtype != TASK_ID:
+            return ConstFloat(0.0, t.dtype, span) if t.dtype.is_float() else ConstInt(0, t.dtype, span)
+        if isinstance(t, TensorType) and not self.scope_depth and self.func_type != FunctionType.InCore \
+                and all(isinstance(d, int) for d in t.shape):
+            return self.make_call("tensor.create", [list(t.shape), t.dtype], {}, span, node)
+        raise ParserError(f"'{name}' is first bound inside the loop and read after it, but a "
+                          f"{describe(t)} cannot be given an initial value before the loop here", span,
+                          f"assign '{name}' before the loop so that it becomes loop-carried")
 
     def _explicit_for(self, node: ast.For, kind, start, stop, step, init_node: ast.expr, stage: int = 1) -> None:
         span = self.span(node)
@@ -911,7 +1165,7 @@ class FunctionParser:
                 self.bind_result(n, rv, last)
 
     # -------------------------------------------------------------- if
-    def stmt_If(self, node: ast.If) -> None:
+    def stmt_If(self, node: ast.If, retry: bool = True) -> None:
         span = self.span(node)
         cond = self.expr(node.test)
         if _is_static(cond):
@@ -956,6 +1210,25 @@ class FunctionParser:
                 self.frames.pop()
         self.scope = outer
         (tb, ts, tv), (eb, es, ev) = branches
+        if retry:
+            # a Python constant bound before the if and re-bound in a branch taken at run time
+            # (`x = 0.0; if i == 2: x = 5.0`) is a runtime value after it: it becomes a scalar
+            # variable assigned in the branches (the branch's constant used to be dropped: x stayed
+            # 0.0 whichever branch ran, a silently wrong value)
+            demoted = []
+            for n in dict.fromkeys([*ts, *es]):
+                before = outer.get(n, _UNBOUND)
+                if not isinstance(before, (bool, int, float)):
+                    continue
+                sides = [ts.get(n, before), es.get(n, before)]
+                if all(x is before for x in sides) or all(not isinstance(x, Var) and x == before for x in sides):
+                    continue
+                demoted.append((n, next((x for x in sides if isinstance(x, Var)), None)))
+            if demoted:
+                for n, later in demoted:
+                    self.define(n, self._scalar_const(outer[n], later, node), node)
+                self.stmt_If(node, retry=False)
+                return
         rvs: tuple = ()
         if explicit is not None:
             if tv is None or ev is None or len(tv) != len(ev):
@@ -1054,6 +1327,12 @@ class FunctionParser:
         if isinstance(base, Expr) and isinstance(base.type, (TensorType, TileType)):
             return self.subscript_read(base, node)
         idx = self.expr(node.slice) if not isinstance(node.slice, ast.Slice) else None
+        if isinstance(idx, int) and ((_is_static(base) and isinstance(base, (tuple, list)))
+                                     or (isinstance(base, Expr) and isinstance(base.type, TupleType))):
+            n = len(base) if isinstance(base, (tuple, list)) else len(base.type.types)
+            if not -n <= idx < n:
+                raise ParserTypeError(f"index {idx} is out of range for {_describe_static(base)} of {n} "
+                                      "element(s)", self.span(node))
         if _is_static(base) and isinstance(base, (tuple, list)) and isinstance(idx, int):
             return base[idx]
         if isinstance(base, Expr) and isinstance(base.type, TupleType) and isinstance(idx, int):
@@ -1435,9 +1714,34 @@ class FunctionParser:
         raise ParserSyntaxError(f"pl.{fn.name}(...) cannot be used as a value", span)
 
     # -------------------------------------------------------------- op calls
+    def scalar_cast(self, args: list, kwargs: dict, span: Span) -> Expr:
+        """``pl.cast(s, target_type, mode="round")`` of a scalar: a ``cast:<mode>`` UnaryOp with
+        the tile cast's semantics (rounding mode, saturation)."""
+        names = ("input", "target_type", "mode")
+        bound = dict(zip(names, args))
+        for k, v in kwargs.items():
+            k = {"dtype": "target_type", "x": "input"}.get(k, k)
+            if k not in names or k in bound:
+                raise InvalidOperationError(f"pl.cast of a scalar: unexpected or repeated argument '{k}'", span)
+            bound[k] = v
+        dtype, mode = bound.get("target_type"), bound.get("mode", "round")
+        if not isinstance(dtype, DataType) or dtype == TASK_ID:
+            raise InvalidOperationError(f"pl.cast: target_type must be a dtype like pl.INT32, got "
+                                        f"{_describe_static(dtype)}", span)
+        try:
+            mode = normalize_mode(mode)
+        except Exception as e:
+            raise InvalidOperationError(f"pl.cast: {e}", span) from None
+        x = to_expr(bound["input"], span)
+        if x.type == ScalarType(dtype):
+            return x
+        return UnaryOp(f"cast:{mode}", x, ScalarType(dtype), span)
+
     def op_call(self, fn: DslOp, args: list, kwargs: dict, span: Span, node: ast.AST) -> Expr:
         from pypto.ops.registry import dsl_candidates, get_op
 
+        if fn.name == "cast" and args and kind_of(args[0]) == "scalar":
+            return self.scalar_cast(args, kwargs, span)
         if "." in fn.name:
             op = get_op(fn.name, span)
         else:
@@ -1452,6 +1756,18 @@ class FunctionParser:
                     op = c
                     break
             if op is None:
+                # the reference's positional order of an op (e.g. sels(mask, src, tmp, scalar))
+                for c in cands:
+                    if c.dsl_args is None:
+                        continue
+                    try:
+                        a2, k2 = c.dsl_args(list(args), dict(kwargs), span)
+                    except PyptoError:
+                        continue
+                    if tuple(kind_of(a) for a in a2)[:len(c.operand_kinds)] == c.operand_kinds:
+                        op, args, kwargs = c, a2, k2
+                        break
+            if op is None:
                 n = max(len(c.operand_kinds) for c in cands)
                 got = ", ".join(_describe_static(a) for a in args[:n])
                 if "tensor" in kinds[:n] and "tile" in kinds[:n]:
@@ -1463,6 +1779,19 @@ class FunctionParser:
                 raise InvalidOperationError(f"pl.{fn.name}: expected Tensor or Tile operands, got ({got})", span)
             if op.dsl_check is not None:
                 op.dsl_check(args, kwargs, span)
+        if op.name == "tensor.create" and self.hoist_to is not None and self.block is self.hoist_to[1]:
+            # a global tensor created at the top level of a pl.at scope (a kernel's GM workspace):
+            # allocated by the orchestration code just before the task, and passed to it
+            call = self.make_call(op.name, args, kwargs, span, node)
+            buf = Var("gm_buf", call.type, span)
+            self.hoist_to[0].append(AssignStmt(buf, call, span))
+            return buf
+        if op.name == "tensor.create" and (self.scope_depth or self.func_type == FunctionType.InCore):
+            raise UnsupportedFeatureError(
+                "pl.create_tensor inside a loop or branch of a pl.at scope, or in an InCore function (a "
+                "kernel-local tensor), is not supported yet", span,
+                "create the tensor at the top level of the 'with pl.at(...)' block or before it (orchestration "
+                "code), or allocate an on-chip buffer with pl.create_tile")
         if op.name == "tensor.dump_tag" and (self.scope_depth or self.func_type == FunctionType.InCore):
             raise ParserError("pl.dump_tag(t) marks a tensor of the orchestration; it cannot be used inside a "
                               "pl.at scope or an InCore function", span, "move it after the 'with pl.at(...)' block")
@@ -1474,10 +1803,14 @@ class FunctionParser:
 
         op = get_op(op_name, span)
         params = op.params
+        if op.dsl_args is not None:
+            args, kwargs = op.dsl_args(list(args), dict(kwargs), span)
         if len(args) > len(params):
             raise InvalidOperationError(f"pl.{op.name} takes at most {len(params)} arguments, got {len(args)}", span)
+        alias = {a: p.name for p in params for a in p.aliases}
         bound: dict[str, Any] = {p.name: a for p, a in zip(params, args)}
         for k, v in kwargs.items():
+            k = alias.get(k, k)
             if k not in {p.name for p in params}:
                 raise InvalidOperationError(f"pl.{op.name} got an unexpected keyword argument '{k}'", span,
                                             f"its parameters are: {', '.join(p.name for p in params)}")
@@ -1611,6 +1944,22 @@ def _memref(v: "ann.MemRef", what: str, span) -> MemRef:
             f"{what}: pl.MemRef takes (\"buffer_name\", offset, size) and optionally addr=N, with "
             f"non-negative integers; got pl.MemRef({got})", span)
     return MemRef(v.base, v.offset, v.size, v.addr)
+
+
+def _narrowed(annotated: Type, inferred: Type) -> Type:
+    """The type a ``name: <annotation> = value`` binding gets: the annotation, with the tile
+    attributes it leaves unsaid (memory space, valid shape, MemRef) taken from the value.
+
+    A user's ``t: pl.Tile[[32, 64], pl.FP32] = pl.load(x, ..., valid_shape=[20, 64])`` states shape
+    and dtype only; dropping the load's valid shape would make the tile look whole and a later
+    store write its invalid rows too (the reference keeps the valid shape). Printed IR states every
+    attribute the passes decided, so it is unaffected."""
+    if isinstance(annotated, TileType) and isinstance(inferred, TileType):
+        return annotated.with_(
+            memory_space=annotated.memory_space if annotated.memory_space is not None else inferred.memory_space,
+            valid_shape=annotated.valid_shape if annotated.valid_shape is not None else inferred.valid_shape,
+            memref=annotated.memref if annotated.memref is not None else inferred.memref)
+    return annotated
 
 
 def _strip_memref(t: Type) -> Type:

@@ -35,13 +35,22 @@ def parse_program_class(cls: ast.ClassDef, src: SourceInfo, globals_: dict) -> P
         params, ret, _, _ = headers[name]
         return Callee(name, tuple(p.type for p in params), ret)
 
-    resolver = Resolver(globals_, self_function=self_function)
+    # calls of @pl.inline / @pl.jit.inline / @pl.jit.incore functions: parsed for the call's
+    # argument types and added to the program (as a @pl.jit entry's dependencies are)
+    from pypto.frontend.specialize import _Specializer
+
+    deps = _Specializer(None)
+    resolver = Resolver(globals_, call_function=deps.call_function, self_function=self_function)
     funcs = []
     for m in methods:
         params, ret, ftype, level = headers[m.name]
         fp = FunctionParser(src, resolver, m.name, ftype, level)
         funcs.append(fp.parse(m, params, ret))
-    return Program(cls.name, tuple(funcs), src.span(cls))
+    clash = set(deps.functions) & set(headers)
+    if clash:
+        raise ParserError(f"a function called from the program has the name of one of its methods: "
+                          f"{', '.join(sorted(clash))}", src.span(cls))
+    return Program(cls.name, tuple(deps.functions.values()) + tuple(funcs), src.span(cls))
 
 
 def _static_resolver(globals_: dict, src: SourceInfo):
@@ -49,7 +58,17 @@ def _static_resolver(globals_: dict, src: SourceInfo):
     return fp.resolve_static
 
 
-def _header(m: ast.FunctionDef, src: SourceInfo, static) -> tuple:
+def parse_function_def(m: ast.FunctionDef, src: SourceInfo, globals_: dict):
+    """A standalone ``@pl.function`` (no ``self``): one IR Function. Calls of other functions are
+    not resolved here (put the functions in an ``@pl.program`` class for that)."""
+    static = _static_resolver(globals_, src)
+    method = bool(m.args.args) and m.args.args[0].arg == "self"  # the printed form of a Function has self
+    params, ret, ftype, level = _header(m, src, static, method=method)
+    fp = FunctionParser(src, Resolver(globals_), m.name, ftype, level)
+    return fp.parse(m, params, ret)
+
+
+def _header(m: ast.FunctionDef, src: SourceInfo, static, method: bool = True) -> tuple:
     ftype, level = FunctionType.Opaque, None
     for d in m.decorator_list:
         target = d.func if isinstance(d, ast.Call) else d
@@ -67,13 +86,15 @@ def _header(m: ast.FunctionDef, src: SourceInfo, static) -> tuple:
                     level = v
                 elif k.arg in ("strict_ssa", "auto_scope"):
                     continue
+                elif k.arg == "role" and (v is None or type(v).__name__ == "Role"):
+                    continue  # the function's role in the distributed hierarchy: no effect on one chip
                 else:
                     raise ParserTypeError(f"@pl.function: unexpected argument {k.arg}={v!r}", src.span(k))
     args = m.args
-    if not args.args or args.args[0].arg != "self":
+    if method and (not args.args or args.args[0].arg != "self"):
         raise ParserSyntaxError(f"function '{m.name}' must take 'self' first", src.span(m))
     params = []
-    for a in args.args[1:]:
+    for a in args.args[1 if method else 0:]:
         if a.annotation is None:
             raise ParserTypeError(f"Parameter '{a.arg}' missing type annotation", src.span(a),
                                   "x: pl.Tensor[[64], pl.FP32]")

@@ -4,7 +4,6 @@ arguments into tensor types and scalar arguments into specialisation constants, 
 from __future__ import annotations
 
 import ast
-import hashlib
 import inspect
 from dataclasses import dataclass
 from typing import Any
@@ -48,13 +47,9 @@ def kernel_globals(fn) -> dict:
     return g
 
 
-def source_hash(fn) -> str:
-    """Hash of the function's source text (part of the compile-cache key)."""
-    try:
-        text = inspect.getsource(fn)
-    except (OSError, TypeError):
-        text = repr(fn)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+def source_hash(jitfn) -> str:
+    """Hash of a kernel's source text as read when it was decorated."""
+    return jitfn.source_snapshot.digest[:16]
 
 
 def _arg_signature(v: Any, dyn: tuple = ()) -> Any:
@@ -63,6 +58,9 @@ def _arg_signature(v: Any, dyn: tuple = ()) -> Any:
         return ("tensor", shape, str(v.dtype))
     if v is RUNTIME:
         return ("runtime",)
+    if isinstance(v, float):
+        # by bit pattern: -0.0 == 0.0 and nan != nan, but neither pair may share a specialisation
+        return ("scalar", "float", v.hex())
     return ("scalar", type(v).__name__, v)
 
 
@@ -90,13 +88,17 @@ class _Specializer:
         self.functions: dict[str, Any] = {}   # name -> Function (deps first, in discovery order)
         self.sources: dict[str, str] = {}
         self.in_progress: set[str] = set()
-        self.dep_consts: dict[str, dict] = {}  # callee -> {arg position: constant} of its specialisation
+        # (callee, its constant arguments) -> the name of that specialisation: a kernel function
+        # called with other Python constants is compiled once per constant set (`scale`, `scale_1`)
+        self.spec_names: dict[tuple, str] = {}
         self.dyn_dims: dict[int, tuple] = {}   # entry parameter index -> which dims are dynamic
+        # name -> JITFunction (an @pl.program's callees have no jit entry: entry is None there)
+        self.owners: dict[str, Any] = {entry.fn.__name__: entry} if entry is not None else {}
 
     def parse(self, jitfn, values: list[Any], value_types: list[Type | None], func_type: FunctionType,
-              call_span: Span | None) -> Any:
+              call_span: Span | None, name: str | None = None) -> Any:
         fn = jitfn.fn
-        node, src = function_source(fn)
+        node, src = function_source(fn, jitfn.source_snapshot)
         if not isinstance(node, ast.FunctionDef):
             raise ParserError(f"@pl.jit expects a function, got {type(node).__name__}")
         globals_ = kernel_globals(fn)
@@ -134,23 +136,44 @@ class _Specializer:
                 given_type = ann_type
             params.append(ParamSpec(a.arg, given_type, direction, span=span))
         resolver = Resolver(globals_, call_function=self.call_function)
-        fp = FunctionParser(src, resolver, fn.__name__, func_type)
+        fp = FunctionParser(src, resolver, name or fn.__name__, func_type)
         func = fp.parse(node, params)
-        self.sources[fn.__name__] = source_hash(fn)
+        self.sources[fn.__name__] = source_hash(jitfn)
         return func
 
     def call_function(self, obj: Any, args: list, span: Span) -> Callee | None:
-        from pypto.language.jit import JITFunction
+        from pypto.language.jit import JITFunction, _Unsupported
 
+        if isinstance(obj, _Unsupported):
+            from pypto.errors import UnsupportedFeatureError
+
+            raise UnsupportedFeatureError(f"'{obj.fn.__name__}': {obj.why}", span, obj.hint)
         if not isinstance(obj, JITFunction):
             return None
         saved_dyn = dict(self.dyn_dims)
         if obj.kind == "entry":
             raise ParserError(f"'{obj.fn.__name__}' is a @pl.jit entry and cannot be called from a kernel", span,
                               "make the callee a @pl.jit.incore function")
-        name = obj.fn.__name__
-        if name in self.in_progress:
-            raise ParserError(f"recursive call of '{name}'", span)
+        base = obj.fn.__name__
+        other = self.owners.setdefault(base, obj)
+        if other is not obj:
+            # functions are keyed by name in the program: a second one would silently reuse the first
+            where = (f"both made by the def at {_where(obj)}, e.g. by a factory capturing different values"
+                     if getattr(other.fn, "__code__", None) is getattr(obj.fn, "__code__", 0)
+                     else f"{_where(other)} and {_where(obj)}")
+            raise ParserError(f"two different kernel functions are named '{base}' ({where}); the functions of "
+                              "a program are identified by name", span,
+                              "give each its own name (or pass the differing value as an argument)")
+        if base in self.in_progress:
+            raise ParserError(f"recursive call of '{base}'", span)
+        consts = {i: a for i, a in enumerate(args) if not isinstance(a, Expr)}
+        ckey = (base, tuple(sorted((i, type(v).__name__, repr(v)) for i, v in consts.items())))
+        name = self.spec_names.get(ckey)
+        if name is None:
+            name, k = base, 1
+            while name in self.functions or name in self.spec_names.values():
+                name, k = f"{base}_{k}", k + 1
+            self.spec_names[ckey] = name
         if name not in self.functions:
             types = []
             for a in args:
@@ -160,21 +183,13 @@ class _Specializer:
                     types.append(a.type)
                 else:
                     types.append(None)
-            self.in_progress.add(name)
+            self.in_progress.add(base)
             try:
                 self.functions[name] = self.parse(obj, [a if isinstance(a, Expr) and isinstance(a.type, ScalarType)
-                                                        else a for a in args], types, obj.func_type, span)
+                                                        else a for a in args], types, obj.func_type, span, name)
             finally:
-                self.in_progress.discard(name)
+                self.in_progress.discard(base)
                 self.dyn_dims = saved_dyn  # only the entry's dynamic dims shape the cache key
-        consts = {i: a for i, a in enumerate(args) if not isinstance(a, Expr)}
-        if name not in self.dep_consts:
-            self.dep_consts[name] = consts
-        elif self.dep_consts[name] != consts:
-            raise ParserError(
-                f"'{name}' is called with other constant arguments ({self.dep_consts[name]} before, {consts} here); "
-                "a Python number passed to a kernel function is compiled into it, so every call must pass the same",
-                span, "pass a runtime scalar instead, e.g. pl.const(2.0, pl.FP32)")
         f = self.functions[name]
         return Callee(name, tuple(p.type for p in f.params), f.return_types, tuple(sorted(consts)))
 
@@ -192,6 +207,15 @@ def specialize(jitfn, args: tuple, kwargs: dict) -> Specialization:
     types: list[Type | None] = []
     for name, v in bound.arguments.items():
         if isinstance(v, torch.Tensor):
+            if any(int(d) <= 0 for d in v.shape) or v.dim() == 0:
+                node, src = function_source(fn)
+                arg = next((a for a in node.args.args if a.arg == name), None)
+                what = "is 0-dimensional" if v.dim() == 0 else f"has a zero-size dimension (shape {list(v.shape)})"
+                raise ParserTypeError(
+                    f"argument '{name}' of @pl.jit function '{fn.__name__}' {what}: tensors and tiles have "
+                    "at least one element along every axis (there is no empty tile on the device)",
+                    src.span(arg) if arg is not None else None,
+                    "skip the call for empty inputs, or pass a tensor of at least one element per axis")
             types.append(TensorType(tuple(int(d) for d in v.shape), dtype_from_torch(v.dtype)))
         else:
             types.append(None)
@@ -201,6 +225,11 @@ def specialize(jitfn, args: tuple, kwargs: dict) -> Specialization:
     key = (tuple(sorted(sp.sources.items())),
            tuple(_arg_signature(v, sp.dyn_dims.get(i, ())) for i, v in enumerate(values)))
     return Specialization(Program(fn.__name__, funcs, entry.span), key, tuple(bound.arguments))
+
+
+def _where(jitfn) -> str:
+    code = getattr(jitfn.fn, "__code__", None)
+    return f"{code.co_filename}:{code.co_firstlineno}" if code else repr(jitfn)
 
 
 def _matches(ann: Type, given: Type) -> bool:
@@ -215,7 +244,7 @@ def _matches(ann: Type, given: Type) -> bool:
 def signature_args(jitfn, kwargs: dict) -> tuple:
     """Sample arguments built from a fully annotated signature (``kernel.compile()`` with no args)."""
     fn = jitfn.fn
-    node, src = function_source(fn)
+    node, src = function_source(fn, jitfn.source_snapshot)
     static = FunctionParser(src, Resolver(kernel_globals(fn)), "<static>", jitfn.func_type).resolve_static
     out = []
     for a in node.args.args:

@@ -19,18 +19,82 @@ class CompiledProgram:
     """
 
     def __init__(self, program: Optional[Program], lowered: Optional[Program], output_dir: Path, platform: str,
-                 meta: dict):
+                 meta: dict, sources: Optional[dict] = None, options: Optional[dict] = None):
         self.program = program
-        self.lowered = lowered
+        self._lowered = lowered
+        self._options = options  # the compile options, to recompute ``lowered`` for a reused build
         self.output_dir = Path(output_dir)
         self.platform = platform
         self.meta = meta
+        # relative path -> text of each generated module, as written or as verified when reopened;
+        # runs execute this text, never what the directory holds later (see pypto.runtime.modules)
+        self.sources: dict[str, str] = dict(sources or {})
         self.diagnostics: list = []  # compile-time findings (pypto.passes.diagnostics.Diagnostic)
+        self._meta_stat = _stat(self.output_dir)
 
     @property
-    def backend_type(self) -> str:
-        """``Ascend910B`` or ``Ascend950``."""
-        return self.meta["backend_type"]
+    def cache_key(self) -> Optional[str]:
+        """The artifact key of this build (see :mod:`pypto.ir.artifacts`); None for old directories."""
+        return self.meta.get("cache_key")
+
+    @property
+    def lowered(self) -> Optional[Program]:
+        """The program after the pass pipeline. A build reused from disk did not run the pipeline in
+        this process: it is recomputed on first access (the same key gives the same result)."""
+        if self._lowered is None and self.program is not None and self._options is not None:
+            from pypto.ir.compile import run_pipeline
+
+            self._lowered = run_pipeline(self.program, self._options).program
+        return self._lowered
+
+    @lowered.setter
+    def lowered(self, value: Optional[Program]) -> None:
+        self._lowered = value
+
+    def load_modules(self) -> tuple[dict, object]:
+        """``({kernel name: module}, orchestration module)`` built from :attr:`sources`."""
+        from pypto.runtime.modules import module_from_source
+
+        if not self.sources:  # built by hand (no text kept): read the directory once
+            from pypto.ir.artifacts import read_sources
+
+            sources = read_sources(self.output_dir, self.meta)
+            if sources is None:
+                rels = list(self.meta["kernels"].values()) + [self.meta["orchestration"]]
+                sources = {r: (self.output_dir / r).read_text(encoding="utf-8") for r in rels if r}
+            self.sources = sources
+        out = self.output_dir
+        kernels = {name: module_from_source(self.sources[rel], out / rel) for name, rel in self.meta["kernels"].items()}
+        orch_rel = self.meta["orchestration"]
+        orch = module_from_source(self.sources[orch_rel], out / orch_rel) if orch_rel else None
+        return kernels, orch
+
+    def refresh_stat(self) -> None:
+        """Remember the current identity of ``compiled_meta.json`` (after the build is in place)."""
+        self._meta_stat = _stat(self.output_dir)
+
+    def artifacts_intact(self) -> bool:
+        """Whether ``output_dir`` still holds this build (not deleted, pruned or replaced by another
+        compile into the same directory). Cheap when nothing changed: one ``stat``."""
+        st = _stat(self.output_dir)
+        if st is None:
+            return False
+        if st == self._meta_stat:
+            return True
+        from pypto.ir.artifacts import read_meta
+
+        meta = read_meta(self.output_dir)
+        if meta is None or meta.get("cache_key") != self.cache_key or self.cache_key is None:
+            return False
+        self._meta_stat = st
+        return True
+
+    @property
+    def backend_type(self):
+        """``BackendType.Ascend910B`` or ``BackendType.Ascend950`` (a str enum: equal to its name)."""
+        from pypto.backend.backend_type import BackendType
+
+        return BackendType(self.meta["backend_type"])
 
     @property
     def param_names(self) -> list[str]:
@@ -49,23 +113,35 @@ class CompiledProgram:
 
     @classmethod
     def from_dir(cls, path, *, platform: str | None = None) -> "CompiledProgram":
-        """Re-open an artifact directory from its ``compiled_meta.json``."""
+        """Re-open an artifact directory from its ``compiled_meta.json``. The generated modules are
+        read once, now, and checked against the hashes the meta records."""
+        from pypto.ir.artifacts import dir_lock, read_sources
+
         p = Path(path)
         meta_path = p / "compiled_meta.json"
         if not meta_path.is_file():
             raise FileNotFoundError(f"{meta_path} not found: not a pypto artifact directory")
-        try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{meta_path} is not valid JSON: {e}") from None
-        if not isinstance(meta, dict) or meta.get("schema") != 1:
-            raise ValueError(f"{meta_path}: unsupported schema {meta.get('schema') if isinstance(meta, dict) else meta!r}")
-        return cls(None, None, p, platform or meta["platform"], meta)
+        with dir_lock(p, exclusive=False):  # a writer replaces the files under an exclusive lock
+            try:
+                meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{meta_path} is not valid JSON: {e}") from None
+            if not isinstance(meta, dict) or meta.get("schema") != 1:
+                raise ValueError(f"{meta_path}: unsupported schema "
+                                 f"{meta.get('schema') if isinstance(meta, dict) else meta!r}")
+            sources = read_sources(p, meta) if "module_sha256" in meta else None
+        if sources is None and "module_sha256" in meta:
+            raise ValueError(f"{p}: the generated modules do not match compiled_meta.json (edited, damaged "
+                             "or half replaced); compile again")
+        return cls(None, None, p, platform or meta["platform"], meta, sources=sources)
 
     def __call__(self, *args, config=None, **kwargs):
         """Run on the simulator. See the class docstring for the two calling conventions."""
         from pypto.runtime.simulator import execute
+        from pypto.runtime.worker import current_worker
 
+        if config is None and current_worker() is not None:
+            return current_worker().run(self, *args, **kwargs)  # inside ``with ChipWorker(...)``
         return execute(self, args, kwargs, config)
 
     def validate_ir(self, tensors: dict, expected: dict, *, rtol: float = 5e-2, atol: float = 5e-2, **kwargs):
@@ -88,3 +164,12 @@ class CompiledProgram:
 
     def __repr__(self) -> str:
         return f"CompiledProgram({str(self.output_dir)!r}, platform={self.platform!r})"
+
+
+def _stat(directory: Path):
+    """Identity of ``directory/compiled_meta.json`` (inode, size, mtime) or None when it is gone."""
+    try:
+        st = (Path(directory) / "compiled_meta.json").stat()
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)

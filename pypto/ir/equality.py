@@ -6,6 +6,7 @@ first difference with the path to it.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import fields
 from typing import Any
 
@@ -60,9 +61,14 @@ class _Eq:
             for i, (x, y) in enumerate(zip(a, b)):
                 self.check(x, y, f"{path}[{i}]")
             return
-        if type(a) is not type(b) or a != b:
-            if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
+        if isinstance(a, float) and isinstance(b, float):
+            if a != a and b != b:
                 return  # NaN literals compare equal structurally
+            if a != b or math.copysign(1.0, a) != math.copysign(1.0, b):
+                # -0.0 == 0.0 in Python, but 1 / x tells them apart: a pass may not flip the sign
+                self.fail(path, a, b, "values differ")
+            return
+        if type(a) is not type(b) or a != b:
             self.fail(path, a, b, "values differ")
 
     def var(self, a: Var, b: Var, path: str) -> None:

@@ -97,6 +97,19 @@ class Call(Expr):
     type: Type
     span: Span = _NOSPAN
 
+    def __post_init__(self):
+        # a pass may build a call with the leading arguments only: the trailing optional ones
+        # take their schema defaults, so that every Call holds the full schema (and equals its
+        # printed-and-parsed form)
+        from pypto.ops.registry import OPS, REQUIRED, _load
+
+        _load()
+        op = OPS.get(self.op)
+        if op is not None and len(self.args) < len(op.params):
+            rest = op.params[len(self.args):]
+            if all(p.default is not REQUIRED for p in rest):
+                object.__setattr__(self, "args", tuple(self.args) + tuple(p.default for p in rest))
+
 
 @dataclass(frozen=True)
 class FuncCall(Expr):
@@ -154,7 +167,8 @@ COMPARISONS = frozenset({"lt", "le", "gt", "ge", "eq", "ne", "and", "or"})
 
 @dataclass(frozen=True)
 class UnaryOp(Expr):
-    """Scalar ``neg`` / ``not`` / ``abs``."""
+    """Scalar ``neg`` / ``not`` / ``abs``, or ``cast:<mode>`` (``pl.cast`` of a scalar to
+    ``type``'s dtype under a rounding mode, as :func:`pypto.numerics.cast.cast_tensor`)."""
 
     op: str
     operand: Expr
@@ -306,6 +320,42 @@ class Function(Node):
         return print_function(self, concise)
 
 
+class FunctionTable(tuple):
+    """``Program.functions``: the functions in order (a tuple: iterating yields Functions), also
+    readable as a mapping by name as the reference's ``program.functions`` is —
+    ``functions["kernel"]``, ``"kernel" in functions``, ``.keys()``, ``.values()``, ``.items()``,
+    ``.get(name)``. (Iteration differs from a dict's: it yields the functions, not their names.)"""
+
+    def __getitem__(self, key):
+        if isinstance(key, str):
+            for f in self:
+                if f.name == key:
+                    return f
+            raise KeyError(key)
+        return tuple.__getitem__(self, key)
+
+    def __contains__(self, key) -> bool:
+        if isinstance(key, str):
+            return any(f.name == key for f in self)
+        return tuple.__contains__(self, key)
+
+    def get(self, name: str, default=None):
+        """The function called ``name``, or ``default``."""
+        return self[name] if name in self else default
+
+    def keys(self) -> list[str]:
+        """Function names, in order."""
+        return [f.name for f in self]
+
+    def values(self) -> list["Function"]:
+        """The functions, in order."""
+        return list(self)
+
+    def items(self) -> list[tuple[str, "Function"]]:
+        """``(name, function)`` pairs, in order."""
+        return [(f.name, f) for f in self]
+
+
 @dataclass(frozen=True)
 class Program(Node):
     """A set of functions, printed as an ``@pl.program`` class (callees before callers)."""
@@ -313,6 +363,10 @@ class Program(Node):
     name: str
     functions: tuple[Function, ...]
     span: Span = _NOSPAN
+
+    def __post_init__(self):
+        if not isinstance(self.functions, FunctionTable):
+            object.__setattr__(self, "functions", FunctionTable(self.functions))
 
     def get_function(self, name: str) -> Function:
         """The function called ``name`` (``KeyError`` if absent)."""

@@ -212,6 +212,10 @@ class _Printer:
             text = f"{self.expr(e.lhs, False)} {BINOPS[e.op]} {self.expr(e.rhs, False)}"
             return text if top else f"({text})"
         if isinstance(e, UnaryOp):
+            if e.op.startswith("cast:"):
+                mode = e.op[5:]
+                return f"pl.cast({self.expr(e.operand)}, {e.type.dtype!r}" + \
+                    ("" if mode == "round" else f", mode={mode!r}") + ")"
             if e.op == "abs":
                 return f"abs({self.expr(e.operand)})"
             text = ("not " if e.op == "not" else "-") + self.expr(e.operand, False)

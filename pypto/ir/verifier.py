@@ -254,7 +254,9 @@ def return_roots(f: Function) -> list:
 
     root: dict[int, Var] = {id(p): p for p, d in zip(f.params, f.directions)
                             if d in (ParamDirection.Out, ParamDirection.InOut)}
-    target = {"tile.store": 2, "tensor.assemble": 0}
+    from pypto.ops.registry import write_targets
+
+    target = write_targets()
 
     def of(v):
         return root.get(id(v)) if isinstance(v, Var) else None

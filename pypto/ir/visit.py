@@ -262,3 +262,30 @@ class Renewer(Mutator):
         cond = self.expr(s.cond)
         tb, eb = self.stmts(s.then_body), self.stmts(s.else_body)
         return s.replace(cond=cond, then_body=tb, else_body=eb, return_vars=tuple(self.fresh(v) for v in s.return_vars))
+
+
+class Visitor:
+    """Walks IR read-only, pre-order; subclasses override ``visit_<Node>`` (call :meth:`generic_visit`
+    from there to keep descending). ``visit(node)`` takes a Program, Function, statement or expression."""
+
+    def visit(self, node: Any) -> None:
+        if isinstance(node, (list, tuple)):
+            for x in node:
+                self.visit(x)
+            return
+        if not isinstance(node, Node):
+            return
+        method = getattr(self, f"visit_{type(node).__name__}", None)
+        if method is not None:
+            method(node)
+        else:
+            self.generic_visit(node)
+
+    def generic_visit(self, node: Node) -> None:
+        """Visit every child node (expressions, statements, functions) of ``node``."""
+        for f in fields(node):
+            if f.name in ("type", "span"):
+                continue
+            v = getattr(node, f.name)
+            if isinstance(v, (Node, list, tuple)):
+                self.visit(v)

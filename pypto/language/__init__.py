@@ -51,10 +51,15 @@ from pypto.language.enums import (
     PadValue,
     ParamDirection,
     Role,
+    ScopeMode,
+    SplitMode,
+    TensorLayout,
 )
 from pypto.language.enums import ParamDirection as Direction
 from pypto.language.jit import JITFunction, jit
-from pypto.language.program import function, loads, parse, program
+from pypto.language.program import function, loads, loads_program, parse, parse_program, program
+
+inline = jit.inline   # @pl.inline: a helper spliced into each call site (= @pl.jit.inline)
 
 # -- op entry points: pl.<name> for every DSL name in the op registry (pl.add, pl.load, ...) is
 # resolved by __getattr__ below, so an op is declared once, in pypto/ops, and nowhere else.
@@ -90,10 +95,15 @@ unroll = DslName("unroll")
 pipeline = DslName("pipeline")   # pl.pipeline(..., stage=F): the body replicated F times (UnrollLoops)
 spmd = DslName("spmd")           # for i in pl.spmd(n): the body as n blocks (one kernel per block)
 yield_ = DslName("yield_")
+while_ = DslName("while_")       # not supported: the parser says so where it is used
+cond = DslName("cond")
 const = DslName("const")
 static_print = DslName("static_print")
 static_assert = DslName("static_assert")
 manual_scope = DslName("manual_scope")   # with pl.manual_scope(): no auto dependencies inside
+scope = DslName("scope")                 # with pl.scope(mode=pl.ScopeMode.AUTO|MANUAL):
+split = DslName("split")                 # pl.at(..., optimizations=[pl.split(pl.SplitMode.UP_DOWN)])
+cross_core_slot = DslName("cross_core_slot")   # pl.at(..., optimizations=[pl.cross_core_slot(slot_num=n)])
 submit = DslName("submit")               # res, tid = pl.submit(self.k, *args, deps=[...], dumps=[...])
 no_dep = DslName("no_dep")
 
@@ -174,25 +184,34 @@ __all__ = [
     "ParamDirection",
     "Role",
     "Scalar",
+    "ScopeMode",
+    "SplitMode",
     "Tensor",
+    "TensorLayout",
     "Tile",
     "TileView",
     "Tuple",
     "array",
     "at",
     "const",
+    "cross_core_slot",
     "dynamic",
     "function",
     "jit",
     "loads",
+    "loads_program",
+    "inline",
     "manual_scope",
     "no_dep",
     "submit",
     "parallel",
     "parse",
+    "parse_program",
     "pipeline",
     "program",
     "range",
+    "scope",
+    "split",
     "spmd",
     "static_assert",
     "static_print",
@@ -200,6 +219,8 @@ __all__ = [
     "tensor",
     "tile",
     "unroll",
+    "while_",
+    "cond",
     "yield_",
 ]
 

@@ -125,3 +125,13 @@ def dtype_from_torch(dt: torch.dtype) -> DataType:
     except KeyError:
         supported = ", ".join(str(t) for t in _BY_TORCH)
         raise TypeError(f"Unsupported torch dtype {dt}; supported: {supported}") from None
+
+
+def _attach_members() -> None:
+    """``DataType.FP32`` etc., as the reference's enum-like ``DataType`` spells them (the constants
+    above are the only instances; these are the same objects)."""
+    for d in ALL_DTYPES:
+        setattr(DataType, d.name, d)
+
+
+_attach_members()

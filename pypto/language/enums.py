@@ -38,6 +38,34 @@ class MemorySpace(_DslEnum):
 Mem = MemorySpace
 
 
+class TensorLayout(_DslEnum):
+    """Layout of a global tensor (``pl.create_tensor(..., layout=)``). The simulators hold every
+    tensor row-major: only ``ND`` is accepted (``DN`` / ``NZ`` are refused with an error)."""
+
+    ND = "nd"
+    DN = "dn"
+    NZ = "nz"
+
+
+class SplitMode(_DslEnum):
+    """How the device splits one vector kernel over the two AIV lanes of a core group
+    (``pl.at(..., optimizations=[pl.split(mode)])``): halving the rows (``UP_DOWN``), the columns
+    (``LEFT_RIGHT``), or not at all (``NONE``). Each lane computes the same elements it would
+    alone, so the result is the same whatever the mode: the simulators run the kernel once."""
+
+    NONE = "none"
+    UP_DOWN = "up_down"
+    LEFT_RIGHT = "left_right"
+
+
+class ScopeMode(_DslEnum):
+    """Dependency tracking of a ``with pl.scope(mode=...)`` region: ``AUTO`` (inferred, the
+    default everywhere) or ``MANUAL`` (only ``deps=`` orders tasks, as ``pl.manual_scope()``)."""
+
+    AUTO = "auto"
+    MANUAL = "manual"
+
+
 class Level(_DslEnum):
     """Hierarchy levels; ``CORE_GROUP`` on ``pl.at`` makes an InCore scope."""
 

@@ -9,6 +9,7 @@ simulator.
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -24,10 +25,15 @@ class JITFunction:
     def __init__(self, fn: Callable, kind: str = "entry", level: Level | None = None):
         if kind not in _KINDS:
             raise ValueError(f"unknown kernel kind {kind!r}")
+        from pypto.frontend.source import snapshot_source
+
         self.fn = fn
         self.kind = kind
         self.level = level
+        # read once, now: a later specialisation must not see the file as edited since the import
+        self.source_snapshot = snapshot_source(fn)
         self._cache: dict[tuple, Any] = {}
+        self._lock = threading.Lock()
         functools.update_wrapper(self, fn)
 
     @property
@@ -79,17 +85,33 @@ class JITFunction:
         """Specialise and compile (or take the cached result); returns the ``CompiledProgram``.
 
         With no arguments the shapes come from the fully annotated signature ("signature mode").
+
+        The cache key is the specialised program itself (its printed form and spans: every value
+        the kernel captured from module globals or closures, every scalar constant bit for bit,
+        shapes, dtypes, callee bodies) plus the compile options. A cached program whose artifact
+        directory was deleted, pruned or overwritten by another build is compiled again.
         """
+        import json
+        import os
+
+        from pypto.ir import artifacts
+        from pypto.ir.compile import compile as ir_compile
+        from pypto.runtime.config import IdentityKey
+
         cfg = self._config(config)
         spec = self._specialize(args, kwargs)
-        key = (spec.key, cfg.cache_key())
-        hit = self._cache.get(key)
-        if hit is not None:
+        options = cfg.compile_options()
+        digest = artifacts.program_digest(spec.program)
+        out = options.get("output_dir")
+        key = (digest, json.dumps(artifacts.options_key(options), sort_keys=True),
+               os.path.abspath(out) if out else None, IdentityKey(options.get("passes")))
+        with self._lock:
+            hit = self._cache.get(key)
+        if hit is not None and hit.artifacts_intact():
             return hit
-        from pypto.ir.compile import compile as ir_compile
-
-        compiled = ir_compile(spec.program, **cfg.compile_options())
-        self._cache[key] = compiled
+        compiled = ir_compile(spec.program, **options)
+        with self._lock:
+            self._cache[key] = compiled
         return compiled
 
     def __call__(self, *args, config=None, **kwargs):
@@ -153,6 +175,44 @@ class _JitDecorator:
     def opaque(self, fn: Callable | None = None, **kwargs):
         """A separate function with no plane yet: may hold orchestration loops and ``pl.at`` scopes."""
         return self._make("opaque", fn, dict(kwargs), False, False)
+
+    def host(self, fn: Callable | None = None, **kwargs):
+        """The reference's HOST-level orchestrator (window buffers, chip orchestrators dispatched per
+        rank). The simulators model one chip: the decorator is accepted so that a module defining
+        one imports, and calling or compiling the function raises a clear error."""
+        if "level" in kwargs:
+            raise TypeError("@pl.jit.host does not accept a level= argument (HOST is implicit)")
+        why = ("@pl.jit.host (a HOST-level orchestrator dispatching chip orchestrations per rank) is not "
+               "supported: the simulators model one chip")
+        hint = "make the entry a @pl.jit function and call its @pl.jit.incore kernels from it"
+        return (lambda f: _Unsupported(f, "host", why, hint)) if fn is None else _Unsupported(fn, "host", why, hint)
+
+    def extern(self, fn: Callable | None = None, **kwargs):
+        """The reference's external C++ kernel (``@pl.jit.extern(aiv=..., aic=...)``). The
+        simulators cannot run C++ kernel sources: the decorator is accepted so that a module defining
+        one imports, and a kernel calling it raises a clear error."""
+        why = "@pl.jit.extern (a kernel written in C++) is not supported: the simulators run kernels written in pl"
+        hint = "write the kernel as a @pl.jit.incore function"
+        return (lambda f: _Unsupported(f, "extern", why, hint)) if fn is None else _Unsupported(fn, "extern", why, hint)
+
+
+class _Unsupported:
+    """A decorated function of a kind the simulators cannot run (``@pl.jit.host`` / ``.extern``):
+    any use raises :class:`pypto.errors.UnsupportedFeatureError` naming the decorator."""
+
+    def __init__(self, fn: Callable, kind: str, why: str, hint: str):
+        self.fn, self.kind, self.why, self.hint = fn, kind, why, hint
+        functools.update_wrapper(self, fn)
+
+    def _raise(self, *args, **kwargs):
+        from pypto.errors import UnsupportedFeatureError
+
+        raise UnsupportedFeatureError(f"'{self.fn.__name__}': {self.why}", None, self.hint)
+
+    __call__ = compile = lower = _raise
+
+    def __repr__(self) -> str:
+        return f"<pl.jit.{self.kind} {self.fn.__name__} (not supported on the simulators)>"
 
 
 jit = _JitDecorator()

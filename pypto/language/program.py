@@ -13,11 +13,29 @@ from pypto.errors import ParserSyntaxError
 def function(fn=None, **kwargs):
     """Marks a method of an ``@pl.program`` class (``type=pl.FunctionType.X``, ``level=...``).
 
-    The decorator itself does nothing at run time: the enclosing ``@pl.program`` parses the source.
+    On a method the decorator itself does nothing at run time: the enclosing ``@pl.program``
+    parses the source. On a standalone function (no ``self`` parameter) it parses the function
+    into an IR :class:`pypto.ir.Function` at once (printable with ``.as_python()``).
     """
     if fn is None:
-        return lambda f: f
-    return fn
+        return lambda f: function(f, **kwargs)
+    params = list(inspect.signature(fn).parameters)
+    if params and params[0] == "self":
+        return fn
+    from pypto.frontend.program_parser import parse_function_def
+    from pypto.frontend.source import function_source
+
+    node, src = function_source(fn)
+    globals_ = dict(fn.__globals__)
+    frame = inspect.currentframe()
+    caller = frame.f_back if frame is not None else None
+    if caller is not None and caller.f_code.co_name == "<lambda>":  # @pl.function(...): via the lambda above
+        caller = caller.f_back
+    if caller is not None:
+        globals_.update(caller.f_locals)
+    if fn.__closure__:
+        globals_.update({n: c.cell_contents for n, c in zip(fn.__code__.co_freevars, fn.__closure__)})
+    return parse_function_def(node, src, globals_)
 
 
 def program(cls):
@@ -35,16 +53,29 @@ def program(cls):
 
 
 def parse(code: str, filename: str | None = None):
-    """Parse printed IR (a module holding one ``@pl.program`` class) into a Program."""
+    """Parse DSL text: a module holding one ``@pl.program`` class (printed IR) gives a Program,
+    one holding a single ``@pl.function`` (and no class) a Function, as the reference's
+    ``pl.parse`` auto-detects. Module-level ``NAME = <literal>`` / ``pl.dynamic(...)`` lines name
+    constants the kernels use; nothing else of the text is executed."""
     import pypto.language as pl
-    from pypto.frontend.program_parser import parse_program_class
+    from pypto.frontend.program_parser import parse_function_def, parse_program_class
     from pypto.frontend.source import string_source
 
     tree, src = string_source(code, filename)
     classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
-    if len(classes) != 1:
-        raise ParserSyntaxError(f"expected exactly one @pl.program class, found {len(classes)}")
+    funcs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
     globals_ = {"pl": pl}
+    for node in tree.body:  # module-level constants: `N = 64`, `SHAPE = [32, 64]`
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                globals_[node.targets[0].id] = ast.literal_eval(node.value)
+            except (ValueError, SyntaxError, TypeError):
+                pass
+    if not classes and len(funcs) == 1:
+        return parse_function_def(funcs[0], src, globals_)
+    if len(classes) != 1:
+        raise ParserSyntaxError(f"expected exactly one @pl.program class (or one @pl.function), found "
+                                f"{len(classes)} classes and {len(funcs)} functions")
     for node in tree.body:  # `M = pl.dynamic("M")` lines name the program's dynamic dimensions
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
                 and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute) \
@@ -55,6 +86,23 @@ def parse(code: str, filename: str | None = None):
 
 
 def loads(path) -> object:
-    """Parse a printed-IR file (e.g. a pass dump) into a Program."""
+    """Parse a printed-IR file (e.g. a pass dump) into a Program (or a Function, see :func:`parse`)."""
     p = Path(path)
     return parse(p.read_text(encoding="utf-8"), filename=str(p))
+
+
+def parse_program(code: str, filename: str | None = None):
+    """:func:`parse` that must find an ``@pl.program`` class (the reference's older spelling)."""
+    from pypto.ir.nodes import Program
+
+    result = parse(code, filename)
+    if not isinstance(result, Program):
+        raise ParserSyntaxError("parse_program: the text holds a @pl.function, not a @pl.program class; "
+                                "use pl.parse")
+    return result
+
+
+def loads_program(path):
+    """:func:`loads` that must find an ``@pl.program`` class."""
+    p = Path(path)
+    return parse_program(p.read_text(encoding="utf-8"), filename=str(p))

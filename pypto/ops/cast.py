@@ -25,7 +25,8 @@ def _define(level: str) -> None:
 
     register(OpDef(
         name=op,
-        params=(Param("x", level), Param("dtype", "dtype"), Param("mode", "mode", "round")),
+        params=(Param("x", level, aliases=("input", "tile")), Param("dtype", "dtype", aliases=("target_type",)),
+                Param("mode", "mode", "round")),
         infer=infer,
         ref=lambda a: f"_pto.cast({a.x}, {a.dtype}, {a.mode})",
         sim=None if level == "tensor" else (

@@ -16,7 +16,7 @@ from pypto.errors import Span
 from pypto.language.dtypes import BOOL
 from pypto.language.enums import MemorySpace
 from pypto.ops.registry import OpArgs, OpDef, Param, register
-from pypto.ops.rules import expect, promote, promote_scalar, same_shape, scalar_dtype, with_dtype
+from pypto.ops.rules import arith_dtype, expect, promote, promote_scalar, same_shape, scalar_dtype, with_dtype
 
 _VEC = (MemorySpace.Vec,)
 CMP_TYPES = {"EQ": 0, "NE": 1, "LT": 2, "LE": 3, "GT": 4, "GE": 5}
@@ -30,9 +30,11 @@ def _check_cmp_type(op: str, v, span: Span) -> None:
 def _cmp_rule(op: str, scalar: bool):
     def infer(a: OpArgs, span: Span):
         _check_cmp_type(op, a.cmp_type, span)
+        arith_dtype(op, a.lhs.type.dtype, span)
         if not scalar:
+            arith_dtype(op, a.rhs.type.dtype, span)
             same_shape(op, a.lhs.type, a.rhs.type, span)
-            promote(a.lhs.type.dtype, a.rhs.type.dtype)
+            promote(a.lhs.type.dtype, a.rhs.type.dtype, op, span)
         return with_dtype(a.lhs.type, BOOL)
     return infer
 
@@ -42,13 +44,26 @@ def _sel_rule(op: str, scalar: bool):
         m, x = a.mask.type, a.lhs.type
         expect(m.dtype == BOOL, op, f"mask must be BOOL (a cmp/cmps result), got {m.dtype.name}", span)
         same_shape(op, m, x, span)
+        arith_dtype(op, x.dtype, span)
         if scalar:
             dtype = promote_scalar(x.dtype, scalar_dtype(a.rhs.type))
         else:
             same_shape(op, x, a.rhs.type, span)
-            dtype = promote(x.dtype, a.rhs.type.dtype)
+            arith_dtype(op, a.rhs.type.dtype, span)
+            dtype = promote(x.dtype, a.rhs.type.dtype, op, span)
         return with_dtype(x, dtype)
     return infer
+
+
+def _sels_args(args: list, kwargs: dict, span):
+    """``sels(mask, src, tmp, scalar)`` (the reference's order) -> the schema's
+    ``(mask, lhs, rhs=scalar, tmp)``; ``sels(mask, src, scalar)`` is left alone."""
+    if len(args) == 4:
+        tmp = args.pop(2)
+        args.append(tmp)
+    elif len(args) == 3 and "scalar" in kwargs and hasattr(getattr(args[2], "type", None), "shape"):
+        kwargs["tmp"] = args.pop(2)  # sels(mask, src, tmp, scalar=s)
+    return args, kwargs
 
 
 def _sels_dtype(a: OpArgs) -> str:
@@ -74,9 +89,12 @@ for _level in ("tensor", "tile"):
             doc=f"elementwise comparison ({'scalar' if _suffix else 'array'} rhs) -> BOOL mask",
         ))
     _op = f"{_level}.sel"
+    # the reference's sel(mask, lhs, rhs, tmp) / sels(mask, src, tmp, scalar): ``tmp`` is the
+    # device's TSEL scratch; the simulators need none (it is kept as an operand, never read)
     register(OpDef(
         name=_op,
-        params=(Param("mask", _level), Param("lhs", _level), Param("rhs", _level)),
+        params=(Param("mask", _level), Param("lhs", _level), Param("rhs", _level))
+        + ((Param("tmp", "tile", None),) if _tile else ()),
         infer=_sel_rule(_op, False),
         ref=lambda a: f"torch.where({a.mask}, {a.lhs}, {a.rhs})",
         sim=(lambda a, dst: f"torch.where({a.mask}, {a.lhs}, {a.rhs}, out={dst})") if _tile else None,
@@ -89,11 +107,12 @@ for _level in ("tensor", "tile"):
     _op = f"{_level}.sels"
     register(OpDef(
         name=_op,
-        params=(Param("mask", _level), Param("lhs", _level), Param("rhs", "scalar")),
+        params=(Param("mask", _level), Param("lhs", _level, aliases=("src",)), Param("rhs", "scalar", aliases=("scalar",)))
+        + ((Param("tmp", "tile", None),) if _tile else ()),
         infer=_sel_rule(_op, True),
         ref=lambda a: f"_pto.sels({a.mask}, {a.lhs}, {a.rhs}, {_sels_dtype(a)})",
         sim=(lambda a, dst: f"_pto.sels({a.mask}, {a.lhs}, {a.rhs}, {_sels_dtype(a)}, out={dst})") if _tile else None,
-        dsl="sels", operand_kinds=(_level, _level, "scalar"),
+        dsl="sels", operand_kinds=(_level, _level, "scalar"), dsl_args=_sels_args if _tile else None,
         lowers_to=None if _tile else "tile.sels",
         input_spaces=_VEC if _tile else (), result_space=MemorySpace.Vec if _tile else None,
         inplace_safe=True, batch="rows" if _tile else None,

@@ -15,7 +15,7 @@ from __future__ import annotations
 from pypto.errors import Span
 from pypto.language.enums import MemorySpace
 from pypto.ops.registry import OpArgs, OpDef, Param, register
-from pypto.ops.rules import expect, promote, promote_scalar, same_shape, scalar_dtype, with_dtype
+from pypto.ops.rules import arith_dtype, expect, promote, promote_scalar, same_shape, scalar_dtype, with_dtype
 
 _VEC = (MemorySpace.Vec,)
 
@@ -24,7 +24,9 @@ def _binary_rule(op_name: str, float_only: bool):
     def infer(a: OpArgs, span: Span):
         lhs, rhs = a.lhs.type, a.rhs.type
         same_shape(op_name, lhs, rhs, span)
-        dtype = promote(lhs.dtype, rhs.dtype)
+        arith_dtype(op_name, lhs.dtype, span)
+        arith_dtype(op_name, rhs.dtype, span)
+        dtype = promote(lhs.dtype, rhs.dtype, op_name, span)
         if float_only:
             expect(dtype.is_float(), op_name, f"needs float operands, got {dtype.name}", span,
                    "cast the operands with pl.cast(x, pl.FP32)")
@@ -35,6 +37,8 @@ def _binary_rule(op_name: str, float_only: bool):
 def _scalar_rule(op_name: str, float_only: bool):
     def infer(a: OpArgs, span: Span):
         dtype = promote_scalar(a.lhs.type.dtype, scalar_dtype(a.rhs.type))
+        if span is not None:   # (None: called from the codegen helper on an already checked call)
+            arith_dtype(op_name, a.lhs.type.dtype, span)
         if float_only:
             expect(dtype.is_float(), op_name, f"needs a float operand, got {dtype.name}", span,
                    "cast the operand with pl.cast(x, pl.FP32)")
@@ -51,6 +55,27 @@ def _scalar_helper(helper: str, op: str, float_only: bool):
 
     return ((lambda a: f"_pto.{helper}({a.lhs}, {a.rhs}, {dtype_src(a)})"),
             (lambda a, dst: f"_pto.{helper}({a.lhs}, {a.rhs}, {dtype_src(a)}, out={dst})"))
+
+
+def _high_precision(op: str, scalar: bool):
+    """``high_precision=`` on div / log / recip (the reference selects PTOAS's precise divide / log
+    / reciprocal with it). The simulators always compute these the precise way (FP32 with one correctly rounded
+    result), so both settings give the same bits; as in the reference a scalar divisor has no
+    high-precision form and ``high_precision=True`` there is an error."""
+    def adapt(args: list, kwargs: dict, span: Span):
+        from pypto.errors import InvalidOperationError
+
+        hp = kwargs.pop("high_precision", False)
+        limit = 2 if op.endswith(("div", "divs")) else 1
+        if len(args) > limit:
+            hp = args.pop(limit)
+        if not isinstance(hp, bool):
+            raise InvalidOperationError(f"pl.{op}: high_precision must be True or False, got {hp!r}", span)
+        if hp and scalar:
+            raise InvalidOperationError(f"pl.{op}: high_precision=True needs a Tensor/Tile divisor; a scalar "
+                                        "divisor has no high-precision form", span)
+        return args, kwargs
+    return adapt
 
 
 def _define_binary(name: str, torch_fn: str, float_only: bool = False, scalar_fn: str | None = None) -> None:
@@ -79,6 +104,7 @@ def _define_binary(name: str, torch_fn: str, float_only: bool = False, scalar_fn
                 result_space=MemorySpace.Vec if level == "tile" else None,
                 doc=f"elementwise {name} ({'array' if not suffix else 'scalar'} rhs)",
                 inplace_safe=True, batch="rows" if level == "tile" else None,
+                dsl_args=_high_precision(op, bool(suffix)) if name == "div" else None,
             ))
 
 
@@ -89,14 +115,18 @@ def _define_unary(name: str, torch_fn: str, float_only: bool, f32: bool = False)
 
         def infer(a: OpArgs, span: Span, op=op):
             t = a.x.type
+            arith_dtype(op, t.dtype, span)
             if float_only:
                 expect(t.dtype.is_float(), op, f"needs a float operand, got {t.dtype.name}", span,
                        "cast the operand with pl.cast(x, pl.FP32)")
             return with_dtype(t, t.dtype)
 
+        # tile.rsqrt: the reference's optional ``tmp`` (the device's scratch for the precise
+        # rsqrt; kept as an operand the simulators never read)
         register(OpDef(
             name=op,
-            params=(Param("x", level),),
+            params=(Param("x", level, aliases=("tile", "input")),)
+            + ((Param("tmp", "tile", None),) if name == "rsqrt" and level == "tile" else ()),
             infer=infer,
             ref=(lambda a, n=name: f"_pto.unary_f32({n!r}, {a.x})") if f32 else
                 (lambda a, f=torch_fn: f"{f}({a.x})"),
@@ -110,6 +140,7 @@ def _define_unary(name: str, torch_fn: str, float_only: bool, f32: bool = False)
             result_space=MemorySpace.Vec if level == "tile" else None,
             doc=f"elementwise {name}",
             inplace_safe=True, batch="rows" if level == "tile" else None,
+            dsl_args=_high_precision(op, False) if name in ("log", "recip") else None,
         ))
 
 

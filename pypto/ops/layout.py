@@ -58,9 +58,34 @@ def _reg(name: str, level: str, **kw) -> None:
 
 # -- full -----------------------------------------------------------------------------------------
 
+def _check_fill_value(op: str, value, dtype, span: Span) -> None:
+    """A literal fill value must be representable in the dtype (issue 13: ``value=1e39`` for FP32
+    crashed inside torch). Infinities and NaN are fine for float dtypes — say ``float('inf')`` if
+    an overflow to infinity is what you mean."""
+    import torch
+
+    from pypto.ir.nodes import ConstFloat
+
+    v = value.value if isinstance(value, (ConstFloat, ConstInt)) else None
+    if v is None or dtype.torch is None or dtype.name == "BOOL":
+        return
+    if dtype.is_float():
+        big = torch.finfo(dtype.torch).max
+        expect(not math.isfinite(v) or abs(v) <= big, op,
+               f"value {v!r} does not fit {dtype.name} (largest finite value {big:.6g})", span,
+               "pass float('inf') / -float('inf') if an infinity is meant, or a value in range")
+    elif not dtype.is_float():
+        info = torch.iinfo(dtype.torch)
+        expect(float(v).is_integer() if isinstance(v, float) and math.isfinite(v) else isinstance(v, int), op,
+               f"value {v!r} is not an integer, the fill of a {dtype.name} array", span)
+        expect(info.min <= v <= info.max, op,
+               f"value {v!r} does not fit {dtype.name} (range [{info.min}, {info.max}])", span)
+
+
 def _full_infer(level):
     def infer(a: OpArgs, span: Span):
         shape = static_ints(f"{level}.full", "shape", a.shape, span)
+        _check_fill_value(f"{level}.full", a.value, a.dtype, span)
         return TileType(shape, a.dtype) if level == "tile" else TensorType(shape, a.dtype)
     return infer
 

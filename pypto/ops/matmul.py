@@ -103,18 +103,36 @@ def _tile_mm_acc_infer(a: OpArgs, span: Span) -> TileType:
     return TileType((m, n), acc, t.memory_space, t.valid_shape)
 
 
+def _acc_src(a: OpArgs) -> str:
+    """The accumulator operand's source: ``acc``, or under ``init_cond`` ``None`` (overwrite) when
+    the condition holds at run time."""
+    if str(a.init_cond) == "None":
+        return str(a.acc)
+    return f"_pto.acc_unless({a.acc}, {a.init_cond})"
+
+
 def _mm_acc_ref(a: OpArgs) -> str:
-    return f"_pto.matmul({a.lhs}, {a.rhs}, {a.acc})"
+    return f"_pto.matmul({a.lhs}, {a.rhs}, {_acc_src(a)})"
+
+
+def _init_cond_args(args: list, kwargs: dict, span: Span):
+    """``init_cond=`` (the reference's split-K idiom: overwrite instead of accumulate where it
+    holds): a literal ``False`` is the plain accumulate, anything else a scalar condition."""
+    if kwargs.get("init_cond") is False:
+        kwargs.pop("init_cond")
+    return args, kwargs
 
 
 register(OpDef(
     name="tile.matmul_acc",
     params=(Param("acc", "tile"), Param("lhs", "tile"), Param("rhs", "tile"),
-            Param("a_trans", "bool", False), Param("b_trans", "bool", False)),
+            Param("a_trans", "bool", False), Param("b_trans", "bool", False),
+            Param("init_cond", "scalar", None)),
     infer=_tile_mm_acc_infer,
     ref=_mm_acc_ref,
     sim=lambda a, dst, gang=False: (
-        f"_pto.{'gang_' if gang else ''}matmul_into({dst}, {a.lhs}, {a.rhs}, {a.acc})"),
+        f"_pto.{'gang_' if gang else ''}matmul_into({dst}, {a.lhs}, {a.rhs}, {_acc_src(a)})"),
+    dsl_args=_init_cond_args, updates="acc",
     batch="gang",
     dsl="matmul_acc", operand_kinds=("tile", "tile", "tile"),
     input_spaces=(("acc", (M.Acc,)), ("lhs", (M.Left,)), ("rhs", (M.Right,))),
@@ -134,14 +152,26 @@ def _extract_infer(a: OpArgs, span: Span) -> TileType:
     return TileType(out, a.x.type.dtype, a.target_memory)
 
 
+def _extract_args(args: list, kwargs: dict, span: Span):
+    """The reference's ``extract(src, index_row, index_col, shape, *, target_memory)`` (TEXTRACT):
+    two scalar indices instead of an offsets list."""
+    if len(args) >= 3 and not isinstance(args[1], (list, tuple)):
+        row, col = args[1], args[2]
+        args = [args[0], [row, col], *args[3:]]
+    elif "index_row" in kwargs or "index_col" in kwargs:
+        args = list(args)
+        args.insert(1, [kwargs.pop("index_row", 0), kwargs.pop("index_col", 0)])
+    return args, kwargs
+
+
 register(OpDef(
     name="tile.extract",
-    params=(Param("x", "tile"), Param("offsets", "ints"), Param("shapes", "ints"),
+    params=(Param("x", "tile", aliases=("src",)), Param("offsets", "ints"), Param("shapes", "ints", aliases=("shape",)),
             Param("target_memory", "mem", None), Param("transpose", "bool", False)),
     infer=_extract_infer,
     ref=lambda a: f"_pto.extract({a.x}, {a.offsets}, {a.shapes}, {a.transpose})",
     sim=lambda a, dst: f"{dst}.copy_(_pto.extract({a.x}, {a.offsets}, {a.shapes}, {a.transpose}))",
-    dsl="extract", operand_kinds=("tile",),
+    dsl="extract", operand_kinds=("tile",), dsl_args=_extract_args,
     input_spaces=(("x", (M.Mat,)),),
     result_space=M.Mat,
     doc="copy a region of a tile (optionally transposed) into a new tile, e.g. Mat -> Left/Right",
@@ -216,8 +246,15 @@ def _lower(call, var, conv):
     if isinstance(a.acc, Var) and id(a.acc) in conv.tile_of:
         acc_tile = conv.as_tile(a.acc, span)
         res = Var(var.name, t, span)
-        stmts.append(AssignStmt(res, Call("tile.matmul_acc", (acc_tile, lhs, rhs, False, False), t, span), span))
+        stmts.append(AssignStmt(res, Call("tile.matmul_acc", (acc_tile, lhs, rhs, False, False, a.init_cond), t, span),
+                                span))
         return stmts, res
+    if a.init_cond is not None:
+        from pypto.errors import UnsupportedFeatureError
+
+        raise UnsupportedFeatureError(
+            "matmul_acc(..., init_cond=) with a global-tensor accumulator is not supported", span,
+            "load the accumulator into a tile (or use pl.matmul when the condition is known)")
     # the accumulator is a global tensor: GM cannot be loaded into Acc, so add in Vec (needs Acc->Vec: a5)
     from pypto.ir.nodes import ConstInt, MakeTuple
 
@@ -247,9 +284,11 @@ register(OpDef(
 register(OpDef(
     name="tensor.matmul_acc",
     params=(Param("acc", "tensor"), Param("lhs", "tensor"), Param("rhs", "tensor"),
-            Param("a_trans", "bool", False), Param("b_trans", "bool", False)),
+            Param("a_trans", "bool", False), Param("b_trans", "bool", False),
+            Param("init_cond", "scalar", None)),
     infer=_tensor_mm_acc_infer,
-    ref=lambda a: f"_pto.tensor_matmul({a.lhs}, {a.rhs}, None, {a.a_trans}, {a.b_trans}, acc={a.acc})",
+    ref=lambda a: f"_pto.tensor_matmul({a.lhs}, {a.rhs}, None, {a.a_trans}, {a.b_trans}, acc={_acc_src(a)})",
+    dsl_args=_init_cond_args, updates="acc",
     dsl="matmul_acc", operand_kinds=("tensor", "tensor", "tensor"),
     lowers_to="tile.matmul_acc", lower=_lower,
     doc="acc + a @ b (acc in the accumulator dtype)",

@@ -6,7 +6,7 @@ loaded tile outside its ``valid_shape`` are zero (what the DMA leaves by default
 """
 from __future__ import annotations
 
-from pypto.errors import Span
+from pypto.errors import InvalidOperationError, Span
 from pypto.ir.types import TensorType, TileType
 from pypto.language.enums import AtomicType, MemorySpace
 from pypto.ops.registry import OpArgs, OpDef, Param, register
@@ -59,6 +59,49 @@ def _load_infer(a: OpArgs, span: Span) -> TileType:
     return TileType(shape, t.dtype, a.target_memory, valid)
 
 
+def _static_list(v):
+    """A parser value that is a list of Python ints, as a list; else None."""
+    if isinstance(v, (list, tuple)) and all(isinstance(x, int) and not isinstance(x, bool) for x in v):
+        return list(v)
+    return None
+
+
+def _load_args(args: list, kwargs: dict, span: Span):
+    """The reference's ``pl.load(tensor, offsets, shapes, valid_shape=None, target_memory=Vec,
+    clamp=False)``. ``clamp=True`` cuts the valid region back to the source's edge (a read that
+    would run off the end is sanctioned, the tile's padding stays zero); it is resolved here into
+    an explicit ``valid_shape`` and needs constant offsets and a static tensor shape."""
+    from pypto.errors import UnsupportedFeatureError
+    from pypto.ir.types import DynDim
+
+    clamp = kwargs.pop("clamp", False)
+    if len(args) > 5:
+        clamp = args.pop(5)
+    if not isinstance(clamp, bool):
+        raise InvalidOperationError(f"pl.load: clamp must be True or False, got {clamp!r}", span)
+    if not clamp:
+        return args, kwargs
+    names = ("tensor", "offsets", "shapes", "valid_shape", "target_memory")
+    bound = dict(zip(names, args))
+    bound.update(kwargs)
+    t, offs, shapes = bound.get("tensor"), _static_list(bound.get("offsets")), _static_list(bound.get("shapes"))
+    base = _static_list(bound.get("valid_shape")) if bound.get("valid_shape") is not None else shapes
+    tshape = getattr(getattr(t, "type", None), "shape", None)
+    if offs is None or base is None or tshape is None or any(isinstance(d, DynDim) for d in tshape) \
+            or len(offs) != len(tshape) or len(base) != len(tshape):
+        raise UnsupportedFeatureError(
+            "pl.load(..., clamp=True) needs constant offsets and shapes and a tensor of static shape "
+            "here (a valid region cut at run time is not supported)", span,
+            "pass valid_shape=[...] explicitly, or make the offsets constants")
+    valid = [max(0, min(b, d - o)) for b, d, o in zip(base, tshape, offs)]
+    if 0 in valid:
+        raise InvalidOperationError(f"pl.load(..., clamp=True): the region at offsets {offs} lies outside "
+                                    f"the tensor of shape {list(tshape)}", span)
+    kwargs = {k: v for k, v in bound.items() if k not in names[:3]}
+    kwargs["valid_shape"] = valid
+    return [bound["tensor"], bound["offsets"], bound["shapes"]], kwargs
+
+
 register(OpDef(
     name="tile.load",
     params=(Param("tensor", "tensor"), Param("offsets", "ints"), Param("shapes", "ints"),
@@ -66,7 +109,7 @@ register(OpDef(
     infer=_load_infer,
     ref=lambda a: f"_pto.load({a.tensor}, {a.offsets}, {a.shapes}, {a.valid_shape})",
     sim=lambda a, dst: f"_pto.load_into({dst}, {a.tensor}, {a.offsets}, {a.valid_shape})",
-    dsl="load", operand_kinds=("tensor",), gm="read",
+    dsl="load", operand_kinds=("tensor",), gm="read", dsl_args=_load_args,
     result_space=MemorySpace.Vec,
     doc="copy a region of a global tensor into a new tile",
 ))
@@ -82,16 +125,42 @@ def _store_infer(a: OpArgs, span: Span) -> TensorType:
     return t
 
 
+def _store_args(args: list, kwargs: dict, span: Span):
+    """The reference's ``pl.store(tile, offsets, output_tensor, shapes=None, *, atomic=...)``:
+    ``shapes`` (the N-D region a 2-D tile covers, which the reference's FlattenTileNdTo2D injects)
+    is checked against the tile and dropped: our store writes the tile's (valid) region, and a 2-D
+    tile into an N-D tensor is already the flattened access."""
+    shapes = kwargs.pop("shapes", None)
+    if len(args) > 3 and isinstance(args[3], (list, tuple)):
+        shapes = args.pop(3)
+    if shapes is None:
+        return args, kwargs
+    tile = args[0] if args else kwargs.get("tile")
+    tshape = list(getattr(getattr(tile, "type", None), "shape", ()) or ())
+    dims = _static_list(shapes)
+    ok = dims is not None and bool(tshape)
+    if ok and dims != tshape:
+        lead = 1
+        for d in dims[:-1]:
+            lead *= d
+        ok = len(tshape) == 2 and [lead, dims[-1]] == tshape
+    if not ok:
+        raise InvalidOperationError(
+            f"pl.store: shapes={list(shapes) if isinstance(shapes, (list, tuple)) else shapes!r} does not describe "
+            f"the tile's shape {tshape}", span, "omit shapes=: the store writes the tile's region")
+    return args, kwargs
+
+
 register(OpDef(
     name="tile.store",
-    params=(Param("tile", "tile"), Param("offsets", "ints"), Param("tensor", "tensor"),
+    params=(Param("tile", "tile"), Param("offsets", "ints"), Param("tensor", "tensor", aliases=("output_tensor",)),
             Param("atomic", "atomic", AtomicType.None_)),
     infer=_store_infer,
     ref=lambda a: (f"_pto.store({a.tile}, {a.offsets}, {a.tensor}, {_valid_src(a, a.tile.type)}, "
                    f"atomic={a.atomic == repr(AtomicType.Add)})"),
     sim=lambda a, dst: (f"_pto.store({a.tile}, {a.offsets}, {a.tensor}, {_valid_src(a, a.tile.type)}, "
                         f"atomic={a.atomic == repr(AtomicType.Add)})"),
-    dsl="store", operand_kinds=("tile",), gm="write",
+    dsl="store", operand_kinds=("tile",), gm="write", writes="tensor", dsl_args=_store_args,
     input_spaces=(MemorySpace.Vec, MemorySpace.Acc),
     doc="write a tile's valid region into a global tensor; returns the tensor",
 ))
@@ -135,14 +204,42 @@ def _tensor_create_infer(a: OpArgs, span: Span) -> TensorType:
     return TensorType(static_ints("tensor.create", "shape", a.shape, span), a.dtype)
 
 
+def _create_tensor_args(args: list, kwargs: dict, span: Span):
+    """The reference's ``pl.create_tensor(shape, dtype, layout=ND, manual_dep=False,
+    init_value=None)``: the layout (positional third or ``layout=``) must be ``ND``, the only one the
+    simulators hold (row-major); it is dropped."""
+    from pypto.errors import UnsupportedFeatureError
+    from pypto.language.enums import TensorLayout
+
+    layout = kwargs.pop("layout", TensorLayout.ND)
+    if len(args) > 2 and isinstance(args[2], TensorLayout):
+        layout = args.pop(2)
+    if layout != TensorLayout.ND:
+        raise UnsupportedFeatureError(
+            f"pl.create_tensor(..., layout={layout!r}): only pl.TensorLayout.ND is supported (the simulators "
+            "hold tensors row-major)", span)
+    iv = kwargs.get("init_value")
+    if iv is not None and not (isinstance(iv, (int, float)) and not isinstance(iv, bool)):
+        raise InvalidOperationError(f"pl.create_tensor: init_value must be a Python number, got {iv!r}", span)
+    return args, kwargs
+
+
+def _init_src(a: OpArgs) -> str:
+    return "" if str(a.init_value) == "None" else f", init_value={a.init_value}"
+
+
 register(OpDef(
     name="tensor.create",
-    params=(Param("shape", "ints"), Param("dtype", "dtype"), Param("manual_dep", "bool", False)),
+    params=(Param("shape", "ints"), Param("dtype", "dtype"), Param("manual_dep", "bool", False),
+            Param("init_value", "scalar", None)),
     infer=_tensor_create_infer,
-    ref=lambda a: f"torch.zeros({a.shape}, dtype={a.dtype})",
-    # manual_dep=True: the buffer never enters the tensormap (no RAW/WAW edges for its lifetime)
+    ref=lambda a: (f"torch.zeros({a.shape}, dtype={a.dtype})" if str(a.init_value) == "None"
+                   else f"torch.full({a.shape}, {a.init_value}, dtype={a.dtype})"),
+    # manual_dep=True: the buffer never enters the tensormap (no RAW/WAW edges for its lifetime);
+    # init_value: the runtime fills the new buffer before any task writes it
     orch=lambda a: f"_rt.create_tensor({a.shape}, {a.dtype}"
-                   + (", manual_dep=True" if str(a.manual_dep) == "True" else "") + ")",
+                   + (", manual_dep=True" if str(a.manual_dep) == "True" else "") + _init_src(a) + ")",
+    dsl_args=_create_tensor_args,
     dsl="create_tensor", operand_kinds=(),
     doc="allocate a global tensor in orchestration code",
 ))
@@ -164,7 +261,7 @@ register(OpDef(
     infer=_assemble_infer,
     ref=lambda a: f"_pto.assemble({a.target}, {a.src}, {a.offsets}, atomic={a.atomic == repr(AtomicType.Add)})",
     dsl="assemble", operand_kinds=("tensor", "tensor"),
-    lowers_to="tile.store",
+    lowers_to="tile.store", writes="target",
     doc="write src into target at offsets (what `out[...] = e` means); atomic=pl.AtomicType.Add adds "
         "into the target (lowered to tile.store(..., atomic=))",
 ))

@@ -4,12 +4,14 @@
 Semantics (identical in the reference and the simulator: both call
 :func:`pypto.ops.support._reduce_last`):
 
-* **Order is part of the meaning.** With a ``tmp_tile`` the reduction is a *binary tree*: pairwise
-  halving, one vectorised op per level (with ``n`` elements left and ``h = n // 2``, the upper ``h``
-  elements are combined onto the lower ``h``; an odd middle element is carried). Without one it is
-  *sequential*: ``acc = x[:, 0]; acc = acc + x[:, 1]; ...`` left to right, rounding to the tile
-  dtype after every step. For max/min the order does not change the result; the same code path
-  is used anyway.
+* **Order is part of the meaning.** With a ``tmp_tile`` the reduction is a *binary tree*, one
+  vectorised op per level. Row reductions halve (with ``n`` elements left and ``h = n // 2``, the
+  upper ``h`` elements are combined onto the lower ``h``; an odd middle element is carried). Column
+  reductions pair ADJACENT rows as the device's TCOLSUM does (``w[i] = w[2i] + w[2i+1]``; an odd
+  level's last row is added onto ``w[0]``; ``n -> n // 2``: ``support._pairs_tree``). Without a
+  ``tmp_tile`` it is *sequential*: ``acc = x[:, 0]; acc = acc + x[:, 1]; ...`` left to right.
+  Every step rounds to the tile dtype (FP16 sums accumulate in FP16, as on the vector unit). For
+  max/min the order does not change the result; the same code path is used anyway.
 * ``tmp_tile``: same dtype and rank as the input, every dimension at least as large. The simulator
   uses its leading region as scratch (its contents afterwards are unspecified; the reference
   leaves it untouched).

@@ -21,6 +21,7 @@ dispatch from here and none of them has an if/elif over op names:
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
@@ -45,6 +46,9 @@ class Param:
     kind: str
     default: Any = REQUIRED
     optional: bool = False  # for "ints": may be None
+    # other keyword names a call may use for it: the reference PyPTO's spelling where it differs
+    # from ours (``pl.cast(x, target_type=pl.FP16)``, ``pl.store(t, offs, output_tensor=out)``)
+    aliases: tuple[str, ...] = ()
 
     @property
     def required(self) -> bool:
@@ -109,6 +113,11 @@ class OpDef:
     # the parser before binding; the explicit ``pl.<level>.<name>(...)`` form skips it (e.g. tile
     # row reductions: ``pl.row_sum(tile)`` needs tmp_tile, ``pl.tile.row_sum(x)`` is sequential)
     dsl_check: Optional[Callable[..., None]] = None
+    # the reference PyPTO's positional order where it differs from the schema's:
+    # ``(positional args, kwargs, span) -> (args, kwargs)`` in schema terms, run by the parser on
+    # every ``pl.<name>`` / ``pl.<level>.<name>`` call before binding. It must leave a call in
+    # schema form (what the printer writes) unchanged, so both spellings parse.
+    dsl_args: Optional[Callable[..., tuple]] = None
     # a scratch operand (param name) the op overwrites before reading it and leaves clobbered
     # (reduction tmp tiles). When the kernel generator proves that nothing later in the kernel
     # reads the clobbered contents (:mod:`pypto.codegen.scratch`), ``sim`` is called with
@@ -126,6 +135,21 @@ class OpDef:
     #   since a batched call could block the sums differently); the data movement around it is
     #   batched
     batch: Optional[str] = None
+    # the (tensor) param this op writes into and returns a new version of (``tile.store``'s
+    # ``tensor``, ``tensor.assemble``'s ``target``): passes treat that operand as a destination,
+    # not a read, and the parser rebinds its name when the call is a statement
+    writes: Optional[str] = None
+    # the param whose NEW VERSION the result is, the operand being read too (``matmul_acc``'s
+    # ``acc``): a call used as a statement (``pl.tile.matmul_acc(acc, a, b)``) rebinds that name,
+    # as the reference's in-place update does
+    updates: Optional[str] = None
+
+    @property
+    def write_index(self) -> Optional[int]:
+        """Position of the ``writes`` param in the schema, or None for an op that writes nothing."""
+        if self.writes is None:
+            return None
+        return [p.name for p in self.params].index(self.writes)
 
     @property
     def level(self) -> str:
@@ -183,6 +207,24 @@ def dsl_names() -> set[str]:
     return set(_BY_DSL)
 
 
+def write_target(op_name: str, updates: bool = False) -> Optional[int]:
+    """Argument position an op writes into (see ``OpDef.writes``; with ``updates`` also the
+    operand an op returns a new version of, ``OpDef.updates``); None if there is none."""
+    _load()
+    op = OPS.get(op_name)
+    if op is None:
+        return None
+    if op.writes is None and updates and op.updates is not None:
+        return [p.name for p in op.params].index(op.updates)
+    return op.write_index
+
+
+def write_targets() -> dict[str, int]:
+    """``{op name: argument position it writes into}`` for every op that writes a tensor."""
+    _load()
+    return {name: op.write_index for name, op in OPS.items() if op.writes is not None}
+
+
 def all_ops() -> dict[str, OpDef]:
     """Every registered op by name."""
     _load()
@@ -190,17 +232,29 @@ def all_ops() -> dict[str, OpDef]:
 
 
 _loaded = False
+# Re-entrant: importing an op family module may itself call into the registry.
+_load_lock = threading.RLock()
+_loader: int | None = None  # the thread importing the families
 
 
 def _load() -> None:
     # The op families register on import; import them lazily so that importing the registry
-    # itself stays cheap and free of cycles.
-    global _loaded
+    # itself stays cheap and free of cycles. ``_loaded`` turns true only once every family is in:
+    # setting it first let a second thread see a half-filled registry (``pl.load`` missing). The
+    # thread that holds the lock and is importing sees the families as they arrive (re-entrant).
+    global _loaded, _loader
     if _loaded:
         return
-    _loaded = True
-    from pypto.ops import elementwise, memory, cast, matmul  # noqa: F401
-    from pypto.ops import reduction, padding  # noqa: F401
-    from pypto.ops import compare, broadcast, layout  # noqa: F401
-    from pypto.ops import debug_ops, task_ops  # noqa: F401
-    from pypto.ops import bitwise, argreduce, elementwise_ext, index, creation, sort  # noqa: F401  (issue 15: the catalogue's further families)
+    with _load_lock:
+        if _loaded or _loader == threading.get_ident():
+            return  # done, or a nested call from inside the imports below (it sees what is in so far)
+        _loader = threading.get_ident()
+        try:
+            from pypto.ops import elementwise, memory, cast, matmul  # noqa: F401
+            from pypto.ops import reduction, padding  # noqa: F401
+            from pypto.ops import compare, broadcast, layout  # noqa: F401
+            from pypto.ops import debug_ops, task_ops  # noqa: F401
+            from pypto.ops import bitwise, argreduce, elementwise_ext, index, creation, sort  # noqa: F401  (issue 15: the catalogue's further families)
+        finally:
+            _loader = None
+        _loaded = True

@@ -8,15 +8,31 @@ from pypto.ir.types import ScalarType, TensorType, TileType, Type, describe
 from pypto.language.dtypes import FP32, DataType, dtype_from_torch
 
 
-def promote(a: DataType, b: DataType) -> DataType:
+def promote(a: DataType, b: DataType, op: str | None = None, span: Span | None = None) -> DataType:
     """Result dtype of a binary op on two array operands: float beats int, wider beats narrower.
 
     We use torch's promotion lattice so that the reference executor (which runs torch) and the type
-    rule agree by construction; the spec leaves the exact lattice open.
+    rule agree by construction. It agrees with the reference compiler's rule (PromoteDataTypes:
+    a float over an int, else the wider type) wherever one operand converts exactly into the other.
+    Where the two rules part (issue 13, item 15) — FP16 with BF16 (the reference keeps the first
+    operand's dtype, torch widens to FP32), a signed with an unsigned int of the same width (the
+    reference keeps the signed one, which cannot hold the unsigned values) — there is no silent
+    choice: with ``op`` and ``span`` given, such a pair is a located error asking for a cast. Every
+    other mixed pair is promoted, and the PTO-W005 diagnostic says so at the op.
     """
     if a == b:
         return a
-    return dtype_from_torch(torch.promote_types(a.torch, b.torch))
+    if op is not None and span is not None:
+        pair = {a.name, b.name}
+        same_width_ints = a.itemsize == b.itemsize and {a.kind, b.kind} == {"int", "uint"}
+        if pair == {"FP16", "BF16"} or same_width_ints:
+            expect(False, op, f"operands of dtypes {a.name} and {b.name} have no common type that holds both "
+                              "exactly", span, "cast one operand first, e.g. pl.cast(x, pl.FP32)")
+    try:
+        return dtype_from_torch(torch.promote_types(a.torch, b.torch))
+    except (RuntimeError, TypeError):   # (torch has no promotion for the wide unsigned types)
+        raise InvalidOperationError(f"{op or 'operation'}: operands of dtypes {a.name} and {b.name} have no "
+                                    "common type", span, "cast one operand first, e.g. pl.cast(x, pl.INT32)") from None
 
 
 def promote_scalar(array: DataType, scalar: DataType) -> DataType:
@@ -36,6 +52,23 @@ def expect(cond: bool, op: str, message: str, span: Span, hint: str | None = Non
     """Raise :class:`InvalidOperationError` ``<op>: <message>`` unless ``cond``."""
     if not cond:
         raise InvalidOperationError(f"{op}: {message}", span, hint)
+
+
+# Element types the vector unit does no arithmetic, comparison or selection on. The reference's type
+# rules accept any dtype at this level and leave the rest to the instruction set, whose vector
+# instructions (TADD/TSUB/TMAX/TABS/TRELU/TCMP/TSEL/TSUBS..., e.g. TSUBS: INT8 INT16 INT32 FP16 FP32
+# BF16; TSELS adds UINT8 UINT16 UINT32 for selection only) have no UINT16/32/64 or BOOL arithmetic.
+# Rejecting them in the type rule (issue 13, item 12) gives a located error instead of a torch crash
+# deep in the simulator; UINT8 / INT8 / INT64 stay (both executors compute them bit for bit).
+NO_ARITHMETIC = frozenset({"UINT16", "UINT32", "UINT64", "BOOL"})
+
+
+def arith_dtype(op: str, dtype: DataType, span: Span) -> None:
+    """Reject an element type the vector unit has no arithmetic for (:data:`NO_ARITHMETIC`)."""
+    expect(dtype.name not in NO_ARITHMETIC, op,
+           f"{dtype.name} operands are not supported: the vector unit has no arithmetic on "
+           f"{'BOOL' if dtype.name == 'BOOL' else 'unsigned 16/32/64-bit'} elements", span,
+           "cast the operand first, e.g. pl.cast(x, pl.INT32) or pl.cast(x, pl.FP32)")
 
 
 def same_shape(op: str, a: Type, b: Type, span: Span) -> None:

@@ -311,7 +311,7 @@ def _extreme_fast(x: torch.Tensor, kind: str):
 
 
 def _reduce_last(x: torch.Tensor, kind: str, tree: bool, work: torch.Tensor | None = None,
-                 fresh: bool = True, clobber: bool = True) -> torch.Tensor:
+                 fresh: bool = True, clobber: bool = True, pairs: bool = False) -> torch.Tensor:
     """Reduce the last axis of ``x`` (keepdim) in the documented order; every step rounds to the
     dtype (torch computes FP16/BF16 in FP32 and rounds once per op, like the vector unit).
 
@@ -334,6 +334,8 @@ def _reduce_last(x: torch.Tensor, kind: str, tree: bool, work: torch.Tensor | No
         r = _extreme_fast(x, kind)
         if r is not None:
             return r
+    if tree and pairs:
+        return _pairs_tree(x, kind, work if clobber else None)
     if tree:
         if n <= 1:
             w = x.clone() if work is None else work.copy_(x)
@@ -359,6 +361,29 @@ def _reduce_last(x: torch.Tensor, kind: str, tree: bool, work: torch.Tensor | No
     return acc.unsqueeze(-1)
 
 
+def _pairs_tree(x: torch.Tensor, kind: str, work: torch.Tensor | None) -> torch.Tensor:
+    """The binary tree of the device's column reduction with a tmp tile (pto-isa ``TCOLSUM``,
+    ``BinarySum``), over the last axis of ``x``: each level combines ADJACENT elements,
+    ``w[i] = w[2i] + w[2i+1]`` for ``i < n // 2``; when ``n`` is odd the last element is then added
+    onto ``w[0]``; ``n -> n // 2``. Every step rounds to the dtype: the vector unit adds FP16 in
+    FP16 (no wider accumulator), as torch's CPU half add does (FP32 compute, one rounding).
+    a5's TCOLSUM folds an odd level's last element onto the last pair instead of the first: the
+    same sum in another order, different only in rounding and only for odd level counts; the
+    simulators use the a2a3 order on both platforms (docs/numerics.md).
+    ``work`` (``x``'s shape) receives the partial results; ``None`` works in a copy."""
+    fn = _REDUCE_FN[kind]
+    w = x.clone() if work is None else work.copy_(x)
+    n = w.shape[-1]
+    while n > 1:
+        h = n // 2
+        level = fn(w[..., 0:2 * h:2], w[..., 1:2 * h:2])  # a new tensor: the views overlap w[..., :h]
+        if n % 2:
+            fn(level[..., 0:1], w[..., n - 1:n], out=level[..., 0:1])
+        w[..., :h].copy_(level)
+        n = h
+    return w[..., :1].clone()
+
+
 def _reduce_last_reference(x: torch.Tensor, kind: str, tree: bool, work: torch.Tensor | None = None) -> torch.Tensor:
     """The straightforward implementation of :func:`_reduce_last` (kept for the tests: the fast
     paths above must give the same bits)."""
@@ -381,11 +406,22 @@ def _reduce_last_reference(x: torch.Tensor, kind: str, tree: bool, work: torch.T
 def reduce(x: torch.Tensor, tmp, axis: int, kind: str) -> torch.Tensor:
     """Reference ``row_*`` (``axis=-1``) / ``col_*`` (``axis=-2``) reduction, keepdim. With a
     ``tmp`` tile the order is the binary tree, without it sequential (see :func:`_reduce_last`).
-    The whole physical tile participates (padding included). The reference leaves ``tmp``
-    untouched (its contents after the op are unspecified)."""
-    if axis == -1 or axis == x.dim() - 1:
-        return _reduce_last(x, kind, tmp is not None)
-    return _reduce_last(x.movedim(axis, -1), kind, tmp is not None).movedim(-1, axis)
+    The whole physical tile participates (padding included). A column tree pairs adjacent rows
+    (TCOLSUM), a row tree halves (see :func:`_reduce_last`).
+
+    The scratch contract (issue 13): with a ``tmp`` tile, the tree's partial results are left in
+    ``tmp``'s leading region exactly as :func:`reduce_into` leaves them in the simulated core's
+    memory (the device's behaviour), so a kernel that reads its scratch afterwards — which the
+    PTO-W004 diagnostic warns about — gets the same bits from both executors."""
+    last = axis == -1 or axis == x.dim() - 1
+    if tmp is None:
+        if last:
+            return _reduce_last(x, kind, False)
+        return _reduce_last(x.movedim(axis, -1), kind, False, pairs=True).movedim(-1, axis)
+    work = region(tmp, [0] * tmp.dim(), list(x.shape), "reduction tmp_tile")
+    if last:
+        return _reduce_last(x, kind, True, work)
+    return _reduce_last(x.movedim(axis, -1), kind, True, work.movedim(axis, -1), pairs=True).movedim(-1, axis)
 
 
 def reduce_into(dst: torch.Tensor, x: torch.Tensor, tmp, axis: int, kind: str, clobber: bool = True) -> None:
@@ -402,7 +438,8 @@ def reduce_into(dst: torch.Tensor, x: torch.Tensor, tmp, axis: int, kind: str, c
         if r is None:
             # the tree in a cached scratch with the tmp region's strides: the same loops, the same bits
             like = tmp if tmp.shape == x.shape else region(tmp, [0] * tmp.dim(), list(x.shape), "reduction tmp_tile")
-            r = _reduce_last(xs, kind, True, like if last else like.movedim(axis, -1), fresh=False, clobber=False)
+            r = _reduce_last(xs, kind, True, like if last else like.movedim(axis, -1), fresh=False, clobber=False,
+                             pairs=not last)
         dst.copy_(r if last else r.movedim(-1, axis))
         return
     work = None
@@ -413,7 +450,8 @@ def reduce_into(dst: torch.Tensor, x: torch.Tensor, tmp, axis: int, kind: str, c
     if last:
         dst.copy_(_reduce_last(x, kind, tmp is not None, work, fresh=False))
     else:
-        dst.copy_(_reduce_last(x.movedim(axis, -1), kind, tmp is not None, work, fresh=False).movedim(-1, axis))
+        dst.copy_(_reduce_last(x.movedim(axis, -1), kind, tmp is not None, work, fresh=False,
+                               pairs=True).movedim(-1, axis))
 
 
 def pad_scalar(dtype: torch.dtype, pad: str):
@@ -550,6 +588,28 @@ def matmul(lhs: torch.Tensor, rhs: torch.Tensor, acc: torch.Tensor | None = None
         # minus two allocations per call
         out = torch.matmul(_operand_buffer(0, lhs, dt), _operand_buffer(1, rhs, dt))
     return out if acc is None else acc + out
+
+
+def packed_rows(v: torch.Tensor, n: int) -> torch.Tensor:
+    """A packed row vector ``[..., M, C]`` tiled across ``n`` columns (``v[..., i, j % C]``)."""
+    c = v.shape[-1]
+    reps = -(-n // c)
+    return v.repeat(*([1] * (v.dim() - 1)), reps)[..., :n]
+
+
+def scalar_cast(x, dtype: torch.dtype, mode: str = "round"):
+    """``pl.cast`` of a scalar: the same conversion as a one-element tile cast (rounding mode,
+    saturation, NaN rules of :func:`pypto.numerics.cast.cast_tensor`), as a Python number."""
+    src = torch.tensor([x], dtype=torch.float64 if isinstance(x, float) else
+                       (torch.bool if isinstance(x, bool) else torch.int64))
+    r = cast_tensor(src, dtype, mode)[0].item()
+    return r
+
+
+def acc_unless(acc: torch.Tensor, init) -> torch.Tensor | None:
+    """``matmul_acc(..., init_cond=c)``: no accumulator (overwrite with the product) when ``c``
+    holds, else ``acc``."""
+    return None if bool(init) else acc
 
 
 def matmul_into(dst: torch.Tensor, lhs: torch.Tensor, rhs: torch.Tensor, acc: torch.Tensor | None = None) -> None:

@@ -51,11 +51,14 @@ def run(program: Program, ctx: PassContext) -> Program:
         _Tile(ctx.platform).function(f) if f.func_type == FunctionType.InCore else f for f in program.functions))
 
 
-def choose_k_chunk(m: int, k: int, n: int, elem_bytes: int, left: int, right: int) -> int | None:
-    """Largest multiple of 16 dividing ``k`` whose lhs/rhs chunks fit in half of Left/Right."""
+def choose_k_chunk(m: int, k: int, n: int, elem_bytes: int, left: int, right: int,
+                   rhs_bytes: int | None = None) -> int | None:
+    """Largest multiple of 16 dividing ``k`` whose lhs/rhs chunks fit in half of Left/Right
+    (``rhs_bytes``: the rhs element size when it differs from the lhs's)."""
+    rb = elem_bytes if rhs_bytes is None else rhs_bytes
     best = None
     for kc in range(16, k + 1, 16):
-        if k % kc == 0 and m * kc * elem_bytes <= left // 2 and kc * n * elem_bytes <= right // 2:
+        if k % kc == 0 and m * kc * elem_bytes <= left // 2 and kc * n * rb <= right // 2:
             best = kc
     return best
 

@@ -7,6 +7,10 @@ Requires: SplitIncoreOrch. Produces: IncoreTileOps — an InCore function holds 
   operands must fit on chip (the capacity check of AllocateMemoryAddr says so if they do not).
 * ``tensor.<op>`` becomes its registered ``lowers_to`` tile op; ``tensor.assemble(dst, v, offs)``
   becomes ``tile.store(v_tile, offs, dst, atomic)`` (its ``atomic=`` attribute is forwarded).
+* ``tensor.assemble`` into a value computed in the kernel (it lives in a tile) becomes
+  ``tile.assemble`` (TINSERT) into that tile.
+* A tensor version that only exists in global memory (written by an earlier store of the kernel)
+  and is then read by a tensor op is loaded whole again right before that op.
 * Loop-carried and if-phi values follow their inputs from tensor to tile type.
 * An op whose registry entry has a ``lower`` hook lowers itself: ``lower(call, result_var,
   converter) -> (statements, tile_result_or_None)``; the converter offers ``as_tile(value, span)``
@@ -14,7 +18,8 @@ Requires: SplitIncoreOrch. Produces: IncoreTileOps — an InCore function holds 
 """
 from __future__ import annotations
 
-from pypto.errors import CodegenError, InternalError
+from pypto.errors import CodegenError, UnsupportedFeatureError
+from pypto.language.enums import AtomicType
 from pypto.ir.nodes import AssignStmt, Call, ConstInt, ForStmt, Function, IfStmt, MakeTuple, Program, Var, YieldStmt
 from pypto.ir.types import TensorType, TileType
 from pypto.ir.visit import Mutator, iter_stmts
@@ -84,20 +89,69 @@ class _Converter(Mutator):
     def __init__(self):
         super().__init__()
         self.tile_of: dict[int, Var] = {}
+        self.pending: list | None = None   # loads to emit before the statement being converted
+        self.reloaded: dict[int, Var] = {}  # id(global tensor version) -> the tile it was loaded into
+        self.computed: set[int] = set()     # ids of tensor values computed by ops of this kernel (tiles)
 
     def as_tile(self, v, span):
         if isinstance(v, Var):
             if id(v) in self.tile_of:
                 return self.tile_of[id(v)]
+            if id(v) in self.reloaded:
+                return self.reloaded[id(v)]
             if isinstance(v.type, TensorType):
-                raise InternalError(f"ConvertTensorToTileOps: tensor '{v.name}' has no tile (op operand)", span)
+                return self._reload(v, span)
         return self.expr(v)
 
+    def _reload(self, v: Var, span):
+        """A tensor version that lives only in global memory — the result of an earlier store into
+        it in this kernel (``out[:] = e`` then ``pl.mul(out, 2)``) — read as a value: load it whole
+        again, after the store (program order within the kernel; both executors run it so)."""
+        shape = v.type.shape
+        if self.pending is None or not all(isinstance(d, int) for d in shape):
+            raise UnsupportedFeatureError(
+                f"tensor '{v.name}' is read here after being written earlier in this kernel; that is supported "
+                "only as the operand of a tensor op with a static shape", span,
+                hint="load it explicitly: pl.load(t, offsets, shape)")
+        zeros = MakeTuple(tuple(ConstInt(0) for _ in shape))
+        dims = MakeTuple(tuple(ConstInt(d) for d in shape))
+        load = Call("tile.load", (self.var(v), zeros, dims, None, None), TileType(shape, v.type.dtype), span)
+        t = Var(f"{v.name}_tile", load.type, span)
+        self.pending.append(AssignStmt(t, load, span))
+        # (not in tile_of: the version itself stays the global tensor, e.g. as the value returned)
+        self.reloaded[id(v)] = t
+        return t
+
     def visit_AssignStmt(self, s: AssignStmt):
+        self.pending = []
+        try:
+            out = self._assign(s)
+        finally:
+            pending, self.pending = self.pending, None
+        if not pending:
+            return out
+        return [*pending, *(out if isinstance(out, (list, tuple)) else [out])]
+
+    def _assign(self, s: AssignStmt):
         v = s.value
         if not (isinstance(v, Call) and v.op.startswith("tensor.")):
             return self.default_stmt(s)
         op = get_op(v.op, v.span)
+        if v.op == "tensor.assemble" and isinstance(v.args[0], Var) and id(v.args[0]) in self.computed:
+            # assembling into a value computed in this kernel (it lives in a tile, not in global
+            # memory): the tile form, TINSERT (tile.assemble) into that tile
+            target, src, offs, atomic = v.args
+            if atomic not in (None, AtomicType.None_):
+                raise UnsupportedFeatureError(
+                    f"atomic assemble into '{target.name}', a value computed in this kernel: atomic "
+                    "accumulation exists only for stores into global memory", v.span)
+            tgt, tile = self.tile_of[id(target)], self.as_tile(src, v.span)
+            args = (tgt, tile, self.expr(offs))
+            t = get_op("tile.assemble").infer_type(args, v.span)
+            nv = Var(s.var.name, t, s.var.span)
+            self.tile_of[id(s.var)] = nv
+            self.computed.add(id(s.var))
+            return AssignStmt(nv, Call("tile.assemble", args, t, v.span), s.span)
         if v.op == "tensor.assemble":
             target, src, offs, atomic = v.args
             tile = self.as_tile(src, v.span)
@@ -109,6 +163,7 @@ class _Converter(Mutator):
             stmts, tile_result = op.lower(v, s.var, self)
             if tile_result is not None:
                 self.tile_of[id(s.var)] = tile_result
+                self.computed.add(id(s.var))
             return stmts
         if op.lowers_to is None:
             raise CodegenError(f"'{v.op}' cannot be used inside an InCore function", v.span)
@@ -120,6 +175,7 @@ class _Converter(Mutator):
         t = tile_op.infer_type(args, v.span)
         nv = Var(s.var.name, t, s.var.span)
         self.tile_of[id(s.var)] = nv
+        self.computed.add(id(s.var))
         return AssignStmt(nv, Call(tile_op.name, args, t, v.span), s.span)
 
     def _carry(self, olds, news):

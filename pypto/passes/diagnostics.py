@@ -125,8 +125,9 @@ def ssa_form(program: Program) -> Program:
     from pypto.errors import PyptoError
     from pypto.passes import convert_to_ssa, flatten_call_expr
 
-    if _SSA_MEMO and _SSA_MEMO[0][0] is program:
-        return _SSA_MEMO[0][1]
+    memo = tuple(_SSA_MEMO)  # one read: another thread may replace the entry between two
+    if memo and memo[0][0] is program:
+        return memo[0][1]
     try:
         out = flatten_call_expr.run(convert_to_ssa.run(program, None), None)
     except PyptoError:
@@ -185,6 +186,24 @@ def _unused_variable(program: Program, ctx):
                     and not (isinstance(s.value, Call) and s.value.op in ("tile.store", "tensor.assemble")):
                 found.append((s.span, f"Unused variable '{s.var.name}' in function '{f.name}'"))
     return found
+
+
+@check("PTO-W003", "ParallelStoreOverlap", Severity.Warning, DiagnosticPhase.PRE_PIPELINE)
+def _parallel_store_overlap(program: Program, ctx):
+    """Tasks of one ``pl.parallel`` loop store into overlapping regions with no order between them
+    (:mod:`pypto.passes.parallel_overlap`)."""
+    from pypto.passes.parallel_overlap import find
+
+    return find(ssa_form(program))
+
+
+@check("PTO-W004", "ScratchReadAfterReduction", Severity.Warning, DiagnosticPhase.PRE_PIPELINE)
+def _scratch_read_after_reduction(program: Program, ctx):
+    """A tile read after a reduction used it as ``tmp_tile``: it holds the partial results then
+    (:mod:`pypto.passes.scratch_reads`)."""
+    from pypto.passes.scratch_reads import find
+
+    return find(ssa_form(program))
 
 
 # (row_prod / col_prod and the arg reductions reduce only the valid extent: pypto/ops/argreduce.py)
@@ -332,4 +351,33 @@ def _innermost_dim(program: Program, ctx):
                     found.append((s.span, f"tile.load has innermost dim = {row}B (tile {t.dtype.name}{list(t.shape)}); "
                                           f"moves {t.nbytes}B as {rows} x {row}B rows; recommended >= {threshold}B for "
                                           f"{ctx.platform.arch}"))
+    return found
+
+
+_MIXED_OPS = frozenset({"add", "sub", "mul", "div", "maximum", "minimum", "cmp", "sel"})
+
+
+@check("PTO-W005", "MixedDtypePromotion", Severity.Warning, DiagnosticPhase.PRE_PIPELINE)
+def _mixed_dtype_promotion(program: Program, ctx):
+    """A binary op on operands of two dtypes: one is converted (the promotion rule of
+    :func:`pypto.ops.rules.promote`) — said at the op, so that no promotion is silent (with bare
+    ``pl.Tensor`` annotations the dtypes come from the call's tensors)."""
+    from pypto.ir.types import TensorType
+
+    found = []
+    for f in ssa_form(program).functions:
+        for s, c in iter_calls(f.body):
+            if c.op.split(".")[-1] not in _MIXED_OPS:
+                continue
+            arrays = [a for a in c.args if isinstance(getattr(a, "type", None), (TensorType, TileType))]
+            if c.op.endswith("sel"):
+                arrays = arrays[1:]   # (the mask is BOOL by definition)
+            dts = [a.type.dtype for a in arrays]
+            if len(dts) == 2 and dts[0] != dts[1]:
+                res = getattr(getattr(s, "var", None), "type", None)
+                to = res.dtype.name if res is not None and hasattr(res, "dtype") and not c.op.endswith("cmp") else \
+                    "their common type"
+                found.append((c.span, f"{c.op.split('.')[-1]} mixes {dts[0].name} and {dts[1].name} operands: "
+                                      f"they are converted to {to} (the promotion rule: float over int, the wider "
+                                      f"type). Cast explicitly (pl.cast(x, ...)) to make the conversion visible"))
     return found

@@ -71,9 +71,10 @@ def as_pass(p) -> PassInfo:
     """Accept a pass module, a :class:`PassInfo`, or a user function ``Program -> Program`` (its
     ``__name__`` names it; a second parameter, if any, receives the :class:`PassContext`)."""
     if isinstance(p, PassInfo):
-        return p
+        return PassInfo(_check_name(p.name, p), p.run, p.requires, p.produces)
     if hasattr(p, "NAME") and hasattr(p, "run"):
-        return PassInfo(p.NAME, p.run, tuple(getattr(p, "REQUIRES", ())), tuple(getattr(p, "PRODUCES", ())))
+        return PassInfo(_check_name(p.NAME, p), p.run, tuple(getattr(p, "REQUIRES", ())),
+                        tuple(getattr(p, "PRODUCES", ())))
     if callable(p):
         import inspect
 
@@ -82,8 +83,20 @@ def as_pass(p) -> PassInfo:
         except (TypeError, ValueError):
             nparams = 1
         run = p if nparams >= 2 else (lambda prog, ctx, _f=p: _f(prog))
-        return PassInfo(getattr(p, "NAME", getattr(p, "__name__", "UserPass")), run)
+        return PassInfo(_check_name(getattr(p, "NAME", getattr(p, "__name__", "UserPass")), p), run)
     raise TypeError(f"not a pass: {p!r}")
+
+
+def _check_name(name, p) -> str:
+    """A pass name names a file, ``passes_dump/NN_after_<name>.py``: it must be one file-name
+    component. ``"../x"`` or ``"a/b"`` would put the dump elsewhere; a lambda's ``"<lambda>"`` is
+    fine."""
+    if (not isinstance(name, str) or not name or name.startswith(".") or any(c in name for c in "/\\\0")
+            or not name.isprintable()):
+        raise ValueError(f"pass {p!r} is named {name!r}, which cannot be a file name (it becomes "
+                         "passes_dump/NN_after_<name>.py: no '/', no '\\', not starting with '.'). Give the "
+                         "function a plain name, or the pass a NAME attribute such as NAME = 'MyPass'")
+    return name
 
 
 @dataclass
@@ -211,6 +224,6 @@ def _dump_text(program: Program, level: PassDumpLevel) -> str:
 
 
 def _write(path: Path, text: str) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    from pypto.safe_files import atomic_write_text
+
+    atomic_write_text(path, text)   # a private temp name: concurrent compiles never share one

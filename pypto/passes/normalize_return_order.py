@@ -81,7 +81,9 @@ def _final_versions(f: Function) -> dict[int, Var]:
     """param id -> its last top-level version before the return."""
     from pypto.ir.nodes import Call
 
-    target = {"tile.store": 2, "tensor.assemble": 0}
+    from pypto.ops.registry import write_targets
+
+    target = write_targets()
     root = {id(p): p for p in f.params}
     final: dict[int, Var] = {}
     for s in f.body:

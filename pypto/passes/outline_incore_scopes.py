@@ -7,36 +7,44 @@ calls them; and CallDirections — every call's arguments fit the callee's param
 * Parameters are the scope's live-in values, in order of first use.
 * A captured tensor that the scope writes (``out[...] = e``, ``pl.store``) becomes an ``Out``
   parameter, or ``InOut`` if the scope also reads it; the function returns its final version and
-  the call's result replaces that version in the caller.
+  the call's result replaces that version in the caller. A write whose result is not bound
+  (``pl.store(t, [0, 0], out)`` as a statement, the reference's usual form) writes the parameter just
+  the same: it makes it ``Out`` / ``InOut`` (so the task's runtime tag orders it against the other
+  tasks touching the tensor), with no version to return.
 * A tensor value computed in the scope and used after it is materialised: the caller allocates it
   (``tensor.create``) and passes it as an extra ``Out`` parameter ``ret<k>_out``.
 * The enclosing function becomes an Orchestration function.
 * The scope's task attributes move to the call: ``deps`` (TaskId expressions), ``no_dep_args`` and
   ``dumps`` (captured tensors -> argument indices), ``manual`` and the TaskId Var ``as tid`` binds
   (``FuncCall.task_id_var``, defined by the call's AssignStmt).
+* A declared ``In`` tensor parameter that any function writes is an error
+  (:mod:`pypto.passes.param_writes`); the kernels outlined here get their directions from use.
 """
 from __future__ import annotations
 
 from pypto.errors import UnsupportedFeatureError
 from pypto.language.enums import AtomicType
 from pypto.ir.nodes import (
-    AssignStmt, Call, ConstInt, ForStmt, FuncCall, Function, MakeTuple, Program, ReturnStmt, ScopeStmt,
+    AssignStmt, Call, ConstInt, EvalStmt, ForStmt, FuncCall, Function, MakeTuple, Program, ReturnStmt, ScopeStmt,
     TupleGetItem, Var,
 )
 from pypto.ir.types import TensorType, TupleType
 from pypto.ir.visit import Mutator, Renewer, child_stmts, defined_vars, iter_stmts, use_exprs, walk_expr
 from pypto.language.enums import FunctionType, ParamDirection
+from pypto.ops.registry import write_targets
+from pypto.passes import param_writes
 from pypto.passes.context import PassContext
 
 NAME = "OutlineIncoreScopes"
 REQUIRES = ("SSA",)
 PRODUCES = ("SplitIncoreOrch", "CallDirections")
 
-# (op, index of the argument that is written, not read)
-_WRITE_TARGET = {"tensor.assemble": 0, "tile.store": 2}
 
 
 def run(program: Program, ctx: PassContext) -> Program:
+    # the directions this pass establishes (CallDirections) start from the declared ones: a write
+    # to a declared In tensor is the user's error, reported here with the span of the write
+    param_writes.check_program(program)
     out_funcs: list[Function] = []
     taken = {f.name for f in program.functions}
     for f in program.functions:
@@ -89,13 +97,18 @@ class _Outliner(Mutator):
         for v in defined_vars(self.func.body):
             order.setdefault(id(v), len(order))
         live_in.sort(key=lambda v: order.get(id(v), len(order)))
-        root, reads = _roots(body, {id(v) for v in live_in})
+        root, reads, bare = _roots(body, {id(v) for v in live_in})
         written = []  # outer tensors written in the scope, in order
         for st in body:
             for v in _top_defs(st):
                 r = root.get(id(v))
                 if r is not None and r not in written:
                     written.append(r)
+        # written by a store whose result is not bound: a write all the same (a task that stores into
+        # a tensor tagged INPUT would race with every other task on it), but no version to return
+        for r in bare:
+            if not any(r is w for w in written):
+                written.append(r)
         final = {}
         for st in body:
             for v in _top_defs(st):
@@ -138,7 +151,8 @@ class _Outliner(Mutator):
             args.append(buf)
             ret_params.append(p)
         new_body = list(ren.stmts(body))
-        returns = [ren.var(final[id(w)]) for w in written]
+        returned = [w for w in written if id(w) in final]
+        returns = [ren.var(final[id(w)]) for w in returned]
         for v, p in zip(fresh_outs, ret_params):
             nv = ren.var(v)
             zeros = MakeTuple(tuple(ConstInt(0) for _ in v.type.shape))
@@ -151,7 +165,7 @@ class _Outliner(Mutator):
                                       FunctionType.InCore, None, s.span))
 
         # the call site: results rebind the outer values that escape the scope
-        results = [final[id(w)] for w in written] + fresh_outs
+        results = [final[id(w)] for w in returned] + fresh_outs
         call_type = rtypes[0] if len(rtypes) == 1 else TupleType(rtypes)
         def indices(vals, what):
             out = []
@@ -185,11 +199,13 @@ def _top_defs(st) -> list[Var]:
     return list(getattr(st, "return_vars", ()))
 
 
-def _roots(body, outer_ids: set[int]) -> tuple[dict[int, Var], set[int]]:
-    """Map each tensor version written in ``body`` to the outer tensor it is a version of, and find
-    which outer tensors are read (any use other than as the destination of a write)."""
+def _roots(body, outer_ids: set[int]) -> tuple[dict[int, Var], set[int], list[Var]]:
+    """Map each tensor version written in ``body`` to the outer tensor it is a version of, find
+    which outer tensors are read (any use other than as the destination of a write), and list the
+    outer tensors written by a store whose result is not bound (``pl.store(t, offs, out)``)."""
     root: dict[int, Var] = {}
     reads: set[int] = set()
+    bare: list[Var] = []
 
     def root_of(v) -> Var | None:
         if isinstance(v, Var):
@@ -199,15 +215,26 @@ def _roots(body, outer_ids: set[int]) -> tuple[dict[int, Var], set[int]]:
                 return v
         return None
 
+    write_target = write_targets()  # op -> index of the argument that is written, not read
+
     def visit(stmts):
         for st in stmts:
-            if isinstance(st, AssignStmt) and isinstance(st.value, Call) and st.value.op in _WRITE_TARGET:
-                tgt = st.value.args[_WRITE_TARGET[st.value.op]]
+            if isinstance(st, AssignStmt) and isinstance(st.value, Call) and st.value.op in write_target:
+                tgt = st.value.args[write_target[st.value.op]]
                 r = root_of(tgt)
                 if r is not None:
                     root[id(st.var)] = r
                 for i, a in enumerate(st.value.args):
-                    if i != _WRITE_TARGET[st.value.op]:
+                    if i != write_target[st.value.op]:
+                        _note_reads(a, root_of, reads)
+                continue
+            if isinstance(st, EvalStmt) and isinstance(st.expr, Call) and st.expr.op in _WRITE_TARGET:
+                k = _WRITE_TARGET[st.expr.op]
+                r = root_of(st.expr.args[k])
+                if r is not None and not any(r is b for b in bare):
+                    bare.append(r)
+                for i, a in enumerate(st.expr.args):
+                    if i != k:
                         _note_reads(a, root_of, reads)
                 continue
             if isinstance(st, ForStmt):
@@ -234,7 +261,7 @@ def _roots(body, outer_ids: set[int]) -> tuple[dict[int, Var], set[int]]:
                 _note_reads(e, root_of, reads)
 
     visit(body)
-    return root, reads
+    return root, reads, bare
 
 
 def _note_reads(e, root_of, reads: set[int]) -> None:

@@ -17,13 +17,18 @@ form with ``init_values`` works too). Produces: NoUnrollLoops — no ForStmt of 
 * Explicit loop-carried values thread through the copies: copy k reads what copy k-1 yielded, and
   the loop's return vars read what the last copy yielded (the init values for an empty loop).
 * Nested unroll loops are expanded too.
+* Limits (compile time grows with every copy, ~5 ms each through the pipeline): one ``pl.unroll``
+  loop expands to at most :data:`MAX_UNROLL` (1024, the reference compiler's
+  ``kMaxUnrollIterations``) copies and ``pl.pipeline``'s ``stage`` is at most that too; nested
+  unroll loops of one function expand to at most :data:`MAX_COPIES` body copies in all. Beyond
+  either, a located error suggests ``pl.range`` (a loop at run time) or ``pl.pipeline``.
 * Scalar arithmetic on constants folds in each copy (``i * 64`` becomes ``64`` in copy 1), and an
   ``if`` whose condition folds keeps only its taken branch — the same forms the frontend builds
   from constants, so every stage prints and parses back unchanged.
 """
 from __future__ import annotations
 
-from pypto.errors import InternalError
+from pypto.errors import InternalError, InvalidOperationError
 from pypto.ir.nodes import (
     BinOp,
     Var,
@@ -47,8 +52,34 @@ REQUIRES = ()
 PRODUCES = ("NoUnrollLoops",)
 
 
+MAX_UNROLL = 1024      # copies of one loop's body (the reference's kMaxUnrollIterations)
+MAX_COPIES = 16384     # body copies of all the (nested) unroll loops of one function
+
+
 def run(program: Program, ctx: PassContext) -> Program:
     return _Unroller().program(program)
+
+
+def _nested_copies(stmts) -> int:
+    """Body copies the unroll loops nested in ``stmts`` will make, as far as their bounds are literal
+    already (a bound depending on an outer loop variable is known only once that is substituted)."""
+    from pypto.ir.visit import child_stmts
+
+    n = 0
+    for st in stmts:
+        if isinstance(st, ForStmt) and st.kind == ForKind.Unroll and all(
+                isinstance(b, ConstInt) for b in (st.start, st.stop, st.step)) and st.step.value != 0:
+            n += _trips(st.start.value, st.stop.value, st.step.value) * (1 + _nested_copies(st.body))
+        else:
+            for body in child_stmts(st):
+                n += _nested_copies(body)
+    return n
+
+
+def _trips(start: int, stop: int, step: int) -> int:
+    if step > 0:
+        return max(0, (stop - start + step - 1) // step)
+    return max(0, (start - stop - step - 1) // -step)
 
 
 class _Unroller(Mutator):
@@ -58,7 +89,25 @@ class _Unroller(Mutator):
 
     def function(self, f):
         self.seen = {id(p) for p in f.params}
+        self.copies = 0
         return super().function(f)
+
+    def _count(self, n: int, s: ForStmt, what: str) -> None:
+        """Account ``n`` more body copies; refuse past the limits (before copying anything)."""
+        if n > MAX_UNROLL:
+            raise InvalidOperationError(
+                f"{what} would copy the loop body {n} times; the limit is {MAX_UNROLL} copies per loop "
+                "(compile time grows with every copy)", s.span,
+                "use pl.range for a loop that runs on the device, or pl.pipeline(n, stage=F) to copy the body "
+                "only F times")
+        self.copies += n
+        total = self.copies + n * _nested_copies(s.body)   # known before expanding: fail fast
+        if total > MAX_COPIES:
+            self.copies = total
+            raise InvalidOperationError(
+                f"the pl.unroll loops of this function would copy their bodies {self.copies} times in all (nested "
+                f"loops multiply); the limit is {MAX_COPIES}", s.span,
+                "turn the outer pl.unroll into pl.range")
 
     def stmt(self, s):
         if isinstance(s, ForStmt):   # visible in the body
@@ -76,6 +125,9 @@ class _Unroller(Mutator):
         if not all(isinstance(b, ConstInt) for b in bounds):
             raise InternalError("pl.unroll bounds must be compile-time ints", s.span)
         start, stop, step = (b.value for b in bounds)
+        if step == 0:
+            raise InvalidOperationError("pl.unroll step must not be 0", s.span)
+        self._count(_trips(start, stop, step), s, f"pl.unroll({start}, {stop}, {step})")
         carried = [self.expr(v) for v in s.init_values]
         out = []
         for i in range(start, stop, step):
@@ -113,6 +165,7 @@ class _Unroller(Mutator):
             raise InternalError("pl.pipeline step must be a literal int > 0", s.span)
         if f == 1:
             return self.default_stmt(s.replace(kind=ForKind.Sequential, stage=1))
+        self._count(f, s, f"pl.pipeline(..., stage={f})")
         span = s.span
         stride = ConstInt(f * step.value, INDEX, span)
         # main_end = start + max((stop - start) // stride, 0) * stride, folded when constant

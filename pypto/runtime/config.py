@@ -10,17 +10,13 @@ and ``enable_scope_stats`` are validated but have no effect on the simulator.
 from __future__ import annotations
 
 import enum
+import os
 import warnings
 from dataclasses import dataclass, field
 from typing import Optional
 
 from pypto.backend.platforms import get_platform
-
-
-class OptimizationStrategy(enum.Enum):
-    """The compiler's optimisation strategy; ``Default`` is the only member."""
-
-    Default = "Default"
+from pypto.ir.pass_manager import OptimizationStrategy
 
 
 _RINGS = 4
@@ -63,9 +59,19 @@ class RunConfig:
     """Options for compiling and running a kernel on a simulated platform.
 
     ``platform`` is ``"a2a3sim"`` (default) or ``"a5sim"``; the real devices ``"a2a3"`` / ``"a5"``
-    raise :class:`pypto.errors.PlatformError` naming the simulator to use. ``rtol`` / ``atol`` are
-    the harness's golden-comparison tolerances. ``dump_passes`` (bool or ``PassDumpLevel``) writes
-    ``passes_dump/`` into the artifact directory; ``save_kernels_dir`` chooses that directory.
+    run on their simulator with one warning line on stderr (``PYPTO_STRICT_PLATFORM=1``: a
+    :class:`pypto.errors.PlatformError` instead). ``backend_type`` (a ``pypto.backend.BackendType``)
+    is derived from the platform, as in the reference: a value that disagrees is overwritten
+    (``RunConfig(backend_type=BackendType.Ascend950)`` alone still runs a2a3sim; give
+    ``platform="a5sim"``). ``strategy`` is ``OptimizationStrategy.Default`` (the only one).
+    ``rtol`` / ``atol`` are the harness's golden-comparison tolerances. ``compile_profiling`` writes
+    ``report/pipeline_profile.{txt,json}``. ``memory_planner`` (a ``MemoryPlanner``) and
+    ``dump_ptoas_passes`` are recorded in ``compiled_meta.json`` and change nothing here (one memory
+    planner, no ptoas). ``distributed_config`` must stay ``None`` (multi-rank programs are not
+    simulated). ``codegen_only`` compiles without running; ``golden_data_dir`` is where the golden
+    form of :func:`pypto.runtime.run` keeps its data files. ``dump_passes`` (bool or ``PassDumpLevel``) writes
+    ``passes_dump/`` into the artifact directory; ``save_kernels_dir`` chooses that directory (default:
+    a content-keyed entry of the compile cache under ``$PYPTO_PROG_BUILD_DIR``, see docs/compile-cache.md).
     ``analyze_auto_scopes_for_deps`` (a bool) lets the AutoDeriveTaskDependencies pass replace the
     tensormap lookups it can prove by compiler edges (``source: "compiler"`` in ``deps.json``).
 
@@ -85,26 +91,31 @@ class RunConfig:
     lockstep, one torch call per instruction for all of them, when that cannot change any result:
     the kernel's instructions do not depend on the task and the tasks touch disjoint global memory
     (see docs/simulator.md, "Lockstep gangs"); ``False`` runs every task on its own.
+
+    No effect on the simulator (validated, then unused; docs/compatibility.md): ``device_id`` (there
+    is one simulated device), ``aicpu_thread_num`` (the scheduler is not threaded), ``enable_pmu``
+    and ``enable_scope_stats`` (no hardware counters), ``memory_planner``, ``dump_ptoas_passes``.
     """
 
+    # the reference's fields, in its order (positional construction binds the same way) ...
     platform: str = "a2a3sim"
     device_id: int = 0
     rtol: float = 1e-5
     atol: float = 1e-5
     strategy: OptimizationStrategy = OptimizationStrategy.Default
+    backend_type: object = None
     dump_passes: object = False
     save_kernels: bool = False
     save_kernels_dir: Optional[str] = None
     codegen_only: bool = False
-    verification_level: object = None
-    diagnostic_phase: object = None
-    disabled_diagnostics: Optional[frozenset] = None
-    compile_profiling: bool = False
-    enable_dep_gen: bool = False
-    enable_dump_args: int = 0
     enable_chip_swimlane: int = 0
+    enable_dump_args: int = 0
     enable_pmu: int = 0
+    enable_dep_gen: bool = False
     enable_scope_stats: bool = False
+    compile_profiling: bool = False
+    diagnostic_phase: object = None
+    disabled_diagnostics: object = None
     golden_data_dir: Optional[str] = None
     aicpu_thread_num: Optional[int] = None
     ring_task_window: object = None
@@ -114,6 +125,8 @@ class RunConfig:
     analyze_auto_scopes_for_deps: bool = False
     memory_planner: object = None
     dump_ptoas_passes: bool = False
+    # ... then ours
+    verification_level: object = None
     sim_seed: Optional[int] = None
     dump_budget_bytes: int = 1 << 30
     sim_poison: bool = False
@@ -124,7 +137,21 @@ class RunConfig:
     def __post_init__(self):
         # (1) platform, (2) backend_type (a property), (3) swimlane level, (4) DFX forces save_kernels,
         # (5) ring overrides.
+        from pypto.backend.backend_type import BackendType
+
         self._platform = get_platform(self.platform)
+        # As in the reference, the platform decides the backend: backend_type is derived from it
+        # (a value that disagrees is overwritten; see the class docstring).
+        if self.backend_type is not None:
+            BackendType.of(self.backend_type)  # a clear error for a bad value
+        self.backend_type = BackendType.of(self._platform)
+        if self.distributed_config is not None:
+            raise ValueError("RunConfig.distributed_config: multi-rank (L3) programs are not simulated by this "
+                             "package; leave it None")
+        if self.memory_planner is not None:
+            from pypto.pypto_core.passes import MemoryPlanner
+
+            self.memory_planner = MemoryPlanner(self.memory_planner)
         for name in ("rtol", "atol"):
             v = getattr(self, name)
             if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0:
@@ -172,16 +199,30 @@ class RunConfig:
         self.ring_dep_pool = _check_ring("ring_dep_pool", self.ring_dep_pool, _dep_pool)
 
     def ring_limits(self) -> tuple[list[int], list[int], list[int]]:
-        """Per ring (4): task window, heap bytes and dependency-pool entries — the overrides, with
-        ``None`` / ``0`` entries taken from the platform's defaults."""
+        """Per ring (4): task window, heap bytes and dependency-pool entries. As on the device, an
+        override here wins; a ``None`` / ``0`` entry falls back to the process-wide environment
+        variable ``PTO2_RING_TASK_WINDOW`` / ``PTO2_RING_HEAP`` / ``PTO2_RING_DEP_POOL`` when set
+        (validated like the field), then to the platform's default."""
         plat = self._platform
 
-        def per_ring(value, default):
+        def per_ring(name, value, default, check):
+            env = os.environ.get(f"PTO2_RING_{name.upper()}", "").strip()
+            if env:
+                try:
+                    default = int(env, 0)
+                except ValueError:
+                    raise ValueError(f"environment variable PTO2_RING_{name.upper()} must be an int, got {env!r}") \
+                        from None
+                try:
+                    check(default)
+                except ValueError as e:
+                    raise ValueError(f"environment variable PTO2_RING_{name.upper()}: {e}") from None
             vals = value if isinstance(value, list) else [value] * _RINGS
             return [default if not v else v for v in vals]
 
-        return (per_ring(self.ring_task_window, plat.ring_task_window), per_ring(self.ring_heap, plat.ring_heap),
-                per_ring(self.ring_dep_pool, plat.ring_dep_pool))
+        return (per_ring("task_window", self.ring_task_window, plat.ring_task_window, _pow2("ring_task_window", 4)),
+                per_ring("heap", self.ring_heap, plat.ring_heap, _pow2("ring_heap", 1024)),
+                per_ring("dep_pool", self.ring_dep_pool, plat.ring_dep_pool, _dep_pool))
 
     def any_dfx_enabled(self) -> bool:
         """Whether any DFX output is requested (swimlane, dumps, pmu, dep_gen, scope stats)."""
@@ -201,24 +242,41 @@ class RunConfig:
                       DeprecationWarning, stacklevel=2)
         self.enable_chip_swimlane = RunConfig(enable_chip_swimlane=value).enable_chip_swimlane
 
-    @property
-    def backend_type(self) -> str:
-        """``Ascend910B`` for a2a3 platforms, ``Ascend950`` for a5 (recomputed from ``platform``)."""
-        return self._platform.backend_type
-
     def compile_options(self) -> dict:
         """Keyword arguments for :func:`pypto.ir.compile` taken from this config."""
-        return {"platform": self.platform, "dump_passes": self.dump_passes, "output_dir": self.save_kernels_dir,
+        return {"platform": self.platform, "strategy": self.strategy, "backend_type": self.backend_type,
+                "dump_passes": self.dump_passes, "output_dir": self.save_kernels_dir,
                 "verification_level": self.verification_level, "diagnostic_phase": self.diagnostic_phase,
                 "disabled_diagnostics": self.disabled_diagnostics, "passes": self.passes,
-                "analyze_auto_scopes_for_deps": self.analyze_auto_scopes_for_deps}
+                "analyze_auto_scopes_for_deps": self.analyze_auto_scopes_for_deps,
+                "profiling": self.compile_profiling, "memory_planner": self.memory_planner,
+                "dump_ptoas_passes": self.dump_ptoas_passes}
 
     def cache_key(self) -> tuple:
         """The compile-relevant part of the config (part of the jit compile-cache key)."""
         return (self.platform, repr(self.dump_passes), self.save_kernels_dir, repr(self.verification_level),
-                repr(self.diagnostic_phase), repr(sorted(self.disabled_diagnostics or ())),
-                tuple(p.name for p in self.passes) if self.passes is not None else None, id(self.passes),
-                self.analyze_auto_scopes_for_deps)
+                repr(self.diagnostic_phase), repr(sorted(map(str, self.disabled_diagnostics or ()))),
+                tuple(p.name for p in self.passes) if self.passes is not None else None, IdentityKey(self.passes),
+                self.analyze_auto_scopes_for_deps, repr(self.memory_planner), self.compile_profiling)
+
+
+class IdentityKey:
+    """A cache-key part compared by identity that keeps its object alive: a bare ``id(obj)`` can be
+    reused by a new object once ``obj`` is freed, and the key would then match the wrong pipeline."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __hash__(self) -> int:
+        return id(self.obj)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, IdentityKey) and other.obj is self.obj
+
+    def __repr__(self) -> str:
+        return f"IdentityKey({type(self.obj).__name__} at {id(self.obj):#x})"
 
 
 _dataclass_init = RunConfig.__init__

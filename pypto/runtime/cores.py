@@ -13,6 +13,8 @@ kernel can write). Under ``sim_poison`` memory starts as the byte 0xFF instead (
 """
 from __future__ import annotations
 
+import threading
+
 import torch
 
 from pypto.backend.platforms import Platform
@@ -20,6 +22,7 @@ from pypto.errors import SimulationError
 from pypto.language.enums import MemorySpace
 
 _MEM_POOL: dict[tuple, list] = {}   # (platform, space, cores, fill) -> [(tensor, dirty byte ranges)]
+_POOL_LOCK = threading.Lock()       # runs in several threads share the pool
 
 
 def _merge(ranges) -> list:
@@ -55,9 +58,11 @@ class CoreMemory:
         arr = self.arrays.get(space)
         if arr is None:
             fill = self.fill
-            free = _MEM_POOL.get((self.platform.name, space, self.cores, fill))
-            if free:
-                arr, dirty = free.pop()
+            with _POOL_LOCK:  # two threads must not both take the last free tensor
+                free = _MEM_POOL.get((self.platform.name, space, self.cores, fill))
+                taken = free.pop() if free else None
+            if taken is not None:
+                arr, dirty = taken
                 for lo, hi in dirty:
                     arr[:, lo:hi].fill_(fill)
             else:
@@ -87,8 +92,9 @@ class CoreMemory:
     def release(self) -> None:
         """Give the memories back to the pool (no view of them may be used afterwards)."""
         for space, arr in self.arrays.items():
-            _MEM_POOL.setdefault((self.platform.name, space, self.cores, self.fill), []).append(
-                (arr, _merge(self.dirty[space])))
+            with _POOL_LOCK:
+                _MEM_POOL.setdefault((self.platform.name, space, self.cores, self.fill), []).append(
+                    (arr, _merge(self.dirty[space])))
         self.arrays = {}
         self.dirty = {}
 

@@ -190,7 +190,8 @@ class TensorMap:
                 del ents[k]
         return found
 
-    def register(self, v: View, task) -> None:
+    def register(self, v: View, task) -> tuple:
+        """Register ``task`` as a producer of ``v``; returns the entry's key (for :meth:`unregister`)."""
         b = self.buckets.get(v.base)
         if b is None:
             b = self.buckets[v.base] = _Bucket()
@@ -207,6 +208,22 @@ class TensorMap:
         n = v.hi - v.lo
         if n > b.maxlen:
             b.maxlen = n
+        return key
+
+    def unregister(self, base: int, key: tuple, task) -> None:
+        """Drop ``task``'s entry ``key`` of buffer ``base`` (a retired producer: consumers submitted from
+        now on need no edge to it), if a lookup has not dropped it already; an emptied bucket goes, so
+        a new buffer at a recycled address starts with no stale producers."""
+        b = self.buckets.get(base)
+        if b is None:
+            return
+        los = b.los
+        k = bisect_left(los, key)
+        if k < len(los) and los[k] == key and b.ents[k][1] is task:
+            del los[k]
+            del b.ents[k]
+        if not los:
+            del self.buckets[base]
 
 
 # ---------------------------------------------------------------------------------------- deps.json
@@ -244,9 +261,36 @@ def _view_keys(v: View, prefix: str) -> dict:
     return {f"{prefix}shape": list(v.shape), f"{prefix}start_offset": str(v.start), f"{prefix}strides": list(v.strides)}
 
 
+# Where deps.json places the first buffer, and the alignment of each next one: the host pointers of
+# the simulated GM buffers differ on every run (and would leak the process's address layout), so
+# deps.json gives each buffer a stable address instead, in order of first appearance in the submit log.
+_GM_BASE, _GM_ALIGN = 0x1000_0000, 512
+
+
+class StableAddresses:
+    """Host buffer pointer -> a reproducible GM address (first-appearance order, each buffer
+    ``_GM_ALIGN``-aligned after the previous one), so the same program writes the same deps.json."""
+
+    def __init__(self):
+        self._addr: dict[int, int] = {}
+        self._next = _GM_BASE
+
+    def __call__(self, v: View) -> int:
+        a = self._addr.get(v.base)
+        if a is None:
+            a = self._addr[v.base] = self._next
+            size = max(v.buffer_numel * v.esize, 1)
+            self._next += (size + _GM_ALIGN - 1) // _GM_ALIGN * _GM_ALIGN
+        return a
+
+
 def deps_document(tasks) -> dict:
-    """The deps.json object of spec §4 from the runtime's submit log (``Runtime.tasks``)."""
+    """The deps.json object of spec §4 from the runtime's submit log (``Runtime.tasks``).
+
+    ``buffer_addr`` (and the ``tensor_id`` hashed from it) is a stable address (:class:`StableAddresses`),
+    not the host pointer: two runs of one program give the same document."""
     out_tasks, tensors, edges = [], {}, []
+    addr = StableAddresses()
     for t in tasks:
         if t.kind == "snapshot":
             continue
@@ -255,8 +299,9 @@ def deps_document(tasks) -> dict:
             if not isinstance(a, torch.Tensor):
                 continue
             v = t.views[i]
-            tid = tensor_id(v.base)
-            tensors.setdefault(v.base, {"tensor_id": str(tid), "buffer_addr": str(v.base), "version": 0,
+            gm = addr(v)
+            tid = tensor_id(gm)
+            tensors.setdefault(v.base, {"tensor_id": str(tid), "buffer_addr": str(gm), "version": 0,
                                         "dtype": dtype_name(v.dtype).upper(), "buffer_numel": str(v.buffer_numel)})
             args.append({"idx": i, "type": "UNKNOWN" if tag == NO_DEP else tag, "tensor_id": str(tid),
                          "dtype": dtype_name(v.dtype).upper(), "shape": list(v.shape),
@@ -271,7 +316,7 @@ def deps_document(tasks) -> dict:
                  "flags": ["wait"] if source in ("tensormap", "compiler") else ["wait", "retain"]}
             if source != "explicit":
                 v = t.views[arg]
-                e["tensor_id"] = str(tensor_id(v.base))
+                e["tensor_id"] = str(tensor_id(addr(v)))
                 e["consumer_dtype"] = dtype_name(v.dtype).upper()
                 e.update(_view_keys(v, "consumer_"))
             if source == "tensormap":
@@ -283,10 +328,11 @@ def deps_document(tasks) -> dict:
 
 def write_deps(tasks, dfx_dir: Path, work_dir: Path, kernel_ids: dict) -> Path:
     """Write ``dfx_outputs/deps.json`` and ``name_map_<work_dir.name>.json``; returns the deps path."""
-    dfx_dir.mkdir(parents=True, exist_ok=True)
+    from pypto.safe_files import atomic_write_text
+
     path = dfx_dir / "deps.json"
-    path.write_text(json.dumps(deps_document(tasks), indent=1), encoding="utf-8")
+    atomic_write_text(path, json.dumps(deps_document(tasks), indent=1))
     name_map = {"level": 2, "orchestrator_name": None,
                 "callable_id_to_name": {str(i): n for n, i in kernel_ids.items()}}
-    (dfx_dir / f"name_map_{work_dir.name}.json").write_text(json.dumps(name_map, indent=1), encoding="utf-8")
+    atomic_write_text(dfx_dir / f"name_map_{work_dir.name}.json", json.dumps(name_map, indent=1))
     return path

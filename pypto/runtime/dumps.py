@@ -7,10 +7,17 @@ completes (``after_completion``), ``INOUT`` at both stages. Written to
 ``<output_dir>/dfx_outputs/args_dump/args_dump.json`` + ``args.bin`` (logically contiguous,
 little-endian payloads, concatenated). A payload that would take the total past
 ``RunConfig.dump_budget_bytes`` is skipped with a warning and its record flagged ``truncated``.
+
+The two files are one unit: they are built in a fresh directory beside ``args_dump/`` and swapped in
+whole (:func:`pypto.safe_files.publish_dir`), so a run killed while dumping leaves the previous dump
+intact, never a new ``args.bin`` under an old index. The index records ``bin_bytes`` and
+``bin_sha256`` of ``args.bin``; the dump viewer refuses a dump whose payload does not match them.
 """
 from __future__ import annotations
 
+import hashlib
 import json
+import shutil
 import sys
 import warnings
 from pathlib import Path
@@ -18,6 +25,7 @@ from pathlib import Path
 import torch
 
 from pypto.runtime.deps import INOUT, OUTPUT, OUTPUT_EXISTING, dtype_name
+from pypto.safe_files import publish_dir, staging_dir
 
 BEFORE, AFTER = "before_dispatch", "after_completion"
 
@@ -94,10 +102,21 @@ class DumpCollector:
         if not self.records:
             return None
         d = dfx_dir / "args_dump"
-        d.mkdir(parents=True, exist_ok=True)
+        staged = staging_dir(d)
+        try:
+            self._write_into(staged)
+            publish_dir(staged, d)
+        except BaseException:
+            shutil.rmtree(staged, ignore_errors=True)
+            raise
+        return d
+
+    def _write_into(self, d: Path) -> None:
+        digest = hashlib.sha256()
         with open(d / "args.bin", "wb") as f:
             for p in self.payloads:
                 f.write(p)
+                digest.update(p)
         recs = self.records
         doc = {
             "run_dir": "args_dump",
@@ -109,7 +128,6 @@ class DumpCollector:
             "output_args": sum(r["role"] == "output" for r in recs),
             "inout_args": sum(r["role"] == "inout" for r in recs),
             "truncated_args": self.truncated, "dropped_records": 0, "dropped_overwrite": 0,
-            "bin_file": "args.bin", "args": recs,
+            "bin_file": "args.bin", "bin_bytes": self.used, "bin_sha256": digest.hexdigest(), "args": recs,
         }
         (d / "args_dump.json").write_text(json.dumps(doc, indent=1), encoding="utf-8")
-        return d

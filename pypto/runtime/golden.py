@@ -8,6 +8,13 @@ seed and a free-text rationale. ``golden.py`` beside it re-emits the golden func
 Safety and integrity, which the reference lacks:
 
 * files are written atomically (temp file + rename), so an interrupted run never leaves half a golden;
+* recording is serialised by a lock beside the directory (``.<dir>.lock``): writers racing on one
+  golden directory (pytest-xdist workers, two platforms sharing it) record it once and the others
+  reuse it; the old manifest is removed before any file is rewritten and the new one written last,
+  hashing the bytes this writer wrote (never whatever another writer left on disk), so a crash or a
+  race leaves a golden that is reported missing, never one that verifies and is wrong;
+* paths stay inside the directory: tensor names are Python identifiers, and a manifest entry other
+  than ``in/<name>.pt`` / ``out/<name>.pt`` (``..``, an absolute path, a symbolic link out) is refused;
 * loading never executes code: tensors are read with ``torch.load(..., weights_only=True)`` and the
   manifest is JSON; a pickle carrying a payload is refused;
 * every file is checked against its recorded SHA-256 before use, so a truncated or bit-flipped file
@@ -17,8 +24,9 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import io
 import json
-import os
+import re
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +34,11 @@ from typing import Any, Callable, Optional, Sequence
 
 import torch
 
+from pypto.safe_files import atomic_write_bytes, contained, dir_lock
+
 MANIFEST = "manifest.json"
+# the only file names a manifest may list: one directory level, an identifier, ".pt"
+_ENTRY = re.compile(r"(in|out)/([A-Za-z_][A-Za-z0-9_]*)\.pt")
 
 
 class GoldenFileError(Exception):
@@ -44,6 +56,9 @@ class TensorSpec:
     dtype: torch.dtype
     init_value: Any = None
     is_output: bool = False
+
+    def __post_init__(self):
+        _check_spec_name(self.name, "TensorSpec")
 
     def materialize(self) -> torch.Tensor:
         """The initial tensor."""
@@ -75,6 +90,17 @@ class ScalarSpec:
     value: Any
     ctype: str = "int64"
 
+    def __post_init__(self):
+        _check_spec_name(self.name, "ScalarSpec")
+
+
+def _check_spec_name(name, what: str) -> None:
+    # the name is a kernel parameter, a key of golden.py's code and (tensors) the file name
+    # in/<name>.pt / out/<name>.pt inside the golden directory: "../../x" would escape it
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"{what} name {name!r} must be a Python identifier (the kernel parameter it feeds; it also "
+                         "names the golden files in/<name>.pt and out/<name>.pt)")
+
 
 def _sha256(path: Path) -> str:
     h = hashlib.sha256()
@@ -84,19 +110,14 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _atomic_write_bytes(path: Path, write: Callable[[Path], None]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-
-
-def _save_tensor(t: torch.Tensor, path: Path) -> None:
-    _atomic_write_bytes(path, lambda p: torch.save(t.detach().cpu().contiguous().clone(), p))
+def _save_tensor(t: torch.Tensor, path: Path) -> str:
+    """Write ``t`` atomically; returns the SHA-256 of the bytes written (hashed here, not re-read
+    from disk, so the manifest describes this writer's file whatever else happens to the path)."""
+    buf = io.BytesIO()
+    torch.save(t.detach().cpu().contiguous().clone(), buf)
+    data = buf.getvalue()
+    atomic_write_bytes(path, data, fsync=True)
+    return hashlib.sha256(data).hexdigest()
 
 
 def load_tensor(path: Path, sha256: Optional[str] = None) -> torch.Tensor:
@@ -151,42 +172,49 @@ def write_golden(tensor_specs: Sequence[TensorSpec], golden_fn: Callable, output
     root = Path(data_dir) if data_dir is not None else output_path.parent / "data"
     specs = list(tensor_specs)
     scalars = list(scalar_specs or ())
-    try:
-        load_golden(root, specs)
-        reused = True
-    except GoldenFileError as e:
-        if (root / MANIFEST).exists() and "is missing" not in str(e):
-            raise  # a corrupted existing golden is reported, never silently overwritten
-        reused = False
-    if not reused:
-        if seed is not None:
-            torch.manual_seed(seed)
-        tensors = {s.name: s.materialize() for s in specs}
-        files = {}
-        for s in specs:
-            if not s.is_pure_output:
-                path = root / "in" / f"{s.name}.pt"
-                _save_tensor(tensors[s.name], path)
-                files[f"in/{s.name}.pt"] = path
-        params = {sc.name: sc.value for sc in scalars} or None
-        golden_fn(tensors, params)
-        for s in specs:
-            if s.is_output:
-                path = root / "out" / f"{s.name}.pt"
-                _save_tensor(tensors[s.name], path)
-                files[f"out/{s.name}.pt"] = path
-        manifest = {
-            "schema": 1, "rtol": rtol, "atol": atol, "seed": seed, "rationale": rationale,
-            "dtype_path": {s.name: str(s.dtype).replace("torch.", "") for s in specs},
-            "outputs": [s.name for s in specs if s.is_output],
-            "scalars": {sc.name: sc.value for sc in scalars},
-            "golden_function": getattr(golden_fn, "__qualname__", repr(golden_fn)),
-            "files": {rel: {"sha256": _sha256(p), "dtype": str(tensors[p.stem].dtype).replace("torch.", ""),
-                            "shape": list(tensors[p.stem].shape)} for rel, p in files.items()},
-        }
-        _atomic_write_bytes(root / MANIFEST, lambda p: p.write_text(json.dumps(manifest, indent=2), encoding="utf-8"))
+    # check-then-record under one lock: a second writer waits, then finds the golden complete and
+    # reuses it (two writers must never mix inputs of one with outputs of the other)
+    with dir_lock(root):
+        try:
+            load_golden(root, specs)
+            reused = True
+        except GoldenFileError as e:
+            if (root / MANIFEST).exists() and "is missing" not in str(e):
+                raise  # a corrupted existing golden is reported, never silently overwritten
+            reused = False
+        if not reused:
+            _record(root, specs, scalars, golden_fn, rtol, atol, seed, rationale)
     _write_golden_py(output_path, specs, scalars, golden_fn, rtol, atol, root, data_dir is not None)
     return output_path
+
+
+def _record(root: Path, specs, scalars, golden_fn, rtol, atol, seed, rationale) -> None:
+    """Record a new golden set into ``root`` (the caller holds its lock). The stale manifest goes
+    first and the new one last: until it exists the golden reads as missing, so a crash in between
+    is regenerated next time instead of verifying a mix of old and new files."""
+    (root / MANIFEST).unlink(missing_ok=True)
+    if seed is not None:
+        torch.manual_seed(seed)
+    tensors = {s.name: s.materialize() for s in specs}
+    files = {}
+    for s in specs:
+        if not s.is_pure_output:
+            files[f"in/{s.name}.pt"] = (s.name, _save_tensor(tensors[s.name], root / "in" / f"{s.name}.pt"))
+    params = {sc.name: sc.value for sc in scalars} or None
+    golden_fn(tensors, params)
+    for s in specs:
+        if s.is_output:
+            files[f"out/{s.name}.pt"] = (s.name, _save_tensor(tensors[s.name], root / "out" / f"{s.name}.pt"))
+    manifest = {
+        "schema": 1, "rtol": rtol, "atol": atol, "seed": seed, "rationale": rationale,
+        "dtype_path": {s.name: str(s.dtype).replace("torch.", "") for s in specs},
+        "outputs": [s.name for s in specs if s.is_output],
+        "scalars": {sc.name: sc.value for sc in scalars},
+        "golden_function": getattr(golden_fn, "__qualname__", repr(golden_fn)),
+        "files": {rel: {"sha256": digest, "dtype": str(tensors[name].dtype).replace("torch.", ""),
+                        "shape": list(tensors[name].shape)} for rel, (name, digest) in files.items()},
+    }
+    atomic_write_bytes(root / MANIFEST, json.dumps(manifest, indent=2).encode("utf-8"), fsync=True)
 
 
 def load_golden(data_dir, tensor_specs: Sequence[TensorSpec] | None = None) -> Golden:
@@ -211,12 +239,23 @@ def load_golden(data_dir, tensor_specs: Sequence[TensorSpec] | None = None) -> G
                     raise GoldenFileError(f"golden file {root / rel} is missing (not in {mpath.name})")
     inputs, outputs = {}, {}
     for rel, info in files.items():
-        t = load_tensor(root / rel, info.get("sha256"))
+        if not isinstance(rel, str) or not _ENTRY.fullmatch(rel) or not isinstance(info, dict):
+            raise GoldenFileError(f"golden manifest {mpath} lists {rel!r}: entries must be in/<name>.pt or "
+                                  "out/<name>.pt inside the golden directory (no '..', no absolute path); refused")
+        try:
+            path = contained(root, rel, "golden manifest entry")
+        except ValueError as e:
+            raise GoldenFileError(f"golden manifest {mpath}: {e}; refused") from None
+        t = load_tensor(path, info.get("sha256"))
         if list(t.shape) != info.get("shape") or str(t.dtype).replace("torch.", "") != info.get("dtype"):
             raise GoldenFileError(f"golden file {root / rel} holds {list(t.shape)} {t.dtype}, the manifest "
                                   f"records {info.get('shape')} {info.get('dtype')}")
         (inputs if rel.startswith("in/") else outputs)[Path(rel).stem] = t
-    return Golden(inputs, outputs, float(manifest["rtol"]), float(manifest["atol"]), manifest, True)
+    try:
+        rtol, atol = float(manifest["rtol"]), float(manifest["atol"])
+    except (KeyError, TypeError, ValueError):
+        raise GoldenFileError(f"golden manifest {mpath} has no valid rtol / atol") from None
+    return Golden(inputs, outputs, rtol, atol, manifest, True)
 
 
 def _write_golden_py(path: Path, specs, scalars, golden_fn, rtol, atol, root: Path, explicit_root: bool) -> None:
@@ -243,4 +282,4 @@ def _write_golden_py(path: Path, specs, scalars, golden_fn, rtol, atol, root: Pa
     fname = getattr(golden_fn, "__name__", "golden")
     lines.append(src.rstrip())
     lines += ["", "", f"compute_golden = {fname}" if fname != "compute_golden" and fname.isidentifier() else ""]
-    _atomic_write_bytes(path, lambda p: p.write_text("\n".join(lines) + "\n", encoding="utf-8"))
+    atomic_write_bytes(path, ("\n".join(lines) + "\n").encode("utf-8"))

@@ -21,6 +21,7 @@ import torch
 
 from pypto.runtime.config import RunConfig
 from pypto.runtime.golden import TensorSpec, load_golden, write_golden
+from pypto.safe_files import dir_lock
 
 
 @dataclass
@@ -84,10 +85,19 @@ def _run_golden(program, specs: list, golden_fn, cfg: RunConfig, scalar_specs, t
         data_dir = Path(cfg.golden_data_dir) if cfg.golden_data_dir else None
         first = {s.name: s.materialize() for s in specs}
         compiled = _compile(program, tuple(first[s.name] for s in specs) + tuple(sc.value for sc in scalars), cfg)
-        root = data_dir if data_dir is not None else compiled.output_dir / "data"
-        write_golden(specs, golden_fn, compiled.output_dir / "golden.py", rtol=cfg.rtol, atol=cfg.atol,
+        if data_dir is not None:
+            root, golden_py = data_dir, compiled.output_dir / "golden.py"
+        else:
+            # No golden directory named: a fresh one per run. The build directory is shared by every
+            # run of the same program (in this process and, through the compile cache, in others),
+            # so a golden kept there would be "reused" by a later run with other inputs or another
+            # golden function, and that run compared against the wrong expected outputs.
+            run_dir = _fresh_run_dir(compiled.output_dir)
+            root, golden_py = run_dir / "data", run_dir / "golden.py"
+        write_golden(specs, golden_fn, golden_py, rtol=cfg.rtol, atol=cfg.atol,
                      scalar_specs=scalars, data_dir=root)
-        golden = load_golden(root, specs)
+        with dir_lock(root):   # not while another process re-records it (a file of it was deleted)
+            golden = load_golden(root, specs)
         if cfg.codegen_only:
             return RunResult(True, name, execution_time=time.perf_counter() - t0, work_dir=compiled.output_dir)
         tensors = [golden.inputs[s.name].clone() if s.name in golden.inputs else torch.zeros(list(s.shape), dtype=s.dtype)
@@ -115,3 +125,13 @@ def _run_golden(program, specs: list, golden_fn, cfg: RunConfig, scalar_specs, t
         return RunResult(False, name, detail, time.perf_counter() - t0)
 
 
+
+
+def _fresh_run_dir(output_dir: Path) -> Path:
+    """``<output_dir>/golden_runs/<time>_<pid>_<random>/``: a directory no other run uses."""
+    import os
+    import tempfile
+
+    parent = Path(output_dir) / "golden_runs"
+    parent.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=f"{time.strftime('%Y%m%d_%H%M%S')}_{os.getpid()}_", dir=parent))

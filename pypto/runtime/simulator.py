@@ -38,10 +38,11 @@ from __future__ import annotations
 import contextlib
 import gc
 import heapq
-import importlib.util
 import operator
 import random
 import sys
+import threading
+import warnings
 from pathlib import Path
 from typing import NamedTuple
 
@@ -56,29 +57,37 @@ from pypto.runtime.deps import (
     INOUT, INPUT, NO_DEP, OUTPUT, OUTPUT_EXISTING, SCALAR, TensorMap, View, normalize_tag,
 )
 from pypto.runtime.dumps import AFTER, BEFORE, DumpCollector
+from pypto.runtime.faults import locate
 
-_MODULES: dict[str, object] = {}
-_LAST_RUNTIME: list = []
+from pypto.runtime.modules import load_module  # noqa: F401  (re-exported: tools load modules by path)
+
+
+class _PerThread(threading.local):
+    """A one-slot list per thread: ``[runtime]`` of the latest call this thread simulated (a run in
+    another thread does not replace it)."""
+
+    def __init__(self):
+        self.items: list = []
+
+    def __getitem__(self, i):
+        return self.items[i]
+
+    def __setitem__(self, i, value):
+        self.items[i] = value
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
+_LAST_RUNTIME = _PerThread()
 
 
 def last_dumps() -> list[tuple[str, torch.Tensor]]:
     """``(tag, tensor)`` snapshots recorded by ``pl.dump_tag`` in the latest simulated call."""
     return list(_LAST_RUNTIME[0].dumps) if _LAST_RUNTIME else []
-
-
-def load_module(path: Path):
-    """Import a generated module (cached by path and modification time, so a recompile into the
-    same directory is picked up)."""
-    st = path.stat()
-    key = f"{path.resolve()}:{st.st_mtime_ns}:{st.st_size}"
-    mod = _MODULES.get(key)
-    if mod is None:
-        spec = importlib.util.spec_from_file_location(f"pypto_gen_{len(_MODULES)}_{path.stem}", path)
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = mod
-        spec.loader.exec_module(mod)
-        _MODULES[key] = mod
-    return mod
 
 
 class Task:
@@ -90,7 +99,7 @@ class Task:
 
     __slots__ = ("index", "task_id", "kernel", "kind", "args", "tags", "views", "manual", "fanin", "edges",
                  "dependents", "waiting", "start", "end", "core", "dump_sel", "func_ids", "kernel_ids", "snap",
-                 "pred", "skipped")
+                 "pred", "skipped", "done", "scope", "registered")
 
     def __init__(self, index, task_id, kernel, kind, args, tags, manual):
         self.index = index
@@ -114,6 +123,9 @@ class Task:
         self.snap = -1
         self.pred = None            # pl.submit(predicate=...): (tensor, index, cmp, value)
         self.skipped = False        # retired without running (its predicate was false)
+        self.done = False           # completed (its dependents were released)
+        self.scope = None           # the _ScopeRec it was submitted in (None: a snapshot, no ring slot)
+        self.registered = None      # [(base, tensormap key)] of the views it registered
 
     @property
     def tid(self) -> int:
@@ -135,6 +147,19 @@ class SubmitResult(NamedTuple):
     task_id: int
 
 
+class _ScopeRec:
+    """One executed scope (one loop iteration's body, or the function's): its ring, whether it is
+    still open, and its tasks that completed while it was open (they keep their ring slots until it
+    ends)."""
+
+    __slots__ = ("ring", "open", "done")
+
+    def __init__(self, ring: int):
+        self.ring = ring
+        self.open = True
+        self.done: list = []
+
+
 class _Scope:
     __slots__ = ("rt", "manual")
 
@@ -153,12 +178,20 @@ class _Scope:
         held = rt._held
         if len(held) <= rt._depth:
             held.append([0, 0, 0])
+        rt._scope_stack.append(_ScopeRec(rt._depth if rt._depth < 3 else 3))
         return self
 
     def __exit__(self, *exc):
         rt = self.rt
         h = rt._held[rt._depth]
         h[0] = h[1] = h[2] = 0      # scope_end: its tasks' slots, heap and edges can be retired
+        rec = rt._scope_stack.pop()
+        rec.open = False
+        if rec.done:
+            retire = rt._retire
+            for t in rec.done:
+                retire(t)
+        rec.done = None
         rt._depth -= 1
         if self.manual:
             rt._manual_depth -= 1
@@ -181,7 +214,8 @@ class Runtime:
 
     def __init__(self, platform: Platform, kernels: dict, seed: int | None, dump_level: int = 0,
                  dump_budget: int = 1 << 30, kernel_ids: dict | None = None, poison: bool = False,
-                 rings: tuple | None = None, lockstep: bool = True):
+                 rings: tuple | None = None, lockstep: bool = True, streaming: bool = False,
+                 keep_history: bool = True, protect=None):
         self.platform = platform
         self.kernels = kernels
         self.kernel_ids = kernel_ids if kernel_ids is not None else {n: i for i, n in enumerate(sorted(kernels))}
@@ -219,6 +253,22 @@ class Runtime:
         self.tensormap_lookups = 0                         # Step B lookups performed (tests, stats)
         # observers (the doctor's task-by-task comparison): called with each kernel task as it completes
         self.on_complete = None
+        # --- the task window (see _make_room). ``streaming``: when a ring's window is full, run the
+        # scheduler until one of its tasks retires (as the device's orchestrator waits), instead of
+        # submitting the whole orchestration first. ``keep_history``: keep every task in ``tasks``
+        # (deps.json, the swimlane and tests read it); otherwise, once the window has filled, retired
+        # tasks are forgotten so that memory stays bounded however many tasks the program submits.
+        self.streaming = streaming
+        self.keep_history = keep_history
+        self._history = True                 # self.tasks holds every task (until the first drain without keep_history)
+        self.protect = protect               # bases of caller In tensors used in place (execute's fallback)
+        self._n = 0                          # tasks submitted (their index), snapshots included
+        self._live = [0, 0, 0, 0]            # per ring: task slots taken (submitted, not retired)
+        self.max_live = [0, 0, 0, 0]         # per ring: the most slots ever taken at once (tests, stats)
+        self._scope_stack: list[_ScopeRec] = [_ScopeRec(0)]   # the function scope never ends
+        self._fresh: list[Task] = []         # tasks linked with nothing to wait for, not yet seen by the scheduler
+        self._sched = None                   # the scheduler's state between runs (_SchedState)
+        self.drains = 0                      # how often a full window made the orchestrator wait
 
     # ------------------------------------------------------------------ orchestration API
     def scope(self, manual: bool = False) -> _Scope:
@@ -233,11 +283,12 @@ class Runtime:
         """``pl.array.create(n, pl.TASK_ID)``: ``n`` TaskId slots, all ``None`` (dropped from deps)."""
         return [None] * n
 
-    def create_tensor(self, shape, dtype, manual_dep: bool = False) -> torch.Tensor:
-        """A fresh GM tensor (contents unspecified on the device; zero here), owned by an alloc task:
-        every later task taking a view of it gets a creator edge to that task. ``manual_dep``
-        excludes the buffer from the tensormap for its whole lifetime."""
-        t = torch.zeros(list(shape), dtype=dtype)
+    def create_tensor(self, shape, dtype, manual_dep: bool = False, init_value=None) -> torch.Tensor:
+        """A fresh GM tensor (contents unspecified on the device; zero here, ``init_value`` where
+        given), owned by an alloc task: every later task taking a view of it gets a creator edge to
+        that task. ``manual_dep`` excludes the buffer from the tensormap for its whole lifetime."""
+        t = torch.zeros(list(shape), dtype=dtype) if init_value is None else \
+            torch.full(list(shape), init_value, dtype=dtype)
         task = self._new_task("__alloc__", "alloc", [t], [OUTPUT], self._manual_depth > 0)
         self._hold(1, t.numel() * t.element_size())
         v = task.views[0] = self._view(t)
@@ -245,6 +296,7 @@ class Runtime:
         self.owner[base] = task
         if manual_dep:
             self.manual_dep.add(base)
+        self._link(task)     # nothing to wait for: ready at once
         return t
 
     def dump_tag(self, t: torch.Tensor, tag: str | None = None) -> None:
@@ -256,8 +308,10 @@ class Runtime:
         slot = len(self.dumps)
         self.dumps.append((tag if tag is not None else "", None))
         # a host-side pseudo task: it takes no ring slot (ids of real tasks are unaffected)
-        task = Task(len(self.tasks), _SNAPSHOT_ID | slot, f"__dump_tag__:{slot}", "snapshot", [t], [INPUT], False)
-        self.tasks.append(task)
+        task = Task(self._n, _SNAPSHOT_ID | slot, f"__dump_tag__:{slot}", "snapshot", [t], [INPUT], False)
+        self._n += 1
+        if self._history:
+            self.tasks.append(task)
         task.snap = slot
         self._infer(task, ())
         self._link(task)
@@ -292,9 +346,17 @@ class Runtime:
         task.kernel_ids = (-1, fid, -1)
         self._infer(task, deps)
         written = self.written_bases
+        protect = self.protect
         for i, v in task.views.items():
             if tags[i] in _WRITE_TAGS:
-                written.add(v.base)
+                b = v.base
+                if protect is None:
+                    written.add(b)
+                elif b in protect:
+                    written.add(b)
+                    if self._sched is not None:
+                        # tasks already ran on the caller's In tensor used in place: start over on copies
+                        raise _WritesIn()
         if compiler_deps:
             self._compiler_edges(task, compiler_deps)
         if predicate is not None:
@@ -318,14 +380,64 @@ class Runtime:
     # ------------------------------------------------------------------ dependency inference
     def _new_task(self, kernel, kind, args, tags, manual) -> Task:
         ring = self._depth if self._depth < 3 else 3
+        live = self._live
+        if live[ring] >= self._rings[0][ring] and self.streaming:
+            self._make_room(ring)
         local = self._local[ring]
         self._local[ring] = local + 1
         tid = (ring << 32) | local
-        task = Task(len(self.tasks), tid, kernel, kind, args, tags, manual)
-        self.tasks.append(task)
+        task = Task(self._n, tid, kernel, kind, args, tags, manual)
+        self._n += 1
+        if self._history:
+            self.tasks.append(task)
         self.by_id[tid] = task
         self._hold(0, 1)
+        task.scope = self._scope_stack[-1]
+        n = live[ring] = live[ring] + 1
+        if n > self.max_live[ring]:
+            self.max_live[ring] = n
+        if n > self._rings[0][ring] and self.streaming:
+            raise SimulationError(f"ring {ring}: {n} task slots taken but the window has {self._rings[0][ring]} "
+                                  "and no task can retire (internal scheduling error)")
         return task
+
+    def _make_room(self, ring: int) -> None:
+        """The orchestrator waits for a slot of ``ring``: run the scheduler until one of the ring's
+        tasks retires (completed, and its scope ended). When none can (every slot is held by an open
+        scope), the caller's :meth:`_hold` reports the deadlock."""
+        if self._sched is None:
+            if self.protect and not self.written_bases.isdisjoint(self.protect):
+                raise _WritesIn()   # nothing has run yet: execute() starts over on copies
+            if not self.keep_history:
+                # from now on retired tasks are forgotten: memory bounded by the window, not the program
+                self._history = False
+                self.tasks = []
+                self.gangs = []
+        self.drains += 1
+        self._run(ring)
+        if not self._history and len(self._views) > 4096:
+            # a cache (id -> (tensor, View)) that keeps its tensors alive: the views a loop slices
+            # afresh every iteration would pile up; the few hot tensors are simply looked up again
+            self._views.clear()
+
+    def _retire(self, t: Task) -> None:
+        """``t`` gives its ring slot back (it completed and its scope ended). Without history its
+        bookkeeping is dropped too: tensormap entries, creator ownership, the id lookup, edges."""
+        self._live[t.scope.ring] -= 1
+        if self._history:
+            return
+        self.by_id.pop(t.task_id, None)
+        if t.registered:
+            unregister = self.tensormap.unregister
+            for base, key in t.registered:
+                unregister(base, key, t)
+        if t.kind == "alloc":
+            v = t.views.get(0)
+            if v is not None and self.owner.get(v.base) is t:
+                del self.owner[v.base]
+                self.manual_dep.discard(v.base)
+        t.edges = t.dependents = t.args = t.views = None
+        t.registered = None
 
     _HELD = ("task slots (ring_task_window)", "heap bytes (ring_heap)", "dependency entries (ring_dep_pool)")
 
@@ -410,8 +522,7 @@ class Runtime:
                     register = []
                 register.append(v)
         if register:
-            for v in register:
-                tensormap.register(v, task)
+            task.registered = [(v.base, tensormap.register(v, task)) for v in register]
 
     def _predicate(self, task: Task, predicate) -> None:
         """Check and attach a ``predicate=(tensor, index, cmp, value)``: the element exists, and
@@ -447,18 +558,43 @@ class Runtime:
                 task.edges.append((p, arg, "compiler", None, None))
 
     def _link(self, task: Task) -> None:
-        tasks = self.tasks
-        for d in task.fanin:
-            tasks[d].dependents.append(task)
-        task.waiting = len(task.fanin)
+        """Register ``task`` with its not yet completed predecessors (every fanin entry has an edge
+        naming the predecessor); a task with nothing to wait for is handed to the scheduler."""
+        w = 0
+        if task.fanin:
+            edges = task.edges
+            if len(edges) == len(task.fanin):
+                for e in edges:
+                    p = e[0]
+                    if not p.done:
+                        p.dependents.append(task)
+                        w += 1
+            else:
+                seen = set()
+                for e in edges:
+                    p = e[0]
+                    if p.index not in seen:
+                        seen.add(p.index)
+                        if not p.done:
+                            p.dependents.append(task)
+                            w += 1
+        task.waiting = w
+        if w == 0:
+            self._fresh.append(task)
 
     # ------------------------------------------------------------------ scheduling
     def run_all(self) -> None:
         """Run every submitted task to completion under the dependency rules."""
-        with gc_paused():
-            self._run_all()
+        with gc_paused(), python_faults():
+            self._run(-1)
 
-    def _run_all(self) -> None:
+    def _run(self, ring: int) -> None:
+        """Run the scheduler: until every submitted task is done (``ring`` -1), or until ``ring``
+        has a free task slot (the orchestrator is waiting to submit, :meth:`_make_room`). Its state
+        (ready lists, running cores, clock) persists between calls in ``self._sched``."""
+        st = self._sched
+        if st is None:
+            st = self._sched = _SchedState(len(self.cores), self._gang_kernels())
         rng = self.rng
         rand = rng.random
         # randrange(n) is _randbelow(n) for n > 0 (the very same draws, without the argument checks)
@@ -467,33 +603,39 @@ class Runtime:
         dump = self.dump
         kernels = self.kernels
         cores = self.cores
-        gangs = self._gang_kernels()
+        gangs = st.gangs
+        history = self._history
+        live = self._live
+        limit = self._rings[0][ring] if ring >= 0 else 0
+        retire = self._retire
         # kernel tasks whose inputs are done, waiting for a core, by kernel (dict order: first ready
         # first, so draws are a function of the seed). A gang takes a run of its kernel's list (in
         # readiness order, so its members' offsets tend to be evenly spaced); a single draw swaps
         # with the last, exactly as with lockstep off (a refused gang leaves the same list behind)
-        ready: dict[str, list] = {}
-        nready = 0
-        instant = []   # alloc / dummy / snapshot tasks and tasks whose predicate is false: no core, no time
-        for t in self.tasks:
-            if t.waiting == 0:
-                if t.kind == "kernel" and (t.pred is None or not _skip(t)):
-                    ready.setdefault(t.kernel, []).append(t)
-                    nready += 1
-                else:
-                    instant.append(t)
-        free = list(range(len(cores)))
-        events: list = []   # (time, seq, task or _Gang, generator)
-        seq = 0
-        done = 0
-        now = 0.0
-        n = len(self.tasks)
-        view_cache: dict = {}
+        ready: dict[str, list] = st.ready
+        nready = st.nready
+        instant = st.instant   # alloc / dummy / snapshot tasks and tasks whose predicate is false: no core, no time
+        fresh = self._fresh    # linked since the last run with nothing to wait for, in submit order
+        for t in fresh:
+            if t.kind == "kernel" and (t.pred is None or not _skip(t)):
+                ready.setdefault(t.kernel, []).append(t)
+                nready += 1
+            else:
+                instant.append(t)
+        fresh.clear()
+        free = st.free
+        events: list = st.events   # (time, seq, task or _Gang, generator)
+        seq = st.seq
+        done = st.done
+        now = st.now
+        n = self._n
+        view_cache: dict = st.view_cache
 
         def release(t) -> int:
             """Count ``t`` done for its dependents; queue those now ready; return how many kernel
             tasks became ready."""
             k = 0
+            t.done = True
             for d in t.dependents:
                 d.waiting -= 1
                 if d.waiting == 0:
@@ -502,9 +644,17 @@ class Runtime:
                         k += 1
                     else:
                         instant.append(d)
+            sc = t.scope
+            if sc is not None:
+                if sc.open:
+                    sc.done.append(t)   # holds its slot until the scope ends
+                else:
+                    retire(t)
             return k
 
         while done < n:
+            if ring >= 0 and live[ring] < limit:
+                break
             while instant or (nready and free):
                 if instant:
                     t = instant.pop()
@@ -533,7 +683,8 @@ class Runtime:
                         del gangs[kname]
                     if g is not None:
                         members = g.members
-                        self.gangs.append(tuple(t.index for t in members))
+                        if history:
+                            self.gangs.append(tuple(t.index for t in members))
                         nready -= len(members)
                         if not bucket:
                             del ready[kname]
@@ -601,6 +752,7 @@ class Runtime:
                 if self.on_complete is not None:
                     self.on_complete(t)
                 nready += release(t)
+        st.nready, st.seq, st.done, st.now = nready, seq, done, now
         self.time = now
 
     def _gang_kernels(self) -> dict:
@@ -662,6 +814,30 @@ def _skip(t: Task) -> bool:
     return t.skipped
 
 
+class _SchedState:
+    """What the scheduler keeps between runs (:meth:`Runtime._run`): ready tasks by kernel, instant
+    tasks, free cores, the event heap of running cores, the clock."""
+
+    __slots__ = ("ready", "nready", "instant", "free", "events", "seq", "done", "now", "view_cache", "gangs")
+
+    def __init__(self, ncores: int, gangs: dict):
+        self.ready: dict[str, list] = {}
+        self.nready = 0
+        self.instant: list = []
+        self.free = list(range(ncores))
+        self.events: list = []
+        self.seq = 0
+        self.done = 0
+        self.now = 0.0
+        self.view_cache: dict = {}
+        self.gangs = gangs
+
+
+class _WritesIn(Exception):
+    """Internal: the program writes a caller In tensor that execute() passed in place; it starts
+    over on copies."""
+
+
 class _Gang:
     """Tasks running as one lockstep gang (members in task order on adjacent cores) and their
     ``GANG_PLAN`` results."""
@@ -697,7 +873,7 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
     from pypto.runtime.config import RunConfig
 
     cfg = config or RunConfig(platform=compiled.platform)
-    if cfg.platform != compiled.platform:
+    if get_platform(cfg.platform).name != compiled.platform:
         raise SimulationError(f"program was compiled for {compiled.platform} but RunConfig asks for "
                               f"{cfg.platform}; compile it again for that platform")
     meta = compiled.meta
@@ -724,7 +900,8 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
                 raise TypeError(f"{meta['name']}(): Out parameter '{p['name']}' has a dynamic shape; pass it")
             full.append(torch.zeros(p["shape"], dtype=dtype_from_name(p["dtype"]).torch))
         else:
-            full.append(next(it))
+            full.append(_plain_scalar(next(it), p))
+    full = [_device_view(a, p) for p, a in zip(params, full)]
     for p, a in zip(params, full):
         if p["kind"] == "TensorType":
             if not isinstance(a, torch.Tensor):
@@ -734,57 +911,180 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
             if not same or a.dtype != want:
                 raise TypeError(f"argument '{p['name']}' has shape {list(a.shape)} {a.dtype}, the program was "
                                 f"compiled for {p['shape']} {want}")
+            _check_writable(p, a)
     platform = get_platform(compiled.platform)
     out = compiled.output_dir
-    kernels = {name: load_module(out / rel) for name, rel in meta["kernels"].items()}
+    kernels, orch = compiled.load_modules()
     kernel_ids = {name: i for i, name in enumerate(meta["kernels"])}
-    orch = load_module(out / meta["orchestration"])
 
-    def submit_all(gm):
-        rt = Runtime(platform, kernels, cfg.sim_seed, dump_level=cfg.enable_dump_args,
-                     dump_budget=cfg.dump_budget_bytes, kernel_ids=kernel_ids, poison=cfg.sim_poison,
-                     rings=cfg.ring_limits(), lockstep=cfg.sim_lockstep)
+    # Without deps.json or a swimlane, nobody reads the task log after the run: a program that
+    # overflows the task window then forgets retired tasks and runs in bounded memory.
+    keep_history = bool(cfg.enable_dep_gen or cfg.enable_chip_swimlane)
+    if cfg.sim_poison:
+        from pypto.ops.support import poisoning
+    else:
+        poisoning = contextlib.nullcontext
+    current: list = [None]
+
+    def attempt(direct):
+        """Run the program once with the tensors in ``direct`` used in place as global memory. The
+        orchestration and the scheduler interleave: when a ring's task window fills, tasks run
+        until one retires (Runtime._make_room), as the device's orchestrator waits."""
+        gm = [a if i in direct else a.detach().clone().contiguous() if isinstance(a, torch.Tensor) else a
+              for i, a in enumerate(full)]
+        protect = {gm[i].untyped_storage().data_ptr() for i in direct if params[i]["direction"] == "In"}
+        rt = current[0] = Runtime(platform, kernels, cfg.sim_seed, dump_level=cfg.enable_dump_args,
+                                  dump_budget=cfg.dump_budget_bytes, kernel_ids=kernel_ids, poison=cfg.sim_poison,
+                                  rings=cfg.ring_limits(), lockstep=cfg.sim_lockstep, streaming=True,
+                                  keep_history=keep_history, protect=protect)
         _LAST_RUNTIME[:] = [rt]
-        orch.orchestrate(rt, *gm)
-        return rt
+        with poisoning(), python_faults():
+            returned[:] = [orch.orchestrate(rt, *gm)]
+            if _writes_into(rt, [gm[i] for i in direct if params[i]["direction"] == "In"]):
+                raise _WritesIn()
+            rt.run_all()
+        return gm, rt
 
+    returned: list = [None]
     direct = _in_place_args(params, full)
-    gm = [a if i in direct else a.detach().clone().contiguous() if isinstance(a, torch.Tensor) else a
-          for i, a in enumerate(full)]
     rt = None
     try:
         with gc_paused():
-            rt = submit_all(gm)
-            if _writes_into(rt, [gm[i] for i in direct if params[i]["direction"] == "In"]):
+            try:
+                gm, rt = attempt(direct)
+            except _WritesIn:
                 # the program writes a tensor declared In (the device writes its own copy, the
-                # caller's tensor is not an output): submit again over copies, no task has run yet
-                for core in rt.cores:
+                # caller's tensor is not an output): start over on copies. No task has written the
+                # caller's tensor (the writing task was detected when it was submitted); Out
+                # tensors used in place may hold part of the first attempt's results, which the
+                # second overwrites (their contents before a kernel writes them are unspecified)
+                for core in current[0].cores:
                     core.release()
-                direct = {i for i in direct if params[i]["direction"] == "Out"}
-                gm = [a if i in direct else a.detach().clone().contiguous() if isinstance(a, torch.Tensor) else a
-                      for i, a in enumerate(full)]
-                rt = None
-                rt = submit_all(gm)
-            if cfg.sim_poison:
-                from pypto.ops.support import poisoning
-
-                with poisoning():
-                    rt.run_all()
-            else:
-                rt.run_all()
+                current[0] = None
+                gm, rt = attempt({i for i in direct if params[i]["direction"] == "Out"})
+    except SimulationError as e:
+        # a fault inside generated code: name the kernel source line (file:line:col + caret)
+        located = locate(e)
+        if located is None:
+            raise
+        raise located from None
     finally:
-        if rt is not None:
-            for core in rt.cores:
+        if current[0] is not None:
+            for core in current[0].cores:
                 core.release()
-    if cfg.any_dfx_enabled():
-        write_dfx(rt, cfg, out, kernel_ids)
+    # the results first: a DFX output that cannot be written (disk full, a directory in the way)
+    # must not lose the outputs of a run that succeeded
     for p, user, g in zip(params, full, gm):
         if p["direction"] in ("Out", "InOut") and g is not user:
             user.copy_(g)
+    if cfg.any_dfx_enabled():
+        write_dfx(rt, cfg, out, kernel_ids)
     if allocate:
         outs = [full[i] for i, p in enumerate(params) if p["direction"] == "Out"]
         return outs[0] if len(outs) == 1 else tuple(outs)
-    return None
+    return _returned_values(returned[0], gm, full)
+
+
+def _returned_values(value, gm: list, full: list):
+    """What the call returns: ``None`` when the program returns only its (written in place)
+    arguments; otherwise the returned values, a tensor the program created itself as a copy out of
+    the simulated global memory (the reference executor returns it too: issue 13, a result the
+    simulator used to drop), an argument as the caller's own tensor."""
+    vals = value if isinstance(value, tuple) else (value,) if value is not None else ()
+
+    def own(v):
+        for g, user in zip(gm, full):
+            if v is g or (isinstance(v, torch.Tensor) and isinstance(g, torch.Tensor) and v.shape == g.shape
+                          and v.data_ptr() == g.data_ptr()):
+                return user
+        return None
+
+    if all(own(v) is not None for v in vals):
+        return None
+    out = tuple(own(v) if own(v) is not None else v.clone() if isinstance(v, torch.Tensor) else v for v in vals)
+    return out if isinstance(value, tuple) else out[0]
+
+
+@contextlib.contextmanager
+def python_faults():
+    """Faults of generated code that Python itself raises become :class:`SimulationError` s (issue
+    13), keeping the traceback so that :func:`pypto.runtime.faults.locate` names the kernel line: a
+    loop whose step is 0 at run time (``range`` refuses it), an index past the end of a TaskId
+    array. Anything else raised outside generated code stays what it is (a bug, not bad input)."""
+    try:
+        yield
+    except ValueError as e:
+        if "arg 3 must not be zero" not in str(e) or not _in_generated_code(e):
+            raise
+        raise SimulationError("a loop's step is 0 at run time: pl.range(start, stop, step) needs step != 0"
+                              ).with_traceback(e.__traceback__) from None
+    except IndexError as e:
+        if not _in_generated_code(e):
+            raise
+        raise SimulationError(f"index out of range at run time ({e}): an index past the end of an array "
+                              "(e.g. a pl.array.create(n, pl.TASK_ID) written at i >= n)"
+                              ).with_traceback(e.__traceback__) from None
+
+
+def _in_generated_code(e: BaseException) -> bool:
+    """The innermost frame of ``e``'s traceback is a generated kernel / orchestration module."""
+    import traceback
+
+    frames = list(traceback.walk_tb(e.__traceback__))
+    return bool(frames) and frames[-1][0].f_globals.get("__name__", "").startswith("pypto_gen_")
+
+
+def _check_writable(p: dict, a: torch.Tensor) -> None:
+    """Argument checks made before anything runs (issue 13, item 15): a tensor the simulator cannot
+    read, or an output it could not write back after the whole run, is rejected naming the
+    parameter — not discovered at write-back (results lost) or, for a meta tensor, never (a run
+    that "succeeds" with no data)."""
+    name, d = p["name"], p["direction"]
+    if a.device.type != "cpu":
+        raise TypeError(f"argument '{name}' is on device '{a.device}': the simulator reads and writes CPU tensors "
+                        f"(a meta tensor holds no data at all); pass a CPU tensor, e.g. {name}.cpu() or "
+                        f"torch.zeros(..., device='cpu')")
+    if d not in ("Out", "InOut"):
+        return
+    if a.requires_grad:
+        raise TypeError(f"argument '{name}' ({d}) requires grad: results are written into it in place, outside "
+                        f"autograd; pass {name}.detach() or a tensor created without requires_grad")
+    if a.numel() > 1 and torch._debug_has_internal_overlap(a) != 0:
+        raise TypeError(f"argument '{name}' ({d}) is a view in which several elements share memory (e.g. an "
+                        f"expand()ed tensor, stride {list(a.stride())}): results cannot be written into it; pass "
+                        f"a tensor with its own storage, e.g. {name}.contiguous() or torch.empty(...)")
+
+
+def _device_view(value, param: dict):
+    """A worker-resident :class:`DeviceTensor` as the view of device memory the program runs on (its
+    results stay there); a multi-rank ``StackedDeviceTensor`` is refused; anything else unchanged."""
+    from pypto.runtime.device_tensor import DeviceTensor, StackedDeviceTensor
+
+    if isinstance(value, DeviceTensor):
+        return value.device_view()
+    if isinstance(value, StackedDeviceTensor):
+        raise TypeError(f"argument '{param['name']}': a StackedDeviceTensor feeds a multi-rank (L3) program, "
+                        "which this package does not simulate; pass a DeviceTensor or a torch.Tensor")
+    return value
+
+
+def _plain_scalar(value, param: dict):
+    """A ``ctypes`` scalar (``c_int64(5)``, ``c_float(0.5)``: the reference's scalar arguments) as the
+    Python number it holds; anything else unchanged. A ctypes value for a tensor parameter, or a
+    float ctypes value for an integer parameter, is a ``TypeError`` (never a silent truncation)."""
+    import ctypes
+
+    if not isinstance(value, ctypes._SimpleCData):
+        return value
+    if param["kind"] == "TensorType":
+        raise TypeError(f"argument '{param['name']}' must be a torch.Tensor, got {type(value).__name__}")
+    v = value.value
+    if isinstance(v, bytes):  # c_char
+        v = v[0] if v else 0
+    dt = param.get("dtype") or ""
+    if isinstance(v, float) and not dt.startswith(("FP", "BF")):
+        raise TypeError(f"argument '{param['name']}' is {dt}, got the floating-point {type(value).__name__}({v})")
+    return v
 
 
 @contextlib.contextmanager
@@ -840,20 +1140,45 @@ def _writes_into(rt: Runtime, tensors) -> bool:
     return not bases.isdisjoint(rt.written_bases)
 
 
+class DfxWriteWarning(RuntimeWarning):
+    """A DFX output (deps.json, tensor dumps, swimlane) could not be written; the run's results are
+    unaffected (they were copied back before any DFX file was written)."""
+
+
 def write_dfx(rt: Runtime, cfg, work_dir: Path, kernel_ids: dict) -> None:
-    """Write the DFX outputs the config asks for under ``<work_dir>/dfx_outputs/`` and print where."""
+    """Write the DFX outputs the config asks for under ``<work_dir>/dfx_outputs/`` and print where.
+
+    Each output is written atomically and on its own: one that fails with an ``OSError`` (disk full,
+    no permission, a directory where the file goes) is a :class:`DfxWriteWarning` naming the file
+    and the cause, and the others are still written. The run has succeeded by then; its results
+    are already in the caller's tensors."""
     dfx = Path(work_dir) / "dfx_outputs"
+
+    def attempt(what: str, write) -> None:
+        try:
+            write()
+        except OSError as e:
+            warnings.warn(f"{what} could not be written under {dfx}: {e}. The run's results are not affected; "
+                          "free space or remove what is in the way to get the DFX output",
+                          DfxWriteWarning, stacklevel=4)
+
     if cfg.enable_dep_gen:
-        from pypto.runtime.deps import write_deps
+        def deps():
+            from pypto.runtime.deps import write_deps
 
-        path = write_deps(rt.tasks, dfx, Path(work_dir), kernel_ids)
-        print(f"deps.json written to {path} — inspect with:\n  python -m json.tool {path}")
+            path = write_deps(rt.tasks, dfx, Path(work_dir), kernel_ids)
+            print(f"deps.json written to {path} — inspect with:\n  python -m json.tool {path}")
+        attempt("deps.json", deps)
     if cfg.enable_dump_args and rt.dump is not None:
-        d = rt.dump.write(dfx)
-        if d is not None:
-            print(f"args_dump written to {d} — inspect with: python -m simpler_setup.tools.dump_viewer {d}")
+        def dumps():
+            d = rt.dump.write(dfx)
+            if d is not None:
+                print(f"args_dump written to {d} — inspect with: python -m simpler_setup.tools.dump_viewer {d}")
+        attempt("the tensor dump (args_dump/)", dumps)
     if cfg.enable_chip_swimlane:
-        from pypto.runtime.trace import write_swimlane
+        def swimlane():
+            from pypto.runtime.trace import write_swimlane
 
-        path = write_swimlane(rt, dfx, cfg.enable_chip_swimlane)
-        print(f"swimlane written to {path} — open it in https://ui.perfetto.dev or chrome://tracing")
+            path = write_swimlane(rt, dfx, cfg.enable_chip_swimlane)
+            print(f"swimlane written to {path} — open it in https://ui.perfetto.dev or chrome://tracing")
+        attempt("swimlane.json", swimlane)

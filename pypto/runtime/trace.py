@@ -47,14 +47,15 @@ def swimlane_document(rt, level: int) -> dict:
 
 
 def write_swimlane(rt, dfx_dir: Path, level: int) -> Path:
-    dfx_dir.mkdir(parents=True, exist_ok=True)
+    from pypto.safe_files import atomic_write_text
+
     path = dfx_dir / "swimlane.json"
-    path.write_text(json.dumps(swimlane_document(rt, level)), encoding="utf-8")
+    atomic_write_text(path, json.dumps(swimlane_document(rt, level)))
     records = {
         "chip_swimlane_level": level,
         "metadata": {"clock_freq_hz": 1e9, "num_cores": len(rt.cores),
                      "core_types": ["aiv"] * len(rt.cores), "core_to_thread": list(range(len(rt.cores)))},
         "aicore_tasks": [[t.core, i, str(t.task_id), t.start, t.end] for i, t in enumerate(rt.tasks) if t.core >= 0],
     }
-    (dfx_dir / "chip_swimlane_records.json").write_text(json.dumps(records), encoding="utf-8")
+    atomic_write_text(dfx_dir / "chip_swimlane_records.json", json.dumps(records))
     return path

@@ -42,7 +42,9 @@ def main(argv=None) -> int:
     if args.output is None:
         sys.stdout.write(text)
     else:
-        args.output.write_text(text, encoding="utf-8")
+        from pypto.safe_files import atomic_write_text
+
+        atomic_write_text(args.output, text)
         print(f"wrote {args.output}")
     return 0
 

@@ -9,15 +9,24 @@ Without ``--export`` it prints a table (``idx task_id stage role arg dtype shape
 ``--compare ARG_INDEX REF.pt`` compares the selected dumped tensor(s) of that argument with a
 reference tensor saved by ``torch.save`` (max abs / rel error, mismatches under ``--rtol`` /
 ``--atol``); exit status 1 on a mismatch. Errors exit with status 1.
+
+A *torn* dump — ``args.bin`` not the payload ``args_dump.json`` indexes (a run killed while writing,
+files copied from two runs) — is refused before anything is shown: the index's ``bin_bytes`` and
+``bin_sha256`` must match the file (older dumps without them: the size must be exactly what the
+records cover). Record fields that become file names (``task_id``) are checked too.
 """
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import re
 import sys
 from pathlib import Path
 
 import torch
+
+from pypto.safe_files import atomic_write_text
 
 _FMT = {"float32": ".6g", "float16": ".4g", "bfloat16": ".3g", "float64": ".10g"}
 _DT = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16, "float64": torch.float64,
@@ -38,11 +47,62 @@ def find_dump_dir(path) -> Path:
     raise DumpError(f"no args_dump.json at {p} (expected <work_dir>/dfx_outputs/args_dump)")
 
 
+_TASK_ID = re.compile(r"0x[0-9a-fA-F]{1,16}")
+
+
 def load_manifest(d: Path) -> dict:
+    """The index of the dump in ``d``, after checking that ``args.bin`` is the payload it describes."""
     try:
-        return json.loads((d / "args_dump.json").read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as e:
+        manifest = json.loads((d / "args_dump.json").read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as e:
         raise DumpError(f"cannot read {d / 'args_dump.json'}: {e}") from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("args", []), list):
+        raise DumpError(f"{d / 'args_dump.json'} is not a dump index")
+    check_payload(d, manifest)
+    return manifest
+
+
+def _nat(x) -> bool:
+    return type(x) is int and x >= 0
+
+
+def _well_formed(r) -> bool:
+    """A record as the runtime writes it (what the viewer indexes, slices and names files after)."""
+    return (isinstance(r, dict) and _TASK_ID.fullmatch(str(r.get("task_id", ""))) is not None
+            and _nat(r.get("arg_index")) and r.get("role") in ("input", "output", "inout")
+            and r.get("stage") in ("before_dispatch", "after_completion") and r.get("kind") in ("tensor", "scalar")
+            and (r["kind"] == "scalar" or (r.get("dtype") in _DT and isinstance(r.get("shape"), list)
+                                            and all(_nat(n) for n in r["shape"])
+                                            and _nat(r.get("bin_offset")) and _nat(r.get("bin_size")))))
+
+
+def check_payload(d: Path, manifest: dict) -> None:
+    """Refuse a torn dump: ``args.bin`` must be the file the index was written with."""
+    name = manifest.get("bin_file") or "args.bin"
+    if name != "args.bin":
+        raise DumpError(f"{d / 'args_dump.json'} names payload {name!r}; only args.bin beside it is read")
+    for r in manifest.get("args", []):
+        # task_id and arg_index become export file names: only the forms the runtime writes
+        if not _well_formed(r):
+            raise DumpError(f"{d / 'args_dump.json'} has a malformed record ({str(r)[:120]})")
+    path = d / name
+    size = path.stat().st_size if path.is_file() else None
+    torn = (f"torn dump in {d}: args.bin does not belong to args_dump.json ({{}}); the run that wrote it was "
+            "interrupted or the files come from different runs. Run again to dump afresh")
+    if "bin_bytes" in manifest:
+        if size != manifest["bin_bytes"]:
+            raise DumpError(torn.format(f"{size} bytes on disk, the index says {manifest['bin_bytes']}"))
+        digest = hashlib.sha256()
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                digest.update(chunk)
+        if digest.hexdigest() != manifest.get("bin_sha256"):
+            raise DumpError(torn.format("its SHA-256 differs from the one recorded"))
+        return
+    need = max((r.get("bin_offset", 0) + r.get("bin_size", 0) for r in manifest.get("args", [])
+                if r.get("kind") == "tensor" and not r.get("truncated")), default=0)
+    if (size or 0) != need:
+        raise DumpError(torn.format(f"{size} bytes on disk, the records cover {need}"))
 
 
 def load_tensor(d: Path, manifest: dict, rec: dict) -> torch.Tensor:
@@ -120,7 +180,7 @@ def export(d: Path, manifest: dict, rec: dict) -> Path:
                 idx.append(rem % s)
                 rem //= s
             lines.append(f"[{', '.join(str(i) for i in reversed(idx))}] {c}")
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    atomic_write_text(path, "\n".join(lines) + "\n")
     return path
 
 
@@ -196,7 +256,7 @@ def main(argv=None) -> int:
             if n == 0:
                 print("-" * (sum(widths) + 2 * (len(widths) - 1)))
         return 0
-    except DumpError as e:
+    except (DumpError, OSError) as e:
         print(f"dump_viewer: error: {e}", file=sys.stderr)
         return 1
 

@@ -12,12 +12,12 @@ import argparse
 import difflib
 import html
 import json
-import os
 import re
 import sys
 from pathlib import Path
 
-_NAME = re.compile(r"^(\d\d)_after_([A-Za-z_][A-Za-z0-9_]*)\.py$")
+_PLACEHOLDER = re.compile(r"__TITLE__|__DATA__")
+_NAME = re.compile(r"^(\d\d)_after_([^/\\]+)\.py$")   # any pass name (a lambda's "<lambda>" too)
 
 
 class TraceError(Exception):
@@ -66,8 +66,12 @@ def build_page(stages: list[tuple[str, str]], title: str, context: int = 3) -> s
         entries.append({"index": i, "name": name, "plus": plus, "minus": minus, "changed": bool(plus or minus) or i == 0,
                         "diff": diff, "full": lines})
         prev = lines
-    data = json.dumps(entries).replace("</", "<\\/")
-    return _TEMPLATE.replace("__TITLE__", html.escape(title)).replace("__DATA__", data)
+    # JSON inside <script>: escape every character HTML could read as markup (``</script>``, ``<!--``)
+    data = json.dumps(entries).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    fill = {"__TITLE__": html.escape(title), "__DATA__": data}
+    # one pass over the template: a title or dump path containing "__DATA__" (or "__TITLE__") is
+    # text, never a placeholder substituted again with unescaped content
+    return _PLACEHOLDER.sub(lambda m: fill[m.group(0)], _TEMPLATE)
 
 
 def write_page(dump_dir: Path, out: Path, context: int = 3) -> Path:
@@ -75,9 +79,9 @@ def write_page(dump_dir: Path, out: Path, context: int = 3) -> Path:
     stages = collect_stages(dump_dir)
     page = build_page(stages, f"IR trace: {dump_dir}", context)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(page, encoding="utf-8")
-    os.replace(tmp, out)
+    from pypto.safe_files import atomic_write_text
+
+    atomic_write_text(out, page)
     return out
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import html
-import os
 import re
 import sys
 from pathlib import Path
@@ -225,8 +224,10 @@ def build_page(kernels: list[dict], title: str, platform=None) -> str:
                         + "".join(rows) + "</table>")
         stmts = "".join(f"<li value=\"{p}\">{e(label)}</li>" for p, label in sorted(k["sites"].items()))
         body.append(f"<details><summary>statements</summary><ol>{stmts}</ol></details></section>")
-    return (_TEMPLATE.replace("__TITLE__", e(title)).replace("__PLATFORM__", e(platform.name) if platform else
-            "no platform given (--platform shows capacities)").replace("__BODY__", "\n".join(body)))
+    fill = {"__TITLE__": e(title), "__BODY__": "\n".join(body),
+            "__PLATFORM__": e(platform.name) if platform else "no platform given (--platform shows capacities)"}
+    # one pass: a title (a dump path) containing "__BODY__" stays text, never a second substitution
+    return re.sub(r"__TITLE__|__PLATFORM__|__BODY__", lambda m: fill[m.group(0)], _TEMPLATE)
 
 
 def write_page(source: Path, out: Path, platform=None) -> Path:
@@ -234,10 +235,9 @@ def write_page(source: Path, out: Path, platform=None) -> Path:
     path = resolve_input(source)
     kernels = collect(load_program(path), str(path))
     page = build_page(kernels, f"Memory map: {path.name}", platform)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(page, encoding="utf-8")
-    os.replace(tmp, out)
+    from pypto.safe_files import atomic_write_text
+
+    atomic_write_text(out, page)   # a private temp name: concurrent writers never share one
     return out
 
 

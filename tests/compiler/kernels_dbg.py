@@ -65,3 +65,33 @@ def short_rows(a: pl.Tensor[[64, 64], pl.FP32], out: pl.Out[pl.Tensor[[64, 64], 
         t = pl.load(a, [0, 0], [64, 64])
         out = pl.store(pl.exp(t), [0, 0], out)
     return out
+
+
+@pl.jit
+def parallel_overlap(a: pl.Tensor[[16, 128], pl.FP32], out: pl.Out[pl.Tensor[[40, 128], pl.FP32]]):
+    """PTO-W003: the bands of neighbouring iterations overlap by 8 rows."""
+    for i in pl.parallel(4):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            out[i * 8:i * 8 + 16, :] = pl.mul(a, 2.0)
+    return out
+
+
+@pl.jit
+def scratch_read_after(a: pl.Tensor[[16, 128], pl.FP32], m: pl.Out[pl.Tensor[[16, 1], pl.FP32]],
+                       u_out: pl.Out[pl.Tensor[[16, 128], pl.FP32]]):
+    """PTO-W004: u is stored after row_max used it as scratch."""
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(a, [0, 0], [16, 128])
+        u = pl.mul(t, 2.0)
+        m = pl.store(pl.row_max(t, u), [0, 0], m)
+        u_out = pl.store(u, [0, 0], u_out)
+    return m, u_out
+
+
+@pl.jit
+def mixed_dtypes(a: pl.Tensor[[16, 128], pl.FP32], b: pl.Tensor[[16, 128], pl.FP16],
+                 out: pl.Out[pl.Tensor[[16, 128], pl.FP32]]):
+    """PTO-W005: FP32 + FP16 promotes to FP32."""
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:] = pl.add(a, b)
+    return out

@@ -14,6 +14,10 @@ CASES = {
                  "a5sim"),
     "PTO-P004": (K.read_uninit, [torch.zeros(16, 128), torch.zeros(16, 128)], "a2a3sim"),
     "PH001": (K.short_rows, [torch.zeros(64, 64), torch.zeros(64, 64)], "a2a3sim"),
+    "PTO-W003": (K.parallel_overlap, [torch.zeros(16, 128), torch.zeros(40, 128)], "a2a3sim"),
+    "PTO-W004": (K.scratch_read_after, [torch.zeros(16, 128), torch.zeros(16, 1), torch.zeros(16, 128)], "a2a3sim"),
+    "PTO-W005": (K.mixed_dtypes, [torch.zeros(16, 128), torch.zeros(16, 128, dtype=torch.float16),
+                                  torch.zeros(16, 128)], "a2a3sim"),
 }
 
 

@@ -62,3 +62,26 @@ def test_page_renders_in_headless_chromium(tmp_path):
     # the script ran: the sidebar lists the passes and a diff is shown
     assert 'class="pass' in dom and "OutlineIncoreScopes" in dom
     assert 'class="add"' in dom or 'class="del"' in dom
+
+
+def test_placeholder_in_title_is_text_not_a_second_substitution():
+    # issue 13 item 16: the JSON used to be substituted after the escaped title, so a dump path
+    # containing "__DATA__" put the stage texts unescaped into the page's <title> and <h1>
+    page = ir_trace.build_page([("frontend", "x = 1  # <img src=x onerror=alert(1)>")], "IR trace: /tmp/__DATA__/d")
+    assert "<img" not in page
+    assert page.count("IR trace: /tmp/__DATA__/d") == 2     # <title> and <h1>, escaped text
+    assert page.count("const STAGES = [") == 1
+
+
+def test_write_page_leaves_no_temporary_file(tmp_path):
+    dump = _dumps(tmp_path)
+    out = tmp_path / "o" / "trace.html"
+    ir_trace.write_page(dump, out)
+    assert [p.name for p in out.parent.iterdir()] == ["trace.html"]
+
+
+def test_a_lambda_pass_stage_is_read(tmp_path):
+    # a lambda is a legal pass; its dump NN_after_<lambda>.py used to make the trace tool refuse the directory
+    (tmp_path / "00_frontend.py").write_text("a\n")
+    (tmp_path / "01_after_<lambda>.py").write_text("b\n")
+    assert [n for n, _ in ir_trace.collect_stages(tmp_path)] == ["frontend", "<lambda>"]

@@ -84,3 +84,13 @@ def test_page_renders_in_headless_chromium(tmp_path):
     # the script ran over the chart: it counted the tile blocks
     assert 'data-ready="4"' in dom, dom[:2000]          # t, u, s and the product
     assert "<svg" in dom and "overlapping_incore_0" in dom
+
+
+def test_placeholders_in_the_title_are_text(tmp_path):
+    # the template was filled by chained str.replace: a dump path containing "__BODY__" pulled the
+    # whole page body into <title> and <h1>
+    dump = _dump_dir(tmp_path)
+    kernels = memory_map.collect(memory_map.load_program(_stage(dump, "AllocateMemoryAddr")))
+    page = memory_map.build_page(kernels, "Memory map: /x/__BODY__/__PLATFORM__ <b>")
+    assert page.count("Memory map: /x/__BODY__/__PLATFORM__ &lt;b&gt;") == 2
+    assert page.count('<g class="tile"') == memory_map.build_page(kernels, "t").count('<g class="tile"')

@@ -64,8 +64,21 @@ def test_pipeline_editing():
     dropped = base.drop("LegalizeTileCast")
     assert "LegalizeTileCast" not in dropped.names and len(dropped) == len(base) - 1
     replaced = base.replace("LegalizeTileCast", lambda p: p)
-    assert "<lambda>" in replaced.names
+    assert "<lambda>" in replaced.names   # a lambda is a fine pass (its dump: NN_after_<lambda>.py)
     with pytest.raises(KeyError, match="no pass named"):
         base.drop("NoSuchPass")
     with pytest.raises(ValueError, match="duplicate"):
         base.insert_after("LegalizeTileCast", base[base.names.index("LegalizeTileCast")])
+
+
+@pytest.mark.parametrize("name", ["../escape", "a/b", "a\\b", "", "..", ".hidden", "x\0y", "a\nb"])
+def test_a_pass_name_that_cannot_be_a_file_name_is_refused(name, tmp_path):
+    # issue 13 item 10: a user pass whose __name__ contains '/' wrote passes_dump/NN_after_<name>.py elsewhere
+    def p(program):
+        return program
+    p.__name__ = name
+    with pytest.raises(ValueError, match="cannot be a file name.*NAME attribute"):
+        Pipeline.default().insert_after("ConvertTensorToTileOps", p)
+    with pytest.raises(ValueError, match="cannot be a file name"):
+        Pipeline([p])
+    assert not list(tmp_path.iterdir())

@@ -138,7 +138,9 @@ def test_spmd_blocks_run_on_their_own_cores():
 
 
 @pytest.mark.parametrize("loop, message", [
-    ("pl.spmd(2, sync_start=True)", "pl.spmd takes the block count only"),
+    ("pl.spmd(2, predicate=True)", "pl.spmd keyword(s) not supported: predicate"),
+    ("pl.spmd(2, sync_start=1)", "sync_start must be True or False"),
+    ("pl.spmd()", "pl.spmd takes the block count positionally"),
     ("pl.spmd(a)", "block count must be a scalar"),
 ])
 def test_spmd_argument_errors(tmp_path, loop, message):

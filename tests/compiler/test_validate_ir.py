@@ -106,3 +106,17 @@ def test_bad_arguments_are_rejected():
         compiled.validate_ir({"a": a, "b": b, "out": out}, {"out": a}, rtol=-1.0, atol=0.0)
     with pytest.raises(TypeError):
         compiled.validate_ir([a, b, out], {"out": a}, rtol=1e-5, atol=1e-5)
+
+
+def test_unparsable_dump_is_reported_as_such_not_as_a_tolerance_failure():
+    # issue 13 item 16: a dump the parser rejects was reported as "... exceeds tolerance"
+    a, b, out = _inputs()
+    compiled = sub_scale.compile(a, b, out, config=RunConfig(dump_passes=True))
+    dump = compiled.output_dir / "passes_dump"
+    victim = sorted(dump.glob("*_after_*.py"))[2]
+    victim.write_text(victim.read_text(encoding="utf-8").replace("def ", "def def ", 1), encoding="utf-8")
+    with pytest.raises(AssertionError) as e:
+        compiled.validate_ir({"a": a, "b": b, "out": out}, {"out": (a - b) * 2}, rtol=1e-5, atol=1e-5, verbose=False)
+    msg = str(e.value)
+    assert "exceeds tolerance" not in msg
+    assert f"cannot parse the dump {victim.name}" in msg and "first stage that did not run" in msg

@@ -80,6 +80,20 @@ def np_tree(x: np.ndarray, kind: str) -> np.ndarray:
     return cur[0]
 
 
+def np_pairs_tree(x: np.ndarray, kind: str) -> np.ndarray:
+    """The column tree (pto-isa TCOLSUM with tmp): adjacent pairs ``2i, 2i+1``; an odd level's
+    last element is added onto the first result; ``n -> n // 2``."""
+    f = _NP[kind]
+    cur = [x[:, j].copy() for j in range(x.shape[1])]
+    while len(cur) > 1:
+        n = len(cur)
+        nxt = [f(cur[2 * i], cur[2 * i + 1]) for i in range(n // 2)]
+        if n % 2:
+            nxt[0] = f(nxt[0], cur[n - 1])
+        cur = nxt
+    return cur[0]
+
+
 def test_oracles_differ_from_each_other():
     """The two oracles are different orders (otherwise the order tests below prove nothing)."""
     x = np.array([[1.0, 2.0 ** -24, 2.0 ** -24, 2.0 ** -24]], dtype=np.float32)
@@ -126,18 +140,21 @@ def test_tile_orders_match_oracles_fp32(op):
     for platform in H.PLATFORMS:
         tree = _check(getattr(K, "tree_" + op), [x, s, out], platform).flatten()
         seq = _check(getattr(K, "seq_" + op), [x, out], platform).flatten()
-        H.assert_same_bits(tree, torch.from_numpy(np_tree(xn, kind)), f"{op} tree")
+        oracle = np_tree if op.startswith("row") else np_pairs_tree
+        H.assert_same_bits(tree, torch.from_numpy(oracle(xn, kind)), f"{op} tree")
         H.assert_same_bits(seq, torch.from_numpy(np_sequential(xn, kind)), f"{op} sequential")
 
 
 def test_odd_widths_carry_the_middle_element():
-    """Widths 40 -> 20 -> 10 -> 5 -> 3: the odd levels carry the middle element (rows and columns)."""
+    """Widths 40 -> 20 -> 10 -> 5 -> 3: the odd levels of the row tree carry the middle element;
+    the column tree (40 -> 20 -> 10 -> 5 -> 2 -> 1) folds an odd level's last row onto its first."""
     x = H.make_data(33, (8, 40), torch.float32, "normal")  # 6 of 8 rows depend on the carry
     for platform in H.PLATFORMS:
         got = _check(K.odd_tree_row_sum, [x, torch.zeros(8, 1)], platform)
         H.assert_same_bits(got[:, 0], torch.from_numpy(np_tree(x.numpy(), "sum")), "odd row tree")
         got = _check(K.odd_tree_col_sum, [x.T.contiguous(), torch.zeros(1, 8)], platform)
-        H.assert_same_bits(got[0], torch.from_numpy(np_tree(x.numpy(), "sum")), "odd col tree")
+        H.assert_same_bits(got[0], torch.from_numpy(np_pairs_tree(x.numpy(), "sum")), "odd col tree")
+        assert not torch.equal(got[0], torch.from_numpy(np_tree(x.numpy(), "sum"))), "the orders agree here"
 
 
 def test_larger_tmp_tile_gives_the_tree_result():

@@ -46,3 +46,20 @@ def test_fp16_hint_only_when_relevant():
     noisy = (a.double() * (1 + 3e-4)).half()
     r = compare(noisy.float(), a.float(), 1e-5, 1e-5, input_dtypes=[torch.float16])
     assert not r.passed and "float16" in r.dtype_hint and "0.01" in r.dtype_hint
+
+
+def test_dtype_hint_never_suggests_a_tolerance_that_accepts_zeros():
+    """Issue 19: a softmax peaking near 0.004 passes rtol=atol=0.01 even as an all-zeros output; the
+    hint then scales atol to the data instead, and that tolerance rejects zeros."""
+    import torch
+    from pypto.testing import compare
+
+    g = torch.softmax(torch.randn(16, 1024, generator=torch.Generator().manual_seed(0), dtype=torch.float64) * 0.5,
+                      1).half()
+    assert float(g.max()) < 0.01
+    near = (g.double() * (1 + 2 ** -9)).half()     # about 1 ULP off
+    hint = compare(near, g, 1e-5, 1e-5).dtype_hint
+    assert "would accept an all-zeros output here" in hint
+    atol = float(hint.split("atol=")[2].split(" ")[0])
+    assert not compare(torch.zeros_like(g), g, 0.01, atol).passed
+    assert compare(near, g, 0.01, atol).passed

@@ -228,6 +228,24 @@ def test_deps_json_schema(tmp_path, capsys):
     assert (tmp_path / "w" / "dfx_outputs" / "name_map_w.json").is_file()
 
 
+def test_deps_json_is_reproducible_across_runs(tmp_path):
+    # issue 13 item 16: deps.json embedded host pointers (buffer_addr, tensor ids hashed from them),
+    # so two runs of one program never wrote the same file
+    a = rand(64, 64)
+    keep, docs = [], []
+    for k in range(2):
+        x, out = a.clone(), torch.zeros(64, 64)
+        keep.append((x, out))  # both alive: their buffers have different host addresses
+        K.raw_chain(x, out, config=RunConfig(enable_dep_gen=True, sim_seed=0, save_kernels_dir=str(tmp_path / "w")))
+        docs.append((tmp_path / "w" / "dfx_outputs" / "deps.json").read_text())
+    assert docs[0] == docs[1]
+    doc = json.loads(docs[0])
+    ptrs = {str(t.untyped_storage().data_ptr()) for pair in keep for t in pair}
+    assert not ptrs & {t["buffer_addr"] for t in doc["tensors"]}
+    addrs = sorted(int(t["buffer_addr"]) for t in doc["tensors"])
+    assert len(set(addrs)) == len(addrs) and all(x % 512 == 0 for x in addrs)
+
+
 # ------------------------------------------------------------------ DFX: dumps + viewer
 def _viewer(*args):
     return subprocess.run([sys.executable, "-m", "simpler_setup.tools.dump_viewer", *map(str, args)],

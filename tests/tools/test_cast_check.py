@@ -62,3 +62,13 @@ def test_docs_table_is_generated_and_current():
     page = (ROOT / "docs" / "cast-chains.md").read_text(encoding="utf-8")
     assert page == render(), "docs/cast-chains.md is stale: run python -m pypto.tools.cast_table -o docs/cast-chains.md"
     assert "| INT32 | BF16 | a5sim | round | INT32 → FP32 → BF16 | NOT exact |" in page
+
+
+def test_unknown_dtype_is_a_usage_error():
+    # issue 13 item 16: "cast-check int32 bogus" printed a REJECTED verdict and exited 0
+    p = _cli("int32", "bogus")
+    assert p.returncode == 2, (p.returncode, p.stdout)
+    assert "usage: pypto cast-check" in p.stderr and "unknown destination dtype 'bogus'" in p.stderr
+    assert p.stdout == ""
+    p = _cli("int33", "fp16")
+    assert p.returncode == 2 and "unknown source dtype 'int33'" in p.stderr

@@ -1,0 +1,62 @@
+"""``pypto.backend.pto_backend``: code generation of a lowered program into the files of a work
+directory (the reference's module name; here it emits the simulator's Python kernel and orchestration
+modules, not PTO/MLIR). :func:`pypto.ir.compile` calls :func:`generate`.
+"""
+from __future__ import annotations
+
+from pypto.errors import CodegenError
+
+
+class PartialCodegenError(CodegenError, RuntimeError):
+    """Code generation failed after producing some files; ``files`` maps their relative paths to their
+    text (``ir.compile`` writes them before raising, so they can be inspected)."""
+
+    def __init__(self, message: str, files: dict[str, str], span=None, hint=None):
+        super().__init__(message, span, hint)
+        self.files = dict(files)
+
+
+def kernel_path(name: str) -> str:
+    """Where the kernel of InCore function ``name`` goes, relative to the work directory."""
+    return f"kernels/aiv/{name}.py"
+
+
+def orchestration_path(name: str) -> str:
+    """Where the orchestration module of entry ``name`` goes, relative to the work directory."""
+    return f"orchestration/{name}.py"
+
+
+def generate(program, output_dir=None, *, platform=None, skip_ptoas: bool = False, **options) -> dict[str, str]:
+    """The files of a lowered program: ``{relative path: text}``, one kernel module per InCore function
+    and one orchestration module for an Orchestration entry.
+
+    ``platform`` is the simulated platform (default: the configured backend's). ``output_dir`` is
+    accepted for the reference's signature (nothing is written: the caller writes the files);
+    ``skip_ptoas`` and the reference's other options (``memory_planner``, ``emit_source_loc``, ...)
+    have no meaning here: there is no ptoas step. A ``CodegenError`` after the first file becomes a
+    :class:`PartialCodegenError` carrying the files produced so far.
+    """
+    from pypto.backend.backend_type import default_platform
+    from pypto.backend.platforms import get_platform
+    from pypto.codegen import generate_kernel, generate_orchestration
+    from pypto.language.enums import FunctionType
+
+    del output_dir, skip_ptoas, options
+    plat = get_platform(platform or default_platform())
+    files: dict[str, str] = {}
+    try:
+        for f in program.functions:
+            if f.func_type == FunctionType.InCore:
+                files[kernel_path(f.name)] = generate_kernel(f, plat)
+        entry = program.entry
+        if entry.func_type == FunctionType.Orchestration:
+            files[orchestration_path(entry.name)] = generate_orchestration(entry, program)
+    except CodegenError as e:
+        # a kernel the generator refuses (a user-facing error); an InternalError stays what it is
+        if not files:
+            raise
+        raise PartialCodegenError(e.message, files, e.span, e.hint) from e
+    return files
+
+
+__all__ = ["PartialCodegenError", "generate", "kernel_path", "orchestration_path"]

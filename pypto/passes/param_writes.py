@@ -1,0 +1,112 @@
+"""The ``In`` contract: a function never writes a tensor parameter it declares ``In``.
+
+Decision (issue 13, item 4). A tensor parameter without ``pl.Out`` / ``pl.InOut`` is ``In``:
+read-only. A function whose body writes one (``x[...] = e``, ``pl.store(t, offs, x)``,
+``pl.assemble(x, ...)``, or passing ``x`` — or a slice of it — to a callee's ``Out`` / ``InOut``
+parameter) is rejected at compile time with the span of the write and the fix.
+
+Why an error and not a silent rule. The reference keeps the same invariant in its IR (its
+CallDirectionsResolved verifier never lets an ``In`` parameter receive a writing tag); where it
+*infers* directions — the InCore functions its outliner creates — it upgrades a written ``In`` to
+``Out`` / ``InOut``, and this compiler does the same for the kernels it outlines from ``pl.at``
+scopes. A *declared* signature is different: it is the caller's contract. Whether the caller's
+tensor changes must not depend on the executor (the simulator used to give the device its own copy
+of an ``In`` tensor and drop the write, ``torch_codegen`` wrote the caller's tensor), and guessing
+``Out`` vs ``InOut`` for the user would change which arguments a call needs. Naming the missing
+``pl.Out`` at the line that writes is what the user needs in practice (the usual cause is a
+forgotten ``pl.Out[...]`` around an output's annotation).
+
+Runs on SSA form (a version of a parameter is a distinct Var), before OutlineIncoreScopes.
+"""
+from __future__ import annotations
+
+from pypto.errors import PyptoError, Span
+from pypto.ir.nodes import AssignStmt, Call, ForStmt, FuncCall, Function, IfStmt, Program, ScopeStmt, TupleGetItem, Var, YieldStmt
+from pypto.ir.types import TensorType
+from pypto.language.enums import ParamDirection
+
+# ops whose tensor result is a view of their first operand (a write to it writes the operand)
+VIEW_OPS = frozenset({"tensor.slice"})
+
+
+class InParamWriteError(PyptoError):
+    """A function writes a tensor parameter it declares ``In`` (read-only)."""
+
+
+def check_program(program: Program) -> None:
+    """Raise :class:`InParamWriteError` at the first write of an ``In`` tensor parameter."""
+    from pypto.ops.registry import write_targets
+
+    funcs = {f.name: f for f in program.functions}
+    targets = write_targets()   # op -> index of the argument it writes (its result is a new version of it)
+    for f in program.functions:
+        _check_function(f, funcs, targets)
+
+
+def _check_function(f: Function, funcs: dict, targets: dict) -> None:
+    ins = {id(p): p for p, d in zip(f.params, f.directions) if d == ParamDirection.In and isinstance(p.type, TensorType)}
+    if not ins:
+        return
+    root: dict[int, Var] = dict(ins)                # id(Var) -> the In parameter it is a version/view of
+    tuple_root: dict[int, list] = {}                # id(tuple Var) -> per element: In parameter or None
+
+    def of(e):
+        if isinstance(e, TupleGetItem) and isinstance(e.value, Var):
+            roots = tuple_root.get(id(e.value))
+            return roots[e.index] if roots and e.index < len(roots) else None
+        return root.get(id(e)) if isinstance(e, Var) else None
+
+    def fail(p: Var, span: Span, how: str):
+        where = f"'{f.name}'"
+        raise InParamWriteError(
+            f"{where} writes its In parameter '{p.name}' ({how}); an In tensor is read-only, and whether the "
+            f"caller's tensor changes must not depend on the executor",
+            span, hint=f"declare it pl.Out[...] in the signature of {where} if the function only writes "
+                       f"'{p.name}', or pl.InOut[...] if it also reads it")
+
+    def bind(var: Var, r) -> None:
+        if r is not None:
+            root[id(var)] = r
+
+    def walk(stmts) -> None:
+        for s in stmts:
+            if isinstance(s, AssignStmt):
+                v = s.value
+                if isinstance(v, Call) and v.op in targets:
+                    r = of(v.args[targets[v.op]])
+                    if r is not None:
+                        fail(r, v.span if v.span.line else s.span, f"{v.op} into it")
+                elif isinstance(v, Call) and v.op in VIEW_OPS and v.args:
+                    bind(s.var, of(v.args[0]))
+                elif isinstance(v, FuncCall):
+                    call(s, v)
+                elif isinstance(v, (Var, TupleGetItem)):
+                    bind(s.var, of(v))
+            elif isinstance(s, ForStmt):
+                for it, init, rv in zip(s.iter_args, s.init_values, s.return_vars):
+                    bind(it, of(init))
+                    bind(rv, of(init))
+                walk(s.body)
+            elif isinstance(s, IfStmt):
+                walk(s.then_body)
+                walk(s.else_body)
+                for body in (s.then_body, s.else_body):
+                    if body and isinstance(body[-1], YieldStmt):
+                        for rv, y in zip(s.return_vars, body[-1].values):
+                            bind(rv, of(y))
+            elif isinstance(s, ScopeStmt):
+                walk(s.body)
+            elif hasattr(s, "expr") and isinstance(getattr(s, "expr"), FuncCall):
+                call(None, s.expr)
+
+    def call(s, c: FuncCall) -> None:
+        g = funcs.get(c.func)
+        if g is None:
+            return
+        for a, d, p in zip(c.args, g.directions, g.params):
+            r = of(a)
+            if r is not None and d in (ParamDirection.Out, ParamDirection.InOut):
+                fail(r, c.span, f"passed to parameter '{p.name}' of '{g.name}', which is "
+                                f"{'pl.Out' if d == ParamDirection.Out else 'pl.InOut'}")
+
+    walk(f.body)

@@ -1,0 +1,213 @@
+"""Issue 13: the simulator and torch_codegen agree on what a kernel means, and bad input is a
+located user error (items 4, 5, 7, 13, 15; item 12 is tests/ops/test_dtype_sweep.py, the
+differential fuzzer tests/tools/test_difffuzz.py)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import pypto.ir as ir
+from pypto.errors import InternalError, ParserError, PyptoError, SimulationError, VerificationError
+from pypto.passes.param_writes import InParamWriteError
+from pypto.runtime import RunConfig
+
+import kernels_sem as K
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "ops"))
+from ops_harness import assert_same_bits, run_ref, run_sim  # noqa: E402
+
+CFG = RunConfig(sim_seed=0)
+
+
+def located(e: BaseException, line_text: str) -> None:
+    """``e`` is a user error whose span points at the kernel line containing ``line_text``."""
+    assert isinstance(e, PyptoError) and not isinstance(e, (InternalError, VerificationError)), repr(e)
+    assert e.span is not None and e.span.line > 0, str(e)
+    assert line_text in (e.span.source_line() or ""), str(e)
+    assert f":{e.span.line}:" in str(e) and "^" in str(e)
+
+
+def warnings_of(kernel, *args) -> list:
+    return [d for d in kernel.compile(*args, config=CFG).diagnostics]
+
+
+# ------------------------------------------------------------------ item 4
+@pytest.mark.parametrize("kernel, line", [(K.forgot_out, "out[:] = pl.add(a, 1.0)"),
+                                          (K.stores_into_input, "a = pl.store(pl.add(t, t), [0, 0], a)"),
+                                          (K.writes_a_slice_of_input, "a[i * 8:i * 8 + 8, :]")])
+def test_writing_an_in_parameter_is_a_located_error(kernel, line):
+    a, out = torch.ones(16, 64), torch.zeros(16, 64)
+    for run in (lambda: kernel(a, out, config=CFG), lambda: kernel.lower(a, out)):   # simulator and torch_codegen
+        with pytest.raises(InParamWriteError) as e:
+            run()
+        located(e.value, line)
+        assert "pl.Out" in str(e.value) and "pl.InOut" in str(e.value)
+    assert torch.equal(a, torch.ones(16, 64)) and torch.equal(out, torch.zeros(16, 64))
+
+
+def test_an_incore_function_writing_an_in_parameter_is_a_located_error():
+    with pytest.raises(InParamWriteError) as e:
+        ir.compile(K.InCoreWritesIn)
+    located(e.value, "pl.store(t, [0, 0], out)")
+
+
+def test_an_inout_parameter_is_written_alike_by_both_executors():
+    a = torch.randn(16, 64)
+    for p in ("a2a3sim", "a5sim"):
+        (s,) = run_sim(K.inout_is_fine, [a], p)
+        (r,) = run_ref(K.inout_is_fine, [a])
+        assert_same_bits(s, r, p)
+        assert torch.equal(s, a + 1)
+
+
+# ------------------------------------------------------------------ item 5
+def test_a_reduction_scratch_read_afterwards_agrees_and_is_warned_about():
+    a = torch.randn(16, 64)
+    args = [a, torch.zeros(16, 1), torch.zeros(16, 64)]
+    for p in ("a2a3sim", "a5sim"):
+        sim, ref = run_sim(K.scratch_is_live, args, p), run_ref(K.scratch_is_live, args)
+        for x, y in zip(sim, ref):
+            assert_same_bits(x, y, p)       # torch_codegen left the row_max partial results in u too
+    assert torch.equal(sim[1], a * 2) is False   # u was clobbered: the scratch holds partial results
+    ds = [d for d in warnings_of(K.scratch_is_live, *args) if d.code == "PTO-W004"]
+    assert len(ds) == 1 and "tile 'u'" in ds[0].message and "row_max" in ds[0].message
+    assert "u_out = pl.store(u" in ds[0].span.source_line()
+
+
+def test_a_scratch_reused_only_as_scratch_is_not_warned_about():
+    args = [torch.randn(16, 64), torch.zeros(16, 1)]
+    assert not [d for d in warnings_of(K.scratch_reused_as_scratch, *args) if d.code == "PTO-W004"]
+    sim, ref = run_sim(K.scratch_reused_as_scratch, args, "a2a3sim"), run_ref(K.scratch_reused_as_scratch, args)
+    assert_same_bits(sim[1], ref[1])
+
+
+# ------------------------------------------------------------------ item 7
+def test_a_store_overlapping_itself_across_parallel_iterations_is_warned_about():
+    ds = [d for d in warnings_of(K.overlapping_bands, torch.ones(16, 64), torch.zeros(40, 64)) if d.code == "PTO-W003"]
+    assert len(ds) == 1 and "i=0 and i=1" in ds[0].message
+    assert "out[i * 8:i * 8 + 16, :]" in ds[0].span.source_line()
+
+
+def test_two_overlapping_stores_in_parallel_are_warned_about_at_both():
+    ds = [d for d in warnings_of(K.two_stores_overlap, torch.ones(16, 64), torch.zeros(80, 64)) if d.code == "PTO-W003"]
+    lines = sorted(d.span.line for d in ds)
+    assert len(ds) == 2 and lines[0] != lines[1]
+    for d, other in ((ds[0], ds[1]), (ds[1], ds[0])):
+        assert f":{other.span.line}:" in d.message   # each names the other store
+
+
+@pytest.mark.parametrize("kernel, rows", [(K.disjoint_bands, 64), (K.overlapping_but_sequential, 40)])
+def test_disjoint_or_ordered_stores_are_not_warned_about(kernel, rows):
+    assert not [d for d in warnings_of(kernel, torch.ones(16, 64), torch.zeros(rows, 64)) if d.code == "PTO-W003"]
+
+
+# ------------------------------------------------------------------ item 13
+def _raises_located(fn, line):
+    with pytest.raises(PyptoError) as e:
+        fn()
+    located(e.value, line)
+    return e.value
+
+
+def test_full_with_a_value_out_of_range_is_a_located_error():
+    a = torch.randn(16, 32)
+    e = _raises_located(lambda: K.full_too_big(a, torch.zeros(16, 32), config=CFG), "value=1e39")
+    assert "does not fit FP32" in str(e)
+    out = torch.zeros(16, 32)
+    K.full_inf(a, out, config=CFG)                       # an explicit infinity is fine
+    assert torch.isinf(out).all()
+
+
+def test_an_int_literal_beyond_64_bits_is_a_located_error():
+    a = torch.ones(16, 32, dtype=torch.int32)
+    e = _raises_located(lambda: K.huge_literal(a, torch.zeros_like(a), config=CFG), "100000000000000000000")
+    assert "64 bits" in str(e)
+
+
+def test_a_fractional_loop_bound_is_a_located_error():
+    e = _raises_located(lambda: K.fractional_range(torch.ones(16, 32), torch.zeros(16, 32), config=CFG),
+                        "pl.range(2.5)")
+    assert "must be an integer" in str(e)
+
+
+def test_a_zero_step_at_run_time_is_a_located_error():
+    e = _raises_located(lambda: K.step_from_data(torch.ones(16, 32), torch.zeros(1, 8, dtype=torch.int32),
+                                                 torch.zeros(16, 32), config=CFG), "pl.range(0, 4, st)")
+    assert isinstance(e, SimulationError) and "step is 0" in str(e)
+
+
+def test_a_task_id_array_overflow_is_a_located_error():
+    e = _raises_located(lambda: K.task_ids_overflow(torch.ones(16, 32), torch.zeros(16, 32), config=CFG),
+                        "tids[i] = tid")
+    assert isinstance(e, SimulationError)
+
+
+def test_an_out_of_bounds_access_at_run_time_names_the_kernel_line():
+    s = torch.full((1, 8), 40, dtype=torch.int32)
+    e = _raises_located(lambda: K.reads_past_the_end(torch.ones(16, 32), s, torch.zeros(16, 32), config=CFG),
+                        "pl.load(a, [r, 0], [16, 32])")
+    assert isinstance(e, SimulationError) and "out of bounds" in str(e)
+
+
+def test_an_incore_function_without_return_is_a_located_error():
+    with pytest.raises(ParserError) as e:
+        K.calls_kernel_without_return(torch.ones(16, 32), torch.zeros(16, 32), config=CFG)
+    located(e.value, "def kernel_without_return")
+    assert "return out" in str(e.value)
+
+
+def test_zero_size_and_negative_dims_are_located_errors():
+    e = _raises_located(lambda: K.bare_add(torch.zeros(0, 32), torch.zeros(0, 32), torch.zeros(0, 32), config=CFG),
+                        "def bare_add")
+    assert "zero-size" in str(e) and "'a'" in str(e)
+    e = _raises_located(lambda: K.negative_dim(torch.zeros(16, 32), torch.zeros(16, 32), config=CFG), "[16, -1]")
+    assert ">= 1" in str(e)
+
+
+def test_a_tensor_read_after_a_store_in_the_same_kernel_reads_the_stored_values():
+    a = torch.randn(16, 32)
+    args = [a, torch.zeros(16, 32), torch.zeros(16, 32)]
+    for p in ("a2a3sim", "a5sim"):
+        sim, ref = run_sim(K.write_then_read, args, p), run_ref(K.write_then_read, args)
+        for x, y in zip(sim, ref):
+            assert_same_bits(x, y, p)
+        assert torch.equal(sim[2], (a + 1) * 2)
+
+
+def test_a_tensor_the_program_creates_and_returns_is_returned_by_the_simulator():
+    x = torch.randint(0, 5, (16, 32), dtype=torch.int32)
+    y = torch.randint(0, 5, (16, 32), dtype=torch.int32)
+    r = K.returns_a_new_tensor(x, y, config=CFG)     # (used to return None: the result was lost)
+    assert isinstance(r, torch.Tensor) and torch.equal(r, x < y)
+
+
+# ------------------------------------------------------------------ item 15
+@pytest.mark.parametrize("what, out, needle", [
+    ("expanded", lambda: torch.zeros(1, 32).expand(16, 32), "share memory"),
+    ("requires_grad", lambda: torch.zeros(16, 32, requires_grad=True), "requires grad"),
+    ("meta", lambda: torch.zeros(16, 32, device="meta"), "device 'meta'"),
+])
+def test_an_unwritable_out_argument_is_rejected_before_running(what, out, needle, monkeypatch):
+    import pypto.runtime.simulator as S
+
+    ran = []
+    real = S.Runtime.run_all
+    monkeypatch.setattr(S.Runtime, "run_all", lambda self: ran.append(1) or real(self))
+    with pytest.raises(TypeError) as e:
+        K.bare_add(torch.randn(16, 32), torch.randn(16, 32), out(), config=CFG)
+    assert needle in str(e.value) and "'out'" in str(e.value)
+    assert not ran                                    # nothing ran: no work lost at write-back
+
+
+def test_mixed_float_dtypes_promote_by_an_explicit_rule_with_a_warning():
+    a, b, out = torch.randn(16, 32), torch.randn(16, 32).half(), torch.zeros(16, 32)
+    ds = [d for d in warnings_of(K.bare_add, a, b, out) if d.code == "PTO-W005"]
+    assert len(ds) == 1 and "FP32 and FP16" in ds[0].message
+    K.bare_add(a, b, out, config=CFG)
+    assert torch.equal(out, a + b.float())
+    # FP16 with BF16: no type holds both exactly (the reference's rule and torch's differ): an error
+    e = _raises_located(lambda: K.bare_add(a.bfloat16(), b, out.half(), config=CFG), "pl.add(a, b)")
+    assert "BF16 and FP16" in str(e)

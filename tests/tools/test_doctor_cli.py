@@ -1,0 +1,121 @@
+"""``pypto doctor`` / ``pypto fuzz`` as commands: exit 0 clean / 1 a finding / 2 a usage error (never a
+traceback), ``--json`` and ``to_dict()``, help text for every option; fuzz does not call a
+deterministic race clean."""
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from pypto.cli import build_parser
+
+ROOT = Path(__file__).resolve().parents[2]
+TRIAL = ROOT / "tests" / "precision" / "corpus" / "user_trial.py"
+
+
+def _run(*args, timeout=600):
+    return subprocess.run([sys.executable, "-m", "pypto", *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+CLEAN = '''
+import torch
+import pypto.language as pl
+
+
+@pl.jit
+def add(a: pl.Tensor[[32, 32], pl.FP32], out: pl.Out[pl.Tensor[[32, 32], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:] = pl.add(a, 1.0)
+    return out
+
+
+def case():
+    a = torch.randn(32, 32)
+    return {"kernel": add, "inputs": {"a": a, "out": torch.zeros(32, 32)}, "expected": {"out": a + 1.0}}
+
+
+def broken():
+    return {"kernel": add, "inputs": {"a": torch.zeros(8, 8), "out": torch.zeros(32, 32)},
+            "expected": {"out": torch.zeros(32, 32)}}
+
+
+def not_a_dict():
+    return 42
+
+
+def raises():
+    raise RuntimeError("the case builder failed")
+'''
+
+
+@pytest.fixture
+def script(tmp_path):
+    p = tmp_path / "cases.py"
+    p.write_text(textwrap.dedent(CLEAN))
+    return p
+
+
+def test_doctor_clean_case_exits_0_and_json(script, tmp_path):
+    p = _run("doctor", script, "--seeds", "2", "--json", "--quiet", "--html", tmp_path / "r.html")
+    assert p.returncode == 0, p.stderr[-2000:]
+    d = json.loads(p.stdout)
+    assert d["cause"] == "no_gap" and d["settled_step"] == 1 and d["html"].endswith("r.html")
+    assert "step 1/5" not in p.stderr          # --quiet
+
+
+@pytest.mark.parametrize("args, words", [
+    (["doctor", "{dir}/missing.py"], "no such file"),
+    (["doctor", "{script}", "--case", "nope"], "defines no function 'nope'"),
+    (["doctor", "{script}", "--case", "not_a_dict"], "must return a dict"),
+    (["doctor", "{script}", "--case", "raises"], "the case builder failed"),
+    (["doctor", "{script}", "--seeds", "0"], "at least 1"),
+    (["fuzz", "{script}", "--seeds", "1"], "at least 2 seeds"),
+    (["fuzz", "{script}", "--jobs", "x"], "not a whole number"),
+    (["doctor", "{script}", "--bogus"], "unrecognized arguments"),
+])
+def test_usage_errors_exit_2_without_traceback(script, args, words, capsys):
+    from pypto.cli import main
+
+    try:
+        rc = main([a.format(dir=script.parent, script=script) for a in args])
+    except SystemExit as e:        # argparse's own usage errors
+        rc = e.code
+    err = capsys.readouterr().err
+    assert rc == 2, err
+    assert words in err and "Traceback" not in err
+
+
+def test_a_kernel_that_does_not_compile_is_a_usage_error_with_its_location(script):
+    p = _run("doctor", script, "--case", "broken", "--quiet")
+    assert p.returncode == 2, p.stderr[-2000:]
+    assert "Traceback" not in p.stderr and "the kernel does not compile or run" in p.stderr
+
+
+def test_every_option_has_help():
+    ap = build_parser()
+    subs = next(a for a in ap._actions if a.__class__.__name__ == "_SubParsersAction").choices
+    for name in ("doctor", "fuzz"):
+        for action in subs[name]._actions:
+            assert action.help, f"pypto {name}: {action.option_strings or action.dest} has no help"
+    help_text = _run("doctor", "--help").stdout
+    assert "--json" in help_text and "Exit 0 when there is no gap" in help_text
+
+
+def test_fuzz_deterministic_race_is_not_clean():
+    """256/256 rows race, but every schedule loses the same way: bit-identical runs, not an all-clear."""
+    p = _run("fuzz", TRIAL, "--case", "raw_parallel_case", "--seeds", "3", "--jobs", "1", "--json")
+    assert p.returncode == 1, p.stderr[-2000:]
+    d = json.loads(p.stdout)
+    assert d["classification"] == "none" and d["clean"] is False
+    assert d["races"] and d["races"][0]["kind"] == "RAW"
+    assert d["golden_checked"] and len(d["golden_failures"]) == 3
+    assert "pl.array.create" in d["races"][0]["fix"]    # the producer runs in a parallel loop
+
+
+def test_fuzz_clean_case_exits_0(script):
+    p = _run("fuzz", script, "--seeds", "2", "--jobs", "1")
+    assert p.returncode == 0, p.stdout + p.stderr[-2000:]
+    assert "verdict: clean" in p.stdout and "race detector: no unordered" in p.stdout
