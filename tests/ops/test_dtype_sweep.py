@@ -69,6 +69,14 @@ _TILE_OUT = {"tile_row_sum": (R, 1), "tile_row_max": (R, 1), "tile_row_min": (R,
 EXCLUDED = {
     "create_tile": "covered by the tile reduction templates (their tmp_tile)",
     "task_id_array": "no element dtype", "task_dummy": "no element dtype", "task_id_set": "no element dtype",
+    # issue 15's families (merged after this sweep was written): each is swept over the dtypes it takes,
+    # with its refusals checked, in its own module (test_bitwise, test_argreduce, test_elementwise_ext,
+    # test_index, test_create, test_sort); templates here are follow-up work
+    **{n: "issue-15 family: per-dtype tests in its own module" for n in (
+        "and_", "or_", "xor", "not_", "shl", "shr", "row_prod", "col_prod", "row_argmax", "row_argmin",
+        "col_argmax", "col_argmin", "fmod", "rem", "sin", "cos", "prelu", "lrelu", "addc", "subc", "addsc",
+        "subsc", "part_add", "part_mul", "part_max", "part_min", "gather", "scatter", "scatter_update",
+        "mgather", "ci", "tri", "sort32", "mrgsort", "gather_mask", "scatter_mask")},
 }
 
 
