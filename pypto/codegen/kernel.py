@@ -49,6 +49,11 @@ class KernelGen:
             self.tiles.append(key)
         return f"v[{self.slot[key]}]"
 
+    def _mark(self, span) -> None:
+        """The next emitted line implements the statement at ``span`` (an entry of SPANS)."""
+        if span is not None and not span.is_unknown():
+            self.spans.append((len(self.lines), span))
+
     def emit(self, depth: int, text: str) -> None:
         self.lines.append("    " * depth + text)
 
@@ -97,6 +102,7 @@ class KernelGen:
         elif isinstance(s, ForStmt):
             self.for_stmt(s, depth)
         elif isinstance(s, IfStmt):
+            self._mark(s.span)
             self.emit(depth, f"if {py_expr(s.cond, self.names)}:")
             self.block(s.then_body, depth + 1, s.return_vars)
             self.emit(depth, "else:")
@@ -135,6 +141,7 @@ class KernelGen:
         lv = self.names.define(s.loop_var)
         rng = ", ".join(py_expr(x, self.names) for x in (s.start, s.stop, s.step))
         self.flush(depth)
+        self._mark(s.span)  # a zero step at run time faults on this line: name the pl.range
         self.emit(depth, f"for {lv} in range({rng}):")
         self.block(s.body, depth + 1, s.iter_args)
         self.flush(depth + 1)
@@ -170,8 +177,7 @@ class KernelGen:
             self.pending += self.cost(c)
             self.flush(depth)
         kw = {} if op.scratch is None or id(c) not in self.dead_scratch else {"keep_scratch": False}
-        if not c.span.is_unknown():
-            self.spans.append((len(self.lines), c.span))
+        self._mark(c.span)
         if result is not None and isinstance(result.type, TileType):
             self.emit(depth, op.sim(a, Src(self.view(result), result.type), **kw))
         elif result is not None:  # a tensor (tile.store) or a scalar (tile.read)

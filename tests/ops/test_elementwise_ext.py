@@ -214,6 +214,13 @@ def test_three_operand_add_sub(op, dtype, platform, seed, kind):
 PART_NP = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
 
 
+def _zero_sign_free(x: torch.Tensor) -> torch.Tensor:
+    """``x`` with -0.0 made +0.0: max/min of +0.0 and -0.0 may return either zero (IEEE 754 leaves the
+    tie open and torch's own kernels differ between their vector and scalar paths; docs/simulator.md),
+    so those two results are compared by value; every other bit still has to match."""
+    return x + 0.0 if x.is_floating_point() else x
+
+
 @SETTINGS
 @given(k=st.sampled_from(("add", "mul", "max", "min")), dtype=st.sampled_from(FLOATS + (torch.int32,)),
        platform=st.sampled_from(H.PLATFORMS), seed=st.integers(0, 2 ** 30), kind=st.sampled_from(KINDS),
@@ -231,10 +238,14 @@ def test_part_ops(k, dtype, platform, seed, kind, partial):
         # b is valid in [16, 20]: columns 20..36 of the result's valid [13, 37] copy a
         want = want.clone()
         want[:, 20:] = a[:, 20:]
-        same(out[V], want[V], f"part_{k} vs oracle")
+    got = out
+    if k in ("max", "min"):
+        got, want = _zero_sign_free(out), _zero_sign_free(want)
+    if partial:
+        same(got[V], want[V], f"part_{k} vs oracle")
         untouched(out, init)
     else:
-        same(out, want, f"part_{k} vs oracle")
+        same(got, want, f"part_{k} vs oracle")
 
 
 # ------------------------------------------------------------------ scalar pl.min / pl.max, spellings

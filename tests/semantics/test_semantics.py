@@ -133,7 +133,6 @@ def test_a_fractional_loop_bound_is_a_located_error():
     assert "must be an integer" in str(e)
 
 
-@pytest.mark.xfail(reason="after the final merge the zero-step error's location moved; under investigation (noted on issue 13)", strict=False)
 def test_a_zero_step_at_run_time_is_a_located_error():
     e = _raises_located(lambda: K.step_from_data(torch.ones(16, 32), torch.zeros(1, 8, dtype=torch.int32),
                                                  torch.zeros(16, 32), config=CFG), "pl.range(0, 4, st)")
