@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextvars
 import inspect
+import shutil
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -412,6 +413,7 @@ def _doctor(kernel, inputs, expected, golden_data_dir, rtol, atol, platform, ref
         report.add(3, "compiler self-check", "ok", "every pass verified, printed and re-parsed to the same program")
     except VerificationError as e:
         report.add(3, "compiler self-check", "explains", e.message.splitlines()[0])
+        shutil.rmtree(out_dir, ignore_errors=True)
         return finish(report.settle(3, "a compiler pass produced a malformed program", e.message.splitlines()[0], "malformed_ir",
                                     _verification("could not verify", "the fix is in the compiler")), actual)
     diags = dumped.diagnostics
@@ -420,19 +422,26 @@ def _doctor(kernel, inputs, expected, golden_data_dir, rtol, atol, platform, ref
                ", ".join(f"{d.code} at {d.span}" for d in diags) or "no diagnostic fired")
     if any(d.code == "PTO-W001" for d in diags):
         d = next(d for d in diags if d.code == "PTO-W001")
+        shutil.rmtree(out_dir, ignore_errors=True)
         return finish(report.settle(3, d.message.split(" — ")[0], "write the output with out[:] = <expr>",
                                     "out_write_dropped",
                                     _verification("could not verify", "this edit is not automated")), actual)
 
-    # ---- step 4: which pass
-    _at_step(4)
-    if _step4(report, ctx, dumped, warn):
-        return finish(report, actual)
+    try:
+        # ---- step 4: which pass
+        _at_step(4)
+        if _step4(report, ctx, dumped, warn):
+            return finish(report, actual)
 
-    # ---- step 5: task by task, and races
-    _at_step(5)
-    _step5(report, ctx)
-    return finish(report, actual)
+        # ---- step 5: task by task, and races
+        _at_step(5)
+        _step5(report, ctx)
+        return finish(report, actual)
+    finally:
+        # the per-pass dumps are kept only when the verdict points the user at them (a faulty pass);
+        # otherwise they are a temporary of the diagnosis (issue 19: temp dirs removed)
+        if report.cause != "faulty_pass":
+            shutil.rmtree(out_dir, ignore_errors=True)
 
 
 def _verification(status: str, detail: str):

@@ -25,7 +25,12 @@ EXPECTED = {  # case -> (settled step, words the fix must contain)
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_doctor_settles_each_case(name, tmp_path):
+def test_doctor_settles_each_case(name, tmp_path, monkeypatch):
+    import tempfile
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
     case = getattr(doctor_cases, name)()
     kernel, inputs = case.pop("kernel"), case.pop("inputs")
     report = doctor(kernel, inputs, html=tmp_path / "r.html", **case)
@@ -33,6 +38,13 @@ def test_doctor_settles_each_case(name, tmp_path):
     assert report.settled_step == step, report.format()
     for w in words:
         assert w in report.fix, report.format()
+    # the step-3 pass dumps stay only when the verdict cites them (a faulty pass), else are removed
+    # (the fix copies' directory, pypto-doctor-fix-*, is one per process, removed at exit)
+    kept = [d for d in tmp.glob("pypto-doctor-*") if not d.name.startswith("pypto-doctor-fix-")]
+    if report.cause == "faulty_pass":
+        assert len(kept) == 1 and str(kept[0]) in report.fix
+    else:
+        assert kept == []
     page = (tmp_path / "r.html").read_text()
     assert "<img" in page and f"SETTLED at step {step}" in page
 
