@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pypto.language.enums import FunctionType, Level
+from pypto.tracebacks import user_facing
 
 _KINDS = {"entry": FunctionType.Orchestration, "incore": FunctionType.InCore, "inline": FunctionType.Inline,
           "opaque": FunctionType.Opaque}
@@ -67,6 +68,7 @@ class JITFunction:
             kwargs = {k: v for k, v in kwargs.items() if k not in names}  # unknown ones fail in specialize
         return specialize(self, args, kwargs)
 
+    @user_facing
     def lower(self, *args, config=None, **kwargs):
         """Specialise and run the pass pipeline; returns the lowered :class:`pypto.ir.Program`.
 
@@ -81,6 +83,7 @@ class JITFunction:
         emit_diagnostics(result.diagnostics)
         return result.program
 
+    @user_facing
     def compile(self, *args, config=None, **kwargs):
         """Specialise and compile (or take the cached result); returns the ``CompiledProgram``.
 
@@ -114,6 +117,7 @@ class JITFunction:
             self._cache[key] = compiled
         return compiled
 
+    @user_facing
     def __call__(self, *args, config=None, **kwargs):
         """Compile for this signature (cached) and run on the simulator. Returns what the kernel
         returns only when the program returns values that are not written in place; ``None``
