@@ -125,13 +125,7 @@ def _allocate(f: Function, ctx: PassContext) -> Function:
         addrs, used = by_size if by_size[1] < by_def[1] else by_def
         cap = platform.capacity(space)
         if used > cap:
-            tiles = sorted((v for b in bs for v in b.tiles), key=lambda v: -v.type.nbytes)
-            listing = ", ".join(f"'{v.name}' {list(v.type.shape)} {v.type.dtype.name} ({v.type.nbytes} B)"
-                                for v in tiles[:6])
-            raise CapacityError(
-                f"{space.name} buffer usage ({used} bytes) exceeds platform limit ({cap} bytes) on "
-                f"{platform.name} in kernel '{f.name}'; largest tiles: {listing}",
-                f.span, "split the work into smaller tiles (a loop over row blocks) or reuse buffers")
+            raise _over_capacity(f, live, space, bs, used, cap, platform)
         addr_of.update(addrs)
 
     def memref_of(v: Var):
@@ -139,3 +133,39 @@ def _allocate(f: Function, ctx: PassContext) -> Function:
         return with_memref(m, addr=addr_of[m.base]) if m is not None and m.base in addr_of else None
 
     return MemRefRewriter(memref_of).function(f)
+
+
+def _over_capacity(f: Function, live: Liveness, space, bs: list[Buffer], used: int, cap: int,
+                   platform) -> CapacityError:
+    """The error for a space that does not fit: where the live bytes peak, which buffers (and their
+    tiles, with the lines defining them) are live there, and the error located at that statement
+    (issue 19: the user needs the tiles to shrink, not just the total)."""
+    def live_at(pos: int) -> list[Buffer]:
+        return [b for b in bs if any(lo <= pos <= hi for lo, hi in b.intervals)]
+
+    # the live total can only rise where some buffer's interval starts
+    starts = sorted({lo for b in bs for lo, _ in b.intervals})
+    peak = max(starts, key=lambda p: (sum(b.size for b in live_at(p)), -p))
+    at_peak = sorted(live_at(peak), key=lambda b: -b.size)
+    site = live.sites.get(peak)
+    span = getattr(site[1], "span", None) if site is not None else None
+    if span is None or span.is_unknown():
+        span = f.span
+
+    def describe(b: Buffer) -> str:
+        v = max(b.tiles, key=lambda t: t.type.nbytes)
+        # the user's names; compiler temporaries ('add__tmp_v0') only when the buffer has no other
+        user = [t.name for t in b.tiles if "__" not in t.name] or [b.tiles[0].name]
+        names = "/".join(dict.fromkeys(user))
+        where = f", line {v.span.line}" if not v.span.is_unknown() else ""
+        return f"'{names}' {list(v.type.shape)} {v.type.dtype.name} ({b.size} B{where})"
+
+    total = sum(b.size for b in at_peak)
+    listing = ", ".join(describe(b) for b in at_peak[:8])
+    more = f" and {len(at_peak) - 8} more" if len(at_peak) > 8 else ""
+    return CapacityError(
+        f"{space.name} buffer usage ({used} bytes) exceeds platform limit ({cap} bytes) on {platform.name} "
+        f"in kernel '{f.name}'; at the peak (this statement) {len(at_peak)} buffers of {total} bytes are "
+        f"live: {listing}{more}",
+        span, "split the work into smaller tiles (a loop over row blocks), or end a tile's use before the "
+              "next large one is created so that their buffers can share memory")

@@ -111,8 +111,12 @@ def test_capacity_error_names_space_limit_and_tiles(platform):
     msg = str(e.value)
     cap = {"a2a3sim": 184 * 1024, "a5sim": 240 * 1024}[platform]
     assert f"Vec buffer usage (262144 bytes) exceeds platform limit ({cap} bytes) on {platform}" in msg, msg
-    assert "'big_a' [128, 256] FP32 (131072 B)" in msg and "'big_b'" in msg
-    assert "kernels_memory.py" in msg and "too_big_incore_0" in msg   # the kernel's span
+    # the buffers live at the peak, with the lines defining them; located at the peak statement
+    assert "2 buffers of 262144 bytes are live" in msg, msg
+    assert "'big_a' [128, 256] FP32 (131072 B, line 58)" in msg and "'big_b' [128, 256] FP32 (131072 B, line 59)" in msg
+    assert "__tmp" not in msg                                          # no compiler temporaries
+    assert "kernels_memory.py:59:" in msg and "too_big_incore_0" in msg
+    assert "big_b = pl.load(b, [0, 0], [128, 256])" in msg             # the caret's line
 
 
 def test_allocation_is_aligned_and_never_worse_without_reuse():
