@@ -8,7 +8,6 @@ from lang_harness import check_all
 
 import pypto.language as pl
 from pypto.errors import ParserError, PyptoError
-from pypto.ops.registry import all_ops
 
 FILE = K.__file__
 
@@ -122,11 +121,6 @@ def test_directives_run_and_dump(capsys):
     assert_structural_equal(lowered, parse(lowered.as_python()))
 
 
-_HAVE_SLICE = {"tensor.slice", "tensor.read", "tile.slice", "tile.read"} <= set(all_ops())
-
-
-@pytest.mark.xfail(not _HAVE_SLICE, reason="tensor.slice / tile.slice / *.read are not registered yet "
-                                          "(pypto/ops/layout.py, another engineer)", strict=False)
 def test_subscript_slice_read():
     a = torch.randn(64, 128)
     check_all(K.slice_read, (a, z(16, 128)), {1: a[16:32] + a[0:16]})
@@ -147,12 +141,36 @@ def test_dump_tag_inside_scope_is_rejected():
     rendered(ei.value, "pl.dump_tag(t) marks a tensor of the orchestration")
 
 
-@pytest.mark.xfail(not _HAVE_SLICE, reason="tile.read is not registered yet (pypto/ops/layout.py)", strict=False)
 def test_subscript_scalar_read():
     a = torch.randn(64, 128)
     check_all(K.tile_read, (a, z(64, 128)), {1: a + a[0, 1]})
     text = K.tile_read._specialize((a, z(64, 128)), {}).program.as_python()
     assert "tile.read" in text
+
+
+def test_a_runtime_slice_extent_hint_uses_the_users_numbers():
+    @pl.jit
+    def blocks(a: pl.Tensor[[64, 128], pl.FP32], out: pl.Out[pl.Tensor[[64, 128], pl.FP32]]):
+        for i in pl.range(2):
+            with pl.at(level=pl.Level.CORE_GROUP):
+                out[i * 32:(i + 1) * 32, :] = pl.add(a[i * 32:(i + 1) * 32, :], 1.0)
+        return out
+
+    with pytest.raises(PyptoError) as ei:
+        blocks.lower(z(64, 128), z(64, 128))
+    assert "a slice extent must be static" in str(ei.value)
+    assert "'i * 32:i * 32 + 32'" in str(ei.value), str(ei.value)
+
+    @pl.jit
+    def ragged(a: pl.Tensor[[64, 128], pl.FP32], out: pl.Out[pl.Tensor[[64, 128], pl.FP32]]):
+        for i in pl.range(2):
+            with pl.at(level=pl.Level.CORE_GROUP):
+                out[i:2 * i + 16, :] = pl.add(a[i:2 * i + 16, :], 1.0)
+        return out
+
+    with pytest.raises(PyptoError) as ei:
+        ragged.lower(z(64, 128), z(64, 128))
+    assert "'i:i + N'" in str(ei.value), str(ei.value)   # no single extent: no number is invented
 
 
 def test_subscript_errors():

@@ -1389,7 +1389,7 @@ class FunctionParser:
             ext = self.expr(it.upper.right)
             if isinstance(ext, int):
                 return ext
-        raise UnsupportedFeatureError("a slice extent must be static: write 'i:i+16'", self.span(it))
+        raise UnsupportedFeatureError("a slice extent must be static", self.span(it), _static_slice_hint(it))
 
     def expr_UnaryOp(self, node: ast.UnaryOp) -> Any:
         v = self.expr(node.operand)
@@ -2019,4 +2019,24 @@ def _yield_parts(stmt: ast.stmt | None, resolve) -> tuple[list[str], ast.Call | 
             raise ParserSyntaxError("pl.yield_ targets must be names", Span.unknown())
         return [e.id for e in elts], stmt.value
     return [], None
+
+
+def _static_slice_hint(it: ast.Slice) -> str:
+    """The fix for a slice whose extent is not static, in the user's own terms: ``lo:lo + N``, with
+    N the extent ``hi - lo`` takes when it is one constant over sample values of the names in it
+    (``i*32:(i+1)*32`` -> ``i*32:i*32 + 32``); the sample only words the hint, never the program."""
+    lo = ast.unparse(it.lower) if it.lower is not None else "0"
+    n = "N"
+    if it.lower is not None and it.upper is not None:
+        diff = ast.parse(f"({ast.unparse(it.upper)}) - ({lo})", mode="eval")
+        names = sorted({x.id for x in ast.walk(diff) if isinstance(x, ast.Name)})
+        expr = compile(diff, "<slice>", "eval")
+        try:
+            seen = {eval(expr, {"__builtins__": {}}, dict(zip(names, (k, k + 3, 2 * k + 1) * len(names))))
+                    for k in (0, 1, 5, 12)}
+        except Exception:  # noqa: BLE001 - anything else (calls, attributes) just gets the generic hint
+            seen = set()
+        if len(seen) == 1 and isinstance(next(iter(seen)), int) and next(iter(seen)) > 0:
+            n = str(next(iter(seen)))
+    return f"write the upper bound as the lower one plus a constant extent: '{lo}:{lo} + {n}'"
 
