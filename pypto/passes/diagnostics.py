@@ -222,9 +222,14 @@ def _reduction_over_padding(program: Program, ctx):
                 if isinstance(t, TileType) and t.valid_shape is not None:
                     op = s.value.op.split(".")[1]
                     pad = {"max": "min", "min": "max"}.get(op.split("_")[1], "zero")
+                    name = getattr(x, "name", "t")
+                    # fillpad's result is fully valid (the reference's type rule): feed it to the
+                    # reduction only; storing it would write the padding into the output too
                     found.append((s.span, f"{op} reads the whole {list(t.shape)} tile but only {list(t.valid_shape)} "
                                           f"is valid: the padding takes part in the reduction. Fill it with the "
-                                          f"reduction's identity first: pl.fillpad(t, pl.PadValue.{pad})"))
+                                          f"reduction's identity inside the call: pl.{op}(pl.fillpad({name}, "
+                                          f"pl.PadValue.{pad}), ...); the filled tile is fully valid, so keep "
+                                          f"storing '{name}' itself"))
     return found
 
 

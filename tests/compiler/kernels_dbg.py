@@ -95,3 +95,13 @@ def mixed_dtypes(a: pl.Tensor[[16, 128], pl.FP32], b: pl.Tensor[[16, 128], pl.FP
     with pl.at(level=pl.Level.CORE_GROUP):
         out[:] = pl.add(a, b)
     return out
+
+
+@pl.jit
+def padded_row_max(a: pl.Tensor[[64, 64], pl.FP32], out: pl.Out[pl.Tensor[[64, 1], pl.FP32]]):
+    """row_max over a tile whose valid region is [64, 40]: the padding takes part (PTO-P001)."""
+    with pl.at(level=pl.Level.CORE_GROUP):
+        part = pl.load(a, [0, 0], [64, 64], valid_shape=[64, 40])
+        tmp = pl.create_tile([64, 64], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+        out = pl.store(pl.row_max(part, tmp), [0, 0], out)
+    return out

@@ -16,6 +16,7 @@ CASES = {
     "PH001": (K.short_rows, [torch.zeros(64, 64), torch.zeros(64, 64)], "a2a3sim"),
     "PTO-W003": (K.parallel_overlap, [torch.zeros(16, 128), torch.zeros(40, 128)], "a2a3sim"),
     "PTO-W004": (K.scratch_read_after, [torch.zeros(16, 128), torch.zeros(16, 1), torch.zeros(16, 128)], "a2a3sim"),
+    "PTO-P001": (K.padded_row_max, [torch.zeros(64, 64), torch.zeros(64, 1)], "a2a3sim"),
     "PTO-W005": (K.mixed_dtypes, [torch.zeros(16, 128), torch.zeros(16, 128, dtype=torch.float16),
                                   torch.zeros(16, 128)], "a2a3sim"),
 }
@@ -72,5 +73,14 @@ def test_unknown_code_is_an_error():
 
 
 def test_every_check_has_a_case():
-    missing = set(CHECKS) - set(CASES) - {"PTO-P001"}  # PTO-P001 is tested with the reductions
+    missing = set(CHECKS) - set(CASES)
     assert not missing, f"diagnostics without a firing test: {missing}"
+
+
+def test_padding_hint_names_the_tile_and_keeps_its_store_valid():
+    """The fix feeds the filled tile to the reduction only: fillpad's result is fully valid, so
+    storing it instead would write the padding into the output (issue 19)."""
+    compiled, _ = _codes(*CASES["PTO-P001"])
+    (d,) = [d for d in compiled.diagnostics if d.code == "PTO-P001"]
+    assert "pl.row_max(pl.fillpad(part, pl.PadValue.min), ...)" in d.message, d.message
+    assert "keep storing 'part' itself" in d.message
