@@ -184,3 +184,17 @@ def test_subscript_errors():
 
     with pytest.raises(PyptoError, match="slice steps are not supported"):
         stepped.lower(z(64, 128), z(32, 128))
+
+
+def test_missing_scratch_tile_hint_uses_the_tiles_shape_dtype_and_name():
+    @pl.jit
+    def no_tmp(a: pl.Tensor[[16, 48], pl.FP16], out: pl.Out[pl.Tensor[[16, 1], pl.FP16]]):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            scores = pl.load(a, [0, 0], [16, 48])
+            out = pl.store(pl.row_max(scores), [0, 0], out)
+        return out
+
+    with pytest.raises(PyptoError) as ei:
+        no_tmp.lower(z(16, 48).half(), z(16, 1).half())
+    text = str(ei.value)
+    assert "tmp = pl.create_tile([16, 48], dtype=pl.FP16, target_memory=pl.Mem.Vec); pl.row_max(scores, tmp)" in text, text

@@ -29,7 +29,7 @@ from pypto.language.dtypes import INT32
 from pypto.language.enums import MemorySpace
 from pypto.ops.reduction import _check_input, _dsl_check, _reduced, _tensor_rule, _tile_rule
 from pypto.ops.registry import OpArgs, OpDef, Param, register
-from pypto.ops.rules import expect
+from pypto.ops.rules import expect, scratch_tile_hint
 
 _VEC = (MemorySpace.Vec,)
 _AXIS = {"row": -1, "col": -2}
@@ -125,8 +125,7 @@ def _arg_dsl_check(dsl: str):
         if len(args) < 2 and kwargs.get("tmp_tile") is None:
             raise InvalidOperationError(
                 f"pl.{dsl}: Tile inputs require tmp_tile (the device's scratch tile)", span,
-                f"tmp = pl.create_tile(<input shape>, dtype=<input dtype>, target_memory=pl.Mem.Vec); "
-                f"pl.{dsl}(t, tmp)")
+                scratch_tile_hint(dsl, args[0] if args else kwargs.get("tile")))
     return check
 
 

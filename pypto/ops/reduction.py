@@ -36,7 +36,7 @@ from pypto.ir.types import TensorType, TileType, describe
 from pypto.language.dtypes import INT16, INT32
 from pypto.language.enums import MemorySpace
 from pypto.ops.registry import OpArgs, OpDef, Param, register
-from pypto.ops.rules import expect
+from pypto.ops.rules import expect, scratch_tile_hint
 from pypto.errors import InvalidOperationError
 
 _VEC = (MemorySpace.Vec,)
@@ -99,8 +99,7 @@ def _dsl_check(dsl: str):
         if len(args) < 2 and kwargs.get("tmp_tile") is None:
             raise InvalidOperationError(
                 _tmp_message(dsl), span,
-                "tmp = pl.create_tile(<input shape>, dtype=<input dtype>, target_memory=pl.Mem.Vec); "
-                f"pl.{dsl}(t, tmp)")
+                scratch_tile_hint(dsl, args[0] if args else kwargs.get("tile")))
     return check
 
 

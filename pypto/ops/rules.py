@@ -118,3 +118,15 @@ def check_region(op: str, offsets, extent, shape, span: Span) -> None:
         if o is not None and isinstance(n, int) and isinstance(e, int):  # dynamic dims: checked at run time
             expect(0 <= o and o + e <= n, op,
                    f"region offsets {offs} + shape {list(extent)} exceeds tensor shape {list(shape)}", span)
+
+
+def scratch_tile_hint(dsl: str, x) -> str:
+    """The fix for a tile reduction called without its scratch tile, in the user's terms: the
+    ``create_tile`` line with the operand's own shape and dtype, and the call with its own name."""
+    t = getattr(x, "type", None)
+    name = getattr(x, "name", None) or "t"
+    if isinstance(t, TileType):
+        shape, dtype = list(t.shape), f"pl.{t.dtype.name}"
+    else:
+        shape, dtype = "<input shape>", "<input dtype>"
+    return f"tmp = pl.create_tile({shape}, dtype={dtype}, target_memory=pl.Mem.Vec); pl.{dsl}({name}, tmp)"
