@@ -90,21 +90,42 @@ def ulp_histogram(actual: torch.Tensor, expected: torch.Tensor, title: str = "UL
     return _png(plt, fig)
 
 
+def exact_floor(values) -> float:
+    """Where a log-scale error chart draws an exact (zero) difference: a decade below the smallest
+    positive value shown (NaN and zeros ignored); 1e-12 when nothing is positive."""
+    shown = [v for v in values if v == v and v > 0]
+    return min(shown) / 10 if shown else 1e-12
+
+
 def pass_error_chart(report, title: str = "error per pass") -> bytes:
     """PNG: max abs error vs the golden and vs the previous pass, for each stage of a ValidationReport."""
     names = [s.stage for s in report.stages]
     gold = [max((d.max_abs for d in s.vs_golden), default=float("nan")) for s in report.stages]
     prev = [max((d.max_abs for d in s.vs_previous), default=0.0) for s in report.stages]
-    tiny = 1e-300
+    # a log axis has no 0: exact stages (difference 0) sit on an "exact" floor a decade below the
+    # smallest real value drawn, marked as such, instead of at 1e-300 squashing every real bar flat
+    floor = exact_floor((*gold, *prev, report.atol))
     plt, fig, ax = _figure(max(6.0, 0.55 * len(names)), 4.2)
     x = list(range(len(names)))
-    ax.plot(x, [max(g, tiny) for g in gold], "o-", label="vs golden")
-    ax.bar(x, [max(p, tiny) for p in prev], alpha=0.35, color="#c44", label="vs previous pass")
+    ax.plot(x, [g if g > 0 else floor for g in gold], "-", color="#4a7ab5", zorder=2)
+    ax.plot([i for i, g in zip(x, gold) if g > 0], [g for g in gold if g > 0], "o", color="#4a7ab5",
+            label="vs golden", zorder=3)
+    exact = [i for i, g in zip(x, gold) if g == 0]
+    if exact:
+        ax.plot(exact, [floor] * len(exact), "o", mfc="white", color="#4a7ab5", label="vs golden: exact (0)",
+                zorder=3)
+    bars = [(i, p) for i, p in zip(x, prev) if p > 0]
+    if bars:
+        ax.bar([i for i, _ in bars], [p - floor for _, p in bars], bottom=floor, alpha=0.35, color="#c44",
+               label="vs previous pass")
+    ax.axhline(floor, ls=":", color="#999", lw=1)
+    ax.text(-0.45, floor * 1.15, "exact (0)", va="bottom", ha="left", fontsize=7, color="#666")
     ax.axhline(report.atol, ls="--", color="gray", lw=1, label=f"atol={report.atol:g}")
     first = report.first_divergence
     if first is not None:
         ax.axvline(names.index(first.stage), color="#c00", lw=2, label=f"first divergence: {first.stage}")
     ax.set_yscale("log")
+    ax.set_ylim(bottom=floor / 3)
     ax.set_xticks(x)
     ax.set_xticklabels(names, rotation=45, ha="right", fontsize=8)
     ax.set_ylabel("max abs error")

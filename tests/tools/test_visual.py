@@ -40,6 +40,11 @@ def test_pass_chart_from_validate_ir():
     assert visual.pass_error_chart(ValidationReport(stages, 1e-5, 1e-5)).startswith(PNG)
 
 
+def test_exact_stages_sit_a_decade_below_the_smallest_error_not_at_1e_300():
+    assert visual.exact_floor([0.0, 1e-3, 2.0, float("nan"), 1e-5]) == pytest.approx(1e-6)
+    assert visual.exact_floor([0.0, 0.0]) == 1e-12
+
+
 def _chromium():
     return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 
