@@ -289,7 +289,7 @@ def _doctor(kernel, inputs, expected, golden_data_dir, rtol, atol, platform, ref
     input_dtypes = [v.dtype for k, v in bound.items() if isinstance(v, torch.Tensor) and k not in outs]
 
     def finish(r, actual=None):
-        return _finish(r, html, kernel, bound, platform, verbose, actual, expected)
+        return _finish(r, html, kernel, bound, platform, verbose, actual, expected, compiled)
 
     # ---- step 1: golden and tolerance
     _at_step(1)
@@ -1019,6 +1019,35 @@ def _first_differing_task(compiled, bound, platform, seed: int = 0) -> Optional[
     return None
 
 
+def _stored_tile_shape(compiled, out: torch.Tensor) -> Optional[tuple[int, int]]:
+    """The tile shape the kernel writes ``out``'s kind of tensor with (the most frequent
+    ``tile.store`` tile over the kernels' stores into a tensor of ``out``'s shape and dtype), so the
+    heatmap's grid is the kernel's own tiles; ``None`` when there is no such store (default grid)."""
+    from collections import Counter
+
+    from pypto.ir.nodes import Call
+    from pypto.ir.types import TensorType, TileType
+    from pypto.ir.visit import iter_calls
+    from pypto.language.dtypes import dtype_from_torch
+
+    try:
+        lowered = compiled.lowered
+        dt = dtype_from_torch(out.dtype)
+    except Exception:  # noqa: BLE001 - a picture's grid must not fail the diagnosis
+        return None
+    seen: Counter = Counter()
+    for f in lowered.functions:
+        for _, c in iter_calls(f.body):
+            if not (isinstance(c, Call) and c.op == "tile.store"):
+                continue
+            tile, target = c.args[0].type, c.args[2].type
+            if isinstance(tile, TileType) and isinstance(target, TensorType) and target.dtype == dt \
+                    and list(target.shape) == list(out.shape) and len(tile.shape) >= 2 \
+                    and all(isinstance(d, int) for d in tile.shape[-2:]):
+                seen[tuple(tile.shape[-2:])] += 1
+    return seen.most_common(1)[0][0] if seen else None
+
+
 def _bits_differ(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """Elementwise: do the two tensors' elements differ in any bit (NaN payloads included)?"""
     if a.dtype.is_floating_point and a.element_size() in (2, 4, 8):
@@ -1027,7 +1056,8 @@ def _bits_differ(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return a != b
 
 
-def _finish(report: DoctorReport, html, kernel, bound, platform, verbose, actual=None, expected=None) -> DoctorReport:
+def _finish(report: DoctorReport, html, kernel, bound, platform, verbose, actual=None, expected=None,
+            compiled=None) -> DoctorReport:
     from pypto.debug import visual
 
     sections = [("summary", report.format())]
@@ -1035,7 +1065,9 @@ def _finish(report: DoctorReport, html, kernel, bound, platform, verbose, actual
         if actual is not None and expected is not None:
             for k, e in expected.items():
                 a = actual[k]
-                sections.append((f"mismatches per tile: {k}", visual.error_heatmap(a, e)))
+                tiles = _stored_tile_shape(compiled, a) if compiled is not None else None
+                grid = f" ({tiles[0]}x{tiles[1]} tiles: the kernel's stores)" if tiles else ""
+                sections.append((f"mismatches per tile: {k}{grid}", visual.error_heatmap(a, e, tile_shape=tiles)))
                 if a.dtype.is_floating_point and a.dtype == e.dtype:
                     sections.append((f"ULP distance: {k}", visual.ulp_histogram(a, e)))
         sections += list(report.figures)

@@ -47,6 +47,10 @@ def test_doctor_settles_each_case(name, tmp_path, monkeypatch):
         assert kept == []
     page = (tmp_path / "r.html").read_text()
     assert "<img" in page and f"SETTLED at step {step}" in page
+    # the heatmap's grid is the kernel's own store tiles (e.g. case3 stores [32, 1] row maxima)
+    grid = {"case1": "64x128", "case3": "32x1", "case4": "32x48", "case5": "64x64"}.get(name)
+    if grid:
+        assert f"({grid} tiles: the kernel's stores)" in page.replace("&#x27;", "'")
 
 
 def _chromium():
@@ -71,7 +75,8 @@ def test_case5_report_has_the_race_timeline(tmp_path):
     assert isinstance(fig, bytes) and fig.startswith(b"\x89PNG")
     assert "racing pair r" in timeline
     page = (tmp_path / "r.html").read_text()
-    for heading in ("mismatches per tile: out", "ULP distance: out", "error per pass", timeline):
+    for heading in ("mismatches per tile: out (64x64 tiles: the kernel's stores)", "ULP distance: out",
+                    "error per pass", timeline):
         assert f"<h2>{heading}</h2>" in page.replace("&#x27;", "'"), heading
     assert page.count("<img") >= 4
     assert "poison check" in report.format()      # step 5 also ran the uninitialized-read check
