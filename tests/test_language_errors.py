@@ -198,3 +198,19 @@ def test_missing_scratch_tile_hint_uses_the_tiles_shape_dtype_and_name():
         no_tmp.lower(z(16, 48).half(), z(16, 1).half())
     text = str(ei.value)
     assert "tmp = pl.create_tile([16, 48], dtype=pl.FP16, target_memory=pl.Mem.Vec); pl.row_max(scores, tmp)" in text, text
+
+
+def test_a_region_past_the_tensor_names_the_axis_and_marks_runtime_offsets():
+    @pl.jit
+    def too_wide(a: pl.Tensor[[64, 200], pl.FP32], out: pl.Out[pl.Tensor[[64, 200], pl.FP32]]):
+        for i in pl.range(2):
+            with pl.at(level=pl.Level.CORE_GROUP):
+                t = pl.load(a, [i * 32, 0], [32, 256], valid_shape=[32, 200])
+                out = pl.store(pl.fillpad(t, pl.PadValue.zero), [i * 32, 0], out)
+        return out
+
+    with pytest.raises(PyptoError) as ei:
+        too_wide.lower(z(64, 200), z(64, 200))
+    text = str(ei.value)
+    assert "leaves the tensor on axis 1: offset 0 + extent 256 > size 200" in text, text
+    assert "region offsets [?, 0]" in text and "None" not in text

@@ -114,10 +114,13 @@ def check_region(op: str, offsets, extent, shape, span: Span) -> None:
     offs = const_ints(offsets)
     expect(len(offs) == len(shape) == len(extent), op,
            f"rank mismatch: tensor rank {len(shape)}, offsets {len(offs)}, shape {len(extent)}", span)
-    for o, e, n in zip(offs, extent, shape):
+    for axis, (o, e, n) in enumerate(zip(offs, extent, shape)):
         if o is not None and isinstance(n, int) and isinstance(e, int):  # dynamic dims: checked at run time
+            shown = "[" + ", ".join("?" if x is None else str(x) for x in offs) + "]"  # ?: a run-time offset
+            why = f"offset {o} is negative" if o < 0 else f"offset {o} + extent {e} > size {n}"
             expect(0 <= o and o + e <= n, op,
-                   f"region offsets {offs} + shape {list(extent)} exceeds tensor shape {list(shape)}", span)
+                   f"the region leaves the tensor on axis {axis}: {why} "
+                   f"(region offsets {shown} + shape {list(extent)}, tensor shape {list(shape)})", span)
 
 
 def scratch_tile_hint(dsl: str, x) -> str:
