@@ -999,7 +999,7 @@ def _first_differing_task(compiled, bound, platform, seed: int = 0) -> Optional[
     load_module(out / meta["orchestration"]).orchestrate(rt, *gm)
     rt.run_all()
     tasks = [t for t in rt.tasks if t.kernel in incore]
-    from pypto.debug.races import _rxty
+    from pypto.runtime.trace import rxty
 
     for t, (name, ref_args, ref_before) in zip(tasks, calls):
         f = incore[name]
@@ -1013,7 +1013,7 @@ def _first_differing_task(compiled, bound, platform, seed: int = 0) -> Optional[
                 differ = _bits_differ(sim_view, ref) & written
                 if bool(differ.any()):
                     diff = (sim_view.double() - ref.double()).abs()[differ]
-                    return (f"task {_rxty(t.task_id)} ({name}, {f.span}) writes '{p.name}' differently from the "
+                    return (f"task {rxty(t.task_id)} ({name}, {f.span}) writes '{p.name}' differently from the "
                             f"reference: {int(differ.sum())} of the {int(written.sum())} elements it writes differ, "
                             f"max abs {float(diff.max()):.4g}")
     return None

@@ -34,6 +34,7 @@ from typing import Optional
 import torch
 
 from pypto.debug.progress import track
+from pypto.runtime.trace import rxty
 
 
 @dataclass
@@ -90,10 +91,6 @@ class RaceReport:
 
     def __str__(self) -> str:
         return self.format()
-
-
-def _rxty(task_id: int) -> str:
-    return f"r{task_id >> 32}t{task_id & 0xFFFFFFFF}"
 
 
 def _span_of(lowered, kernel: str) -> str:
@@ -194,7 +191,7 @@ def collect_accesses(compiled, args: list, seed: int = 0):
                 for _ in mod.kernel(views, *task.args):
                     pass
             except SimulationError as e:
-                oob.append(f"task {_rxty(task.task_id)} ({task.kernel}): {e.message}")
+                oob.append(f"task {rxty(task.task_id)} ({task.kernel}): {e.message}")
     return rt, accesses, oob
 
 
@@ -224,7 +221,7 @@ def detect_races(kernel_or_compiled, args, *, platform: str = "a2a3sim", seed: i
             kind, nbytes = hit
             a, b = rt.tasks[i], rt.tasks[j]
             key = (a.kernel, b.kernel, kind)
-            first, second = _rxty(a.task_id), _rxty(b.task_id)
+            first, second = rxty(a.task_id), rxty(b.task_id)
             race = Race(kind, first, second, a.kernel, b.kernel, _span_of(lowered, a.kernel),
                         _span_of(lowered, b.kernel), nbytes, _fix(kind, first, second, lowered, a.kernel, b.kernel))
             if key in seen:
@@ -433,7 +430,7 @@ def detect_uninitialized(kernel_or_compiled, args, *, platform: str = "a2a3sim",
         restore()
         err = next((r[2] for r in runs.values() if r[2] is not None), None)
         if err is not None:
-            report.out_of_bounds.append(f"task {_rxty(task.task_id)} ({task.kernel}): {err}")
+            report.out_of_bounds.append(f"task {rxty(task.task_id)} ({task.kernel}): {err}")
             continue
         (st_p, padded, _), (st_z, _, _), (st_pad, _, _) = runs["poison"], runs["zero"], runs["pad"]
         kspan = _span_of(lowered, task.kernel)
@@ -458,6 +455,6 @@ def detect_uninitialized(kernel_or_compiled, args, *, platform: str = "a2a3sim",
                 sources += sorted({f"padded tile.load at {ol.span(f, kspan)}" for f in padded})
             if from_tile:
                 sources += [f"create_tile at {c}" for c in ol.creates] or ["a tile the kernel never wrote"]
-            report.findings.append(UninitRead(_rxty(task.task_id), task.kernel, kspan, store_span, tensor,
+            report.findings.append(UninitRead(rxty(task.task_id), task.kernel, kspan, store_span, tensor,
                                               int(bad.sum()), bad.numel(), cause, sources))
     return report

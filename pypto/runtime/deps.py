@@ -29,6 +29,8 @@ from pathlib import Path
 
 import torch
 
+from pypto.runtime.trace import rxty
+
 INPUT, OUTPUT, INOUT, OUTPUT_EXISTING, NO_DEP = "INPUT", "OUTPUT", "INOUT", "OUTPUT_EXISTING", "NO_DEP"
 SCALAR = "SCALAR"  # a scalar argument (DeriveCallDirections); scalars take no part in dependencies
 TAGS = (INPUT, OUTPUT, INOUT, OUTPUT_EXISTING, NO_DEP, SCALAR)
@@ -306,7 +308,7 @@ def deps_document(tasks) -> dict:
             args.append({"idx": i, "type": "UNKNOWN" if tag == NO_DEP else tag, "tensor_id": str(tid),
                          "dtype": dtype_name(v.dtype).upper(), "shape": list(v.shape),
                          "start_offset": str(v.start), "strides": list(v.strides)})
-        out_tasks.append({"task_id": str(t.task_id), "scope": "manual" if t.manual else "auto",
+        out_tasks.append({"task_id": str(t.task_id), "task": rxty(t.task_id), "scope": "manual" if t.manual else "auto",
                           "early_dispatch": False, "kernel_ids": list(t.kernel_ids), "block_num": 1, "args": args})
         for pred, arg, source, ov, pv in t.edges:
             if pred.kind == "snapshot":

@@ -13,13 +13,25 @@ dummies) appear as instant events (``ph: "i"``) on the orchestrator lane (``tid`
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 CYCLES_PER_US = 1000.0
 
 
 def rxty(task_id: int) -> str:
+    """The one label a task has in every report (race report, doctor, swimlane, dump viewer, deps.json):
+    ``r<ring>t<index in the ring>`` of its 64-bit id (ring in the high 32 bits), e.g. ``r0t3``."""
     return f"r{task_id >> 32}t{task_id & 0xFFFFFFFF}"
+
+
+def parse_task(text: str) -> int:
+    """A task id from its label (``r0t3``), hex (``0x...``) or decimal form; ``ValueError`` otherwise."""
+    m = re.fullmatch(r"r(\d+)t(\d+)", text.strip())
+    if m:
+        return (int(m.group(1)) << 32) | int(m.group(2))
+    t = text.strip().lower()
+    return int(t, 16) if t.startswith("0x") else int(t)
 
 
 def swimlane_document(rt, level: int) -> dict:

@@ -1,8 +1,9 @@
 """Inspect tensor dumps (``RunConfig.enable_dump_args``): ``python -m pypto.tools.dump_viewer DIR``.
 
 ``DIR`` is ``<output_dir>/dfx_outputs/args_dump`` (or the work dir / ``dfx_outputs`` above it).
-Without ``--export`` it prints a table (``idx task_id stage role arg dtype shape bytes``); the filters
-``--task HEX``, ``--stage before|after``, ``--role input|output|inout``, ``--arg N`` narrow it
+Without ``--export`` it prints a table (``idx task task_id stage role arg dtype shape bytes``: ``task`` is
+the ``r0t3`` label the race report, doctor and swimlane use too); the filters
+``--task r0t3|HEX``, ``--stage before|after``, ``--role input|output|inout``, ``--arg N`` narrow it
 (``Filtered: k/n args`` first). ``--export`` writes each selected tensor to
 ``DIR/txt/task_<task_id>_<before|after>_<in|out|inout><arg>.txt`` (``# key: value`` headers, an
 ``# Overview:`` grid and a ``# Detail:`` list); ``--index N`` exports entry N only.
@@ -26,6 +27,7 @@ from pathlib import Path
 
 import torch
 
+from pypto.runtime.trace import parse_task, rxty
 from pypto.safe_files import atomic_write_text
 
 _FMT = {"float32": ".6g", "float16": ".4g", "bfloat16": ".3g", "float64": ".10g"}
@@ -122,8 +124,10 @@ def load_tensor(d: Path, manifest: dict, rec: dict) -> torch.Tensor:
 
 
 def _match_task(rec: dict, want: str) -> bool:
+    """``--task`` as the label every report uses (``r0t3``) or the record's hex id."""
     try:
-        return int(rec["task_id"], 16) == int(want, 16)
+        wanted = parse_task(want) if not re.fullmatch(r"[0-9a-fA-F]+", want.strip()) else int(want, 16)
+        return int(rec["task_id"], 16) == wanted
     except ValueError:
         return False
 
@@ -218,7 +222,7 @@ def compare(d: Path, manifest: dict, recs: list, ref_path: str, rtol: float, ato
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="dump_viewer", description=__doc__.split("\n\n")[0])
     ap.add_argument("dump_dir")
-    ap.add_argument("--task", "-t")
+    ap.add_argument("--task", "-t", help="only this task: its label as reports print it (r0t3) or its hex id")
     ap.add_argument("--stage", "-s", choices=("before", "after"))
     ap.add_argument("--role", "-r", choices=("input", "output", "inout"))
     ap.add_argument("--arg", "-a", type=int)
@@ -246,9 +250,9 @@ def main(argv=None) -> int:
             return 0
         if len(sel) != len(records):
             print(f"Filtered: {len(sel)}/{len(records)} args")
-        rows = [("idx", "task_id", "stage", "role", "arg", "dtype", "shape", "bytes")]
+        rows = [("idx", "task", "task_id", "stage", "role", "arg", "dtype", "shape", "bytes")]
         for i, r in sel:
-            rows.append((str(i), r["task_id"], r["stage"], r["role"], str(r["arg_index"]), r["dtype"],
+            rows.append((str(i), rxty(int(r["task_id"], 16)), r["task_id"], r["stage"], r["role"], str(r["arg_index"]), r["dtype"],
                          str(r["shape"]), str(r["bin_size"]) + (" (truncated)" if r.get("truncated") else "")))
         widths = [max(len(row[k]) for row in rows) for k in range(len(rows[0]))]
         for n, row in enumerate(rows):

@@ -208,6 +208,7 @@ def test_deps_json_schema(tmp_path, capsys):
     for t in doc["tasks"]:
         assert set(t) >= {"task_id", "scope", "early_dispatch", "kernel_ids", "block_num", "args"}
         assert isinstance(t["task_id"], str) and int(t["task_id"]) >= 0 and t["scope"] in ("auto", "manual")
+        assert t["task"] == f"r{int(t['task_id']) >> 32}t{int(t['task_id']) & 0xFFFFFFFF}"   # the reports' label
         assert len(t["kernel_ids"]) == 3 and t["block_num"] == 1
         for arg in t["args"]:
             assert arg["type"] in ("INPUT", "OUTPUT", "INOUT", "OUTPUT_EXISTING", "UNKNOWN")
@@ -267,8 +268,12 @@ def test_dump_level_2_and_viewer(tmp_path):
     assert doc["total_args"] == 4 and doc["input_args"] == 2 and doc["output_args"] == 2
     assert (d / "args.bin").stat().st_size == sum(r["bin_size"] for r in recs) == 4 * 64 * 64 * 4
     r = _viewer(d)
-    assert r.returncode == 0 and r.stdout.split("\n")[0].split() == ["idx", "task_id", "stage", "role", "arg",
-                                                                     "dtype", "shape", "bytes"]
+    assert r.returncode == 0 and r.stdout.split("\n")[0].split() == ["idx", "task", "task_id", "stage", "role",
+                                                                     "arg", "dtype", "shape", "bytes"]
+    # one task-id scheme: the r<ring>t<index> label of the race report and doctor, accepted by --task
+    assert "r0t2" in r.stdout and "r0t1" in r.stdout
+    r = _viewer(d, "--task", "r0t2", "--stage", "after")
+    assert r.returncode == 0 and "Filtered: 1/4 args" in r.stdout and "r0t1" not in r.stdout, r.stdout
     r = _viewer(d, "--task", "0x0000000000000002", "--stage", "after", "--role", "output", "--export")
     assert r.returncode == 0, r.stderr
     txt = d / "txt" / "task_0x0000000000000002_after_out0.txt"
