@@ -37,6 +37,7 @@ import inspect
 import shutil
 import sys
 import tempfile
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
@@ -111,8 +112,18 @@ class DoctorReport:
         """True when there is nothing to fix: no gap and no race."""
         return self.cause == "no_gap"
 
-    def format(self) -> str:
-        """The terminal summary."""
+    def format(self, width: Optional[int] = None) -> str:
+        """The terminal summary, each entry wrapped to ``width`` columns (default: the terminal's,
+        80..120) with a hanging indent; multi-line details (diffs, code) are kept verbatim."""
+        if width is None:
+            width = max(80, min(120, shutil.get_terminal_size((100, 24)).columns))
+
+        def wrap(text: str, indent: str) -> list[str]:
+            first, *rest = text.split("\n")
+            out = textwrap.wrap(first, width, subsequent_indent=indent, break_long_words=False,
+                                break_on_hyphens=False) or [first]
+            return out + [indent + r for r in rest]
+
         lines = [f"pypto doctor: {self.kernel}"]
         for step in range(1, 6):
             fs = [f for f in self.findings if f.step == step]
@@ -121,14 +132,14 @@ class DoctorReport:
             lines.append(f"step {step} ({_STEP_NAMES[step]}):")
             for f in fs:
                 mark = {"ok": "ok  ", "explains": ">>  ", "suspicious": "!!  ", "info": "    "}[f.verdict]
-                lines.append(f"  {mark}{f.check}: {f.detail}".replace("\n", "\n      "))
+                lines += wrap(f"  {mark}{f.check}: {f.detail}", "      ")
         if self.settled_step is None:
             lines.append("not settled: no step explains the gap")
         else:
-            lines.append(f"SETTLED at step {self.settled_step}: {self.conclusion}")
-            lines.append(f"fix: {self.fix}")
+            lines += wrap(f"SETTLED at step {self.settled_step}: {self.conclusion}", "    ")
+            lines += wrap(f"fix: {self.fix}", "    ")
             if self.verification is not None:
-                lines.append(f"fix check: {self.verification.line()}")
+                lines += wrap(f"fix check: {self.verification.line()}", "    ")
         if self.html_path:
             lines.append(f"report: {self.html_path}")
         return "\n".join(lines)

@@ -67,3 +67,18 @@ def test_race_fix_for_a_loop_it_cannot_index_is_not_claimed_verified():
     v = fixes.verify(K.ranged_producers, K.__file__, [fixes.DepsEdit(prod, cons)], {"a": a, "out": torch.zeros(128, 64)},
                      {"out": torch.zeros(128, 64)}, 1e-5, 1e-5, "a2a3sim")
     assert v.status == "could not verify" and "trip count" in v.detail
+
+
+def test_the_summary_wraps_long_entries_with_a_hanging_indent_and_keeps_diffs_verbatim():
+    from pypto.debug.doctor import DoctorReport
+
+    r = DoctorReport("k")
+    r.add(1, "gap", "info", "word " * 60)
+    r.add(4, "per-pass check", "explains", "first diverging pass: X\n-    a = b + c   # a long diff line " + "x" * 90)
+    r.settle(2, "conclusion " * 20, "fix " * 30, "tolerance")
+    text = r.format(width=80)
+    lines = text.splitlines()
+    assert all(len(line) <= 80 for line in lines if "xxxx" not in line), text
+    assert any(line.startswith("      word") for line in lines)          # hanging indent under the entry
+    assert any(line.endswith("x" * 90) for line in lines)                # the diff line is not re-wrapped
+    assert " ".join(text.split()).count("word") == 60                    # nothing lost
