@@ -174,16 +174,19 @@ def _at_least_two(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
-    ap = argparse.ArgumentParser(prog="pypto", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="pypto", description=__doc__.replace("``", ""), formatter_class=argparse.RawDescriptionHelpFormatter)
     from pypto import __version__
 
     ap.add_argument("--version", action="version", version=f"pypto {__version__}", help="print the version and exit")
     sub = ap.add_subparsers(dest="command", required=True)
-    cc = sub.add_parser("cast-check", help="is the cast chain LegalizeTileCast emits bit-identical to a direct cast?")
+    cc = sub.add_parser("cast-check", help="is the chain of casts the compiler emits for SRC -> DST (where the platform "
+                        "has no direct cast) bit-identical to a direct cast?")
     cc.add_argument("src", help="source dtype, e.g. int32")
     cc.add_argument("dst", help="destination dtype, e.g. fp16")
-    cc.add_argument("--platform", default="a2a3sim", choices=["a2a3sim", "a5sim"])
-    cc.add_argument("--mode", default="round", help="none rint round floor ceil trunc odd (default round)")
+    cc.add_argument("--platform", default="a2a3sim", choices=["a2a3sim", "a5sim"],
+                    help="the platform whose native casts decide the chain (default a2a3sim)")
+    cc.add_argument("--mode", default="round", choices=["none", "rint", "round", "floor", "ceil", "trunc", "odd"],
+                    help="the rounding mode of the cast (default round: ties away from zero)")
     cc.add_argument("--samples", type=int, default=1_000_000, help="random samples for 32-bit sources")
     cc.set_defaults(func=_cast_check, usage=cc.format_usage())
     dr = sub.add_parser("doctor", help="run the five steps of the precision workflow and stop at the one that "
