@@ -184,7 +184,7 @@ def test_dumps_level_1_only_marked_level_2_everything(tmp_path):
     for d in (d1, d2):
         r = _viewer(d)
         assert r.returncode == 0, r.stderr
-        assert r.stdout.split("\n")[0].split() == ["idx", "task_id", "stage", "role", "arg", "dtype", "shape", "bytes"]
+        assert r.stdout.split("\n")[0].split() == ["idx", "task", "task_id", "stage", "role", "arg", "dtype", "shape", "bytes"]
     from pypto.tools.dump_viewer import load_manifest, load_tensor
     assert torch.equal(load_tensor(d1, load_manifest(d1), recs[0]), b)
 
