@@ -349,3 +349,34 @@ register(OpDef(
     result_space=MemorySpace.Vec,
     doc="gather rows / elements of a global tensor by an index tile (Vec form)",
 ))
+
+
+# ------------------------------------------------------------------ mscatter
+_MSCATTER_DTYPES = ("FP16", "FP32", "INT16", "INT32")
+
+
+def _mscatter_rule(a: OpArgs, span: Span) -> TensorType:
+    op = "tile.mscatter"
+    s, idx, t = a.src.type, a.idx.type, a.output_tensor.type
+    expect(s.dtype.name in _MSCATTER_DTYPES, op, f"src dtype must be FP16, FP32, INT16 or INT32, got {s.dtype.name}",
+           span)
+    expect(idx.dtype == INT32, op, f"idx must be INT32, got {idx.dtype.name}", span,
+           "cast the indices with pl.cast(idx, pl.INT32)")
+    expect(tuple(idx.shape) == tuple(s.shape), op, f"idx must have src's shape {list(s.shape)}, got "
+           f"{list(idx.shape)}", span)
+    expect(isinstance(t, TensorType) and len(t.shape) >= 1, op,
+           f"output_tensor must be a tensor of rank >= 1, got {describe(t)}", span)
+    expect(t.dtype == s.dtype, op, f"output_tensor dtype {t.dtype.name} differs from src dtype {s.dtype.name}", span)
+    return t
+
+
+register(OpDef(
+    name="tile.mscatter",
+    params=(Param("src", "tile"), Param("idx", "tile"), Param("output_tensor", "tensor")),
+    infer=_mscatter_rule,
+    ref=lambda a: f"_pto.mscatter({a.src}, {a.idx}, {a.output_tensor}, {_valid_src(a.idx)})",
+    sim=lambda a, dst: f"_pto.mscatter({a.src}, {a.idx}, {a.output_tensor}, {_valid_src(a.idx)})",
+    dsl="mscatter", operand_kinds=("tile", "tile", "tensor"), gm="write", writes="output_tensor",
+    input_spaces=_VEC,
+    doc="output_tensor.flat[idx[i, j]] = src[i, j] (a scatter-store into global memory); returns the tensor",
+))

@@ -171,3 +171,30 @@ def mgather(mem: torch.Tensor, idx: torch.Tensor, coalesce: str, oob: str, valid
     zero = torch.zeros((), dtype=g.dtype)
     g = torch.where(keep.reshape(keep.shape + (1,) * (g.dim() - keep.dim())), g, zero).view(mem.dtype)
     return g if out is None else out.copy_(g)
+
+
+def mscatter(src: torch.Tensor, idx: torch.Tensor, t: torch.Tensor, valid=None) -> torch.Tensor:
+    """``tile.mscatter``: ``t.flat[idx[i, j]] = src[i, j]`` in global memory, in place, for the
+    positions inside the index tile's valid region. Indices are unsigned 32-bit; one ``>=`` the
+    tensor's element count (a negative one included) raises :class:`SimulationError` (the device
+    writes outside the tensor). Duplicates: the last in row-major order wins (our decision: the device
+    issues the element writes in that order; the reference leaves the order of colliding writes
+    unspecified). Elements of ``t`` not indexed keep their value."""
+    from pypto.ops.support import _RECORDER
+
+    u = _u32(idx)
+    mask = _inside(u, valid)
+    pos = _check("mscatter", u, mask, t.numel())[mask]
+    if pos.numel() == 0:
+        return t
+    flat = t.view(-1) if t.is_contiguous() else None
+    if flat is None:
+        raise SimulationError("mscatter: the output tensor is not contiguous in global memory")
+    rec = _RECORDER.get()
+    if rec is not None:
+        # the race detector takes one view per access: the span from the lowest to the highest
+        # written element (conservative: writes of two tasks interleaved in one span read as a race)
+        rec("tile.store", flat[int(pos.min()):int(pos.max()) + 1])
+    fb = _bits(flat)
+    _last_wins(fb, pos, _bits(src.to(t.dtype))[mask])
+    return t
