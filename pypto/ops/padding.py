@@ -18,7 +18,7 @@ from pypto.errors import Span
 from pypto.ir.types import TensorType, TileType
 from pypto.language.enums import MemorySpace, PadValue
 from pypto.ops.registry import OpArgs, OpDef, Param, register
-from pypto.ops.rules import expect
+from pypto.ops.rules import expect, static_ints
 
 _VEC = (MemorySpace.Vec,)
 _PAD_NAME = {repr(p): p.value for p in PadValue}
@@ -68,4 +68,71 @@ register(OpDef(
     input_spaces=_VEC, result_space=MemorySpace.Vec,
     inplace_safe=True,
     doc="fill the elements outside the valid region with zero / max / min; result fully valid",
+))
+
+
+# ------------------------------------------------------------------ fillpad_inplace / fillpad_expand
+# ``fillpad_inplace(tile, pad_value)``: fillpad whose result is the input's own buffer (the device's
+# TFILLPAD_INPLACE). In SSA form it is fillpad returning a NEW VERSION of the operand (``updates``):
+# a statement call ``pl.tile.fillpad_inplace(t)`` rebinds ``t``. Values are fillpad's.
+#
+# ``fillpad_expand(x, shape, pad_value)``: a new, larger tile (TFILLPAD_EXPAND): the source's valid
+# region copied to the top-left, every other element ``pad_value``; each destination dimension >= the
+# source's; the result is fully valid. Not inplace-safe (the destination is wider than the source).
+def _inplace_infer(a: OpArgs, span: Span) -> TileType:
+    _check_pad("tile.fillpad_inplace", a, span)
+    t = a.x.type
+    return TileType(t.shape, t.dtype, None, None)
+
+
+def _expand_rule(level: str):
+    op = f"{level}.fillpad_expand"
+
+    def infer(a: OpArgs, span: Span):
+        _check_pad(op, a, span)
+        t = a.x.type
+        shape = static_ints(op, "shape", a.shape, span)
+        expect(len(shape) == len(t.shape), op, f"shape rank {len(shape)} must match the source rank {len(t.shape)}",
+               span)
+        for i, (d, s) in enumerate(zip(shape, t.shape)):
+            expect(d > 0, op, f"shape dimension {i} must be positive, got {d}", span)
+            expect(not isinstance(s, int) or d >= s, op,
+                   f"destination dimension {i} ({d}) must be >= the source dimension ({s})", span,
+                   "fillpad_expand only grows a tile; slice it to shrink")
+        return TileType(shape, t.dtype) if level == "tile" else TensorType(shape, t.dtype)
+    return infer
+
+
+register(OpDef(
+    name="tile.fillpad_inplace",
+    params=(Param("x", "tile", aliases=("tile",)), Param("pad_value", "pad", PadValue.zero)),
+    infer=_inplace_infer,
+    ref=lambda a: f"_pto.fillpad({a.x}, {_valid(a.x)}, {_PAD_NAME[a.pad_value]!r})",
+    sim=lambda a, dst: f"_pto.fillpad_into({dst}, {a.x}, {_valid(a.x)}, {_PAD_NAME[a.pad_value]!r})",
+    dsl="fillpad_inplace", operand_kinds=("tile",),
+    input_spaces=_VEC, result_space=MemorySpace.Vec,
+    inplace_safe=True, updates="x",
+    doc="fillpad into the operand's own buffer (a new version of it); result fully valid",
+))
+
+register(OpDef(
+    name="tile.fillpad_expand",
+    params=(Param("x", "tile", aliases=("tile",)), Param("shape", "ints"), Param("pad_value", "pad", PadValue.zero)),
+    infer=_expand_rule("tile"),
+    ref=lambda a: f"_pto.fillpad_expand({a.x}, {_valid(a.x)}, {a.shape}, {_PAD_NAME[a.pad_value]!r})",
+    sim=lambda a, dst: f"_pto.fillpad_expand({a.x}, {_valid(a.x)}, {a.shape}, {_PAD_NAME[a.pad_value]!r}, out={dst})",
+    dsl="fillpad_expand", operand_kinds=("tile",),
+    input_spaces=_VEC, result_space=MemorySpace.Vec,
+    doc="a larger tile: the source's valid region top-left, pad_value elsewhere; result fully valid",
+))
+
+register(OpDef(
+    name="tensor.fillpad_expand",
+    params=(Param("x", "tensor", aliases=("tensor",)), Param("shape", "ints"),
+            Param("pad_value", "pad", PadValue.zero)),
+    infer=_expand_rule("tensor"),
+    ref=lambda a: f"_pto.fillpad_expand({a.x}, None, {a.shape}, {_PAD_NAME[a.pad_value]!r})",
+    dsl="fillpad_expand", operand_kinds=("tensor",),
+    lowers_to="tile.fillpad_expand",
+    doc="a larger tensor: the source top-left, pad_value elsewhere",
 ))

@@ -479,6 +479,15 @@ def fillpad_into(dst: torch.Tensor, x: torch.Tensor, valid, pad: str) -> None:
     dst.copy_(fillpad(x, valid, pad))
 
 
+def fillpad_expand(x: torch.Tensor, valid, shape, pad: str, out: torch.Tensor | None = None) -> torch.Tensor:
+    """``fillpad_expand``: a ``shape`` tile of :func:`pad_scalar` with ``x``'s valid region
+    (``None``: all of ``x``) copied to its top-left corner."""
+    valid = list(x.shape) if valid is None else list(valid)
+    r = torch.full(list(shape), pad_scalar(x.dtype, pad), dtype=x.dtype)
+    region(r, [0] * x.dim(), valid).copy_(region(x, [0] * x.dim(), valid, "fillpad_expand"))
+    return r if out is None else out.copy_(r)
+
+
 # -- elementwise / compare / broadcast / layout helpers (pypto.ops.elementwise, compare, broadcast,
 # layout). Each is used verbatim by both executors, so they agree bit for bit by construction.
 
