@@ -98,6 +98,31 @@ def _ints(values) -> MakeTuple:
     return MakeTuple(tuple(ConstInt(int(v)) for v in values))
 
 
+# element ops (one index per tile dimension): the index list is flattened with the tile
+_ELEMENT_OPS = ("tile.read", "tile.write")
+
+
+def _flat_index(indices, shape, span) -> MakeTuple:
+    """``indices`` of a rank-N tile of ``shape`` as ``[row, col]`` of its 2-D form
+    ``[prod(shape[:-1]), shape[-1]]`` (rank 1: ``[0, i]``); constant where the indices are."""
+    from pypto.ir.nodes import BinOp
+    from pypto.ir.types import ScalarType
+    from pypto.language.dtypes import INDEX
+
+    elems = indices.elements if isinstance(indices, MakeTuple) else ()
+    if len(elems) != len(shape):
+        raise UnsupportedFeatureError(f"FlattenTileNdTo2D: {len(elems)} indices for a rank-{len(shape)} tile", span)
+    row = ConstInt(0)
+    for e, d in zip(elems[:-1], shape[:-1]):
+        if isinstance(row, ConstInt) and isinstance(e, ConstInt):
+            row = ConstInt(row.value * int(d) + e.value)
+            continue
+        t = ScalarType(INDEX)
+        scaled = row if isinstance(row, ConstInt) and row.value == 0 else BinOp("mul", row, ConstInt(int(d)), t, span)
+        row = e if isinstance(scaled, ConstInt) else BinOp("add", scaled, e, t, span)
+    return MakeTuple((row, elems[-1]))
+
+
 class _Flatten(Mutator):
     def function(self, f: Function) -> Function:
         self.subst = {}
@@ -138,6 +163,10 @@ class _Flatten(Mutator):
         elif c.op in _SHAPE_PARAM:
             i = names.index(_SHAPE_PARAM[c.op])
             args[i] = _ints(flat_shape(_rules.const_ints(args[i]), c.op, c.span))
+        elif c.op in _ELEMENT_OPS and isinstance(old_types[0], TileType):
+            # an element index of a rank-N tile -> [row of the flattened tile, column] (issue 15)
+            i = names.index("indices")
+            args[i] = _flat_index(args[i], old_types[0].shape, c.span)
         elif any(p.kind == "ints" for p in op.params):
             raise UnsupportedFeatureError(
                 f"FlattenTileNdTo2D: {c.op} on tiles of rank != 2 ({', '.join(describe(t) for t in old_types if t)}) "

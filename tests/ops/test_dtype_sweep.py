@@ -76,7 +76,9 @@ EXCLUDED = {
         "and_", "or_", "xor", "not_", "shl", "shr", "row_prod", "col_prod", "row_argmax", "row_argmin",
         "col_argmax", "col_argmin", "fmod", "rem", "sin", "cos", "prelu", "lrelu", "addc", "subc", "addsc",
         "subsc", "part_add", "part_mul", "part_max", "part_min", "gather", "scatter", "scatter_update",
-        "mgather", "ci", "tri", "sort32", "mrgsort", "gather_mask", "scatter_mask")},
+        "mgather", "ci", "tri", "sort32", "mrgsort", "gather_mask", "scatter_mask",
+        "mscatter", "fillpad_expand", "fillpad_inplace", "reinterpret_view", "write", "set_validshape",
+        "transpose_view", "dim")},
 }
 
 

@@ -1,0 +1,44 @@
+"""Run-time helpers of the view and element-write ops (:mod:`pypto.ops.views`), shared by both
+executors (re-exported by :mod:`pypto.ops.support` as ``_pto.<name>``)."""
+from __future__ import annotations
+
+import torch
+
+from pypto.errors import SimulationError
+
+
+def reinterpret(x: torch.Tensor, dtype: torch.dtype, shape=None, out: torch.Tensor | None = None) -> torch.Tensor:
+    """``reinterpret_view``: the bytes of ``x`` (row-major) read as ``dtype``; the innermost extent
+    scaled by the byte ratio, or reshaped to ``shape`` (same byte count)."""
+    b = x.contiguous().view(torch.uint8)
+    r = b.reshape(-1).view(dtype)
+    if shape is None:
+        shape = list(x.shape[:-1]) + [x.shape[-1] * x.element_size() // r.element_size()]
+    r = r.reshape(list(shape))
+    if out is None:
+        return r.clone()
+    return out.copy_(r)
+
+
+def _index(x: torch.Tensor, indices, op: str) -> tuple:
+    idx = tuple(int(i) for i in indices)
+    if len(idx) != x.dim():
+        raise SimulationError(f"{op}: {len(idx)} indices for a rank-{x.dim()} operand")
+    for i, n in zip(idx, x.shape):
+        if not 0 <= i < n:
+            raise SimulationError(f"{op} out of bounds: indices {list(idx)} in shape {list(x.shape)}")
+    return idx
+
+
+def write_(x: torch.Tensor, indices, value) -> torch.Tensor:
+    """``tensor.write``: set ``x[indices]`` to ``value`` converted to ``x``'s dtype, in place."""
+    x[_index(x, indices, "write")] = value
+    return x
+
+
+def write(x: torch.Tensor, indices, value, out: torch.Tensor | None = None) -> torch.Tensor:
+    """``tile.write``: ``x`` with ``x[indices] = value`` (a copy; ``out`` may be ``x``'s own buffer)."""
+    idx = _index(x, indices, "write")
+    r = x.clone() if out is None else (out if out.data_ptr() == x.data_ptr() else out.copy_(x))
+    r[idx] = value
+    return r

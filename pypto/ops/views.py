@@ -1,0 +1,332 @@
+"""View and element-write ops: ``reinterpret_view`` (tensor and tile), ``write`` (tensor and tile),
+``tile.set_validshape``, ``tile.transpose_view``, ``tensor.view`` and ``tensor.dim`` on a static
+dimension. Helpers: :mod:`pypto.ops.support_views`.
+
+* ``reinterpret_view(x, dtype, *, shape=None)``: the same bytes read as another dtype. Both dtypes
+  byte-addressable (INT8..INT64, UINT8..UINT64, FP16, BF16, FP32) and different. Without ``shape``
+  the innermost (physically contiguous, row-major) extent is scaled by the byte ratio
+  (``[8, 16] FP32 -> [8, 32] INT16``); an explicit ``shape`` must hold the same number of bytes and,
+  for a partially valid tile, be that scaled shape. The valid shape's innermost extent is scaled
+  the same way (a wider target dtype needs it divisible). The reference's op is zero-copy; ours is a
+  bit copy into the result's buffer: in SSA form nothing can observe the difference.
+* ``write(x, indices, value)``: ``x`` with one element set to ``value`` converted to ``x``'s dtype
+  (as ``full`` converts its value). ``pl.tile.write(t, [i, j], v)`` as a statement rebinds ``t``;
+  ``t = pl.write(t, ...)`` is the same. ``tensor.write`` on a global tensor in an InCore function
+  lowers to a one-element ``tile.full`` stored at ``indices`` (a scalar store); in orchestration it
+  writes the element directly. A bare index is a flat index of a rank-1 operand. An index out of
+  range is a compile error when constant, a :class:`SimulationError` at run time otherwise.
+* ``tile.set_validshape(tile, valid_rows, valid_cols)``: the tile with another valid shape (2-D,
+  each extent within the shape; constants). No data moves: the elements are unchanged (those newly
+  inside the valid region hold whatever the buffer held: a load's zeros, or earlier values).
+* ``tile.transpose_view(tile)``: the reference's zero-copy NZ<->ZN reinterpretation of a fractal
+  (Mat) tile, which is the transposed matrix (``[..., N, K] -> [..., K, N]``). Our tiles are stored
+  row-major, not in fractal layouts, so it is the transpose itself (a copy); the valid shape is
+  transposed too.
+* ``tensor.view(x, shape=None, valid_shape=None, *, layout=None)``: the same elements in another
+  shape (row-major, same element count; a reshape). ``layout=pl.ND`` is the identity; DN (a
+  column-major reinterpretation) is refused with a located error (our tensors are ND).
+* ``tensor.dim(x, axis)``: the extent of a static dimension as an INT64 scalar constant (negative
+  axes count from the end). Dynamic dimensions are issue 16's (a clear error here until then).
+"""
+from __future__ import annotations
+
+from pypto.errors import Span
+from pypto.ir.nodes import AssignStmt, Call, ConstInt, MakeTuple, Var
+from pypto.ir.types import DynDim, ScalarType, TensorType, TileType, describe
+from pypto.language.dtypes import BF16, FP16, FP32, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64
+from pypto.language.enums import MemorySpace
+from pypto.ops.registry import OpArgs, OpDef, Param, get_op, register
+from pypto.ops.rules import const_ints, expect, scalar_dtype, static_ints
+
+_VEC = (MemorySpace.Vec,)
+_BYTE_DTYPES = (INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64, FP16, BF16, FP32)
+
+
+def _valid(x) -> str:
+    v = getattr(x.type, "valid_shape", None)
+    return "None" if v is None else repr(list(v))
+
+
+def _partial(t) -> bool:
+    return isinstance(t, TileType) and t.valid_shape is not None and tuple(t.valid_shape) != tuple(t.shape)
+
+
+def _array(level: str, shape, dtype, valid=None):
+    if level == "tensor":
+        return TensorType(tuple(shape), dtype)
+    full = valid is None or tuple(valid) == tuple(shape)
+    return TileType(tuple(shape), dtype, None, None if full else tuple(valid))
+
+
+# ------------------------------------------------------------------ reinterpret_view
+def _scale(op: str, what: str, n, src: int, dst: int, span: Span):
+    if src >= dst:
+        return n * (src // dst)
+    k = dst // src
+    expect(isinstance(n, int), op, f"cannot prove that the dynamic innermost {what} extent is divisible by {k}", span)
+    expect(n % k == 0, op, f"the innermost {what} extent {n} is not divisible by {k} for the wider dtype", span,
+           "reinterpret a region whose innermost extent holds whole target elements")
+    return n // k
+
+
+def _reinterpret_rule(level: str):
+    op = f"{level}.reinterpret_view"
+
+    def infer(a: OpArgs, span: Span):
+        t, dt = a.x.type, a.dtype
+        for what, d in (("source", t.dtype), ("target", dt)):
+            expect(d in _BYTE_DTYPES, op, f"does not support {what} dtype {d.name}; byte-addressable "
+                   "INT8..INT64, UINT8..UINT64, FP16, BF16 and FP32 only", span)
+        expect(t.dtype != dt, op, f"source and target dtypes are both {dt.name}", span,
+               "use pl.reshape for a shape-only change")
+        sb, db = t.dtype.itemsize, dt.itemsize
+        auto = tuple(t.shape[:-1]) + (_scale(op, "shape", t.shape[-1], sb, db, span),)
+        shape = auto
+        if a.shape is not None:
+            shape = static_ints(op, "shape", a.shape, span)
+            if tuple(shape) != auto:
+                n = 1
+                for d in t.shape:
+                    n *= d
+                m = 1
+                for d in shape:
+                    m *= d
+                expect(n * sb == m * db, op, f"source has {n * sb} bytes, target shape {list(shape)} of {dt.name} "
+                       f"{m * db}", span)
+                expect(not _partial(t), op, "cannot carry a partial valid_shape through an arbitrary shape", span,
+                       f"omit shape= (the result is {list(auto)})")
+        valid = None
+        if _partial(t):
+            v = t.valid_shape
+            valid = tuple(v[:-1]) + (_scale(op, "valid_shape", v[-1], sb, db, span),)
+        return _array(level, shape, dt, valid)
+    return infer
+
+
+for _level in ("tensor", "tile"):
+    register(OpDef(
+        name=f"{_level}.reinterpret_view",
+        params=(Param("x", _level, aliases=("data",)), Param("dtype", "dtype"),
+                Param("shape", "ints", None, optional=True)),
+        infer=_reinterpret_rule(_level),
+        ref=lambda a: f"_pto.reinterpret({a.x}, {a.dtype}, {a.shape})",
+        sim=(lambda a, dst: f"_pto.reinterpret({a.x}, {a.dtype}, {a.shape}, out={dst})") if _level == "tile" else None,
+        dsl="reinterpret_view", operand_kinds=(_level,),
+        lowers_to="tile.reinterpret_view" if _level == "tensor" else None,
+        input_spaces=_VEC if _level == "tile" else (), result_space=MemorySpace.Vec if _level == "tile" else None,
+        batch="copy" if _level == "tile" else None,
+        doc="the same bytes as another dtype (the innermost extent scaled by the byte ratio)",
+    ))
+
+
+# ------------------------------------------------------------------ write
+def _write_args(args: list, kwargs: dict, span: Span):
+    """A bare index (``pl.write(t, i, v)``) is the one-element index list ``[i]``."""
+    from pypto.ir.nodes import Expr
+
+    if len(args) >= 2 and not isinstance(args[1], (list, tuple, MakeTuple)) and (
+            isinstance(args[1], (int, Expr))):
+        args = [args[0], [args[1]], *args[2:]]
+    if "indices" in kwargs and not isinstance(kwargs["indices"], (list, tuple, MakeTuple)):
+        kwargs = {**kwargs, "indices": [kwargs["indices"]]}
+    return args, kwargs
+
+
+def _write_rule(level: str):
+    op = f"{level}.write"
+
+    def infer(a: OpArgs, span: Span):
+        t = a.x.type
+        idx = const_ints(a.indices)
+        expect(len(idx) == len(t.shape), op, f"needs {len(t.shape)} indices for {describe(t)}, got {len(idx)}", span)
+        for i, n in zip(idx, t.shape):
+            expect(i is None or not isinstance(n, int) or 0 <= i < n, op,
+                   f"indices {idx} out of bounds for shape {list(t.shape)}", span)
+        vd = scalar_dtype(a.value.type)
+        expect(vd.is_float() or vd.is_int() or vd.name == "BOOL", op, f"value must be a number, got {vd.name}", span)
+        if level == "tensor":
+            return TensorType(t.shape, t.dtype)
+        return TileType(t.shape, t.dtype, None, t.valid_shape)
+    return infer
+
+
+def _lower_write(call: Call, result: Var, conv):
+    """tensor.write in an InCore function: tile.write of the on-chip tile, or a one-element tile.full
+    stored at the indices when the tensor is in global memory."""
+    x, indices, value = call.args
+    src = conv.expr(x)
+    idx = conv.expr(indices)
+    val = conv.expr(value)
+    if isinstance(src.type, TileType):
+        args = (src, idx, val)
+        t = get_op("tile.write").infer_type(args, call.span)
+        nv = Var(result.name, t, result.span)
+        return [AssignStmt(nv, Call("tile.write", args, t, call.span), call.span)], nv
+    rank = len(src.type.shape)
+    ones = MakeTuple(tuple(ConstInt(1) for _ in range(rank)))
+    fargs = (ones, src.type.dtype, val)
+    ft = get_op("tile.full").infer_type(fargs, call.span)
+    elem = Var(f"{result.name}_elem", ft, call.span)
+    sargs = (elem, idx, src, get_op("tile.store").param("atomic").default)
+    st = get_op("tile.store").infer_type(sargs, call.span)
+    nv = Var(result.name, st, result.span)
+    return [AssignStmt(elem, Call("tile.full", fargs, ft, call.span), call.span),
+            AssignStmt(nv, Call("tile.store", sargs, st, call.span), call.span)], nv
+
+
+register(OpDef(
+    name="tensor.write",
+    params=(Param("x", "tensor", aliases=("tensor",)), Param("indices", "ints"), Param("value", "scalar")),
+    infer=_write_rule("tensor"),
+    ref=lambda a: f"_pto.write_({a.x}, {a.indices}, {a.value})",
+    orch=lambda a: f"_pto.write_({a.x}, {a.indices}, {a.value})",
+    dsl="write", operand_kinds=("tensor",), lower=_lower_write, writes="x", dsl_args=_write_args,
+    doc="set one element of a tensor (a scalar store); returns the tensor",
+))
+register(OpDef(
+    name="tile.write",
+    params=(Param("x", "tile", aliases=("tile",)), Param("indices", "ints"), Param("value", "scalar")),
+    infer=_write_rule("tile"),
+    ref=lambda a: f"_pto.write({a.x}, {a.indices}, {a.value})",
+    sim=lambda a, dst: f"_pto.write({a.x}, {a.indices}, {a.value}, out={dst})",
+    dsl="write", operand_kinds=("tile",), updates="x", dsl_args=_write_args,
+    input_spaces=_VEC, result_space=MemorySpace.Vec,
+    doc="the tile with one element set (a new version of it)",
+))
+
+
+# ------------------------------------------------------------------ set_validshape
+def _set_valid_rule(a: OpArgs, span: Span) -> TileType:
+    op = "tile.set_validshape"
+    t = a.x.type
+    expect(len(t.shape) == 2, op, f"needs a rank-2 tile, got {describe(t)}", span)
+    vals = []
+    for what, e, n in (("valid_rows", a.valid_rows, t.shape[0]), ("valid_cols", a.valid_cols, t.shape[1])):
+        v = e.value if isinstance(e, ConstInt) else None
+        expect(v is not None, op, f"{what} must be a constant here (runtime valid extents are issue 16's dynamic "
+               "shapes)", span, "pass an int")
+        expect(0 <= v <= n, op, f"{what} {v} is outside [0, {n}]", span)
+        vals.append(v)
+    return TileType(t.shape, t.dtype, None, None if tuple(vals) == tuple(t.shape) else tuple(vals))
+
+
+register(OpDef(
+    name="tile.set_validshape",
+    params=(Param("x", "tile", aliases=("tile",)), Param("valid_rows", "scalar"), Param("valid_cols", "scalar")),
+    infer=_set_valid_rule,
+    ref=lambda a: f"{a.x}.clone()",
+    sim=lambda a, dst: f"{dst}.copy_({a.x})",
+    dsl="set_validshape", operand_kinds=("tile",),
+    input_spaces=_VEC, result_space=MemorySpace.Vec, inplace_safe=True, batch="copy",
+    doc="the tile with another valid shape; no data moves",
+))
+
+
+# ------------------------------------------------------------------ transpose_view
+def _transpose_view_rule(a: OpArgs, span: Span) -> TileType:
+    t = a.x.type
+    expect(len(t.shape) >= 2, "tile.transpose_view", f"needs a tile of rank >= 2, got {describe(t)}", span)
+    shape = tuple(t.shape[:-2]) + (t.shape[-1], t.shape[-2])
+    valid = None
+    if t.valid_shape is not None:
+        valid = tuple(t.valid_shape[:-2]) + (t.valid_shape[-1], t.valid_shape[-2])
+    return TileType(shape, t.dtype, None, valid)
+
+
+register(OpDef(
+    name="tile.transpose_view",
+    params=(Param("x", "tile", aliases=("tile",)),),
+    infer=_transpose_view_rule,
+    ref=lambda a: f"{a.x}.transpose(-2, -1).contiguous()",
+    sim=lambda a, dst: f"{dst}.copy_({a.x}.transpose(-2, -1))",
+    dsl="transpose_view", operand_kinds=("tile",),
+    input_spaces=(MemorySpace.Vec, MemorySpace.Mat), result_space=None,
+    doc="the transposed matrix (the reference's NZ<->ZN view; a copy on our row-major tiles)",
+))
+
+
+# ------------------------------------------------------------------ tensor.view
+def _view_rule(a: OpArgs, span: Span) -> TensorType:
+    op = "tensor.view"
+    t = a.x.type
+    from pypto.language.enums import TensorLayout
+
+    expect(a.shape is not None or a.layout is not None, op, "needs shape= or layout=", span)
+    expect(a.layout in (None, TensorLayout.ND), op, f"layout {a.layout!r} is not supported: our tensors are ND "
+           "(row-major)", span, "omit layout= or pass pl.TensorLayout.ND")
+    if a.shape is None:
+        return TensorType(t.shape, t.dtype)
+    shape = static_ints(op, "shape", a.shape, span)
+    expect(len(shape) >= 1, op, "a view needs rank >= 1", span)
+    n = m = 1
+    for d in t.shape:
+        n *= d
+    for d in shape:
+        m *= d
+    expect(n == m, op, f"cannot view {describe(t)} as {list(shape)} (element counts {n} and {m} differ)", span)
+    if a.valid_shape is not None:
+        v = static_ints(op, "valid_shape", a.valid_shape, span)
+        expect(tuple(v) == tuple(shape), op, f"valid_shape {list(v)} narrower than shape {list(shape)}: a tensor has "
+               "no padding", span, "omit valid_shape=")
+    return TensorType(shape, t.dtype)
+
+
+def _lower_view(call: Call, result: Var, conv):
+    x, shape = call.args[0], call.args[1]
+    src = conv.expr(x)
+    shape = shape if shape is not None else MakeTuple(tuple(ConstInt(d) for d in src.type.shape))
+    if isinstance(src.type, TileType):
+        args = (src, shape)
+        t = get_op("tile.reshape").infer_type(args, call.span)
+        nv = Var(result.name, t, result.span)
+        return [AssignStmt(nv, Call("tile.reshape", args, t, call.span), call.span)], nv
+    # a global tensor: load it whole, then reshape on chip
+    from pypto.ops.index import _as_tile
+
+    stmts: list = []
+    tile = _as_tile(conv, x, call.span, stmts)
+    args = (tile, shape)
+    t = get_op("tile.reshape").infer_type(args, call.span)
+    nv = Var(result.name, t, result.span)
+    stmts.append(AssignStmt(nv, Call("tile.reshape", args, t, call.span), call.span))
+    return stmts, nv
+
+
+register(OpDef(
+    name="tensor.view",
+    params=(Param("x", "tensor", aliases=("tensor",)), Param("shape", "ints", None, optional=True),
+            Param("valid_shape", "ints", None, optional=True), Param("layout", "str", None)),
+    infer=_view_rule,
+    ref=lambda a: f"{a.x}.reshape({a.shape if a.shape != 'None' else list(a.x.type.shape)})",
+    orch=lambda a: f"{a.x}.reshape({a.shape if a.shape != 'None' else list(a.x.type.shape)})",
+    dsl=None, lowers_to="tile.reshape", lower=_lower_view,
+    doc="the same elements in another shape (row-major; a view in orchestration)",
+))
+
+
+# ------------------------------------------------------------------ tensor.dim
+def _dim_rule(a: OpArgs, span: Span) -> ScalarType:
+    op = "tensor.dim"
+    t = a.x.type
+    rank = len(t.shape)
+    ax = a.axis
+    expect(isinstance(ax, int) and not isinstance(ax, bool) and -rank <= ax < rank, op,
+           f"axis must be an int in [{-rank}, {rank}), got {ax!r}", span)
+    d = t.shape[ax % rank]
+    expect(not isinstance(d, DynDim), op, f"dimension {ax} of {describe(t)} is dynamic: pl.tensor.dim on a dynamic "
+           "dimension is not supported yet (issue 16)", span)
+    return ScalarType(INT64)
+
+
+register(OpDef(
+    name="tensor.dim",
+    params=(Param("x", "tensor", aliases=("tensor",)), Param("axis", "str")),
+    infer=_dim_rule,
+    ref=lambda a: f"{a.x}.shape[{a.axis}]",
+    orch=lambda a: f"{a.x}.shape[{a.axis}]",
+    dsl="dim", operand_kinds=("tensor",), lowers_to=None,
+    lower=lambda call, result, conv: ([AssignStmt(conv.var(result), ConstInt(
+        call.args[0].type.shape[call.args[1] % len(call.args[0].type.shape)], INT64), call.span)], None),
+    doc="the extent of a static dimension (INT64)",
+))
+
