@@ -162,6 +162,11 @@ class KernelGen:
         op = get_op(c.op, c.span)
         if op.sim is None:
             raise CodegenError(f"op '{c.op}' has no simulator implementation; it must be lowered first", c.span)
+        if self.platform.arch not in op.platforms:
+            # OpDef.platforms: where the op exists natively (tile.random: A5's TRANDOM only)
+            raise CodegenError(f"op '{c.op}' does not exist on {self.platform.name} (only on "
+                               f"{', '.join(sorted(op.platforms))})", c.span,
+                               hint=f"run with RunConfig(platform='{sorted(op.platforms)[0]}sim')")
         args = []
         for p, a in zip(op.params, c.args):
             if p.kind in VALUE_KINDS:

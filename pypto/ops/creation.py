@@ -91,3 +91,76 @@ register(OpDef(
     dsl="tri", operand_kinds=(), result_space=MemorySpace.Vec,
     doc="a lower (upper) triangular 0/1 mask tile",
 ))
+
+
+# ------------------------------------------------------------------ random
+# ``random(key0, key1, counter0, counter1, counter2, counter3, shape, valid_shape=None, dtype=UINT32,
+# rounds=10)``: the device's TRANDOM (A5 only, as in the reference): Philox-4x32 counter-based values,
+# reproduced bit for bit (pypto.numerics.philox, which documents the counter layout). The six seeds
+# are integer scalars (runtime values too), taken as 32-bit words; shape rank 2 (the generator works
+# on rows and columns); dtype INT32 or UINT32; rounds 7 or 10. ``tile.random`` fills only
+# ``valid_shape`` (the result's valid shape; 0 elsewhere here, unwritten on the device).
+_SEEDS = ("key0", "key1", "counter0", "counter1", "counter2", "counter3")
+
+
+def _random_rule(level: str):
+    op = f"{level}.random"
+
+    def infer(a: OpArgs, span: Span):
+        for n in _SEEDS:
+            d = scalar_dtype(getattr(a, n).type)
+            expect(d.is_int(), op, f"{n} must be an integer scalar, got {d.name}", span)
+        expect(a.dtype in (INT32, UINT32), op, f"dtype must be INT32 or UINT32, got {a.dtype!r}", span)
+        expect(a.rounds in (7, 10), op, f"rounds must be 7 or 10, got {a.rounds!r}", span)
+        shape = static_ints(op, "shape", a.shape, span)
+        expect(len(shape) == 2, op, f"needs a 2-D shape (the generator fills rows and columns), got {list(shape)}",
+               span, "generate [rows, cols] and reshape")
+        if level == "tensor":
+            return TensorType(shape, a.dtype)
+        valid = None
+        if a.valid_shape is not None:
+            valid = static_ints(op, "valid_shape", a.valid_shape, span)
+            expect(len(valid) == 2 and all(0 <= v <= s for v, s in zip(valid, shape)), op,
+                   f"valid_shape {list(valid)} must be 2-D and within shape {list(shape)}", span)
+            if tuple(valid) == tuple(shape):
+                valid = None
+        return TileType(shape, a.dtype, None, valid)
+    return infer
+
+
+def _seeds(a: OpArgs) -> str:
+    return "(" + ", ".join(getattr(a, n) for n in _SEEDS) + ")"
+
+
+_SEED_PARAMS = tuple(Param(n, "scalar") for n in _SEEDS)
+register(OpDef(
+    name="tile.random",
+    params=_SEED_PARAMS + (Param("shape", "ints"), Param("valid_shape", "ints", None, optional=True),
+                           Param("dtype", "dtype", UINT32), Param("rounds", "str", 10)),
+    infer=_random_rule("tile"),
+    ref=lambda a: f"_pto.random({_seeds(a)}, {a.shape}, {a.valid_shape}, {a.dtype}, {a.rounds})",
+    sim=lambda a, dst: f"_pto.random({_seeds(a)}, {a.shape}, {a.valid_shape}, {a.dtype}, {a.rounds}, out={dst})",
+    dsl="random", operand_kinds=(), result_space=MemorySpace.Vec, platforms=frozenset({"a5"}),
+    doc="TRANDOM: Philox-4x32 counter-based random INT32 / UINT32 values (A5)",
+))
+register(OpDef(
+    name="tensor.random",
+    params=_SEED_PARAMS + (Param("shape", "ints"), Param("dtype", "dtype", UINT32), Param("rounds", "str", 10)),
+    infer=_random_rule("tensor"),
+    ref=lambda a: f"_pto.random({_seeds(a)}, {a.shape}, None, {a.dtype}, {a.rounds})",
+    dsl="random", operand_kinds=(), lowers_to="tile.random", platforms=frozenset({"a5"}),
+    lower=lambda call, result, conv: _lower_random(call, result, conv),
+    doc="TRANDOM: Philox-4x32 counter-based random INT32 / UINT32 values (A5)",
+))
+
+
+def _lower_random(call, result, conv):
+    from pypto.ir.nodes import AssignStmt, Call, Var
+    from pypto.ops.registry import get_op
+
+    *seeds, shape, dtype, rounds = (conv.expr(x) if x is not None and not isinstance(x, (int, str)) and
+                                    hasattr(x, "type") else x for x in call.args)
+    args = (*seeds, shape, None, dtype, rounds)
+    t = get_op("tile.random").infer_type(args, call.span)
+    nv = Var(result.name, t, result.span)
+    return [AssignStmt(nv, Call("tile.random", args, t, call.span), call.span)], nv

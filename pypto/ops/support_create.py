@@ -2,6 +2,7 @@
 executors (re-exported by :mod:`pypto.ops.support` as ``_pto.<name>``)."""
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from pypto.numerics.intops import wrap_scalar
@@ -38,4 +39,18 @@ def tri(diagonal, shape, valid, dtype: torch.dtype, upper: bool, out: torch.Tens
     return r if out is None else out.copy_(r.expand(out.shape))
 
 
-__all__ = ["ci", "tri", "wrap_scalar"]
+__all__ = ["ci", "random", "tri", "wrap_scalar"]
+
+
+def random(seeds, shape, valid, dtype: torch.dtype, rounds: int, out: torch.Tensor | None = None) -> torch.Tensor:
+    """``random``: TRANDOM's Philox-4x32 values (:mod:`pypto.numerics.philox`) in the valid region of a
+    ``shape`` tile (row stride ``shape[-1]``), as INT32 / UINT32 bit patterns; 0 outside the valid
+    region (the device leaves it unwritten; both executors write 0 there so that they agree)."""
+    from pypto.numerics.philox import trandom
+
+    k0, k1, c0, c1, c2, c3 = (int(s) & 0xFFFFFFFF for s in seeds)
+    rows, cols = (int(v) for v in (valid if valid is not None else shape))
+    vals = trandom((k0, k1), (c0, c1, c2, c3), rows, cols, int(shape[-1]), int(rounds))
+    r = torch.zeros(list(shape), dtype=dtype)
+    r[:rows, :cols] = torch.from_numpy(vals.view(np.int32).copy()).view(dtype)
+    return r if out is None else out.copy_(r)
