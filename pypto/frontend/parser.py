@@ -616,6 +616,12 @@ class FunctionParser:
                 if len(value.type.types) != len(names):
                     raise ParserTypeError(f"cannot unpack {len(value.type.types)} values into {len(names)} names",
                                           self.span(node))
+                parts = _result_parts(value)
+                if parts is not None:
+                    # an op with several results (gather_compare): one call per result, ``part=...``
+                    for n, part in zip(names, parts):
+                        self.define(n, parts[part], node)
+                    return
                 holder = value
                 if not isinstance(value, Var):
                     holder = Var("ret", value.type, self.span(node))
@@ -1994,6 +2000,27 @@ def _assigned_names(stmts: list[ast.stmt]) -> list[str]:
             elif isinstance(n, (ast.AnnAssign, ast.AugAssign)):
                 target(n.target)
     return list(out)
+
+
+def _result_parts(value) -> dict | None:
+    """For a call of a multi-result op (one with a ``part`` attribute, e.g. ``tile.gather_compare``)
+    that names no part: ``{part: call of that part}`` in result order; else None."""
+    from pypto.ops.registry import get_op
+
+    if not isinstance(value, Call):
+        return None
+    op = get_op(value.op)
+    names = [p.name for p in op.params]
+    if "part" not in names or value.args[names.index("part")] is not None:
+        return None
+    from pypto.ops.index import PARTS
+
+    i = names.index("part")
+    out = {}
+    for part in PARTS:
+        args = value.args[:i] + (part,) + value.args[i + 1:]
+        out[part] = Call(value.op, args, op.infer_type(args, value.span), value.span)
+    return out
 
 
 def _is_construct_call(node: ast.AST, resolve, name: str) -> bool:

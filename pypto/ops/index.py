@@ -82,6 +82,12 @@ def _tile_gather_rule(a: OpArgs, span: Span) -> TileType:
 def _tensor_gather_rule(a: OpArgs, span: Span) -> TensorType:
     op = "tensor.gather"
     x = a.input.type
+    if a.kvalue is not None:
+        expect(a.dim is None and a.index is None and a.mask_pattern is None, op,
+               "the compare form (kvalue=...) excludes dim / index / mask_pattern", span)
+        return _gc_types(op, "tensor", x, a.kvalue, a, span)
+    expect(a.part is None and a.out_cols is None, op, "out_cols / part belong to the compare form (kvalue=...)",
+           span)
     if a.mask_pattern is not None:
         # the mask form: tile.gather_mask's rule on the tensor's shape
         expect(a.dim is None and a.index is None, op,
@@ -108,6 +114,8 @@ def _tensor_gather_rule(a: OpArgs, span: Span) -> TensorType:
 
 
 def _tensor_gather_ref(a: OpArgs) -> str:
+    if a.kvalue != "None":
+        return _gc_src(a, a.input)
     if a.mask_pattern != "None":
         dt = a.output_dtype if a.output_dtype != "None" else f"{a.input}.dtype"
         return f"_pto.gather_mask({a.input}, {a.mask_pattern}, {dt})"
@@ -117,7 +125,9 @@ def _tensor_gather_ref(a: OpArgs) -> str:
 
 
 def _tensor_gather_args(c, tile):
-    src, dim, index, pattern, out_dtype = c.args
+    src, dim, index, pattern, out_dtype, kvalue, mode, offset, out_cols, count_dtype, part = c.args
+    if kvalue is not None:
+        return "tile.gather_compare", (tile(src), kvalue, None, mode, offset, out_cols, count_dtype, part)
     if pattern is not None:
         return "tile.gather_mask", (tile(src), pattern, out_dtype)
     nd = ",".join(map(str, src.type.shape)) + "|" + ",".join(map(str, index.type.shape))
@@ -169,7 +179,10 @@ register(OpDef(
 register(OpDef(
     name="tensor.gather",
     params=(Param("input", "tensor"), Param("dim", "str", None), Param("index", "tensor", None),
-            Param("mask_pattern", "str", None), Param("output_dtype", "dtype", None)),
+            Param("mask_pattern", "str", None), Param("output_dtype", "dtype", None),
+            # the compare form (tile.gather_compare)
+            Param("kvalue", "scalar", None), Param("cmp_mode", "str", "eq"), Param("offset", "str", 0),
+            Param("out_cols", "str", None), Param("count_dtype", "dtype", None), Param("part", "str", None)),
     infer=_tensor_gather_rule,
     ref=_tensor_gather_ref,
     dsl="gather", operand_kinds=("tensor",),
@@ -379,4 +392,82 @@ register(OpDef(
     dsl="mscatter", operand_kinds=("tile", "tile", "tensor"), gm="write", writes="output_tensor",
     input_spaces=_VEC,
     doc="output_tensor.flat[idx[i, j]] = src[i, j] (a scatter-store into global memory); returns the tensor",
+))
+
+
+# ------------------------------------------------------------------ gather_compare
+# ``dst, cdst = pl.tile.gather_compare(src, kvalue, tmp, cmp_mode="eq", offset=0, out_cols=K,
+# count_dtype=INT32)`` (and the tensor form ``pl.tensor.gather(src, kvalue=..., cmp_mode=...,
+# out_cols=K)``): per row r of src's valid region, the column indices j (+ offset) where
+# ``src[r, j] <cmp> kvalue`` (compared exactly in src's dtype, IEEE: NaN matches only "ne"), in
+# increasing order, into dst[r, :] ([rows, out_cols] INT32; 0 after the matches), and the match
+# count into cdst[0, r] ([1, rows] count_dtype). More matches than out_cols: the device writes past
+# the row (undefined): a run-time error here. Deviation, documented: the reference's own tests of
+# this form are skipped (its PTOAS lowering is broken) and the A5 kernel converts float scores to
+# int32 before comparing; we implement the ISA's documented meaning (TGATHER compare form).
+#
+# Two results: the call is one op with a ``part`` attribute. ``a, b = pl.tile.gather_compare(...)``
+# is parsed into two calls of it, ``part="index"`` (dst) and ``part="count"`` (cdst), which is also
+# the printed form; without ``part`` the call denotes the (dst, cdst) tuple, which must be unpacked.
+_CMP = {"eq": 0, "ne": 1, "lt": 2, "le": 3, "gt": 4, "ge": 5}
+_CMP_NAMES = {v: k for k, v in _CMP.items()}
+_GC_DTYPES = ("FP16", "FP32", "INT16", "INT32")
+PARTS = ("index", "count")
+
+
+def _cmp_mode(op: str, mode, span: Span) -> str:
+    m = _CMP_NAMES.get(mode, mode) if isinstance(mode, int) and not isinstance(mode, bool) else mode
+    expect(m in _CMP, op, f"cmp_mode must be one of {', '.join(_CMP)} (or 0..5), got {mode!r}", span)
+    return m
+
+
+def _gc_types(op: str, level: str, src, kvalue, a: OpArgs, span: Span):
+    from pypto.ir.types import TupleType
+    from pypto.language.dtypes import DataType
+
+    expect(src.dtype.name in _GC_DTYPES, op, f"src dtype must be FP16, FP32, INT16 or INT32, got {src.dtype.name}",
+           span)
+    _rank2(op, "src", src, span)
+    from pypto.ops.rules import scalar_dtype
+
+    kd = scalar_dtype(kvalue.type)
+    expect(kd == src.dtype or (src.dtype.is_int() and kd.is_int()) or (src.dtype.is_float() and kd.is_float()), op,
+           f"kvalue dtype {kd.name} must match src dtype {src.dtype.name}", span)
+    _cmp_mode(op, a.cmp_mode, span)
+    oc, off = a.out_cols, a.offset
+    expect(isinstance(oc, int) and not isinstance(oc, bool) and oc > 0, op,
+           f"out_cols must be a positive int, got {oc!r}", span)
+    expect(isinstance(off, int) and not isinstance(off, bool), op, f"offset must be an int, got {off!r}", span)
+    cd = a.count_dtype if a.count_dtype is not None else INT32
+    expect(isinstance(cd, DataType) and cd in (INT32, UINT32), op, f"count_dtype must be INT32 or UINT32, got {cd!r}",
+           span)
+    expect(a.part in (None,) + PARTS, op, f"part must be 'index' or 'count', got {a.part!r}", span)
+    rows = src.shape[0]
+    make = TensorType if level == "tensor" else TileType
+    dst, cnt = make((rows, oc), INT32), make((1, rows), cd)
+    return {None: TupleType((dst, cnt)), "index": dst, "count": cnt}[a.part]
+
+
+def _gc_src(a: OpArgs, x, dst: str | None = None) -> str:
+    import ast
+
+    mode = ast.literal_eval(a.cmp_mode)
+    mode = _CMP_NAMES.get(mode, mode)
+    cd = a.count_dtype if a.count_dtype != "None" else "torch.int32"
+    tail = "" if dst is None else f", out={dst}"
+    return (f"_pto.gather_compare({x}, {a.kvalue}, {mode!r}, {a.offset}, {a.out_cols}, {cd}, {_valid_src(x)}, "
+            f"{a.part}{tail})")
+
+
+register(OpDef(
+    name="tile.gather_compare",
+    params=(Param("src", "tile"), Param("kvalue", "scalar"), Param("tmp", "tile", None),
+            Param("cmp_mode", "str", "eq"), Param("offset", "str", 0), Param("out_cols", "str", None),
+            Param("count_dtype", "dtype", None), Param("part", "str", None)),
+    infer=lambda a, span: _gc_types("tile.gather_compare", "tile", a.src.type, a.kvalue, a, span),
+    ref=lambda a: _gc_src(a, a.src),
+    sim=lambda a, dst: _gc_src(a, a.src, dst),
+    dsl="gather_compare", operand_kinds=("tile",),
+    input_spaces=_VEC, result_space=MemorySpace.Vec,
+    doc="per row: the indices where src <cmp> kvalue (part 'index') and their count (part 'count')",
 ))

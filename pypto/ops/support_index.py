@@ -198,3 +198,34 @@ def mscatter(src: torch.Tensor, idx: torch.Tensor, t: torch.Tensor, valid=None) 
     fb = _bits(flat)
     _last_wins(fb, pos, _bits(src.to(t.dtype))[mask])
     return t
+
+
+_CMPS = {"eq": torch.eq, "ne": torch.ne, "lt": torch.lt, "le": torch.le, "gt": torch.gt, "ge": torch.ge}
+
+
+def gather_compare(src: torch.Tensor, kvalue, mode: str, offset: int, out_cols: int, count_dtype: torch.dtype,
+                   valid=None, part: str | None = None, out: torch.Tensor | None = None):
+    """``gather_compare``: per row r of the valid region, the columns j with ``src[r, j] <mode>
+    kvalue`` (kvalue converted to src's dtype) as ``j + offset`` into ``dst[r, :count]`` (INT32, 0
+    after), and ``count`` into ``cdst[0, r]``. ``part``: ``"index"`` -> dst, ``"count"`` -> cdst,
+    None -> both. More than ``out_cols`` matches in a row: :class:`SimulationError` (the device writes
+    past the row)."""
+    rows, cols = (int(v) for v in (valid if valid is not None else src.shape))
+    k = torch.tensor(kvalue, dtype=torch.float64 if src.dtype.is_floating_point else torch.int64).to(src.dtype)
+    hit = _CMPS[mode](src[:rows, :cols], k)
+    counts = hit.sum(dim=1)
+    if rows and int(counts.max()) > out_cols:
+        r = int(torch.argmax((counts > out_cols).to(torch.int8)))
+        raise SimulationError(f"gather_compare: row {r} has {int(counts[r])} matches but out_cols is {out_cols} "
+                              "(the device writes past the row: undefined)")
+    dst = torch.zeros((src.shape[0], out_cols), dtype=torch.int32)
+    for r in range(rows):
+        js = hit[r].nonzero().flatten()
+        dst[r, :js.numel()] = (js + int(offset)).to(torch.int32)
+    cnt = torch.zeros((1, src.shape[0]), dtype=torch.int64)
+    cnt[0, :rows] = counts
+    cnt = cnt.to(torch.int32).view(count_dtype) if count_dtype != torch.int32 else cnt.to(torch.int32)
+    r = {"index": dst, "count": cnt}.get(part)
+    if r is None:
+        return dst, cnt
+    return r if out is None else out.copy_(r)

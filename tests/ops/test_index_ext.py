@@ -93,3 +93,67 @@ def test_mscatter_roundtrip():
     from catalog_harness import assert_roundtrips
 
     assert_roundtrips(K.mscatter, [torch.zeros(8, 32), torch.zeros(8, 32, dtype=torch.int32), torch.zeros(256)])
+
+
+# ------------------------------------------------------------------ gather_compare
+COVERED_OPS |= {"tile.gather_compare"}
+_OPS = {"eq": lambda a, k: a == k, "ne": lambda a, k: a != k, "lt": lambda a, k: a < k,
+        "le": lambda a, k: a <= k, "gt": lambda a, k: a > k, "ge": lambda a, k: a >= k}
+
+
+def gc_oracle(src, k, mode, rows, cols, offset, out_cols):
+    dst = torch.zeros(src.shape[0], out_cols, dtype=torch.int32)
+    cnt = torch.zeros(1, src.shape[0], dtype=torch.int64)
+    for r in range(rows):
+        js = [j for j in range(cols) if _OPS[mode](src[r, j].item(), k)]
+        dst[r, :len(js)] = torch.tensor(js, dtype=torch.int32) + offset
+        cnt[0, r] = len(js)
+    return dst, cnt
+
+
+@pytest.mark.parametrize("platform", H.PLATFORMS)
+def test_gather_compare_tile(platform):
+    g = torch.Generator().manual_seed(3)
+    src = torch.randint(0, 5, (16, 64), generator=g, dtype=torch.int32)
+    src[:, 50:] = 7                                    # fewer than 16 matches of 2 per valid row
+    src[0, :] = 2                                      # row 0: columns 0..59 match -> too many: fix
+    src[0, 10:] = 9
+    kv = torch.tensor([2], dtype=torch.int32)
+    args = [src, kv, torch.zeros(16, 16, dtype=torch.int32), torch.zeros(1, 16, dtype=torch.int32)]
+    sim, ref = H.run_sim(K.gc_tile_eq, args, platform), H.run_ref(K.gc_tile_eq, args)
+    for s, r in zip(sim[-2:], ref[-2:]):
+        H.assert_same_bits(s, r)
+    dst, cnt = gc_oracle(src, 2, "eq", 12, 60, 3, 16)
+    H.assert_same_bits(ref[-2], dst, "dst vs oracle")
+    H.assert_same_bits(ref[-1], cnt.to(torch.int32), "cdst vs oracle")
+
+
+@pytest.mark.parametrize("mode", list(_OPS))
+def test_gather_compare_tensor_fp16_special(mode):
+    """FP16 against the threshold 0.0 with -0, NaN, +-inf and subnormals in the data; UINT32 counts."""
+    src = H.make_data(11, (8, 64), torch.float16, "special")
+    kv = torch.tensor([0.0], dtype=torch.float16)
+    args = [src, kv, list(_OPS).index(mode), torch.zeros(8, 64, dtype=torch.int32), torch.zeros(1, 8, dtype=torch.uint32)]
+    ref = H.run_ref(K.gc_tensor, args)
+    for platform in H.PLATFORMS:
+        sim = H.run_sim(K.gc_tensor, args, platform)
+        for s, r in zip(sim[-2:], ref[-2:]):
+            H.assert_same_bits(s, r)
+    dst, cnt = gc_oracle(src, 0.0, mode, 8, 64, 0, 64)
+    H.assert_same_bits(ref[-2], dst, "dst vs oracle")
+    assert torch.equal(ref[-1].to(torch.int64), cnt)
+
+
+def test_gather_compare_overflow_is_a_run_time_error():
+    src = torch.zeros(4, 32, dtype=torch.int32)
+    src[2, :5] = 1
+    with pytest.raises(PyptoError, match="gather_compare: row 0 has 32 matches but out_cols is 4"):
+        H.run_sim(K.gc_overflow, [src, torch.tensor([0], dtype=torch.int32), torch.zeros(4, 4, dtype=torch.int32),
+                                  torch.zeros(1, 4, dtype=torch.int32)], "a2a3sim")
+
+
+def test_gather_compare_roundtrip():
+    from catalog_harness import assert_roundtrips
+
+    assert_roundtrips(K.gc_tile_eq, [torch.zeros(16, 64, dtype=torch.int32), torch.zeros(1, dtype=torch.int32),
+                                     torch.zeros(16, 16, dtype=torch.int32), torch.zeros(1, 16, dtype=torch.int32)])
