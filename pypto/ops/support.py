@@ -682,3 +682,4 @@ from pypto.ops.support_index import gather, gather_compare, mgather, mscatter, s
 from pypto.ops.support_create import ci, random, tri  # noqa: E402,F401
 from pypto.ops.support_sort import gather_mask, mrgsort1, mrgsort2, scatter_mask, sort32  # noqa: E402,F401
 from pypto.ops.support_views import reinterpret, write, write_  # noqa: E402,F401
+from pypto.ops.support_paged import gather_row, paged_gather  # noqa: E402,F401

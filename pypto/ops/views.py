@@ -154,7 +154,8 @@ def _lower_write(call: Call, result: Var, conv):
     """tensor.write in an InCore function: tile.write of the on-chip tile, or a one-element tile.full
     stored at the indices when the tensor is in global memory."""
     x, indices, value = call.args
-    src = conv.expr(x)
+    src = conv.tile_of.get(id(x)) if isinstance(x, Var) else None
+    src = src if src is not None else conv.expr(x)
     idx = conv.expr(indices)
     val = conv.expr(value)
     if isinstance(src.type, TileType):
@@ -169,9 +170,9 @@ def _lower_write(call: Call, result: Var, conv):
     elem = Var(f"{result.name}_elem", ft, call.span)
     sargs = (elem, idx, src, get_op("tile.store").param("atomic").default)
     st = get_op("tile.store").infer_type(sargs, call.span)
-    nv = Var(result.name, st, result.span)
+    # the result is the global tensor's new version (not a tile): it keeps its Var, as a store's does
     return [AssignStmt(elem, Call("tile.full", fargs, ft, call.span), call.span),
-            AssignStmt(nv, Call("tile.store", sargs, st, call.span), call.span)], nv
+            AssignStmt(conv.var(result), Call("tile.store", sargs, st, call.span), call.span)], None
 
 
 register(OpDef(

@@ -157,3 +157,94 @@ def test_gather_compare_roundtrip():
 
     assert_roundtrips(K.gc_tile_eq, [torch.zeros(16, 64, dtype=torch.int32), torch.zeros(1, dtype=torch.int32),
                                      torch.zeros(16, 16, dtype=torch.int32), torch.zeros(1, 16, dtype=torch.int32)])
+
+
+# ------------------------------------------------------------------ paged_gather, gather_row
+COVERED_OPS |= {"tensor.paged_gather", "tile.paged_gather", "tensor.gather_row", "tile.gather_row",
+                "tensor.create_l1"}
+
+
+def _pool(rows, cols, dtype=torch.float16):
+    """src[r, c] = r + c / 256: every element tells its row and column (FP16-exact for r < 256? no:
+    FP32 pools keep it exact; FP16 pools use the row id only)."""
+    if dtype == torch.float16:
+        return torch.arange(rows, dtype=torch.float32).reshape(rows, 1).expand(rows, cols).to(dtype).contiguous()
+    return (torch.arange(rows).reshape(rows, 1) * 1000 + torch.arange(cols)).to(dtype)
+
+
+def paged_oracle(src, idx, bt, bs, size, col_off, m):
+    out = torch.zeros(m, size, dtype=src.dtype)
+    for i, li in enumerate(idx.reshape(-1).tolist()):
+        out[i] = src[bt[li // bs] * bs + li % bs, col_off:col_off + size]
+    return out
+
+
+@pytest.mark.parametrize("platform", H.PLATFORMS)
+def test_paged_gather_vec(platform):
+    src = _pool(256, 128, torch.float32)
+    bt = torch.tensor([15 - b for b in range(16)], dtype=torch.int32)
+    idx = torch.tensor([0, 255, 16, 15, 17, 3, 3, 200, 1, 254, 100, 101, 0, 31, 32, 250], dtype=torch.int32)
+    out = both(K.paged_vec, [src, idx, bt, torch.zeros(16, 64)], platform)
+    H.assert_same_bits(out, paged_oracle(src, idx, bt, 16, 64, 32, 16))
+    bad = idx.clone()
+    bad[5] = 256                                # block 16 of a 16-entry table
+    with pytest.raises(PyptoError, match="logical index 256 .entry 5. is outside the block table"):
+        H.run_sim(K.paged_vec, [src, bad, bt, torch.zeros(16, 64)], platform)
+    bt2 = bt.clone()
+    bt2[3] = 40                                 # a physical block past the pool
+    with pytest.raises(PyptoError, match="maps to row 640, outside src's 256 rows"):
+        H.run_ref(K.paged_vec, [src, torch.full((16,), 48, dtype=torch.int32), bt2, torch.zeros(16, 64)])
+
+
+@pytest.mark.parametrize("platform", H.PLATFORMS)
+def test_paged_gather_mat_feeds_a_matmul(platform):
+    src = _pool(256, 128)
+    bt = torch.tensor([(b * 5) % 16 for b in range(16)], dtype=torch.int32)
+    idx = torch.tensor([(i * 7 + 3) % 256 for i in range(16)], dtype=torch.int32)
+    out = both(K.paged_mat, [src, idx, bt, torch.eye(16, dtype=torch.float16), torch.zeros(16, 128)], platform)
+    H.assert_same_bits(out, paged_oracle(src, idx, bt, 16, 128, 0, 16).float())
+
+
+@pytest.mark.parametrize("r", [0, 1, 17, 32])
+def test_gather_row_runtime_valid_rows(r):
+    src = _pool(96, 128)
+    args = [src, torch.tensor([r], dtype=torch.int32), torch.eye(32, dtype=torch.float16), torch.zeros(32, 128)]
+    ref = H.run_ref(K.gather_row_l1, args)[-1]
+    for platform in H.PLATFORMS:
+        H.assert_same_bits(H.run_sim(K.gather_row_l1, args, platform)[-1], ref)
+    want = src[64:96].clone()
+    want[:r] = src[:r]
+    H.assert_same_bits(ref, want.float())
+
+
+def test_gather_row_tile_and_transpose():
+    src = _pool(32, 80, torch.float32)
+    out = both(K.gather_row_tile, [src, torch.zeros(8, 64)], "a5sim")
+    want = torch.full((8, 64), -1.0)
+    for r in range(6):
+        want[r] = src[20 - r * 3, 8:72]
+    H.assert_same_bits(out, want)
+    s16 = _pool(16, 16)
+    s16 = (s16 + torch.arange(16, dtype=torch.float16) / 32).to(torch.float16)
+    out = both(K.gather_row_trans, [s16, torch.eye(16, dtype=torch.float16), torch.zeros(16, 8)], "a2a3sim")
+    want = torch.stack([s16[c * 2, :16] for c in range(8)], dim=1).float()
+    H.assert_same_bits(out, want)
+
+
+def test_gather_row_window_outside_is_a_run_time_error():
+    """The source row 20 - 3 r comes from a loop variable: checked when the row is read."""
+    with pytest.raises(PyptoError, match=r"the source window at \[20, 8\] of extent \[1, 64\] leaves the \[16, 80\]"):
+        H.run_sim(K.gather_row_tile, [torch.zeros(16, 80), torch.zeros(8, 64)], "a5sim")
+
+
+@pytest.mark.parametrize("kernel", ("paged_mat", "gather_row_l1", "gather_row_tile"))
+def test_paged_and_gather_row_roundtrip(kernel):
+    from catalog_harness import assert_roundtrips
+
+    z = torch.zeros
+    args = {"paged_mat": [z(256, 128, dtype=torch.float16), z(16, dtype=torch.int32), z(16, dtype=torch.int32),
+                          z(16, 16, dtype=torch.float16), z(16, 128)],
+            "gather_row_l1": [z(96, 128, dtype=torch.float16), z(1, dtype=torch.int32), z(32, 32, dtype=torch.float16),
+                              z(32, 128)],
+            "gather_row_tile": [z(32, 80), z(8, 64)]}[kernel]
+    assert_roundtrips(getattr(K, kernel), args)
