@@ -471,3 +471,45 @@ register(OpDef(
     input_spaces=_VEC, result_space=MemorySpace.Vec,
     doc="per row: the indices where src <cmp> kvalue (part 'index') and their count (part 'count')",
 ))
+
+
+# ------------------------------------------------------------------ gatherb
+# ``pl.tile.gatherb(src, offset, *, output_dtype=None)`` (TGATHERB): offset[r, c] (UINT32) is a BYTE
+# offset into src's row-major bytes; the 32 bytes there become dst[r, c*B : (c+1)*B], B = 32 /
+# sizeof(output_dtype) (output_dtype defaults to src's and only changes how the bytes are read). dst
+# is [offset rows, offset cols * B]; its valid shape the offset tile's, scaled the same way. A block
+# that does not lie wholly inside src ("implementation-defined" in the ISA; the CPU model skips it)
+# is a run-time error here. Offsets need not be 32-byte aligned (the CPU model allows any).
+_GATHERB_DTYPES = ("INT8", "UINT8", "INT16", "UINT16", "INT32", "UINT32", "FP16", "BF16", "FP32")
+
+
+def _gatherb_rule(a: OpArgs, span: Span) -> TileType:
+    op = "tile.gatherb"
+    s, o = a.src.type, a.offset.type
+    out = a.output_dtype if a.output_dtype is not None else s.dtype
+    for what, d in (("src", s.dtype), ("output_dtype", out)):
+        expect(d.name in _GATHERB_DTYPES, op, f"{what} must be an 8/16/32-bit int/uint or FP16/BF16/FP32, got "
+               f"{d.name}", span)
+    expect(o.dtype == UINT32, op, f"offset must be UINT32 (byte offsets), got {o.dtype.name}", span,
+           "cast the offsets with pl.cast(off, pl.UINT32)")
+    _rank2(op, "src", s, span)
+    _rank2(op, "offset", o, span)
+    expect(isinstance(o.shape[1], int) and o.shape[1] % 8 == 0, op,
+           f"offset columns must be a positive multiple of 8 (one 32-byte UINT32 row), got {o.shape[1]}", span)
+    b = 32 // out.itemsize
+    valid = None
+    if o.valid_shape is not None:
+        valid = (o.valid_shape[0], o.valid_shape[1] * b)
+    return TileType((o.shape[0], o.shape[1] * b), out, None, valid)
+
+
+register(OpDef(
+    name="tile.gatherb",
+    params=(Param("src", "tile"), Param("offset", "tile"), Param("output_dtype", "dtype", None)),
+    infer=_gatherb_rule,
+    ref=lambda a: f"_pto.gatherb({a.src}, {a.offset}, {a.output_dtype}, {_valid_src(a.offset)})",
+    sim=lambda a, dst: f"_pto.gatherb({a.src}, {a.offset}, {a.output_dtype}, {_valid_src(a.offset)}, out={dst})",
+    dsl="gatherb", operand_kinds=("tile", "tile"),
+    input_spaces=_VEC, result_space=MemorySpace.Vec,
+    doc="32-byte blocks of src at UINT32 byte offsets (one offset -> 32 / sizeof(output_dtype) elements)",
+))

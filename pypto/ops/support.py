@@ -678,7 +678,7 @@ def relu(x: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
 from pypto.numerics.intops import bitwise, bitwise_not, shift  # noqa: E402,F401
 from pypto.ops.support_argreduce import arg_reduce, arg_reduce_into, reduce_valid, reduce_valid_into  # noqa: E402,F401
 from pypto.ops.support_elementwise import add3, fmod, lrelu, part, prelu, rem  # noqa: E402,F401
-from pypto.ops.support_index import gather, gather_compare, mgather, mscatter, scatter, scatter_update  # noqa: E402,F401
+from pypto.ops.support_index import gather, gather_compare, gatherb, mgather, mscatter, scatter, scatter_update  # noqa: E402,F401
 from pypto.ops.support_create import ci, random, tri  # noqa: E402,F401
 from pypto.ops.support_sort import gather_mask, mrgsort1, mrgsort2, scatter_mask, sort32  # noqa: E402,F401
 from pypto.ops.support_views import reinterpret, write, write_  # noqa: E402,F401

@@ -229,3 +229,26 @@ def gather_compare(src: torch.Tensor, kvalue, mode: str, offset: int, out_cols: 
     if r is None:
         return dst, cnt
     return r if out is None else out.copy_(r)
+
+
+def gatherb(src: torch.Tensor, offset: torch.Tensor, out_dtype, valid=None, out: torch.Tensor | None = None):
+    """``tile.gatherb``: ``dst[r, c*B:(c+1)*B]`` = the 32 bytes of ``src`` (row-major) at byte
+    ``offset[r, c]``, for the offset tile's valid region; 0 elsewhere. A block not wholly inside
+    ``src`` raises :class:`SimulationError`."""
+    dt = out_dtype if out_dtype is not None else src.dtype
+    sb = src.contiguous().view(torch.uint8).reshape(-1)
+    rows, cols = (int(v) for v in (valid if valid is not None else offset.shape))
+    u = _u32(offset)
+    b = 32 // torch.empty((), dtype=dt).element_size()
+    r = torch.zeros((offset.shape[0], offset.shape[1] * 32), dtype=torch.uint8)
+    if rows and cols:
+        o = u[:rows, :cols]
+        bad = o + 32 > sb.numel()
+        if bool(bad.any()):
+            pos = bad.nonzero()[0].tolist()
+            raise SimulationError(f"gatherb: byte offset {int(o[tuple(pos)])} at {pos}: the 32-byte block leaves the "
+                                  f"{sb.numel()}-byte source tile (implementation-defined on the device)")
+        blocks = sb[o.reshape(-1, 1) + torch.arange(32)].reshape(rows, cols * 32)
+        r[:rows, :cols * 32] = blocks
+    res = r.view(dt).reshape(offset.shape[0], offset.shape[1] * b)
+    return res if out is None else out.copy_(res)

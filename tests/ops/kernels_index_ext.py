@@ -103,3 +103,21 @@ def gather_row_trans(src: pl.Tensor, eye: pl.Tensor, out: pl.Out[pl.Tensor]):
             kv = pl.gather_row(kv, src, [0, c], [c * 2, 0], [1, 16], transpose=True)
         out = pl.assemble(out, pl.matmul(eye, kv, out_dtype=pl.FP32), [0, 0])
     return out
+
+
+@pl.jit
+def gatherb_same(src: pl.Tensor, off: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        s = pl.load(src, [0, 0], [16, 64])
+        o = pl.load(off, [0, 0], [4, 8], valid_shape=[3, 8])
+        out = pl.store(pl.gatherb(s, o), [0, 0], out)
+    return out
+
+
+@pl.jit
+def gatherb_as_i8(src: pl.Tensor, off: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        s = pl.load(src, [0, 0], [16, 64])
+        o = pl.load(off, [0, 0], [4, 8])
+        out = pl.store(pl.tile.gatherb(s, o, output_dtype=pl.INT8), [0, 0], out)
+    return out

@@ -248,3 +248,47 @@ def test_paged_and_gather_row_roundtrip(kernel):
                               z(32, 128)],
             "gather_row_tile": [z(32, 80), z(8, 64)]}[kernel]
     assert_roundtrips(getattr(K, kernel), args)
+
+
+# ------------------------------------------------------------------ gatherb
+COVERED_OPS |= {"tile.gatherb"}
+
+
+def gatherb_oracle(src, off, rows, dtype):
+    sb = src.contiguous().view(torch.uint8).reshape(-1)
+    out = torch.zeros(off.shape[0], off.shape[1] * 32, dtype=torch.uint8)
+    for r in range(rows):
+        for c in range(off.shape[1]):
+            o = int(off[r, c])
+            out[r, c * 32:(c + 1) * 32] = sb[o:o + 32]
+    return out.view(dtype)
+
+
+@pytest.mark.parametrize("dtype", (torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int16,
+                                   torch.int8, torch.uint8), ids=str)
+def test_gatherb(dtype):
+    src = H.make_data(5, (16, 64), dtype, "special") if dtype.is_floating_point else \
+        torch.randint(-100, 100, (16, 64)).to(dtype)
+    nbytes = src.numel() * src.element_size()
+    g = torch.Generator().manual_seed(1)
+    off = torch.randint(0, nbytes - 32 + 1, (4, 8), generator=g, dtype=torch.int64)
+    off[0, 0], off[0, 1], off[1, 2] = 0, nbytes - 32, 3      # both ends, and an unaligned offset
+    off = off.to(torch.uint32)
+    b = 32 // src.element_size()
+    ref = H.run_ref(K.gatherb_same, [src, off, torch.zeros(4, 8 * b, dtype=dtype)])[-1]
+    for platform in H.PLATFORMS:
+        H.assert_same_bits(H.run_sim(K.gatherb_same, [src, off, torch.zeros(4, 8 * b, dtype=dtype)], platform)[-1],
+                           ref)
+    want = gatherb_oracle(src, off, 3, dtype)
+    H.assert_same_bits(ref, want)
+    out8 = both(K.gatherb_as_i8, [src, off, torch.zeros(4, 256, dtype=torch.int8)], "a5sim")
+    H.assert_same_bits(out8, gatherb_oracle(src, off, 4, torch.int8))
+
+
+def test_gatherb_block_past_the_end():
+    src = torch.zeros(16, 64)
+    off = torch.zeros(4, 8, dtype=torch.uint32)
+    off[2, 3] = 4096 - 31
+    with pytest.raises(PyptoError, match=r"gatherb: byte offset 4065 at \[2, 3\]: the 32-byte block leaves the "
+                                         r"4096-byte source tile"):
+        H.run_sim(K.gatherb_as_i8, [src, off, torch.zeros(4, 256, dtype=torch.int8)], "a2a3sim")
