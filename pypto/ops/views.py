@@ -331,3 +331,87 @@ register(OpDef(
     doc="the extent of a static dimension (INT64)",
 ))
 
+
+
+# ------------------------------------------------------------------ expand_clone
+# ``pl.expand_clone(input, target)`` (tensor, rank 3 as in the reference): ``target`` filled with
+# ``input`` cloned along at most one dimension where input has extent 1 (the others equal); returns
+# the target. Lowered to a whole load of ``input`` and one store of it per position of the cloned
+# dimension (none cloned: one store). Same dtype for both (the store writes input's elements as they are).
+def _expand_clone_rule(a: OpArgs, span: Span) -> TensorType:
+    op = "tensor.expand_clone"
+    x, t = a.input.type, a.target.type
+    expect(len(x.shape) == 3, op, f"input must be rank 3, got {describe(x)}", span)
+    expect(len(t.shape) == 3, op, f"target must be rank 3 (input's), got {describe(t)}", span)
+    expect(x.dtype == t.dtype, op, f"input dtype {x.dtype.name} differs from target dtype {t.dtype.name}", span,
+           "cast the input first with pl.cast(x, ...)")
+    dims = [i for i, (s, d) in enumerate(zip(x.shape, t.shape)) if s != d]
+    for i in dims:
+        expect(x.shape[i] == 1, op, f"only a dimension of extent 1 can be cloned: input {list(x.shape)} -> target "
+               f"{list(t.shape)} at dim {i}", span)
+    expect(len(dims) <= 1, op, f"clones along at most one dimension, got {len(dims)} (input {list(x.shape)}, "
+           f"target {list(t.shape)})", span)
+    return TensorType(t.shape, t.dtype)
+
+
+def _lower_expand_clone(call: Call, result: Var, conv):
+    """2-D tiles over the rank-3 tensors (a 2-D tile load / store of a rank-3 tensor addresses its
+    row-major [d0 * d1, d2] view): the input is loaded once; cloning dim 0 stores it at [p, 0, 0]
+    for each p; dim 1 stores each input row i at [i, p, 0]; dim 2 row-expands the [d0 * d1, 1] input
+    over the columns first."""
+    x, target = call.args
+    span = call.span
+    xs, ts = x.type.shape, target.type.shape
+    dims = [i for i, (s, d) in enumerate(zip(xs, ts)) if s != d]
+    d = dims[0] if dims else None
+    stmts: list = []
+
+    def ints(*v):
+        return MakeTuple(tuple(ConstInt(int(i)) for i in v))
+
+    def emit(name, op, args):
+        t = get_op(op).infer_type(args, span)
+        v = Var(name, t, span)
+        stmts.append(AssignStmt(v, Call(op, args, t, span), span))
+        return v
+
+    src = conv.tile_of.get(id(x)) if isinstance(x, Var) else None
+    if src is not None:
+        from pypto.errors import UnsupportedFeatureError
+
+        raise UnsupportedFeatureError("tensor.expand_clone: the input must be a global tensor (not a value computed "
+                                      "in this kernel)", span, hint="store it first, or use pl.row_expand / col_expand")
+    rows = xs[0] * xs[1]
+    tile = emit(f"{result.name}_in", "tile.load", (conv.var(x), ints(0, 0, 0), ints(rows, xs[2]), None, None))
+    if d == 2:
+        shell = emit(f"{result.name}_shell", "tile.create", (ints(rows, ts[2]), x.type.dtype, None))
+        tile = emit(f"{result.name}_wide", "tile.row_expand", (shell, tile))
+    plan = []                                  # (tile, offsets) per store
+    if d == 0:
+        plan = [(tile, (p, 0, 0)) for p in range(ts[0])]
+    elif d == 1:
+        for i in range(xs[0]):
+            row = emit(f"{result.name}_r{i}", "tile.slice", (tile, ints(1, xs[2]), ints(i, 0), None))
+            plan += [(row, (i, p, 0)) for p in range(ts[1])]
+    else:
+        plan = [(tile, (0, 0, 0))]
+    cur = conv.var(target)
+    atomic = get_op("tile.store").param("atomic").default
+    for k, (t, offs) in enumerate(plan):
+        args = (t, ints(*offs), cur, atomic)
+        st = get_op("tile.store").infer_type(args, span)
+        nv = conv.var(result) if k == len(plan) - 1 else Var(f"{result.name}_{k}", st, span)
+        stmts.append(AssignStmt(nv, Call("tile.store", args, st, span), span))
+        cur = nv
+    return stmts, None
+
+
+register(OpDef(
+    name="tensor.expand_clone",
+    params=(Param("input", "tensor", aliases=("src",)), Param("target", "tensor")),
+    infer=_expand_clone_rule,
+    ref=lambda a: f"{a.target}.copy_({a.input}.expand({a.target}.shape))",
+    dsl="expand_clone", operand_kinds=("tensor", "tensor"), lowers_to="tile.store", lower=_lower_expand_clone,
+    writes="target",
+    doc="target filled with input cloned along its one extent-1 dimension (rank 3); returns target",
+))

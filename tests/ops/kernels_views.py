@@ -154,3 +154,17 @@ def rv_wider_odd(a: pl.Tensor, out: pl.Out[pl.Tensor]):
         t = pl.load(a, [0, 0], [8, 31])
         out = pl.store(pl.reinterpret_view(t, pl.FP32), [0, 0], out)
     return out
+
+
+@pl.jit
+def expand_clone_d1(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out = pl.expand_clone(a, out)
+    return out
+
+
+@pl.jit
+def expand_clone_bad(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out = pl.tensor.expand_clone(a, out)
+    return out

@@ -78,7 +78,7 @@ EXCLUDED = {
         "subsc", "part_add", "part_mul", "part_max", "part_min", "gather", "scatter", "scatter_update",
         "mgather", "ci", "tri", "sort32", "mrgsort", "gather_mask", "scatter_mask",
         "mscatter", "fillpad_expand", "fillpad_inplace", "reinterpret_view", "write", "set_validshape",
-        "transpose_view", "dim", "random", "gather_compare", "create_l1", "gather_row", "paged_gather", "gatherb")},
+        "transpose_view", "dim", "random", "gather_compare", "create_l1", "gather_row", "paged_gather", "gatherb", "expand_clone")},
 }
 
 

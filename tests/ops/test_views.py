@@ -138,3 +138,20 @@ def test_printed_programs_parse_back(kernel, args):
     from catalog_harness import assert_roundtrips
 
     assert_roundtrips(getattr(K, kernel), args)
+
+
+COVERED_OPS |= {"tensor.expand_clone"}
+
+
+@pytest.mark.parametrize("shape", [(2, 1, 32), (1, 4, 32), (2, 4, 1), (2, 4, 32)])
+def test_expand_clone(shape):
+    a = _fp32_payloads(shape)
+    out = both(K.expand_clone_d1, [a, torch.zeros(2, 4, 32)])
+    H.assert_same_bits(out, a.expand(2, 4, 32).contiguous())
+
+
+def test_expand_clone_refusals():
+    with pytest.raises(InvalidOperationError, match="clones along at most one dimension, got 2"):
+        H.run_sim(K.expand_clone_bad, [torch.zeros(1, 1, 32), torch.zeros(2, 4, 32)], "a2a3sim")
+    with pytest.raises(InvalidOperationError, match="only a dimension of extent 1 can be cloned"):
+        H.run_sim(K.expand_clone_bad, [torch.zeros(2, 3, 32), torch.zeros(2, 4, 32)], "a2a3sim")
