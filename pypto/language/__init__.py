@@ -86,6 +86,7 @@ tile.MaskPattern = MaskPattern
 # row_min / col_max). They are Python's builtins, which the parser already understands: constants
 # fold, runtime scalars become a scalar ``min`` / ``max`` expression.
 from builtins import max, min  # noqa: E402,A004
+tile.max, tile.min = max, min   # pl.tile.max / pl.tile.min: the same scalar max / min (the reference's)
 
 # -- constructs
 at = DslName("at")

@@ -36,6 +36,9 @@ class DslOp(DslName):
 
 # other names of an op (the reference's spellings): pl.arange / pl.tile.arange are ``ci``
 OP_ALIASES = {"arange": "ci"}
+# the reference's level-specific spellings: pl.tile.create_tile is tile.create, pl.tensor.create_tensor
+# is tensor.create (pl.create_tile / pl.create_tensor are the ops' dsl names already)
+LEVEL_ALIASES = {("tile", "create_tile"): "create", ("tensor", "create_tensor"): "create"}
 
 
 class OpNamespace:
@@ -47,6 +50,7 @@ class OpNamespace:
     def __getattr__(self, name: str) -> DslOp:
         if name.startswith("__"):
             raise AttributeError(name)
+        name = LEVEL_ALIASES.get((self._level, name), name)
         return DslOp(f"{self._level}.{OP_ALIASES.get(name, name)}")
 
     def __repr__(self) -> str:

@@ -168,3 +168,16 @@ def expand_clone_bad(a: pl.Tensor, out: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
         out = pl.tensor.expand_clone(a, out)
     return out
+
+
+@pl.jit
+def level_names(a: pl.Tensor[[8, 16], pl.FP32], s: pl.Scalar[pl.INT32], out: pl.Out[pl.Tensor[[8, 16], pl.FP32]]):
+    """pl.tile.create_tile / pl.tensor.create_tensor (the reference's spellings of create) and
+    pl.tile.max / pl.tile.min (scalar max / min, runtime operands)."""
+    tmp = pl.tensor.create_tensor([8, 16], dtype=pl.FP32)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.tile.create_tile([8, 16], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+        n = pl.tile.min(pl.tile.max(s, 3), 40)
+        t = pl.tile.adds(pl.load(a, [0, 0], [8, 16]), pl.cast(n, pl.FP32))
+        out = pl.store(t, [0, 0], out)
+    return out

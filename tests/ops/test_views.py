@@ -155,3 +155,9 @@ def test_expand_clone_refusals():
         H.run_sim(K.expand_clone_bad, [torch.zeros(1, 1, 32), torch.zeros(2, 4, 32)], "a2a3sim")
     with pytest.raises(InvalidOperationError, match="only a dimension of extent 1 can be cloned"):
         H.run_sim(K.expand_clone_bad, [torch.zeros(2, 3, 32), torch.zeros(2, 4, 32)], "a2a3sim")
+
+
+@pytest.mark.parametrize("s,want", [(-7, 3), (10, 10), (99, 40)])
+def test_level_spellings(s, want):
+    a = torch.randn(8, 16)
+    H.assert_same_bits(both(K.level_names, [a, s, torch.zeros(8, 16)]), a + float(want))
