@@ -1,11 +1,11 @@
 """Sort ops: ``sort32`` and ``mrgsort`` (tensor and tile), ``gather_mask`` (tile) to take the values or
 the indices out of a sorted list. Helpers, layout and order: :mod:`pypto.ops.support_sort`.
 
-* ``sort32(src, idx)``: FP32 ``src [R, C]`` (``C`` a multiple of 32) and its index tile (UINT32 /
-  INT32): each 32-element block sorted descending, result ``[R, 2C]`` FP32 of (value, index-bits)
-  pairs.
+* ``sort32(src, idx)``: FP32 / FP16 ``src [R, C]`` (``C`` a multiple of 32) and its index tile
+  (UINT32 / INT32): each 32-element block sorted descending, result ``[R, 2C]`` FP32 / ``[R, 4C]``
+  FP16 of 8-byte (value, index-bits) structs (layout: :mod:`pypto.ops.support_sort`).
 * ``mrgsort(src, block_len=L)`` (format 1): merges each group of 4 sorted runs of ``L`` columns
-  (a multiple of 64) into one run; ``mrgsort(src0, src1[, src2[, src3]], tmp=t)`` (format 2): merges
+  (a multiple of 32 structs: 64 FP32 / 128 FP16 columns) into one run; ``mrgsort(src0, src1[, src2[, src3]], tmp=t)`` (format 2): merges
   2..4 sorted lists into one of ``t``'s shape. ``exhausted=True`` (the device's early-stop mode) is
   refused: its output is not specified by the reference.
 * ``pl.tile.scatter_mask(dst, src, mask_pattern)``: the inverse: ``dst`` with the selected columns
@@ -15,15 +15,14 @@ the indices out of a sorted list. Helpers, layout and order: :mod:`pypto.ops.sup
   indices, with ``output_dtype=pl.UINT32``; P0001..P1000 every 4th; P1111 all), reinterpreted as
   ``output_dtype`` (same element size).
 
-FP16 sorting is not supported yet (the reference's FP16 pair packing is not specified there); no
-lockstep gang form.
+No lockstep gang form.
 """
 from __future__ import annotations
 
 from pypto.errors import Span
 from pypto.ir.nodes import ConstInt
 from pypto.ir.types import TensorType, TileType, describe
-from pypto.language.dtypes import FP32, INT32, UINT32
+from pypto.language.dtypes import FP16, FP32, INT32, UINT32
 from pypto.language.enums import MemorySpace
 from pypto.ops.registry import OpArgs, OpDef, Param, register
 from pypto.ops.rules import expect, scalar_dtype
@@ -37,8 +36,13 @@ def _like(level: str, shape, dtype):
 
 
 def _fp32(op: str, t, span: Span, what: str = "src") -> None:
-    expect(t.dtype == FP32, op, f"{what} must be FP32, got {t.dtype.name}", span,
-           "FP16 sorting is not supported yet; cast to FP32 with pl.cast(x, pl.FP32)")
+    expect(t.dtype in (FP32, FP16), op, f"{what} must be FP32 or FP16, got {t.dtype.name}", span,
+           "cast to FP32 with pl.cast(x, pl.FP32)")
+
+
+def _slots(t) -> int:
+    """FP32 / FP16 slots of one 8-byte sorted struct."""
+    return 2 if t.dtype == FP32 else 4
 
 
 def _sort32_rule(level: str):
@@ -52,7 +56,7 @@ def _sort32_rule(level: str):
         expect(i.dtype in (UINT32, INT32), op, f"idx must be UINT32 (or INT32), got {i.dtype.name}", span)
         expect(tuple(i.shape) == tuple(s.shape), op, f"idx shape {list(i.shape)} differs from src {list(s.shape)}",
                span)
-        return _like(level, (s.shape[0], 2 * s.shape[1]), FP32)
+        return _like(level, (s.shape[0], _slots(s) * s.shape[1]), s.dtype)
     return infer
 
 
@@ -81,20 +85,23 @@ def _mrgsort_rule(level: str):
         if a.block_len is not None:
             expect(not others and a.tmp is None, op, "format 1 (block_len=...) takes one source and no tmp", span)
             expect(scalar_dtype(a.block_len.type).is_int(), op, "block_len must be an integer", span)
+            k = _slots(s0)
             if isinstance(a.block_len, ConstInt):
-                expect(a.block_len.value > 0 and a.block_len.value % 64 == 0, op,
-                       f"block_len must be a positive multiple of 64, got {a.block_len.value}", span)
-            expect(len(s0.shape) == 2 and s0.shape[-1] % 2 == 0, op,
-                   f"src must be a rank-2 list of (value, index) pairs, got {describe(s0)}", span)
-            return _like(level, s0.shape, FP32)
+                expect(a.block_len.value > 0 and a.block_len.value % (32 * k) == 0, op,
+                       f"block_len must be a positive multiple of {32 * k}, got {a.block_len.value}", span)
+            expect(len(s0.shape) == 2 and s0.shape[-1] % k == 0, op,
+                   f"src must be a rank-2 list of (value, index) structs, got {describe(s0)}", span)
+            return _like(level, s0.shape, s0.dtype)
         expect(others, op, "needs block_len=... (format 1) or at least two sources and tmp=... (format 2)", span,
                "pl.mrgsort(src, block_len=64) or pl.mrgsort(src0, src1, tmp=t)")
         expect(a.tmp is not None, op, "format 2 needs tmp=<tile> (its shape is the result's)", span)
         expect(not a.exhausted, op, "exhausted=True is not supported (the device's early-stop output is not "
                "specified)", span)
         for x in others:
-            expect(x.type.dtype == FP32, op, f"every source must be FP32, got {x.type.dtype.name}", span)
-        return _like(level, a.tmp.type.shape, FP32)
+            expect(x.type.dtype == s0.dtype, op, f"every source must be {s0.dtype.name} (src0's), got "
+                   f"{x.type.dtype.name}", span)
+        expect(a.tmp.type.dtype == s0.dtype, op, f"tmp must be {s0.dtype.name}, got {a.tmp.type.dtype.name}", span)
+        return _like(level, a.tmp.type.shape, s0.dtype)
     return infer
 
 

@@ -102,9 +102,9 @@ def test_format2_two_way_merge_ties_take_the_first_list():
 
 
 def test_errors():
-    with pytest.raises(InvalidOperationError, match="src must be FP32, got FP16"):
-        H.run_sim(K.sort32_pairs, [torch.zeros(8, 64, dtype=torch.float16), torch.zeros(8, 64, dtype=torch.int32),
-                                   torch.zeros(8, 128, dtype=torch.float16)], "a2a3sim")
+    with pytest.raises(InvalidOperationError, match="src must be FP32 or FP16, got BF16"):
+        H.run_sim(K.sort32_pairs, [torch.zeros(8, 64, dtype=torch.bfloat16), torch.zeros(8, 64, dtype=torch.int32),
+                                   torch.zeros(8, 128, dtype=torch.bfloat16)], "a2a3sim")
 
 
 @pytest.mark.parametrize("kernel", ("sort_1x128", "merge_two", "sort_tensor_2048"))
