@@ -18,7 +18,8 @@
   ``src[block_table[idx // block_size] * block_size + idx % block_size, col_off : col_off + size]``
   for ``idx = indices[i]`` (INT32, read from global memory); ``[max_indices, size]`` (``is_trans``:
   ``[size, max_indices]``, Mat only) in ``space`` (Mat or Vec). ``indices`` may hold fewer than
-  ``max_indices`` entries: the rest of the tile is zero and outside its valid shape. A negative or
+  ``max_indices`` entries: the rest of the tile is zero (unwritten on the device), and the tile is
+  fully valid. A negative or
   too large logical index, block number or physical row is a :class:`SimulationError` (the device
   reads outside the tensors). ``is_b_matrix`` is a layout hint of the reference (accepted).
 """
@@ -169,12 +170,15 @@ def _paged_rule(level: str):
         expect(n <= a.max_indices, op, f"indices hold {n} entries, more than max_indices={a.max_indices}", span)
         expect(a.target_memory in _ONCHIP, op, f"space must be pl.Mem.Mat or pl.Mem.Vec, got {a.target_memory!r}", span)
         expect(not a.is_trans or a.target_memory == MemorySpace.Mat, op, "is_trans=True needs space=pl.Mem.Mat", span)
-        shape, valid = (a.max_indices, a.size), (n, a.size)
+        shape = (a.max_indices, a.size)
         if a.is_trans:
-            shape, valid = shape[::-1], valid[::-1]
+            shape = shape[::-1]
         if level == "tensor":
             return TensorType(shape, src.dtype)
-        return TileType(shape, src.dtype, a.target_memory, None if valid == shape else valid)
+        # fully valid, the rows past the indices 0 (the device leaves them unwritten): a valid shape
+        # narrower than the tensor-level value would make the lowered program store less than the
+        # tensor-level meaning (torch_codegen before lowering) does
+        return TileType(shape, src.dtype, a.target_memory)
     return infer
 
 

@@ -121,3 +121,12 @@ def gatherb_as_i8(src: pl.Tensor, off: pl.Tensor, out: pl.Out[pl.Tensor]):
         o = pl.load(off, [0, 0], [4, 8])
         out = pl.store(pl.tile.gatherb(s, o, output_dtype=pl.INT8), [0, 0], out)
     return out
+
+
+@pl.jit
+def paged_short(src: pl.Tensor, idx: pl.Tensor, bt: pl.Tensor, out: pl.InOut[pl.Tensor]):
+    """10 indices, max_indices 16: rows 10.. are zero, in the tensor-level meaning and lowered alike."""
+    with pl.at(level=pl.Level.CORE_GROUP):
+        g = pl.paged_gather(src, idx, bt, block_size=16, size=64, max_indices=16, space=pl.MemorySpace.Vec)
+        out = pl.assemble(out, g, [0, 0])
+    return out

@@ -292,3 +292,14 @@ def test_gatherb_block_past_the_end():
     with pytest.raises(PyptoError, match=r"gatherb: byte offset 4065 at \[2, 3\]: the 32-byte block leaves the "
                                          r"4096-byte source tile"):
         H.run_sim(K.gatherb_as_i8, [src, off, torch.zeros(4, 256, dtype=torch.int8)], "a2a3sim")
+
+
+def test_paged_gather_fewer_indices_than_max():
+    src = _pool(256, 64, torch.float32)
+    bt = torch.arange(16, dtype=torch.int32)
+    idx = torch.tensor([5, 250, 17, 0, 1, 2, 3, 99, 100, 255], dtype=torch.int32)
+    init = torch.full((16, 64), 7.0)
+    out = both(K.paged_short, [src, idx, bt, init.clone()], "a2a3sim")
+    want = torch.zeros(16, 64)
+    want[:10] = paged_oracle(src, idx, bt, 16, 64, 0, 10)
+    H.assert_same_bits(out, want)                 # rows 10.. are stored as zeros, not left at 7
