@@ -1515,10 +1515,9 @@ class FunctionParser:
             args.append(self.operand(self.expr(a), self.span(a)))
         if len(args) != len(callee.param_types):
             raise ParserTypeError(f"{callee.name}() takes {len(callee.param_types)} arguments, got {len(args)}", span)
-        for i, (a, t) in enumerate(zip(args, callee.param_types)):
-            if t is not None and a.type != t:
-                raise ParserTypeError(f"{callee.name}() argument {i}: expected {describe(t)}, got {describe(a.type)}",
-                                      self.span(args_nodes[i]))
+        from pypto.frontend.dyn_bind import bind_call, bound_type
+
+        dims = bind_call(callee.name, callee.param_types, args, [self.span(n) for n in args_nodes])
         deps, dumps, predicate = (), (), ()
         for k in kw_nodes or ():
             if k.arg == "deps":
@@ -1537,7 +1536,7 @@ class FunctionParser:
                 predicate = self.task_predicate(k.value)
             else:
                 raise UnsupportedFeatureError(f"pl.submit keyword '{k.arg}' is not supported", self.span(k.value))
-        rts = callee.return_types
+        rts = [bound_type(t, dims) for t in callee.return_types]   # the call's extents of a dynamic callee
         rtype = rts[0] if len(rts) == 1 else TupleType(tuple(rts))
         attrs = self.call_attrs(attrs_node, len(args)) if attrs_node is not None else {}
         if predicate and not deps:
@@ -1832,6 +1831,10 @@ class FunctionParser:
             raise
         except Exception as e:
             raise InternalError(f"type rule of {op.name} failed: {type(e).__name__}: {e}", span) from e
+        if op.fold is not None:   # decided at compile time (pl.tensor.dim of a static extent)
+            folded = op.fold(op.args(vals))
+            if folded is not None:
+                return folded
         return Call(op.name, vals, t, span)
 
     def operand(self, v: Any, span: Span) -> Expr:

@@ -23,7 +23,7 @@ from pypto.ir.nodes import (
     FuncCall, Function, IfStmt, MakeTuple, Program, ReturnStmt, ScopeStmt, Stmt, TupleGetItem,
     UnaryOp, Var, YieldStmt,
 )
-from pypto.ir.types import DynDim, ScalarType, TensorType, TileType, TupleType, Type
+from pypto.ir.types import DynDim, ScalarType, dim_names, TensorType, TileType, TupleType, Type
 from pypto.language.dtypes import FP32, INDEX, DataType
 from pypto.language.enums import ForKind, ParamDirection
 
@@ -68,7 +68,7 @@ def _dyn_dims(prog: Program) -> list[str]:
                 note(x)
         for d in (*getattr(t, "shape", ()), *(getattr(t, "valid_shape", None) or ())):
             if isinstance(d, DynDim):
-                names.add(d.name)
+                names.update(dim_names(d))   # a composite dim (M * 2) declares its bare dims
 
     for f in prog.functions:
         for v in (*f.params, *defined_vars(f.body)):

@@ -143,6 +143,9 @@ class OpDef:
     # ``acc``): a call used as a statement (``pl.tile.matmul_acc(acc, a, b)``) rebinds that name,
     # as the reference's in-place update does
     updates: Optional[str] = None
+    # ``fold(args) -> value | None``: the op's value when the arguments decide it at compile time
+    # (``pl.tensor.dim`` of a static extent is that int); the parser then uses the value, not a call
+    fold: Optional[Callable[[OpArgs], Any]] = None
 
     @property
     def write_index(self) -> Optional[int]:
@@ -255,6 +258,7 @@ def _load() -> None:
             from pypto.ops import compare, broadcast, layout  # noqa: F401
             from pypto.ops import debug_ops, task_ops  # noqa: F401
             from pypto.ops import bitwise, argreduce, elementwise_ext, index, creation, sort  # noqa: F401  (issue 15: the catalogue's further families)
+            from pypto.ops import shape_ops  # noqa: F401  (issue 16: dynamic extents)
         finally:
             _loader = None
         _loaded = True

@@ -912,6 +912,7 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
                 raise TypeError(f"argument '{p['name']}' has shape {list(a.shape)} {a.dtype}, the program was "
                                 f"compiled for {p['shape']} {want}")
             _check_writable(p, a)
+    _check_dynamic_dims(params, full)
     platform = get_platform(compiled.platform)
     out = compiled.output_dir
     kernels, orch = compiled.load_modules()
@@ -1032,6 +1033,22 @@ def _in_generated_code(e: BaseException) -> bool:
 
     frames = list(traceback.walk_tb(e.__traceback__))
     return bool(frames) and frames[-1][0].f_globals.get("__name__", "").startswith("pypto_gen_")
+
+
+def _check_dynamic_dims(params, full) -> None:
+    """The entry's dynamic dims (``pl.dynamic``) take one extent per call: every argument using
+    ``M`` must agree on it and a composite dim (``M * 2``) must evaluate to its extent. The same
+    build serves every extent (the cache key holds the dims, not their values)."""
+    from pypto.ir.types import bind_extents, dim_from_text
+
+    shapes = [(p["name"], [dim_from_text(x) if x is not None else d for x, d in zip(p["dims"], p["shape"])],
+               list(a.shape))
+              for p, a in zip(params, full)
+              if p["kind"] == "TensorType" and any(x is not None for x in p.get("dims") or ())]
+    if shapes:
+        why = bind_extents(shapes)
+        if why is not None:
+            raise TypeError(why)
 
 
 def _check_writable(p: dict, a: torch.Tensor) -> None:
