@@ -71,7 +71,8 @@ class KernelGen:
             "TILES = [",
             *[f"    ({s!r}, {a}, {tuple(sh)!r}, {py_literal(_dt(d))})," for s, a, sh, d in self.tiles],
             "]", "", "",
-            f"def kernel(v, {', '.join(params)}):" if params else "def kernel(v):",
+            # _block: (block index, block count) of the task's block this core runs (pl.spmd)
+            f"def kernel(v, {''.join(p + ', ' for p in params)}_block=(0, 1)):",
         ]
         doc = "    " + f'"""{self.f.name}({", ".join(params)})"""'
         text = "\n".join(head + [doc] + body + ["    if False:", "        yield 0", "", ""])

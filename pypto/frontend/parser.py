@@ -599,7 +599,8 @@ class FunctionParser:
             self.define(target.id, self.expr(value_node), node)
         elif isinstance(target, ast.Subscript):
             self.subscript_assign(target, value_node, node)
-        elif isinstance(target, ast.Tuple) and _is_construct_call(value_node, self.resolve_static, "submit"):
+        elif isinstance(target, ast.Tuple) and (_is_construct_call(value_node, self.resolve_static, "submit")
+                                                or _is_construct_call(value_node, self.resolve_static, "spmd_submit")):
             if len(target.elts) != 2 or not all(isinstance(t, ast.Name) for t in target.elts):
                 raise ParserSyntaxError("write 'res, tid = pl.submit(...)'", self.span(target))
             call = self.submit_call(value_node)
@@ -718,8 +719,8 @@ class FunctionParser:
             self.runtime_scope(node, call)
             return
         if isinstance(fn, DslName) and fn.name == "spmd":
-            raise UnsupportedFeatureError("the capture form 'with pl.spmd(n) as tid:' is not supported",
-                                          self.span(call), "write the loop form: for i in pl.spmd(n): (i is the block)")
+            self.spmd_with(node, call)
+            return
         if not (isinstance(fn, DslName) and fn.name == "at"):
             raise UnsupportedFeatureError("only 'with pl.at(...)', 'with pl.scope()' and 'with pl.manual_scope()' "
                                           "scopes are supported", self.span(call))
@@ -962,15 +963,12 @@ class FunctionParser:
         else:
             self._implicit_for(node, kind, start, stop, step, stage)
 
-    def spmd_for(self, node: ast.For, call: ast.Call) -> None:
-        """``for i in pl.spmd(n):`` — the body runs as ``n`` blocks, block ``i`` on its own core
-        (spec-language §7, T3). It is the loop ``for i in pl.parallel(n): with pl.at(CORE_GROUP):
-        body``: the simulator submits one task per block where the device submits one task of
-        ``n`` blocks, with the same results and ordering (docs/language.md, "SPMD")."""
-        span = self.span(node)
+    def spmd_head(self, call: ast.Call, span: Span) -> tuple:
+        """The arguments of ``pl.spmd(n, name_hint=, deps=, predicate=, sync_start=, optimizations=,
+        allow_early_resolve=)``: ``(block count, name_hint, deps, predicate)``."""
         kw = {k.arg: k.value for k in call.keywords}
         if len(call.args) != 1:
-            raise ParserTypeError("pl.spmd takes the block count positionally: for i in pl.spmd(n):", span)
+            raise ParserTypeError("pl.spmd takes the block count positionally: pl.spmd(n)", span)
         self.scheduling_hints(kw, "pl.spmd")
         name_hint = ""
         if "name_hint" in kw:
@@ -978,21 +976,105 @@ class FunctionParser:
             if not isinstance(name_hint, str) or (name_hint and not name_hint.isidentifier()):
                 raise ParserTypeError("name_hint must be an identifier string", span)
         deps = self.task_deps(kw.pop("deps")) if "deps" in kw else ()
+        pred_node = kw.pop("predicate", None)
+        predicate = self.task_predicate(pred_node) if pred_node is not None else ()
+        if predicate and not deps:
+            raise ParserTypeError("pl.spmd(predicate=...) needs deps= naming the task that produces the "
+                                  "predicate's tensor", self.span(pred_node),
+                                  "with pl.spmd(n, deps=[tid], predicate=(t[0] == 1)) as tid2:")
         if kw:
-            raise UnsupportedFeatureError(f"pl.spmd keyword(s) not supported: {', '.join(kw)}", span,
-                                          "a predicate= on pl.spmd is not supported; use an if around the loop")
-        n = self.expr(call.args[0])
-        if kind_of(n) != "scalar":
-            raise ParserTypeError(f"pl.spmd block count must be a scalar, got {_describe_static(n)}", span)
+            raise UnsupportedFeatureError(f"pl.spmd keyword(s) not supported: {', '.join(kw)}", span)
+        n = self.block_count(call.args[0], "pl.spmd block count")
         if self.func_type not in (FunctionType.Orchestration, FunctionType.Opaque, FunctionType.Inline) \
                 or self.scope_depth:
             raise ParserError("pl.spmd(n) is only allowed in an orchestration function, outside pl.at", span,
                               "its body is the kernel: each block runs it on one core")
-        self.scope_depth += 1
+        return n, name_hint, deps, predicate
+
+    def spmd_for(self, node: ast.For, call: ast.Call) -> None:
+        """``for i in pl.spmd(n):`` — one task of ``n`` blocks whose kernel is the body, ``i`` its
+        block index (``pl.tile.get_block_idx()``): the scope ``with pl.spmd(n):`` with ``i`` bound
+        first thing in it (docs/language.md, "SPMD")."""
+        span = self.span(node)
+        n, hint, deps, predicate = self.spmd_head(call, span)
+        name, _ = self._loop_var(node.target)
+        idx = self.make_call("tile.get_block_idx", [], {}, self.span(node.target), node.target)
+        self._spmd_scope(node, span, n, hint, deps, predicate, None, (name, idx))
+
+    def spmd_with(self, node: ast.With, call: ast.Call) -> None:
+        """``with pl.spmd(n, deps=[...], predicate=...) [as tid]:`` — one task of ``n`` blocks.
+
+        A body that is one call of a kernel function (``out = self.k(a, out)``) dispatches that
+        kernel as the task; any other body is the kernel itself (outlined as a ``pl.at`` scope is),
+        reading its block with ``pl.tile.get_block_idx()``."""
+        span = self.span(node)
+        item = node.items[0]
+        if item.optional_vars is not None and not isinstance(item.optional_vars, ast.Name):
+            raise ParserSyntaxError("'with pl.spmd(...) as tid' needs a plain name", self.span(item.optional_vars))
+        n, hint, deps, predicate = self.spmd_head(call, self.span(call))
+        tid_name = item.optional_vars.id if item.optional_vars is not None else None
+        body = node.body
+        if len(body) == 1 and isinstance(body[0], (ast.Assign, ast.Expr)) and self._is_kernel_call(body[0].value):
+            if hint:
+                raise ParserTypeError("pl.spmd(name_hint=...) names an outlined kernel; this body dispatches "
+                                      f"'{ast.unparse(body[0].value.func)}' as it is", self.span(call))
+            saved, self.block = self.block, []
+            try:
+                self.stmt(body[0])
+                stmts = self.block
+            finally:
+                self.block = saved
+            tid = self.target_var(tid_name, ScalarType(TASK_ID), self.span(item.optional_vars)) \
+                if tid_name is not None else None
+            done = False
+            for st in stmts:
+                v = st.value if isinstance(st, AssignStmt) else st.expr if isinstance(st, EvalStmt) else None
+                if isinstance(v, FuncCall) and not done:
+                    v = v.replace(block_num=n, deps=tuple(v.deps) + tuple(deps), predicate=predicate or v.predicate,
+                                  task_id_var=tid, manual=v.manual or self.manual_depth > 0)
+                    st = st.replace(value=v) if isinstance(st, AssignStmt) else \
+                        AssignStmt(Var("_", v.type, st.span), v, st.span)
+                    done = True
+                self.emit(st)
+            if tid is not None:
+                self.bind(tid_name, tid, item.optional_vars)
+            return
+        self._spmd_scope(node, span, n, hint, deps, predicate, item.optional_vars, None)
+
+    def _is_kernel_call(self, v: ast.expr) -> bool:
+        """Whether ``v`` calls a kernel function (``self.k(...)`` or a ``@pl.jit.incore`` function)."""
+        if not isinstance(v, ast.Call):
+            return False
         try:
-            self._implicit_for(node, ForKind.Parallel, 0, n, 1, spmd_span=(span, name_hint, deps))
+            fn = self.resolve_static(v.func)
+        except PyptoError:
+            return False
+        return isinstance(fn, _SelfMethod) or (self.resolver.call_function is not None
+                                               and not isinstance(fn, (DslName, DslOp))
+                                               and callable(fn) and hasattr(fn, "fn"))
+
+    def _spmd_scope(self, node, span, n, hint, deps, predicate, tid_node, index) -> None:
+        """Emit the ScopeStmt of an inline multi-block body (``index``: ``(name, value)`` bound first)."""
+        self.scope_depth += 1
+        saved, saved_hoist = self.block, self.hoist_to
+        self.block = []
+        self.hoist_to = (saved, self.block)
+        try:
+            if index is not None:
+                self.define(index[0], index[1], node)
+            for s in node.body:
+                self.stmt(s)
+            body = self.block
         finally:
+            self.block, self.hoist_to = saved, saved_hoist
             self.scope_depth -= 1
+        tid = None
+        if tid_node is not None:
+            tid = self.target_var(tid_node.id, ScalarType(TASK_ID), self.span(tid_node))
+        self.emit(ScopeStmt(Level.CORE_GROUP, hint, tuple(body), span, tid, deps, (), (), self.manual_depth > 0,
+                            block_num=n, predicate=predicate))
+        if tid is not None:
+            self.bind(tid_node.id, tid, tid_node)
 
     def _loop_var(self, target: ast.expr) -> tuple[str, Var]:
         if not isinstance(target, ast.Name):
@@ -1631,7 +1713,29 @@ class FunctionParser:
         if callee is None:
             raise ParserTypeError(f"pl.submit needs a kernel function, got {_describe_static(fn)}",
                                   self.span(node.args[0]))
-        return self.function_call(callee, node, node.args[1:], node.keywords)
+        if not _is_construct_call(node, self.resolve_static, "spmd_submit"):
+            return self.function_call(callee, node, node.args[1:], node.keywords)
+        # pl.spmd_submit(self.k, *args, core_num=n, sync_start=False, deps=..., predicate=...): one
+        # task of n blocks
+        kw = {k.arg: k.value for k in node.keywords}
+        if "core_num" not in kw:
+            raise ParserTypeError("pl.spmd_submit needs core_num=n (the block count, by keyword)", span,
+                                  "out, tid = pl.spmd_submit(self.kernel, x, out, core_num=4)")
+        blocks = self.block_count(kw["core_num"], "pl.spmd_submit core_num")
+        hints = {k: kw[k] for k in ("sync_start",) if k in kw}
+        self.scheduling_hints(hints, "pl.spmd_submit")
+        rest = [k for k in node.keywords if k.arg not in ("core_num", "sync_start")]
+        return self.function_call(callee, node, node.args[1:], rest).replace(block_num=blocks)
+
+    def block_count(self, node: ast.expr, what: str) -> Expr:
+        """The block count of a multi-block task: a positive int, or an integer scalar known at run time."""
+        n = self.expr(node)
+        if isinstance(n, bool) or not (isinstance(n, int) or (kind_of(n) == "scalar" and
+                                                              not n.type.dtype.is_float())):
+            raise ParserTypeError(f"{what} must be an integer, got {_describe_static(n)}", self.span(node))
+        if isinstance(n, int) and n < 1:
+            raise ParserTypeError(f"{what} must be >= 1, got {n}", self.span(node))
+        return to_expr(n, self.span(node))
 
     def directive_static_print(self, call: ast.Call) -> None:
         """``pl.static_print(*args)``: print values / types at parse time (f-strings with ``{x}``)."""
@@ -1689,7 +1793,7 @@ class FunctionParser:
             if isinstance(value, float) and not value.is_integer():
                 raise ParserTypeError(f"pl.const: {value} is not an integer for {dtype!r}", span)
             return ConstInt(int(value), dtype, span)
-        if fn.name == "submit":
+        if fn.name in ("submit", "spmd_submit"):
             return self.submit_call(node)
         if fn.name == "array_create":
             args = [self.expr(a) for a in node.args]

@@ -188,7 +188,8 @@ class _Printer:
                     f"{i}: [{', '.join(str(k) for k in ks)}]" for i, ks in e.compiler_dep_edges) + "}")
             if items:
                 attrs = "attrs={" + ", ".join(items) + "}"
-            if not (e.deps or e.no_dep_args or e.dump_args or e.predicate or e.task_id_var is not None):
+            if not (e.deps or e.no_dep_args or e.dump_args or e.predicate or e.task_id_var is not None
+                    or e.block_num is not None):
                 args = [self.expr(a) for a in e.args] + ([attrs] if attrs else [])
                 return f"self.{e.func}({', '.join(args)})"
             # a dispatch with task attributes: pl.submit(self.k, ..., pl.no_dep(x), deps=[...], dumps=[...])
@@ -205,6 +206,9 @@ class _Printer:
                              f"{BINOPS[cmp]} {value})")
             if attrs:
                 parts.append(attrs)
+            if e.block_num is not None:   # one task of n blocks
+                parts.insert(1 + len(e.args), f"core_num={self.expr(e.block_num)}")
+                return f"pl.spmd_submit({', '.join(parts)})"
             return f"pl.submit({', '.join(parts)})"
         if isinstance(e, BinOp):
             if e.op in ("min", "max"):
@@ -315,7 +319,14 @@ class _Printer:
             self.emit(depth, "")
             self.body(s.body, depth + 1)
             target = f" as {self.namer.define(s.task_id)}" if s.task_id is not None else ""
-            self.lines[head] = _INDENT * depth + f"with pl.at(level={s.level!r}{hint}){target}:"
+            if s.block_num is not None:   # a multi-block task: with pl.spmd(n, ...) (no dumps/no_dep_args)
+                if s.predicate:
+                    cmp, value, t, *index = s.predicate
+                    hint += (f", predicate=({self.expr(t)}[{', '.join(self.expr(i) for i in index)}] "
+                             f"{BINOPS[cmp]} {value})")
+                self.lines[head] = _INDENT * depth + f"with pl.spmd({self.expr(s.block_num)}{hint}){target}:"
+            else:
+                self.lines[head] = _INDENT * depth + f"with pl.at(level={s.level!r}{hint}){target}:"
         else:
             raise TypeError(f"cannot print statement {s!r}")
 

@@ -49,7 +49,8 @@ def use_exprs(s: Stmt) -> list[Expr]:
     if isinstance(s, EvalStmt):
         return [s.expr]
     if isinstance(s, ScopeStmt):
-        return [*s.deps, *s.no_dep_args, *s.dumps]
+        return [*s.deps, *s.no_dep_args, *s.dumps, *s.predicate[2:],
+                *((s.block_num,) if s.block_num is not None else ())]
     return []
 
 
@@ -244,9 +245,12 @@ class Renewer(Mutator):
 
     def visit_ScopeStmt(self, s):
         deps, no_dep, dumps = (tuple(self.expr(x) for x in xs) for xs in (s.deps, s.no_dep_args, s.dumps))
+        pred = tuple(self.expr(x) for x in s.predicate)
+        blocks = self.expr(s.block_num)
         body = self.stmts(s.body)
         tid = self.fresh(s.task_id) if s.task_id is not None else None   # defined after the body
-        return s.replace(deps=deps, no_dep_args=no_dep, dumps=dumps, body=body, task_id=tid)
+        return s.replace(deps=deps, no_dep_args=no_dep, dumps=dumps, body=body, task_id=tid, predicate=pred,
+                         block_num=blocks)
 
     def visit_ForStmt(self, s):
         start, stop, step = self.expr(s.start), self.expr(s.stop), self.expr(s.step)

@@ -93,7 +93,8 @@ range = DslName("range")
 parallel = DslName("parallel")
 unroll = DslName("unroll")
 pipeline = DslName("pipeline")   # pl.pipeline(..., stage=F): the body replicated F times (UnrollLoops)
-spmd = DslName("spmd")           # for i in pl.spmd(n): the body as n blocks (one kernel per block)
+spmd = DslName("spmd")           # for i in pl.spmd(n): / with pl.spmd(n) as tid: one task of n blocks
+spmd_submit = DslName("spmd_submit")   # res, tid = pl.spmd_submit(self.k, *args, core_num=n, deps=[...])
 yield_ = DslName("yield_")
 while_ = DslName("while_")       # not supported: the parser says so where it is used
 cond = DslName("cond")
@@ -213,6 +214,7 @@ __all__ = [
     "scope",
     "split",
     "spmd",
+    "spmd_submit",
     "static_assert",
     "static_print",
     "system",

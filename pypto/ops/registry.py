@@ -130,6 +130,8 @@ class OpDef:
     #   thread split falls on tile boundaries (the runtime sizes gangs so: runtime.gangs.gang_size)
     # * "copy": ``sim`` on the gang views only moves data; the result is the same however the
     #   loops are split
+    # * "plan": a scalar that may differ per task (the block index, a tensor's extent): computed in
+    #   each member's ``GANG_PLAN`` only, so only global-memory access offsets and extents may use it
     # * "gang": ``sim(..., gang=True)`` is a form for gang views that makes, per task, the very call
     #   the op makes alone (matmul: one BLAS call per task on operands laid out as for one task,
     #   since a batched call could block the sums differently); the data movement around it is
@@ -258,7 +260,7 @@ def _load() -> None:
             from pypto.ops import compare, broadcast, layout  # noqa: F401
             from pypto.ops import debug_ops, task_ops  # noqa: F401
             from pypto.ops import bitwise, argreduce, elementwise_ext, index, creation, sort  # noqa: F401  (issue 15: the catalogue's further families)
-            from pypto.ops import shape_ops  # noqa: F401  (issue 16: dynamic extents)
+            from pypto.ops import shape_ops, block_ops  # noqa: F401  (issue 16: dynamic extents, multi-block tasks)
         finally:
             _loader = None
         _loaded = True

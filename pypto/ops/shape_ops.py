@@ -65,6 +65,6 @@ register(OpDef(
     name="tile.tensor_dim",
     params=(Param("x", "tensor"), Param("axis", "scalar")),
     infer=_infer("tile.tensor_dim"), fold=_fold,
-    ref=_src, sim=lambda a, dst: _src(a),
+    ref=_src, sim=lambda a, dst: _src(a), batch="plan",
     doc="tensor.dim in a kernel: the extent of the global tensor the task was given",
 ))

@@ -672,3 +672,24 @@ from pypto.ops.support_elementwise import add3, fmod, lrelu, part, prelu, rem  #
 from pypto.ops.support_index import gather, mgather, scatter, scatter_update  # noqa: E402,F401
 from pypto.ops.support_create import ci, tri  # noqa: E402,F401
 from pypto.ops.support_sort import gather_mask, mrgsort1, mrgsort2, scatter_mask, sort32  # noqa: E402,F401
+
+
+# -- device geometry (pl.system.available_cluster_count / available_aiv_count) -------------------
+import contextvars as _contextvars  # noqa: E402
+
+# the platform the reference executor sizes launches on; unset: it has no device to ask
+REFERENCE_PLATFORM: "_contextvars.ContextVar" = _contextvars.ContextVar("pypto_reference_platform", default=None)
+
+
+def available_cores(kind: str) -> int:
+    """``pl.system.available_cluster_count()`` (``kind`` "aic") / ``available_aiv_count()`` ("aiv")
+    in the reference executor: the count of the platform set in :data:`REFERENCE_PLATFORM`."""
+    name = REFERENCE_PLATFORM.get()
+    if name is None:
+        raise RuntimeError("pl.system.available_cluster_count() / available_aiv_count() need a device: the "
+                           "reference executor has none (set pypto.ops.support.REFERENCE_PLATFORM to a platform "
+                           "name, or launch a literal block count)")
+    from pypto.backend.platforms import get_platform
+
+    p = get_platform(name)
+    return p.num_aic if kind == "aic" else p.num_aiv
