@@ -1,0 +1,69 @@
+"""Programs for test_blocks_and_dyn.py: multi-block tasks (pl.spmd) and dynamic dims."""
+import pypto.language as pl
+
+R, C = 32, 64
+M = pl.dynamic("M")
+N = pl.dynamic("N")
+
+
+@pl.program
+class Blocks:
+    @pl.function(type=pl.FunctionType.InCore)
+    def scale(self, a: pl.Tensor[[8 * R, C], pl.FP32],
+              c: pl.Out[pl.Tensor[[8 * R, C], pl.FP32]]) -> pl.Tensor[[8 * R, C], pl.FP32]:
+        b = pl.tile.get_block_idx()
+        x = pl.load(a, [b * R, 0], [R, C])
+        y = pl.add(pl.mul(x, 1.5), pl.cast(pl.tile.get_block_num(), pl.FP32))
+        return pl.store(y, [b * R, 0], c)
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def poison(self, e: pl.Out[pl.Tensor[[R, C], pl.FP32]]) -> pl.Tensor[[R, C], pl.FP32]:
+        t: pl.Tile[[R, C], pl.FP32] = pl.tile.full([R, C], dtype=pl.FP32, value=-9.0)
+        return pl.store(t, [0, 0], e)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[8 * R, C], pl.FP32], c: pl.Out[pl.Tensor[[8 * R, C], pl.FP32]],
+             d: pl.Out[pl.Tensor[[8 * R, C], pl.FP32]], e: pl.Out[pl.Tensor[[R, C], pl.FP32]],
+             gate: pl.Tensor[[1, 8], pl.INT32]) -> pl.Tensor[[8 * R, C], pl.FP32]:
+        c, t0 = pl.spmd_submit(self.scale, a, c, core_num=8)
+        for i in pl.spmd(8):
+            x = pl.load(c, [i * R, 0], [R, C])
+            d = pl.store(pl.sub(x, pl.load(a, [i * R, 0], [R, C])), [i * R, 0], d)
+        with pl.spmd(1, deps=[t0], predicate=(gate[0, 0] > 0)) as t2:
+            e = self.poison(e)
+        return d
+
+
+@pl.program
+class DynAdd:
+    @pl.function(type=pl.FunctionType.InCore)
+    def add(self, a: pl.Tensor[[M, N], pl.FP32], b: pl.Tensor[[M, N], pl.FP32],
+            c: pl.Out[pl.Tensor[[M, N], pl.FP32]]) -> pl.Tensor[[M, N], pl.FP32]:
+        return pl.store(pl.add(pl.load(a, [0, 0], [16, C]), pl.load(b, [0, 0], [16, C])), [0, 0], c)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, C], pl.FP32], b: pl.Tensor[[16, C], pl.FP32],
+             c: pl.Out[pl.Tensor[[16, C], pl.FP32]]) -> pl.Tensor[[16, C], pl.FP32]:
+        c = self.add(a, b, c)
+        return c
+
+
+@pl.program
+class DynRows:
+    """Entry and kernel dynamic in rows (``M * 2``): one build serves every even row count."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def double(self, a: pl.Tensor[[M * 2, C], pl.FP32],
+               c: pl.Out[pl.Tensor[[M * 2, C], pl.FP32]]) -> pl.Tensor[[M * 2, C], pl.FP32]:
+        rows = pl.tensor.dim(a, 0)
+        cols = pl.tensor.dim(a, 1)          # static: folds to 64
+        for i in pl.range(0, rows, 2):
+            x = pl.load(a, [i, 0], [2, cols])
+            c = pl.store(pl.add(x, x), [i, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[M * 2, C], pl.FP32],
+             c: pl.Out[pl.Tensor[[M * 2, C], pl.FP32]]) -> pl.Tensor[[M * 2, C], pl.FP32]:
+        c = self.double(a, c)
+        return c
