@@ -10,7 +10,7 @@ itself then happens at the simulated time the transfer completes.
 """
 from __future__ import annotations
 
-from pypto.codegen.common import PyNames, py_expr, py_literal
+from pypto.codegen.common import PyNames, operand_src, py_expr, py_literal
 from pypto.codegen.gang import generate_gang
 from pypto.codegen.scratch import dead_scratch_calls
 from pypto.errors import CodegenError
@@ -165,8 +165,8 @@ class KernelGen:
             raise CodegenError(f"op '{c.op}' has no simulator implementation; it must be lowered first", c.span)
         args = []
         for p, a in zip(op.params, c.args):
-            if p.kind in VALUE_KINDS:
-                args.append(Src(self.ref(a), getattr(a, "type", None)))  # None: omitted optional operand
+            if p.kind in VALUE_KINDS:   # (type None: an omitted optional operand)
+                args.append(operand_src(self.ref(a), a, lambda d: py_expr(d, self.names)))
             elif p.kind == "ints":
                 args.append(Src(py_expr(a, self.names), None))
             else:

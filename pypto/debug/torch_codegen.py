@@ -99,8 +99,10 @@ class _FuncGen(StmtEmitter):
             op = get_op(e.op, e.span)
             args = []
             for p, a in zip(op.params, e.args):
-                if p.kind in VALUE_KINDS:
-                    args.append(Src(self.expr(a), getattr(a, "type", None)))  # None: omitted optional operand
+                if p.kind in VALUE_KINDS:   # (type None: an omitted optional operand)
+                    from pypto.codegen.common import operand_src
+
+                    args.append(operand_src(self.expr(a), a, self.expr))
                 elif p.kind in ("ints", "task_ids"):
                     args.append(Src(self.expr(a), None))
                 else:

@@ -38,7 +38,8 @@ def print_type(t: Type) -> str:
         parts = [_ints(t.shape), repr(t.dtype)]
         if t.memory_space is not None:
             parts.append(repr(t.memory_space))
-        if t.valid_shape is not None:
+        if t.valid_shape is not None and all(isinstance(d, (int, DynDim)) for d in t.valid_shape):
+            # (a runtime valid shape is left out: the annotated value's own type carries it)
             parts.append(f"pl.TileView(valid_shape={_ints(t.valid_shape)})")
         if t.memref is not None:
             m = t.memref

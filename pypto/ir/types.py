@@ -265,7 +265,9 @@ class TileType(Type):
     """An on-chip tile.
 
     ``memory_space`` is ``None`` until InferTileMemorySpace decides it; ``valid_shape`` is ``None``
-    when the whole tile is valid (the canonical form, so equal tiles compare equal); ``memref`` is
+    when the whole tile is valid (the canonical form, so equal tiles compare equal); an extent of it
+    may be a scalar IR expression (a runtime valid shape, ``pl.load(..., valid_shape=[m, n])`` with
+    ``m`` a scalar parameter: :func:`runtime_valid`); ``memref`` is
     set by InitMemRef (buffer), rebased by MemoryReuse and given an address by AllocateMemoryAddr.
     """
 
@@ -288,6 +290,12 @@ class TileType(Type):
     def effective_valid_shape(self) -> tuple[int, ...]:
         """``valid_shape``, or ``shape`` when the whole tile is valid."""
         return self.valid_shape if self.valid_shape is not None else self.shape
+
+
+def runtime_valid(t) -> bool:
+    """Whether tile type ``t`` has a valid extent known only at run time (a scalar expression)."""
+    return isinstance(t, TileType) and t.valid_shape is not None and \
+        any(not isinstance(d, int) for d in t.valid_shape)
 
 
 @dataclass(frozen=True)

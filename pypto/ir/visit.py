@@ -218,8 +218,18 @@ class Renewer(Mutator):
         """The copy of ``v`` at one of its definitions (the same copy for every definition)."""
         new = self.renewed.get(id(v))
         if new is None:
-            new = self.renewed[id(v)] = Var(v.name, v.type, v.span)
+            new = self.renewed[id(v)] = Var(v.name, self.retype(v.type), v.span)
         return self.redefine(v, new)
+
+    def retype(self, t):
+        """``t`` with the scalars of a runtime valid shape read through the substitution (a tile
+        whose valid extents are values of the code being copied, or outer values that became
+        parameters)."""
+        from pypto.ir.types import runtime_valid
+
+        if not runtime_valid(t):
+            return t
+        return t.with_(valid_shape=tuple(d if isinstance(d, int) else self.expr(d) for d in t.valid_shape))
 
     def keep(self, v: Var, new: Var) -> None:
         """Make the definitions of ``v`` in the copy define ``new`` (e.g. ``v`` itself, for a Var the

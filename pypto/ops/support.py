@@ -109,9 +109,17 @@ def region(t: torch.Tensor, offsets: Sequence[int], shape: Sequence[int], what: 
     return t[tuple(idx)]
 
 
+def _check_valid(valid, shape, what: str) -> None:
+    """A valid shape known only at run time (``valid_shape=[m, n]``) must lie within the tile."""
+    for v, s in zip(valid, shape):
+        if not (isinstance(v, int) and 0 <= v <= s):
+            raise SimulationError(f"{what}: valid_shape {list(valid)} does not fit the tile's shape {list(shape)}")
+
+
 def load(t: torch.Tensor, offsets, shape, valid=None) -> torch.Tensor:
     """Reference ``tile.load``: a new tile of ``shape``; the valid extent is read, the rest is zero."""
     valid = list(shape) if valid is None else list(valid)
+    _check_valid(valid, shape, "tile.load")
     out = torch.zeros(list(shape), dtype=t.dtype)
     region(out, [0] * len(shape), valid).copy_(region(t, offsets, valid, "tile.load"))
     return out
@@ -130,6 +138,7 @@ def load_into(dst: torch.Tensor, t: torch.Tensor, offsets, valid=None) -> None:
         dst.copy_(src)
         return
     valid = list(valid)
+    _check_valid(valid, shape, "tile.load")
     src = region(t, offsets, valid, "tile.load")
     if rec is not None:
         rec("tile.load", src)

@@ -67,3 +67,27 @@ class DynRows:
              c: pl.Out[pl.Tensor[[M * 2, C], pl.FP32]]) -> pl.Tensor[[M * 2, C], pl.FP32]:
         c = self.double(a, c)
         return c
+
+
+@pl.program
+class RuntimeValid:
+    """``valid_shape=[m, n]`` from scalars read at run time: the store writes only that region."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def add(self, a: pl.Tensor[[64, 64], pl.FP32], b: pl.Tensor[[64, 64], pl.FP32],
+            c: pl.Out[pl.Tensor[[64, 64], pl.FP32]], m: pl.Scalar[pl.INDEX],
+            n: pl.Scalar[pl.INDEX]) -> pl.Tensor[[64, 64], pl.FP32]:
+        x = pl.load(a, [0, 0], [64, 64], valid_shape=[m, n])
+        y = pl.load(b, [0, 0], [64, 64], valid_shape=[m, n])
+        return pl.store(pl.add(x, y), [0, 0], c)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[64, 64], pl.FP32], b: pl.Tensor[[64, 64], pl.FP32], vs: pl.Tensor[[2], pl.INDEX],
+             c: pl.Out[pl.Tensor[[64, 64], pl.FP32]], d: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        m: pl.Scalar[pl.INDEX] = pl.tensor.read(vs, [0])
+        n: pl.Scalar[pl.INDEX] = pl.tensor.read(vs, [1])
+        c = self.add(a, b, c, m, n)
+        with pl.at(level=pl.Level.CORE_GROUP):   # outlined: m becomes a parameter of the kernel
+            x = pl.load(a, [0, 0], [64, 64], valid_shape=[m, 64])
+            d = pl.store(pl.mul(x, 2.0), [0, 0], d)
+        return d

@@ -165,3 +165,28 @@ class P:
     with pytest.raises(PyptoError, match="dynamic dimension 'M' is 16 from argument 0") as e:
         spec.loader.exec_module(mod)
     assert "bad_dyn.py:14:23" in str(e.value) and "argument 1" in str(e.value)   # the disagreeing argument
+
+
+# ------------------------------------------------------------------ runtime valid_shape
+@pytest.mark.parametrize("m, n", [(20, 47), (64, 64), (1, 1), (0, 5)])
+def test_runtime_valid_shape_stores_only_the_valid_region(m, n):
+    a, b = torch.randn(64, 64), torch.randn(64, 64)
+    c, d = torch.full((64, 64), -1.0), torch.full((64, 64), -1.0)
+    run(K.RuntimeValid, a, b, torch.tensor([m, n]), c, d, config=RunConfig(platform="a5sim"))
+    want_c, want_d = torch.full((64, 64), -1.0), torch.full((64, 64), -1.0)
+    want_c[:m, :n] = a[:m, :n] + b[:m, :n]
+    want_d[:m] = a[:m] * 2
+    assert torch.equal(c, want_c) and torch.equal(d, want_d)
+
+
+def test_runtime_valid_shape_prints_and_parses_back():
+    from pypto.ir.equality import assert_structural_equal
+
+    assert_structural_equal(K.RuntimeValid, pl.parse(K.RuntimeValid.as_python()))
+
+
+def test_runtime_valid_shape_larger_than_the_tile_is_an_error():
+    a, b = torch.randn(64, 64), torch.randn(64, 64)
+    with pytest.raises(PyptoError, match=r"valid_shape \[65, (3|64)\] does not fit the tile's shape \[64, 64\]") as e:
+        run(K.RuntimeValid, a, b, torch.tensor([65, 3]), torch.zeros(64, 64), torch.zeros(64, 64))
+    assert "kernels_blocks.py" in str(e.value)
