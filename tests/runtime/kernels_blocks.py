@@ -91,3 +91,19 @@ class RuntimeValid:
             x = pl.load(a, [0, 0], [64, 64], valid_shape=[m, 64])
             d = pl.store(pl.mul(x, 2.0), [0, 0], d)
         return d
+
+
+@pl.program
+class WholeDevice:
+    """A launch sized on the device: one block per vector core, block b writes row b."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def row(self, a: pl.Tensor[[64, 64], pl.FP32], c: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        b = pl.tile.get_block_idx()
+        x = pl.load(a, [b, 0], [1, 64])
+        return pl.store(pl.add(x, pl.cast(pl.tile.get_subblock_idx(), pl.FP32)), [b, 0], c)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[64, 64], pl.FP32], c: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        c, t = pl.spmd_submit(self.row, a, c, core_num=pl.system.available_aiv_count())
+        return c

@@ -190,3 +190,17 @@ def test_runtime_valid_shape_larger_than_the_tile_is_an_error():
     with pytest.raises(PyptoError, match=r"valid_shape \[65, (3|64)\] does not fit the tile's shape \[64, 64\]") as e:
         run(K.RuntimeValid, a, b, torch.tensor([65, 3]), torch.zeros(64, 64), torch.zeros(64, 64))
     assert "kernels_blocks.py" in str(e.value)
+
+
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+def test_a_launch_sized_on_the_device_fills_every_vector_core(platform):
+    from pypto.backend.platforms import get_platform
+
+    n = get_platform(platform).num_aiv
+    a, c = torch.randn(64, 64), torch.zeros(64, 64)
+    run(K.WholeDevice, a, c, config=RunConfig(platform=platform))
+    want = torch.zeros(64, 64)
+    want[:n] = a[:n]
+    assert torch.equal(c, want)
+    t = S._LAST_RUNTIME[0].tasks[0]
+    assert t.blocks == n and len({r[0] for r in t.runs}) == n
