@@ -537,6 +537,9 @@ class FunctionParser:
             if _is_construct_call(node.value, self.resolve_static, directive):
                 getattr(self, f"directive_{directive}")(node.value)
                 return
+        if bind_dynamic_call(node.value) is not None:
+            self.bind_dynamic(node.value)
+            return
         v = self.expr(node.value)
         name = self._written_name(v)
         if name is not None:
@@ -548,6 +551,27 @@ class FunctionParser:
             return
         if isinstance(v, Expr) and not isinstance(v, Var):
             self.emit(EvalStmt(v, self.span(node)))
+
+    def bind_dynamic(self, call: ast.Call) -> None:
+        """``t.bind_dynamic(dim, M)``: a declaration the ``@pl.jit`` specializer already applied to
+        the parameter's type (:func:`pypto.frontend.specialize`); here it is only checked."""
+        span = self.span(call)
+        t = self.expr(call.func.value)
+        if len(call.args) != 2 or call.keywords:
+            raise ParserTypeError("bind_dynamic takes (dim, pl.dynamic(...))", span, "a.bind_dynamic(0, M)")
+        dim, var = self.expr(call.args[0]), self.expr(call.args[1])
+        if not (isinstance(t, Var) and isinstance(t.type, TensorType)):
+            raise ParserTypeError(f"bind_dynamic is a method of a tensor parameter, not of {_describe_static(t)}",
+                                  span)
+        if type(dim) is not int or not isinstance(var, DynDim):
+            raise ParserTypeError("bind_dynamic takes a constant dimension and a pl.dynamic(...) variable", span,
+                                  "M = pl.dynamic(\"M\"); a.bind_dynamic(0, M)")
+        rank = len(t.type.shape)
+        if not -rank <= dim < rank or t.type.shape[dim] != var:
+            raise ParserTypeError(
+                f"'{t.name}'.bind_dynamic({dim}, {var.name}): dimension {dim} of {describe(t.type)} is not "
+                f"'{var.name}'", span, "bind_dynamic applies to a bare pl.Tensor parameter of a @pl.jit kernel; "
+                "with an annotated shape, write the pl.dynamic variable in the annotation")
 
     def _written_name(self, v: Any) -> str | None:
         """The name bound to the tensor a write op (``OpDef.writes``) call ``v`` writes into."""
@@ -1563,6 +1587,12 @@ class FunctionParser:
             if not all(_is_static(v) for v in [*args, *kwargs.values()]):
                 raise ParserTypeError(f"{fn.__name__}(...) takes constants only", span)
             return fn(*args, **kwargs)
+        if getattr(fn, "__module__", None) == "pypto.language" and getattr(fn, "__name__", "") == "dynamic":
+            # M = pl.dynamic("M") inside a kernel body (for bind_dynamic): a compile-time value
+            args = [self.expr(a) for a in node.args]
+            if len(args) != 1 or node.keywords or not isinstance(args[0], str):
+                raise ParserTypeError('pl.dynamic takes one name: M = pl.dynamic("M")', span)
+            return fn(args[0])
         if fn in (min, max, abs, float, int):
             args = [self.expr(a) for a in node.args]
             if all(_is_static(a) for a in args):
@@ -2101,6 +2131,14 @@ def _assigned_names(stmts: list[ast.stmt]) -> list[str]:
             elif isinstance(n, (ast.AnnAssign, ast.AugAssign)):
                 target(n.target)
     return list(out)
+
+
+def bind_dynamic_call(node: ast.AST):
+    """``(param name, dim node, var node)`` when ``node`` is ``<name>.bind_dynamic(dim, var)``."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "bind_dynamic" \
+            and isinstance(node.func.value, ast.Name) and len(node.args) == 2:
+        return node.func.value.id, node.args[0], node.args[1]
+    return None
 
 
 def _is_construct_call(node: ast.AST, resolve, name: str) -> bool:

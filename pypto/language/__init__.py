@@ -137,6 +137,11 @@ del _SystemNamespace
 no_dep = no_dep               # pl.submit(self.k, pl.no_dep(t), ...): t is NO_DEP for that task
 
 
+def DynVar(name: str):  # noqa: N802  (the reference's class name)
+    """``pl.DynVar("M")``: the same as ``pl.dynamic("M")`` (the reference's name for its type)."""
+    return dynamic(name)
+
+
 def dynamic(name: str):
     """``M = pl.dynamic("M")``: a dynamic dimension for annotations (``pl.Tensor[[M, 128], pl.FP32]``).
 
@@ -168,6 +173,7 @@ __all__ = [
     "UINT64",
     "AtomicType",
     "DataType",
+    "DynVar",
     "Direction",
     "DslName",
     "DslOp",

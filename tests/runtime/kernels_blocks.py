@@ -107,3 +107,27 @@ class WholeDevice:
     def main(self, a: pl.Tensor[[64, 64], pl.FP32], c: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
         c, t = pl.spmd_submit(self.row, a, c, core_num=pl.system.available_aiv_count())
         return c
+
+
+@pl.jit
+def bound_rows(a: pl.Tensor, c: pl.Out[pl.Tensor]):
+    """``bind_dynamic`` on bare tensors: one build for every row count."""
+    B = pl.dynamic("B")
+    a.bind_dynamic(0, B)
+    c.bind_dynamic(0, B)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        rows = pl.tensor.dim(a, 0)
+        for i in pl.range(rows):
+            c = pl.store(pl.mul(pl.load(a, [i, 0], [1, 64]), 3.0), [i, 0], c)
+    return c
+
+
+V = pl.DynVar("V")
+
+
+@pl.jit
+def dynvar_rows(a: pl.Tensor[[V, 64], pl.FP32], c: pl.Out[pl.Tensor[[V, 64], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for i in pl.range(pl.tensor.dim(a, 0)):
+            c = pl.store(pl.neg(pl.load(a, [i, 0], [1, 64])), [i, 0], c)
+    return c

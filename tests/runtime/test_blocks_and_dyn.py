@@ -204,3 +204,22 @@ def test_a_launch_sized_on_the_device_fills_every_vector_core(platform):
     assert torch.equal(c, want)
     t = S._LAST_RUNTIME[0].tasks[0]
     assert t.blocks == n and len({r[0] for r in t.runs}) == n
+
+
+def test_bind_dynamic_marks_a_bare_tensor_dim_dynamic():
+    for rows in (3, 5, 9):
+        a, c = torch.randn(rows, 64), torch.zeros(rows, 64)
+        K.bound_rows(a, c)
+        assert torch.equal(c, a * 3.0)
+    assert K.bound_rows.cache_info() == 1     # one build for every row count
+    lowered = K.bound_rows.lower(torch.randn(4, 64), torch.zeros(4, 64)).as_python()
+    assert "pl.Tensor[[B, 64], pl.FP32]" in lowered
+
+
+def test_dynvar_is_dynamic():
+    assert pl.DynVar("Q") == pl.dynamic("Q")
+    for rows in (2, 7):
+        a, c = torch.randn(rows, 64), torch.zeros(rows, 64)
+        K.dynvar_rows(a, c)
+        assert torch.equal(c, -a)
+    assert K.dynvar_rows.cache_info() == 1
