@@ -131,3 +131,25 @@ def dynvar_rows(a: pl.Tensor[[V, 64], pl.FP32], c: pl.Out[pl.Tensor[[V, 64], pl.
         for i in pl.range(pl.tensor.dim(a, 0)):
             c = pl.store(pl.neg(pl.load(a, [i, 0], [1, 64])), [i, 0], c)
     return c
+
+
+@pl.program
+class BlockRace:
+    """Planted: in a manual scope the reader of row block 3 has no edge to the 4-block writer."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def write(self, a: pl.Tensor[[4 * R, C], pl.FP32], c: pl.Out[pl.Tensor[[4 * R, C], pl.FP32]]) -> pl.Tensor[[4 * R, C], pl.FP32]:
+        b = pl.tile.get_block_idx()
+        return pl.store(pl.load(a, [b * R, 0], [R, C]), [b * R, 0], c)
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def read(self, c: pl.Tensor[[4 * R, C], pl.FP32], d: pl.Out[pl.Tensor[[R, C], pl.FP32]]) -> pl.Tensor[[R, C], pl.FP32]:
+        return pl.store(pl.load(c, [3 * R, 0], [R, C]), [0, 0], d)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[4 * R, C], pl.FP32], c: pl.Out[pl.Tensor[[4 * R, C], pl.FP32]],
+             d: pl.Out[pl.Tensor[[R, C], pl.FP32]]) -> pl.Tensor[[R, C], pl.FP32]:
+        with pl.manual_scope():
+            c, t = pl.spmd_submit(self.write, a, c, core_num=4)
+            d, _ = pl.submit(self.read, c, d)
+        return d

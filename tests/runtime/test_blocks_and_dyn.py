@@ -223,3 +223,15 @@ def test_dynvar_is_dynamic():
         K.dynvar_rows(a, c)
         assert torch.equal(c, -a)
     assert K.dynvar_rows.cache_info() == 1
+
+
+def test_the_race_detector_sees_every_block():
+    """Only block 3 writes what the unordered reader reads: the detector must run every block."""
+    from pypto.debug.races import detect_races
+    from pypto.ir import compile as ir_compile
+
+    a = torch.randn(4 * R, C)
+    rep = detect_races(ir_compile(K.BlockRace), (a, torch.zeros(4 * R, C), torch.zeros(R, C)))
+    assert len(rep.races) >= 1, rep.format()
+    clean = detect_races(ir_compile(K.Blocks), _blocks_args(1))
+    assert not clean.races, clean.format()
