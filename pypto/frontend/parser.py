@@ -1039,9 +1039,7 @@ class FunctionParser:
         tid_name = item.optional_vars.id if item.optional_vars is not None else None
         body = node.body
         if len(body) == 1 and isinstance(body[0], (ast.Assign, ast.Expr)) and self._is_kernel_call(body[0].value):
-            if hint:
-                raise ParserTypeError("pl.spmd(name_hint=...) names an outlined kernel; this body dispatches "
-                                      f"'{ast.unparse(body[0].value.func)}' as it is", self.span(call))
+            # (a name_hint names an outlined kernel: a dispatch body outlines nothing, so it has no effect)
             saved, self.block = self.block, []
             try:
                 self.stmt(body[0])
