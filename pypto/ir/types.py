@@ -193,7 +193,9 @@ def bind_extents(named_shapes) -> str | None:
                 src.setdefault(d.name, what)
     for what, axis, d, n in later:
         if not solve_dim(d, n, env):
-            return f"argument '{what}' has extent {n} in dimension {axis}, which '{d.name}' cannot be"
+            bound = ", ".join(f"{k} = {env[k]}" for k in sorted(dim_names(d)) if isinstance(env.get(k), int))
+            return (f"argument '{what}' has extent {n} in dimension {axis}, which '{d.name}' cannot be"
+                    + (f" with {bound}" if bound else ""))
     return None
 
 
