@@ -1,9 +1,8 @@
 """T3 (spec §7): SPMD add, 256x128 FP32 as two blocks of 128 rows: ``out = x + y``.
 
 ``for i in pl.spmd(2):`` runs its body as two blocks, block ``i`` on its own core: the body is the
-kernel (loads, compute and stores without a ``pl.at``). The device submits one task of two blocks;
-the simulator submits one task per block (``for i in pl.parallel(2): with pl.at(...)``), which
-computes the same and orders the same (see docs/language.md, "SPMD").
+kernel (loads, compute and stores without a ``pl.at``). Device and simulator submit one task of two
+blocks (see docs/language.md, "SPMD").
 """
 import torch
 

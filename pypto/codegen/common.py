@@ -168,3 +168,17 @@ class StmtEmitter:
         else:
             return False
         return True
+
+
+def operand_src(text: str, e, expr_text) -> "Src":
+    """The :class:`~pypto.ops.registry.Src` of an op operand; a tile with a runtime valid shape also
+    carries that shape's source as ``.valid`` (``expr_text`` renders one scalar expression), which
+    the ops that honour the valid region (``tile.store``) read instead of the static extents."""
+    from pypto.ir.types import runtime_valid
+    from pypto.ops.registry import Src
+
+    t = getattr(e, "type", None)
+    src = Src(text, t)
+    if runtime_valid(t):
+        src.valid = "[" + ", ".join(str(d) if isinstance(d, int) else expr_text(d) for d in t.valid_shape) + "]"
+    return src

@@ -95,7 +95,7 @@ class GangGen:
             f"GANG_NUMEL = {self.numel}  # elements of the largest tile a per-row op touches (gang sizing)",
             "GANG_GM = [  # per global-memory access site: read / write, tile shape",
             *[f"    ({k!r}, {shape!r})," for k, shape in self.gm], "]", "", "",
-            f"def GANG_PLAN({', '.join(params)}):",
+            f"def GANG_PLAN({''.join(p + ', ' for p in params)}_block=(0, 1)):",
             "    \"\"\"(access site, its arguments) of each global-memory access of one task, in order.\"\"\"",
             "    E = []",
             *self.plan,
@@ -238,6 +238,15 @@ class GangGen:
         k = self.k
         if op.gm is None and op.batch is None:
             raise NoGang(f"line {c.span.line}: {op.name} has no lockstep form")
+        if op.batch == "plan":
+            # a per-task scalar (the block index, a tensor's extent): computed in each member's plan,
+            # so only addresses and extents of global-memory accesses may use it
+            if result is None or isinstance(result.type, TileType):
+                raise NoGang(f"line {c.span.line}: {op.name} must produce a scalar")
+            plan_args = [Src(py_expr(a, self.names), getattr(a, "type", None)) if p.kind in VALUE_KINDS
+                         else Src(py_literal(a), None) for p, a in zip(op.params, c.args)]
+            self.emit_plan(f"{self.names.define(result)} = {op.sim(op.args(tuple(plan_args)), None)}")
+            return
         args = []
         for p, a in zip(op.params, c.args):
             if p.kind in VALUE_KINDS:

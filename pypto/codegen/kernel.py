@@ -10,7 +10,7 @@ itself then happens at the simulated time the transfer completes.
 """
 from __future__ import annotations
 
-from pypto.codegen.common import PyNames, py_expr, py_literal
+from pypto.codegen.common import PyNames, operand_src, py_expr, py_literal
 from pypto.codegen.gang import generate_gang
 from pypto.codegen.scratch import dead_scratch_calls
 from pypto.errors import CodegenError
@@ -71,7 +71,8 @@ class KernelGen:
             "TILES = [",
             *[f"    ({s!r}, {a}, {tuple(sh)!r}, {py_literal(_dt(d))})," for s, a, sh, d in self.tiles],
             "]", "", "",
-            f"def kernel(v, {', '.join(params)}):" if params else "def kernel(v):",
+            # _block: (block index, block count) of the task's block this core runs (pl.spmd)
+            f"def kernel(v, {''.join(p + ', ' for p in params)}_block=(0, 1)):",
         ]
         doc = "    " + f'"""{self.f.name}({", ".join(params)})"""'
         text = "\n".join(head + [doc] + body + ["    if False:", "        yield 0", "", ""])
@@ -169,8 +170,8 @@ class KernelGen:
                                hint=f"run with RunConfig(platform='{sorted(op.platforms)[0]}sim')")
         args = []
         for p, a in zip(op.params, c.args):
-            if p.kind in VALUE_KINDS:
-                args.append(Src(self.ref(a), getattr(a, "type", None)))  # None: omitted optional operand
+            if p.kind in VALUE_KINDS:   # (type None: an omitted optional operand)
+                args.append(operand_src(self.ref(a), a, lambda d: py_expr(d, self.names)))
             elif p.kind == "ints":
                 args.append(Src(py_expr(a, self.names), None))
             else:

@@ -115,6 +115,8 @@ class OrchGen(StmtEmitter):
                 cmp, value, t, *index = e.predicate
                 idx = ", ".join(py_expr(i, self.names) for i in index)
                 extra += f", predicate=({py_expr(t, self.names)}, [{idx}], {cmp!r}, {value})"
+            if e.block_num is not None:   # one task of n blocks (pl.spmd)
+                extra += f", blocks={py_expr(e.block_num, self.names)}"
             dump_args = getattr(e, "dump_args", None)
             if dump_args:
                 extra += f", dumps=[{', '.join(py_expr(e.args[i], self.names) for i in dump_args)}]"

@@ -188,8 +188,13 @@ def collect_accesses(compiled, args: list, seed: int = 0):
         views = core.tile_views(task.kernel, mod.TILES)
         with support.recording(record):
             try:
-                for _ in mod.kernel(views, *task.args):
-                    pass
+                # every block of a multi-block task (their accesses are the task's; blocks of one
+                # task are not checked against each other)
+                n = getattr(task, "blocks", 1)
+                for b in range(n):
+                    for _ in (mod.kernel(views, *task.args) if n == 1 else
+                              mod.kernel(views, *task.args, _block=(b, n))):
+                        pass
             except SimulationError as e:
                 oob.append(f"task {rxty(task.task_id)} ({task.kernel}): {e.message}")
     return rt, accesses, oob
@@ -356,15 +361,13 @@ def _calls_in(stmt):
     return out
 
 
-def _run_poisoned(mod, views, core, args, core_fill: int, pad_fill: int):
+def _run_poisoned(mod, views, core, args, core_fill: int, pad_fill: int, blocks: int = 1):
     """Run one task's kernel with core memory set to ``core_fill`` and load padding to ``pad_fill``;
     return ``[((file, line) of the store, GM tensor, copy of the region written), ...]``, ``[(file, line) of each padded load, ...]`` and any
     out-of-bounds message."""
     from pypto.errors import SimulationError
     from pypto.ops import support
 
-    for buf in core.mem.values():
-        support.fill_bytes(buf, core_fill)
     stores, padded = [], []
 
     def rec(what, view):
@@ -377,8 +380,11 @@ def _run_poisoned(mod, views, core, args, core_fill: int, pad_fill: int):
     rec.pad_fill = pad_fill
     with support.recording(rec):
         try:
-            for _ in mod.kernel(views, *args):
-                pass
+            for b in range(blocks):   # each block of a multi-block task on freshly filled memory
+                for buf in core.mem.values():
+                    support.fill_bytes(buf, core_fill)
+                for _ in (mod.kernel(views, *args) if blocks == 1 else mod.kernel(views, *args, _block=(b, blocks))):
+                    pass
         except SimulationError as e:
             return stores, padded, e.message
     return [(f, t, v.detach().clone()) for f, t, v in stores], padded, None
@@ -424,7 +430,7 @@ def detect_uninitialized(kernel_or_compiled, args, *, platform: str = "a2a3sim",
         runs = {}
         for name, core_fill, pad_fill in (("poison", 0xFF, 0xFF), ("zero", 0x00, 0x00), ("pad", 0x00, 0xFF)):
             restore()
-            runs[name] = _run_poisoned(mod, views, core, task.args, core_fill, pad_fill)
+            runs[name] = _run_poisoned(mod, views, core, task.args, core_fill, pad_fill, getattr(task, "blocks", 1))
             if runs[name][2] is not None:
                 break
         restore()

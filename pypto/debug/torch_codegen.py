@@ -41,7 +41,8 @@ class _FuncGen(StmtEmitter):
 
     def generate(self) -> list[str]:
         params = [self.names.define(p) for p in self.f.params]
-        self.emit(0, f"def {self.names_fn(self.f.name)}({', '.join(params)}):")
+        # _block: (index, count) of the block running this function (a multi-block task's kernel)
+        self.emit(0, f"def {self.names_fn(self.f.name)}({''.join(p + ', ' for p in params)}_block=(0, 1)):")
         if self.check:
             for p, n in zip(self.f.params, params):
                 if isinstance(p.type, (TensorType, TileType)):
@@ -66,6 +67,21 @@ class _FuncGen(StmtEmitter):
                 self.task_id(tid, depth)
         elif isinstance(s, EvalStmt):
             self.emit(depth, self.value(s.expr), s.span)
+        elif isinstance(s, ScopeStmt) and s.block_num is not None:
+            # a multi-block task: its blocks in index order (they are independent: any order computes
+            # the same), each reading its index through _block; then the enclosing block's again
+            n = self.expr(s.block_num)
+            self.emit(depth, f"_outer_block, _n_blocks = _block, {n}")
+            if s.predicate:   # a false predicate retires the task unrun: no block runs
+                cmp, value, t, *index = s.predicate
+                cond = f"_pto.read({self.expr(t)}, [{', '.join(self.expr(i) for i in index)}]) {_PY_BINOP[cmp]} {value}"
+                self.emit(depth, f"_n_blocks = _n_blocks if {cond} else 0")
+            self.emit(depth, "for _b in range(_n_blocks):")
+            self.emit(depth + 1, "_block = (_b, _n_blocks)")
+            self.block(s.body, depth + 1, yield_into)
+            self.emit(depth, "_block = _outer_block")
+            if s.task_id is not None:
+                self.task_id(s.task_id, depth)
         elif isinstance(s, ScopeStmt):
             self.block(s.body, depth, yield_into)  # scopes are transparent to the meaning
             if s.task_id is not None:
@@ -83,8 +99,10 @@ class _FuncGen(StmtEmitter):
             op = get_op(e.op, e.span)
             args = []
             for p, a in zip(op.params, e.args):
-                if p.kind in VALUE_KINDS:
-                    args.append(Src(self.expr(a), getattr(a, "type", None)))  # None: omitted optional operand
+                if p.kind in VALUE_KINDS:   # (type None: an omitted optional operand)
+                    from pypto.codegen.common import operand_src
+
+                    args.append(operand_src(self.expr(a), a, self.expr))
                 elif p.kind in ("ints", "task_ids"):
                     args.append(Src(self.expr(a), None))
                 else:
@@ -92,6 +110,12 @@ class _FuncGen(StmtEmitter):
             return op.ref(op.args(tuple(args)))
         if isinstance(e, FuncCall):
             call = f"{e.func}({', '.join(self.expr(a) for a in e.args)})"
+            if e.block_num is not None:
+                # a multi-block task: every block in index order; the results are the last block's
+                # (each returns its output arguments, the same tensors)
+                n = self.expr(e.block_num)
+                call = (f"[{e.func}({''.join(self.expr(a) + ', ' for a in e.args)}_block=(_b, {n})) "
+                        f"for _b in range({n})][-1]")
             if not e.predicate:
                 return call
             # pl.submit(..., predicate=(t[i] OP v)): a false predicate retires the task unrun, so

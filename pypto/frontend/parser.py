@@ -537,6 +537,9 @@ class FunctionParser:
             if _is_construct_call(node.value, self.resolve_static, directive):
                 getattr(self, f"directive_{directive}")(node.value)
                 return
+        if bind_dynamic_call(node.value) is not None:
+            self.bind_dynamic(node.value)
+            return
         v = self.expr(node.value)
         name = self._written_name(v)
         if name is not None:
@@ -548,6 +551,27 @@ class FunctionParser:
             return
         if isinstance(v, Expr) and not isinstance(v, Var):
             self.emit(EvalStmt(v, self.span(node)))
+
+    def bind_dynamic(self, call: ast.Call) -> None:
+        """``t.bind_dynamic(dim, M)``: a declaration the ``@pl.jit`` specializer already applied to
+        the parameter's type (:func:`pypto.frontend.specialize`); here it is only checked."""
+        span = self.span(call)
+        t = self.expr(call.func.value)
+        if len(call.args) != 2 or call.keywords:
+            raise ParserTypeError("bind_dynamic takes (dim, pl.dynamic(...))", span, "a.bind_dynamic(0, M)")
+        dim, var = self.expr(call.args[0]), self.expr(call.args[1])
+        if not (isinstance(t, Var) and isinstance(t.type, TensorType)):
+            raise ParserTypeError(f"bind_dynamic is a method of a tensor parameter, not of {_describe_static(t)}",
+                                  span)
+        if type(dim) is not int or not isinstance(var, DynDim):
+            raise ParserTypeError("bind_dynamic takes a constant dimension and a pl.dynamic(...) variable", span,
+                                  "M = pl.dynamic(\"M\"); a.bind_dynamic(0, M)")
+        rank = len(t.type.shape)
+        if not -rank <= dim < rank or t.type.shape[dim] != var:
+            raise ParserTypeError(
+                f"'{t.name}'.bind_dynamic({dim}, {var.name}): dimension {dim} of {describe(t.type)} is not "
+                f"'{var.name}'", span, "bind_dynamic applies to a bare pl.Tensor parameter of a @pl.jit kernel; "
+                "with an annotated shape, write the pl.dynamic variable in the annotation")
 
     def _written_name(self, v: Any) -> str | None:
         """The name bound to the tensor a write op (``OpDef.writes``) call ``v`` writes into."""
@@ -599,7 +623,8 @@ class FunctionParser:
             self.define(target.id, self.expr(value_node), node)
         elif isinstance(target, ast.Subscript):
             self.subscript_assign(target, value_node, node)
-        elif isinstance(target, ast.Tuple) and _is_construct_call(value_node, self.resolve_static, "submit"):
+        elif isinstance(target, ast.Tuple) and (_is_construct_call(value_node, self.resolve_static, "submit")
+                                                or _is_construct_call(value_node, self.resolve_static, "spmd_submit")):
             if len(target.elts) != 2 or not all(isinstance(t, ast.Name) for t in target.elts):
                 raise ParserSyntaxError("write 'res, tid = pl.submit(...)'", self.span(target))
             call = self.submit_call(value_node)
@@ -724,8 +749,8 @@ class FunctionParser:
             self.runtime_scope(node, call)
             return
         if isinstance(fn, DslName) and fn.name == "spmd":
-            raise UnsupportedFeatureError("the capture form 'with pl.spmd(n) as tid:' is not supported",
-                                          self.span(call), "write the loop form: for i in pl.spmd(n): (i is the block)")
+            self.spmd_with(node, call)
+            return
         if not (isinstance(fn, DslName) and fn.name == "at"):
             raise UnsupportedFeatureError("only 'with pl.at(...)', 'with pl.scope()' and 'with pl.manual_scope()' "
                                           "scopes are supported", self.span(call))
@@ -968,15 +993,12 @@ class FunctionParser:
         else:
             self._implicit_for(node, kind, start, stop, step, stage)
 
-    def spmd_for(self, node: ast.For, call: ast.Call) -> None:
-        """``for i in pl.spmd(n):`` — the body runs as ``n`` blocks, block ``i`` on its own core
-        (spec-language §7, T3). It is the loop ``for i in pl.parallel(n): with pl.at(CORE_GROUP):
-        body``: the simulator submits one task per block where the device submits one task of
-        ``n`` blocks, with the same results and ordering (docs/language.md, "SPMD")."""
-        span = self.span(node)
+    def spmd_head(self, call: ast.Call, span: Span) -> tuple:
+        """The arguments of ``pl.spmd(n, name_hint=, deps=, predicate=, sync_start=, optimizations=,
+        allow_early_resolve=)``: ``(block count, name_hint, deps, predicate)``."""
         kw = {k.arg: k.value for k in call.keywords}
         if len(call.args) != 1:
-            raise ParserTypeError("pl.spmd takes the block count positionally: for i in pl.spmd(n):", span)
+            raise ParserTypeError("pl.spmd takes the block count positionally: pl.spmd(n)", span)
         self.scheduling_hints(kw, "pl.spmd")
         name_hint = ""
         if "name_hint" in kw:
@@ -984,21 +1006,103 @@ class FunctionParser:
             if not isinstance(name_hint, str) or (name_hint and not name_hint.isidentifier()):
                 raise ParserTypeError("name_hint must be an identifier string", span)
         deps = self.task_deps(kw.pop("deps")) if "deps" in kw else ()
+        pred_node = kw.pop("predicate", None)
+        predicate = self.task_predicate(pred_node) if pred_node is not None else ()
+        if predicate and not deps:
+            raise ParserTypeError("pl.spmd(predicate=...) needs deps= naming the task that produces the "
+                                  "predicate's tensor", self.span(pred_node),
+                                  "with pl.spmd(n, deps=[tid], predicate=(t[0] == 1)) as tid2:")
         if kw:
-            raise UnsupportedFeatureError(f"pl.spmd keyword(s) not supported: {', '.join(kw)}", span,
-                                          "a predicate= on pl.spmd is not supported; use an if around the loop")
-        n = self.expr(call.args[0])
-        if kind_of(n) != "scalar":
-            raise ParserTypeError(f"pl.spmd block count must be a scalar, got {_describe_static(n)}", span)
+            raise UnsupportedFeatureError(f"pl.spmd keyword(s) not supported: {', '.join(kw)}", span)
+        n = self.block_count(call.args[0], "pl.spmd block count")
         if self.func_type not in (FunctionType.Orchestration, FunctionType.Opaque, FunctionType.Inline) \
                 or self.scope_depth:
             raise ParserError("pl.spmd(n) is only allowed in an orchestration function, outside pl.at", span,
                               "its body is the kernel: each block runs it on one core")
-        self.scope_depth += 1
+        return n, name_hint, deps, predicate
+
+    def spmd_for(self, node: ast.For, call: ast.Call) -> None:
+        """``for i in pl.spmd(n):`` — one task of ``n`` blocks whose kernel is the body, ``i`` its
+        block index (``pl.tile.get_block_idx()``): the scope ``with pl.spmd(n):`` with ``i`` bound
+        first thing in it (docs/language.md, "SPMD")."""
+        span = self.span(node)
+        n, hint, deps, predicate = self.spmd_head(call, span)
+        name, _ = self._loop_var(node.target)
+        idx = self.make_call("tile.get_block_idx", [], {}, self.span(node.target), node.target)
+        self._spmd_scope(node, span, n, hint, deps, predicate, None, (name, idx))
+
+    def spmd_with(self, node: ast.With, call: ast.Call) -> None:
+        """``with pl.spmd(n, deps=[...], predicate=...) [as tid]:`` — one task of ``n`` blocks.
+
+        A body that is one call of a kernel function (``out = self.k(a, out)``) dispatches that
+        kernel as the task; any other body is the kernel itself (outlined as a ``pl.at`` scope is),
+        reading its block with ``pl.tile.get_block_idx()``."""
+        span = self.span(node)
+        item = node.items[0]
+        if item.optional_vars is not None and not isinstance(item.optional_vars, ast.Name):
+            raise ParserSyntaxError("'with pl.spmd(...) as tid' needs a plain name", self.span(item.optional_vars))
+        n, hint, deps, predicate = self.spmd_head(call, self.span(call))
+        tid_name = item.optional_vars.id if item.optional_vars is not None else None
+        body = node.body
+        if len(body) == 1 and isinstance(body[0], (ast.Assign, ast.Expr)) and self._is_kernel_call(body[0].value):
+            # (a name_hint names an outlined kernel: a dispatch body outlines nothing, so it has no effect)
+            saved, self.block = self.block, []
+            try:
+                self.stmt(body[0])
+                stmts = self.block
+            finally:
+                self.block = saved
+            tid = self.target_var(tid_name, ScalarType(TASK_ID), self.span(item.optional_vars)) \
+                if tid_name is not None else None
+            done = False
+            for st in stmts:
+                v = st.value if isinstance(st, AssignStmt) else st.expr if isinstance(st, EvalStmt) else None
+                if isinstance(v, FuncCall) and not done:
+                    v = v.replace(block_num=n, deps=tuple(v.deps) + tuple(deps), predicate=predicate or v.predicate,
+                                  task_id_var=tid, manual=v.manual or self.manual_depth > 0)
+                    st = st.replace(value=v) if isinstance(st, AssignStmt) else \
+                        AssignStmt(Var("_", v.type, st.span), v, st.span)
+                    done = True
+                self.emit(st)
+            if tid is not None:
+                self.bind(tid_name, tid, item.optional_vars)
+            return
+        self._spmd_scope(node, span, n, hint, deps, predicate, item.optional_vars, None)
+
+    def _is_kernel_call(self, v: ast.expr) -> bool:
+        """Whether ``v`` calls a kernel function (``self.k(...)`` or a ``@pl.jit.incore`` function)."""
+        if not isinstance(v, ast.Call):
+            return False
         try:
-            self._implicit_for(node, ForKind.Parallel, 0, n, 1, spmd_span=(span, name_hint, deps))
+            fn = self.resolve_static(v.func)
+        except PyptoError:
+            return False
+        return isinstance(fn, _SelfMethod) or (self.resolver.call_function is not None
+                                               and not isinstance(fn, (DslName, DslOp))
+                                               and callable(fn) and hasattr(fn, "fn"))
+
+    def _spmd_scope(self, node, span, n, hint, deps, predicate, tid_node, index) -> None:
+        """Emit the ScopeStmt of an inline multi-block body (``index``: ``(name, value)`` bound first)."""
+        self.scope_depth += 1
+        saved, saved_hoist = self.block, self.hoist_to
+        self.block = []
+        self.hoist_to = (saved, self.block)
+        try:
+            if index is not None:
+                self.define(index[0], index[1], node)
+            for s in node.body:
+                self.stmt(s)
+            body = self.block
         finally:
+            self.block, self.hoist_to = saved, saved_hoist
             self.scope_depth -= 1
+        tid = None
+        if tid_node is not None:
+            tid = self.target_var(tid_node.id, ScalarType(TASK_ID), self.span(tid_node))
+        self.emit(ScopeStmt(Level.CORE_GROUP, hint, tuple(body), span, tid, deps, (), (), self.manual_depth > 0,
+                            block_num=n, predicate=predicate))
+        if tid is not None:
+            self.bind(tid_node.id, tid, tid_node)
 
     def _loop_var(self, target: ast.expr) -> tuple[str, Var]:
         if not isinstance(target, ast.Name):
@@ -1487,6 +1591,12 @@ class FunctionParser:
             if not all(_is_static(v) for v in [*args, *kwargs.values()]):
                 raise ParserTypeError(f"{fn.__name__}(...) takes constants only", span)
             return fn(*args, **kwargs)
+        if getattr(fn, "__module__", None) == "pypto.language" and getattr(fn, "__name__", "") == "dynamic":
+            # M = pl.dynamic("M") inside a kernel body (for bind_dynamic): a compile-time value
+            args = [self.expr(a) for a in node.args]
+            if len(args) != 1 or node.keywords or not isinstance(args[0], str):
+                raise ParserTypeError('pl.dynamic takes one name: M = pl.dynamic("M")', span)
+            return fn(args[0])
         if fn in (min, max, abs, float, int):
             args = [self.expr(a) for a in node.args]
             if all(_is_static(a) for a in args):
@@ -1521,10 +1631,9 @@ class FunctionParser:
             args.append(self.operand(self.expr(a), self.span(a)))
         if len(args) != len(callee.param_types):
             raise ParserTypeError(f"{callee.name}() takes {len(callee.param_types)} arguments, got {len(args)}", span)
-        for i, (a, t) in enumerate(zip(args, callee.param_types)):
-            if t is not None and a.type != t:
-                raise ParserTypeError(f"{callee.name}() argument {i}: expected {describe(t)}, got {describe(a.type)}",
-                                      self.span(args_nodes[i]))
+        from pypto.frontend.dyn_bind import bind_call, bound_type
+
+        dims = bind_call(callee.name, callee.param_types, args, [self.span(n) for n in args_nodes])
         deps, dumps, predicate = (), (), ()
         for k in kw_nodes or ():
             if k.arg == "deps":
@@ -1543,7 +1652,7 @@ class FunctionParser:
                 predicate = self.task_predicate(k.value)
             else:
                 raise UnsupportedFeatureError(f"pl.submit keyword '{k.arg}' is not supported", self.span(k.value))
-        rts = callee.return_types
+        rts = [bound_type(t, dims) for t in callee.return_types]   # the call's extents of a dynamic callee
         rtype = rts[0] if len(rts) == 1 else TupleType(tuple(rts))
         attrs = self.call_attrs(attrs_node, len(args)) if attrs_node is not None else {}
         if predicate and not deps:
@@ -1638,7 +1747,29 @@ class FunctionParser:
         if callee is None:
             raise ParserTypeError(f"pl.submit needs a kernel function, got {_describe_static(fn)}",
                                   self.span(node.args[0]))
-        return self.function_call(callee, node, node.args[1:], node.keywords)
+        if not _is_construct_call(node, self.resolve_static, "spmd_submit"):
+            return self.function_call(callee, node, node.args[1:], node.keywords)
+        # pl.spmd_submit(self.k, *args, core_num=n, sync_start=False, deps=..., predicate=...): one
+        # task of n blocks
+        kw = {k.arg: k.value for k in node.keywords}
+        if "core_num" not in kw:
+            raise ParserTypeError("pl.spmd_submit needs core_num=n (the block count, by keyword)", span,
+                                  "out, tid = pl.spmd_submit(self.kernel, x, out, core_num=4)")
+        blocks = self.block_count(kw["core_num"], "pl.spmd_submit core_num")
+        hints = {k: kw[k] for k in ("sync_start",) if k in kw}
+        self.scheduling_hints(hints, "pl.spmd_submit")
+        rest = [k for k in node.keywords if k.arg not in ("core_num", "sync_start")]
+        return self.function_call(callee, node, node.args[1:], rest).replace(block_num=blocks)
+
+    def block_count(self, node: ast.expr, what: str) -> Expr:
+        """The block count of a multi-block task: a positive int, or an integer scalar known at run time."""
+        n = self.expr(node)
+        if isinstance(n, bool) or not (isinstance(n, int) or (kind_of(n) == "scalar" and
+                                                              not n.type.dtype.is_float())):
+            raise ParserTypeError(f"{what} must be an integer, got {_describe_static(n)}", self.span(node))
+        if isinstance(n, int) and n < 1:
+            raise ParserTypeError(f"{what} must be >= 1, got {n}", self.span(node))
+        return to_expr(n, self.span(node))
 
     def directive_static_print(self, call: ast.Call) -> None:
         """``pl.static_print(*args)``: print values / types at parse time (f-strings with ``{x}``)."""
@@ -1696,7 +1827,7 @@ class FunctionParser:
             if isinstance(value, float) and not value.is_integer():
                 raise ParserTypeError(f"pl.const: {value} is not an integer for {dtype!r}", span)
             return ConstInt(int(value), dtype, span)
-        if fn.name == "submit":
+        if fn.name in ("submit", "spmd_submit"):
             return self.submit_call(node)
         if fn.name == "array_create":
             args = [self.expr(a) for a in node.args]
@@ -1838,6 +1969,10 @@ class FunctionParser:
             raise
         except Exception as e:
             raise InternalError(f"type rule of {op.name} failed: {type(e).__name__}: {e}", span) from e
+        if op.fold is not None:   # decided at compile time (pl.tensor.dim of a static extent)
+            folded = op.fold(op.args(vals))
+            if folded is not None:
+                return folded
         return Call(op.name, vals, t, span)
 
     def operand(self, v: Any, span: Span) -> Expr:
@@ -2021,6 +2156,14 @@ def _result_parts(value) -> dict | None:
         args = value.args[:i] + (part,) + value.args[i + 1:]
         out[part] = Call(value.op, args, op.infer_type(args, value.span), value.span)
     return out
+
+
+def bind_dynamic_call(node: ast.AST):
+    """``(param name, dim node, var node)`` when ``node`` is ``<name>.bind_dynamic(dim, var)``."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "bind_dynamic" \
+            and isinstance(node.func.value, ast.Name) and len(node.args) == 2:
+        return node.func.value.id, node.args[0], node.args[1]
+    return None
 
 
 def _is_construct_call(node: ast.AST, resolve, name: str) -> bool:

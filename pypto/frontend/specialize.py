@@ -4,6 +4,7 @@ arguments into tensor types and scalar arguments into specialisation constants, 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import inspect
 from dataclasses import dataclass
 from typing import Any
@@ -135,11 +136,48 @@ class _Specializer:
                 self.dyn_dims[i] = tuple(isinstance(d, DynDim) for d in ann_type.shape)
                 given_type = ann_type
             params.append(ParamSpec(a.arg, given_type, direction, span=span))
+        self._bind_dynamic(node, params, static, src)
         resolver = Resolver(globals_, call_function=self.call_function)
         fp = FunctionParser(src, resolver, name or fn.__name__, func_type)
         func = fp.parse(node, params)
         self.sources[fn.__name__] = source_hash(jitfn)
         return func
+
+    def _bind_dynamic(self, node: ast.FunctionDef, params: list, static, src) -> None:
+        """``a.bind_dynamic(dim, M)`` anywhere in the body: dim ``dim`` of tensor parameter ``a`` is
+        the dynamic dim ``M`` (a ``pl.dynamic`` of the module, or ``M = pl.dynamic("M")`` in the body),
+        so the build serves every extent there (the cache key holds ``M``, not the extent)."""
+        from pypto.frontend.parser import bind_dynamic_call
+        from pypto.ir.types import DynDim
+
+        local = {}
+        for n in ast.walk(node):
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
+                    and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Attribute) \
+                    and n.value.func.attr == "dynamic" and len(n.value.args) == 1 \
+                    and isinstance(n.value.args[0], ast.Constant) and isinstance(n.value.args[0].value, str):
+                local[n.targets[0].id] = DynDim(n.value.args[0].value)
+        index = {p.name: i for i, p in enumerate(params)}
+        for n in ast.walk(node):
+            found = bind_dynamic_call(n)
+            if found is None or found[0] not in index:
+                continue
+            i = index[found[0]]
+            p = params[i]
+            dim = static(found[1])
+            var = local.get(found[2].id) if isinstance(found[2], ast.Name) and found[2].id in local \
+                else static(found[2])
+            if not isinstance(p.type, TensorType) or type(dim) is not int or not isinstance(var, DynDim):
+                raise ParserTypeError("bind_dynamic takes a constant dimension and a pl.dynamic(...) variable, "
+                                      "on a tensor parameter", src.span(n), "M = pl.dynamic(\"M\"); a.bind_dynamic(0, M)")
+            shape = list(p.type.shape)
+            if not -len(shape) <= dim < len(shape):
+                raise ParserTypeError(f"bind_dynamic: dimension {dim} is out of range for {describe(p.type)}",
+                                      src.span(n))
+            shape[dim] = var
+            params[i] = p._replace(type=p.type.with_(shape=tuple(shape))) if hasattr(p, "_replace") else \
+                dataclasses.replace(p, type=p.type.with_(shape=tuple(shape)))
+            self.dyn_dims[i] = tuple(isinstance(d, DynDim) for d in shape)
 
     def call_function(self, obj: Any, args: list, span: Span) -> Callee | None:
         from pypto.language.jit import JITFunction, _Unsupported

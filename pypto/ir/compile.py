@@ -223,6 +223,8 @@ def _build(program: Program, out: Path, options: dict, plat, passes, key: str, c
         "backend_type": plat.backend_type,
         "params": [{"name": p.name, "direction": d.name,
                     "shape": [d if isinstance(d, int) else None for d in getattr(p.type, "shape", [])],
+                    # the dynamic dims as printed ("M", "M * 2"; None where static): execute() binds them
+                    "dims": [None if isinstance(d, int) else str(d) for d in getattr(p.type, "shape", [])],
                     "dtype": getattr(getattr(p.type, "dtype", None), "name", None),
                     "kind": type(p.type).__name__}
                    for p, d in zip(entry.params, entry.directions)],

@@ -68,7 +68,7 @@ class _Eq:
                 # -0.0 == 0.0 in Python, but 1 / x tells them apart: a pass may not flip the sign
                 self.fail(path, a, b, "values differ")
             return
-        if type(a) is not type(b) or a != b:
+        if type(a) is not type(b) or (a != b and not self.same_runtime_valid(a, b, path)):
             self.fail(path, a, b, "values differ")
 
     def var(self, a: Var, b: Var, path: str) -> None:
@@ -78,9 +78,20 @@ class _Eq:
             return
         if id(b) in self.bwd:
             self.fail(path, a, b, "Var already matched to another Var")
-        if a.type != b.type:
+        if a.type != b.type and not self.same_runtime_valid(a.type, b.type, path):
             self.fail(path, a.type, b.type, f"type of Var {a.name!r} vs {b.name!r}")
         self.fwd[id(a)] = b
+
+    def same_runtime_valid(self, ta, tb, path: str) -> bool:
+        """Tile types equal but for a runtime valid shape whose scalars correspond (Var mapping)."""
+        from pypto.ir.types import runtime_valid
+
+        if not (runtime_valid(ta) and runtime_valid(tb)) or len(ta.valid_shape) != len(tb.valid_shape) \
+                or ta.with_(valid_shape=None) != tb.with_(valid_shape=None):
+            return False
+        for i, (x, y) in enumerate(zip(ta.valid_shape, tb.valid_shape)):
+            self.check(x, y, f"{path}.type.valid_shape[{i}]")
+        return True
         self.bwd[id(b)] = a
 
 

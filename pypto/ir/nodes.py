@@ -143,6 +143,9 @@ class FuncCall(Expr):
     # dependencies are done and retires the task without running it when the comparison is false
     # (spec-runtime §3.6). Flat, so generic walkers and mutators see ``t`` and the indices as uses
     predicate: tuple = ()
+    # ``pl.spmd_submit(..., core_num=n)`` / ``with pl.spmd(n)``: one task of ``n`` blocks, block ``i``
+    # on its own core reading ``pl.tile.get_block_idx() == i``; None: one block
+    block_num: Optional[Expr] = None
 
 
 @dataclass(frozen=True)
@@ -294,6 +297,10 @@ class ScopeStmt(Stmt):
     no_dep_args: tuple[Expr, ...] = ()
     dumps: tuple[Expr, ...] = ()
     manual: bool = False
+    # ``with pl.spmd(n, predicate=(t[i] > 0)) as tid:`` / ``for i in pl.spmd(n):``: the task's block
+    # count (None: one block) and dispatch predicate (as :attr:`FuncCall.predicate`), uses at the scope
+    block_num: Optional[Expr] = None
+    predicate: tuple = ()
 
 
 # ----------------------------------------------------------------------------- functions

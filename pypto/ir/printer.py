@@ -23,7 +23,7 @@ from pypto.ir.nodes import (
     FuncCall, Function, IfStmt, MakeTuple, Program, ReturnStmt, ScopeStmt, Stmt, TupleGetItem,
     UnaryOp, Var, YieldStmt,
 )
-from pypto.ir.types import DynDim, ScalarType, TensorType, TileType, TupleType, Type
+from pypto.ir.types import DynDim, ScalarType, dim_names, TensorType, TileType, TupleType, Type
 from pypto.language.dtypes import FP32, INDEX, DataType
 from pypto.language.enums import ForKind, ParamDirection
 
@@ -38,7 +38,8 @@ def print_type(t: Type) -> str:
         parts = [_ints(t.shape), repr(t.dtype)]
         if t.memory_space is not None:
             parts.append(repr(t.memory_space))
-        if t.valid_shape is not None:
+        if t.valid_shape is not None and all(isinstance(d, (int, DynDim)) for d in t.valid_shape):
+            # (a runtime valid shape is left out: the annotated value's own type carries it)
             parts.append(f"pl.TileView(valid_shape={_ints(t.valid_shape)})")
         if t.memref is not None:
             m = t.memref
@@ -68,7 +69,7 @@ def _dyn_dims(prog: Program) -> list[str]:
                 note(x)
         for d in (*getattr(t, "shape", ()), *(getattr(t, "valid_shape", None) or ())):
             if isinstance(d, DynDim):
-                names.add(d.name)
+                names.update(dim_names(d))   # a composite dim (M * 2) declares its bare dims
 
     for f in prog.functions:
         for v in (*f.params, *defined_vars(f.body)):
@@ -188,7 +189,8 @@ class _Printer:
                     f"{i}: [{', '.join(str(k) for k in ks)}]" for i, ks in e.compiler_dep_edges) + "}")
             if items:
                 attrs = "attrs={" + ", ".join(items) + "}"
-            if not (e.deps or e.no_dep_args or e.dump_args or e.predicate or e.task_id_var is not None):
+            if not (e.deps or e.no_dep_args or e.dump_args or e.predicate or e.task_id_var is not None
+                    or e.block_num is not None):
                 args = [self.expr(a) for a in e.args] + ([attrs] if attrs else [])
                 return f"self.{e.func}({', '.join(args)})"
             # a dispatch with task attributes: pl.submit(self.k, ..., pl.no_dep(x), deps=[...], dumps=[...])
@@ -205,6 +207,9 @@ class _Printer:
                              f"{BINOPS[cmp]} {value})")
             if attrs:
                 parts.append(attrs)
+            if e.block_num is not None:   # one task of n blocks
+                parts.insert(1 + len(e.args), f"core_num={self.expr(e.block_num)}")
+                return f"pl.spmd_submit({', '.join(parts)})"
             return f"pl.submit({', '.join(parts)})"
         if isinstance(e, BinOp):
             if e.op in ("min", "max"):
@@ -315,7 +320,14 @@ class _Printer:
             self.emit(depth, "")
             self.body(s.body, depth + 1)
             target = f" as {self.namer.define(s.task_id)}" if s.task_id is not None else ""
-            self.lines[head] = _INDENT * depth + f"with pl.at(level={s.level!r}{hint}){target}:"
+            if s.block_num is not None:   # a multi-block task: with pl.spmd(n, ...) (no dumps/no_dep_args)
+                if s.predicate:
+                    cmp, value, t, *index = s.predicate
+                    hint += (f", predicate=({self.expr(t)}[{', '.join(self.expr(i) for i in index)}] "
+                             f"{BINOPS[cmp]} {value})")
+                self.lines[head] = _INDENT * depth + f"with pl.spmd({self.expr(s.block_num)}{hint}){target}:"
+            else:
+                self.lines[head] = _INDENT * depth + f"with pl.at(level={s.level!r}{hint}){target}:"
         else:
             raise TypeError(f"cannot print statement {s!r}")
 

@@ -28,6 +28,176 @@ class DynDim:
 
     __str__ = __repr__
 
+    # ``M * 2``, ``M + 1``, ``2 * M``, ``M // 4``, ``M * N``: a composite dimension (DynExpr)
+    def __mul__(self, o):
+        return _dyn_op("*", self, o)
+
+    def __rmul__(self, o):
+        return _dyn_op("*", o, self)
+
+    def __add__(self, o):
+        return _dyn_op("+", self, o)
+
+    def __radd__(self, o):
+        return _dyn_op("+", o, self)
+
+    def __sub__(self, o):
+        return _dyn_op("-", self, o)
+
+    def __rsub__(self, o):
+        return _dyn_op("-", o, self)
+
+    def __floordiv__(self, o):
+        return _dyn_op("//", self, o)
+
+
+@dataclass(frozen=True)
+class DynExpr(DynDim):
+    """A composite dynamic dimension: ``lhs op rhs`` with ``op`` one of ``* + - //`` and operands
+    DynDims, DynExprs or ints (``pl.Tensor[[M * 2, N], ...]``). It *is* a DynDim (every check
+    "is this extent dynamic" holds for it); ``name`` is its printed form, which the parser reads back
+    as the same expression. Its value is known once the bare dims it uses are bound
+    (:func:`eval_dim`)."""
+
+    op: str = "*"
+    lhs: object = None
+    rhs: object = None
+
+
+def _dyn_text(x, parent_op: str | None = None, right: bool = False) -> str:
+    if isinstance(x, DynExpr):
+        prec = {"+": 1, "-": 1, "*": 2, "//": 2}
+        t = f"{_dyn_text(x.lhs, x.op)} {x.op} {_dyn_text(x.rhs, x.op, True)}"
+        if parent_op is not None and (prec[x.op] < prec[parent_op] or (right and prec[x.op] == prec[parent_op])):
+            return f"({t})"
+        return t
+    return x.name if isinstance(x, DynDim) else str(int(x))
+
+
+def _dyn_op(op: str, a, b):
+    for x in (a, b):
+        if not (isinstance(x, DynDim) or (isinstance(x, int) and not isinstance(x, bool))):
+            return NotImplemented
+    probe = DynExpr("", op, a, b)
+    return DynExpr(_dyn_text(probe), op, a, b)
+
+
+def dim_names(d) -> set[str]:
+    """The names of the bare dynamic dims extent ``d`` (an int, DynDim or DynExpr) uses."""
+    if isinstance(d, DynExpr):
+        return dim_names(d.lhs) | dim_names(d.rhs)
+    if isinstance(d, DynDim):
+        return {d.name}
+    return set()
+
+
+def eval_dim(d, env: dict):
+    """The value of extent ``d`` under ``env`` (name -> int); ``None`` when a dim it uses is unbound."""
+    if isinstance(d, DynExpr):
+        a, b = eval_dim(d.lhs, env), eval_dim(d.rhs, env)
+        if a is None or b is None:
+            return None
+        return {"*": a * b, "+": a + b, "-": a - b, "//": a // b if b else None}[d.op]
+    if isinstance(d, DynDim):
+        v = env.get(d.name)
+        return v if isinstance(v, int) else None
+    return int(d)
+
+
+def solve_dim(d, extent: int, env: dict) -> bool:
+    """Bind the one unbound dim of ``d`` so that ``d == extent`` (``d`` linear in it: ``M``, ``M * 2``,
+    ``M + 1``, ``2 * M - 1`` ...), adding it to ``env``. False when ``d`` cannot equal ``extent`` under
+    ``env`` (a bound value disagrees, or no integer solves it); True when it does, or when it cannot be
+    solved for (two unbound dims: checked once they are bound)."""
+    known = eval_dim(d, env)
+    if known is not None:
+        return known == extent
+    free = dim_names(d) - {k for k, v in env.items() if isinstance(v, int)}
+    if len(free) != 1:
+        return True
+    name = next(iter(free))
+    # d(x) is affine in x when x appears once; probe two points to find slope and intercept
+    if _occurrences(d, name) != 1 or _has_div(d):
+        return True
+    f0 = eval_dim(d, {**env, name: 0})
+    f1 = eval_dim(d, {**env, name: 1})
+    slope = f1 - f0
+    if slope == 0 or (extent - f0) % slope:
+        return False
+    x = (extent - f0) // slope
+    if x < 1:
+        return False
+    env[name] = x
+    return True
+
+
+def _occurrences(d, name: str) -> int:
+    if isinstance(d, DynExpr):
+        return _occurrences(d.lhs, name) + _occurrences(d.rhs, name)
+    return int(isinstance(d, DynDim) and d.name == name)
+
+
+def _has_div(d) -> bool:
+    return isinstance(d, DynExpr) and (d.op == "//" or _has_div(d.lhs) or _has_div(d.rhs))
+
+
+def substitute_dims(shape, env: dict) -> tuple:
+    """``shape`` with every extent whose dims ``env`` binds replaced by its value; bare dims bound
+    to another DynDim (a dynamic caller) are replaced by it."""
+    out = []
+    for d in shape:
+        if isinstance(d, DynDim):
+            v = eval_dim(d, env)
+            if v is not None:
+                d = v
+            elif not isinstance(d, DynExpr) and isinstance(env.get(d.name), DynDim):
+                d = env[d.name]
+        out.append(d)
+    return tuple(out)
+
+
+def dim_from_text(text: str):
+    """The extent printed as ``text`` (``"M"``, ``"M * 2"``, ``"64"``): the inverse of ``str(d)``
+    (compiled_meta.json records a dynamic parameter's dims this way)."""
+    import ast as _ast
+
+    ops = {_ast.Mult: "*", _ast.Add: "+", _ast.Sub: "-", _ast.FloorDiv: "//"}
+
+    def build(n):
+        if isinstance(n, _ast.Constant) and type(n.value) is int:
+            return n.value
+        if isinstance(n, _ast.Name):
+            return DynDim(n.id)
+        if isinstance(n, _ast.BinOp) and type(n.op) in ops:
+            return _dyn_op(ops[type(n.op)], build(n.left), build(n.right))
+        raise ValueError(f"not a dimension: {text!r}")
+    return build(_ast.parse(text, mode="eval").body)
+
+
+def bind_extents(named_shapes) -> str | None:
+    """Check the extents ``[(what, dims, shape)]`` of tensors bound together (the entry's arguments):
+    every bare dim gets one extent, every composite dim must evaluate to its extent. Returns ``None``
+    when they fit, else a sentence naming the first that does not."""
+    env: dict = {}
+    src: dict = {}
+    later = []
+    for what, dims, shape in named_shapes:
+        for axis, (d, n) in enumerate(zip(dims, shape)):
+            if isinstance(d, DynExpr):
+                later.append((what, axis, d, n))
+            elif isinstance(d, DynDim):
+                if d.name in env and env[d.name] != n:
+                    return (f"argument '{what}' has extent {n} in dimension {axis}, but the dynamic dimension "
+                            f"'{d.name}' is {env[d.name]} from argument '{src[d.name]}'")
+                env.setdefault(d.name, n)
+                src.setdefault(d.name, what)
+    for what, axis, d, n in later:
+        if not solve_dim(d, n, env):
+            bound = ", ".join(f"{k} = {env[k]}" for k in sorted(dim_names(d)) if isinstance(env.get(k), int))
+            return (f"argument '{what}' has extent {n} in dimension {axis}, which '{d.name}' cannot be"
+                    + (f" with {bound}" if bound else ""))
+    return None
+
 
 def is_static_shape(shape) -> bool:
     """True when no dimension is a :class:`DynDim`."""
@@ -97,7 +267,9 @@ class TileType(Type):
     """An on-chip tile.
 
     ``memory_space`` is ``None`` until InferTileMemorySpace decides it; ``valid_shape`` is ``None``
-    when the whole tile is valid (the canonical form, so equal tiles compare equal); ``memref`` is
+    when the whole tile is valid (the canonical form, so equal tiles compare equal); an extent of it
+    may be a scalar IR expression (a runtime valid shape, ``pl.load(..., valid_shape=[m, n])`` with
+    ``m`` a scalar parameter: :func:`runtime_valid`); ``memref`` is
     set by InitMemRef (buffer), rebased by MemoryReuse and given an address by AllocateMemoryAddr.
     """
 
@@ -120,6 +292,12 @@ class TileType(Type):
     def effective_valid_shape(self) -> tuple[int, ...]:
         """``valid_shape``, or ``shape`` when the whole tile is valid."""
         return self.valid_shape if self.valid_shape is not None else self.shape
+
+
+def runtime_valid(t) -> bool:
+    """Whether tile type ``t`` has a valid extent known only at run time (a scalar expression)."""
+    return isinstance(t, TileType) and t.valid_shape is not None and \
+        any(not isinstance(d, int) for d in t.valid_shape)
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,8 @@ def use_exprs(s: Stmt) -> list[Expr]:
     if isinstance(s, EvalStmt):
         return [s.expr]
     if isinstance(s, ScopeStmt):
-        return [*s.deps, *s.no_dep_args, *s.dumps]
+        return [*s.deps, *s.no_dep_args, *s.dumps, *s.predicate[2:],
+                *((s.block_num,) if s.block_num is not None else ())]
     return []
 
 
@@ -217,8 +218,18 @@ class Renewer(Mutator):
         """The copy of ``v`` at one of its definitions (the same copy for every definition)."""
         new = self.renewed.get(id(v))
         if new is None:
-            new = self.renewed[id(v)] = Var(v.name, v.type, v.span)
+            new = self.renewed[id(v)] = Var(v.name, self.retype(v.type), v.span)
         return self.redefine(v, new)
+
+    def retype(self, t):
+        """``t`` with the scalars of a runtime valid shape read through the substitution (a tile
+        whose valid extents are values of the code being copied, or outer values that became
+        parameters)."""
+        from pypto.ir.types import runtime_valid
+
+        if not runtime_valid(t):
+            return t
+        return t.with_(valid_shape=tuple(d if isinstance(d, int) else self.expr(d) for d in t.valid_shape))
 
     def keep(self, v: Var, new: Var) -> None:
         """Make the definitions of ``v`` in the copy define ``new`` (e.g. ``v`` itself, for a Var the
@@ -244,9 +255,12 @@ class Renewer(Mutator):
 
     def visit_ScopeStmt(self, s):
         deps, no_dep, dumps = (tuple(self.expr(x) for x in xs) for xs in (s.deps, s.no_dep_args, s.dumps))
+        pred = tuple(self.expr(x) for x in s.predicate)
+        blocks = self.expr(s.block_num)
         body = self.stmts(s.body)
         tid = self.fresh(s.task_id) if s.task_id is not None else None   # defined after the body
-        return s.replace(deps=deps, no_dep_args=no_dep, dumps=dumps, body=body, task_id=tid)
+        return s.replace(deps=deps, no_dep_args=no_dep, dumps=dumps, body=body, task_id=tid, predicate=pred,
+                         block_num=blocks)
 
     def visit_ForStmt(self, s):
         start, stop, step = self.expr(s.start), self.expr(s.stop), self.expr(s.step)

@@ -94,7 +94,8 @@ range = DslName("range")
 parallel = DslName("parallel")
 unroll = DslName("unroll")
 pipeline = DslName("pipeline")   # pl.pipeline(..., stage=F): the body replicated F times (UnrollLoops)
-spmd = DslName("spmd")           # for i in pl.spmd(n): the body as n blocks (one kernel per block)
+spmd = DslName("spmd")           # for i in pl.spmd(n): / with pl.spmd(n) as tid: one task of n blocks
+spmd_submit = DslName("spmd_submit")   # res, tid = pl.spmd_submit(self.k, *args, core_num=n, deps=[...])
 yield_ = DslName("yield_")
 while_ = DslName("while_")       # not supported: the parser says so where it is used
 cond = DslName("cond")
@@ -137,6 +138,11 @@ del _SystemNamespace
 no_dep = no_dep               # pl.submit(self.k, pl.no_dep(t), ...): t is NO_DEP for that task
 
 
+def DynVar(name: str):  # noqa: N802  (the reference's class name)
+    """``pl.DynVar("M")``: the same as ``pl.dynamic("M")`` (the reference's name for its type)."""
+    return dynamic(name)
+
+
 def dynamic(name: str):
     """``M = pl.dynamic("M")``: a dynamic dimension for annotations (``pl.Tensor[[M, 128], pl.FP32]``).
 
@@ -168,6 +174,7 @@ __all__ = [
     "UINT64",
     "AtomicType",
     "DataType",
+    "DynVar",
     "Direction",
     "DslName",
     "DslOp",
@@ -214,6 +221,7 @@ __all__ = [
     "scope",
     "split",
     "spmd",
+    "spmd_submit",
     "static_assert",
     "static_print",
     "system",

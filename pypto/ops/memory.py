@@ -42,17 +42,41 @@ def _flat_region(offsets, extent, tshape):
 
 
 def _valid_src(a: OpArgs, tile_type: TileType) -> str:
+    # a runtime valid shape: the generators attach its source to the operand (Src.valid)
+    runtime = getattr(a.tile, "valid", None)
+    if runtime is not None:
+        return runtime
     return "None" if tile_type.valid_shape is None else repr(list(tile_type.valid_shape))
+
+
+def _valid_extents(a: OpArgs, span: Span):
+    """``valid_shape`` of a load: positive ints, or scalar expressions known at run time (each must
+    lie in ``[0, shape]`` then: the simulator checks it where it loads)."""
+    from pypto.ir.nodes import ConstInt, Expr
+    from pypto.ir.types import ScalarType
+
+    out = []
+    for e in a.valid_shape.elements:
+        if isinstance(e, ConstInt):
+            expect(e.value > 0, "tile.load", f"valid_shape must be positive, got {e.value}", span)
+            out.append(e.value)
+        else:
+            expect(isinstance(e, Expr) and isinstance(e.type, ScalarType) and not e.type.dtype.is_float(),
+                   "tile.load", "a valid_shape extent must be an int or an integer scalar", span)
+            out.append(e)
+    return tuple(out)
 
 
 def _load_infer(a: OpArgs, span: Span) -> TileType:
     shape = static_ints("tile.load", "shapes", a.shapes, span)
-    valid = static_ints("tile.load", "valid_shape", a.valid_shape, span) if a.valid_shape is not None else None
+    valid = _valid_extents(a, span) if a.valid_shape is not None else None
     t = a.tensor.type
-    expect(valid is None or (len(valid) == len(shape) and all(v <= s for v, s in zip(valid, shape))),
+    expect(valid is None or (len(valid) == len(shape) and all(not isinstance(v, int) or v <= s
+                                                              for v, s in zip(valid, shape))),
            "tile.load", f"valid_shape {list(valid or ())} may only narrow shapes {list(shape)}", span)
-    offsets, tshape = _flat_region(a.offsets, valid or shape, t.shape)
-    check_region("tile.load", offsets, valid or shape, tshape, span)
+    region = [v if isinstance(v, int) else None for v in valid] if valid is not None else shape
+    offsets, tshape = _flat_region(a.offsets, region, t.shape)
+    check_region("tile.load", offsets, region, tshape, span)
     expect(a.target_memory in (None, *_LOADABLE), "tile.load",
            f"a load from DDR can only land in Vec or Mat, not {a.target_memory!r}", span,
            "load into pl.Mem.Mat and pl.move(...) the tile onward")

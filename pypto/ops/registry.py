@@ -130,6 +130,8 @@ class OpDef:
     #   thread split falls on tile boundaries (the runtime sizes gangs so: runtime.gangs.gang_size)
     # * "copy": ``sim`` on the gang views only moves data; the result is the same however the
     #   loops are split
+    # * "plan": a scalar that may differ per task (the block index, a tensor's extent): computed in
+    #   each member's ``GANG_PLAN`` only, so only global-memory access offsets and extents may use it
     # * "gang": ``sim(..., gang=True)`` is a form for gang views that makes, per task, the very call
     #   the op makes alone (matmul: one BLAS call per task on operands laid out as for one task,
     #   since a batched call could block the sums differently); the data movement around it is
@@ -143,6 +145,9 @@ class OpDef:
     # ``acc``): a call used as a statement (``pl.tile.matmul_acc(acc, a, b)``) rebinds that name,
     # as the reference's in-place update does
     updates: Optional[str] = None
+    # ``fold(args) -> value | None``: the op's value when the arguments decide it at compile time
+    # (``pl.tensor.dim`` of a static extent is that int); the parser then uses the value, not a call
+    fold: Optional[Callable[[OpArgs], Any]] = None
 
     @property
     def write_index(self) -> Optional[int]:
@@ -256,6 +261,7 @@ def _load() -> None:
             from pypto.ops import debug_ops, task_ops  # noqa: F401
             from pypto.ops import bitwise, argreduce, elementwise_ext, index, creation, sort  # noqa: F401  (issue 15: the catalogue's further families)
             from pypto.ops import views, paged  # noqa: F401  (issue 15: reinterpret_view, write, ...; gather_row, paged_gather)
+            from pypto.ops import shape_ops, block_ops  # noqa: F401  (issue 16: dynamic extents, multi-block tasks)
         finally:
             _loader = None
         _loaded = True

@@ -109,9 +109,17 @@ def region(t: torch.Tensor, offsets: Sequence[int], shape: Sequence[int], what: 
     return t[tuple(idx)]
 
 
+def _check_valid(valid, shape, what: str) -> None:
+    """A valid shape known only at run time (``valid_shape=[m, n]``) must lie within the tile."""
+    for v, s in zip(valid, shape):
+        if not (isinstance(v, int) and 0 <= v <= s):
+            raise SimulationError(f"{what}: valid_shape {list(valid)} does not fit the tile's shape {list(shape)}")
+
+
 def load(t: torch.Tensor, offsets, shape, valid=None) -> torch.Tensor:
     """Reference ``tile.load``: a new tile of ``shape``; the valid extent is read, the rest is zero."""
     valid = list(shape) if valid is None else list(valid)
+    _check_valid(valid, shape, "tile.load")
     out = torch.zeros(list(shape), dtype=t.dtype)
     region(out, [0] * len(shape), valid).copy_(region(t, offsets, valid, "tile.load"))
     return out
@@ -130,6 +138,7 @@ def load_into(dst: torch.Tensor, t: torch.Tensor, offsets, valid=None) -> None:
         dst.copy_(src)
         return
     valid = list(valid)
+    _check_valid(valid, shape, "tile.load")
     src = region(t, offsets, valid, "tile.load")
     if rec is not None:
         rec("tile.load", src)
@@ -683,3 +692,24 @@ from pypto.ops.support_create import ci, random, tri  # noqa: E402,F401
 from pypto.ops.support_sort import gather_mask, mrgsort1, mrgsort2, scatter_mask, sort32  # noqa: E402,F401
 from pypto.ops.support_views import reinterpret, write, write_  # noqa: E402,F401
 from pypto.ops.support_paged import gather_row, paged_gather  # noqa: E402,F401
+
+
+# -- device geometry (pl.system.available_cluster_count / available_aiv_count) -------------------
+import contextvars as _contextvars  # noqa: E402
+
+# the platform the reference executor sizes launches on; unset: it has no device to ask
+REFERENCE_PLATFORM: "_contextvars.ContextVar" = _contextvars.ContextVar("pypto_reference_platform", default=None)
+
+
+def available_cores(kind: str) -> int:
+    """``pl.system.available_cluster_count()`` (``kind`` "aic") / ``available_aiv_count()`` ("aiv")
+    in the reference executor: the count of the platform set in :data:`REFERENCE_PLATFORM`."""
+    name = REFERENCE_PLATFORM.get()
+    if name is None:
+        raise RuntimeError("pl.system.available_cluster_count() / available_aiv_count() need a device: the "
+                           "reference executor has none (set pypto.ops.support.REFERENCE_PLATFORM to a platform "
+                           "name, or launch a literal block count)")
+    from pypto.backend.platforms import get_platform
+
+    p = get_platform(name)
+    return p.num_aic if kind == "aic" else p.num_aiv

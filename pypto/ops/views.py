@@ -1,6 +1,5 @@
 """View and element-write ops: ``reinterpret_view`` (tensor and tile), ``write`` (tensor and tile),
-``tile.set_validshape``, ``tile.transpose_view``, ``tensor.view`` and ``tensor.dim`` on a static
-dimension. Helpers: :mod:`pypto.ops.support_views`.
+``tile.set_validshape``, ``tile.transpose_view`` and ``tensor.view``. Helpers: :mod:`pypto.ops.support_views`.
 
 * ``reinterpret_view(x, dtype, *, shape=None)``: the same bytes read as another dtype. Both dtypes
   byte-addressable (INT8..INT64, UINT8..UINT64, FP16, BF16, FP32) and different. Without ``shape``
@@ -25,8 +24,6 @@ dimension. Helpers: :mod:`pypto.ops.support_views`.
 * ``tensor.view(x, shape=None, valid_shape=None, *, layout=None)``: the same elements in another
   shape (row-major, same element count; a reshape). ``layout=pl.ND`` is the identity; DN (a
   column-major reinterpretation) is refused with a located error (our tensors are ND).
-* ``tensor.dim(x, axis)``: the extent of a static dimension as an INT64 scalar constant (negative
-  axes count from the end). Dynamic dimensions are issue 16's (a clear error here until then).
 """
 from __future__ import annotations
 
@@ -305,32 +302,7 @@ register(OpDef(
 ))
 
 
-# ------------------------------------------------------------------ tensor.dim
-def _dim_rule(a: OpArgs, span: Span) -> ScalarType:
-    op = "tensor.dim"
-    t = a.x.type
-    rank = len(t.shape)
-    ax = a.axis
-    expect(isinstance(ax, int) and not isinstance(ax, bool) and -rank <= ax < rank, op,
-           f"axis must be an int in [{-rank}, {rank}), got {ax!r}", span)
-    d = t.shape[ax % rank]
-    expect(not isinstance(d, DynDim), op, f"dimension {ax} of {describe(t)} is dynamic: pl.tensor.dim on a dynamic "
-           "dimension is not supported yet (issue 16)", span)
-    return ScalarType(INT64)
-
-
-register(OpDef(
-    name="tensor.dim",
-    params=(Param("x", "tensor", aliases=("tensor",)), Param("axis", "str")),
-    infer=_dim_rule,
-    ref=lambda a: f"{a.x}.shape[{a.axis}]",
-    orch=lambda a: f"{a.x}.shape[{a.axis}]",
-    dsl="dim", operand_kinds=("tensor",), lowers_to=None,
-    lower=lambda call, result, conv: ([AssignStmt(conv.var(result), ConstInt(
-        call.args[0].type.shape[call.args[1] % len(call.args[0].type.shape)], INT64), call.span)], None),
-    doc="the extent of a static dimension (INT64)",
-))
-
+# tensor.dim (static and dynamic extents) is defined once, in pypto.ops.shape_ops.
 
 
 # ------------------------------------------------------------------ expand_clone

@@ -158,14 +158,18 @@ class _SSABuilder:
             out.append(self.if_stmt(s, env))
         elif isinstance(s, ScopeStmt):
             deps, no_dep, dumps = (self.uses(x, env, s.span) for x in (s.deps, s.no_dep_args, s.dumps))
+            pred = s.predicate[:2] + self.uses(s.predicate[2:], env, s.span) if s.predicate else s.predicate
+            blocks = self.uses((s.block_num,), env, s.span)[0] if s.block_num is not None else None
             body = self.block(s.body, env)   # transparent: definitions inside stay visible after it
             tid = s.task_id
             if tid is not None:
                 tid = self.version(s.task_id)
                 env[id(s.task_id)] = tid
-            changed = tid is not s.task_id or not _same(body, s.body) or \
-                any(not _same(a, b) for a, b in ((deps, s.deps), (no_dep, s.no_dep_args), (dumps, s.dumps)))
-            out.append(s.replace(body=body, task_id=tid, deps=deps, no_dep_args=no_dep, dumps=dumps)
+            changed = tid is not s.task_id or not _same(body, s.body) or blocks is not s.block_num or \
+                any(not _same(a, b) for a, b in ((deps, s.deps), (no_dep, s.no_dep_args), (dumps, s.dumps),
+                                                 (pred, s.predicate)))
+            out.append(s.replace(body=body, task_id=tid, deps=deps, no_dep_args=no_dep, dumps=dumps,
+                                 predicate=pred, block_num=blocks)
                        if changed else s)
         else:
             # EvalStmt, ReturnStmt, a stray YieldStmt: uses only

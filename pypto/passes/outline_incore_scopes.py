@@ -179,7 +179,9 @@ class _Outliner(Mutator):
             return tuple(sorted(set(out)))
 
         call = FuncCall(name, tuple(args), call_type, s.span, tuple(self.expr(d) for d in s.deps),
-                        indices(s.no_dep_args, "no_dep_args"), indices(s.dumps, "dumps"), s.manual, s.task_id)
+                        indices(s.no_dep_args, "no_dep_args"), indices(s.dumps, "dumps"), s.manual, s.task_id,
+                        predicate=tuple(self.expr(x) for x in s.predicate),
+                        block_num=self.expr(s.block_num))   # with pl.spmd(n): one task of n blocks
         out = list(pre)
         if len(results) == 1:
             out.append(AssignStmt(results[0], call, s.span))

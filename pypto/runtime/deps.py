@@ -309,7 +309,8 @@ def deps_document(tasks) -> dict:
                          "dtype": dtype_name(v.dtype).upper(), "shape": list(v.shape),
                          "start_offset": str(v.start), "strides": list(v.strides)})
         out_tasks.append({"task_id": str(t.task_id), "task": rxty(t.task_id), "scope": "manual" if t.manual else "auto",
-                          "early_dispatch": False, "kernel_ids": list(t.kernel_ids), "block_num": 1, "args": args})
+                          "early_dispatch": False, "kernel_ids": list(t.kernel_ids),
+                          "block_num": getattr(t, "blocks", 1), "args": args})
         for pred, arg, source, ov, pv in t.edges:
             if pred.kind == "snapshot":
                 continue

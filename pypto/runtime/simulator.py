@@ -99,7 +99,7 @@ class Task:
 
     __slots__ = ("index", "task_id", "kernel", "kind", "args", "tags", "views", "manual", "fanin", "edges",
                  "dependents", "waiting", "start", "end", "core", "dump_sel", "func_ids", "kernel_ids", "snap",
-                 "pred", "skipped", "done", "scope", "registered")
+                 "pred", "skipped", "done", "scope", "registered", "blocks", "block", "parent", "left", "runs")
 
     def __init__(self, index, task_id, kernel, kind, args, tags, manual):
         self.index = index
@@ -126,6 +126,14 @@ class Task:
         self.done = False           # completed (its dependents were released)
         self.scope = None           # the _ScopeRec it was submitted in (None: a snapshot, no ring slot)
         self.registered = None      # [(base, tensormap key)] of the views it registered
+        # a multi-block task (pl.spmd): ``blocks`` > 1; when ready it is run as ``blocks`` block runs
+        # (Tasks with ``parent`` set and ``block`` their index), each on its own core; it completes when
+        # the last one does (``left`` counts those still to finish, ``runs`` (core, start, end, block))
+        self.blocks = 1
+        self.block = 0
+        self.parent = None
+        self.left = 0
+        self.runs = None
 
     @property
     def tid(self) -> int:
@@ -316,6 +324,11 @@ class Runtime:
         self._infer(task, ())
         self._link(task)
 
+    def available_cores(self, kind: str) -> int:
+        """``pl.system.available_cluster_count()`` ("aic") / ``available_aiv_count()`` ("aiv"): the
+        platform's core counts (a launch of that many blocks fills the device)."""
+        return self.platform.num_aic if kind == "aic" else self.platform.num_aiv
+
     def dummy(self, deps=()) -> int:
         """``pl.system.task_dummy(deps=[...])``: a join with no kernel; returns its TaskId."""
         task = self._new_task("__dummy__", "dummy", [], [], self._manual_depth > 0)
@@ -324,7 +337,7 @@ class Runtime:
         return task.task_id
 
     def submit(self, kernel: str, args: list, tags: list, returns=(), deps=(), manual: bool = False,
-               dumps=(), site: int | None = None, compiler_deps=(), predicate=None) -> SubmitResult:
+               dumps=(), site: int | None = None, compiler_deps=(), predicate=None, blocks: int = 1) -> SubmitResult:
         """Submit one task of ``kernel``. ``tags`` are per-argument runtime tags (``INPUT``,
         ``INOUT``, ``OUTPUT_EXISTING``, ``OUTPUT``, ``NO_DEP``, ``SCALAR``; IR directions ``In`` /
         ``Out`` / ``InOut`` are accepted too), ignored for scalars. ``deps`` are TaskIds (or lists of them, or
@@ -336,11 +349,17 @@ class Runtime:
         (``pl.submit(predicate=(t[i] == v))``, cmp one of eq ne lt le gt ge): the element is read when
         the task's dependencies are done, and a false comparison retires the task without running it
         (its dependents are released all the same); the task that last wrote the element must be
-        among its dependencies. Returns the GM tensors named by ``returns`` (argument indices, as
-        :func:`pypto.codegen.common.returned_params`) and the TaskId."""
+        among its dependencies. ``blocks`` (``pl.spmd``): the task runs as that many blocks, block ``i``
+        on its own core with ``pl.tile.get_block_idx() == i``; it is one task (one TaskId, one entry of
+        deps.json) that completes when its last block does. Returns the GM tensors named by ``returns``
+        (argument indices, as :func:`pypto.codegen.common.returned_params`) and the TaskId."""
         if not _TAGSET.issuperset(tags):
             tags = [t if t in _TAGSET else normalize_tag(t) for t in tags]
         task = self._new_task(kernel, "kernel", list(args), tags, manual or self._manual_depth > 0)
+        if blocks != 1:
+            if isinstance(blocks, bool) or not isinstance(blocks, int) or blocks < 1:
+                raise SimulationError(f"task of '{kernel}': the block count must be a positive int, got {blocks!r}")
+            task.blocks = blocks
         fid = self.kernel_ids.get(kernel, -1)
         task.func_ids = (fid,)
         task.kernel_ids = (-1, fid, -1)
@@ -618,8 +637,7 @@ class Runtime:
         fresh = self._fresh    # linked since the last run with nothing to wait for, in submit order
         for t in fresh:
             if t.kind == "kernel" and (t.pred is None or not _skip(t)):
-                ready.setdefault(t.kernel, []).append(t)
-                nready += 1
+                nready += _enqueue(ready, t)
             else:
                 instant.append(t)
         fresh.clear()
@@ -640,8 +658,7 @@ class Runtime:
                 d.waiting -= 1
                 if d.waiting == 0:
                     if d.kind == "kernel" and (d.pred is None or not _skip(d)):
-                        ready.setdefault(d.kernel, []).append(d)
-                        k += 1
+                        k += _enqueue(ready, d)
                     else:
                         instant.append(d)
             sc = t.scope
@@ -694,10 +711,13 @@ class Runtime:
                             views = view_cache[key] = self.memory.gang_views(kname, first, len(members),
                                                                              gang[0].TILES)
                         for j, t in enumerate(members):
-                            if dump is not None and (dump.level == 2 or t.dump_sel):
-                                dump.capture(t, BEFORE)
+                            p = t.parent if t.parent is not None else t
+                            if dump is not None and (dump.level == 2 or p.dump_sel) and p.core < 0:
+                                dump.capture(p, BEFORE)
                             t.core = first + j
                             t.start = now
+                            if p is not t and p.core < 0:
+                                p.core, p.start = t.core, now
                         heappush(events, (now, seq, g, gang[0].kernel_gang(views, g.plans)))
                         seq += 1
                         continue
@@ -724,11 +744,20 @@ class Runtime:
                 if hit is None:
                     mod = kernels[t.kernel]
                     hit = view_cache[key] = (mod.kernel, cores[c].tile_views(t.kernel, mod.TILES))
-                if dump is not None and (dump.level == 2 or t.dump_sel):
-                    dump.capture(t, BEFORE)
+                p = t.parent
+                if p is None:
+                    if dump is not None and (dump.level == 2 or t.dump_sel):
+                        dump.capture(t, BEFORE)
+                    gen = hit[0](hit[1], *t.args)
+                else:   # one block of a multi-block task
+                    if p.core < 0:
+                        if dump is not None and (dump.level == 2 or p.dump_sel):
+                            dump.capture(p, BEFORE)
+                        p.core, p.start = c, now
+                    gen = hit[0](hit[1], *t.args, _block=(t.block, t.blocks))
                 t.core = c
                 t.start = now
-                heappush(events, (now, seq, t, hit[0](hit[1], *t.args)))
+                heappush(events, (now, seq, t, gen))
                 seq += 1
             if done >= n:
                 break
@@ -745,8 +774,16 @@ class Runtime:
                 continue
             for t in (t.members if type(t) is _Gang else (t,)):
                 t.end = now
-                done += 1
                 free.append(t.core)
+                p = t.parent
+                if p is not None:   # a block: its task completes with its last block
+                    p.runs.append((t.core, t.start, now, t.block))
+                    p.left -= 1
+                    if p.left:
+                        continue
+                    t = p
+                    t.end = now
+                done += 1
                 if dump is not None and (dump.level == 2 or t.dump_sel):
                     dump.capture(t, AFTER)
                 if self.on_complete is not None:
@@ -794,7 +831,8 @@ class Runtime:
             return None, None
         lo = min(k, len(bucket) - size)
         members = sorted(bucket[lo:lo + size], key=_task_index)
-        plans = [mod.GANG_PLAN(*t.args) for t in members]
+        plans = [mod.GANG_PLAN(*t.args) if t.parent is None else mod.GANG_PLAN(*t.args, _block=(t.block, t.blocks))
+                 for t in members]
         if conflict(mod.GANG_GM, plans):
             return None, -1
         del bucket[lo:lo + size]
@@ -849,8 +887,25 @@ class _Gang:
         self.plans = plans
 
 
-def _task_index(t: Task) -> int:
-    return t.index
+def _task_index(t: Task):
+    return t.index, t.block
+
+
+def _enqueue(ready: dict, t: Task) -> int:
+    """Queue ready kernel task ``t`` — as its blocks, each its own run, when it has several. Returns
+    how many runs were queued."""
+    bucket = ready.setdefault(t.kernel, [])
+    n = t.blocks
+    if n == 1:
+        bucket.append(t)
+        return 1
+    t.left = n
+    t.runs = []
+    for i in range(n):
+        b = Task(t.index, t.task_id, t.kernel, "block", t.args, t.tags, t.manual)
+        b.parent, b.block, b.blocks = t, i, n
+        bucket.append(b)
+    return n
 
 
 _SNAPSHOT_ID = 1 << 63
@@ -912,6 +967,7 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
                 raise TypeError(f"argument '{p['name']}' has shape {list(a.shape)} {a.dtype}, the program was "
                                 f"compiled for {p['shape']} {want}")
             _check_writable(p, a)
+    _check_dynamic_dims(params, full)
     platform = get_platform(compiled.platform)
     out = compiled.output_dir
     kernels, orch = compiled.load_modules()
@@ -1032,6 +1088,22 @@ def _in_generated_code(e: BaseException) -> bool:
 
     frames = list(traceback.walk_tb(e.__traceback__))
     return bool(frames) and frames[-1][0].f_globals.get("__name__", "").startswith("pypto_gen_")
+
+
+def _check_dynamic_dims(params, full) -> None:
+    """The entry's dynamic dims (``pl.dynamic``) take one extent per call: every argument using
+    ``M`` must agree on it and a composite dim (``M * 2``) must evaluate to its extent. The same
+    build serves every extent (the cache key holds the dims, not their values)."""
+    from pypto.ir.types import bind_extents, dim_from_text
+
+    shapes = [(p["name"], [dim_from_text(x) if x is not None else d for x, d in zip(p["dims"], p["shape"])],
+               list(a.shape))
+              for p, a in zip(params, full)
+              if p["kind"] == "TensorType" and any(x is not None for x in p.get("dims") or ())]
+    if shapes:
+        why = bind_extents(shapes)
+        if why is not None:
+            raise TypeError(why)
 
 
 def _check_writable(p: dict, a: torch.Tensor) -> None:

@@ -34,9 +34,16 @@ def parse_task(text: str) -> int:
     return int(t, 16) if t.startswith("0x") else int(t)
 
 
+def _runs(t) -> list:
+    """``(core, start, end, block)`` of each block a task ran (one for a one-block task, none if unrun)."""
+    if t.core < 0:
+        return []
+    return list(t.runs) if getattr(t, "runs", None) else [(t.core, t.start, t.end, 0)]
+
+
 def swimlane_document(rt, level: int) -> dict:
     ev = [{"name": "process_name", "ph": "M", "pid": 0, "tid": 0, "args": {"name": f"{rt.platform.name} (simulated)"}}]
-    used = sorted({t.core for t in rt.tasks if t.core >= 0})
+    used = sorted({r[0] for t in rt.tasks for r in _runs(t)})
     for c in used:
         ev.append({"name": "thread_name", "ph": "M", "pid": 0, "tid": c, "args": {"name": f"AIV{c}"}})
         ev.append({"name": "thread_sort_index", "ph": "M", "pid": 0, "tid": c, "args": {"sort_index": c}})
@@ -44,10 +51,14 @@ def swimlane_document(rt, level: int) -> dict:
         ev.append({"name": "thread_name", "ph": "M", "pid": 0, "tid": -1, "args": {"name": "orchestrator"}})
     for t in rt.tasks:
         if t.core >= 0:
-            ev.append({"name": t.kernel, "cat": "task", "ph": "X", "pid": 0, "tid": t.core,
-                       "ts": t.start / CYCLES_PER_US, "dur": max(t.end - t.start, 0.0) / CYCLES_PER_US,
-                       "args": {"task": rxty(t.task_id), "task_id": f"0x{t.task_id:016x}",
-                                "fanin": sorted(rxty(rt.tasks[i].task_id) for i in t.fanin)}})
+            for c, start, end, block in _runs(t):   # a multi-block task: one slice per block, on its core
+                args = {"task": rxty(t.task_id), "task_id": f"0x{t.task_id:016x}",
+                        "fanin": sorted(rxty(rt.tasks[i].task_id) for i in t.fanin)}
+                if t.blocks > 1:
+                    args["block"] = f"{block}/{t.blocks}"
+                ev.append({"name": t.kernel, "cat": "task", "ph": "X", "pid": 0, "tid": c,
+                           "ts": start / CYCLES_PER_US, "dur": max(end - start, 0.0) / CYCLES_PER_US,
+                           "args": args})
         elif t.skipped or (level >= 2 and t.kind != "snapshot"):
             # a task whose predicate was false is retired unrun: a mark on the orchestrator's track
             ev.append({"name": t.kernel, "cat": "skipped" if t.skipped else t.kind, "ph": "i", "s": "t",
@@ -67,7 +78,7 @@ def write_swimlane(rt, dfx_dir: Path, level: int) -> Path:
         "chip_swimlane_level": level,
         "metadata": {"clock_freq_hz": 1e9, "num_cores": len(rt.cores),
                      "core_types": ["aiv"] * len(rt.cores), "core_to_thread": list(range(len(rt.cores)))},
-        "aicore_tasks": [[t.core, i, str(t.task_id), t.start, t.end] for i, t in enumerate(rt.tasks) if t.core >= 0],
+        "aicore_tasks": [[c, i, str(t.task_id), s, e] for i, t in enumerate(rt.tasks) for c, s, e, _ in _runs(t)],
     }
     atomic_write_text(dfx_dir / "chip_swimlane_records.json", json.dumps(records))
     return path

@@ -122,6 +122,7 @@ def test_pipeline_argument_errors(tmp_path, loop, message):
 
 # ------------------------------------------------------------------ for i in pl.spmd(n)
 def test_spmd_blocks_run_on_their_own_cores():
+    """One task of n blocks (one TaskId), block i on its own core reading its index."""
     from pypto.runtime import simulator as S
 
     a = torch.randn(256, 64)
@@ -132,16 +133,19 @@ def test_spmd_blocks_run_on_their_own_cores():
         want[:n * 16] = a[:n * 16] * 2 + 1
         assert torch.equal(out, want)
         tasks = S._LAST_RUNTIME[0].tasks
-        assert len(tasks) == n and all(t.kind == "kernel" for t in tasks)
+        assert len(tasks) == 1 and tasks[0].kind == "kernel" and tasks[0].blocks == n
+        if n > 1:
+            assert len({r[0] for r in tasks[0].runs}) == n   # every block on its own core
     lowered = K.spmd_rows.lower(a, 4, torch.zeros(256, 64)).as_python()
-    assert "pl.parallel(4" in lowered and "spmd_rows_incore_0" in lowered
+    assert "pl.spmd_submit(self.spmd_rows_incore_0" in lowered and "core_num=4" in lowered
 
 
 @pytest.mark.parametrize("loop, message", [
-    ("pl.spmd(2, predicate=True)", "pl.spmd keyword(s) not supported: predicate"),
+    ("pl.spmd(2, predicate=True)", "predicate= must be `tensor[index] OP int_literal`"),
     ("pl.spmd(2, sync_start=1)", "sync_start must be True or False"),
     ("pl.spmd()", "pl.spmd takes the block count positionally"),
-    ("pl.spmd(a)", "block count must be a scalar"),
+    ("pl.spmd(a)", "pl.spmd block count must be an integer"),
+    ("pl.spmd(0)", "pl.spmd block count must be >= 1"),
 ])
 def test_spmd_argument_errors(tmp_path, loop, message):
     test_pipeline_argument_errors(tmp_path, loop, message)
@@ -159,18 +163,3 @@ def test_spmd_inside_pl_at_is_refused(tmp_path):
     spec.loader.exec_module(mod)
     with pytest.raises(PyptoError, match="only allowed in an orchestration function, outside pl.at"):
         mod.k(torch.zeros(64, 64), torch.zeros(64, 64))
-
-
-def test_the_spmd_capture_form_names_the_loop_form(tmp_path):
-    src = _SRC.replace("    for i in LOOP:\n        with pl.at(level=pl.Level.CORE_GROUP):\n",
-                       "    if True:\n        with pl.spmd(2) as tid:\n            i = 0\n")
-    path = tmp_path / "bad_spmd_with.py"
-    path.write_text(src)
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("bad_spmd_with", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    with pytest.raises(PyptoError, match="capture form") as e:
-        mod.k(torch.zeros(64, 64), torch.zeros(64, 64))
-    assert "for i in pl.spmd(n)" in str(e.value)

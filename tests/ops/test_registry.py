@@ -42,13 +42,13 @@ def completeness_problems(ops: dict[str, OpDef]) -> list[str]:
         if name.startswith("tile."):
             if not callable(op.sim):
                 problems.append(f"{name}: tile op without sim")
-        elif name.startswith("tensor."):
+        elif name.startswith(("tensor.", "system.")):   # system.*: orchestration queries of the device
             lowered_ok = op.lowers_to is not None and op.lowers_to.startswith("tile.") and op.lowers_to in ops
             if not lowered_ok and not callable(op.orch):
                 problems.append(f"{name}: tensor op with neither a lowers_to naming a registered tile op "
                                 f"(got {op.lowers_to!r}) nor an orch")
         else:
-            problems.append(f"{name}: name is neither tile.* nor tensor.*")
+            problems.append(f"{name}: name is neither tile.*, tensor.* nor system.*")
     return problems
 
 

@@ -109,7 +109,8 @@ def _hand_runtime(seed):
     rt = S.Runtime(get_platform("a2a3sim"), kernels, seed)
     names = sorted(kernels)
     for n in names:
-        params = list(inspect.signature(kernels[n].kernel).parameters)[1:]
+        # (without _block: the block of a multi-block task, passed by keyword by the scheduler)
+        params = [p for p in list(inspect.signature(kernels[n].kernel).parameters)[1:] if p != "_block"]
         assert params in (["a", "buf", "out"], ["a", "buf"]), params
     return rt, names[0], names[1]  # reader (a, buf, out): out = a*a + buf; writer (a, buf): buf = a*a
 
