@@ -255,6 +255,7 @@ def _load() -> None:
             from pypto.ops import compare, broadcast, layout  # noqa: F401
             from pypto.ops import debug_ops, task_ops  # noqa: F401
             from pypto.ops import bitwise, argreduce, elementwise_ext, index, creation, sort  # noqa: F401  (issue 15: the catalogue's further families)
+            from pypto.ops import matmul_ext  # noqa: F401  (issue 15: matmul_bias, gemv*, batch_matmul*)
         finally:
             _loader = None
         _loaded = True
