@@ -35,6 +35,10 @@ Requires: IncoreTileOps. Produces: MatmulL0Tiled.
   ``tile.store`` (optionally through one ``tile.cast`` whose only use is that store) in the same
   block: a full ``[M, N]`` accumulator is never materialised. Any other use, and a
   ``tile.matmul_acc`` whose accumulator exceeds Acc, is a CapacityError naming the fix.
+  ``tile.matmul_bias`` splits the same way: K chunk 0 of each sub-tile is ``matmul_bias`` with the
+  sub-tile's ``[1, n]`` bias window (``tile.extract`` of the Mat bias into Bias; the whole bias when
+  N is not split), the later chunks ``matmul_acc``, so the bias is added once, first. A bias wider
+  than the Bias buffer forces an N split.
   Tile choice (:func:`choose_mn_tile`): the fewest sub-tiles whose Acc footprint fits and whose K
   chunks fit half of Left/Right, then the fewest K chunks, then the tallest tile. One K chunk
   ``kc`` serves every sub-tile, so every output element is accumulated the same way: FP32
@@ -56,7 +60,7 @@ NAME = "AutoTileMatmulL0"
 REQUIRES = ("IncoreTileOps",)
 PRODUCES = ("MatmulL0Tiled",)
 
-_OPS = ("tile.matmul", "tile.matmul_acc")
+_OPS = ("tile.matmul", "tile.matmul_acc", "tile.matmul_bias")
 
 
 def run(program: Program, ctx: PassContext) -> Program:
@@ -91,12 +95,13 @@ def _acc_need(m: int, n: int, acc_bytes: int, k_loop: bool) -> int:
 
 
 def choose_mn_tile(m: int, k: int, n: int, esz: int, acc_bytes: int, left: int, right: int,
-                   acc_cap: int, vec_bytes: int = 0, vec_cap: int = 0) -> tuple[int, int, int] | None:
+                   acc_cap: int, vec_bytes: int = 0, vec_cap: int = 0, max_n: int = 0) -> tuple[int, int, int] | None:
     """``(tm, tn, kc)`` for an M/N split of ``[m, k] @ [k, n]``: sub-tile extents (multiples of 16,
     or the whole extent) whose ``tm x tn`` accumulator fits ``acc_cap`` and whose K chunk ``kc``
     fits L0; fewest sub-tiles first, then fewest K chunks, then the tallest tile. None if none fits.
     ``vec_bytes``: bytes per element a sub-tile also needs in Vec (the cast of the result to another
-    dtype runs there: its FP32 copy plus the cast result), within ``vec_cap``."""
+    dtype runs there: its FP32 copy plus the cast result), within ``vec_cap``. ``max_n``: the widest
+    sub-tile allowed (a matmul_bias's ``[1, tn]`` bias window must fit the Bias buffer)."""
     def extents(total):
         return sorted({total, *range(16, total + 1, 16)}, reverse=True)
 
@@ -107,7 +112,7 @@ def choose_mn_tile(m: int, k: int, n: int, esz: int, acc_bytes: int, left: int, 
             tiles = -(-m // tm) * -(-n // tn)
             if first is not None and tiles > first:
                 break  # narrower tiles only add sub-tiles for this tm
-            if tm * tn * acc_bytes > acc_cap or tm * tn * vec_bytes > vec_cap:
+            if tm * tn * acc_bytes > acc_cap or tm * tn * vec_bytes > vec_cap or max_n and tn > max_n:
                 continue
             kc = _k_fit(tm, k, tn, esz, left, right)
             if kc is None or _acc_need(tm, tn, acc_bytes, kc < k) > acc_cap:
@@ -206,6 +211,7 @@ class _Tile(Mutator):
                    and len(x.type.shape) == 2 and all(isinstance(d, int) for d in x.type.shape)
                    for x in (a, b)):
             return None
+        self.bias = self.var(v.args[2]) if v.op == "tile.matmul_bias" else None
         return acc0, a, b
 
     def _plan(self, s: AssignStmt):
@@ -221,30 +227,37 @@ class _Tile(Mutator):
         left, right, acc_cap = p.capacity(M.Left), p.capacity(M.Right), p.capacity(M.Acc)
         abytes = s.var.type.dtype.bits // 8
         kc = _k_fit(m, k, n, esz, left, right)
-        if k % 16 and m * n * abytes <= acc_cap or kc is not None and _acc_need(m, n, abytes, kc < k) <= acc_cap:
+        bias_fits = self.bias is None or n * abytes <= p.capacity(M.Bias) or self.bias.type.memory_space == M.Bias
+        if bias_fits and (k % 16 and m * n * abytes <= acc_cap
+                          or kc is not None and _acc_need(m, n, abytes, kc < k) <= acc_cap):
             return None  # fits whole (K not a multiple of 16: visit_AssignStmt reports it if needed)
         if acc0 is not None:
             self._mn_error(s, "it is a tile.matmul_acc (its [M, N] accumulator itself does not fit)")
         for x in (a, b):
             if x.type.valid_shape is not None and tuple(x.type.valid_shape) != tuple(x.type.shape):
                 self._mn_error(s, f"operand {x.name} has a valid_shape narrower than its shape")
-        tile = choose_mn_tile(m, k, n, esz, abytes, left, right, acc_cap)
+        max_n = p.capacity(M.Bias) // abytes if self.bias is not None else 0
+        tile = choose_mn_tile(m, k, n, esz, abytes, left, right, acc_cap, max_n=max_n)
         if tile is None:
             raise CapacityError(
                 f"{s.value.op}: no [m, n] sub-tile of [{m}, {k}] @ [{k}, {n}] {a.type.dtype.name} fits Acc "
                 f"({acc_cap} B) with its K chunks in Left ({left} B) / Right ({right} B) on {p.name}"
                 + (f" (K={k} is not a multiple of 16, so K cannot be chunked)" if k % 16 else ""),
                 s.span, "pad K to a multiple of 16, or split the matmul yourself")
-        return (s, a, b, tile, ())
+        if self.bias is not None and tile[1] < n and self.bias.type.memory_space not in (None, M.Mat):
+            self._mn_error(s, f"its bias '{self.bias.name}' is already in {self.bias.type.memory_space.name} (an N "
+                              "split extracts [1, n] windows of it from Mat)")
+        return (s, a, b, self.bias, tile, ())
 
-    def _grid(self, store: AssignStmt, mm: AssignStmt, a: Var, b: Var, tile, casts):
+    def _grid(self, store: AssignStmt, mm: AssignStmt, a: Var, b: Var, bias, tile, casts):
         """The sub-tile grid of ``mm`` feeding ``store`` (through ``casts``)."""
         (m, k), (_, n) = a.type.shape, b.type.shape
         if casts:  # the casts run in Vec: the sub-tile's FP32 copy and its cast results must fit there
             p = self.platform
             vec = mm.var.type.dtype.bits // 8 + sum(cv.type.dtype.bits // 8 for cv, _ in casts)
             tile = choose_mn_tile(m, k, n, a.type.dtype.bits // 8, mm.var.type.dtype.bits // 8, p.capacity(M.Left),
-                                  p.capacity(M.Right), p.capacity(M.Acc), vec, p.capacity(M.Vec)) or tile
+                                  p.capacity(M.Right), p.capacity(M.Acc), vec, p.capacity(M.Vec),
+                                  max_n=tile[1] if bias is not None else 0) or tile
         tm, tn, kc = tile
         st = self.rebuild(store.value)
         tensor = self.var(store.value.args[2])
@@ -256,6 +269,12 @@ class _Tile(Mutator):
             for ni in range(0, n, tn):
                 em, en = min(tm, m - mi), min(tn, n - ni)
                 sub = Var(f"{name}__t{idx}", TileType((em, en), mm.var.type.dtype), mm.span)
+                self.bias = bias
+                if bias is not None and en < n:  # this sub-tile's [1, en] window of the bias, in Bias
+                    bt = TileType((1, en), bias.type.dtype, M.Bias)
+                    self.bias = Var(f"{name}__bias{idx}", bt, mm.span)
+                    out.append(AssignStmt(self.bias, Call("tile.extract", (bias, _ints(0, ni), _ints(1, en), M.Bias,
+                                                                           False), bt, mm.span), mm.span))
                 out.extend(self._block(mm.span, sub, None, a, b, mi, ni, em, en, k, kc))
                 val = sub
                 for cv, c in casts:
@@ -298,6 +317,15 @@ class _Tile(Mutator):
         kc = choose_k_chunk(m, k, n, esz, left, right)
         return self._block(s.span, s.var, acc0, a, b, 0, 0, m, n, k, kc)
 
+    def _first(self, acc0, a0, b0, t, sp) -> Call:
+        """The cube op of K chunk 0: matmul, matmul_acc onto ``acc0``, or matmul_bias (the bias is
+        added once, by the first chunk, as the initial accumulator value)."""
+        if acc0 is not None:
+            return Call("tile.matmul_acc", (acc0, a0, b0, False, False), t, sp)
+        if self.bias is not None:
+            return Call("tile.matmul_bias", (a0, b0, self.bias), t, sp)
+        return Call("tile.matmul", (a0, b0, None, False, False), t, sp)
+
     def _block(self, sp, var: Var, acc0, a: Var, b: Var, mi: int, ni: int, m: int, n: int, k: int, kc: int):
         """Statements computing ``var = [acc0 +] a[mi:mi+m, :] @ b[:, ni:ni+n]``, K in chunks of ``kc``
         (one Left/Right extract pair and cube op per chunk, chunk 0 first)."""
@@ -317,9 +345,7 @@ class _Tile(Mutator):
         if kc == k:  # no K split: one extract pair (the operands' [m, K] / [K, n] windows)
             a0 = extract(a, (mi, 0), lt, f"{name}__a0")
             b0 = extract(b, (0, ni), rt, f"{name}__b0")
-            args = (a0, b0, None, False, False) if acc0 is None else (acc0, a0, b0, False, False)
-            out.append(AssignStmt(var, Call("tile.matmul" if acc0 is None else "tile.matmul_acc", args, acc_t, sp),
-                                  sp))
+            out.append(AssignStmt(var, self._first(acc0, a0, b0, acc_t, sp), sp))
             return out
         start = 0
         init = acc0
@@ -327,7 +353,7 @@ class _Tile(Mutator):
             a0 = extract(a, (mi, 0), lt, f"{name}__a0")
             b0 = extract(b, (0, ni), rt, f"{name}__b0")
             init = Var(f"{name}__k0", acc_t, sp)
-            out.append(AssignStmt(init, Call("tile.matmul", (a0, b0, None, False, False), acc_t, sp), sp))
+            out.append(AssignStmt(init, self._first(None, a0, b0, acc_t, sp), sp))
             start = 1
         ko = Var(f"{name}__ko", ScalarType(INDEX), sp)
         it = Var(f"{name}__it", acc_t, sp)

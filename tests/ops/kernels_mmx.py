@@ -93,3 +93,26 @@ def tensor_bmm_bt(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
         out[:] = pl.matmul(a, b, out_dtype=pl.FP32, b_trans=True, c_matrix_nz=False)
     return out
+
+
+@pl.jit
+def tile_mm_bias_big(a: pl.Tensor, b: pl.Tensor, bias: pl.Tensor, out: pl.Out[pl.Tensor]):
+    """[272, 256] @ [256, 528] + bias[1, 528]: the result exceeds Acc and the bias the a2a3 Bias
+    buffer: M/N sub-tiles, each with its bias window, K chunked."""
+    with pl.at(level=pl.Level.CORE_GROUP):
+        ta = pl.load(a, [0, 0], [272, 256], target_memory=pl.Mem.Mat)
+        tb = pl.load(b, [0, 0], [256, 528], target_memory=pl.Mem.Mat)
+        tc = pl.load(bias, [0, 0], [1, 528], target_memory=pl.Mem.Mat)
+        out = pl.store(pl.matmul_bias(ta, tb, tc), [0, 0], out)
+    return out
+
+
+@pl.jit
+def tile_mm_bias_big_k(a: pl.Tensor, b: pl.Tensor, bias: pl.Tensor, out: pl.Out[pl.Tensor]):
+    """[16, 2048] @ [2048, 64] + bias: K split only; the bias goes with chunk 0."""
+    with pl.at(level=pl.Level.CORE_GROUP):
+        ta = pl.load(a, [0, 0], [16, 2048], target_memory=pl.Mem.Mat)
+        tb = pl.load(b, [0, 0], [2048, 64], target_memory=pl.Mem.Mat)
+        tc = pl.load(bias, [0, 0], [1, 64], target_memory=pl.Mem.Mat)
+        out = pl.store(pl.matmul_bias(ta, tb, tc), [0, 0], out)
+    return out

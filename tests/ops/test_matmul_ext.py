@@ -236,3 +236,53 @@ def test_c_matrix_nz_is_recorded_and_inert():
     assert [p.name for p in op.params][-1] == "c_matrix_nz"
     lhs, rhs = Var("l", TensorType((16, 32), pl.FP16)), Var("r", TensorType((32, 16), pl.FP16))
     assert op.infer_type((lhs, rhs, pl.FP32, False, False, True), None) == TensorType((16, 16), pl.FP32)
+
+
+# ---------------------------------------------------------------- matmul_bias through AutoTileMatmulL0
+
+def _ref_on(kernel, args, platform):
+    from pypto.debug.torch_codegen import torch_codegen
+    from pypto.runtime import RunConfig
+    args = [x.clone() for x in args]
+    ns: dict = {}
+    exec(compile(torch_codegen(kernel.lower(*args, config=RunConfig(platform=platform))), "<ref>", "exec"), ns)
+    ns[kernel.__name__](*args)
+    return args
+
+
+def _tiled_bias_oracle(a, b, bias, tile):
+    """Per [tm, tn] sub-tile: bias window + chunk 0 product, then + each later kc chunk, in K order."""
+    tm, tn, kc = tile
+    out = torch.empty(a.shape[0], b.shape[1])
+    for mi in range(0, a.shape[0], tm):
+        for ni in range(0, b.shape[1], tn):
+            p = None
+            for k0 in range(0, a.shape[1], kc):
+                x = a[mi:mi + tm, k0:k0 + kc].float().contiguous()
+                y = b[k0:k0 + kc, ni:ni + tn].float().contiguous()
+                p = _mm(x, y, bias[:, ni:ni + tn].expand(x.shape[0], -1)) if p is None else _mm(x, y, p)
+            out[mi:mi + tm, ni:ni + tn] = p
+    return out
+
+
+@pytest.mark.parametrize("platform", H.PLATFORMS)
+@pytest.mark.parametrize("kernel,shape", [("tile_mm_bias_big", (272, 256, 528)), ("tile_mm_bias_big_k", (16, 2048, 64))])
+def test_matmul_bias_auto_tiled(kernel, shape, platform):
+    """matmul_bias whose result exceeds Acc (and whose bias exceeds the a2a3 Bias buffer), or whose K
+    exceeds L0: the bias is added once, by K chunk 0 of each sub-tile. sim == ref == oracle."""
+    from pypto.backend.platforms import get_platform
+    from pypto.language.enums import MemorySpace as Mem
+    from pypto.passes.auto_tile_matmul_l0 import _acc_need, _k_fit, choose_mn_tile
+    m, k, n = shape
+    kern = getattr(K, kernel)
+    a, b = _data(20, (m, k), torch.float16, "special"), _data(21, (k, n), torch.float16, "special")
+    bias = _bias(22, n, torch.float16, "special")
+    out = torch.zeros(m, n)
+    sim, ref = H.run_sim(kern, [a, b, bias, out], platform), _ref_on(kern, [a, b, bias, out], platform)
+    H.assert_same_bits(sim[3], ref[3], f"{kernel} {platform}")
+    p = get_platform(platform)
+    L, R, A, B = (p.capacity(s) for s in (Mem.Left, Mem.Right, Mem.Acc, Mem.Bias))
+    kc = _k_fit(m, k, n, 2, L, R)
+    whole = kc is not None and _acc_need(m, n, 4, kc < k) <= A and n * 4 <= B
+    tile = (m, n, kc) if whole else choose_mn_tile(m, k, n, 2, 4, L, R, A, max_n=B // 4)
+    H.assert_same_bits(ref[3], _tiled_bias_oracle(a, b, bias, tile), "bias once, then K chunks in order")
