@@ -191,8 +191,8 @@ class _Tile(Mutator):
         (m, n), dt = s.var.type.shape, s.var.type.dtype
         cap = self.platform.capacity(M.Acc)
         raise CapacityError(
-            f"{s.value.op}: result [{m}, {n}] {dt.name} ({m * n * dt.bits // 8} bytes) exceeds the Acc buffer "
-            f"({cap} bytes) on {self.platform.name}, and AutoTileMatmulL0 can split M/N only when the result goes "
+            f"{s.value.op}: result [{m}, {n}] {dt.name} ({m * n * dt.bits // 8} bytes; twice that with a K loop) "
+            f"does not fit the Acc buffer ({cap} bytes) on {self.platform.name} (or its bias the Bias buffer), and AutoTileMatmulL0 can split M/N only when the result goes "
             f"straight to one tile.store (optionally through one tile.cast); here {why}",
             s.span, "store the matmul result directly (out = pl.store(c, offsets, out)), or split M/N yourself: "
                     "a loop over row/column blocks, each matmul stored to GM")

@@ -371,7 +371,7 @@ def test_tensor_matmul_mn_split_with_cast_a5():
 def test_acc_overflow_is_clear_error():
     """An oversized result read twice has no direct-store split: CapacityError naming why and the fix."""
     a, b = torch.zeros(512, 64, dtype=torch.float16), torch.zeros(64, 512, dtype=torch.float16)
-    with pytest.raises(CapacityError, match="exceeds the Acc buffer.*used more than once") as info:
+    with pytest.raises(CapacityError, match="does not fit the Acc buffer.*used more than once") as info:
         K.tile_mm_512_twice.lower(a, b, torch.zeros(512, 512), torch.zeros(512, 512))
     assert "pl.store" in str(info.value)
 
