@@ -66,7 +66,12 @@ def _tile_mm_infer(a: OpArgs, span: Span) -> TileType:
            f"out_dtype {getattr(a.out_dtype, 'name', a.out_dtype)} is not the accumulator dtype {acc.name} "
            f"of {a.lhs.type.dtype.name} operands", span,
            "the cube accumulates in a fixed dtype; cast the result afterwards with pl.cast")
-    return TileType((m, n), acc)
+    # the product's valid extent is [lhs valid M, rhs valid N], so a store writes only that region
+    # (as the reference's does) instead of the zero padding around it
+    lt, rt = a.lhs.type, a.rhs.type
+    valid = None if lt.valid_shape is None and rt.valid_shape is None else \
+        (lt.effective_valid_shape[0], rt.effective_valid_shape[1])
+    return TileType((m, n), acc, None, valid)
 
 
 def _tile_c_matrix_nz(args: list, kwargs: dict, span: Span):

@@ -116,3 +116,13 @@ def tile_mm_bias_big_k(a: pl.Tensor, b: pl.Tensor, bias: pl.Tensor, out: pl.Out[
         tc = pl.load(bias, [0, 0], [1, 64], target_memory=pl.Mem.Mat)
         out = pl.store(pl.matmul_bias(ta, tb, tc), [0, 0], out)
     return out
+
+
+@pl.jit
+def tile_mm_narrow(a: pl.Tensor, b: pl.Tensor, out: pl.InOut[pl.Tensor]):
+    """lhs valid M = 20 of 32, rhs valid N = 30 of 48: the store writes [20, 30] only."""
+    with pl.at(level=pl.Level.CORE_GROUP):
+        ta = pl.load(a, [0, 0], [32, 64], valid_shape=[20, 64], target_memory=pl.Mem.Mat)
+        tb = pl.load(b, [0, 0], [64, 48], valid_shape=[64, 30], target_memory=pl.Mem.Mat)
+        out = pl.store(pl.matmul(ta, tb), [0, 0], out)
+    return out

@@ -286,3 +286,16 @@ def test_matmul_bias_auto_tiled(kernel, shape, platform):
     whole = kc is not None and _acc_need(m, n, 4, kc < k) <= A and n * 4 <= B
     tile = (m, n, kc) if whole else choose_mn_tile(m, k, n, 2, 4, L, R, A, max_n=B // 4)
     H.assert_same_bits(ref[3], _tiled_bias_oracle(a, b, bias, tile), "bias once, then K chunks in order")
+
+
+@pytest.mark.parametrize("platform", H.PLATFORMS)
+def test_matmul_narrowed_operands_store_only_the_valid_product(platform):
+    """Regression: a matmul of narrowed operands used to store its whole [32, 48] tile, writing the
+    zero padding over the output the reference leaves untouched."""
+    a, b = _data(23, (32, 64), torch.float32), _data(24, (64, 48), torch.float32)
+    out = torch.full((32, 48), -7.0)
+    sim, ref = _both(K.tile_mm_narrow, [a, b, out], platform)
+    H.assert_same_bits(sim[2], ref[2], "narrow matmul")
+    want = out.clone()
+    want[:20, :30] = _mm(a[:20], b[:, :30])
+    H.assert_same_bits(ref[2], want, "valid [20, 30] written, the rest untouched")
