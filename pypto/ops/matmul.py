@@ -3,7 +3,10 @@
 ``tensor.matmul`` / ``tensor.matmul_acc`` with a ``lower`` hook (spec-language §4.3).
 
 Accumulator dtype (fixed by the hardware): FP16/BF16/FP32 x same -> FP32, INT8 x INT8 -> INT32. A
-tile-level ``out_dtype`` other than that is an error.
+tile-level ``out_dtype`` other than that is an error. The product's valid shape is ``[lhs valid M,
+rhs valid N]`` (a store writes that region only). The variants (``matmul_bias``, ``gemv*``,
+``batch_matmul*``) live in :mod:`pypto.ops.matmul_ext`; tensor-level operands of rank > 2 are batched
+(lowered to ``tile.batch_matmul[_acc]``); ``c_matrix_nz`` is accepted and inert (see its param).
 
 Numerics: FP16/BF16 products are exact in FP32 and accumulate in FP32; both executors compute
 ``torch.matmul`` of FP32 copies of the operands (INT8: INT32 copies, wrapping like the INT32
