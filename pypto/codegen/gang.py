@@ -295,7 +295,8 @@ class GangGen:
         if op.name == "tile.load":
             self.tile_ref(result)
             self.emit_plan(f"E.append(({site}, ({a.tensor}, {a.offsets}, {a.valid_shape})))")
-            self.gm.append(("r", tuple(result.type.shape)))
+            # the footprint is the valid region: a load reads, a store writes nothing else
+            self.gm.append(("r", tuple(result.type.effective_valid_shape)))
             self.span(c)
             self.emit(f"_pto.gang_load_into({k.view(result)}, [p[_c][1] for p in P])")
         elif op.name == "tile.store" and a.atomic != repr(AtomicType.Add):
@@ -303,7 +304,7 @@ class GangGen:
             self.tile_ref(tile)
             valid = "None" if tile.type.valid_shape is None else repr(list(tile.type.valid_shape))
             self.emit_plan(f"E.append(({site}, ({a.offsets}, {a.tensor}, {valid})))")
-            self.gm.append(("w", tuple(tile.type.shape)))
+            self.gm.append(("w", tuple(tile.type.effective_valid_shape)))
             self.span(c)
             self.emit(f"_pto.gang_store({a.tile}, [p[_c][1] for p in P])")
             if result is not None:   # the stored-into tensor, for later accesses of this task

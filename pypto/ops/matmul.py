@@ -3,7 +3,10 @@
 ``tensor.matmul`` / ``tensor.matmul_acc`` with a ``lower`` hook (spec-language §4.3).
 
 Accumulator dtype (fixed by the hardware): FP16/BF16/FP32 x same -> FP32, INT8 x INT8 -> INT32. A
-tile-level ``out_dtype`` other than that is an error.
+tile-level ``out_dtype`` other than that is an error. The product's valid shape is ``[lhs valid M,
+rhs valid N]`` (a store writes that region only). The variants (``matmul_bias``, ``gemv*``,
+``batch_matmul*``) live in :mod:`pypto.ops.matmul_ext`; tensor-level operands of rank > 2 are batched
+(lowered to ``tile.batch_matmul[_acc]``); ``c_matrix_nz`` is accepted and inert (see its param).
 
 Numerics: FP16/BF16 products are exact in FP32 and accumulate in FP32; both executors compute
 ``torch.matmul`` of FP32 copies of the operands (INT8: INT32 copies, wrapping like the INT32
@@ -66,7 +69,22 @@ def _tile_mm_infer(a: OpArgs, span: Span) -> TileType:
            f"out_dtype {getattr(a.out_dtype, 'name', a.out_dtype)} is not the accumulator dtype {acc.name} "
            f"of {a.lhs.type.dtype.name} operands", span,
            "the cube accumulates in a fixed dtype; cast the result afterwards with pl.cast")
-    return TileType((m, n), acc)
+    # the product's valid extent is [lhs valid M, rhs valid N], so a store writes only that region
+    # (as the reference's does) instead of the zero padding around it
+    lt, rt = a.lhs.type, a.rhs.type
+    valid = None if lt.valid_shape is None and rt.valid_shape is None else \
+        (lt.effective_valid_shape[0], rt.effective_valid_shape[1])
+    return TileType((m, n), acc, None, valid)
+
+
+def _tile_c_matrix_nz(args: list, kwargs: dict, span: Span):
+    """``pl.matmul(tile, tile, c_matrix_nz=...)``: the flag is tensor-only (a tile's layout is part of
+    its type); ``False`` is accepted and dropped, ``True`` is an error, as in the reference."""
+    if "c_matrix_nz" in kwargs or len(args) > 5:
+        flag = kwargs.pop("c_matrix_nz") if "c_matrix_nz" in kwargs else args.pop(5)
+        expect(flag is False, "tile.matmul", "c_matrix_nz applies to tensor operands only", span,
+               "drop c_matrix_nz=: a tile's layout is part of its type")
+    return args, kwargs
 
 
 def _mm_ref(a: OpArgs) -> str:
@@ -81,7 +99,7 @@ register(OpDef(
     ref=_mm_ref,
     sim=lambda a, dst, gang=False: f"_pto.{'gang_' if gang else ''}matmul_into({dst}, {a.lhs}, {a.rhs})",
     batch="gang",
-    dsl="matmul", operand_kinds=("tile", "tile"),
+    dsl="matmul", operand_kinds=("tile", "tile"), dsl_args=_tile_c_matrix_nz,
     input_spaces=(("lhs", (M.Left,)), ("rhs", (M.Right,))),
     result_space=M.Acc,
     doc="lhs @ rhs on the cube: Left x Right -> Acc (FP32 / INT32 accumulator)",
@@ -180,19 +198,36 @@ register(OpDef(
 
 # ------------------------------------------------------------------ tensor level
 
+def _is_batched(a: OpArgs) -> bool:
+    """A tensor-level matmul with an operand of rank > 2: batched (batch dims broadcast), lowered to
+    ``tile.batch_matmul[_acc]``."""
+    return len(a.lhs.type.shape) > 2 or len(a.rhs.type.shape) > 2
+
+
+def _tensor_shape(op: str, a: OpArgs, span: Span) -> tuple:
+    if _is_batched(a):
+        from pypto.ops.matmul_ext import batch_geometry
+
+        return batch_geometry(op, a.lhs.type, a.rhs.type, None, None, a.a_trans, a.b_trans, span)[0]
+    m, _, n = _mm_shape(op, a.lhs.type.shape, a.rhs.type.shape, span, a.a_trans, a.b_trans)
+    return (m, n)
+
+
 def _tensor_mm_infer(a: OpArgs, span: Span) -> TensorType:
-    m, _, n = _mm_shape("tensor.matmul", a.lhs.type.shape, a.rhs.type.shape, span, a.a_trans, a.b_trans)
+    shape = _tensor_shape("tensor.matmul", a, span)
     acc_dtype("tensor.matmul", a.lhs.type.dtype, a.rhs.type.dtype, span)
-    return TensorType((m, n), a.out_dtype or promote(a.lhs.type.dtype, a.rhs.type.dtype))
+    return TensorType(shape, a.out_dtype or promote(a.lhs.type.dtype, a.rhs.type.dtype))
 
 
 def _tensor_mm_acc_infer(a: OpArgs, span: Span) -> TensorType:
-    m, _, n = _mm_shape("tensor.matmul_acc", a.lhs.type.shape, a.rhs.type.shape, span, a.a_trans, a.b_trans)
+    shape = _tensor_shape("tensor.matmul_acc", a, span)
     acc = acc_dtype("tensor.matmul_acc", a.lhs.type.dtype, a.rhs.type.dtype, span)
     t = a.acc.type
-    expect(tuple(t.shape) == (m, n) and t.dtype == acc, "tensor.matmul_acc",
-           f"accumulator must be [{m}, {n}] {acc.name}, got {list(t.shape)} {t.dtype.name}", span)
-    return TensorType((m, n), acc)
+    expect(tuple(t.shape) == tuple(shape) and t.dtype == acc, "tensor.matmul_acc",
+           f"accumulator must be {list(shape)} {acc.name}, got {list(t.shape)} {t.dtype.name}", span)
+    expect(a.init_cond is None or not _is_batched(a), "tensor.matmul_acc",
+           "init_cond applies to 2-D operands only", span)
+    return TensorType(shape, acc)
 
 
 def _operand(conv, x, trans: bool, name: str, span, stmts: list):
@@ -229,13 +264,26 @@ def _lower(call, var, conv):
     op = get_op(call.op)
     a = op.args(call.args)
     stmts: list = []
-    lhs = _operand(conv, a.lhs, a.a_trans, f"{var.name}_lhs", span, stmts)
-    rhs = _operand(conv, a.rhs, a.b_trans, f"{var.name}_rhs", span, stmts)
+    # N-D operands: loaded whole (a transposed operand stays transposed in Mat; the batch op reads it so)
+    batched = _is_batched(a)
+    lhs = _operand(conv, a.lhs, a.a_trans and not batched, f"{var.name}_lhs", span, stmts)
+    rhs = _operand(conv, a.rhs, a.b_trans and not batched, f"{var.name}_rhs", span, stmts)
     acc = acc_dtype(call.op, lhs.type.dtype, rhs.type.dtype, span)
     t = TileType(tuple(var.type.shape), acc)
+
+    def product(acc_tile=None):
+        if batched:
+            attrs = (None, None, a.a_trans, a.b_trans)
+            if acc_tile is None:
+                return Call("tile.batch_matmul", (lhs, rhs, *attrs), t, span)
+            return Call("tile.batch_matmul_acc", (acc_tile, lhs, rhs, *attrs), t, span)
+        if acc_tile is None:
+            return Call("tile.matmul", (lhs, rhs, None, False, False), t, span)
+        return Call("tile.matmul_acc", (acc_tile, lhs, rhs, False, False, a.init_cond), t, span)
+
     if call.op == "tensor.matmul":
         mm = Var(f"{var.name}_acc" if var.type.dtype != acc else var.name, t, span)
-        stmts.append(AssignStmt(mm, Call("tile.matmul", (lhs, rhs, None, False, False), t, span), span))
+        stmts.append(AssignStmt(mm, product(), span))
         if var.type.dtype == acc:
             return stmts, mm
         ct = TileType(tuple(var.type.shape), var.type.dtype)
@@ -246,8 +294,7 @@ def _lower(call, var, conv):
     if isinstance(a.acc, Var) and id(a.acc) in conv.tile_of:
         acc_tile = conv.as_tile(a.acc, span)
         res = Var(var.name, t, span)
-        stmts.append(AssignStmt(res, Call("tile.matmul_acc", (acc_tile, lhs, rhs, False, False, a.init_cond), t, span),
-                                span))
+        stmts.append(AssignStmt(res, product(acc_tile), span))
         return stmts, res
     if a.init_cond is not None:
         from pypto.errors import UnsupportedFeatureError
@@ -264,7 +311,7 @@ def _lower(call, var, conv):
     acc_vec = Var(f"{var.name}_init", TileType(tuple(src.type.shape), src.type.dtype), span)
     stmts.append(AssignStmt(acc_vec, Call("tile.load", (src, zeros, dims, None, None), acc_vec.type, span), span))
     mm = Var(f"{var.name}_prod", t, span)
-    stmts.append(AssignStmt(mm, Call("tile.matmul", (lhs, rhs, None, False, False), t, span), span))
+    stmts.append(AssignStmt(mm, product(), span))
     res = Var(var.name, t, span)
     stmts.append(AssignStmt(res, Call("tile.add", (acc_vec, mm), t, span), span))
     return stmts, res
@@ -273,7 +320,10 @@ def _lower(call, var, conv):
 register(OpDef(
     name="tensor.matmul",
     params=(Param("lhs", "tensor"), Param("rhs", "tensor"), Param("out_dtype", "dtype", None),
-            Param("a_trans", "bool", False), Param("b_trans", "bool", False)),
+            Param("a_trans", "bool", False), Param("b_trans", "bool", False),
+            # the reference's "C matrix in NZ layout" flag: it declares the attribute and no pass of
+            # it reads it, so it is recorded in the IR and changes nothing (values, layout of GM out)
+            Param("c_matrix_nz", "bool", False)),
     infer=_tensor_mm_infer,
     ref=lambda a: f"_pto.tensor_matmul({a.lhs}, {a.rhs}, {a.out_dtype}, {a.a_trans}, {a.b_trans})",
     dsl="matmul", operand_kinds=("tensor", "tensor"),

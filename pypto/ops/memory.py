@@ -280,7 +280,8 @@ def _assemble_infer(a: OpArgs, span: Span) -> TensorType:
 
 register(OpDef(
     name="tensor.assemble",
-    params=(Param("target", "tensor"), Param("src", "tensor"), Param("offsets", "ints"),
+    params=(Param("target", "tensor"), Param("src", "tensor", aliases=("source",)),
+            Param("offsets", "ints", aliases=("offset",)),  # the reference spells them source= / offset=
             Param("atomic", "atomic", AtomicType.None_)),
     infer=_assemble_infer,
     ref=lambda a: f"_pto.assemble({a.target}, {a.src}, {a.offsets}, atomic={a.atomic == repr(AtomicType.Add)})",

@@ -262,6 +262,7 @@ def _load() -> None:
             from pypto.ops import bitwise, argreduce, elementwise_ext, index, creation, sort  # noqa: F401  (issue 15: the catalogue's further families)
             from pypto.ops import views, paged  # noqa: F401  (issue 15: reinterpret_view, write, ...; gather_row, paged_gather)
             from pypto.ops import shape_ops, block_ops  # noqa: F401  (issue 16: dynamic extents, multi-block tasks)
+            from pypto.ops import matmul_ext  # noqa: F401  (issue 15: matmul_bias, gemv*, batch_matmul*)
         finally:
             _loader = None
         _loaded = True

@@ -672,7 +672,10 @@ def tensor_matmul(a: torch.Tensor, b: torch.Tensor, out_dtype=None, a_trans=Fals
                   acc=None) -> torch.Tensor:
     """Reference ``tensor.matmul`` (before lowering): the cube product, then a ``rint`` cast to
     ``out_dtype`` (default: the operand dtype) when it differs from the accumulator dtype."""
-    out = matmul(a.t() if a_trans else a, b.t() if b_trans else b, acc)
+    if a.dim() > 2 or b.dim() > 2:  # batched: one cube matmul per (broadcast) batch
+        out = batch_matmul(a, b, None, None, a_trans, b_trans, acc)
+    else:
+        out = matmul(a.t() if a_trans else a, b.t() if b_trans else b, acc)
     dtype = out_dtype if out_dtype is not None else (a.dtype if acc is None else out.dtype)
     return out if dtype == out.dtype else cast(out, dtype, "rint")
 
@@ -713,3 +716,6 @@ def available_cores(kind: str) -> int:
 
     p = get_platform(name)
     return p.num_aic if kind == "aic" else p.num_aiv
+from pypto.ops.support_matmul import (  # noqa: E402,F401  (issue 15: the matmul variants)
+    batch_matmul, batch_matmul_into, gang, gemv, gemv_into, matmul_bias, matmul_bias_into,
+)

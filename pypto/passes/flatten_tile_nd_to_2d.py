@@ -160,6 +160,11 @@ class _Flatten(Mutator):
         elif c.op == "tile.store":
             tile_t = old_types[0]
             _check_contiguous("tile.store", tile_t.shape, args[2].type.shape, c.span)
+        elif c.op in ("tile.batch_matmul", "tile.batch_matmul_acc"):
+            # the 2-D operands are [prod(batch) * rows, cols]: record the batch shapes they had
+            for operand, attr in (("lhs", "lhs_batch"), ("rhs", "rhs_batch")):
+                if args[names.index(attr)] is None:
+                    args[names.index(attr)] = _ints(old_types[names.index(operand)].shape[:-2])
         elif c.op in _SHAPE_PARAM:
             i = names.index(_SHAPE_PARAM[c.op])
             args[i] = _ints(flat_shape(_rules.const_ints(args[i]), c.op, c.span))

@@ -190,7 +190,10 @@ class _Function:
         """Per dimension (lo, hi) of the region the write ``c`` covers in iteration ``i``."""
         wi, si = _TARGET[c.op]
         offs = c.args[1] if c.op == "tile.store" else c.args[2]
-        shape = getattr(c.args[si].type, "shape", None)
+        t = c.args[si].type
+        # a store writes the tile's valid region only (a gemv result: [1, N] of a [16, N] tile)
+        shape = getattr(t, "effective_valid_shape", None) if c.op == "tile.store" else None
+        shape = shape if shape is not None else getattr(t, "shape", None)
         if not isinstance(offs, MakeTuple) or shape is None or len(offs.elements) != len(shape):
             raise _Unknown
         env = {id(loop.loop_var): i}

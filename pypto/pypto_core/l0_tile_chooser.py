@@ -1,7 +1,8 @@
 """``pypto.pypto_core.passes.l0_tile_chooser``: the L0 matmul design point, as **our** AutoTileMatmulL0
 chooses it (:mod:`pypto.passes.auto_tile_matmul_l0`), in the reference's vocabulary.
 
-Our rule is K-only: the tile is the whole ``M x N`` output (output-stationary, one L0C buffer) and
+Our rule: the tile is the whole ``M x N`` output (output-stationary, one L0C buffer) when it fits L0C,
+else the sub-tile of :func:`pypto.passes.auto_tile_matmul_l0.choose_mn_tile` (fewest sub-tiles);
 ``k`` is all of K when both operands fit in L0A / L0B, else the largest multiple of 16 dividing K
 whose chunks fit in half of L0A / L0B. The reference chooses with a roofline cost model that also
 splits M and N, double-buffers L0C and pins A or B; its design points therefore differ from ours for
@@ -69,15 +70,22 @@ _GM_BYTES_PER_CYCLE = 128
 
 def choose_l0_tile(config: L0TileConfig) -> L0TileResult:
     """The design point AutoTileMatmulL0 uses for ``config`` (see the module docstring)."""
-    from pypto.passes.auto_tile_matmul_l0 import choose_k_chunk
+    from pypto.passes.auto_tile_matmul_l0 import _acc_need, _k_fit, choose_k_chunk, choose_mn_tile
 
     c = config
     m, n, k = int(c.M), int(c.N), int(c.K)
     if min(m, n, k) <= 0:
         raise ValueError(f"choose_l0_tile: M, N, K must be positive, got {m}, {n}, {k}")
-    if m * n * c.bytes_c > c.l0c_bytes:
-        raise ValueError(f"choose_l0_tile: the [{m}, {n}] output ({m * n * c.bytes_c} B) exceeds L0C ({c.l0c_bytes} B); "
-                         "AutoTileMatmulL0 does not split M/N")
+    whole = _k_fit(m, k, n, c.bytes_a, c.l0a_bytes, c.l0b_bytes)
+    if whole is None or _acc_need(m, n, c.bytes_c, whole < k) > c.l0c_bytes:
+        tile = choose_mn_tile(m, k, n, c.bytes_a, c.bytes_c, c.l0a_bytes, c.l0b_bytes, c.l0c_bytes)
+        if tile is None:
+            raise ValueError(f"choose_l0_tile: no [m, n] sub-tile of [{m}, {k}] @ [{k}, {n}] fits L0C "
+                             f"({c.l0c_bytes} B) with K chunks in half of L0A / L0B")
+        tm, tn, kc = tile
+        tiles = -(-m // tm) * -(-n // tn)
+        traffic = tiles * (tm * k * c.bytes_a + k * tn * c.bytes_b) + m * n * c.bytes_c
+        return L0TileResult(tm, tn, kc, traffic, math.ceil(traffic / _GM_BYTES_PER_CYCLE), m * n * k)
     if m * k * c.bytes_a <= c.l0a_bytes and k * n * c.bytes_b <= c.l0b_bytes:
         kc = k
     else:

@@ -48,7 +48,17 @@ def _access(t, offsets, shape):
             lo += o * s
             hi += (o + n - 1) * s
         box = (t, starts, [o + n for o, n in zip(starts, shape)])
-    else:   # a flattened 2-D access of a higher-rank tensor: bound by the whole tensor
+    elif len(shape) == 2 and len(offsets) == t.dim() and t.is_contiguous():
+        # a flattened 2-D access of a contiguous higher-rank tensor (FlattenTileNdTo2D): rows of its
+        # row-major [prod(leading dims), last] view from row linear(offsets[:-1]); the byte range is
+        # exact for whole rows, a bound otherwise (no box: overlapping ranges count as sharing)
+        row = 0
+        for o, d in zip(offsets[:-1], t.shape[:-1]):
+            row = row * d + int(o)
+        c = t.shape[-1]
+        lo += row * c + int(offsets[-1])
+        hi = lo + (shape[0] - 1) * c + shape[1] - 1
+    else:   # any other flattened access of a higher-rank tensor: bound by the whole tensor
         hi = lo + sum((n - 1) * s for n, s in zip(t.shape, st))
     return lo * es, (hi + 1) * es, box
 

@@ -129,7 +129,10 @@ def test_l0_tile_chooser_is_our_auto_tile_rule():
     cfg.K = 64
     assert ch.choose_l0_tile(cfg).k == 64  # fits whole: no split
     cfg.M = cfg.N = 256
-    with pytest.raises(ValueError, match="exceeds L0C"):
+    r = ch.choose_l0_tile(cfg)  # the [256, 256] FP32 output exceeds L0C: M/N sub-tiles that fit it
+    assert r.m * r.n * 4 <= cfg.l0c_bytes and (r.m, r.n) != (256, 256) and r.k == 64
+    cfg.l0c_bytes = 64
+    with pytest.raises(ValueError, match="no \\[m, n\\] sub-tile"):
         ch.choose_l0_tile(cfg)
 
 

@@ -133,3 +133,35 @@ def tensor_mm_acc_gm(c: pl.Tensor, a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Te
     with pl.at(level=pl.Level.CORE_GROUP):
         out[:] = pl.matmul_acc(c, a, b)
     return out
+
+
+@pl.jit
+def tile_mm_512(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
+    """[512, 64] @ [64, 512]: the [512, 512] FP32 result exceeds Acc, AutoTileMatmulL0 splits M/N
+    (each sub-tile stored straight to ``out``)."""
+    with pl.at(level=pl.Level.CORE_GROUP):
+        ta = pl.load(a, [0, 0], [512, 64], target_memory=pl.Mem.Mat)
+        tb = pl.load(b, [0, 0], [64, 512], target_memory=pl.Mem.Mat)
+        c = pl.matmul(ta, tb)
+        out = pl.store(c, [0, 0], out)
+    return out
+
+
+@pl.jit
+def tile_mm_512_twice(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor], out2: pl.Out[pl.Tensor]):
+    """An oversized result stored twice: no direct-store M/N split applies (a clear error)."""
+    with pl.at(level=pl.Level.CORE_GROUP):
+        ta = pl.load(a, [0, 0], [512, 64], target_memory=pl.Mem.Mat)
+        tb = pl.load(b, [0, 0], [64, 512], target_memory=pl.Mem.Mat)
+        c = pl.matmul(ta, tb)
+        out = pl.store(c, [0, 0], out)
+        out2 = pl.store(c, [0, 0], out2)
+    return out, out2
+
+
+@pl.jit
+def tensor_mm_fp16_out(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
+    """FP16 result (a rint cast of each FP32 sub-tile in Vec: a5 only)."""
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:] = pl.matmul(a, b, out_dtype=pl.FP16)
+    return out

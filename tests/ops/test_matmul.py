@@ -28,13 +28,14 @@ def _acc(dtype):
     return torch.int32 if dtype == torch.int8 else torch.float32
 
 
-def _ref_a5(kernel, args):
-    """The reference executor on the program lowered for a5 (kernels legal on a5 only)."""
+def _ref_a5(kernel, args, platform="a5sim"):
+    """The reference executor on the program lowered for ``platform`` (a5 by default: kernels legal
+    on a5 only; the M/N split's sub-tiles and K chunks depend on the platform's buffer sizes)."""
     from pypto.debug.torch_codegen import torch_codegen
     from pypto.runtime import RunConfig
     args = [x.clone() for x in args]
     ns: dict = {}
-    exec(compile(torch_codegen(kernel.lower(*args, config=RunConfig(platform="a5sim"))), "<ref a5>", "exec"), ns)
+    exec(compile(torch_codegen(kernel.lower(*args, config=RunConfig(platform=platform))), "<ref a5>", "exec"), ns)
     ns[kernel.__name__](*args)
     return args
 
@@ -287,10 +288,102 @@ def test_big_k_not_multiple_of_16_rejected():
         K.tensor_mm_fp32.lower(a, b, torch.zeros(16, 16))
 
 
+def _mn_expected(a, b, tile):
+    """Oracle of the M/N split: per [tm, tn] sub-tile, FP32 (INT32) products of kc-long K chunks
+    added in K order (the accumulation rule of AutoTileMatmulL0), assembled."""
+    acc = torch.int32 if a.dtype == torch.int8 else torch.float32
+    tm, tn, kc = tile
+    m, k = a.shape
+    n = b.shape[1]
+    out = torch.empty(m, n, dtype=acc)
+    for mi in range(0, m, tm):
+        for ni in range(0, n, tn):
+            p = None
+            for k0 in range(0, k, kc):
+                q = a[mi:mi + tm, k0:k0 + kc].to(acc).contiguous() @ b[k0:k0 + kc, ni:ni + tn].to(acc).contiguous()
+                p = q if p is None else p + q
+            out[mi:mi + tm, ni:ni + tn] = p
+    return out
+
+
+def _tile_for(a, b, platform, vec_bytes=0):
+    from pypto.backend.platforms import get_platform
+    from pypto.language.enums import MemorySpace as Mem
+    from pypto.passes.auto_tile_matmul_l0 import choose_mn_tile
+    p = get_platform(platform)
+    return choose_mn_tile(a.shape[0], a.shape[1], b.shape[1], a.element_size(), 4, p.capacity(Mem.Left),
+                          p.capacity(Mem.Right), p.capacity(Mem.Acc), vec_bytes, p.capacity(Mem.Vec))
+
+
+@pytest.mark.parametrize("platform", H.PLATFORMS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_auto_tile_splits_mn_512(dtype, platform):
+    """A [512, 512] result (1 MiB FP32, Acc is 128/256 KiB) is cut into sub-tiles stored straight to
+    GM; sim == ref bit for bit, == the sub-tile/K-chunk oracle, within the FP32 bound of float64."""
+    a, b = _data(50, (512, 64), dtype), _data(51, (64, 512), dtype)
+    out = torch.zeros(512, 512, dtype=_acc(dtype))
+    sim, ref = H.run_sim(K.tile_mm_512, [a, b, out], platform), _ref_a5(K.tile_mm_512, [a, b, out], platform)
+    H.assert_same_bits(sim[2], ref[2], f"tile_mm_512 {dtype} {platform}")
+    H.assert_same_bits(ref[2], _mn_expected(a, b, _tile_for(a, b, platform)), "M/N split accumulation order")
+    _check_close(ref[2], a, b)
+    text = K.tile_mm_512.lower(a, b, out, config=__import__("pypto.runtime", fromlist=["RunConfig"]).RunConfig(
+        platform=platform)).as_python()
+    assert "out__t0" in text and "does not split" not in text
+
+
+@pytest.mark.parametrize("platform", H.PLATFORMS)
+@pytest.mark.parametrize("shape", [(272, 256, 144), (256, 512, 256), (1040, 64, 64)])
+def test_tensor_matmul_mn_and_k_split(shape, platform):
+    """Tensor-level matmul whose result exceeds Acc, with boundary sub-tiles (272 = 256 + 16) and
+    K chunks: sim == ref, == oracle, special values (inf, NaN, -0) propagate as in the oracle."""
+    m, k, n = shape
+    a, b = _data(52, (m, k), torch.bfloat16), _data(53, (k, n), torch.bfloat16)
+    a[0, 0], a[1, :] = float("inf"), -0.0
+    b[3, 5] = float("nan")
+    out = torch.zeros(m, n)
+    sim, ref = H.run_sim(K.tensor_mm_fp32, [a, b, out], platform), _ref_a5(K.tensor_mm_fp32, [a, b, out], platform)
+    H.assert_same_bits(sim[2], ref[2], f"tensor_mm_fp32 {shape} {platform}")
+    H.assert_same_bits(ref[2], _mn_expected(a, b, _tile_for(a, b, platform)), "M/N split accumulation order")
+    fin = torch.isfinite(ref[2])
+    a2, b2 = a.clone(), b.clone()
+    a2[0, 0], b2[3, 5] = 0, 0
+    bound = k * 2.0 ** -23 * (a2.double().abs() @ b2.double().abs())
+    exact = a2.double() @ b2.double()
+    rows = torch.ones(m, dtype=torch.bool)
+    rows[0] = False
+    cols = torch.ones(n, dtype=torch.bool)
+    cols[5] = False
+    keep = fin & rows[:, None] & cols[None, :]
+    assert bool(((ref[2].double() - exact).abs() <= bound)[keep].all())
+
+
+def test_tensor_matmul_mn_split_with_cast_a5():
+    """out_dtype FP16: each FP32 sub-tile is rint-cast to FP16, then stored."""
+    from pypto.numerics.cast import cast_tensor
+    a, b = _data(54, (256, 64), torch.float16), _data(55, (64, 512), torch.float16)
+    out = torch.zeros(256, 512, dtype=torch.float16)
+    sim, ref = H.run_sim(K.tensor_mm_fp16_out, [a, b, out], "a5sim"), _ref_a5(K.tensor_mm_fp16_out, [a, b, out])
+    H.assert_same_bits(sim[2], ref[2], "tensor_mm_fp16_out")
+    H.assert_same_bits(ref[2], cast_tensor(_mn_expected(a, b, _tile_for(a, b, "a5sim", 4 + 2)), torch.float16, "rint"),
+                       "rint(sub-tile)")
+
+
 def test_acc_overflow_is_clear_error():
-    a, b = torch.zeros(256, 64, dtype=torch.float16), torch.zeros(64, 256, dtype=torch.float16)
-    with pytest.raises(CapacityError, match="Acc.*does not split M/N"):
-        K.tensor_mm_fp32.lower(a, b, torch.zeros(256, 256))
+    """An oversized result read twice has no direct-store split: CapacityError naming why and the fix."""
+    a, b = torch.zeros(512, 64, dtype=torch.float16), torch.zeros(64, 512, dtype=torch.float16)
+    with pytest.raises(CapacityError, match="does not fit the Acc buffer.*used more than once") as info:
+        K.tile_mm_512_twice.lower(a, b, torch.zeros(512, 512), torch.zeros(512, 512))
+    assert "pl.store" in str(info.value)
+
+
+def test_choose_mn_tile():
+    from pypto.passes.auto_tile_matmul_l0 import choose_mn_tile
+    KB = 1024
+    # [512, 64] @ [64, 512] FP16, Acc 128 KiB: 512 x 64 FP32 sub-tiles (8), K whole
+    assert choose_mn_tile(512, 64, 512, 2, 4, 64 * KB, 64 * KB, 128 * KB) == (512, 64, 64)
+    tm, tn, kc = choose_mn_tile(272, 256, 144, 2, 4, 64 * KB, 64 * KB, 128 * KB)
+    assert tm * tn * 4 <= 128 * KB and 256 % kc == 0 and tm * kc * 2 <= 64 * KB
+    assert choose_mn_tile(16, 100, 16, 2, 4, 64, 64, 64) is None
 
 
 @pytest.mark.parametrize("platform", H.PLATFORMS)
