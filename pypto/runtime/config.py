@@ -16,7 +16,15 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from pypto.backend.platforms import get_platform
-from pypto.ir.pass_manager import OptimizationStrategy
+
+
+class OptimizationStrategy(enum.Enum):
+    """The compiler's optimisation strategy (``pypto.ir.pass_manager.OptimizationStrategy``);
+    ``Default`` (the full pipeline) is the only member, as in the reference. Defined here, with
+    :class:`RunConfig` whose field it types, because the runtime sits below the driver that also
+    takes it (docs/architecture.md, "Layers")."""
+
+    Default = "Default"
 
 
 _RINGS = 4

@@ -64,7 +64,7 @@ def run(program, *args, config: RunConfig | None = None, scalar_specs=None, test
 
 
 def _compile(program, tensors: tuple, cfg: RunConfig):
-    from pypto.ir.compile import compile as ir_compile
+    from pypto.driver.build import compile as ir_compile
     from pypto.ir.nodes import Program
     from pypto.language.jit import JITFunction
 
