@@ -39,7 +39,7 @@ class OrchGen(StmtEmitter):
         super().__init__()
         self.f = f
         self.program = program
-        from pypto.passes.auto_derive_task_dependencies import task_sites
+        from pypto.ir.visit import task_sites
 
         self.sites = task_sites(f, {g.name: g for g in program.functions})
         # only producers some consumer names get site=: without compiler edges the code is unchanged

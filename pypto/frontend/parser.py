@@ -44,6 +44,7 @@ from pypto.errors import (
     Span,
     UnsupportedFeatureError,
 )
+from pypto.ir.tags import SCALAR, TENSOR_TAGS, RuntimeTag
 from pypto.ir.visit import walk_expr
 from pypto.ir.nodes import (
     AssignStmt,
@@ -1591,8 +1592,6 @@ class FunctionParser:
         kernel call: the runtime tags DeriveCallDirections decided (printed in pass dumps after it),
         one per argument, and the producer sites AutoDeriveTaskDependencies recorded per argument.
         Returns the FuncCall fields they set."""
-        from pypto.passes.derive_call_directions import SCALAR, TENSOR_TAGS
-
         span = self.span(node)
         try:
             value = ast.literal_eval(node)
@@ -1613,7 +1612,7 @@ class FunctionParser:
                                   f"{', '.join(sorted(TENSOR_TAGS | {SCALAR}))}, got {tags!r}", span)
         if tags and len(tags) != nargs:
             raise ParserTypeError(f"arg_directions has {len(tags)} tags for {nargs} arguments", span)
-        return {"arg_directions": tuple(tags),
+        return {"arg_directions": tuple(RuntimeTag(t) for t in tags),  # as DeriveCallDirections writes them
                 "compiler_dep_edges": tuple((i, tuple(ks)) for i, ks in sorted(edges.items()))}
 
     def submit_call(self, node: ast.Call) -> FuncCall:

@@ -413,7 +413,7 @@ def _task_dependencies_derived(program: Program, ctx) -> list:
     submitted before the consumer: in the consumer's statement list or an enclosing one, before the
     statement holding the consumer (a call in another branch, or in a loop the consumer is not in,
     may not have run, or may have run several times). Manual calls carry no edges."""
-    from pypto.passes.auto_derive_task_dependencies import task_sites
+    from pypto.ir.visit import task_sites
 
     funcs = {f.name: f for f in program.functions}
     bad: list = []

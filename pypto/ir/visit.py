@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Any, Iterator
 
+from pypto.language.enums import FunctionType
 from pypto.ir.nodes import (
-    AssignStmt, Expr, ForStmt, Function, IfStmt, Node, Program, ScopeStmt, Stmt, Var,
+    AssignStmt, Expr, ForStmt, FuncCall, Function, IfStmt, Node, Program, ScopeStmt, Stmt, Var,
 )
 
 
@@ -289,3 +290,17 @@ class Visitor:
             v = getattr(node, f.name)
             if isinstance(v, (Node, list, tuple)):
                 self.visit(v)
+
+
+def task_sites(f: Function, funcs: dict) -> dict[int, int]:
+    """``id(FuncCall) -> site``: the ordinal of each InCore call of orchestration ``f`` in pre-order
+    (the order codegen, the verifier and AutoDeriveTaskDependencies all walk)."""
+    sites: dict[int, int] = {}
+    for s in iter_stmts(f.body):
+        for e in use_exprs(s):
+            for c in walk_expr(e):
+                if isinstance(c, FuncCall) and id(c) not in sites:
+                    g = funcs.get(c.func)
+                    if g is not None and g.func_type == FunctionType.InCore:
+                        sites[id(c)] = len(sites)
+    return sites

@@ -26,6 +26,7 @@ from __future__ import annotations
 from pypto.errors import Span
 from pypto.ir.types import describe
 from pypto.language.enums import MemorySpace
+from pypto.ir.pysource import py_literal
 from pypto.ops.registry import OpArgs, OpDef, Param, register
 from pypto.ops.rules import expect, promote, same_shape, scalar_dtype, with_dtype
 
@@ -93,8 +94,6 @@ def _not_rule(op: str):
 
 
 def _dtype_src(a: OpArgs, rule) -> str:
-    from pypto.codegen.common import py_literal  # lazy: codegen imports the op registry
-
     return py_literal(rule(a, None).dtype)
 
 

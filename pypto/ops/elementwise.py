@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from pypto.errors import Span
 from pypto.language.enums import MemorySpace
+from pypto.ir.pysource import py_literal
 from pypto.ops.registry import OpArgs, OpDef, Param, register
 from pypto.ops.rules import arith_dtype, expect, promote, promote_scalar, same_shape, scalar_dtype, with_dtype
 
@@ -48,8 +49,6 @@ def _scalar_rule(op_name: str, float_only: bool):
 
 def _scalar_helper(helper: str, op: str, float_only: bool):
     """ref/sim of a scalar-rhs op computed by ``_pto.<helper>(x, s, result_dtype)``."""
-    from pypto.codegen.common import py_literal
-
     def dtype_src(a: OpArgs) -> str:
         return py_literal(_scalar_rule(op, float_only)(a, None).dtype)
 

@@ -51,6 +51,7 @@ import torch
 from pypto.backend.platforms import Platform, get_platform
 from pypto.errors import SimulationError
 from pypto.language.dtypes import dtype_from_name
+from pypto.ir.tags import ALL_TAGS, MAY_WRITE_TAGS
 from pypto.runtime.cores import Core, CoreMemory
 from pypto.runtime.gangs import conflict, gang_size
 from pypto.runtime.deps import (
@@ -854,10 +855,10 @@ def _task_index(t: Task) -> int:
 
 
 _SNAPSHOT_ID = 1 << 63
-_TAGSET = frozenset((INPUT, OUTPUT, INOUT, OUTPUT_EXISTING, NO_DEP, SCALAR))
+_TAGSET = frozenset(ALL_TAGS)
 # tags under which a task may write its argument (NO_DEP only skips dependency tracking: the
 # kernel may still write, so it counts)
-_WRITE_TAGS = frozenset((OUTPUT, INOUT, OUTPUT_EXISTING, NO_DEP))
+_WRITE_TAGS = MAY_WRITE_TAGS
 
 
 def _flatten(deps):
