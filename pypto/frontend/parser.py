@@ -94,6 +94,8 @@ from pypto.language.enums import (
 from pypto.numerics.cast import normalize_mode
 from pypto.ops.registry import write_target
 from pypto.frontend import loop_exits
+from pypto.ir.nodes import COMPARISONS
+from pypto.ops.registry import REQUIRED, dsl_candidates, get_op
 
 # ----------------------------------------------------------------------------- context
 
@@ -1431,7 +1433,6 @@ class FunctionParser:
                     f"Python operators work on scalars only, got {_describe_static(v)}", span,
                     "use pl.add / pl.sub / pl.mul / pl.div for tensors and tiles")
         ea, eb = to_expr(a, span), to_expr(b, span)
-        from pypto.ir.nodes import COMPARISONS
 
         if op in COMPARISONS:
             t = ScalarType(BOOL)
@@ -1737,8 +1738,6 @@ class FunctionParser:
         return UnaryOp(f"cast:{mode}", x, ScalarType(dtype), span)
 
     def op_call(self, fn: DslOp, args: list, kwargs: dict, span: Span, node: ast.AST) -> Expr:
-        from pypto.ops.registry import dsl_candidates, get_op
-
         if fn.name == "cast" and args and kind_of(args[0]) == "scalar":
             return self.scalar_cast(args, kwargs, span)
         if "." in fn.name:
@@ -1798,8 +1797,6 @@ class FunctionParser:
 
     def make_call(self, op_name: str, args: list, kwargs: dict, span: Span, node: ast.AST) -> Expr:
         """Bind arguments to the op's schema, convert each by kind, apply the type rule."""
-        from pypto.ops.registry import REQUIRED, get_op
-
         op = get_op(op_name, span)
         params = op.params
         if op.dsl_args is not None:

@@ -24,6 +24,7 @@ from pypto.ir.types import DynDim, ScalarType, TensorType, Type, describe
 from pypto.language.constructs import RUNTIME
 from pypto.language.dtypes import dtype_from_torch
 from pypto.language.enums import FunctionType
+from pypto.language.jit import JITFunction, _Unsupported
 
 
 @dataclass
@@ -142,8 +143,6 @@ class _Specializer:
         return func
 
     def call_function(self, obj: Any, args: list, span: Span) -> Callee | None:
-        from pypto.language.jit import JITFunction, _Unsupported
-
         if isinstance(obj, _Unsupported):
             from pypto.errors import UnsupportedFeatureError
 

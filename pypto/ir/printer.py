@@ -27,6 +27,8 @@ from pypto.ir.pysource import Namer, sanitize
 from pypto.ir.types import DynDim, ScalarType, TensorType, TileType, TupleType, Type
 from pypto.language.dtypes import FP32, INDEX, DataType
 from pypto.language.enums import ForKind, ParamDirection
+from pypto.errors import PyptoError
+from pypto.ir.visit import defined_vars, iter_exprs
 
 _INDENT = "    "
 
@@ -59,8 +61,6 @@ def _ints(xs) -> str:
 
 def _dyn_dims(prog: Program) -> list[str]:
     """Names of the dynamic dimensions any parameter or value of ``prog`` uses (sorted)."""
-    from pypto.ir.visit import defined_vars
-
     names: set[str] = set()
 
     def note(t) -> None:
@@ -96,8 +96,6 @@ def _implied_type(value: Any, funcs: dict | None):
 
     Literals, scalar arithmetic and anything else are not inferred here (the parser folds literals
     to Python constants and has its own scalar promotion rules): they keep their annotation."""
-    from pypto.errors import PyptoError
-
     if isinstance(value, Var):
         return value.type
     if isinstance(value, Call):
@@ -393,8 +391,6 @@ def _callee_order(prog: Program) -> list[Function]:
 
 
 def _callees(stmts) -> list[str]:
-    from pypto.ir.visit import iter_exprs
-
     return [e.func for e in iter_exprs(stmts) if isinstance(e, FuncCall)]
 
 

@@ -14,6 +14,7 @@ from pypto.language.enums import FunctionType
 from pypto.ir.nodes import (
     AssignStmt, Expr, ForStmt, FuncCall, Function, IfStmt, Node, Program, ScopeStmt, Stmt, Var,
 )
+from pypto.ir.nodes import Call, EvalStmt, ReturnStmt, YieldStmt
 
 
 def child_stmts(s: Stmt) -> list[tuple[Stmt, ...]]:
@@ -37,8 +38,6 @@ def iter_stmts(stmts) -> Iterator[Stmt]:
 
 def use_exprs(s: Stmt) -> list[Expr]:
     """The expressions a statement reads (not the Vars it defines, not nested statements)."""
-    from pypto.ir.nodes import EvalStmt, ReturnStmt, YieldStmt
-
     if isinstance(s, AssignStmt):
         return [s.value]
     if isinstance(s, ForStmt):
@@ -82,8 +81,6 @@ def uses(stmts) -> set[int]:
 
 def iter_calls(stmts) -> Iterator[tuple[Stmt, Any]]:
     """Every op call (``Call``) read by every statement, nested statements included: ``(stmt, call)``."""
-    from pypto.ir.nodes import Call
-
     for s in iter_stmts(stmts):
         for e in use_exprs(s):
             for c in _walk_expr(e):

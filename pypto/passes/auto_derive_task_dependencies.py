@@ -62,6 +62,7 @@ from pypto.passes.context import PassContext
 from pypto.ir.boxes import COVERED, NO_OVERLAP, OTHER, box_overlap
 from pypto.ir.tags import INOUT, INPUT, LOOKUP_TAGS, NO_DEP, OUTPUT_EXISTING, REGISTER_TAGS
 from pypto.passes.param_writes import returned_params
+from pypto.ir.types import TupleType
 
 NAME = "AutoDeriveTaskDependencies"
 REQUIRES = ("CallDirectionsResolved",)
@@ -226,8 +227,6 @@ class _Views:
 
 
 def _is_tuple(var: Var) -> bool:
-    from pypto.ir.types import TupleType
-
     return isinstance(var.type, TupleType)
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from pypto.backend.platforms import get_platform
+from pypto.backend.backend_type import BackendType
 
 
 class OptimizationStrategy(enum.Enum):
@@ -145,7 +146,6 @@ class RunConfig:
     def __post_init__(self):
         # (1) platform, (2) backend_type (a property), (3) swimlane level, (4) DFX forces save_kernels,
         # (5) ring overrides.
-        from pypto.backend.backend_type import BackendType
 
         self._platform = get_platform(self.platform)
         # As in the reference, the platform decides the backend: backend_type is derived from it

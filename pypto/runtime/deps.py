@@ -36,6 +36,7 @@ from pypto.ir.tags import (  # noqa: F401  (re-exported: the one RuntimeTag, pyp
     INOUT, INPUT, LOOKUP_TAGS, NO_DEP, OUTPUT, OUTPUT_EXISTING, REGISTER_TAGS, SCALAR, RuntimeTag,
 )
 from pypto.ir.tags import ALL_TAGS as TAGS
+from pypto.safe_files import atomic_write_text
 # IR parameter directions accepted as tags (an un-promoted ``Out`` writes an existing buffer)
 _LEGACY = {"In": INPUT, "Out": OUTPUT_EXISTING, "InOut": INOUT}
 
@@ -314,8 +315,6 @@ def deps_document(tasks) -> dict:
 
 def write_deps(tasks, dfx_dir: Path, work_dir: Path, kernel_ids: dict) -> Path:
     """Write ``dfx_outputs/deps.json`` and ``name_map_<work_dir.name>.json``; returns the deps path."""
-    from pypto.safe_files import atomic_write_text
-
     path = dfx_dir / "deps.json"
     atomic_write_text(path, json.dumps(deps_document(tasks), indent=1))
     name_map = {"level": 2, "orchestrator_name": None,

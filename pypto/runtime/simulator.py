@@ -61,6 +61,11 @@ from pypto.runtime.dumps import AFTER, BEFORE, DumpCollector
 from pypto.runtime.faults import locate
 
 from pypto.runtime.modules import load_module  # noqa: F401  (re-exported: tools load modules by path)
+from pypto.ops.support import _RECORDER
+from pypto.runtime.config import RunConfig
+from pypto.runtime.deps import write_deps
+from pypto.runtime.device_tensor import DeviceTensor, StackedDeviceTensor
+from pypto.runtime.trace import write_swimlane
 
 
 class _PerThread(threading.local):
@@ -760,8 +765,6 @@ class Runtime:
         """``kernel -> (module, GANG_NUMEL, torch threads)`` for the kernels this run may gang
         (lockstep on, the kernel has a lockstep form, torch's threading allows a gang of two or more
         of its tiles, and no access recorder is installed: recorders expect one call per access)."""
-        from pypto.ops.support import _RECORDER
-
         if not self.lockstep or _RECORDER.get() is not None:
             return {}
         threads = torch.get_num_threads()
@@ -871,8 +874,6 @@ def _flatten(deps):
 
 def execute(compiled, args: tuple, kwargs: dict, config=None):
     """Run a :class:`CompiledProgram` on its simulated platform with the caller's arguments."""
-    from pypto.runtime.config import RunConfig
-
     cfg = config or RunConfig(platform=compiled.platform)
     if get_platform(cfg.platform).name != compiled.platform:
         raise SimulationError(f"program was compiled for {compiled.platform} but RunConfig asks for "
@@ -1059,8 +1060,6 @@ def _check_writable(p: dict, a: torch.Tensor) -> None:
 def _device_view(value, param: dict):
     """A worker-resident :class:`DeviceTensor` as the view of device memory the program runs on (its
     results stay there); a multi-rank ``StackedDeviceTensor`` is refused; anything else unchanged."""
-    from pypto.runtime.device_tensor import DeviceTensor, StackedDeviceTensor
-
     if isinstance(value, DeviceTensor):
         return value.device_view()
     if isinstance(value, StackedDeviceTensor):
@@ -1165,8 +1164,6 @@ def write_dfx(rt: Runtime, cfg, work_dir: Path, kernel_ids: dict) -> None:
 
     if cfg.enable_dep_gen:
         def deps():
-            from pypto.runtime.deps import write_deps
-
             path = write_deps(rt.tasks, dfx, Path(work_dir), kernel_ids)
             print(f"deps.json written to {path} — inspect with:\n  python -m json.tool {path}")
         attempt("deps.json", deps)
@@ -1178,8 +1175,6 @@ def write_dfx(rt: Runtime, cfg, work_dir: Path, kernel_ids: dict) -> None:
         attempt("the tensor dump (args_dump/)", dumps)
     if cfg.enable_chip_swimlane:
         def swimlane():
-            from pypto.runtime.trace import write_swimlane
-
             path = write_swimlane(rt, dfx, cfg.enable_chip_swimlane)
             print(f"swimlane written to {path} — open it in https://ui.perfetto.dev or chrome://tracing")
         attempt("swimlane.json", swimlane)
