@@ -131,8 +131,6 @@ class _FuncGen(StmtEmitter):
         if isinstance(e, UnaryOp):
             x = self.expr(e.operand)
             if e.op.startswith("cast:"):
-                from pypto.codegen.common import py_literal
-
                 return f"_pto.scalar_cast({x}, {py_literal(e.type.dtype)}, {e.op[5:]!r})"
             return {"neg": f"(-{x})", "not": f"(not {x})", "abs": f"abs({x})"}[e.op]
         if isinstance(e, TupleGetItem):

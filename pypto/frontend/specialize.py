@@ -10,7 +10,7 @@ from typing import Any
 
 import torch
 
-from pypto.errors import ParserError, ParserTypeError, Span
+from pypto.errors import ParserError, ParserTypeError, Span, UnsupportedFeatureError
 from pypto.frontend.parser import (
     Callee,
     FunctionParser,
@@ -144,8 +144,6 @@ class _Specializer:
 
     def call_function(self, obj: Any, args: list, span: Span) -> Callee | None:
         if isinstance(obj, _Unsupported):
-            from pypto.errors import UnsupportedFeatureError
-
             raise UnsupportedFeatureError(f"'{obj.fn.__name__}': {obj.why}", span, obj.hint)
         if not isinstance(obj, JITFunction):
             return None

@@ -22,7 +22,7 @@ accumulator dtype -- FP32 for float operands -- store it, and cast in a vector s
 """
 from __future__ import annotations
 
-from pypto.errors import Span
+from pypto.errors import Span, UnsupportedFeatureError
 from pypto.ir.types import TensorType, TileType
 from pypto.language.dtypes import BF16, FP16, FP32, INT8, INT32, DataType
 from pypto.language.enums import MemorySpace as M
@@ -247,8 +247,6 @@ def _lower(call, var, conv):
                                 span))
         return stmts, res
     if a.init_cond is not None:
-        from pypto.errors import UnsupportedFeatureError
-
         raise UnsupportedFeatureError(
             "matmul_acc(..., init_cond=) with a global-tensor accumulator is not supported", span,
             "load the accumulator into a tile (or use pl.matmul when the condition is known)")

@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from pypto.errors import InvalidOperationError, PassTypeError, PyptoError, VerificationError
+from pypto.errors import InternalError, InvalidOperationError, PassTypeError, PyptoError, VerificationError
 from pypto.ir.nodes import Program
 from pypto.passes.context import PassContext
 from pypto.ir.equality import StructuralMismatch, assert_structural_equal
+from pypto.ir.printer import print_program
 from pypto.ir.verifier import verify
 from pypto.language.program import parse
 from pypto.passes.diagnostics import DiagnosticPhase as DP, Severity, resolve_phase, run_checks
@@ -154,8 +155,6 @@ def run_passes(program: Program, passes: Sequence, ctx: PassContext, *, verifica
         except PyptoError:
             raise
         except Exception as e:
-            from pypto.errors import InternalError
-
             raise InternalError(f"pass '{info.name}' failed: {type(e).__name__}: {e}") from e
         if not isinstance(new, Program):
             raise TypeError(f"pass '{info.name}' returned {type(new).__name__}, not a Program")
@@ -218,8 +217,6 @@ def _dump_text(program: Program, level: PassDumpLevel) -> str:
     """A stage's dump: EXPLICIT is the program's full print; CONCISE leaves out the annotations the
     parser re-infers (both parse back to the same program)."""
     if level == PassDumpLevel.CONCISE:
-        from pypto.ir.printer import print_program
-
         return print_program(program, concise=True)
     return program.as_python()
 
