@@ -74,6 +74,12 @@ class PyptoError(Exception):
         return self.span.render(self.message, self.severity, self.hint)
 
 
+class TypeCheckError(PyptoError):
+    """An op's schema or type rule rejects its operands or attributes, at whatever stage the call is
+    checked: :class:`InvalidOperationError` when the parser builds it from the source,
+    :class:`PassTypeError` when a pass builds or re-checks it. Catch this one for both."""
+
+
 class ParserError(PyptoError):
     """The kernel source cannot be turned into IR."""
 
@@ -86,8 +92,8 @@ class ParserSyntaxError(ParserError):
     """Python syntax the DSL does not accept."""
 
 
-class InvalidOperationError(ParserError):
-    """An op was called with arguments its schema or type rule rejects."""
+class InvalidOperationError(ParserError, TypeCheckError):
+    """An op was called with arguments its schema or type rule rejects (raised while parsing)."""
 
 
 class UnsupportedFeatureError(ParserError):
@@ -96,6 +102,17 @@ class UnsupportedFeatureError(ParserError):
 
 class SSAViolationError(ParserError):
     """A rebinding that SSA form forbids."""
+
+
+class PassError(PyptoError):
+    """The source parsed, but a pass cannot lower the program as written for its target: a loop to
+    unroll too large, a cast with no path on the platform, conflicting memory spaces, ... (the message
+    names the construct, the span points at it). Not a :class:`ParserError`: the source is valid."""
+
+
+class PassTypeError(PassError, TypeCheckError):
+    """A type rule rejected an op call during a pass (the pass manager re-raises a type error a pass
+    hits under this class, keeping message, span and hint)."""
 
 
 class VerificationError(PyptoError):

@@ -5,6 +5,9 @@ modules, not PTO/MLIR). :func:`pypto.ir.compile` calls :func:`generate`.
 from __future__ import annotations
 
 from pypto.errors import CodegenError
+from pypto.backend.backend_type import default_platform
+from pypto.backend.platforms import get_platform
+from pypto.language.enums import FunctionType
 
 
 class PartialCodegenError(CodegenError, RuntimeError):
@@ -36,10 +39,7 @@ def generate(program, output_dir=None, *, platform=None, skip_ptoas: bool = Fals
     have no meaning here: there is no ptoas step. A ``CodegenError`` after the first file becomes a
     :class:`PartialCodegenError` carrying the files produced so far.
     """
-    from pypto.backend.backend_type import default_platform
-    from pypto.backend.platforms import get_platform
     from pypto.codegen import generate_kernel, generate_orchestration
-    from pypto.language.enums import FunctionType
 
     del output_dir, skip_ptoas, options
     plat = get_platform(platform or default_platform())

@@ -19,6 +19,7 @@ from pypto.ir.nodes import (
 )
 from pypto.ir.types import TileType
 from pypto.ops.registry import VALUE_KINDS, Src, get_op
+from pypto.language.dtypes import dtype_from_name
 
 
 class KernelGen:
@@ -213,8 +214,6 @@ class KernelGen:
 
 
 def _dt(name: str):
-    from pypto.language.dtypes import dtype_from_name
-
     return dtype_from_name(name)
 
 

@@ -30,6 +30,7 @@ from pypto.ir.nodes import (
 from pypto.ir.visit import iter_stmts, use_exprs, walk_expr
 from pypto.language.enums import FunctionType
 from pypto.ops.registry import VALUE_KINDS, Src, get_op
+from pypto.ir.visit import task_sites
 
 
 class OrchGen(StmtEmitter):
@@ -39,7 +40,6 @@ class OrchGen(StmtEmitter):
         super().__init__()
         self.f = f
         self.program = program
-        from pypto.passes.auto_derive_task_dependencies import task_sites
 
         self.sites = task_sites(f, {g.name: g for g in program.functions})
         # only producers some consumer names get site=: without compiler edges the code is unchanged

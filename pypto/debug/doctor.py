@@ -412,7 +412,7 @@ def _doctor(kernel, inputs, expected, golden_data_dir, rtol, atol, platform, ref
     # ---- step 3: verification and diagnostics
     _at_step(3)
     from pypto.errors import VerificationError
-    from pypto.ir.compile import compile as ir_compile
+    from pypto.driver.build import compile as ir_compile
     from pypto.frontend.specialize import specialize
     from pypto.passes.manager import VerificationLevel
 

@@ -103,7 +103,7 @@ class FuzzReport:
 
 
 def _run_one(out_dir: str, args: list, seed: int, out_idx: list[int]) -> list[torch.Tensor]:
-    from pypto.ir.compiled import CompiledProgram
+    from pypto.driver.compiled import CompiledProgram
     from pypto.runtime.config import RunConfig
 
     compiled = CompiledProgram.from_dir(out_dir)

@@ -22,6 +22,9 @@ from typing import Optional
 import torch
 
 from pypto.debug.progress import track
+from pypto.debug.torch_codegen import torch_codegen
+from pypto.language.enums import FunctionType
+from pypto.language.program import loads
 
 DEFAULT_RTOL = 5e-2
 DEFAULT_ATOL = 5e-2
@@ -128,8 +131,6 @@ def _compare(name: str, actual: torch.Tensor, ref: torch.Tensor, rtol: float, at
 
 
 def _entry(program):
-    from pypto.language.enums import FunctionType
-
     fns = program.functions
     if len(fns) == 1:
         return fns[0]
@@ -149,9 +150,6 @@ class _DumpUnparsable(Exception):
 
 
 def _run_stage(path: Path, inputs: dict, names: list[str]) -> dict[str, torch.Tensor]:
-    from pypto.debug.torch_codegen import torch_codegen
-    from pypto.language.program import loads
-
     try:
         program = loads(path)
     except Exception as e:  # noqa: BLE001 - any parser failure: the dump is unreadable, not a numeric gap

@@ -19,6 +19,7 @@ import io
 from typing import Iterable, Optional, Sequence
 
 import torch
+from pypto.testing.compare import ulp_distance
 
 
 def _figure(w: float = 6.0, h: float = 4.0):
@@ -71,8 +72,6 @@ def error_heatmap(actual: torch.Tensor, expected: torch.Tensor, rtol: float = 1e
 
 def ulp_histogram(actual: torch.Tensor, expected: torch.Tensor, title: str = "ULP distance") -> bytes:
     """PNG histogram of the ULP distance between two float tensors of one dtype (log count)."""
-    from pypto.testing.compare import ulp_distance
-
     if actual.dtype != expected.dtype or not actual.dtype.is_floating_point:
         expected = expected.to(actual.dtype)
     finite = torch.isfinite(actual) & torch.isfinite(expected)

@@ -44,6 +44,7 @@ from pypto.errors import (
     Span,
     UnsupportedFeatureError,
 )
+from pypto.ir.tags import SCALAR, TENSOR_TAGS, RuntimeTag
 from pypto.ir.visit import walk_expr
 from pypto.ir.nodes import (
     AssignStmt,
@@ -93,6 +94,8 @@ from pypto.language.enums import (
 from pypto.numerics.cast import normalize_mode
 from pypto.ops.registry import write_target
 from pypto.frontend import loop_exits
+from pypto.ir.nodes import COMPARISONS
+from pypto.ops.registry import REQUIRED, dsl_candidates, get_op
 
 # ----------------------------------------------------------------------------- context
 
@@ -1540,7 +1543,6 @@ class FunctionParser:
                     f"Python operators work on scalars only, got {_describe_static(v)}", span,
                     "use pl.add / pl.sub / pl.mul / pl.div for tensors and tiles")
         ea, eb = to_expr(a, span), to_expr(b, span)
-        from pypto.ir.nodes import COMPARISONS
 
         if op in COMPARISONS:
             t = ScalarType(BOOL)
@@ -1706,8 +1708,6 @@ class FunctionParser:
         kernel call: the runtime tags DeriveCallDirections decided (printed in pass dumps after it),
         one per argument, and the producer sites AutoDeriveTaskDependencies recorded per argument.
         Returns the FuncCall fields they set."""
-        from pypto.passes.derive_call_directions import SCALAR, TENSOR_TAGS
-
         span = self.span(node)
         try:
             value = ast.literal_eval(node)
@@ -1728,7 +1728,7 @@ class FunctionParser:
                                   f"{', '.join(sorted(TENSOR_TAGS | {SCALAR}))}, got {tags!r}", span)
         if tags and len(tags) != nargs:
             raise ParserTypeError(f"arg_directions has {len(tags)} tags for {nargs} arguments", span)
-        return {"arg_directions": tuple(tags),
+        return {"arg_directions": tuple(RuntimeTag(t) for t in tags),  # as DeriveCallDirections writes them
                 "compiler_dep_edges": tuple((i, tuple(ks)) for i, ks in sorted(edges.items()))}
 
     def submit_call(self, node: ast.Call) -> FuncCall:
@@ -1875,8 +1875,6 @@ class FunctionParser:
         return UnaryOp(f"cast:{mode}", x, ScalarType(dtype), span)
 
     def op_call(self, fn: DslOp, args: list, kwargs: dict, span: Span, node: ast.AST) -> Expr:
-        from pypto.ops.registry import dsl_candidates, get_op
-
         if fn.name == "cast" and args and kind_of(args[0]) == "scalar":
             return self.scalar_cast(args, kwargs, span)
         if "." in fn.name:
@@ -1936,8 +1934,6 @@ class FunctionParser:
 
     def make_call(self, op_name: str, args: list, kwargs: dict, span: Span, node: ast.AST) -> Expr:
         """Bind arguments to the op's schema, convert each by kind, apply the type rule."""
-        from pypto.ops.registry import REQUIRED, get_op
-
         op = get_op(op_name, span)
         params = op.params
         if op.dsl_args is not None:

@@ -15,6 +15,7 @@ from pypto.frontend.parser import (
 from pypto.ir.nodes import Program
 from pypto.ir.types import TupleType
 from pypto.language.enums import FunctionType, Level
+from pypto.frontend.specialize import _Specializer
 
 
 def parse_program_class(cls: ast.ClassDef, src: SourceInfo, globals_: dict) -> Program:
@@ -37,8 +38,6 @@ def parse_program_class(cls: ast.ClassDef, src: SourceInfo, globals_: dict) -> P
 
     # calls of @pl.inline / @pl.jit.inline / @pl.jit.incore functions: parsed for the call's
     # argument types and added to the program (as a @pl.jit entry's dependencies are)
-    from pypto.frontend.specialize import _Specializer
-
     deps = _Specializer(None)
     resolver = Resolver(globals_, call_function=deps.call_function, self_function=self_function)
     funcs = []

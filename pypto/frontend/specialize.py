@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from pypto.errors import ParserError, ParserTypeError, Span
+from pypto.errors import ParserError, ParserTypeError, Span, UnsupportedFeatureError
 from pypto.frontend.parser import (
     Callee,
     FunctionParser,
@@ -25,6 +25,7 @@ from pypto.ir.types import DynDim, ScalarType, TensorType, Type, describe
 from pypto.language.constructs import RUNTIME
 from pypto.language.dtypes import dtype_from_torch
 from pypto.language.enums import FunctionType
+from pypto.language.jit import JITFunction, _Unsupported
 
 
 @dataclass
@@ -180,11 +181,7 @@ class _Specializer:
             self.dyn_dims[i] = tuple(isinstance(d, DynDim) for d in shape)
 
     def call_function(self, obj: Any, args: list, span: Span) -> Callee | None:
-        from pypto.language.jit import JITFunction, _Unsupported
-
         if isinstance(obj, _Unsupported):
-            from pypto.errors import UnsupportedFeatureError
-
             raise UnsupportedFeatureError(f"'{obj.fn.__name__}': {obj.why}", span, obj.hint)
         if not isinstance(obj, JITFunction):
             return None

@@ -1,16 +1,23 @@
-"""The compiler: IR nodes and types, printing/parsing, structural equality, ``compile``.
+"""The IR: nodes and types, printing/parsing, structural equality, visitors; ``compile``.
 
-Also the reference's ``pypto.ir`` names over ours: ``pass_manager`` (``PassManager``,
-``OptimizationStrategy``), ``compiled_program``, ``PassContext`` / ``VerificationMode`` /
-``DiagnosticPhase`` / ``DiagnosticCheck(Set)`` (from :mod:`pypto.pypto_core.passes`), ``IRMutator`` /
-``IRVisitor``, the type classes, ``FunctionType`` / ``ParamDirection`` / ``MemorySpace`` and the
-dtype constants (``ir.FP32``). See docs/compatibility.md.
+``import pypto.ir`` (or any ``pypto.ir.<module>``) loads the IR only — no pass, codegen, runtime or
+frontend module (tests/test_import_graph.py). The compiler driver lives in :mod:`pypto.driver`;
+the names the reference reaches through ``pypto.ir`` still work and load it on first access:
+``ir.compile``, ``ir.run_pipeline``, ``ir.default_pipeline``, ``ir.CompiledProgram``, the modules
+``pypto.ir.compile`` / ``compiled`` / ``compiled_program`` / ``pass_manager`` / ``artifacts``
+(aliases of the driver's modules: the same module objects), ``PassManager``,
+``OptimizationStrategy``, ``PassDumpLevel`` / ``VerificationLevel`` / ``DiagnosticPhase`` (from
+:mod:`pypto.passes`) and ``PassContext`` / ``VerificationMode`` / ``DiagnosticCheck(Set)`` (from
+:mod:`pypto.pypto_core.passes`). Also the type classes, ``IRMutator`` / ``IRVisitor``,
+``FunctionType`` / ``ParamDirection`` / ``MemorySpace`` and the dtype constants (``ir.FP32``). See
+docs/compatibility.md.
 """
-from pypto.ir.compile import compile, default_pipeline, run_pipeline
-from pypto.ir.compiled import CompiledProgram
+import importlib
+import sys
+import types as _types
+
 from pypto.ir.equality import StructuralMismatch, assert_structural_equal, structural_equal
 from pypto.ir.nodes import Function, Program
-from pypto.ir.pass_manager import OptimizationStrategy, PassManager
 from pypto.ir.printer import print_program as python_print
 from pypto.ir.types import MemRef, ScalarType, TensorType, TileType, TupleType, Type
 from pypto.ir.visit import Mutator as IRMutator
@@ -19,10 +26,8 @@ from pypto.language.dtypes import (
     BF16, BOOL, FP16, FP32, INDEX, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64, DataType,
 )
 from pypto.language.enums import FunctionType, MemorySpace, ParamDirection
-from pypto.passes.manager import PassDumpLevel, VerificationLevel
-from pypto.passes.diagnostics import DiagnosticPhase
-from pypto.language.program import parse, loads
-from pypto.ir import compiled_program, pass_manager  # noqa: F401  (the reference's module paths)
+from pypto.language.program import loads, parse
+from pypto.module_alias import alias_modules
 
 __all__ = ["compile", "default_pipeline", "run_pipeline", "CompiledProgram", "StructuralMismatch",
            "assert_structural_equal", "structural_equal", "Function", "Program", "python_print",
@@ -33,13 +38,49 @@ __all__ = ["compile", "default_pipeline", "run_pipeline", "CompiledProgram", "St
            "BF16", "BOOL", "FP16", "FP32", "INDEX", "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32",
            "UINT64"]
 
-# From pypto.pypto_core.passes, which imports the IR: loaded on first access (no import cycle).
-_FROM_CORE_PASSES = ("DiagnosticCheck", "DiagnosticCheckSet", "PassContext", "VerificationMode")
+# The driver's modules under their old (and the reference's) names: ``import pypto.ir.compile``
+# gives the module ``pypto.driver.build`` itself (see pypto.module_alias).
+_MODULE_ALIASES = {"compile": "pypto.driver.build", "compiled": "pypto.driver.compiled",
+                   "compiled_program": "pypto.driver.compiled", "pass_manager": "pypto.driver.pass_manager",
+                   "artifacts": "pypto.driver.artifacts"}
+alias_modules({f"{__name__}.{k}": v for k, v in _MODULE_ALIASES.items()})
+
+# Names of higher layers, loaded on first access (importing them here would be an import circle).
+_LAZY = {
+    "compile": "pypto.driver.build", "default_pipeline": "pypto.driver.build",
+    "run_pipeline": "pypto.driver.build", "CompiledProgram": "pypto.driver.compiled",
+    "OptimizationStrategy": "pypto.driver.pass_manager", "PassManager": "pypto.driver.pass_manager",
+    "PassDumpLevel": "pypto.passes.manager", "VerificationLevel": "pypto.passes.manager",
+    "DiagnosticPhase": "pypto.passes.diagnostics",
+    "DiagnosticCheck": "pypto.pypto_core.passes", "DiagnosticCheckSet": "pypto.pypto_core.passes",
+    "PassContext": "pypto.pypto_core.passes", "VerificationMode": "pypto.pypto_core.passes",
+}
 
 
 def __getattr__(name: str):
-    if name in _FROM_CORE_PASSES:
-        from pypto.pypto_core import passes
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+    elif name in _MODULE_ALIASES:
+        value = importlib.import_module(f"{__name__}.{name}")
+    else:
+        raise AttributeError(f"module 'pypto.ir' has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
-        return getattr(passes, name)
-    raise AttributeError(f"module 'pypto.ir' has no attribute {name!r}")
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY) | set(_MODULE_ALIASES))
+
+
+class _Package(_types.ModuleType):
+    """``pypto.ir.compile`` is the function (the reference's ``ir.compile(...)``), also after
+    ``import pypto.ir.compile`` — which would otherwise bind the module of that name onto the
+    package, as every submodule import does."""
+
+    def __setattr__(self, name, value):
+        if name == "compile" and isinstance(value, _types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

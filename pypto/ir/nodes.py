@@ -17,6 +17,7 @@ from pypto.errors import Span
 from pypto.ir.types import ScalarType, Type
 from pypto.language.dtypes import BOOL, FP32, INDEX, DataType
 from pypto.language.enums import FunctionType, ForKind, Level, ParamDirection
+from pypto.ir.types import TupleType
 
 _NOSPAN = field(default_factory=Span.unknown, compare=False, repr=False)
 
@@ -188,8 +189,6 @@ class MakeTuple(Expr):
 
     @property
     def type(self) -> Type:
-        from pypto.ir.types import TupleType
-
         return TupleType(tuple(e.type for e in self.elements))
 
 

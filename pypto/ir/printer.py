@@ -23,9 +23,12 @@ from pypto.ir.nodes import (
     FuncCall, Function, IfStmt, MakeTuple, Program, ReturnStmt, ScopeStmt, Stmt, TupleGetItem,
     UnaryOp, Var, YieldStmt,
 )
+from pypto.ir.pysource import Namer, sanitize
 from pypto.ir.types import DynDim, ScalarType, dim_names, TensorType, TileType, TupleType, Type
 from pypto.language.dtypes import FP32, INDEX, DataType
 from pypto.language.enums import ForKind, ParamDirection
+from pypto.errors import PyptoError
+from pypto.ir.visit import defined_vars, iter_exprs
 
 _INDENT = "    "
 
@@ -59,8 +62,6 @@ def _ints(xs) -> str:
 
 def _dyn_dims(prog: Program) -> list[str]:
     """Names of the dynamic dimensions any parameter or value of ``prog`` uses (sorted)."""
-    from pypto.ir.visit import defined_vars
-
     names: set[str] = set()
 
     def note(t) -> None:
@@ -79,37 +80,8 @@ def _dyn_dims(prog: Program) -> list[str]:
     return sorted(names)
 
 
-class _Namer:
-    """Unique printable names for the Vars of one function."""
-
-    def __init__(self):
-        self.names: dict[int, str] = {}
-        self.used: set[str] = {"pl", "self", "torch"}
-
-    def define(self, v: Var) -> str:
-        if id(v) in self.names:
-            return self.names[id(v)]
-        base = _sanitize(v.name)
-        name, k = base, 0
-        while name in self.used:
-            k += 1
-            name = f"{base}_{k}"
-        self.used.add(name)
-        self.names[id(v)] = name
-        return name
-
-    def use(self, v: Var) -> str:
-        # A use before any definition is a free variable (a malformed program): still print it.
-        return self.names.get(id(v)) or self.define(v)
-
-
-def _sanitize(name: str) -> str:
-    import keyword
-
-    out = "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "v"
-    if out[0].isdigit() or keyword.iskeyword(out):
-        out = "v_" + out
-    return out
+_Namer = Namer          # the names this module had before the helpers moved to pypto.ir.pysource
+_sanitize = sanitize
 
 
 def _implied_type(value: Any, funcs: dict | None):
@@ -125,8 +97,6 @@ def _implied_type(value: Any, funcs: dict | None):
 
     Literals, scalar arithmetic and anything else are not inferred here (the parser folds literals
     to Python constants and has its own scalar promotion rules): they keep their annotation."""
-    from pypto.errors import PyptoError
-
     if isinstance(value, Var):
         return value.type
     if isinstance(value, Call):
@@ -433,8 +403,6 @@ def _callee_order(prog: Program) -> list[Function]:
 
 
 def _callees(stmts) -> list[str]:
-    from pypto.ir.visit import iter_exprs
-
     return [e.func for e in iter_exprs(stmts) if isinstance(e, FuncCall)]
 
 

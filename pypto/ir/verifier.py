@@ -13,6 +13,13 @@ from pypto.ir.nodes import AssignStmt, Call, ForStmt, Function, IfStmt, Program,
 from pypto.ir.types import TileType
 from pypto.ir.visit import child_stmts, iter_calls, iter_stmts, use_exprs, walk_expr
 from pypto.language.enums import FunctionType
+from pypto.errors import PyptoError
+from pypto.ir.nodes import BinOp, EvalStmt, FuncCall, ReturnStmt, UnaryOp, YieldStmt
+from pypto.ir.printer import _Printer
+from pypto.ir.tags import NO_DEP, SCALAR, TENSOR_TAGS, WRITING_TAGS
+from pypto.ir.types import ScalarType, TensorType, describe
+from pypto.ir.visit import task_sites
+from pypto.language.enums import ParamDirection
 
 Check = Callable[[Program, object], list[tuple[Function, Stmt | None, str]]]
 PROPERTIES: dict[str, Check] = {}
@@ -67,8 +74,6 @@ def _ssa(program: Program, ctx) -> list:
 def _no_nested_calls(program: Program, ctx) -> list:
     """An op or function call appears only as the whole value of an AssignStmt or EvalStmt (not in
     another call's arguments, a scalar expression, an if condition, loop bounds, a yield or return)."""
-    from pypto.ir.nodes import BinOp, EvalStmt, FuncCall, UnaryOp
-
     def name(c) -> str:
         return c.op if isinstance(c, Call) else f"self.{c.func}"
 
@@ -110,8 +115,6 @@ def _no_nested_calls(program: Program, ctx) -> list:
 def _types(program: Program, ctx) -> list:
     """Every op call's operands have the kinds its schema asks for, and re-applying the op's type
     rule gives the call's shape and dtype (passes may only add placement: space, address)."""
-    from pypto.errors import PyptoError
-    from pypto.ir.types import ScalarType, TensorType, TileType, describe
     from pypto.ops.registry import get_op
 
     kinds = {"tensor": TensorType, "tile": TileType, "scalar": ScalarType}
@@ -249,9 +252,6 @@ def return_roots(f: Function) -> list:
     ``tensor.assemble(p, ...)`` of a version, a loop's iter_arg / return var initialised from a
     version, or an if's return var whose yields are versions of the same parameter.
     """
-    from pypto.ir.nodes import ReturnStmt, YieldStmt
-    from pypto.language.enums import ParamDirection
-
     root: dict[int, Var] = {id(p): p for p, d in zip(f.params, f.directions)
                             if d in (ParamDirection.Out, ParamDirection.InOut)}
     from pypto.ops.registry import write_targets
@@ -296,9 +296,6 @@ def return_roots(f: Function) -> list:
 def _return_params(program: Program, ctx) -> list:
     """In an InCore function the i-th returned value is a version of the i-th Out/InOut parameter
     (in parameter order), and every Out/InOut parameter is returned."""
-    from pypto.ir.nodes import ReturnStmt
-    from pypto.language.enums import ParamDirection
-
     bad = []
     for f in program.functions:
         if f.func_type != FunctionType.InCore:
@@ -321,10 +318,6 @@ def _call_directions(program: Program, ctx) -> list:
     """Every function call passes as many arguments as the callee has parameters; an Out/InOut
     parameter receives a tensor; a scalar goes only to a scalar parameter (and a tensor or tile
     only to a parameter of its own kind)."""
-    from pypto.ir.nodes import FuncCall
-    from pypto.ir.types import ScalarType, TensorType, describe
-    from pypto.language.enums import ParamDirection
-
     funcs = {f.name: f for f in program.functions}
     bad = []
     for f in program.functions:
@@ -359,11 +352,6 @@ def _call_directions_resolved(program: Program, ctx) -> list:
     ``OUTPUT_EXISTING``), an ``Out`` / ``InOut`` one never ``INPUT`` (nor ``InOut`` ``OUTPUT_EXISTING``).
     An argument carrying compiler edges (``compiler_dep_edges``, AutoDeriveTaskDependencies) had its
     lookup replaced: it is ``NO_DEP`` for an ``In`` parameter and ``OUTPUT_EXISTING`` otherwise."""
-    from pypto.ir.nodes import FuncCall
-    from pypto.ir.types import ScalarType
-    from pypto.language.enums import ParamDirection
-    from pypto.passes.derive_call_directions import NO_DEP, SCALAR, TENSOR_TAGS, WRITING_TAGS
-
     funcs = {f.name: f for f in program.functions}
     bad = []
     for f in program.functions:
@@ -413,8 +401,6 @@ def _task_dependencies_derived(program: Program, ctx) -> list:
     submitted before the consumer: in the consumer's statement list or an enclosing one, before the
     statement holding the consumer (a call in another branch, or in a loop the consumer is not in,
     may not have run, or may have run several times). Manual calls carry no edges."""
-    from pypto.passes.auto_derive_task_dependencies import task_sites
-
     funcs = {f.name: f for f in program.functions}
     bad: list = []
     for f in program.functions:
@@ -427,9 +413,6 @@ def _check_dep_edges(f: Function, stmts, sites: dict, funcs: dict, visible: set,
                      bad: list) -> None:
     """One statement list of :func:`_task_dependencies_derived`; ``visible`` holds the sites
     submitted (once) before it on every path, ``manual_sites`` the manual calls seen so far."""
-    from pypto.ir.nodes import FuncCall
-    from pypto.ir.types import ScalarType
-
     visible = set(visible)
     for s in stmts:
         calls = [c for e in use_exprs(s) for c in walk_expr(e) if isinstance(c, FuncCall) and id(c) in sites]
@@ -599,8 +582,6 @@ def _overlaps(f: Function) -> list:
 
 def verify(program: Program, properties, ctx, pass_name: str) -> None:
     """Check ``properties``; raise :class:`VerificationError` on the first failure."""
-    from pypto.ir.printer import _Printer
-
     for name in properties:
         check = PROPERTIES.get(name)
         if check is None:

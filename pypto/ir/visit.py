@@ -10,9 +10,11 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Any, Iterator
 
+from pypto.language.enums import FunctionType
 from pypto.ir.nodes import (
-    AssignStmt, Expr, ForStmt, Function, IfStmt, Node, Program, ScopeStmt, Stmt, Var,
+    AssignStmt, Expr, ForStmt, FuncCall, Function, IfStmt, Node, Program, ScopeStmt, Stmt, Var,
 )
+from pypto.ir.nodes import Call, EvalStmt, ReturnStmt, YieldStmt
 
 
 def child_stmts(s: Stmt) -> list[tuple[Stmt, ...]]:
@@ -36,8 +38,6 @@ def iter_stmts(stmts) -> Iterator[Stmt]:
 
 def use_exprs(s: Stmt) -> list[Expr]:
     """The expressions a statement reads (not the Vars it defines, not nested statements)."""
-    from pypto.ir.nodes import EvalStmt, ReturnStmt, YieldStmt
-
     if isinstance(s, AssignStmt):
         return [s.value]
     if isinstance(s, ForStmt):
@@ -82,8 +82,6 @@ def uses(stmts) -> set[int]:
 
 def iter_calls(stmts) -> Iterator[tuple[Stmt, Any]]:
     """Every op call (``Call``) read by every statement, nested statements included: ``(stmt, call)``."""
-    from pypto.ir.nodes import Call
-
     for s in iter_stmts(stmts):
         for e in use_exprs(s):
             for c in _walk_expr(e):
@@ -303,3 +301,17 @@ class Visitor:
             v = getattr(node, f.name)
             if isinstance(v, (Node, list, tuple)):
                 self.visit(v)
+
+
+def task_sites(f: Function, funcs: dict) -> dict[int, int]:
+    """``id(FuncCall) -> site``: the ordinal of each InCore call of orchestration ``f`` in pre-order
+    (the order codegen, the verifier and AutoDeriveTaskDependencies all walk)."""
+    sites: dict[int, int] = {}
+    for s in iter_stmts(f.body):
+        for e in use_exprs(s):
+            for c in walk_expr(e):
+                if isinstance(c, FuncCall) and id(c) not in sites:
+                    g = funcs.get(c.func)
+                    if g is not None and g.func_type == FunctionType.InCore:
+                        sites[id(c)] = len(sites)
+    return sites

@@ -74,7 +74,7 @@ class JITFunction:
 
         No artifacts are written and the compile cache is not touched.
         """
-        from pypto.ir.compile import run_pipeline
+        from pypto.driver.build import run_pipeline
         from pypto.passes.manager import emit_diagnostics
 
         cfg = self._config(config)
@@ -97,8 +97,8 @@ class JITFunction:
         import json
         import os
 
-        from pypto.ir import artifacts
-        from pypto.ir.compile import compile as ir_compile
+        from pypto.driver import artifacts
+        from pypto.driver.build import compile as ir_compile
         from pypto.runtime.config import IdentityKey
 
         cfg = self._config(config)

@@ -26,8 +26,10 @@ from __future__ import annotations
 from pypto.errors import Span
 from pypto.ir.types import describe
 from pypto.language.enums import MemorySpace
+from pypto.ir.pysource import py_literal
 from pypto.ops.registry import OpArgs, OpDef, Param, register
 from pypto.ops.rules import expect, promote, same_shape, scalar_dtype, with_dtype
+from pypto.ir.nodes import ConstInt
 
 _VEC = (MemorySpace.Vec,)
 _HINT = "bitwise ops take integer operands; cast with pl.cast(x, pl.INT32)"
@@ -62,8 +64,6 @@ def _array_rule(op: str, level: str):
 
 def _scalar_rule(op: str, level: str, shift: bool):
     def infer(a: OpArgs, span: Span):
-        from pypto.ir.nodes import ConstInt
-
         _int_operand(op, "operand", a.lhs.type, span)
         _int_scalar(op, a, span)
         if shift and isinstance(a.rhs, ConstInt):
@@ -93,8 +93,6 @@ def _not_rule(op: str):
 
 
 def _dtype_src(a: OpArgs, rule) -> str:
-    from pypto.codegen.common import py_literal  # lazy: codegen imports the op registry
-
     return py_literal(rule(a, None).dtype)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from pypto.errors import Span
 from pypto.language.dtypes import BOOL
 from pypto.language.enums import MemorySpace
+from pypto.ir.pysource import py_literal
 from pypto.ops.registry import OpArgs, OpDef, Param, register
 from pypto.ops.rules import arith_dtype, expect, promote, promote_scalar, same_shape, scalar_dtype, with_dtype
 
@@ -67,8 +68,6 @@ def _sels_args(args: list, kwargs: dict, span):
 
 
 def _sels_dtype(a: OpArgs) -> str:
-    from pypto.codegen.common import py_literal  # lazy: codegen imports the op registry
-
     return py_literal(promote_scalar(a.lhs.type.dtype, scalar_dtype(a.rhs.type)))
 
 

@@ -17,6 +17,7 @@ from pypto.errors import Span
 from pypto.ir.types import TensorType, TileType
 from pypto.language.dtypes import BF16, FP16, FP32, INT8, INT16, INT32, UINT8, UINT16, UINT32
 from pypto.language.enums import MemorySpace
+from pypto.ir.pysource import py_literal
 from pypto.ops.registry import OpArgs, OpDef, Param, register
 from pypto.ops.rules import expect, scalar_dtype, static_ints
 
@@ -42,8 +43,6 @@ def _ci_rule(level: str):
 
 
 def _py(v) -> str:
-    from pypto.codegen.common import py_literal  # lazy: codegen imports the op registry
-
     return py_literal(v)
 
 

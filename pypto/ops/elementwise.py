@@ -14,8 +14,10 @@ from __future__ import annotations
 
 from pypto.errors import Span
 from pypto.language.enums import MemorySpace
+from pypto.ir.pysource import py_literal
 from pypto.ops.registry import OpArgs, OpDef, Param, register
 from pypto.ops.rules import arith_dtype, expect, promote, promote_scalar, same_shape, scalar_dtype, with_dtype
+from pypto.errors import InvalidOperationError
 
 _VEC = (MemorySpace.Vec,)
 
@@ -48,8 +50,6 @@ def _scalar_rule(op_name: str, float_only: bool):
 
 def _scalar_helper(helper: str, op: str, float_only: bool):
     """ref/sim of a scalar-rhs op computed by ``_pto.<helper>(x, s, result_dtype)``."""
-    from pypto.codegen.common import py_literal
-
     def dtype_src(a: OpArgs) -> str:
         return py_literal(_scalar_rule(op, float_only)(a, None).dtype)
 
@@ -63,8 +63,6 @@ def _high_precision(op: str, scalar: bool):
     result), so both settings give the same bits; as in the reference a scalar divisor has no
     high-precision form and ``high_precision=True`` there is an error."""
     def adapt(args: list, kwargs: dict, span: Span):
-        from pypto.errors import InvalidOperationError
-
         hp = kwargs.pop("high_precision", False)
         limit = 2 if op.endswith(("div", "divs")) else 1
         if len(args) > limit:

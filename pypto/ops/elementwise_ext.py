@@ -27,6 +27,7 @@ from pypto.errors import Span
 from pypto.ir.types import describe
 from pypto.language.dtypes import FP16, FP32
 from pypto.language.enums import MemorySpace
+from pypto.ir.pysource import py_literal
 from pypto.ops.registry import OpArgs, OpDef, Param, register
 from pypto.ops.rules import expect, promote, promote_scalar, same_shape, scalar_dtype, with_dtype
 
@@ -35,8 +36,6 @@ _FLOAT_HINT = "cast the operand with pl.cast(x, pl.FP32)"
 
 
 def _py_dtype(dtype) -> str:
-    from pypto.codegen.common import py_literal  # lazy: codegen imports the op registry
-
     return py_literal(dtype)
 
 

@@ -29,6 +29,7 @@ from pypto.ir.types import ScalarType, TensorType, TileType, describe
 from pypto.language.enums import MemorySpace
 from pypto.ops.registry import OpArgs, OpDef, Param, get_op, register
 from pypto.ops.rules import check_region, const_ints, expect, static_ints
+from pypto.ir.nodes import ConstFloat
 
 _VEC = (MemorySpace.Vec,)
 
@@ -63,8 +64,6 @@ def _check_fill_value(op: str, value, dtype, span: Span) -> None:
     crashed inside torch). Infinities and NaN are fine for float dtypes — say ``float('inf')`` if
     an overflow to infinity is what you mean."""
     import torch
-
-    from pypto.ir.nodes import ConstFloat
 
     v = value.value if isinstance(value, (ConstFloat, ConstInt)) else None
     if v is None or dtype.torch is None or dtype.name == "BOOL":

@@ -25,12 +25,14 @@ accumulator dtype -- FP32 for float operands -- store it, and cast in a vector s
 """
 from __future__ import annotations
 
-from pypto.errors import Span
+from pypto.errors import Span, UnsupportedFeatureError
 from pypto.ir.types import TensorType, TileType
 from pypto.language.dtypes import BF16, FP16, FP32, INT8, INT32, DataType
 from pypto.language.enums import MemorySpace as M
 from pypto.ops.registry import OpArgs, OpDef, Param, register
 from pypto.ops.rules import check_region, expect, promote, static_ints
+from pypto.ir.nodes import AssignStmt, Call, ConstInt, MakeTuple, Var
+from pypto.ops.registry import get_op
 
 _ACC_DTYPE = {FP16: FP32, BF16: FP32, FP32: FP32, INT8: INT32}
 
@@ -232,8 +234,6 @@ def _tensor_mm_acc_infer(a: OpArgs, span: Span) -> TensorType:
 
 def _operand(conv, x, trans: bool, name: str, span, stmts: list):
     """The Mat tile (or existing tile) holding tensor operand ``x``, transposed when ``trans``."""
-    from pypto.ir.nodes import AssignStmt, Call, ConstInt, MakeTuple, Var
-
     if isinstance(x, Var) and id(x) in conv.tile_of:
         tile = conv.as_tile(x, span)
     else:
@@ -257,9 +257,6 @@ def _operand(conv, x, trans: bool, name: str, span, stmts: list):
 
 def _lower(call, var, conv):
     """tensor.matmul / tensor.matmul_acc -> load (Mat) [-> transpose] -> tile.matmul[_acc] [-> cast]."""
-    from pypto.ir.nodes import AssignStmt, Call, Var
-    from pypto.ops.registry import get_op
-
     span = call.span
     op = get_op(call.op)
     a = op.args(call.args)
@@ -297,13 +294,10 @@ def _lower(call, var, conv):
         stmts.append(AssignStmt(res, product(acc_tile), span))
         return stmts, res
     if a.init_cond is not None:
-        from pypto.errors import UnsupportedFeatureError
-
         raise UnsupportedFeatureError(
             "matmul_acc(..., init_cond=) with a global-tensor accumulator is not supported", span,
             "load the accumulator into a tile (or use pl.matmul when the condition is known)")
     # the accumulator is a global tensor: GM cannot be loaded into Acc, so add in Vec (needs Acc->Vec: a5)
-    from pypto.ir.nodes import ConstInt, MakeTuple
 
     src = conv.var(a.acc)
     zeros = MakeTuple(tuple(ConstInt(0) for _ in src.type.shape))

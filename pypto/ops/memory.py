@@ -11,6 +11,11 @@ from pypto.ir.types import TensorType, TileType
 from pypto.language.enums import AtomicType, MemorySpace
 from pypto.ops.registry import OpArgs, OpDef, Param, register
 from pypto.ops.rules import check_region, expect, static_ints
+from pypto.errors import UnsupportedFeatureError
+from pypto.ir.nodes import ConstInt, MakeTuple
+from pypto.ir.types import DynDim
+from pypto.language.enums import TensorLayout
+from pypto.ops.rules import const_ints
 
 _LOADABLE = (MemorySpace.Vec, MemorySpace.Mat)
 
@@ -21,10 +26,6 @@ def _flat_region(offsets, extent, tshape):
     ``[prod(leading dims), last]`` and the access starts at row ``linear(offsets[:-1])``, column
     ``offsets[-1]``. Returns ``(offsets, tensor shape)`` of that 2-D view (``None`` for a dynamic
     offset), or the arguments unchanged when the access is not of this form."""
-    from pypto.ir.nodes import ConstInt, MakeTuple
-    from pypto.ir.types import DynDim
-    from pypto.ops.rules import const_ints
-
     offs = const_ints(offsets)
     if offsets is None or len(extent) != 2 or len(offs) != len(tshape) or len(tshape) == 2:
         return offsets, tshape
@@ -95,9 +96,6 @@ def _load_args(args: list, kwargs: dict, span: Span):
     clamp=False)``. ``clamp=True`` cuts the valid region back to the source's edge (a read that
     would run off the end is sanctioned, the tile's padding stays zero); it is resolved here into
     an explicit ``valid_shape`` and needs constant offsets and a static tensor shape."""
-    from pypto.errors import UnsupportedFeatureError
-    from pypto.ir.types import DynDim
-
     clamp = kwargs.pop("clamp", False)
     if len(args) > 5:
         clamp = args.pop(5)
@@ -232,9 +230,6 @@ def _create_tensor_args(args: list, kwargs: dict, span: Span):
     """The reference's ``pl.create_tensor(shape, dtype, layout=ND, manual_dep=False,
     init_value=None)``: the layout (positional third or ``layout=``) must be ``ND``, the only one the
     simulators hold (row-major); it is dropped."""
-    from pypto.errors import UnsupportedFeatureError
-    from pypto.language.enums import TensorLayout
-
     layout = kwargs.pop("layout", TensorLayout.ND)
     if len(args) > 2 and isinstance(args[2], TensorLayout):
         layout = args.pop(2)

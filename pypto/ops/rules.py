@@ -6,6 +6,7 @@ import torch
 from pypto.errors import InvalidOperationError, Span
 from pypto.ir.types import ScalarType, TensorType, TileType, Type, describe
 from pypto.language.dtypes import FP32, DataType, dtype_from_torch
+from pypto.ir.nodes import ConstInt, MakeTuple
 
 
 def promote(a: DataType, b: DataType, op: str | None = None, span: Span | None = None) -> DataType:
@@ -93,8 +94,6 @@ def with_dtype(t: Type, dtype: DataType) -> Type:
 
 def const_ints(t) -> list:
     """Elements of an index list (a ``MakeTuple``) as Python ints, ``None`` where not constant."""
-    from pypto.ir.nodes import ConstInt, MakeTuple
-
     if t is None:
         return None
     assert isinstance(t, MakeTuple)

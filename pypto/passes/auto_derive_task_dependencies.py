@@ -56,11 +56,13 @@ from pypto.ir.nodes import (
     TupleGetItem, Var, YieldStmt,
 )
 from pypto.ir.types import DynDim, TensorType
-from pypto.ir.visit import Mutator, child_stmts, iter_stmts, use_exprs, walk_expr
+from pypto.ir.visit import Mutator, child_stmts, iter_stmts, task_sites, use_exprs, walk_expr  # noqa: F401  (task_sites re-exported)
 from pypto.language.enums import FunctionType
 from pypto.passes.context import PassContext
-from pypto.passes.derive_call_directions import INOUT, INPUT, NO_DEP, OUTPUT_EXISTING
-from pypto.runtime.deps import COVERED, NO_OVERLAP, OTHER, box_overlap
+from pypto.ir.boxes import COVERED, NO_OVERLAP, OTHER, box_overlap
+from pypto.ir.tags import INOUT, INPUT, LOOKUP_TAGS, NO_DEP, OUTPUT_EXISTING, REGISTER_TAGS
+from pypto.passes.param_writes import returned_params
+from pypto.ir.types import TupleType
 
 NAME = "AutoDeriveTaskDependencies"
 REQUIRES = ("CallDirectionsResolved",)
@@ -69,8 +71,6 @@ REQUIRES = ("CallDirectionsResolved",)
 # without DeriveCallDirections still fails where codegen names the missing pass
 PRODUCES = ("TaskDependenciesDerived",)
 
-LOOKUP_TAGS = frozenset((INPUT, INOUT))              # spec-runtime §3.4 step B
-REGISTER_TAGS = frozenset((INOUT, OUTPUT_EXISTING))  # step 4
 REWRITE = {INPUT: NO_DEP, INOUT: OUTPUT_EXISTING}    # a proven lookup's new tag
 
 _TOP = "TOP"  # an unknown root
@@ -89,23 +89,7 @@ def run(program: Program, ctx: PassContext) -> Program:
     return program.replace(functions=tuple(out))
 
 
-def task_sites(f: Function, funcs: dict) -> dict[int, int]:
-    """``id(FuncCall) -> site``: the ordinal of each InCore call of orchestration ``f`` in pre-order
-    (the order codegen, the verifier and this pass all walk)."""
-    sites: dict[int, int] = {}
-    for s in iter_stmts(f.body):
-        for e in use_exprs(s):
-            for c in walk_expr(e):
-                if isinstance(c, FuncCall) and id(c) not in sites:
-                    g = funcs.get(c.func)
-                    if g is not None and g.func_type == FunctionType.InCore:
-                        sites[id(c)] = len(sites)
-    return sites
-
-
 def _returned_params(callee: Function) -> list[int]:
-    from pypto.codegen.common import returned_params
-
     return returned_params(callee)
 
 
@@ -243,8 +227,6 @@ class _Views:
 
 
 def _is_tuple(var: Var) -> bool:
-    from pypto.ir.types import TupleType
-
     return isinstance(var.type, TupleType)
 
 

@@ -29,17 +29,16 @@ from __future__ import annotations
 from pypto.ir.nodes import (
     AssignStmt, Call, EvalStmt, ForStmt, FuncCall, Function, IfStmt, Program, Stmt, TupleGetItem, Var, YieldStmt,
 )
+# the one definition of the tags (re-exported here under the names they had)
+from pypto.ir.tags import INOUT, INPUT, NO_DEP, OUTPUT_EXISTING, SCALAR, TENSOR_TAGS, WRITING_TAGS  # noqa: F401
 from pypto.ir.types import ScalarType
 from pypto.language.enums import ForKind, FunctionType, ParamDirection
 from pypto.passes.context import PassContext
+from pypto.passes.param_writes import returned_params
 
 NAME = "DeriveCallDirections"
 REQUIRES = ("SplitIncoreOrch", "CallDirections")
 PRODUCES = ("CallDirectionsResolved",)
-
-INPUT, INOUT, OUTPUT_EXISTING, NO_DEP, SCALAR = "INPUT", "INOUT", "OUTPUT_EXISTING", "NO_DEP", "SCALAR"
-TENSOR_TAGS = frozenset((INPUT, INOUT, OUTPUT_EXISTING, NO_DEP))
-WRITING_TAGS = frozenset((INOUT, OUTPUT_EXISTING))
 
 
 def run(program: Program, ctx: PassContext) -> Program:
@@ -49,8 +48,6 @@ def run(program: Program, ctx: PassContext) -> Program:
 
 
 def _returned_params(callee: Function) -> list[int]:
-    from pypto.codegen.common import returned_params
-
     return returned_params(callee)
 
 

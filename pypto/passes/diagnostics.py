@@ -23,6 +23,13 @@ from pypto.ir.nodes import AssignStmt, Call, ForStmt, Program, Var
 from pypto.ir.types import TileType
 from pypto.ir.visit import iter_calls, iter_stmts, use_exprs, walk_expr
 from pypto.language.enums import FunctionType, ParamDirection
+from pypto.errors import PyptoError
+from pypto.ir.nodes import ConstInt
+from pypto.ir.types import TensorType
+from pypto.numerics.cast_exactness import classify_chain
+from pypto.ops.registry import VALUE_KINDS, get_op
+from pypto.passes import convert_to_ssa, flatten_call_expr
+from pypto.passes.parallel_overlap import find
 
 
 class DiagnosticPhase(enum.IntEnum):
@@ -122,9 +129,6 @@ def ssa_form(program: Program) -> Program:
     (a re-assigned Var would hide a dead store; a re-assigned ``create_tile`` result would look
     unwritten) and one call is one statement. A program these passes reject is returned as is:
     the pipeline reports the error."""
-    from pypto.errors import PyptoError
-    from pypto.passes import convert_to_ssa, flatten_call_expr
-
     memo = tuple(_SSA_MEMO)  # one read: another thread may replace the entry between two
     if memo and memo[0][0] is program:
         return memo[0][1]
@@ -192,8 +196,6 @@ def _unused_variable(program: Program, ctx):
 def _parallel_store_overlap(program: Program, ctx):
     """Tasks of one ``pl.parallel`` loop store into overlapping regions with no order between them
     (:mod:`pypto.passes.parallel_overlap`)."""
-    from pypto.passes.parallel_overlap import find
-
     return find(ssa_form(program))
 
 
@@ -263,8 +265,6 @@ def _low_precision_accumulation(program: Program, ctx):
 
 
 def _trip_count(s: ForStmt):
-    from pypto.ir.nodes import ConstInt
-
     if all(isinstance(x, ConstInt) for x in (s.start, s.stop, s.step)) and s.step.value != 0:
         return max(0, -(-(s.stop.value - s.start.value) // s.step.value))
     return None
@@ -302,8 +302,6 @@ def cast_chains(program: Program):
 @check("PTO-P003", "InexactCastChain", Severity.Warning, DiagnosticPhase.POST_PIPELINE)
 def _inexact_cast_chain(program: Program, ctx):
     """A multi-hop cast chain (from LegalizeTileCast) that double-rounds for values in range."""
-    from pypto.numerics.cast_exactness import classify_chain
-
     found = []
     for s, types, mode in cast_chains(program):
         if len(types) < 3:
@@ -318,8 +316,6 @@ def _inexact_cast_chain(program: Program, ctx):
 @check("PTO-P004", "ReadBeforeWrite", Severity.Warning, DiagnosticPhase.PRE_PIPELINE)
 def _read_before_write(program: Program, ctx):
     """A tile from ``create_tile`` read before anything wrote it: its contents are unspecified."""
-    from pypto.ops.registry import VALUE_KINDS, get_op
-
     program = ssa_form(program)
     found = []
     for f in program.functions:
@@ -367,8 +363,6 @@ def _mixed_dtype_promotion(program: Program, ctx):
     """A binary op on operands of two dtypes: one is converted (the promotion rule of
     :func:`pypto.ops.rules.promote`) — said at the op, so that no promotion is silent (with bare
     ``pl.Tensor`` annotations the dtypes come from the call's tensors)."""
-    from pypto.ir.types import TensorType
-
     found = []
     for f in ssa_form(program).functions:
         for s, c in iter_calls(f.body):

@@ -19,13 +19,14 @@ Requires: IncoreTileOps. Produces: TileMemoryInferred.
 """
 from __future__ import annotations
 
-from pypto.errors import InvalidOperationError
+from pypto.errors import PassError
 from pypto.ir.nodes import AssignStmt, Call, ForStmt, IfStmt, Program, Var
 from pypto.ir.types import TileType
 from pypto.ir.visit import Mutator, iter_stmts
 from pypto.language.enums import FunctionType, MemorySpace
 from pypto.ops.registry import VALUE_KINDS, get_op
 from pypto.passes.context import PassContext
+from pypto.ops.registry import VALUE_KINDS as _VK
 
 NAME = "InferTileMemorySpace"
 REQUIRES = ("IncoreTileOps",)
@@ -80,8 +81,6 @@ def _route(src: MemorySpace, dst: MemorySpace, arch: str):
 
 def _mat_demand(f) -> set:
     """ids of Vars read by an operand that must be in Mat/Left/Right (backward demand)."""
-    from pypto.ops.registry import VALUE_KINDS as _VK
-
     need = set()
     for s in iter_stmts(f.body):
         if isinstance(s, AssignStmt) and isinstance(s.value, Call):
@@ -116,7 +115,7 @@ class _Infer(Mutator):
                 hint = ("store the tile to a global tensor with pl.store and load it in another pl.at scope "
                         "(or use the a5 platform, which has Acc->Vec)") if src == MemorySpace.Acc else \
                     "load the operand into pl.Mem.Mat (pl.load(..., target_memory=pl.Mem.Mat))"
-                raise InvalidOperationError(
+                raise PassError(
                     f"{op_name}: operand '{param}' ('{a.name}') is in {src.name} but must be in {want.name}; "
                     f"{self.arch} has no on-chip path {src.name} -> {want.name}", span, hint)
         cur = a

@@ -8,7 +8,7 @@ A pair with no path is a compile error naming both dtypes and the architecture.
 from __future__ import annotations
 
 from pypto.backend.cast_table import CastPathError, cast_path
-from pypto.errors import InvalidOperationError
+from pypto.errors import PassTypeError
 from pypto.ir.nodes import AssignStmt, Call, Program, Var
 from pypto.ir.visit import Mutator
 from pypto.language.dtypes import dtype_from_name
@@ -44,7 +44,7 @@ class _Legalize(Mutator):
         try:
             hops = cast_path(src.name, dst.name, self.arch)
         except CastPathError as e:
-            raise InvalidOperationError(str(e), v.span, "cast through an intermediate type explicitly") from None
+            raise PassTypeError(str(e), v.span, "cast through an intermediate type explicitly") from None
         if len(hops) <= 1:
             return s
         op = get_op("tile.cast")

@@ -11,9 +11,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from pypto.errors import PyptoError, VerificationError
+from pypto.errors import InternalError, InvalidOperationError, PassTypeError, PyptoError, VerificationError
 from pypto.ir.nodes import Program
 from pypto.passes.context import PassContext
+from pypto.ir.equality import StructuralMismatch, assert_structural_equal
+from pypto.ir.printer import print_program
+from pypto.ir.verifier import verify
+from pypto.language.program import parse
+from pypto.passes.diagnostics import DiagnosticPhase as DP, Severity, resolve_phase, run_checks
+from pypto.safe_files import atomic_write_text
 
 
 class VerificationLevel(enum.Enum):
@@ -124,9 +130,6 @@ def run_passes(program: Program, passes: Sequence, ctx: PassContext, *, verifica
     ``NN_after_<Pass>.py`` into ``dump_dir`` when ``dump_level`` is not NONE; runs the diagnostic
     checks of :mod:`pypto.passes.diagnostics` at their phases (``diagnostic_phase``,
     ``disabled_diagnostics``) and collects them in ``result.diagnostics``."""
-    from pypto.ir.verifier import verify
-    from pypto.passes.diagnostics import DiagnosticPhase as DP, resolve_phase, run_checks
-
     phase = resolve_phase(diagnostic_phase)
     off = tuple(disabled_diagnostics or ())
     level = resolve_verification_level(verification_level)
@@ -145,11 +148,13 @@ def run_passes(program: Program, passes: Sequence, ctx: PassContext, *, verifica
         t0 = time.perf_counter()
         try:
             new = info.run(program, ctx)
+        except InvalidOperationError as e:
+            # a type rule rejected a call a pass built or re-checked: the source parsed, so this is
+            # not a ParserError (errors.py: PassTypeError); message, span and hint are kept
+            raise PassTypeError(e.message, e.span, e.hint) from e
         except PyptoError:
             raise
         except Exception as e:
-            from pypto.errors import InternalError
-
             raise InternalError(f"pass '{info.name}' failed: {type(e).__name__}: {e}") from e
         if not isinstance(new, Program):
             raise TypeError(f"pass '{info.name}' returned {type(new).__name__}, not a Program")
@@ -176,8 +181,6 @@ def emit_diagnostics(diagnostics, report_dir: Path | None = None, stream=None) -
     ``report_dir/diagnostics.log``."""
     import sys
 
-    from pypto.passes.diagnostics import Severity
-
     if not diagnostics:
         return
     out = stream or sys.stderr
@@ -201,9 +204,6 @@ def emit_diagnostics(diagnostics, report_dir: Path | None = None, stream=None) -
 
 def roundtrip_check(program: Program, pass_name: str) -> None:
     """Print, re-parse and compare; raise :class:`VerificationError` naming the pass on a difference."""
-    from pypto.ir.equality import StructuralMismatch, assert_structural_equal
-    from pypto.language.program import parse
-
     text = program.as_python()
     try:
         reparsed = parse(text, filename=f"<roundtrip after {pass_name}>")
@@ -217,13 +217,9 @@ def _dump_text(program: Program, level: PassDumpLevel) -> str:
     """A stage's dump: EXPLICIT is the program's full print; CONCISE leaves out the annotations the
     parser re-infers (both parse back to the same program)."""
     if level == PassDumpLevel.CONCISE:
-        from pypto.ir.printer import print_program
-
         return print_program(program, concise=True)
     return program.as_python()
 
 
 def _write(path: Path, text: str) -> None:
-    from pypto.safe_files import atomic_write_text
-
     atomic_write_text(path, text)   # a private temp name: concurrent compiles never share one

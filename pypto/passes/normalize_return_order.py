@@ -25,6 +25,8 @@ from pypto.ir.verifier import return_roots
 from pypto.ir.visit import Mutator
 from pypto.language.enums import FunctionType, ParamDirection
 from pypto.passes.context import PassContext
+from pypto.ir.nodes import Call
+from pypto.ops.registry import write_targets
 
 NAME = "NormalizeReturnOrder"
 REQUIRES = ("SplitIncoreOrch", "IncoreTileOps")
@@ -79,10 +81,6 @@ def _normalize(f: Function):
 
 def _final_versions(f: Function) -> dict[int, Var]:
     """param id -> its last top-level version before the return."""
-    from pypto.ir.nodes import Call
-
-    from pypto.ops.registry import write_targets
-
     target = write_targets()
     root = {id(p): p for p in f.params}
     final: dict[int, Var] = {}

@@ -26,7 +26,7 @@ from pypto.errors import UnsupportedFeatureError
 from pypto.language.enums import AtomicType
 from pypto.ir.nodes import (
     AssignStmt, Call, ConstInt, EvalStmt, ForStmt, FuncCall, Function, MakeTuple, Program, ReturnStmt, ScopeStmt,
-    TupleGetItem, Var,
+    TupleGetItem, Var, YieldStmt,
 )
 from pypto.ir.types import TensorType, TupleType
 from pypto.ir.visit import Mutator, Renewer, child_stmts, defined_vars, iter_stmts, use_exprs, walk_expr
@@ -255,8 +255,6 @@ def _roots(body, outer_ids: set[int]) -> tuple[dict[int, Var], set[int], list[Va
                 for b in child_stmts(st):
                     visit(b)
                 continue
-            from pypto.ir.nodes import YieldStmt
-
             if isinstance(st, YieldStmt):
                 continue  # carrying a version is not reading it
             for e in use_exprs(st):

@@ -21,9 +21,13 @@ Runs on SSA form (a version of a parameter is a distinct Var), before OutlineInc
 from __future__ import annotations
 
 from pypto.errors import PyptoError, Span
-from pypto.ir.nodes import AssignStmt, Call, ForStmt, FuncCall, Function, IfStmt, Program, ScopeStmt, TupleGetItem, Var, YieldStmt
+from pypto.ir.nodes import (
+    AssignStmt, Call, ForStmt, FuncCall, Function, IfStmt, Program, ReturnStmt, ScopeStmt, TupleGetItem, Var, YieldStmt,
+)
+from pypto.ir.visit import iter_stmts
 from pypto.ir.types import TensorType
 from pypto.language.enums import ParamDirection
+from pypto.ops.registry import write_targets
 
 # ops whose tensor result is a view of their first operand (a write to it writes the operand)
 VIEW_OPS = frozenset({"tensor.slice"})
@@ -35,8 +39,6 @@ class InParamWriteError(PyptoError):
 
 def check_program(program: Program) -> None:
     """Raise :class:`InParamWriteError` at the first write of an ``In`` tensor parameter."""
-    from pypto.ops.registry import write_targets
-
     funcs = {f.name: f for f in program.functions}
     targets = write_targets()   # op -> index of the argument it writes (its result is a new version of it)
     for f in program.functions:
@@ -110,3 +112,31 @@ def _check_function(f: Function, funcs: dict, targets: dict) -> None:
                                 f"{'pl.Out' if d == ParamDirection.Out else 'pl.InOut'}")
 
     walk(f.body)
+
+
+def returned_params(f: Function) -> list[int]:
+    """For each value ``f`` returns, the index of the parameter it is a version of (writes into
+    ``out`` return ``out``'s new version). ``-1`` when a return value is not a parameter version.
+    (DeriveCallDirections, AutoDeriveTaskDependencies, the orchestration generator and the
+    reference executor use it; also importable from :mod:`pypto.codegen.common`.)"""
+    root: dict[int, int] = {id(p): i for i, p in enumerate(f.params)}
+    targets = write_targets()
+    ret = None
+    for s in iter_stmts(f.body):
+        if isinstance(s, AssignStmt):
+            v = s.value
+            if isinstance(v, Call) and v.op in targets and id(v.args[targets[v.op]]) in root:
+                root[id(s.var)] = root[id(v.args[targets[v.op]])]
+            elif isinstance(v, Var) and id(v) in root:
+                root[id(s.var)] = root[id(v)]
+        elif isinstance(s, ForStmt):
+            for it, init, rv in zip(s.iter_args, s.init_values, s.return_vars):
+                if id(init) in root:
+                    root[id(it)] = root[id(rv)] = root[id(init)]
+        elif hasattr(s, "return_vars"):
+            pass
+        if isinstance(s, ReturnStmt):
+            ret = s
+    if ret is None:
+        return []
+    return [root.get(id(v), -1) if isinstance(v, Var) else -1 for v in ret.values]

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Iterator, Sequence
 
 from pypto.passes.manager import PassInfo, as_pass
+from pypto.passes import PIPELINE
 
 
 class Pipeline(Sequence):
@@ -31,8 +32,6 @@ class Pipeline(Sequence):
     @classmethod
     def default(cls) -> "Pipeline":
         """The pipeline ``pypto.ir.compile`` runs by default."""
-        from pypto.passes import PIPELINE
-
         return cls(PIPELINE)
 
     @property

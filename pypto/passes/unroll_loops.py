@@ -28,7 +28,7 @@ form with ``init_values`` works too). Produces: NoUnrollLoops — no ForStmt of 
 """
 from __future__ import annotations
 
-from pypto.errors import InternalError, InvalidOperationError
+from pypto.errors import InternalError, PassError
 from pypto.ir.nodes import (
     BinOp,
     Var,
@@ -46,6 +46,7 @@ from pypto.ir.types import ScalarType
 from pypto.language.dtypes import FP32, INDEX
 from pypto.language.enums import ForKind
 from pypto.passes.context import PassContext
+from pypto.ir.visit import child_stmts
 
 NAME = "UnrollLoops"
 REQUIRES = ()
@@ -63,8 +64,6 @@ def run(program: Program, ctx: PassContext) -> Program:
 def _nested_copies(stmts) -> int:
     """Body copies the unroll loops nested in ``stmts`` will make, as far as their bounds are literal
     already (a bound depending on an outer loop variable is known only once that is substituted)."""
-    from pypto.ir.visit import child_stmts
-
     n = 0
     for st in stmts:
         if isinstance(st, ForStmt) and st.kind == ForKind.Unroll and all(
@@ -95,7 +94,7 @@ class _Unroller(Mutator):
     def _count(self, n: int, s: ForStmt, what: str) -> None:
         """Account ``n`` more body copies; refuse past the limits (before copying anything)."""
         if n > MAX_UNROLL:
-            raise InvalidOperationError(
+            raise PassError(
                 f"{what} would copy the loop body {n} times; the limit is {MAX_UNROLL} copies per loop "
                 "(compile time grows with every copy)", s.span,
                 "use pl.range for a loop that runs on the device, or pl.pipeline(n, stage=F) to copy the body "
@@ -104,7 +103,7 @@ class _Unroller(Mutator):
         total = self.copies + n * _nested_copies(s.body)   # known before expanding: fail fast
         if total > MAX_COPIES:
             self.copies = total
-            raise InvalidOperationError(
+            raise PassError(
                 f"the pl.unroll loops of this function would copy their bodies {self.copies} times in all (nested "
                 f"loops multiply); the limit is {MAX_COPIES}", s.span,
                 "turn the outer pl.unroll into pl.range")
@@ -126,7 +125,7 @@ class _Unroller(Mutator):
             raise InternalError("pl.unroll bounds must be compile-time ints", s.span)
         start, stop, step = (b.value for b in bounds)
         if step == 0:
-            raise InvalidOperationError("pl.unroll step must not be 0", s.span)
+            raise PassError("pl.unroll step must not be 0", s.span)
         self._count(_trips(start, stop, step), s, f"pl.unroll({start}, {stop}, {step})")
         carried = [self.expr(v) for v in s.init_values]
         out = []

@@ -17,6 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from pypto.runtime.config import RunConfig
+from pypto.runtime import simulator
+from pypto.runtime.trace import CYCLES_PER_US
+from pypto.runtime.worker import ChipWorker
 
 
 @dataclass
@@ -128,8 +131,6 @@ class BenchmarkStats:
 
 
 def _invocation(rt, inv: int) -> TraceInvocation:
-    from pypto.runtime.trace import CYCLES_PER_US
-
     ns = 1000.0 / CYCLES_PER_US  # ns per cycle
     pid = os.getpid()
     spans = [TraceSpan(pid, 0, inv, "sim", 0, "chip.run", 0, int(round(rt.time * ns)), "clk=dev")]
@@ -147,9 +148,6 @@ def benchmark(compiled, args: Sequence[Any], *, rounds: int = 100, warmup: int =
     times with ``args``; the warmup launches are not measured. ``platform`` / ``device_id`` override
     the config's. ``persistent`` / ``reset_persistent_windows`` concern multi-rank programs (not
     simulated) and must keep their defaults."""
-    from pypto.runtime import simulator
-    from pypto.runtime.worker import ChipWorker
-
     for name, v in (("rounds", rounds), ("warmup", warmup)):
         if isinstance(v, bool) or not isinstance(v, int) or v < (1 if name == "rounds" else 0):
             raise ValueError(f"benchmark({name}={v!r}): must be an int >= {1 if name == 'rounds' else 0}")

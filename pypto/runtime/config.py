@@ -16,7 +16,16 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from pypto.backend.platforms import get_platform
-from pypto.ir.pass_manager import OptimizationStrategy
+from pypto.backend.backend_type import BackendType
+
+
+class OptimizationStrategy(enum.Enum):
+    """The compiler's optimisation strategy (``pypto.ir.pass_manager.OptimizationStrategy``);
+    ``Default`` (the full pipeline) is the only member, as in the reference. Defined here, with
+    :class:`RunConfig` whose field it types, because the runtime sits below the driver that also
+    takes it (docs/architecture.md, "Layers")."""
+
+    Default = "Default"
 
 
 _RINGS = 4
@@ -137,7 +146,6 @@ class RunConfig:
     def __post_init__(self):
         # (1) platform, (2) backend_type (a property), (3) swimlane level, (4) DFX forces save_kernels,
         # (5) ring overrides.
-        from pypto.backend.backend_type import BackendType
 
         self._platform = get_platform(self.platform)
         # As in the reference, the platform decides the backend: backend_type is derived from it

@@ -31,16 +31,14 @@ import torch
 
 from pypto.runtime.trace import rxty
 
-INPUT, OUTPUT, INOUT, OUTPUT_EXISTING, NO_DEP = "INPUT", "OUTPUT", "INOUT", "OUTPUT_EXISTING", "NO_DEP"
-SCALAR = "SCALAR"  # a scalar argument (DeriveCallDirections); scalars take no part in dependencies
-TAGS = (INPUT, OUTPUT, INOUT, OUTPUT_EXISTING, NO_DEP, SCALAR)
+from pypto.ir.boxes import COVERED, NO_OVERLAP, OTHER, OVERLAP_NAME, box_overlap  # noqa: F401  (re-exported)
+from pypto.ir.tags import (  # noqa: F401  (re-exported: the one RuntimeTag, pypto/ir/tags.py)
+    INOUT, INPUT, LOOKUP_TAGS, NO_DEP, OUTPUT, OUTPUT_EXISTING, REGISTER_TAGS, SCALAR, RuntimeTag,
+)
+from pypto.ir.tags import ALL_TAGS as TAGS
+from pypto.safe_files import atomic_write_text
 # IR parameter directions accepted as tags (an un-promoted ``Out`` writes an existing buffer)
 _LEGACY = {"In": INPUT, "Out": OUTPUT_EXISTING, "InOut": INOUT}
-LOOKUP_TAGS = frozenset((INPUT, INOUT))            # Step B
-REGISTER_TAGS = frozenset((INOUT, OUTPUT_EXISTING))  # Step 4
-
-NO_OVERLAP, COVERED, OTHER = 0, 1, 2
-OVERLAP_NAME = {COVERED: "covered", OTHER: "other"}
 
 
 def normalize_tag(tag) -> str:
@@ -122,19 +120,6 @@ def overlap(c: View, p: View) -> int:
     if cb is None or pb is None:
         return OTHER
     return box_overlap(cb, c.shape, pb, p.shape)
-
-
-def box_overlap(c_start, c_shape, p_start, p_shape) -> int:
-    """Overlap of two boxes given by per-dimension start indices and extents: NO_OVERLAP when some
-    dimension is disjoint, COVERED when the consumer box lies inside the producer's, else OTHER.
-    (Also the compiler's model of this test, :mod:`pypto.passes.auto_derive_task_dependencies`.)"""
-    covered = True
-    for ci, cs, pi, ps in zip(c_start, c_shape, p_start, p_shape):
-        if ci >= pi + ps or pi >= ci + cs:
-            return NO_OVERLAP
-        if ci > pi or ci + cs < pi + ps:
-            covered = False
-    return COVERED if covered else OTHER
 
 
 class _Bucket:
@@ -331,8 +316,6 @@ def deps_document(tasks) -> dict:
 
 def write_deps(tasks, dfx_dir: Path, work_dir: Path, kernel_ids: dict) -> Path:
     """Write ``dfx_outputs/deps.json`` and ``name_map_<work_dir.name>.json``; returns the deps path."""
-    from pypto.safe_files import atomic_write_text
-
     path = dfx_dir / "deps.json"
     atomic_write_text(path, json.dumps(deps_document(tasks), indent=1))
     name_map = {"level": 2, "orchestrator_name": None,

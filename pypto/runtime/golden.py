@@ -34,6 +34,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import torch
 
+from pypto.errors import PyptoError
 from pypto.safe_files import atomic_write_bytes, contained, dir_lock
 
 MANIFEST = "manifest.json"
@@ -41,8 +42,9 @@ MANIFEST = "manifest.json"
 _ENTRY = re.compile(r"(in|out)/([A-Za-z_][A-Za-z0-9_]*)\.pt")
 
 
-class GoldenFileError(Exception):
-    """A golden file is missing, corrupted, truncated, tampered with, or not a plain tensor file."""
+class GoldenFileError(PyptoError):
+    """A golden file is missing, corrupted, truncated, tampered with, or not a plain tensor file (a
+    :class:`pypto.errors.PyptoError`, as every error a user can reach)."""
 
 
 @dataclass

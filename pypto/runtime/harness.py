@@ -22,6 +22,8 @@ import torch
 from pypto.runtime.config import RunConfig
 from pypto.runtime.golden import TensorSpec, load_golden, write_golden
 from pypto.safe_files import dir_lock
+from pypto.ir.nodes import Program
+from pypto.language.jit import JITFunction
 
 
 @dataclass
@@ -64,9 +66,7 @@ def run(program, *args, config: RunConfig | None = None, scalar_specs=None, test
 
 
 def _compile(program, tensors: tuple, cfg: RunConfig):
-    from pypto.ir.compile import compile as ir_compile
-    from pypto.ir.nodes import Program
-    from pypto.language.jit import JITFunction
+    from pypto.driver.build import compile as ir_compile
 
     if isinstance(program, JITFunction):
         return program.compile(*tensors, config=cfg)

@@ -49,6 +49,6 @@ def module_from_source(text: str, filename: str | Path) -> types.ModuleType:
 
 def load_module(path: Path) -> types.ModuleType:
     """Read ``path`` once and build its module (:func:`module_from_source`). Prefer
-    :meth:`pypto.ir.compiled.CompiledProgram.load_modules`, which checks the text is the program's."""
+    :meth:`pypto.driver.compiled.CompiledProgram.load_modules`, which checks the text is the program's."""
     path = Path(path)
     return module_from_source(path.read_text(encoding="utf-8"), path.resolve())

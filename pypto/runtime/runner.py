@@ -23,7 +23,7 @@ def compile_program(program, work_dir, *, strategy=None, backend_type=None, dump
     :func:`pypto.ir.compile`'s. Returns the :class:`~pypto.ir.CompiledProgram` (the reference returns
     ``None``; the directory is the contract either way). ``platform`` (ours) overrides the simulator
     ``backend_type`` selects."""
-    from pypto.ir.compile import compile as ir_compile
+    from pypto.driver.build import compile as ir_compile
 
     return ir_compile(program, output_dir=str(work_dir), strategy=strategy, dump_passes=dump_passes,
                       backend_type=backend_type, dump_ptoas_passes=dump_ptoas_passes,
@@ -50,7 +50,7 @@ def execute_compiled(work_dir, args, *, platform: str | None = None, device_id: 
     option and has no effect here (accepted, as in the reference). Further keywords are
     :class:`RunConfig` fields (``sim_seed=...``); ``config`` gives them all at once.
     """
-    from pypto.ir.compiled import CompiledProgram
+    from pypto.driver.compiled import CompiledProgram
 
     del analyze_auto_scopes_for_deps  # compile-side option: the program is already compiled
     if level != 2:

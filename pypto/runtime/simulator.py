@@ -51,6 +51,7 @@ import torch
 from pypto.backend.platforms import Platform, get_platform
 from pypto.errors import SimulationError
 from pypto.language.dtypes import dtype_from_name
+from pypto.ir.tags import ALL_TAGS, MAY_WRITE_TAGS
 from pypto.runtime.cores import Core, CoreMemory
 from pypto.runtime.gangs import conflict, gang_size
 from pypto.runtime.deps import (
@@ -60,6 +61,11 @@ from pypto.runtime.dumps import AFTER, BEFORE, DumpCollector
 from pypto.runtime.faults import locate
 
 from pypto.runtime.modules import load_module  # noqa: F401  (re-exported: tools load modules by path)
+from pypto.ops.support import _RECORDER
+from pypto.runtime.config import RunConfig
+from pypto.runtime.deps import write_deps
+from pypto.runtime.device_tensor import DeviceTensor, StackedDeviceTensor
+from pypto.runtime.trace import write_swimlane
 
 
 class _PerThread(threading.local):
@@ -796,8 +802,6 @@ class Runtime:
         """``kernel -> (module, GANG_NUMEL, torch threads)`` for the kernels this run may gang
         (lockstep on, the kernel has a lockstep form, torch's threading allows a gang of two or more
         of its tiles, and no access recorder is installed: recorders expect one call per access)."""
-        from pypto.ops.support import _RECORDER
-
         if not self.lockstep or _RECORDER.get() is not None:
             return {}
         threads = torch.get_num_threads()
@@ -909,10 +913,10 @@ def _enqueue(ready: dict, t: Task) -> int:
 
 
 _SNAPSHOT_ID = 1 << 63
-_TAGSET = frozenset((INPUT, OUTPUT, INOUT, OUTPUT_EXISTING, NO_DEP, SCALAR))
+_TAGSET = frozenset(ALL_TAGS)
 # tags under which a task may write its argument (NO_DEP only skips dependency tracking: the
 # kernel may still write, so it counts)
-_WRITE_TAGS = frozenset((OUTPUT, INOUT, OUTPUT_EXISTING, NO_DEP))
+_WRITE_TAGS = MAY_WRITE_TAGS
 
 
 def _flatten(deps):
@@ -925,8 +929,6 @@ def _flatten(deps):
 
 def execute(compiled, args: tuple, kwargs: dict, config=None):
     """Run a :class:`CompiledProgram` on its simulated platform with the caller's arguments."""
-    from pypto.runtime.config import RunConfig
-
     cfg = config or RunConfig(platform=compiled.platform)
     if get_platform(cfg.platform).name != compiled.platform:
         raise SimulationError(f"program was compiled for {compiled.platform} but RunConfig asks for "
@@ -1130,8 +1132,6 @@ def _check_writable(p: dict, a: torch.Tensor) -> None:
 def _device_view(value, param: dict):
     """A worker-resident :class:`DeviceTensor` as the view of device memory the program runs on (its
     results stay there); a multi-rank ``StackedDeviceTensor`` is refused; anything else unchanged."""
-    from pypto.runtime.device_tensor import DeviceTensor, StackedDeviceTensor
-
     if isinstance(value, DeviceTensor):
         return value.device_view()
     if isinstance(value, StackedDeviceTensor):
@@ -1236,8 +1236,6 @@ def write_dfx(rt: Runtime, cfg, work_dir: Path, kernel_ids: dict) -> None:
 
     if cfg.enable_dep_gen:
         def deps():
-            from pypto.runtime.deps import write_deps
-
             path = write_deps(rt.tasks, dfx, Path(work_dir), kernel_ids)
             print(f"deps.json written to {path} — inspect with:\n  python -m json.tool {path}")
         attempt("deps.json", deps)
@@ -1249,8 +1247,6 @@ def write_dfx(rt: Runtime, cfg, work_dir: Path, kernel_ids: dict) -> None:
         attempt("the tensor dump (args_dump/)", dumps)
     if cfg.enable_chip_swimlane:
         def swimlane():
-            from pypto.runtime.trace import write_swimlane
-
             path = write_swimlane(rt, dfx, cfg.enable_chip_swimlane)
             print(f"swimlane written to {path} — open it in https://ui.perfetto.dev or chrome://tracing")
         attempt("swimlane.json", swimlane)

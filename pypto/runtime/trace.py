@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from pypto.safe_files import atomic_write_text
 
 CYCLES_PER_US = 1000.0
 
@@ -70,8 +71,6 @@ def swimlane_document(rt, level: int) -> dict:
 
 
 def write_swimlane(rt, dfx_dir: Path, level: int) -> Path:
-    from pypto.safe_files import atomic_write_text
-
     path = dfx_dir / "swimlane.json"
     atomic_write_text(path, json.dumps(swimlane_document(rt, level)))
     records = {

@@ -19,6 +19,7 @@ import torch
 
 from pypto.runtime.config import RunConfig
 from pypto.runtime.device_tensor import DeviceTensor
+from pypto.backend.platforms import get_platform
 
 _CURRENT: contextvars.ContextVar = contextvars.ContextVar("pypto_current_worker", default=None)
 
@@ -268,8 +269,6 @@ class ChipWorker(Worker):
 
     # -- dispatch
     def _check_binding(self, compiled) -> None:
-        from pypto.backend.platforms import get_platform
-
         want = get_platform(self._config.platform).name
         if compiled.platform != want:
             raise ValueError(f"ChipWorker for {self._config.platform} cannot run a program compiled for "

@@ -1,4 +1,4 @@
-"""``pypto.ir.pass_manager``: ``PassManager`` and ``OptimizationStrategy`` (the reference's names)
+"""``pypto.ir.pass_manager`` (this module, :mod:`pypto.driver.pass_manager`): ``PassManager`` and ``OptimizationStrategy`` (the reference's names)
 over our pass pipeline (:data:`pypto.passes.PIPELINE`) and manager (:mod:`pypto.passes.manager`).
 
 ``PassManager.get_strategy().run_passes(program)`` lowers a program exactly as :func:`pypto.ir.compile`
@@ -7,17 +7,13 @@ does (same passes, verification and diagnostics), for the configured backend's s
 """
 from __future__ import annotations
 
-import enum
 from pathlib import Path
 
+from pypto.backend.backend_type import default_platform
+from pypto.driver.build import compile_settings, default_pipeline, run_pipeline
 from pypto.passes.manager import PassDumpLevel, VerificationLevel, resolve_dump_level
-
-
-class OptimizationStrategy(enum.Enum):
-    """The compiler's optimisation strategy; ``Default`` (the full pipeline) is the only member, as in
-    the reference."""
-
-    Default = "Default"
+from pypto.pypto_core.passes import Pass
+from pypto.runtime.config import OptimizationStrategy  # defined with RunConfig, below the driver
 
 
 def coerce_dump_level(dump_passes) -> PassDumpLevel:
@@ -46,9 +42,6 @@ class PassManager:
     @property
     def passes(self) -> tuple:
         """The pipeline's passes (:class:`pypto.pypto_core.passes.Pass`), in order."""
-        from pypto.ir.compile import default_pipeline
-        from pypto.pypto_core.passes import Pass
-
         return tuple(Pass(p) for p in default_pipeline())
 
     @property
@@ -67,9 +60,6 @@ class PassManager:
         (required then). ``prefix`` is accepted for the reference's signature: our printer always
         writes ``pl.`` (the only prefix the parser reads back).
         """
-        from pypto.backend.backend_type import default_platform
-        from pypto.ir.compile import compile_settings, run_pipeline
-
         level = coerce_dump_level(dump_ir)
         if level != PassDumpLevel.NONE and output_dir is None:
             raise ValueError("run_passes(dump_ir=...) needs output_dir: the directory to write the pass dumps to")

@@ -5,7 +5,12 @@ import json
 from pathlib import Path
 from typing import Optional
 
+from pypto.backend.backend_type import BackendType
+from pypto.driver.artifacts import dir_lock, read_meta, read_sources
 from pypto.ir.nodes import Program
+from pypto.runtime.modules import module_from_source
+from pypto.runtime.simulator import execute
+from pypto.runtime.worker import current_worker
 
 
 class CompiledProgram:
@@ -34,7 +39,7 @@ class CompiledProgram:
 
     @property
     def cache_key(self) -> Optional[str]:
-        """The artifact key of this build (see :mod:`pypto.ir.artifacts`); None for old directories."""
+        """The artifact key of this build (see :mod:`pypto.driver.artifacts`); None for old directories."""
         return self.meta.get("cache_key")
 
     @property
@@ -42,9 +47,9 @@ class CompiledProgram:
         """The program after the pass pipeline. A build reused from disk did not run the pipeline in
         this process: it is recomputed on first access (the same key gives the same result)."""
         if self._lowered is None and self.program is not None and self._options is not None:
-            from pypto.ir.compile import run_pipeline
+            from pypto.driver import build  # build imports this module
 
-            self._lowered = run_pipeline(self.program, self._options).program
+            self._lowered = build.run_pipeline(self.program, self._options).program
         return self._lowered
 
     @lowered.setter
@@ -53,11 +58,7 @@ class CompiledProgram:
 
     def load_modules(self) -> tuple[dict, object]:
         """``({kernel name: module}, orchestration module)`` built from :attr:`sources`."""
-        from pypto.runtime.modules import module_from_source
-
         if not self.sources:  # built by hand (no text kept): read the directory once
-            from pypto.ir.artifacts import read_sources
-
             sources = read_sources(self.output_dir, self.meta)
             if sources is None:
                 rels = list(self.meta["kernels"].values()) + [self.meta["orchestration"]]
@@ -81,8 +82,6 @@ class CompiledProgram:
             return False
         if st == self._meta_stat:
             return True
-        from pypto.ir.artifacts import read_meta
-
         meta = read_meta(self.output_dir)
         if meta is None or meta.get("cache_key") != self.cache_key or self.cache_key is None:
             return False
@@ -92,8 +91,6 @@ class CompiledProgram:
     @property
     def backend_type(self):
         """``BackendType.Ascend910B`` or ``BackendType.Ascend950`` (a str enum: equal to its name)."""
-        from pypto.backend.backend_type import BackendType
-
         return BackendType(self.meta["backend_type"])
 
     @property
@@ -115,8 +112,6 @@ class CompiledProgram:
     def from_dir(cls, path, *, platform: str | None = None) -> "CompiledProgram":
         """Re-open an artifact directory from its ``compiled_meta.json``. The generated modules are
         read once, now, and checked against the hashes the meta records."""
-        from pypto.ir.artifacts import dir_lock, read_sources
-
         p = Path(path)
         meta_path = p / "compiled_meta.json"
         if not meta_path.is_file():
@@ -137,9 +132,6 @@ class CompiledProgram:
 
     def __call__(self, *args, config=None, **kwargs):
         """Run on the simulator. See the class docstring for the two calling conventions."""
-        from pypto.runtime.simulator import execute
-        from pypto.runtime.worker import current_worker
-
         if config is None and current_worker() is not None:
             return current_worker().run(self, *args, **kwargs)  # inside ``with ChipWorker(...)``
         return execute(self, args, kwargs, config)

@@ -50,6 +50,11 @@ import time
 import uuid
 from pathlib import Path
 
+import pypto
+from pypto.errors import Span
+from pypto.ir.printer import print_program
+from pypto.passes.manager import resolve_dump_level
+
 META = "compiled_meta.json"
 LOCK = ".pypto.lock"
 STAGING_PREFIX = ".tmp-"
@@ -69,8 +74,6 @@ def package_fingerprint() -> str:
     """Version of pypto + a hash of the text of all its modules + the Python version (once per process)."""
     with _fp_lock:
         if not _fingerprint:
-            import pypto
-
             h = hashlib.sha256(f"pypto {pypto.__version__} python {sys.version_info[:2]}".encode())
             root = Path(pypto.__file__).resolve().parent
             for path in sorted(root.rglob("*.py")):
@@ -82,8 +85,6 @@ def package_fingerprint() -> str:
 
 def _spans(program) -> list:
     """Every source span in the program, in a deterministic walk order (fields, then items)."""
-    from pypto.errors import Span
-
     out: list = []
     seen: set[int] = set()
     stack = [program]
@@ -103,8 +104,6 @@ def _spans(program) -> list:
 
 def program_digest(program) -> str:
     """SHA-256 of the program's printed form and its spans (see the module docstring)."""
-    from pypto.ir.printer import print_program
-
     h = hashlib.sha256(print_program(program).encode())
     h.update(json.dumps(_spans(program)).encode())
     return h.hexdigest()
@@ -127,8 +126,6 @@ def _canon(v):
 def options_key(options: dict) -> dict:
     """The compile options that shape a build, normalised to JSON (the pipeline and the output
     directory excluded: see :func:`compile_key`), plus the environment that stands in for them."""
-    from pypto.passes.manager import resolve_dump_level
-
     doc = {k: _canon(v) for k, v in options.items() if k not in ("passes", "output_dir")}
     doc["platform"] = options.get("platform") or "a2a3sim"
     doc["dump_passes"] = resolve_dump_level(options.get("dump_passes")).name

@@ -1,4 +1,4 @@
-"""``ir.compile``: run the pass pipeline, generate kernel and orchestration modules into an
+"""``ir.compile`` (:func:`compile`): run the pass pipeline, generate kernel and orchestration modules into an
 artifact directory, and return a :class:`CompiledProgram` that runs on the simulator."""
 from __future__ import annotations
 
@@ -8,22 +8,27 @@ import json
 import os
 import shutil
 import sys
+import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
+from pypto.backend.backend_type import BackendType, platform_of, set_backend_type
 from pypto.backend.platforms import get_platform
+from pypto.backend.pto_backend import PartialCodegenError, generate, kernel_path, orchestration_path
+from pypto.driver import artifacts
+from pypto.driver.compiled import CompiledProgram
+from pypto.errors import Span, UnsupportedFeatureError
 from pypto.ir.nodes import Program
+from pypto.passes import PIPELINE
 from pypto.passes.context import PassContext
+from pypto.passes.diagnostics import Diagnostic, Severity
 from pypto.passes.manager import PassDumpLevel, PipelineResult, emit_diagnostics, resolve_dump_level, run_passes
-
-if TYPE_CHECKING:
-    from pypto.ir.compiled import CompiledProgram
+from pypto.pypto_core.passes import PassContext as OuterContext, disabled_names
+from pypto.runtime.config import OptimizationStrategy
 
 
 def default_pipeline() -> list:
     """The passes :func:`compile` runs, in order (a fresh list: callers may edit it)."""
-    from pypto.passes import PIPELINE
-
     return list(PIPELINE)
 
 
@@ -52,8 +57,6 @@ def compile_settings(*, platform, verification_level=None, diagnostic_phase=None
     ``runtime`` both as an argument and through an active PassContext is an error (which one should
     win is ambiguous).
     """
-    from pypto.pypto_core.passes import PassContext as OuterContext, disabled_names
-
     outer = OuterContext.current()
     if outer is not None:
         for name, value in (("verification_level", verification_level), ("diagnostic_phase", diagnostic_phase),
@@ -99,7 +102,7 @@ def compile(program: Program, output_dir=None, strategy=None, dump_passes=True, 
     Without one, the build is an entry of the persistent compile cache under
     ``$PYPTO_PROG_BUILD_DIR`` (or ``build_output``), named ``<name>_<key>``: a build with the same
     key (program, options, platform, package) made by any process is reused instead of compiled
-    again; see :mod:`pypto.ir.artifacts` (the key, the atomic publication, pruning) and
+    again; see :mod:`pypto.driver.artifacts` (the key, the atomic publication, pruning) and
     docs/compile-cache.md. An explicit ``output_dir`` holds the latest build written there.
 
     * ``strategy``: an ``OptimizationStrategy`` (``Default``, the only one).
@@ -115,11 +118,6 @@ def compile(program: Program, output_dir=None, strategy=None, dump_passes=True, 
     * ``passes`` (keyword only, ours): replaces the default pipeline (see :func:`default_pipeline`;
       such builds are never reused from disk). ``key``: the precomputed :func:`artifacts.compile_key`.
     """
-    from pypto.ir import artifacts
-
-    from pypto.backend.backend_type import BackendType, platform_of, set_backend_type
-    from pypto.ir.pass_manager import OptimizationStrategy
-
     if strategy is None:
         strategy = OptimizationStrategy.Default
     if not isinstance(strategy, OptimizationStrategy):
@@ -127,8 +125,6 @@ def compile(program: Program, output_dir=None, strategy=None, dump_passes=True, 
     if not isinstance(analyze_auto_scopes_for_deps, bool):
         raise ValueError(f"analyze_auto_scopes_for_deps must be a bool, got {analyze_auto_scopes_for_deps!r}")
     if distributed_config is not None:
-        from pypto.errors import UnsupportedFeatureError
-
         raise UnsupportedFeatureError(
             "ir.compile(distributed_config=...): multi-rank (L3) programs are not simulated by this package; "
             "compile a single-chip program (without distributed_config)")
@@ -187,12 +183,6 @@ def _build(program: Program, out: Path, options: dict, plat, passes, key: str, c
            partial_dir: Optional[Path]) -> "CompiledProgram":
     """Run the pipeline and write every artifact into ``out`` (a private staging directory).
     ``partial_dir``: where the files of a partly failed codegen go (the user's directory)."""
-    import time
-
-    from pypto.backend.pto_backend import PartialCodegenError, generate, kernel_path, orchestration_path
-    from pypto.ir import artifacts
-    from pypto.ir.compiled import CompiledProgram
-
     (out / "report").mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     result = run_pipeline(program, options, out / "passes_dump", passes)
@@ -268,11 +258,6 @@ def _replay(meta: dict, directory: Path) -> None:
 def _reuse(directory: Path, key: str, program: Program, options: dict) -> "CompiledProgram | None":
     """The build in ``directory`` when it is complete and has ``key`` (its diagnostics printed
     again, as a compile prints them); None otherwise."""
-    from pypto.errors import Span
-    from pypto.ir import artifacts
-    from pypto.ir.compiled import CompiledProgram
-    from pypto.passes.diagnostics import Diagnostic, Severity
-
     meta = artifacts.read_meta(directory)
     if meta is None or meta.get("cache_key") != key:
         return None
@@ -294,8 +279,6 @@ def _install(staging: Path, out: Path) -> None:
     """Move a finished build from ``staging`` into the user's directory ``out`` (its lock held): the
     meta goes first (``out`` is not a complete build while files move), every file is renamed into
     place, the previous build's files that this one lacks are removed, and the meta comes back last."""
-    from pypto.ir import artifacts
-
     old = artifacts.read_meta(out) or {}
     with contextlib.suppress(FileNotFoundError):
         os.unlink(out / artifacts.META)
@@ -322,8 +305,7 @@ def _enum_name(value):
 def _write_profile(report: Path, timings, t_passes: float, t_codegen: float) -> None:
     """``pipeline_profile.json`` / ``.txt``: wall seconds of each pass and of codegen."""
     stages = [{"stage": f"pass:{n}", "seconds": t} for n, t in timings] + [{"stage": "codegen", "seconds": t_codegen}]
-    from pypto.ir.artifacts import write_text as _write
-
+    _write = artifacts.write_text
     _write(report / "pipeline_profile.json",
            json.dumps({"total_seconds": t_passes + t_codegen, "stages": stages}, indent=2))
     lines = [f"{s['stage']:<40} {s['seconds'] * 1e3:10.3f} ms" for s in stages]
