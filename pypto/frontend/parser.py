@@ -79,7 +79,7 @@ from pypto.ir.types import (
 )
 from pypto.language import annotations as ann
 from pypto.language.constructs import DslName, DslOp, OpNamespace
-from pypto.language.dtypes import BOOL, FP32, INDEX, TASK_ID, DataType
+from pypto.language.dtypes import BOOL, FP32, INDEX, LOW_PRECISION, TASK_ID, DataType
 from pypto.language.enums import (
     ForKind,
     FunctionType,
@@ -1728,6 +1728,10 @@ class FunctionParser:
         if not isinstance(dtype, DataType) or dtype == TASK_ID:
             raise InvalidOperationError(f"pl.cast: target_type must be a dtype like pl.INT32, got "
                                         f"{_describe_static(dtype)}", span)
+        if dtype.name in LOW_PRECISION:   # the scalar unit has no low-precision registers
+            raise InvalidOperationError(f"pl.cast of a scalar to {dtype.name}: low-precision types exist only "
+                                        "as tile / tensor elements", span, "cast a tile instead, e.g. "
+                                        f"pl.cast(tile, pl.{dtype.name})")
         try:
             mode = normalize_mode(mode)
         except Exception as e:
