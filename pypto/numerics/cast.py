@@ -272,6 +272,13 @@ def cast_tensor(x: torch.Tensor, dst: torch.dtype, mode: str | int = "round") ->
     if not isinstance(dst, torch.dtype):
         dst_fmt = format_of(dst)
         if dst_fmt is None:
+            if isinstance(dst, str):  # a DataType name ("BF16")
+                from pypto.language.dtypes import dtype_from_name  # noqa: PLC0415 - a leaf module
+
+                try:
+                    dst = dtype_from_name(dst.upper())
+                except KeyError:
+                    raise TypeError(f"cast_tensor: unknown destination dtype {dst!r}") from None
             if isinstance(getattr(dst, "torch", None), torch.dtype):
                 dst = dst.torch
             else:
