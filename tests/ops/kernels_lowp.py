@@ -57,3 +57,17 @@ def add_fp8(x: pl.Tensor, out: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
         out[:] = pl.add(x, x)
     return out
+
+
+@pl.jit
+def int4_param(x: pl.Tensor[[16, 32], pl.INT4], out: pl.Out[pl.Tensor[[16, 32], pl.FP16]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:] = pl.cast(x, pl.FP16)
+    return out
+
+
+@pl.jit
+def fp8_scalar(x: pl.Tensor, s: pl.FP8E4M3FN, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:] = pl.adds(x, s)
+    return out

@@ -129,3 +129,10 @@ def test_packed_fp4_tensor_is_refused_clearly():
     packed = torch.zeros(16, 16, dtype=torch.uint8).view(torch.float4_e2m1fn_x2)
     with pytest.raises(TypeError, match="packed FP4 tensors"):
         H.run_sim(K.from_fp8, [packed, torch.zeros(16, 32, dtype=torch.float16)], "a5sim")
+
+
+def test_no_storage_and_no_scalar_annotations():
+    with pytest.raises(PyptoError, match="INT4 tensors and tiles are not supported"):
+        K.int4_param.compile(torch.zeros(16, 32, dtype=torch.int8), torch.zeros(16, 32, dtype=torch.float16))
+    with pytest.raises(PyptoError, match="a scalar cannot be FP8E4M3FN"):
+        K.fp8_scalar.compile(torch.zeros(16, 32), 1.0, torch.zeros(16, 32))
