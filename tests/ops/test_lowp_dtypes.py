@@ -136,3 +136,21 @@ def test_no_storage_and_no_scalar_annotations():
         K.int4_param.compile(torch.zeros(16, 32, dtype=torch.int8), torch.zeros(16, 32, dtype=torch.float16))
     with pytest.raises(PyptoError, match="a scalar cannot be FP8E4M3FN"):
         K.fp8_scalar.compile(torch.zeros(16, 32), 1.0, torch.zeros(16, 32))
+
+
+@pytest.mark.parametrize("kernel,args", [
+    (K.to_fp8, lambda: [_special(), torch.zeros(16, 32, dtype=torch.float8_e4m3fn)]),
+    (K.hf8_roundtrip, lambda: [_special(), torch.zeros(16, 32)]),
+    (K.fp4_roundtrip, lambda: [_special().bfloat16(), torch.zeros(16, 32, dtype=torch.bfloat16)]),
+])
+def test_printed_ir_parses_back_at_every_stage(kernel, args):
+    """pl.FP8E4M3FN / pl.HF8 / pl.FP4 print and parse back (tile types, cast attributes, chains)."""
+    from pypto.frontend.specialize import specialize
+    from pypto.ir import run_pipeline, structural_equal
+    from pypto.language import parse
+
+    result = run_pipeline(specialize(kernel, args(), {}).program, {"platform": "a5sim"})
+    for stage, program in result.stages:
+        text = program.as_python()
+        assert structural_equal(program, parse(text)), f"{stage}:\n{text}"
+    assert "pl.FP32" in text or kernel is K.fp4_roundtrip   # FP8 / HF8 chains go through FP32
