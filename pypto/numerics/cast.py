@@ -12,7 +12,12 @@ Public API
 
 Supported dtypes (source and destination): ``bool``, ``int8``, ``int16``, ``int32``, ``int64``,
 ``uint8``, ``uint16``, ``uint32``, ``float16``, ``bfloat16``, ``float32``.  ``float64`` is also
-accepted as a *source* (it is rounded once, like any other source).
+accepted as a *source* (it is rounded once, like any other source).  The low-precision formats
+(:mod:`pypto.numerics.formats`) are sources and destinations too, through their torch carriers
+(:data:`CARRIERS`: ``float8_e4m3fn``, ``float8_e5m2``, ``float8_e8m0fnu``, and the unpacked FP4 /
+HF8 carriers) or by name (``cast_tensor(x, "FP4")``, ``"HF8"``, ``"INT4"``, ``"UINT4"``; INT4 / UINT4
+results are int8 / uint8 integers, and an INT4 source is just its int8 values). A destination may be
+a torch dtype, a :class:`~pypto.language.dtypes.DataType` or a DataType name.
 
 Rounding modes (the design decision of this project)
 ----------------------------------------------------
