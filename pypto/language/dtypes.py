@@ -115,8 +115,9 @@ TASK_ID = DataType("TASK_ID", 64, "opaque", None)
 # * FP8E4M3FN / FP8E5M2 / FP8E8M0: torch's float8_e4m3fn / float8_e5m2 / float8_e8m0fnu, bit for
 #   bit; user tensors of those torch dtypes specialise to them (as in the reference's JIT).
 # * FP4 (E2M1): inside the simulator one code per byte, in a float4_e2m1fn_x2 tensor used unpacked
-#   (high nibble zero); the reference's packed torch form (float4_e2m1fn_x2, two codes per byte, last
-#   dimension halved) is not accepted at the call boundary yet: see docs/compatibility.md.
+#   (high nibble zero). User tensors take the reference's packed form (float4_e2m1fn_x2, two codes
+#   per byte, last dimension halved): @pl.jit specialises them with the last dimension doubled and
+#   the simulator unpacks / packs at the call (pypto.numerics.formats.fp4_unpack / fp4_pack).
 # * HF8 (HiFloat8): codes carried in a float8_e5m2fnuz tensor (an opaque carrier, never read as
 #   e5m2fnuz values); no user tensor maps to it (the reference maps none either).
 # * INT4 / UINT4 / HF4: no storage (None). The reference refuses every 4-bit type but FP4 in kernel
@@ -157,9 +158,9 @@ def dtype_from_torch(dt: torch.dtype) -> DataType:
         return _BY_TORCH[dt]
     except KeyError:
         if dt == torch.float4_e2m1fn_x2:
-            raise TypeError("Unsupported torch dtype torch.float4_e2m1fn_x2: packed FP4 tensors (two codes per "
-                            "byte) cannot be passed to a program yet; pass the data as FP8E4M3FN or BF16 and "
-                            "cast in the kernel (docs/compatibility.md, low-precision types)") from None
+            raise TypeError("torch.float4_e2m1fn_x2 holds packed FP4 (two codes per byte): its DataType is FP4 "
+                            "with the last dimension doubled, which only a @pl.jit call's specialisation applies "
+                            "(docs/compatibility.md, low-precision types)") from None
         supported = ", ".join(str(t) for t in _BY_TORCH)
         raise TypeError(f"Unsupported torch dtype {dt}; supported: {supported}") from None
 

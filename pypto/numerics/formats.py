@@ -51,7 +51,8 @@ from functools import lru_cache
 
 import torch
 
-__all__ = ["FORMAT_NAMES", "INT_RANGES", "Format", "get_format", "decode", "encode", "encode_int"]
+__all__ = ["FORMAT_NAMES", "INT_RANGES", "Format", "get_format", "decode", "encode", "encode_int", "fp4_pack",
+           "fp4_unpack"]
 
 #: the small float formats modelled here
 FORMAT_NAMES: tuple[str, ...] = ("FP8E4M3FN", "FP8E5M2", "FP8E8M0", "FP4", "HF8")
@@ -267,3 +268,18 @@ def encode_int(v: torch.Tensor, name: str, mode: str) -> torch.Tensor:
     r = _round_integral(v.to(torch.float64), mode)
     r = torch.where(torch.isnan(r), 0.0, r).clamp(lo, hi)
     return r.to(torch.int8 if name == "INT4" else torch.uint8)
+
+
+def fp4_unpack(packed: torch.Tensor) -> torch.Tensor:
+    """The reference's packed FP4 tensor (``float4_e2m1fn_x2``, two codes per byte along the last
+    axis: element ``2j`` in the low nibble, ``2j+1`` in the high one) as the unpacked carrier used
+    inside the simulator: the last axis doubled, one code per byte."""
+    b = packed.contiguous().view(torch.uint8)
+    out = torch.stack([b & 0xF, b >> 4], dim=-1).reshape(*b.shape[:-1], 2 * b.shape[-1])
+    return out.view(torch.float4_e2m1fn_x2)
+
+
+def fp4_pack(carrier: torch.Tensor) -> torch.Tensor:
+    """Inverse of :func:`fp4_unpack` (the last axis must be even)."""
+    c = carrier.contiguous().view(torch.uint8) & 0xF
+    return (c[..., 0::2] | (c[..., 1::2] << 4)).contiguous().view(torch.float4_e2m1fn_x2)

@@ -71,3 +71,26 @@ def fp8_scalar(x: pl.Tensor, s: pl.FP8E4M3FN, out: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
         out[:] = pl.adds(x, s)
     return out
+
+
+@pl.jit
+def fp4_in(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:] = pl.cast(x, pl.BF16)
+    return out
+
+
+@pl.jit
+def fp4_out(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:] = pl.cast(x, pl.FP4, mode="rint")
+    return out
+
+
+@pl.jit
+def fp4_to_fp8_tile(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    """The reference's MX case: an FP4 tile cast to FP8E4M3FN (FP4 -> BF16 -> FP32 -> FP8)."""
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [0, 16], [16, 32])
+        out = pl.store(pl.cast(t, pl.FP8E4M3FN), [0, 0], out)
+    return out

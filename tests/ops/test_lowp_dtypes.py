@@ -125,10 +125,70 @@ def test_no_arithmetic_on_fp8():
     assert "FP8E4M3FN operands are not supported" in msg and "pl.cast(x, pl.FP32)" in msg
 
 
-def test_packed_fp4_tensor_is_refused_clearly():
-    packed = torch.zeros(16, 16, dtype=torch.uint8).view(torch.float4_e2m1fn_x2)
-    with pytest.raises(TypeError, match="packed FP4 tensors"):
-        H.run_sim(K.from_fp8, [packed, torch.zeros(16, 32, dtype=torch.float16)], "a5sim")
+# FP4 at the call boundary, as the reference takes it: float4_e2m1fn_x2, two codes per byte (element
+# 2j in the low nibble), the IR counting codes. Decoded here independently, as the reference's
+# matmul_mx test decodes its golden.
+_E2M1 = torch.tensor([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0],
+                     dtype=torch.float64)
+
+
+def _packed_fp4(rows, cols, seed=3):
+    codes = torch.randint(0, 16, (rows, cols), generator=torch.Generator().manual_seed(seed)).to(torch.uint8)
+    codes.view(-1)[:16] = torch.arange(16, dtype=torch.uint8)
+    packed = ((codes[:, 1::2] << 4) | codes[:, 0::2]).contiguous().view(torch.float4_e2m1fn_x2)
+    return codes, packed
+
+
+def test_packed_fp4_in():
+    codes, packed = _packed_fp4(16, 64)
+    out = torch.zeros(16, 64, dtype=torch.bfloat16)
+    sim = H.run_sim(K.fp4_in, [packed, out], "a5sim")
+    assert torch.equal(sim[1].double(), _E2M1[codes.long()])
+    assert torch.equal(torch.signbit(sim[1]), torch.signbit(_E2M1[codes.long()]))   # -0 codes
+    assert torch.equal(sim[0].view(torch.uint8), packed.view(torch.uint8))            # the input untouched
+    # the reference executor takes FP4 parameters in the simulator's unpacked form
+    from pypto.numerics.formats import fp4_unpack
+
+    ns: dict = {}
+    exec(compile(torch_codegen(K.fp4_in.lower(packed, out, config=RunConfig(platform="a5sim"))), "<ref>", "exec"), ns)
+    ref_out = out.clone()
+    ns["fp4_in"](fp4_unpack(packed), ref_out)
+    H.assert_same_bits(ref_out, sim[1], "ref")
+
+
+def test_packed_fp4_out_and_returned():
+    x = (torch.randn(16, 64, generator=torch.Generator().manual_seed(4)) * 3).bfloat16()
+    out = torch.zeros(16, 32, dtype=torch.uint8).view(torch.float4_e2m1fn_x2)
+    sim = H.run_sim(K.fp4_out, [x, out], "a5sim")
+    b = sim[1].view(torch.uint8)
+    codes = torch.stack([b & 0xF, b >> 4], -1).reshape(16, 64)
+    want = cast_tensor(x, "FP4", "rint").view(torch.uint8)
+    assert torch.equal(codes, want)
+    # Out allocated by the call (not passed): returned packed
+    cfg = RunConfig(platform="a5sim")
+    alloc = K.fp4_out.compile(x, out, config=cfg)(x, config=cfg)
+    assert alloc.dtype == torch.float4_e2m1fn_x2 and tuple(alloc.shape) == (16, 32)
+    assert torch.equal(alloc.view(torch.uint8), b)
+
+
+def test_fp4_tile_to_fp8_as_the_reference_mx_case():
+    codes, packed = _packed_fp4(16, 64, seed=5)
+    out = torch.zeros(16, 32, dtype=torch.float8_e4m3fn)
+    sim = H.run_sim(K.fp4_to_fp8_tile, [packed, out], "a5sim")
+    assert torch.equal(sim[1].double(), _E2M1[codes[:, 16:48].long()])   # every FP4 value is exact in E4M3
+
+
+def test_packed_fp4_shape_mismatch_is_clear():
+    from pypto.runtime.simulator import _unpack_fp4
+
+    param = {"kind": "TensorType", "dtype": "FP4", "shape": [16, 64], "name": "x"}
+    bad = [torch.zeros(16, 64, dtype=torch.uint8).view(torch.float4_e2m1fn_x2)]
+    with pytest.raises(TypeError, match="packed last dimension of 32"):
+        _unpack_fp4([param], bad)
+    # through the @pl.jit entry the new shape specialises anew and the mismatch is a located error
+    with pytest.raises(PyptoError, match="the written region has shape"):
+        H.run_sim(K.fp4_in, [torch.zeros(16, 64, dtype=torch.uint8).view(torch.float4_e2m1fn_x2),
+                             torch.zeros(16, 64, dtype=torch.bfloat16)], "a5sim")
 
 
 def test_no_storage_and_no_scalar_annotations():
