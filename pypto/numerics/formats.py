@@ -169,12 +169,13 @@ _VIRTUAL = {"FP8E4M3FN": 480.0, "FP8E5M2": 65536.0, "FP8E8M0": 2.0 ** 128, "FP4"
 
 @lru_cache(maxsize=None)
 def _tables(name: str):
-    """(value of every code, sorted non-negative finite grid + the virtual point above max, the code
-    of each grid entry, the code standing for the virtual point or -1)."""
+    """(value of every code, the sorted non-negative finite grid followed by the virtual point above
+    max, the code of each grid entry (the virtual point's: the inf code, or -1))."""
     f = get_format(name)
     vals = torch.tensor(f.values, dtype=torch.float64)
-    pos = sorted({(v, c) for c, v in enumerate(f.values)
-                  if v == v and v >= 0 and v != _INF and not (v == 0 and c & f.sign_bit and f.sign_bit)})
+    # the non-negative finite values, -0 codes excluded (the sign is applied after rounding)
+    pos = sorted((v, c) for c, v in enumerate(f.values)
+                 if v == v and v >= 0 and v != _INF and not (c & f.sign_bit))
     grid = [v for v, _ in pos]
     codes = [c for _, c in pos]
     # The next grid point above max with an unbounded exponent range: max's binade continued by one
