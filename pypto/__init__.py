@@ -14,11 +14,11 @@ from pypto.log import (
     log_info, log_warn, set_log_level,
 )
 
-# ``pypto.DataType`` and ``pypto.DT_FP32`` ...: the reference's dtype constants, for the dtypes this
-# package has (its FP4/FP8/HF4/HF8/INT4/UINT4 have no counterpart here; see docs/compatibility.md).
+# ``pypto.DataType`` and ``pypto.DT_FP32`` ...: the reference's dtype constants (the low-precision
+# ones included: their storage and casts are described in docs/numerics.md).
 # Loaded on first access, like the subpackages (they import torch).
 _DTYPE_NAMES = ("BOOL", "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64", "FP16", "BF16",
-                "FP32", "INDEX")
+                "FP32", "INDEX", "INT4", "UINT4", "FP4", "FP8E4M3FN", "FP8E5M2", "FP8E8M0", "HF4", "HF8")
 
 __version__ = "0.1.0"
 __all__ = ["Error", "InternalError", "DataType", "LogLevel", "set_log_level", "get_log_level", "log_debug",

@@ -1,9 +1,12 @@
 """Native single-instruction casts of ``pto.tcvt`` per architecture, and the LegalizeTileCast
 path search that splits a non-native cast into a chain of native ones.
 
-Dtypes are named by their DataType names (``"FP32"``, ``"INT8"``, ...).  The tables also mention
-types the language does not define yet (``INT4``, ``FP8E4M3FN``, ``FP8E5M2``, ``HF8``, ``FP4``);
-they are plain strings here.
+Dtypes are named by their DataType names (``"FP32"``, ``"INT8"``, ...). The rows are the reference
+compiler's (``GetTcvtAdjacency`` of its 910B / 950 backend handlers, transcribed from pto-isa's
+``tcvt`` Supported Conversions): FP8E4M3FN / FP8E5M2 / HF8 are native on a5 only (from FP32, HF8 also
+from FP16, back to FP32 only), FP4 only from / to BF16 on a5, INT4 only from / to FP16 on a2a3.
+FP8E8M0, UINT4 and HF4 have no conversion on either platform: every cast from or to them is
+rejected (FP8E8M0 data comes from the host, as ``matmul_mx`` scales).
 
 Search (:func:`cast_path`)
 --------------------------
@@ -85,7 +88,10 @@ _TYPE_INFO: dict[str, tuple[str, int, int, int]] = {
     "FP8E5M2": ("narrow_float", 8, 3, 5),
     "HF8": ("narrow_float", 8, 4, 5),
     "FP4": ("narrow_float", 4, 2, 2),
+    "FP8E8M0": ("narrow_float", 8, 1, 8),
+    "HF4": ("narrow_float", 4, 1, 2),
     "INT4": ("int", 4, 3, 0),
+    "UINT4": ("uint", 4, 4, 0),
     "INT8": ("int", 8, 7, 0),
     "INT16": ("int", 16, 15, 0),
     "INT32": ("int", 32, 31, 0),

@@ -21,16 +21,18 @@ import torch
 
 from pypto.backend.cast_table import DTYPE_NAMES, CastPathError, cast_path
 from pypto.debug.progress import Progress, track
-from pypto.numerics.cast import cast_tensor, normalize_mode
+from pypto.numerics.cast import CARRIERS, cast_tensor, device_mode, normalize_mode
+from pypto.numerics.formats import FORMAT_NAMES
 from pypto.numerics.cast_exactness import classify_chain
 
-# dtypes the numerics model covers (name -> torch dtype)
+# dtypes the numerics model covers (name -> the torch dtype a tensor of it has in pypto.numerics:
+# the float8 formats, the FP4 / HF8 carriers, INT4 / UINT4 held as int8 / uint8 integers)
 _TORCH = {"BOOL": torch.bool, "INT8": torch.int8, "UINT8": torch.uint8, "INT16": torch.int16,
           "UINT16": torch.uint16, "INT32": torch.int32, "UINT32": torch.uint32, "INT64": torch.int64,
-          "FP16": torch.float16, "BF16": torch.bfloat16, "FP32": torch.float32}
-# Formats without a torch dtype, modelled on a float64 grid: (significand bits incl. the implicit
-# one, exponent of the smallest normal, largest finite value, saturating overflow?)
-_GRID = {"FP4": (2, 0, 6.0, True), "FP8E4M3FN": (4, -6, 448.0, True), "FP8E5M2": (3, -14, 57344.0, False)}
+          "FP16": torch.float16, "BF16": torch.bfloat16, "FP32": torch.float32,
+          "INT4": torch.int8, "UINT4": torch.uint8, **{v: k for k, v in CARRIERS.items()}}
+# source bits of the types whose torch dtype is wider than the type
+_BITS = {"INT4": 4, "UINT4": 4, "FP4": 4}
 _ALIASES = {"FLOAT16": "FP16", "HALF": "FP16", "BFLOAT16": "BF16", "FLOAT32": "FP32", "FLOAT": "FP32"}
 _PLATFORM_ARCH = {"a2a3sim": "a2a3", "a5sim": "a5", "a2a3": "a2a3", "a5": "a5"}
 
@@ -67,6 +69,10 @@ class Certificate:
         else:
             lines.append(f"  verdict: NOT EXACT — differs from the direct conversion ({self.method})")
             lines.append(f"  why: {self.reason}")
+        applied = device_mode(self.dst, self.mode) if self.chain else self.mode
+        if applied != self.mode:
+            lines.append(f"  note: the device rounds a cast into {self.dst} with '{applied}' whatever mode is asked "
+                         "(pto-isa a5 TCVT); the simulators do the same")
         if self.counterexample is not None:
             x, direct, chained = self.counterexample
             lines.append(f"  counterexample: {self.src} {x!r} -> direct {direct!r}, chain {chained!r}")
@@ -79,9 +85,16 @@ def _name(d: str) -> str:
 
 
 def _all_values(src: str) -> torch.Tensor:
+    """Every value of ``src``: every bit pattern (every code of a small format)."""
     t = _TORCH[src]
     if t == torch.bool:
         return torch.tensor([False, True])
+    if src == "INT4":
+        return torch.arange(-8, 8, dtype=torch.int8)
+    if src == "UINT4":
+        return torch.arange(16, dtype=torch.uint8)
+    if src in FORMAT_NAMES:
+        return torch.arange(16 if src == "FP4" else 256, dtype=torch.int16).to(torch.uint8).view(t)
     bits = torch.iinfo(t).bits if not t.is_floating_point else torch.finfo(t).bits
     if bits == 8:
         return torch.arange(256, dtype=torch.int16).to(torch.uint8).view(t) if t != torch.uint8 \
@@ -135,50 +148,10 @@ def _near_midpoints(dst: str, src_dtype: torch.dtype) -> torch.Tensor:
     return torch.cat([m - 1, m, m + 1]).to(src_dtype)
 
 
-def _to_grid(x: torch.Tensor, fmt: str, mode: str) -> torch.Tensor:
-    """Round float64 values onto a small float format's grid under ``mode`` (values stay float64)."""
-    p, emin, mx, saturate = _GRID[fmt]
-    x = x.to(torch.float64)
-    a = x.abs()
-    e = torch.floor(torch.log2(a.clamp_min(2.0 ** emin))).clamp_min(emin)
-    q = torch.pow(2.0, e - (p - 1))
-    s = a / q
-    lo = torch.floor(s)
-    frac = s - lo
-    neg = x < 0
-    if mode in ("rint", "none"):
-        up = (frac > 0.5) | ((frac == 0.5) & (torch.remainder(lo, 2) == 1))
-    elif mode == "round":
-        up = frac >= 0.5
-    elif mode == "trunc":
-        up = torch.zeros_like(frac, dtype=torch.bool)
-    elif mode == "floor":
-        up = (frac > 0) & neg
-    elif mode == "ceil":
-        up = (frac > 0) & ~neg
-    else:  # odd
-        up = (frac > 0) & (torch.remainder(lo, 2) == 0)
-    r = (lo + up.to(lo.dtype)) * q
-    over = r > mx
-    if saturate:
-        r = torch.where(over, torch.full_like(r, mx), r)
-    else:
-        toward_zero = (mode in ("trunc", "odd")) | ((mode == "floor") & ~neg) | ((mode == "ceil") & neg)
-        r = torch.where(over, torch.where(torch.as_tensor(toward_zero), torch.full_like(r, mx),
-                                          torch.full_like(r, float("inf"))), r)
-    inf = torch.isinf(x)
-    if saturate:  # no infinity in the format: it saturates like any overflow
-        r = torch.where(inf, torch.full_like(r, mx), r)
-    else:
-        r = torch.where(inf, torch.full_like(r, float("inf")), r)
-    r = torch.where(torch.isnan(x), x, r)
-    return torch.where(neg, -r, r)
-
-
 def _cast_any(x: torch.Tensor, dst: str, mode: str) -> torch.Tensor:
-    if dst in _GRID:
-        return _to_grid(x.to(torch.float64) if x.dtype != torch.float64 else x, dst, mode)
-    return cast_tensor(x, _TORCH[dst], mode)
+    """One cast as the device does it: the numerics model under the device's rounding for ``dst``
+    (FP8 / HF8 destinations round their own way whatever the mode, :func:`device_mode`)."""
+    return cast_tensor(x, dst, device_mode(dst, mode))
 
 
 def _run_chain(x: torch.Tensor, hops: list[str], mode: str) -> torch.Tensor:
@@ -188,6 +161,8 @@ def _run_chain(x: torch.Tensor, hops: list[str], mode: str) -> torch.Tensor:
 
 
 def _bits(t: torch.Tensor) -> torch.Tensor:
+    if t.dtype in CARRIERS:   # codes: canonical NaNs make equal results equal codes
+        return t.view(torch.uint8)
     if t.dtype == torch.float32:
         return t.view(torch.int32)
     if t.dtype in (torch.float16, torch.bfloat16):
@@ -196,8 +171,12 @@ def _bits(t: torch.Tensor) -> torch.Tensor:
 
 
 def _value(t: torch.Tensor):
-    v = t.item()
-    return v
+    if t.dtype in CARRIERS:   # a code of a small format: show its value (and the code)
+        from pypto.numerics.formats import decode
+
+        code = int(t.view(torch.uint8))
+        return f"{decode(torch.tensor([code]), CARRIERS[t.dtype]).item()!r} (code 0x{code:02x})"
+    return t.item()
 
 
 def certify(src: str, dst: str, platform: str = "a2a3sim", mode: str = "round", samples: int = 1_000_000) -> Certificate:
@@ -219,16 +198,14 @@ def certify(src: str, dst: str, platform: str = "a2a3sim", mode: str = "round", 
     analysis = classify_chain([src] + chain, mode)
     if len(chain) <= 1:
         return Certificate(src, dst, arch, mode, chain, True, "native", "a single native instruction: nothing to compare")
-    missing = [d for d in [src] + chain if d not in _TORCH and d not in _GRID]
+    missing = [d for d in [src] + chain if d not in _TORCH]
     if missing:
         return Certificate(src, dst, arch, mode, chain, None, "not evaluated",
                            f"{', '.join(missing)} has no numeric model here, so the chain cannot be evaluated; "
                            f"analysis says: {analysis.reason}")
-    if src in _GRID:
-        return Certificate(src, dst, arch, mode, chain, analysis.exact, "range analysis only",
-                           f"{src} sources are not enumerated here; analysis says: {analysis.reason}")
     st = _TORCH[src]
-    bits = (torch.finfo(st).bits if st.is_floating_point else (1 if st == torch.bool else torch.iinfo(st).bits))
+    bits = _BITS.get(src) or (torch.finfo(st).bits if st.is_floating_point else
+                              (1 if st == torch.bool else torch.iinfo(st).bits))
     with Progress(f"cast-check {src} -> {dst}", 2 + len(chain)) as bar:
         if bits <= 16:
             bar.detail = "enumerating every bit pattern"
@@ -247,7 +224,7 @@ def certify(src: str, dst: str, platform: str = "a2a3sim", mode: str = "round", 
             bar.update(detail=f"chain hop -> {h}")
     db, cb = _bits(direct), _bits(chained)
     same = db == cb
-    if direct.dtype.is_floating_point:
+    if direct.dtype.is_floating_point and direct.dtype not in CARRIERS:
         same = same | (torch.isnan(direct) & torch.isnan(chained))
     bad = (~same).nonzero().flatten()
     if bad.numel():

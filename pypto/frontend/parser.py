@@ -80,7 +80,7 @@ from pypto.ir.types import (
 )
 from pypto.language import annotations as ann
 from pypto.language.constructs import DslName, DslOp, OpNamespace
-from pypto.language.dtypes import BOOL, FP32, INDEX, TASK_ID, DataType
+from pypto.language.dtypes import BOOL, FP32, INDEX, LOW_PRECISION, TASK_ID, DataType
 from pypto.language.enums import (
     ForKind,
     FunctionType,
@@ -277,6 +277,9 @@ def parse_annotation(node: ast.AST, resolve: Callable[[ast.AST], Any], src: Sour
     if isinstance(obj, DataType):
         if isinstance(node, ast.Subscript):
             raise ParserTypeError(f"{what}: a dtype is not subscriptable", span)
+        if obj.name in LOW_PRECISION:   # the scalar unit has no low-precision registers
+            raise ParserTypeError(f"{what}: a scalar cannot be {obj.name}; low-precision types exist only as "
+                                  "tensor / tile elements (pass the value as pl.FP32 and cast a tile)", span)
         return ScalarType(obj), ParamDirection.In, True
     if obj is ann.Tensor:
         if not isinstance(node, ast.Subscript):
@@ -359,6 +362,10 @@ def _dtype(node: ast.AST, resolve, src: SourceInfo, what: str) -> DataType:
     v = resolve(node)
     if not isinstance(v, DataType):
         raise ParserTypeError(f"{what}: expected a dtype like pl.FP32, got {_describe_static(v)}", src.span(node))
+    if v.torch is None and v.name in LOW_PRECISION:   # INT4 / UINT4 / HF4: nothing can hold them
+        raise UnsupportedFeatureError(f"{what}: {v.name} tensors and tiles are not supported: the reference has no "
+                                      "4-bit storage but FP4 (see docs/compatibility.md, low-precision types)",
+                                      src.span(node))
     return v
 
 
@@ -1865,6 +1872,10 @@ class FunctionParser:
         if not isinstance(dtype, DataType) or dtype == TASK_ID:
             raise InvalidOperationError(f"pl.cast: target_type must be a dtype like pl.INT32, got "
                                         f"{_describe_static(dtype)}", span)
+        if dtype.name in LOW_PRECISION:   # the scalar unit has no low-precision registers
+            raise InvalidOperationError(f"pl.cast of a scalar to {dtype.name}: low-precision types exist only "
+                                        "as tile / tensor elements", span, "cast a tile instead, e.g. "
+                                        f"pl.cast(tile, pl.{dtype.name})")
         try:
             mode = normalize_mode(mode)
         except Exception as e:

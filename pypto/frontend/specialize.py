@@ -23,7 +23,7 @@ from pypto.frontend.source import function_source
 from pypto.ir.nodes import Expr, Program
 from pypto.ir.types import DynDim, ScalarType, TensorType, Type, describe
 from pypto.language.constructs import RUNTIME
-from pypto.language.dtypes import dtype_from_torch
+from pypto.language.dtypes import FP4, dtype_from_torch
 from pypto.language.enums import FunctionType
 from pypto.language.jit import JITFunction, _Unsupported
 
@@ -251,6 +251,10 @@ def specialize(jitfn, args: tuple, kwargs: dict) -> Specialization:
                     "at least one element along every axis (there is no empty tile on the device)",
                     src.span(arg) if arg is not None else None,
                     "skip the call for empty inputs, or pass a tensor of at least one element per axis")
+            if v.dtype == torch.float4_e2m1fn_x2:
+                # packed FP4, as the reference takes it: two codes per byte, the IR counts codes
+                types.append(TensorType((*(int(d) for d in v.shape[:-1]), 2 * int(v.shape[-1])), FP4))
+                continue
             types.append(TensorType(tuple(int(d) for d in v.shape), dtype_from_torch(v.dtype)))
         else:
             types.append(None)

@@ -23,7 +23,8 @@ from pypto.ir.types import MemRef, ScalarType, TensorType, TileType, TupleType, 
 from pypto.ir.visit import Mutator as IRMutator
 from pypto.ir.visit import Visitor as IRVisitor
 from pypto.language.dtypes import (
-    BF16, BOOL, FP16, FP32, INDEX, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64, DataType,
+    BF16, BOOL, FP4, FP8E4M3FN, FP8E5M2, FP8E8M0, FP16, FP32, HF4, HF8, INDEX, INT4, INT8, INT16, INT32, INT64,
+    UINT4, UINT8, UINT16, UINT32, UINT64, DataType,
 )
 from pypto.language.enums import FunctionType, MemorySpace, ParamDirection
 from pypto.language.program import loads, parse
@@ -36,7 +37,7 @@ __all__ = ["compile", "default_pipeline", "run_pipeline", "CompiledProgram", "St
            "IRMutator", "IRVisitor", "Type", "ScalarType", "TensorType", "TileType", "TupleType", "MemRef",
            "FunctionType", "MemorySpace", "ParamDirection", "DataType", "compiled_program", "pass_manager",
            "BF16", "BOOL", "FP16", "FP32", "INDEX", "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32",
-           "UINT64"]
+           "UINT64", "FP4", "FP8E4M3FN", "FP8E5M2", "FP8E8M0", "HF4", "HF8", "INT4", "UINT4"]
 
 # The driver's modules under their old (and the reference's) names: ``import pypto.ir.compile``
 # gives the module ``pypto.driver.build`` itself (see pypto.module_alias).

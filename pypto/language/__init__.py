@@ -27,14 +27,22 @@ from pypto.language.constructs import RUNTIME, DslName, DslOp, OpNamespace
 from pypto.language.dtypes import (
     BF16,
     BOOL,
+    FP4,
+    FP8E4M3FN,
+    FP8E5M2,
+    FP8E8M0,
     FP16,
     FP32,
+    HF4,
+    HF8,
     INDEX,
+    INT4,
     INT8,
     INT16,
     INT32,
     INT64,
     TASK_ID,
+    UINT4,
     UINT8,
     UINT16,
     UINT32,
@@ -43,6 +51,7 @@ from pypto.language.dtypes import (
 )
 from pypto.language.enums import (
     AtomicType,
+    CompactMode,
     ForKind,
     FunctionType,
     Level,
@@ -50,14 +59,20 @@ from pypto.language.enums import (
     MemorySpace,
     PadValue,
     ParamDirection,
+    PipeType,
     Role,
     ScopeMode,
     SplitMode,
     TensorLayout,
+    TileLayout,
 )
 from pypto.language.enums import ParamDirection as Direction
 from pypto.language.jit import JITFunction, jit
 from pypto.language.program import function, loads, loads_program, parse, parse_program, program
+
+# the reference re-exports the TensorLayout members at top level (pl.NZ, pl.MX_A_ZZ, ...)
+ND, DN, NZ = TensorLayout.ND, TensorLayout.DN, TensorLayout.NZ
+MX_A_ZZ, MX_B_NN = TensorLayout.MX_A_ZZ, TensorLayout.MX_B_NN
 
 inline = jit.inline   # @pl.inline: a helper spliced into each call site (= @pl.jit.inline)
 
@@ -159,20 +174,34 @@ def dynamic(name: str):
 __all__ = [
     "BF16",
     "BOOL",
+    "DN",
+    "FP4",
+    "FP8E4M3FN",
+    "FP8E5M2",
+    "FP8E8M0",
     "FP16",
     "FP32",
+    "HF4",
+    "HF8",
     "INDEX",
+    "INT4",
     "INT8",
     "INT16",
     "INT32",
     "INT64",
+    "MX_A_ZZ",
+    "MX_B_NN",
+    "ND",
+    "NZ",
     "RUNTIME",
     "TASK_ID",
+    "UINT4",
     "UINT8",
     "UINT16",
     "UINT32",
     "UINT64",
     "AtomicType",
+    "CompactMode",
     "DataType",
     "DynVar",
     "Direction",
@@ -190,6 +219,7 @@ __all__ = [
     "Out",
     "PadValue",
     "ParamDirection",
+    "PipeType",
     "Role",
     "Scalar",
     "ScopeMode",
@@ -197,6 +227,7 @@ __all__ = [
     "Tensor",
     "TensorLayout",
     "Tile",
+    "TileLayout",
     "TileView",
     "Tuple",
     "array",

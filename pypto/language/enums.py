@@ -40,11 +40,54 @@ Mem = MemorySpace
 
 class TensorLayout(_DslEnum):
     """Layout of a global tensor (``pl.create_tensor(..., layout=)``). The simulators hold every
-    tensor row-major: only ``ND`` is accepted (``DN`` / ``NZ`` are refused with an error)."""
+    tensor row-major: only ``ND`` is accepted (``DN`` / ``NZ`` are refused with an error).
+    ``MX_A_ZZ`` / ``MX_B_NN`` name the reference's packed layouts of MX scale tensors (FP8E8M0,
+    the ``matmul_mx`` A / B scales); their load behaviour is not modelled here, so they are
+    refused wherever ``DN`` / ``NZ`` are."""
 
     ND = "nd"
     DN = "dn"
     NZ = "nz"
+    MX_A_ZZ = "mx_a_zz"
+    MX_B_NN = "mx_b_nn"
+
+
+class TileLayout(_DslEnum):
+    """Block / scatter layout of a tile (the reference's ``TileView`` ``blayout`` / ``slayout``):
+    ``none_box``, ``row_major``, ``col_major``. A name only: the simulators keep every tile
+    row-major, and nothing here accepts another layout silently (see docs/compatibility.md)."""
+
+    none_box = "none_box"
+    row_major = "row_major"
+    col_major = "col_major"
+
+
+class CompactMode(_DslEnum):
+    """How layout-changing ops pack a partial boxed tile (the reference's ``CompactMode``):
+    ``null`` (the ordinary physical layout) or ``normal`` (only the valid region). A name only:
+    boxed layouts are not modelled (see :class:`TileLayout`)."""
+
+    null = "null"
+    normal = "normal"
+
+
+class PipeType(_DslEnum):
+    """The device's execution pipes (the reference's ``PipeType``, in its order: ``int(p)`` is the
+    reference's code): MTE1 (L1 -> L0A/L0B), MTE2 (DDR -> on-chip), MTE3 (on-chip -> DDR), M (cube),
+    V (vector), S (scalar), FIX (L0C write-back), ALL. The simulators order work by data
+    dependencies, not by pipes; this is the name the reference's synchronisation ops take."""
+
+    MTE1 = 0
+    MTE2 = 1
+    MTE3 = 2
+    M = 3
+    V = 4
+    S = 5
+    FIX = 6
+    ALL = 7
+
+    def __int__(self) -> int:
+        return self.value
 
 
 class SplitMode(_DslEnum):

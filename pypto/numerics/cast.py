@@ -12,7 +12,12 @@ Public API
 
 Supported dtypes (source and destination): ``bool``, ``int8``, ``int16``, ``int32``, ``int64``,
 ``uint8``, ``uint16``, ``uint32``, ``float16``, ``bfloat16``, ``float32``.  ``float64`` is also
-accepted as a *source* (it is rounded once, like any other source).
+accepted as a *source* (it is rounded once, like any other source).  The low-precision formats
+(:mod:`pypto.numerics.formats`) are sources and destinations too, through their torch carriers
+(:data:`CARRIERS`: ``float8_e4m3fn``, ``float8_e5m2``, ``float8_e8m0fnu``, and the unpacked FP4 /
+HF8 carriers) or by name (``cast_tensor(x, "FP4")``, ``"HF8"``, ``"INT4"``, ``"UINT4"``; INT4 / UINT4
+results are int8 / uint8 integers, and an INT4 source is just its int8 values). A destination may be
+a torch dtype, a :class:`~pypto.language.dtypes.DataType` or a DataType name.
 
 Rounding modes (the design decision of this project)
 ----------------------------------------------------
@@ -67,7 +72,9 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["ROUNDING_MODES", "normalize_mode", "cast_tensor"]
+from pypto.numerics import formats as _fmt
+
+__all__ = ["ROUNDING_MODES", "CARRIERS", "normalize_mode", "cast_tensor", "device_mode", "format_of"]
 
 ROUNDING_MODES: tuple[str, ...] = ("none", "rint", "round", "floor", "ceil", "trunc", "odd")
 
@@ -104,8 +111,48 @@ _FLOAT_FMT: dict[torch.dtype, _FloatFormat] = {
 }
 
 _FLOAT_SRC = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+#: torch dtype -> low-precision format it carries (see :mod:`pypto.numerics.formats`): torch's own
+#: float8 formats bit for bit; float4_e2m1fn_x2 UNPACKED (one FP4 code per byte) and float8_e5m2fnuz
+#: as an opaque carrier of HF8 codes.
+CARRIERS: dict[torch.dtype, str] = {
+    torch.float8_e4m3fn: "FP8E4M3FN",
+    torch.float8_e5m2: "FP8E5M2",
+    torch.float8_e8m0fnu: "FP8E8M0",
+    torch.float4_e2m1fn_x2: "FP4",
+    torch.float8_e5m2fnuz: "HF8",
+}
+_CARRIER_OF = {v: k for k, v in CARRIERS.items()}
 _SUPPORTED_DST = (torch.bool, *_INT_RANGE, *_FLOAT_FMT)
-_SUPPORTED_SRC = (*_SUPPORTED_DST, torch.float64)
+_SUPPORTED_SRC = (*_SUPPORTED_DST, torch.float64, *CARRIERS)
+
+# The rounding the device applies whatever mode is asked (pto-isa a5 TCvt.hpp): FP32 -> FP8E4M3FN /
+# FP8E5M2 always round to nearest-even (ROUND_R), FP32 / FP16 -> HF8 always ties away (ROUND_A),
+# BF16 -> FP4 honours the mode but has no round-to-odd (CAST_ODD falls back to nearest-even).
+_DEVICE_MODE = {"FP8E4M3FN": {m: "rint" for m in ROUNDING_MODES},
+                "FP8E5M2": {m: "rint" for m in ROUNDING_MODES},
+                "HF8": {m: "round" for m in ROUNDING_MODES},
+                "FP4": {"odd": "rint"}}
+
+
+def device_mode(dst, mode: str | int) -> str:
+    """The rounding mode the device actually applies for a cast into ``dst`` (a DataType, its name
+    or a torch dtype) when ``mode`` is requested; the requested mode itself for every destination
+    whose conversion honours it. See ``_DEVICE_MODE`` for the pairs that do not."""
+    mode = normalize_mode(mode)
+    name = format_of(dst)
+    return _DEVICE_MODE.get(name, {}).get(mode, mode) if name else mode
+
+
+def format_of(dtype) -> str | None:
+    """The low-precision format name of ``dtype`` (a torch dtype, a DataType or a name):
+    ``"FP8E4M3FN"``, ..., ``"INT4"``, ``"UINT4"``, or ``None`` for the other types."""
+    if isinstance(dtype, torch.dtype):
+        return CARRIERS.get(dtype)
+    name = getattr(dtype, "name", dtype)
+    if isinstance(name, str) and (name in _fmt.FORMAT_NAMES or name in _fmt.INT_RANGES):
+        return name
+    return None
 
 
 def normalize_mode(mode: str | int) -> str:
@@ -226,13 +273,39 @@ def cast_tensor(x: torch.Tensor, dst: torch.dtype, mode: str | int = "round") ->
     Returns a new tensor of the same shape (a copy when ``x.dtype == dst``).
     """
     mode = normalize_mode(mode)
-    if not isinstance(dst, torch.dtype) and isinstance(getattr(dst, "torch", None), torch.dtype):
-        dst = dst.torch
+    dst_fmt = None
+    if not isinstance(dst, torch.dtype):
+        dst_fmt = format_of(dst)
+        if dst_fmt is None:
+            if isinstance(dst, str):  # a DataType name ("BF16")
+                from pypto.language.dtypes import dtype_from_name  # noqa: PLC0415 - a leaf module
+
+                try:
+                    dst = dtype_from_name(dst.upper())
+                except KeyError:
+                    raise TypeError(f"cast_tensor: unknown destination dtype {dst!r}") from None
+            if isinstance(getattr(dst, "torch", None), torch.dtype):
+                dst = dst.torch
+            else:
+                raise TypeError(f"cast_tensor: unsupported destination dtype {dst}")
+        elif dst_fmt in _fmt.FORMAT_NAMES:
+            dst = _CARRIER_OF[dst_fmt]
+            dst_fmt = None
     src = x.dtype
     if src not in _SUPPORTED_SRC:
         raise TypeError(f"cast_tensor: unsupported source dtype {src}")
-    if dst not in _SUPPORTED_DST:
+    if dst_fmt is None and dst not in _SUPPORTED_DST and dst not in CARRIERS:
         raise TypeError(f"cast_tensor: unsupported destination dtype {dst}")
+    if src == dst and dst_fmt is None:
+        return x.clone()
+    if src in CARRIERS:
+        # a low-precision source: its exact value in float64 (NaN / inf included), cast from there
+        v = _fmt.decode(x.view(torch.uint8), CARRIERS[src])
+        if dst == torch.bool and dst_fmt is None:
+            return v != 0
+        return cast_tensor(v, dst if dst_fmt is None else dst_fmt, mode)
+    if dst_fmt is not None or dst in CARRIERS:
+        return _to_low_precision(x, dst_fmt or CARRIERS[dst], mode)
 
     if src == dst:
         return x.clone()
@@ -271,3 +344,26 @@ def cast_tensor(x: torch.Tensor, dst: torch.dtype, mode: str | int = "round") ->
     if src_is_float:
         out = _canonicalize_nan(out, torch.isnan(v), fmt)
     return out
+
+
+def _exact_float64(x: torch.Tensor) -> torch.Tensor:
+    """float64 values standing for ``x`` exactly (int64 beyond 2**53: the rounding-equivalent
+    stand-in of :func:`_exact_float64_of_int`, valid for every low-precision grid)."""
+    if x.dtype == torch.bool:
+        return x.to(torch.float64)
+    if x.dtype in _FLOAT_SRC:
+        return x.to(torch.float64)
+    return _exact_float64_of_int(x)
+
+
+def _to_low_precision(x: torch.Tensor, name: str, mode: str) -> torch.Tensor:
+    """Cast a torch-typed ``x`` into a low-precision format: INT4 / UINT4 as int8 / uint8 integers,
+    the float formats as their carrier dtype (see :data:`CARRIERS`)."""
+    if name in _fmt.INT_RANGES:
+        lo, hi = _fmt.INT_RANGES[name]
+        out_dt = torch.int8 if name == "INT4" else torch.uint8
+        if x.dtype in _FLOAT_SRC:
+            return _fmt.encode_int(x.to(torch.float64), name, mode)
+        return x.to(torch.int64).clamp(lo, hi).to(out_dt)
+    codes = _fmt.encode(_exact_float64(x), name, mode)
+    return codes.view(_CARRIER_OF[name])

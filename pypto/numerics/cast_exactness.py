@@ -21,9 +21,12 @@ _FLOATS = {
     "FP16": (11, 65504.0, -14),
     "BF16": (8, 3.3895313892515355e38, -126),
 }
-_FLOATS.update({"FP4": (2, 6.0, 0), "FP8E4M3FN": (4, 448.0, -6), "FP8E5M2": (3, 57344.0, -14)})
+_FLOATS.update({"FP4": (2, 6.0, 0), "FP8E4M3FN": (4, 448.0, -6), "FP8E5M2": (3, 57344.0, -14),
+                # HF8's precision tapers (4 significand bits near 1, 2 in its outer binades): its
+                # worst case is what "holds exactly" may rely on; FP8E8M0 holds powers of two only
+                "HF8": (2, 32768.0, -15), "FP8E8M0": (1, 2.0 ** 127, -127)})
 _INTS = {
-    "BOOL": (0, 1), "INT8": (-128, 127), "UINT8": (0, 255), "INT16": (-32768, 32767), "UINT16": (0, 65535),
+    "BOOL": (0, 1), "INT4": (-8, 7), "UINT4": (0, 15), "INT8": (-128, 127), "UINT8": (0, 255), "INT16": (-32768, 32767), "UINT16": (0, 65535),
     "INT32": (-(2 ** 31), 2 ** 31 - 1), "UINT32": (0, 2 ** 32 - 1), "INT64": (-(2 ** 63), 2 ** 63 - 1),
 }
 _DIRECTED = {"floor", "ceil", "trunc"}

@@ -173,7 +173,11 @@ class OpDef:
         return OpArgs(self, values)
 
     def infer_type(self, values: tuple, span: Span) -> Type:
-        """Apply the type rule to call arguments (schema order)."""
+        """Apply the type rule to call arguments (schema order). Low-precision operands are
+        screened first, for every op at once (:func:`pypto.ops.rules.low_precision_guard`)."""
+        from pypto.ops.rules import low_precision_guard  # rules imports the IR, which imports this module
+
+        low_precision_guard(self, values, span)
         return self.infer(OpArgs(self, values), span)
 
 

@@ -5,7 +5,7 @@ import torch
 
 from pypto.errors import InvalidOperationError, Span
 from pypto.ir.types import ScalarType, TensorType, TileType, Type, describe
-from pypto.language.dtypes import FP32, DataType, dtype_from_torch
+from pypto.language.dtypes import FP32, LOW_PRECISION, DataType, dtype_from_torch
 from pypto.ir.nodes import ConstInt, MakeTuple
 
 
@@ -24,6 +24,8 @@ def promote(a: DataType, b: DataType, op: str | None = None, span: Span | None =
     if a == b:
         return a
     if op is not None and span is not None:
+        for d in (a, b):
+            low_precision(op, d, span)
         pair = {a.name, b.name}
         same_width_ints = a.itemsize == b.itemsize and {a.kind, b.kind} == {"int", "uint"}
         if pair == {"FP16", "BF16"} or same_width_ints:
@@ -65,11 +67,57 @@ NO_ARITHMETIC = frozenset({"UINT16", "UINT32", "UINT64", "BOOL"})
 
 
 def arith_dtype(op: str, dtype: DataType, span: Span) -> None:
-    """Reject an element type the vector unit has no arithmetic for (:data:`NO_ARITHMETIC`)."""
+    """Reject an element type the vector unit has no arithmetic for (:data:`NO_ARITHMETIC`, and
+    the low-precision types, which only move, cast and feed ``matmul_mx``)."""
+    low_precision(op, dtype, span)
     expect(dtype.name not in NO_ARITHMETIC, op,
            f"{dtype.name} operands are not supported: the vector unit has no arithmetic on "
            f"{'BOOL' if dtype.name == 'BOOL' else 'unsigned 16/32/64-bit'} elements", span,
            "cast the operand first, e.g. pl.cast(x, pl.INT32) or pl.cast(x, pl.FP32)")
+
+
+def low_precision(op: str, dtype: DataType, span: Span) -> None:
+    """Reject a low-precision element type (FP8*, FP4, HF8, HF4, INT4, UINT4) in an op that computes
+    on its elements: the vector unit has no arithmetic, comparison or reduction on them (pto-isa's
+    vector instructions take FP16 / BF16 / FP32 and the 8..32-bit integers)."""
+    expect(dtype.name not in LOW_PRECISION, op,
+           f"{dtype.name} operands are not supported: the vector unit does not compute on {dtype.name} "
+           "elements (low-precision types are only loaded, stored, moved and cast)", span,
+           "cast to a compute type first, e.g. pl.cast(x, pl.FP32), and back with pl.cast(y, "
+           f"pl.{dtype.name}) if needed")
+
+
+# Ops that take low-precision data (they move bytes, convert, or are the MX matmuls that consume
+# FP8 / FP4 with FP8E8M0 scales). Every other op refuses a low-precision operand or result dtype in
+# one place (low_precision_guard), so an op added later cannot compute on FP8 by accident.
+LOW_PRECISION_OPS = frozenset({
+    "load", "store", "move", "cast", "create", "reshape", "transpose", "slice", "concat", "assemble",
+    "extract", "matmul_mx", "matmul_mx_acc", "matmul_mx_bias",
+})
+# No storage for these anywhere: the reference refuses every 4-bit type but FP4 in kernel code (a5)
+# and every 4-bit type on a2a3, where FP16 <-> INT4 is an isolated conversion with no 4-bit load/store.
+NO_STORAGE = frozenset({"INT4", "UINT4", "HF4"})
+
+
+def low_precision_guard(op, values: tuple, span: Span) -> None:
+    """Refuse low-precision element types in ``op`` unless it is one of :data:`LOW_PRECISION_OPS`,
+    and INT4 / UINT4 / HF4 everywhere (see :data:`NO_STORAGE`). Looks at array operands and dtype
+    attributes."""
+    base = op.name.split(".", 1)[-1]
+    for p, v in zip(op.params, values):
+        if p.kind == "dtype":
+            dt = v if isinstance(v, DataType) else None
+        else:
+            dt = getattr(getattr(v, "type", None), "dtype", None) if array_type(getattr(v, "type", None)) else None
+        if dt is None or dt.name not in LOW_PRECISION:
+            continue
+        expect(dt.name not in NO_STORAGE, op.name,
+               f"{dt.name} data cannot be held on the device: the reference has no 4-bit storage but FP4 "
+               "(a5 only) -- a2a3's FP16 <-> INT4 conversion cannot be loaded or stored", span,
+               "keep the values in INT8 / UINT8 / FP16 (the 4-bit casts are modelled in pypto.numerics and "
+               "`pypto cast-check`)")
+        if base not in LOW_PRECISION_OPS:
+            low_precision(op.name, dt, span)
 
 
 def same_shape(op: str, a: Type, b: Type, span: Span) -> None:

@@ -14,7 +14,7 @@ from typing import Callable, Iterator, Sequence
 import torch
 
 from pypto.errors import SimulationError
-from pypto.numerics.cast import cast_tensor
+from pypto.numerics.cast import cast_tensor, device_mode
 
 __all__ = ["region", "load", "load_into", "store", "assemble", "cast", "matmul", "extract", "tensor_matmul"]
 
@@ -254,8 +254,10 @@ def assemble(target: torch.Tensor, src: torch.Tensor, offsets, atomic: bool = Fa
 
 
 def cast(x: torch.Tensor, dtype: torch.dtype, mode: str = "round") -> torch.Tensor:
-    """``cast`` with the hardware's rounding mode and overflow rules (see :mod:`pypto.numerics.cast`)."""
-    return cast_tensor(x, dtype, mode)
+    """``cast`` with the hardware's rounding mode and overflow rules (see :mod:`pypto.numerics.cast`).
+    Casts into FP8 / HF8 / FP4 round as the device does whatever mode is asked
+    (:func:`pypto.numerics.cast.device_mode`)."""
+    return cast_tensor(x, dtype, device_mode(dtype, mode))
 
 
 # -- reductions and fillpad (pypto/ops/reduction.py, pypto/ops/padding.py) ----------------------

@@ -380,3 +380,25 @@ def _mixed_dtype_promotion(program: Program, ctx):
                                       f"they are converted to {to} (the promotion rule: float over int, the wider "
                                       f"type). Cast explicitly (pl.cast(x, ...)) to make the conversion visible"))
     return found
+
+
+@check("PTO-W006", "CastModeIgnoredByDevice", Severity.Warning, DiagnosticPhase.PRE_PIPELINE)
+def _cast_mode_ignored(program: Program, ctx):
+    """A ``pl.cast`` into FP8E4M3FN / FP8E5M2 / HF8 / FP4 with a rounding mode the device does not
+    apply (:func:`pypto.numerics.cast.device_mode`: FP8 rounds to nearest-even, HF8 ties away, FP4
+    has no round-to-odd). Both executors round as the device does; the default mode and the one
+    the device uses are not reported."""
+    from pypto.numerics.cast import device_mode, normalize_mode
+
+    found = []
+    for f in ssa_form(program).functions:
+        for _, c in iter_calls(f.body):
+            if c.op not in ("tensor.cast", "tile.cast"):
+                continue
+            dst, mode = c.args[1], normalize_mode(c.args[2])
+            applied = device_mode(dst, mode)
+            if applied != mode and mode != "round" and not (applied == "rint" and mode == "none"):
+                found.append((c.span, f"cast to {dst.name} with mode '{mode}': the device rounds casts into "
+                                      f"{dst.name} with '{applied}' whatever mode is asked, and so do the "
+                                      f"simulators; say mode='{applied}' to make it visible"))
+    return found

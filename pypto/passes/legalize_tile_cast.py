@@ -44,7 +44,7 @@ class _Legalize(Mutator):
         try:
             hops = cast_path(src.name, dst.name, self.arch)
         except CastPathError as e:
-            raise PassTypeError(str(e), v.span, "cast through an intermediate type explicitly") from None
+            raise PassTypeError(str(e), v.span, _hint(src.name, dst.name, self.arch)) from None
         if len(hops) <= 1:
             return s
         op = get_op("tile.cast")
@@ -61,3 +61,19 @@ class _Legalize(Mutator):
         return out
 
 
+def _hint(src: str, dst: str, arch: str) -> str:
+    """The fix for a pair with no path: a dtype this arch converts from / to nothing at all is named
+    (with the archs that do convert it); otherwise an explicit intermediate."""
+    from pypto.backend.cast_table import ARCHS, NATIVE_CASTS
+
+    def touches(a: str, name: str) -> bool:
+        rows = NATIVE_CASTS[a]
+        return name in rows or any(name in ds for ds in rows.values())
+
+    for name in (src, dst):
+        if not touches(arch, name):
+            others = [a for a in ARCHS if a != arch and touches(a, name)]
+            where = f"only {', '.join(others)} converts it (run on {others[0]}sim)" if others else \
+                "no platform converts it (it holds data from the host only)"
+            return f"{arch} has no conversion from or to {name}: {where}"
+    return "cast through an intermediate type explicitly"

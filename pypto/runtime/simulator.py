@@ -52,6 +52,7 @@ from pypto.backend.platforms import Platform, get_platform
 from pypto.errors import SimulationError
 from pypto.language.dtypes import dtype_from_name
 from pypto.ir.tags import ALL_TAGS, MAY_WRITE_TAGS
+from pypto.numerics.formats import fp4_pack, fp4_unpack
 from pypto.runtime.cores import Core, CoreMemory
 from pypto.runtime.gangs import conflict, gang_size
 from pypto.runtime.deps import (
@@ -955,10 +956,14 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
         if allocate and p["direction"] == "Out":
             if None in p["shape"]:
                 raise TypeError(f"{meta['name']}(): Out parameter '{p['name']}' has a dynamic shape; pass it")
-            full.append(torch.zeros(p["shape"], dtype=dtype_from_name(p["dtype"]).torch))
+            shape = list(p["shape"])
+            if p["dtype"] == "FP4":   # the caller's form: packed, two codes per byte
+                shape[-1] //= 2
+            full.append(torch.zeros(shape, dtype=dtype_from_name(p["dtype"]).torch))
         else:
             full.append(_plain_scalar(next(it), p))
     full = [_device_view(a, p) for p, a in zip(params, full)]
+    packed = _unpack_fp4(params, full)   # the caller's packed FP4 tensors, by index (full: unpacked)
     for p, a in zip(params, full):
         if p["kind"] == "TensorType":
             if not isinstance(a, torch.Tensor):
@@ -1035,6 +1040,10 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
     for p, user, g in zip(params, full, gm):
         if p["direction"] in ("Out", "InOut") and g is not user:
             user.copy_(g)
+    for i, caller in packed.items():
+        if params[i]["direction"] in ("Out", "InOut"):
+            caller.copy_(fp4_pack(full[i]))
+    full = [packed.get(i, a) for i, a in enumerate(full)]
     if cfg.any_dfx_enabled():
         write_dfx(rt, cfg, out, kernel_ids)
     if allocate:
@@ -1059,7 +1068,10 @@ def _returned_values(value, gm: list, full: list):
 
     if all(own(v) is not None for v in vals):
         return None
-    out = tuple(own(v) if own(v) is not None else v.clone() if isinstance(v, torch.Tensor) else v for v in vals)
+    def fresh(v):   # a tensor the program made; FP4 leaves in the caller's packed form
+        return fp4_pack(v) if v.dtype == torch.float4_e2m1fn_x2 else v.clone()
+
+    out = tuple(own(v) if own(v) is not None else fresh(v) if isinstance(v, torch.Tensor) else v for v in vals)
     return out if isinstance(value, tuple) else out[0]
 
 
@@ -1127,6 +1139,24 @@ def _check_writable(p: dict, a: torch.Tensor) -> None:
         raise TypeError(f"argument '{name}' ({d}) is a view in which several elements share memory (e.g. an "
                         f"expand()ed tensor, stride {list(a.stride())}): results cannot be written into it; pass "
                         f"a tensor with its own storage, e.g. {name}.contiguous() or torch.empty(...)")
+
+
+def _unpack_fp4(params, full: list) -> dict:
+    """Replace each packed FP4 tensor argument (``float4_e2m1fn_x2``, ``[..., n/2]``, the reference's
+    call form) in ``full`` by its unpacked copy ``[..., n]`` (the simulator's storage); returns the
+    caller's tensors by index, to be packed back into after the run."""
+    packed = {}
+    for i, (p, a) in enumerate(zip(params, full)):
+        if p["kind"] == "TensorType" and p["dtype"] == "FP4" and isinstance(a, torch.Tensor) \
+                and a.dtype == torch.float4_e2m1fn_x2:
+            want = list(p["shape"])
+            if a.dim() != len(want) or (want[-1] is not None and a.shape[-1] * 2 != want[-1]):
+                raise TypeError(f"argument '{p['name']}' has shape {list(a.shape)} float4_e2m1fn_x2 (packed, two "
+                                f"FP4 codes per byte); the program was compiled for {want} FP4 codes, i.e. a "
+                                f"packed last dimension of {want[-1] // 2}")
+            packed[i] = a
+            full[i] = fp4_unpack(a)
+    return packed
 
 
 def _device_view(value, param: dict):

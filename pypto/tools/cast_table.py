@@ -19,9 +19,11 @@ Every conversion the platform cannot do in one instruction is expanded by `Legal
 chain of native casts, each hop under the original rounding mode. A chain is **exact** when it is
 bit-identical to the direct conversion under the same mode and overflow rules. Sources of up to 16
 bits are proven exhaustively (every bit pattern); 32/64-bit sources by range analysis plus sampling
-(boundary values, values next to every destination midpoint, {samples} random values). FP4 and FP8
-are evaluated on a model of their value grids; HF8 and INT4 have no numeric model here ("unknown").
-Native casts (one instruction) and rejected pairs (no path) are not listed. Check one pair with
+(boundary values, values next to every destination midpoint, {samples} random values). The
+low-precision types (FP8E4M3FN, FP8E5M2, HF8, FP4, INT4) use the bit-exact model of
+`pypto/numerics/formats.py`, and every hop rounds as the device does: casts into FP8E4M3FN / FP8E5M2
+round to nearest-even and casts into HF8 ties away, whatever mode is asked (pto-isa a5). FP8E8M0,
+UINT4 and HF4 have no conversion on either platform. Native casts (one instruction) and rejected pairs (no path) are not listed. Check one pair with
 `pypto cast-check SRC DST --platform a5sim --mode rint`.
 
 """

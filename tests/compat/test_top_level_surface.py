@@ -11,8 +11,10 @@ def test_dtypes():
 
     assert DT_FP32 is pl.FP32 and DataType.FP32 is pl.FP32 and DT_BF16 is pl.BF16 and pypto.DT_INDEX is pl.INDEX
     assert isinstance(pl.FP16, DataType)
+    # the low-precision types exist too (issue 15)
+    assert pypto.DT_FP4 is pl.FP4 and pypto.DT_FP8E4M3FN is pl.FP8E4M3FN and DataType.HF8 is pl.HF8
     with pytest.raises(AttributeError):
-        pypto.DT_FP4  # noqa: B018 - no 4-bit types here
+        pypto.DT_FP64  # noqa: B018 - the reference reserves FP64; neither has it
 
 
 def test_log_levels_and_output(capsys):

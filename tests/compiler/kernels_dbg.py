@@ -89,6 +89,14 @@ def scratch_read_after(a: pl.Tensor[[16, 128], pl.FP32], m: pl.Out[pl.Tensor[[16
 
 
 @pl.jit
+def fp8_floor(a: pl.Tensor[[16, 128], pl.FP32], out: pl.Out[pl.Tensor[[16, 128], pl.FP8E4M3FN]]):
+    """PTO-W006: the device rounds FP32 -> FP8E4M3FN to nearest-even, not down."""
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:] = pl.cast(a, pl.FP8E4M3FN, mode="floor")
+    return out
+
+
+@pl.jit
 def mixed_dtypes(a: pl.Tensor[[16, 128], pl.FP32], b: pl.Tensor[[16, 128], pl.FP16],
                  out: pl.Out[pl.Tensor[[16, 128], pl.FP32]]):
     """PTO-W005: FP32 + FP16 promotes to FP32."""

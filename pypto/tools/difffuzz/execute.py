@@ -126,7 +126,7 @@ def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
         na, nb = torch.isnan(a), torch.isnan(b)
         if not torch.equal(na, nb):
             return False
-        ia = a.view({2: torch.int16, 4: torch.int32, 8: torch.int64}[a.element_size()])
+        ia = a.view({1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[a.element_size()])
         ib = b.view(ia.dtype)
         return bool(torch.all((ia == ib) | na))
     return torch.equal(a, b)

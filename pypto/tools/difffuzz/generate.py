@@ -18,6 +18,9 @@ import torch
 
 DTYPES = ("FP32", "FP16", "BF16", "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64", "BOOL")
 FLOATS = ("FP32", "FP16", "BF16")
+# the low-precision dtypes a user tensor can hold (torch float8 formats); not in DTYPES: the fuzzer
+# computes on its operands, these only move and cast
+LOW_PRECISION_DATA = ("FP8E4M3FN", "FP8E5M2", "FP8E8M0")
 
 # (DSL function, float64 torch expression over operand sources, float only)
 UNARY = {"neg": ("-({0})", False), "abs": ("torch.abs({0})", False), "relu": ("torch.relu({0})", False),
@@ -53,6 +56,12 @@ def _data(rng: random.Random, shape, dtype: str) -> torch.Tensor:
     from pypto.language.dtypes import dtype_from_name
 
     tdt = dtype_from_name(dtype).torch
+    if dtype in LOW_PRECISION_DATA:
+        # exact codes of the format, from normal values (FP8E8M0, a scale, from positive ones)
+        from pypto.numerics.cast import cast_tensor
+
+        x = torch.randn(tuple(shape), generator=g, dtype=torch.float64) * 4
+        return cast_tensor(x.abs() if dtype == "FP8E8M0" else x, tdt, "rint")
     if dtype == "BOOL":
         return torch.randint(0, 2, tuple(shape), generator=g).to(torch.bool)
     lo, hi = (0, 100) if dtype.startswith("UINT") else (-50, 50)
