@@ -33,7 +33,8 @@ if TYPE_CHECKING:  # annotations only: importing pypto.ir here is circular when 
 REQUIRED = object()
 
 # Argument kinds. Value kinds hold IR expressions; attribute kinds hold plain Python values.
-VALUE_KINDS = frozenset({"tensor", "tile", "scalar", "value"})
+# ("value": a tensor or a tile; "any": a tensor, a tile or a scalar, e.g. what pl.debug_print prints)
+VALUE_KINDS = frozenset({"tensor", "tile", "scalar", "value", "any"})
 # ("task_ids": a list of TaskIds / TaskId arrays, held as a MakeTuple; ``pl.system.task_dummy``)
 ATTR_KINDS = frozenset({"ints", "task_ids", "dtype", "mem", "mode", "pad", "atomic", "str", "bool"})
 
@@ -143,6 +144,9 @@ class OpDef:
     # ``acc``): a call used as a statement (``pl.tile.matmul_acc(acc, a, b)``) rebinds that name,
     # as the reference's in-place update does
     updates: Optional[str] = None
+    # ``sim`` is a ``yield`` handing a record to the scheduler (``pl.debug_print``): the kernel
+    # generator passes it ``cycles=`` (the instructions' cycles since the kernel's previous yield)
+    yields: bool = False
 
     @property
     def write_index(self) -> Optional[int]:

@@ -672,3 +672,4 @@ from pypto.ops.support_elementwise import add3, fmod, lrelu, part, prelu, rem  #
 from pypto.ops.support_index import gather, mgather, scatter, scatter_update  # noqa: E402,F401
 from pypto.ops.support_create import ci, tri  # noqa: E402,F401
 from pypto.ops.support_sort import gather_mask, mrgsort1, mrgsort2, scatter_mask, sort32  # noqa: E402,F401
+from pypto.ops.support_debug import DebugPrint, debug_print_ref, valid as debug_valid  # noqa: E402,F401

@@ -58,6 +58,8 @@ from pypto.runtime.deps import (
 )
 from pypto.runtime.dumps import AFTER, BEFORE, DumpCollector
 from pypto.runtime.faults import locate
+from pypto.runtime.trace import rxty
+from pypto.ops.support_debug import DebugPrint, PrintRecord, emit as emit_print
 
 from pypto.runtime.modules import load_module  # noqa: F401  (re-exported: tools load modules by path)
 
@@ -88,6 +90,12 @@ _LAST_RUNTIME = _PerThread()
 def last_dumps() -> list[tuple[str, torch.Tensor]]:
     """``(tag, tensor)`` snapshots recorded by ``pl.dump_tag`` in the latest simulated call."""
     return list(_LAST_RUNTIME[0].dumps) if _LAST_RUNTIME else []
+
+
+def last_prints() -> list:
+    """The ``pl.debug_print`` lines of the latest simulated call (``PrintRecord``: task, core, time,
+    where, label, value), in the order they were printed (simulated time)."""
+    return list(_LAST_RUNTIME[0].prints) if _LAST_RUNTIME else []
 
 
 class Task:
@@ -233,6 +241,7 @@ class Runtime:
         self.gangs: list[tuple[int, ...]] = []   # task indices of each lockstep gang run (stats, tests)
         self.time = 0.0
         self.dumps: list[tuple[str, torch.Tensor]] = []   # pl.dump_tag snapshots, in program order
+        self.prints: list = []                             # pl.debug_print lines (PrintRecord), as printed
         self.dump_level = dump_level
         self.dump = DumpCollector(dump_level, dump_budget) if dump_level else None
         self._tagged: dict[int, torch.Tensor] = {}        # id -> tensor marked by dump_tag (sticky)
@@ -739,6 +748,8 @@ class Runtime:
             # run the earliest core (or gang) until it finishes or yields a time later than the next event
             now, _, t, gen = heappop(events)
             cycles = next(gen, None)   # kernels yield ints; None: the kernel returned
+            if cycles.__class__ is DebugPrint:   # pl.debug_print: record it, resume the kernel at once
+                cycles = self._print(t, now, cycles, gen)
             if cycles is not None:
                 heappush(events, (now + cycles * (1.0 + 0.25 * rand()), seq, t, gen))
                 seq += 1
@@ -754,6 +765,16 @@ class Runtime:
                 nready += release(t)
         st.nready, st.seq, st.done, st.now = nready, seq, done, now
         self.time = now
+
+    def _print(self, t, now: float, rec, gen):
+        """Print the ``pl.debug_print`` records ``gen`` yields now (task ``t``'s, on its core, at the
+        simulated time its printed value is complete); return the kernel's next real yield."""
+        while rec.__class__ is DebugPrint:
+            line = PrintRecord(rxty(t.task_id), f"AIV{t.core}", now + rec.cycles, rec.where, rec.label, rec.value)
+            self.prints.append(line)
+            emit_print(line)
+            rec = next(gen, None)
+        return rec
 
     def _gang_kernels(self) -> dict:
         """``kernel -> (module, GANG_NUMEL, torch threads)`` for the kernels this run may gang
