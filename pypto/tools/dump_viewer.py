@@ -9,7 +9,8 @@ the ``r0t3`` label the race report, doctor and swimlane use too); the filters
 ``# Overview:`` grid and a ``# Detail:`` list); ``--index N`` exports entry N only.
 ``--compare ARG_INDEX REF.pt`` compares the selected dumped tensor(s) of that argument with a
 reference tensor saved by ``torch.save`` (max abs / rel error, mismatches under ``--rtol`` /
-``--atol``); exit status 1 on a mismatch. Errors exit with status 1.
+``--atol``); exit status 1 on a mismatch (a finding). Bad input (no dump, a torn dump, a bad
+argument) exits with status 2, as every pypto command.
 
 A *torn* dump — ``args.bin`` not the payload ``args_dump.json`` indexes (a run killed while writing,
 files copied from two runs) — is refused before anything is shown: the index's ``bin_bytes`` and
@@ -262,7 +263,7 @@ def main(argv=None) -> int:
         return 0
     except (DumpError, OSError) as e:
         print(f"dump_viewer: error: {e}", file=sys.stderr)
-        return 1
+        return 2   # bad input; 1 is a finding (--compare: the dump differs from REF)
 
 
 if __name__ == "__main__":

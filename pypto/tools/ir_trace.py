@@ -4,7 +4,8 @@ One self-contained HTML page (no network, no external files) showing, for every 
 ``passes_dump/`` directory, the textual diff of the printed IR against the previous stage: a sidebar
 of passes with +/- line counts, a Changed / No-op / All filter, and j/k (or arrow keys) to move
 between passes. Input: ``00_frontend.py`` plus gapless ``NN_after_<Pass>.py`` files. Exit codes:
-0 written, 1 input or I/O error, 2 bad command line. The page is written atomically.
+0 written, 2 bad input (a missing or gapped dump, an output that cannot be written, a bad command
+line), as every pypto command (1 is a finding; this tool has none). The page is written atomically.
 """
 from __future__ import annotations
 
@@ -95,7 +96,7 @@ def main(argv=None) -> int:
         path = write_page(args.passes_dump, args.output, args.context)
     except (TraceError, OSError) as e:
         print(f"ir_trace: error: {e}", file=sys.stderr)
-        return 1
+        return 2   # bad input (as every pypto command: 0 done, 1 a finding, 2 bad input)
     print(f"wrote {path}")
     return 0
 
