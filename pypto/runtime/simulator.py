@@ -278,6 +278,9 @@ class Runtime:
         self._fresh: list[Task] = []         # tasks linked with nothing to wait for, not yet seen by the scheduler
         self._sched = None                   # the scheduler's state between runs (_SchedState)
         self.drains = 0                      # how often a full window made the orchestrator wait
+        # a pypto.debug.progress bar (execute() sets one when stderr is a terminal): a run longer than
+        # a second shows its finished / submitted task counts
+        self.progress = None
 
     # ------------------------------------------------------------------ orchestration API
     def scope(self, manual: bool = False) -> _Scope:
@@ -763,6 +766,9 @@ class Runtime:
                 if self.on_complete is not None:
                     self.on_complete(t)
                 nready += release(t)
+            if self.progress is not None:
+                self.progress.total = self._n
+                self.progress.set(done)
         st.nready, st.seq, st.done, st.now = nready, seq, done, now
         self.time = now
 
@@ -959,11 +965,25 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
                                   rings=cfg.ring_limits(), lockstep=cfg.sim_lockstep, streaming=True,
                                   keep_history=keep_history, protect=protect)
         _LAST_RUNTIME[:] = [rt]
-        with poisoning(), python_faults():
-            returned[:] = [orch.orchestrate(rt, *gm)]
-            if _writes_into(rt, [gm[i] for i in direct if params[i]["direction"] == "In"]):
-                raise _WritesIn()
-            rt.run_all()
+        from pypto.debug import progress
+
+        # a run of more than a second shows "run <name>: done/submitted tasks" on a terminal (drawn
+        # only on a tty, after the delay; a tool's own bar, e.g. the doctor's, nests it). Only in the
+        # main thread: the bars share one line (and one stack) per process
+        bar = None
+        if threading.current_thread() is threading.main_thread() and (
+                progress._STACK or progress._enabled(sys.stderr, None)):
+            bar = progress.Progress(f"run {meta['name']}: tasks", None)
+        rt.progress = bar if bar is not None and bar.on else None
+        try:
+            with poisoning(), python_faults():
+                returned[:] = [orch.orchestrate(rt, *gm)]
+                if _writes_into(rt, [gm[i] for i in direct if params[i]["direction"] == "In"]):
+                    raise _WritesIn()
+                rt.run_all()
+        finally:
+            if bar is not None:
+                bar.close()
         return gm, rt
 
     returned: list = [None]

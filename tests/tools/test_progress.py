@@ -142,3 +142,22 @@ def test_fuzz_and_validate_ir_report_progress(capsys, monkeypatch):
     on, off = _tool_stderr(capsys, monkeypatch, validate)
     assert "validate_ir: passes: 1/" in on and "frontend" in on
     assert "validate_ir" not in off
+
+
+def test_a_long_run_shows_its_task_counts(capsys, monkeypatch):
+    """A simulated run longer than the delay draws "run <kernel>: tasks: done/submitted" (terminal only);
+    the results are the same with the line and without."""
+    import test_races as TR
+
+    k = TR.K.war_basic
+    args = TR.sig_inputs(k)
+    outs = []
+
+    def run():
+        a = [x.clone() for x in args]
+        k(*a)
+        outs.append(a[-1])
+    on, off = _tool_stderr(capsys, monkeypatch, run)
+    assert "run war_basic: tasks: " in on and "/" in on.split("run war_basic: tasks: ")[1]
+    assert "run war_basic" not in off
+    assert torch.equal(outs[0], outs[1])
