@@ -39,7 +39,7 @@ class DebugPrint:
 
 class PrintRecord(NamedTuple):
     """One printed line: the task label (``r<ring>t<index>``, ``reference`` for the reference
-    executor), the core (``AIV<n>``, ``-`` there), the simulated time in cycles (None there), where
+    executor), the core (``core <n>``, as the doctor's timeline names it; ``-`` there), the simulated time in cycles (None there), where
     it is in the source, the label, the value."""
 
     task: str
@@ -50,7 +50,7 @@ class PrintRecord(NamedTuple):
     value: object
 
     def format(self) -> str:
-        """The line as printed: ``[debug_print r0t3 AIV2 t=1234] k.py:12 s: FP32[16, 1] tensor(...)``."""
+        """The line as printed: ``[debug_print r0t3 core 2 t=1234] k.py:12 s: FP32[16, 1] tensor(...)``."""
         when = f" t={self.time:.0f}" if self.time is not None else ""
         return f"[debug_print {self.task} {self.core}{when}] {self.where} {self.label}: {describe(self.value)}"
 

@@ -776,7 +776,7 @@ class Runtime:
         """Print the ``pl.debug_print`` records ``gen`` yields now (task ``t``'s, on its core, at the
         simulated time its printed value is complete); return the kernel's next real yield."""
         while rec.__class__ is DebugPrint:
-            line = PrintRecord(rxty(t.task_id), f"AIV{t.core}", now + rec.cycles, rec.where, rec.label, rec.value)
+            line = PrintRecord(rxty(t.task_id), f"core {t.core}", now + rec.cycles, rec.where, rec.label, rec.value)
             self.prints.append(line)
             emit_print(line)
             rec = next(gen, None)
