@@ -220,19 +220,25 @@ def compare(d: Path, manifest: dict, recs: list, ref_path: str, rtol: float, ato
     return ok_all
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="dump_viewer", description=__doc__.split("\n\n")[0])
-    ap.add_argument("dump_dir")
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of the dump viewer (every option with its help)."""
+    ap = argparse.ArgumentParser(prog="dump_viewer", description=__doc__.split("\n\n")[0].replace("``", ""))
+    ap.add_argument("dump_dir", help="a run's work directory, its dfx_outputs/ or its args_dump/ directory")
     ap.add_argument("--task", "-t", help="only this task: its label as reports print it (r0t3) or its hex id")
-    ap.add_argument("--stage", "-s", choices=("before", "after"))
-    ap.add_argument("--role", "-r", choices=("input", "output", "inout"))
-    ap.add_argument("--arg", "-a", type=int)
-    ap.add_argument("--index", "-i", type=int)
-    ap.add_argument("--export", "-e", action="store_true")
-    ap.add_argument("--compare", nargs=2, metavar=("ARG_INDEX", "REF"))
-    ap.add_argument("--rtol", type=float, default=1e-5)
-    ap.add_argument("--atol", type=float, default=1e-5)
-    args = ap.parse_args(argv)
+    ap.add_argument("--stage", "-s", choices=("before", "after"), help="only the dumps taken before or after the task ran")
+    ap.add_argument("--role", "-r", choices=("input", "output", "inout"), help="only arguments of this direction")
+    ap.add_argument("--arg", "-a", type=int, help="only the argument at this position of the task")
+    ap.add_argument("--index", "-i", type=int, help="only the dump with this row number (the idx column), exported as text")
+    ap.add_argument("--export", "-e", action="store_true", help="write the selected dumps as text files (under txt/) and print their paths")
+    ap.add_argument("--compare", nargs=2, metavar=("ARG_INDEX", "REF"),
+                    help="compare the dumped tensor(s) of that argument with REF (a torch.save file); exit 1 on a mismatch")
+    ap.add_argument("--rtol", type=float, default=1e-5, help="relative tolerance of --compare (default 1e-5)")
+    ap.add_argument("--atol", type=float, default=1e-5, help="absolute tolerance of --compare (default 1e-5)")
+    return ap
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
     try:
         d = find_dump_dir(args.dump_dir)
         manifest = load_manifest(d)

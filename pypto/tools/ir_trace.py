@@ -86,12 +86,18 @@ def write_page(dump_dir: Path, out: Path, context: int = 3) -> Path:
     return out
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m pypto.tools.ir_trace", description=__doc__.splitlines()[0])
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of the IR trace page (every option with its help)."""
+    ap = argparse.ArgumentParser(prog="python -m pypto.tools.ir_trace", description=__doc__.splitlines()[0].replace("``", ""))
     ap.add_argument("passes_dump", type=Path, help="a passes_dump/ directory written with dump_passes=True")
-    ap.add_argument("-o", "--output", type=Path, default=Path("ir_trace.html"))
+    ap.add_argument("-o", "--output", type=Path, default=Path("ir_trace.html"),
+                    help="where to write the page (default ir_trace.html)")
     ap.add_argument("--context", type=int, default=3, help="lines of context around each change")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
     try:
         path = write_page(args.passes_dump, args.output, args.context)
     except (TraceError, OSError) as e:

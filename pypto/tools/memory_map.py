@@ -280,12 +280,20 @@ def write_page(source: Path, out: Path, platform=None) -> Path:
     return out
 
 
-def main(argv=None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of the memory map (every option with its help)."""
     ap = argparse.ArgumentParser(prog="python -m pypto.tools.memory_map", description="Draw the memory plan of a pass dump (tile addresses against lifetimes) as one HTML page.")
-    ap.add_argument("dump", type=Path, help="NN_after_AllocateMemoryAddr.py (or a passes_dump/ directory)")
-    ap.add_argument("-o", "--output", type=Path, default=Path("memory_map.html"))
+    ap.add_argument("dump", type=Path, help="a pass dump with memory assignments (the AllocateMemoryAddr stage, or "
+                                            "an earlier one of a compile that ran out of memory), or a passes_dump/ "
+                                            "directory")
+    ap.add_argument("-o", "--output", type=Path, default=Path("memory_map.html"),
+                    help="where to write the page (default memory_map.html)")
     ap.add_argument("--platform", default=None, help="show each space's capacity on this platform")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
     try:
         platform = None
         if args.platform is not None:
