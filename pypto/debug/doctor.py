@@ -433,7 +433,7 @@ def _doctor(kernel, inputs, expected, golden_data_dir, rtol, atol, platform, ref
     diags = dumped.diagnostics
     warn = [d for d in diags if d.code.startswith("PTO-W") or d.code.startswith("PTO-P")]
     report.add(3, "diagnostics", "suspicious" if warn else "ok",
-               ", ".join(f"{d.code} at {d.span}" for d in diags) or "no diagnostic fired")
+               "; ".join(_diagnostic_words(d) for d in diags) or "no diagnostic fired")
     if any(d.code == "PTO-W001" for d in diags):
         d = next(d for d in diags if d.code == "PTO-W001")
         shutil.rmtree(out_dir, ignore_errors=True)
@@ -1031,6 +1031,13 @@ def _first_differing_task(compiled, bound, platform, seed: int = 0) -> Optional[
                             f"reference: {int(differ.sum())} of the {int(written.sum())} elements it writes differ, "
                             f"max abs {float(diff.max()):.4g}")
     return None
+
+
+def _diagnostic_words(d) -> str:
+    """A diagnostic in the summary: what it says (its first clause) and where, not just its code."""
+    kind = "performance hint" if d.code.startswith("PH") else "warning"
+    what = d.message.split(";")[0].split(" — ")[0].strip()
+    return f"{kind} {d.code} at {d.span}: {what}"
 
 
 def _golden_text(actual: dict, expected: dict, rtol, atol, input_dtypes, compiled) -> str:

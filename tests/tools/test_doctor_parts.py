@@ -113,3 +113,15 @@ def test_the_golden_table_uses_the_kernels_store_tiles():
     assert "mismatches per [32, 64] tile" in text
     rows = text.split("mismatches per [32, 64] tile (rows x cols of tiles):")[1].strip().splitlines()
     assert [r.split() for r in rows] == [["0"], ["1"], ["0"], ["0"]]
+
+
+def test_a_diagnostic_is_named_in_words_not_only_by_its_code():
+    from pypto.debug.doctor import _diagnostic_words
+    from pypto.errors import Span
+
+    class D:
+        code, message, span = "PH001", "tile.load has innermost dim = 64B (tile FP32[16, 16]); moves 1024B", \
+            Span("k.py", 3, 5, 3, 9)
+    text = _diagnostic_words(D())
+    assert text.startswith("performance hint PH001 at k.py:3:6: tile.load has innermost dim = 64B")
+    assert "moves 1024B" not in text
