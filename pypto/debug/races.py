@@ -80,6 +80,12 @@ class RaceReport:
     out_of_bounds: list[str] = field(default_factory=list)
     tasks: int = 0
 
+    def to_dict(self) -> dict:
+        """JSON-ready form: every race (kind, tasks, kernels, lines, overlap, fix) and the out-of-bounds list."""
+        from pypto.debug.jsonable import jsonable
+
+        return jsonable(self)
+
     def format(self) -> str:
         """The whole report."""
         if not self.races and not self.out_of_bounds:
@@ -289,6 +295,12 @@ class UninitReport:
     findings: list[UninitRead] = field(default_factory=list)
     tasks: int = 0
     out_of_bounds: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        """JSON-ready form: every store of uninitialized memory, the task count, out-of-bounds accesses."""
+        from pypto.debug.jsonable import jsonable
+
+        return jsonable(self)
 
     def format(self) -> str:
         """The whole report."""

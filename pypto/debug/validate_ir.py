@@ -79,6 +79,15 @@ class ValidationReport:
         """True when every stage matches the golden."""
         return self.first_divergence is None
 
+    def to_dict(self) -> dict:
+        """JSON-ready form: every stage with its comparisons, ``passed`` and the first diverging stage."""
+        from pypto.debug.jsonable import jsonable
+
+        out = jsonable(self, extra=("passed",))
+        first = self.first_divergence
+        out["first_divergence"] = first.stage if first is not None else None
+        return out
+
     def format(self) -> str:
         """A table of every stage, the verdict and the IR diff around the first diverging pass."""
         lines = [f"validate_ir: {len(self.stages)} stages, rtol={self.rtol:g}, atol={self.atol:g}"]
