@@ -231,7 +231,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     """Entry point of the ``pypto`` command; exit 0 ok, 1 a negative verdict, 2 bad input."""
+    import os
+
     args = build_parser().parse_args(argv)
+    if args.command in ("doctor", "fuzz"):
+        # they run the kernel many times: its pl.debug_print lines would repeat per run and, with
+        # --json, break the JSON on stdout. Silenced unless PYPTO_DEBUG_PRINT is set explicitly
+        os.environ.setdefault("PYPTO_DEBUG_PRINT", "0")
     return args.func(args)
 
 

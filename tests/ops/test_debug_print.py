@@ -99,3 +99,31 @@ def test_printed_form_round_trips():
     text = lowered.as_python()
     assert "pl.tile.debug_print(y, label='y', where='kernels_debug_print.py:21')" in text
     assert parse(text).as_python() == text
+
+
+def test_the_doctor_command_keeps_stdout_json(tmp_path, monkeypatch):
+    """pypto doctor --json on a kernel that prints: stdout is the JSON alone."""
+    import json
+    import subprocess
+    import textwrap
+
+    script = tmp_path / "case.py"
+    script.write_text(textwrap.dedent(f'''
+        import sys
+        sys.path.insert(0, {str(HERE)!r})
+        import torch
+        import kernels_debug_print as K
+
+        def case():
+            x = torch.randn(16, 32)
+            want = torch.zeros(16, 32)
+            want[:3, :5] = x[:3, :5]
+            return {{"kernel": K.partial_tile, "inputs": {{"x": x, "out": torch.zeros(16, 32)}},
+                    "expected": {{"out": want}}}}
+    '''))
+    monkeypatch.delenv("PYPTO_DEBUG_PRINT", raising=False)
+    p = subprocess.run([sys.executable, "-m", "pypto", "doctor", str(script), "--json", "--quiet", "--seeds", "2",
+                        "--html", str(tmp_path / "r.html")], capture_output=True, text=True, timeout=900)
+    assert p.returncode in (0, 1), p.stderr[-2000:]
+    assert "[debug_print" not in p.stdout
+    json.loads(p.stdout)
