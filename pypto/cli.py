@@ -4,7 +4,7 @@
                                       narrow down a precision gap, cheapest step first
     pypto fuzz SCRIPT [--case NAME] [--seeds N] [--jobs J] [--backend local|ray] [--json]
                                       run under N simulated schedules, classify the variation, look for races
-    pypto cast-check SRC DST [--platform a5sim] [--mode round]
+    pypto cast-check SRC DST [--platform a5sim] [--mode round] [--json]
                                       is the cast chain bit-identical to a direct cast?
 
 SCRIPT is a Python file defining a function (case by default, or --case NAME) that returns a dict:
@@ -30,7 +30,12 @@ def _cast_check(args) -> int:
         print(args.usage.rstrip(), file=sys.stderr)
         print(f"pypto cast-check: error: {e}", file=sys.stderr)
         return 2
-    print(cert.format())
+    if args.json:
+        import json
+
+        print(json.dumps(cert.to_dict(), indent=2))
+    else:
+        print(cert.format())
     return 0 if cert.exact is not False else 1
 
 
@@ -188,6 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
     cc.add_argument("--mode", default="round", choices=["none", "rint", "round", "floor", "ceil", "trunc", "odd"],
                     help="the rounding mode of the cast (default round: ties away from zero)")
     cc.add_argument("--samples", type=int, default=1_000_000, help="random samples for 32-bit sources")
+    cc.add_argument("--json", action="store_true", help="print the verdict as JSON on stdout instead of text")
     cc.set_defaults(func=_cast_check, usage=cc.format_usage())
     dr = sub.add_parser("doctor", help="run the five steps of the precision workflow and stop at the one that "
                                        "explains the gap",
@@ -225,7 +231,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     """Entry point of the ``pypto`` command; exit 0 ok, 1 a negative verdict, 2 bad input."""
+    import os
+
     args = build_parser().parse_args(argv)
+    if args.command in ("doctor", "fuzz"):
+        # they run the kernel many times: its pl.debug_print lines would repeat per run and, with
+        # --json, break the JSON on stdout. Silenced unless PYPTO_DEBUG_PRINT is set explicitly
+        os.environ.setdefault("PYPTO_DEBUG_PRINT", "0")
     return args.func(args)
 
 

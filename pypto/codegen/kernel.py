@@ -184,6 +184,10 @@ class KernelGen:
             self.pending += self.cost(c)
             self.flush(depth)
         kw = {} if op.scratch is None or id(c) not in self.dead_scratch else {"keep_scratch": False}
+        if op.yields:
+            # the record carries the cycles not yet yielded; they stay pending (the schedule is the
+            # one without the print)
+            kw["cycles"] = self.pending
         self._mark(c.span)
         if result is not None and isinstance(result.type, TileType):
             self.emit(depth, op.sim(a, Src(self.view(result), result.type), **kw))
@@ -198,6 +202,8 @@ class KernelGen:
         """Simulated cycles of one instruction: GM transfers by bandwidth plus latency, vector ops
         by bytes processed."""
         op = get_op(c.op)
+        if op.yields:
+            return 0   # a debug print takes no simulated time
         t = c.type
         nbytes = t.nbytes if isinstance(t, TileType) else 0
         if op.gm is not None:

@@ -20,7 +20,7 @@ from typing import Optional
 import torch
 
 from pypto.backend.cast_table import DTYPE_NAMES, CastPathError, cast_path
-from pypto.debug.progress import Progress, track
+from pypto.progress import Progress, track
 from pypto.numerics.cast import CARRIERS, cast_tensor, device_mode, normalize_mode
 from pypto.numerics.formats import FORMAT_NAMES
 from pypto.numerics.cast_exactness import classify_chain
@@ -52,11 +52,17 @@ class Certificate:
     counterexample: Optional[tuple] = None
     checked: int = 0
 
+    def to_dict(self) -> dict:
+        """JSON-ready form (``pypto cast-check --json``)."""
+        from pypto.debug.jsonable import jsonable
+
+        return jsonable(self)
+
     def format(self) -> str:
         """What ``pypto cast-check`` prints."""
         path = " -> ".join([self.src] + self.chain) if self.chain else f"{self.src} (no cast)"
         hops = len(self.chain)
-        lines = [f"{self.src} -> {self.dst} on {self.arch} (mode '{self.mode}'): LegalizeTileCast emits {path} "
+        lines = [f"{self.src} -> {self.dst} on {self.arch} (mode '{self.mode}'): the compiler emits {path} "
                  f"({hops} native cast{'s' if hops != 1 else ''})"]
         if self.exact is None and not self.chain:
             lines.append(f"  verdict: REJECTED — {self.reason}")

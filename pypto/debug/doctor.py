@@ -27,7 +27,7 @@ or ``could not verify`` and why.
 The output is a terminal summary (what was checked, what settled it, the suggested fix), a JSON form
 (:meth:`DoctorReport.to_dict`) and a self-contained HTML report with pictures
 (:mod:`pypto.debug.visual`). While it works, a progress line on stderr (a terminal only, after the
-first second: :mod:`pypto.debug.progress`) says which step runs; ``on_step`` receives each step as it
+first second: :mod:`pypto.progress`) says which step runs; ``on_step`` receives each step as it
 starts (the CLI prints them).
 """
 from __future__ import annotations
@@ -44,7 +44,7 @@ from typing import Callable, Optional
 
 import torch
 
-from pypto.debug.progress import Progress, clear, track
+from pypto.progress import Progress, clear, track
 
 # Machine-readable causes (DoctorReport.cause); docs/precision/doctor.md lists them.
 CAUSES = {
@@ -97,6 +97,9 @@ class DoctorReport:
     figures: list = field(default_factory=list)
 
     def add(self, step: int, check: str, verdict: str, detail: str) -> Finding:
+        # a tool's own summary may start with its name ("race detector: 8 tasks, ..."): say it once
+        if detail.startswith(f"{check}: "):
+            detail = detail[len(check) + 2:]
         f = Finding(step, check, verdict, detail)
         self.findings.append(f)
         return f
@@ -345,7 +348,7 @@ def _doctor(kernel, inputs, expected, golden_data_dir, rtol, atol, platform, ref
     ctx.seed0 = failing[0] if failing else 0
     gaps = gaps_by_seed[ctx.seed0]
     actual = ctx.actual
-    report.figures.append(("result vs golden", "\n\n".join(r.format() for r in gaps.values())))
+    report.figures.append(("result vs golden", _golden_text(actual, expected, rtol, atol, input_dtypes, compiled)))
     if failing and len(failing) < len(ctx.runs):
         report.add(1, "runs", "info", f"{len(failing)}/{len(ctx.runs)} simulated schedules (seeds) miss the golden; "
                                       f"seed {ctx.seed0} is examined")
@@ -430,7 +433,7 @@ def _doctor(kernel, inputs, expected, golden_data_dir, rtol, atol, platform, ref
     diags = dumped.diagnostics
     warn = [d for d in diags if d.code.startswith("PTO-W") or d.code.startswith("PTO-P")]
     report.add(3, "diagnostics", "suspicious" if warn else "ok",
-               ", ".join(f"{d.code} at {d.span}" for d in diags) or "no diagnostic fired")
+               "; ".join(_diagnostic_words(d) for d in diags) or "no diagnostic fired")
     if any(d.code == "PTO-W001" for d in diags):
         d = next(d for d in diags if d.code == "PTO-W001")
         shutil.rmtree(out_dir, ignore_errors=True)
@@ -1028,6 +1031,23 @@ def _first_differing_task(compiled, bound, platform, seed: int = 0) -> Optional[
                             f"reference: {int(differ.sum())} of the {int(written.sum())} elements it writes differ, "
                             f"max abs {float(diff.max()):.4g}")
     return None
+
+
+def _diagnostic_words(d) -> str:
+    """A diagnostic in the summary: what it says (its first clause) and where, not just its code."""
+    kind = "performance hint" if d.code.startswith("PH") else "warning"
+    what = d.message.split(";")[0].split(" — ")[0].strip()
+    return f"{kind} {d.code} at {d.span}: {what}"
+
+
+def _golden_text(actual: dict, expected: dict, rtol, atol, input_dtypes, compiled) -> str:
+    """The comparison reports of the report page, their per-tile tables on the kernel's own store
+    tiles (the grid the heatmap draws) rather than the comparison's default grid."""
+    from pypto.testing.compare import compare
+
+    return "\n\n".join(compare(actual[k], expected[k], rtol, atol, name=k, input_dtypes=input_dtypes,
+                                tile_shape=_stored_tile_shape(compiled, actual[k]) if compiled is not None else None)
+                        .format() for k in expected)
 
 
 def _stored_tile_shape(compiled, out: torch.Tensor) -> Optional[tuple[int, int]]:

@@ -29,7 +29,7 @@ from typing import Optional, Sequence
 
 import torch
 
-from pypto.debug.progress import Progress, clear, track
+from pypto.progress import Progress, clear, track
 
 LAST_BITS_ULPS = 1024  # relative to the output's largest magnitude: 1024 eps ~ 1e-4 in FP32
 # FP16/BF16 have too few bits for 1024 of them to be "the last bits" (1024 FP16 ULPs is the value

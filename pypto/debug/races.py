@@ -33,7 +33,7 @@ from typing import Optional
 
 import torch
 
-from pypto.debug.progress import track
+from pypto.progress import track
 from pypto.runtime.trace import rxty
 
 
@@ -79,6 +79,12 @@ class RaceReport:
     races: list[Race] = field(default_factory=list)
     out_of_bounds: list[str] = field(default_factory=list)
     tasks: int = 0
+
+    def to_dict(self) -> dict:
+        """JSON-ready form: every race (kind, tasks, kernels, lines, overlap, fix) and the out-of-bounds list."""
+        from pypto.debug.jsonable import jsonable
+
+        return jsonable(self)
 
     def format(self) -> str:
         """The whole report."""
@@ -294,6 +300,12 @@ class UninitReport:
     findings: list[UninitRead] = field(default_factory=list)
     tasks: int = 0
     out_of_bounds: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        """JSON-ready form: every store of uninitialized memory, the task count, out-of-bounds accesses."""
+        from pypto.debug.jsonable import jsonable
+
+        return jsonable(self)
 
     def format(self) -> str:
         """The whole report."""

@@ -21,7 +21,7 @@ from typing import Optional
 
 import torch
 
-from pypto.debug.progress import track
+from pypto.progress import track
 from pypto.debug.torch_codegen import torch_codegen
 from pypto.language.enums import FunctionType
 from pypto.language.program import loads
@@ -81,6 +81,15 @@ class ValidationReport:
     def passed(self) -> bool:
         """True when every stage matches the golden."""
         return self.first_divergence is None
+
+    def to_dict(self) -> dict:
+        """JSON-ready form: every stage with its comparisons, ``passed`` and the first diverging stage."""
+        from pypto.debug.jsonable import jsonable
+
+        out = jsonable(self, extra=("passed",))
+        first = self.first_divergence
+        out["first_divergence"] = first.stage if first is not None else None
+        return out
 
     def format(self) -> str:
         """A table of every stage, the verdict and the IR diff around the first diverging pass."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import html
+import textwrap
 import io
 from typing import Iterable, Optional, Sequence
 
@@ -62,11 +63,17 @@ def error_heatmap(actual: torch.Tensor, expected: torch.Tensor, rtol: float = 1e
     tiles = tuple(tile_shape) if tile_shape else (max(1, -(-rows // 16)), max(1, -(-cols // 16)))
     grid = _per_tile(bad, tiles, "sum")
     plt, fig, ax = _figure(6.4, 4.8)
-    im = ax.imshow(grid.numpy(), cmap="magma_r", interpolation="nearest", aspect="auto")
+    # counts start at 0 (a uniform grid is not drawn as mid-scale)
+    im = ax.imshow(grid.numpy(), cmap="magma_r", interpolation="nearest", aspect="auto", vmin=0,
+                   vmax=max(1.0, float(grid.max())))
     fig.colorbar(im, ax=ax, label="mismatched elements")
     ax.set_title(f"{title} ({tiles[0]}x{tiles[1]} tiles)")
     ax.set_xlabel("tile column")
     ax.set_ylabel("tile row")
+    # one tick per tile (tile indices are integers), thinned to at most ~16 per axis
+    nr, nc = grid.shape
+    ax.set_xticks(range(0, nc, max(1, -(-nc // 16))))
+    ax.set_yticks(range(0, nr, max(1, -(-nr // 16))))
     return _png(plt, fig)
 
 
@@ -151,7 +158,8 @@ def task_timeline(swimlane: dict, highlight: Iterable[str] = (), title: str = "s
     ax.set_yticks(range(len(lanes)))
     ax.set_yticklabels([f"core {t}" for t in lanes], fontsize=7)
     ax.set_xlabel("simulated time (us)")
-    ax.set_title(title)
+    # a long title (a race's two task names) wraps instead of running off the figure
+    ax.set_title("\n".join(textwrap.wrap(title, 80)) or title)
     return _png(plt, fig)
 
 
@@ -161,7 +169,7 @@ def html_page(title: str, sections: Sequence[tuple[str, object]]) -> str:
     parts = [f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
              "<style>body{font:14px/1.45 system-ui,sans-serif;max-width:1100px;margin:24px auto;padding:0 16px;"
              "color:#222}h1{font-size:22px}h2{font-size:17px;border-bottom:1px solid #ddd;padding-bottom:4px}"
-             "pre{background:#f6f6f6;padding:10px;overflow:auto;font-size:12px}img{max-width:100%;"
+             "pre{background:#f6f6f6;padding:10px;overflow:auto;font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere}img{max-width:100%;"
              "border:1px solid #eee;margin:6px 0}.ok{color:#080}.bad{color:#b00}</style></head>",
              f"<body><h1>{html.escape(title)}</h1>"]
     for heading, content in sections:

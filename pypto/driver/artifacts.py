@@ -60,6 +60,9 @@ LOCK = ".pypto.lock"
 STAGING_PREFIX = ".tmp-"
 DEFAULT_MAX_ENTRIES = 256
 STALE_STAGING_S = 3600.0
+# the pass dumps of a failed compile (``failed-<entry>/passes_dump``), kept for a day
+FAILED_PREFIX = "failed-"
+STALE_FAILED_S = 86400.0
 
 _fp_lock = threading.Lock()
 _fingerprint: list[str] = []
@@ -283,8 +286,8 @@ def prune(root: Path, keep: int | None = None, now: float | None = None) -> list
             mtime = e.stat(follow_symlinks=False).st_mtime
         except OSError:
             continue
-        if e.name.startswith(STAGING_PREFIX):
-            if now - mtime > STALE_STAGING_S:
+        if e.name.startswith(STAGING_PREFIX) or e.name.startswith(FAILED_PREFIX):
+            if now - mtime > (STALE_STAGING_S if e.name.startswith(STAGING_PREFIX) else STALE_FAILED_S):
                 shutil.rmtree(e.path, ignore_errors=True)
                 removed.append(Path(e.path))
             continue

@@ -17,7 +17,7 @@ from pypto.backend.platforms import get_platform
 from pypto.backend.pto_backend import PartialCodegenError, generate, kernel_path, orchestration_path
 from pypto.driver import artifacts
 from pypto.driver.compiled import CompiledProgram
-from pypto.errors import Span, UnsupportedFeatureError
+from pypto.errors import PyptoError, Span, UnsupportedFeatureError
 from pypto.ir.nodes import Program
 from pypto.passes import PIPELINE
 from pypto.passes.context import PassContext
@@ -158,6 +158,9 @@ def compile(program: Program, output_dir=None, strategy=None, dump_passes=True, 
         try:
             compiled = _build(program, staging, options, plat, passes, key, True, None)
             final = artifacts.publish(staging, final)
+        except PyptoError as e:
+            _keep_failed_dumps(e, staging, root / f"{artifacts.FAILED_PREFIX}{final.name}")
+            raise
         finally:
             if staging.exists():
                 shutil.rmtree(staging, ignore_errors=True)
@@ -173,10 +176,33 @@ def compile(program: Program, output_dir=None, strategy=None, dump_passes=True, 
         try:
             compiled = _build(program, staging, options, plat, passes, key, False, out)
             _install(staging, out)
+        except PyptoError as e:
+            _keep_failed_dumps(e, staging, out)
+            raise
         finally:
             shutil.rmtree(staging, ignore_errors=True)
         _finish(compiled, out)
     return compiled
+
+
+def _keep_failed_dumps(e: BaseException, staging: Path, dest: Path) -> None:
+    """A compile that failed with ``dump_passes`` on keeps the stages dumped before the failure in
+    ``dest/passes_dump`` (the staging directory is removed): ``python -m pypto.tools.memory_map`` on
+    it draws the memory plan a CapacityError refused. The error gets a note naming the directory."""
+    src = staging / "passes_dump"
+    if not src.is_dir() or not any(src.iterdir()):
+        return
+    target = dest / "passes_dump"
+    try:
+        dest.mkdir(parents=True, exist_ok=True)
+        if target.exists():
+            shutil.rmtree(target, ignore_errors=True)
+        shutil.move(str(src), str(target))
+    except OSError:
+        return
+    e.dump_dir = target
+    e.add_note(f"pass dumps up to the failure: {target} (python -m pypto.tools.memory_map {target} "
+               f"draws the memory plan)")
 
 
 def _build(program: Program, out: Path, options: dict, plat, passes, key: str, cache_entry: bool,

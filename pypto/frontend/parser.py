@@ -1999,11 +1999,11 @@ class FunctionParser:
 
     def convert_arg(self, op: str, p, v: Any, span: Span) -> Any:
         kind = p.kind
-        if kind in ("tensor", "tile", "scalar", "value"):
+        if kind in ("tensor", "tile", "scalar", "value", "any"):
             if kind == "scalar" and _is_static(v) and isinstance(v, (bool, int, float)):
                 return to_expr(v, span)
             k = kind_of(v)
-            if (kind == "value" and k in ("tensor", "tile")) or k == kind:
+            if (kind == "value" and k in ("tensor", "tile")) or k == kind or (kind == "any" and k != "other"):
                 return self.operand(v, span)
             raise InvalidOperationError(f"pl.{op}: argument '{p.name}' must be a {kind}, got {_describe_static(v)}",
                                         span)

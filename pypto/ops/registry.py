@@ -33,7 +33,8 @@ if TYPE_CHECKING:  # annotations only: importing pypto.ir here is circular when 
 REQUIRED = object()
 
 # Argument kinds. Value kinds hold IR expressions; attribute kinds hold plain Python values.
-VALUE_KINDS = frozenset({"tensor", "tile", "scalar", "value"})
+# ("value": a tensor or a tile; "any": a tensor, a tile or a scalar, e.g. what pl.debug_print prints)
+VALUE_KINDS = frozenset({"tensor", "tile", "scalar", "value", "any"})
 # ("task_ids": a list of TaskIds / TaskId arrays, held as a MakeTuple; ``pl.system.task_dummy``)
 ATTR_KINDS = frozenset({"ints", "task_ids", "dtype", "mem", "mode", "pad", "atomic", "str", "bool"})
 
@@ -148,6 +149,9 @@ class OpDef:
     # ``fold(args) -> value | None``: the op's value when the arguments decide it at compile time
     # (``pl.tensor.dim`` of a static extent is that int); the parser then uses the value, not a call
     fold: Optional[Callable[[OpArgs], Any]] = None
+    # ``sim`` is a ``yield`` handing a record to the scheduler (``pl.debug_print``): the kernel
+    # generator passes it ``cycles=`` (the instructions' cycles since the kernel's previous yield)
+    yields: bool = False
 
     @property
     def write_index(self) -> Optional[int]:

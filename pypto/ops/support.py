@@ -721,3 +721,4 @@ def available_cores(kind: str) -> int:
 from pypto.ops.support_matmul import (  # noqa: E402,F401  (issue 15: the matmul variants)
     batch_matmul, batch_matmul_into, gang, gemv, gemv_into, matmul_bias, matmul_bias_into,
 )
+from pypto.ops.support_debug import DebugPrint, debug_print_ref, valid as debug_valid  # noqa: E402,F401

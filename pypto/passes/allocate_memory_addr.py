@@ -113,6 +113,15 @@ def pack(buffers: list[Buffer]) -> tuple[dict[str, int], int]:
     return addrs, top
 
 
+def place(bs: list[Buffer]) -> tuple[dict[str, int], int]:
+    """The placement of one space's buffers: first-fit in definition order and largest first, the
+    lower high-water mark wins (definition order on a tie). Also used by ``pypto.tools.memory_map``
+    to draw the plan of a dump taken before this pass (a compile this pass refused)."""
+    by_def = pack(sorted(bs, key=lambda b: (b.start, b.name)))
+    by_size = pack(sorted(bs, key=lambda b: (-b.size, b.start, b.name)))
+    return by_size if by_size[1] < by_def[1] else by_def
+
+
 def _allocate(f: Function, ctx: PassContext) -> Function:
     platform = ctx.platform
     live = Liveness(f)
@@ -120,9 +129,7 @@ def _allocate(f: Function, ctx: PassContext) -> Function:
     addr_of: dict[str, int] = {}
     for space in sorted({b.space for b in buffers.values()}, key=lambda s: s.name):
         bs = [b for b in buffers.values() if b.space == space]
-        by_def = pack(sorted(bs, key=lambda b: (b.start, b.name)))
-        by_size = pack(sorted(bs, key=lambda b: (-b.size, b.start, b.name)))
-        addrs, used = by_size if by_size[1] < by_def[1] else by_def
+        addrs, used = place(bs)
         cap = platform.capacity(space)
         if used > cap:
             raise _over_capacity(f, live, space, bs, used, cap, platform)

@@ -132,6 +132,25 @@ class _Converter(Mutator):
             return out
         return [*pending, *(out if isinstance(out, (list, tuple)) else [out])]
 
+    def visit_EvalStmt(self, s):
+        """A tensor op used as a statement (``pl.debug_print(t)``): its ``lowers_to`` tile op on the
+        operands' tiles."""
+        v = s.expr
+        if not (isinstance(v, Call) and v.op.startswith("tensor.")):
+            return self.default_stmt(s)
+        op = get_op(v.op, v.span)
+        if op.lowers_to is None or op.writes is not None:
+            return self.default_stmt(s)
+        self.pending = []
+        try:
+            args = tuple(self.as_tile(a, v.span) if p.kind == "tensor" or (p.kind == "any" and isinstance(
+                getattr(a, "type", None), TensorType)) else self.expr(a) for p, a in zip(op.params, v.args))
+        finally:
+            pending, self.pending = self.pending, None
+        tile_op = get_op(op.lowers_to)
+        call = Call(tile_op.name, args, tile_op.infer_type(args, v.span), v.span)
+        return [*pending, s.replace(expr=call)]
+
     def _assign(self, s: AssignStmt):
         v = s.value
         if not (isinstance(v, Call) and v.op.startswith("tensor.")):

@@ -230,8 +230,8 @@ def _roots(body, outer_ids: set[int]) -> tuple[dict[int, Var], set[int], list[Va
                     if i != write_target[st.value.op]:
                         _note_reads(a, root_of, reads)
                 continue
-            if isinstance(st, EvalStmt) and isinstance(st.expr, Call) and st.expr.op in _WRITE_TARGET:
-                k = _WRITE_TARGET[st.expr.op]
+            if isinstance(st, EvalStmt) and isinstance(st.expr, Call) and st.expr.op in write_target:
+                k = write_target[st.expr.op]
                 r = root_of(st.expr.args[k])
                 if r is not None and not any(r is b for b in bare):
                     bare.append(r)

@@ -60,6 +60,8 @@ from pypto.runtime.deps import (
 )
 from pypto.runtime.dumps import AFTER, BEFORE, DumpCollector
 from pypto.runtime.faults import locate
+from pypto.runtime.trace import rxty
+from pypto.ops.support_debug import DebugPrint, PrintRecord, emit as emit_print
 
 from pypto.runtime.modules import load_module  # noqa: F401  (re-exported: tools load modules by path)
 from pypto.ops.support import _RECORDER
@@ -95,6 +97,12 @@ _LAST_RUNTIME = _PerThread()
 def last_dumps() -> list[tuple[str, torch.Tensor]]:
     """``(tag, tensor)`` snapshots recorded by ``pl.dump_tag`` in the latest simulated call."""
     return list(_LAST_RUNTIME[0].dumps) if _LAST_RUNTIME else []
+
+
+def last_prints() -> list:
+    """The ``pl.debug_print`` lines of the latest simulated call (``PrintRecord``: task, core, time,
+    where, label, value), in the order they were printed (simulated time)."""
+    return list(_LAST_RUNTIME[0].prints) if _LAST_RUNTIME else []
 
 
 class Task:
@@ -248,6 +256,7 @@ class Runtime:
         self.gangs: list[tuple[int, ...]] = []   # task indices of each lockstep gang run (stats, tests)
         self.time = 0.0
         self.dumps: list[tuple[str, torch.Tensor]] = []   # pl.dump_tag snapshots, in program order
+        self.prints: list = []                             # pl.debug_print lines (PrintRecord), as printed
         self.dump_level = dump_level
         self.dump = DumpCollector(dump_level, dump_budget) if dump_level else None
         self._tagged: dict[int, torch.Tensor] = {}        # id -> tensor marked by dump_tag (sticky)
@@ -284,6 +293,9 @@ class Runtime:
         self._fresh: list[Task] = []         # tasks linked with nothing to wait for, not yet seen by the scheduler
         self._sched = None                   # the scheduler's state between runs (_SchedState)
         self.drains = 0                      # how often a full window made the orchestrator wait
+        # a pypto.progress bar (execute() sets one when stderr is a terminal): a run longer than
+        # a second shows its finished / submitted task counts
+        self.progress = None
 
     # ------------------------------------------------------------------ orchestration API
     def scope(self, manual: bool = False) -> _Scope:
@@ -775,6 +787,8 @@ class Runtime:
             # run the earliest core (or gang) until it finishes or yields a time later than the next event
             now, _, t, gen = heappop(events)
             cycles = next(gen, None)   # kernels yield ints; None: the kernel returned
+            if cycles.__class__ is DebugPrint:   # pl.debug_print: record it, resume the kernel at once
+                cycles = self._print(t, now, cycles, gen)
             if cycles is not None:
                 heappush(events, (now + cycles * (1.0 + 0.25 * rand()), seq, t, gen))
                 seq += 1
@@ -796,8 +810,21 @@ class Runtime:
                 if self.on_complete is not None:
                     self.on_complete(t)
                 nready += release(t)
+            if self.progress is not None:
+                self.progress.total = self._n
+                self.progress.set(done)
         st.nready, st.seq, st.done, st.now = nready, seq, done, now
         self.time = now
+
+    def _print(self, t, now: float, rec, gen):
+        """Print the ``pl.debug_print`` records ``gen`` yields now (task ``t``'s, on its core, at the
+        simulated time its printed value is complete); return the kernel's next real yield."""
+        while rec.__class__ is DebugPrint:
+            line = PrintRecord(rxty(t.task_id), f"core {t.core}", now + rec.cycles, rec.where, rec.label, rec.value)
+            self.prints.append(line)
+            emit_print(line)
+            rec = next(gen, None)
+        return rec
 
     def _gang_kernels(self) -> dict:
         """``kernel -> (module, GANG_NUMEL, torch threads)`` for the kernels this run may gang
@@ -1001,11 +1028,25 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
                                   rings=cfg.ring_limits(), lockstep=cfg.sim_lockstep, streaming=True,
                                   keep_history=keep_history, protect=protect)
         _LAST_RUNTIME[:] = [rt]
-        with poisoning(), python_faults():
-            returned[:] = [orch.orchestrate(rt, *gm)]
-            if _writes_into(rt, [gm[i] for i in direct if params[i]["direction"] == "In"]):
-                raise _WritesIn()
-            rt.run_all()
+        from pypto import progress
+
+        # a run of more than a second shows "run <name>: done/submitted tasks" on a terminal (drawn
+        # only on a tty, after the delay; a tool's own bar, e.g. the doctor's, nests it). Only in the
+        # main thread: the bars share one line (and one stack) per process
+        bar = None
+        if threading.current_thread() is threading.main_thread() and (
+                progress._STACK or progress._enabled(sys.stderr, None)):
+            bar = progress.Progress(f"run {meta['name']}: tasks", None)
+        rt.progress = bar if bar is not None and bar.on else None
+        try:
+            with poisoning(), python_faults():
+                returned[:] = [orch.orchestrate(rt, *gm)]
+                if _writes_into(rt, [gm[i] for i in direct if params[i]["direction"] == "In"]):
+                    raise _WritesIn()
+                rt.run_all()
+        finally:
+            if bar is not None:
+                bar.close()
         return gm, rt
 
     returned: list = [None]

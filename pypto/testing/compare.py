@@ -61,6 +61,12 @@ class ComparisonReport:
         """True when every compared element is within tolerance."""
         return self.mismatches == 0
 
+    def to_dict(self) -> dict:
+        """JSON-ready form (the per-tile mismatch counts as nested lists), with ``passed``."""
+        from pypto.debug.jsonable import jsonable
+
+        return jsonable(self, extra=("passed",))
+
     def format(self, max_rows: int = 10) -> str:
         """The multi-line report."""
         status = "matches" if self.passed else "does not match"

@@ -9,7 +9,8 @@ the ``r0t3`` label the race report, doctor and swimlane use too); the filters
 ``# Overview:`` grid and a ``# Detail:`` list); ``--index N`` exports entry N only.
 ``--compare ARG_INDEX REF.pt`` compares the selected dumped tensor(s) of that argument with a
 reference tensor saved by ``torch.save`` (max abs / rel error, mismatches under ``--rtol`` /
-``--atol``); exit status 1 on a mismatch. Errors exit with status 1.
+``--atol``); exit status 1 on a mismatch (a finding). Bad input (no dump, a torn dump, a bad
+argument) exits with status 2, as every pypto command.
 
 A *torn* dump — ``args.bin`` not the payload ``args_dump.json`` indexes (a run killed while writing,
 files copied from two runs) — is refused before anything is shown: the index's ``bin_bytes`` and
@@ -219,19 +220,25 @@ def compare(d: Path, manifest: dict, recs: list, ref_path: str, rtol: float, ato
     return ok_all
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="dump_viewer", description=__doc__.split("\n\n")[0])
-    ap.add_argument("dump_dir")
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of the dump viewer (every option with its help)."""
+    ap = argparse.ArgumentParser(prog="dump_viewer", description=__doc__.split("\n\n")[0].replace("``", ""))
+    ap.add_argument("dump_dir", help="a run's work directory, its dfx_outputs/ or its args_dump/ directory")
     ap.add_argument("--task", "-t", help="only this task: its label as reports print it (r0t3) or its hex id")
-    ap.add_argument("--stage", "-s", choices=("before", "after"))
-    ap.add_argument("--role", "-r", choices=("input", "output", "inout"))
-    ap.add_argument("--arg", "-a", type=int)
-    ap.add_argument("--index", "-i", type=int)
-    ap.add_argument("--export", "-e", action="store_true")
-    ap.add_argument("--compare", nargs=2, metavar=("ARG_INDEX", "REF"))
-    ap.add_argument("--rtol", type=float, default=1e-5)
-    ap.add_argument("--atol", type=float, default=1e-5)
-    args = ap.parse_args(argv)
+    ap.add_argument("--stage", "-s", choices=("before", "after"), help="only the dumps taken before or after the task ran")
+    ap.add_argument("--role", "-r", choices=("input", "output", "inout"), help="only arguments of this direction")
+    ap.add_argument("--arg", "-a", type=int, help="only the argument at this position of the task")
+    ap.add_argument("--index", "-i", type=int, help="only the dump with this row number (the idx column), exported as text")
+    ap.add_argument("--export", "-e", action="store_true", help="write the selected dumps as text files (under txt/) and print their paths")
+    ap.add_argument("--compare", nargs=2, metavar=("ARG_INDEX", "REF"),
+                    help="compare the dumped tensor(s) of that argument with REF (a torch.save file); exit 1 on a mismatch")
+    ap.add_argument("--rtol", type=float, default=1e-5, help="relative tolerance of --compare (default 1e-5)")
+    ap.add_argument("--atol", type=float, default=1e-5, help="absolute tolerance of --compare (default 1e-5)")
+    return ap
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
     try:
         d = find_dump_dir(args.dump_dir)
         manifest = load_manifest(d)
@@ -262,7 +269,7 @@ def main(argv=None) -> int:
         return 0
     except (DumpError, OSError) as e:
         print(f"dump_viewer: error: {e}", file=sys.stderr)
-        return 1
+        return 2   # bad input; 1 is a finding (--compare: the dump differs from REF)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@ One self-contained HTML page (no network, no external files) showing, for every 
 ``passes_dump/`` directory, the textual diff of the printed IR against the previous stage: a sidebar
 of passes with +/- line counts, a Changed / No-op / All filter, and j/k (or arrow keys) to move
 between passes. Input: ``00_frontend.py`` plus gapless ``NN_after_<Pass>.py`` files. Exit codes:
-0 written, 1 input or I/O error, 2 bad command line. The page is written atomically.
+0 written, 2 bad input (a missing or gapped dump, an output that cannot be written, a bad command
+line), as every pypto command (1 is a finding; this tool has none). The page is written atomically.
 """
 from __future__ import annotations
 
@@ -85,17 +86,23 @@ def write_page(dump_dir: Path, out: Path, context: int = 3) -> Path:
     return out
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m pypto.tools.ir_trace", description=__doc__.splitlines()[0])
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of the IR trace page (every option with its help)."""
+    ap = argparse.ArgumentParser(prog="python -m pypto.tools.ir_trace", description=__doc__.splitlines()[0].replace("``", ""))
     ap.add_argument("passes_dump", type=Path, help="a passes_dump/ directory written with dump_passes=True")
-    ap.add_argument("-o", "--output", type=Path, default=Path("ir_trace.html"))
+    ap.add_argument("-o", "--output", type=Path, default=Path("ir_trace.html"),
+                    help="where to write the page (default ir_trace.html)")
     ap.add_argument("--context", type=int, default=3, help="lines of context around each change")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
     try:
         path = write_page(args.passes_dump, args.output, args.context)
     except (TraceError, OSError) as e:
         print(f"ir_trace: error: {e}", file=sys.stderr)
-        return 1
+        return 2   # bad input (as every pypto command: 0 done, 1 a finding, 2 bad input)
     print(f"wrote {path}")
     return 0
 

@@ -9,8 +9,14 @@ with the tile's name; below it a table of the buffers and their tiles, and the n
 Input: a pass dump taken after AllocateMemoryAddr (``passes_dump/NN_after_AllocateMemoryAddr.py``,
 or a ``passes_dump/`` directory, whose AllocateMemoryAddr stage is used). Lifetimes are computed
 with the memory passes' own rules (:mod:`pypto.passes.memory_liveness`). ``--platform`` adds the
-capacity of each space. Exit codes: 0 written, 1 input or I/O error, 2 bad command line. The page is
-written atomically.
+capacity of each space. A dump with MemRefs but no addresses (after InitMemRef or MemoryReuse: the
+last stage of a compile AllocateMemoryAddr refused with a CapacityError, kept in
+``failed-<build>/passes_dump``) is drawn with the addresses AllocateMemoryAddr's own placement
+gives it without the capacity check (``--platform`` gives the alignment, default a2a3sim), so the
+page shows how far past the capacity line the plan goes and which tiles are live there; a directory
+without an AllocateMemoryAddr stage uses its latest such stage. Exit codes: 0 written, 2 bad input
+(a missing or unusable dump, an unknown platform, an output path that cannot be written, a bad
+command line); it has no findings, so never 1. The page is written atomically.
 """
 from __future__ import annotations
 
@@ -21,6 +27,7 @@ import sys
 from pathlib import Path
 
 _STAGE = re.compile(r"^\d\d_after_AllocateMemoryAddr\.py$")
+_PLANNED = re.compile(r"^\d\d_after_(InitMemRef|MemoryReuse)\.py$")
 
 
 class MapError(Exception):
@@ -32,8 +39,11 @@ def resolve_input(path: Path) -> Path:
     if path.is_dir():
         found = sorted(p for p in path.glob("*.py") if _STAGE.match(p.name))
         if not found:
-            raise MapError(f"{path}: no NN_after_AllocateMemoryAddr.py in this directory "
-                           f"(compile with dump_passes=True)")
+            # a failed compile's dumps end before AllocateMemoryAddr: its latest stage with MemRefs
+            found = sorted(p for p in path.glob("*.py") if _PLANNED.match(p.name))
+        if not found:
+            raise MapError(f"{path}: no NN_after_AllocateMemoryAddr.py (nor InitMemRef / MemoryReuse stage) in "
+                           f"this directory (compile with dump_passes=True)")
         return found[-1]
     if not path.is_file():
         raise MapError(f"{path}: no such file")
@@ -57,9 +67,23 @@ def load_program(path: Path):
         raise MapError(f"{path}: not a parseable pass dump: {e}") from None
 
 
-def collect(program, source: str = "this dump") -> list[dict]:
+def planned_addresses(f, live, platform) -> dict[str, int]:
+    """Buffer name -> address as AllocateMemoryAddr places ``f``'s buffers, without its capacity
+    check (a dump taken before it: the plan of a compile it refused)."""
+    from pypto.passes.allocate_memory_addr import buffers_of, place
+
+    buffers = buffers_of(f, live, platform)
+    out: dict[str, int] = {}
+    for space in {b.space for b in buffers.values()}:
+        out.update(place([b for b in buffers.values() if b.space == space])[0])
+    return out
+
+
+def collect(program, source: str = "this dump", platform=None, plan: bool = False) -> list[dict]:
     """Per InCore kernel: its spaces, each with tiles ``(name, buffer, lo, hi, start, end, type)``,
-    and the statement labels. Raises :class:`MapError` when the dump has no tiles with addresses."""
+    and the statement labels. Raises :class:`MapError` when the dump has no tiles with addresses;
+    with ``plan``, tiles with MemRefs but no address are placed as AllocateMemoryAddr would place
+    them (``platform``: the alignment; default a2a3sim) and each kernel says ``planned: True``."""
     from pypto.ir.types import TileType
     from pypto.language.enums import FunctionType
     from pypto.passes.memory_liveness import Liveness
@@ -71,6 +95,7 @@ def collect(program, source: str = "this dump") -> list[dict]:
             continue
         live = Liveness(f)
         spaces: dict[str, list] = {}
+        planned = None
         for i in live.order:
             v = live.var[i]
             t: TileType = v.type
@@ -79,14 +104,22 @@ def collect(program, source: str = "this dump") -> list[dict]:
             if m is None:
                 continue
             seen_memref = True
-            if m.addr is None:
+            addr = m.addr
+            if addr is None and plan:
+                if planned is None:
+                    from pypto.backend.platforms import get_platform
+
+                    planned = planned_addresses(f, live, platform or get_platform("a2a3sim"))
+                addr = planned.get(m.base)
+            if addr is None:
                 continue
-            lo = m.addr + m.offset
+            lo = addr + m.offset
             spaces.setdefault(t.memory_space.name, []).append({
                 "name": v.name, "buffer": m.base, "lo": lo, "hi": lo + m.size, "start": live.start[i],
                 "end": live.end[i], "type": f"{list(t.shape)} {t.dtype.name}"})
         if spaces:
-            kernels.append({"name": f.name, "spaces": spaces, "sites": _labels(live), "npos": live.pos})
+            kernels.append({"name": f.name, "spaces": spaces, "sites": _labels(live), "npos": live.pos,
+                            "planned": planned is not None})
     if not kernels:
         name = Path(source).name
         if seen_memref:
@@ -201,6 +234,10 @@ def build_page(kernels: list[dict], title: str, platform=None) -> str:
     body = []
     for k in kernels:
         body.append(f'<section class="kernel"><h2>kernel {e(k["name"])}</h2>')
+        if k.get("planned"):
+            body.append('<p class="planned"><b>Planned addresses:</b> this dump was taken before AllocateMemoryAddr '
+                        '(a compile it refused, or an earlier stage); the tiles are placed as that pass places them, '
+                        'without its capacity check.</p>')
         for space, tiles in sorted(k["spaces"].items()):
             tiles = sorted(tiles, key=lambda t: (t["lo"], t["start"]))
             cap = platform.capacity(MemorySpace[space]) if platform is not None else None
@@ -210,6 +247,8 @@ def build_page(kernels: list[dict], title: str, platform=None) -> str:
             index = {b: n for n, b in enumerate(buffers)}
             top = max(t["hi"] for t in tiles)
             usage = f"{top} bytes used" + (f" of {cap} ({100 * top / cap:.0f}%)" if cap else "")
+            if cap and top > cap:
+                usage += f", {top - cap} bytes over the capacity"
             body.append(f'<h3>{e(space)}: {len(buffers)} buffer{"s" if len(buffers) != 1 else ""}, '
                         f'{len(tiles)} tile{"s" if len(tiles) != 1 else ""}, {e(usage)}</h3>')
             body.append(_svg(tiles, k["npos"], cap, index))
@@ -233,7 +272,7 @@ def build_page(kernels: list[dict], title: str, platform=None) -> str:
 def write_page(source: Path, out: Path, platform=None) -> Path:
     """Build and atomically write the page for the dump ``source``; returns the page's path."""
     path = resolve_input(source)
-    kernels = collect(load_program(path), str(path))
+    kernels = collect(load_program(path), str(path), platform, plan=True)
     page = build_page(kernels, f"Memory map: {path.name}", platform)
     from pypto.safe_files import atomic_write_text
 
@@ -241,12 +280,20 @@ def write_page(source: Path, out: Path, platform=None) -> Path:
     return out
 
 
-def main(argv=None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of the memory map (every option with its help)."""
     ap = argparse.ArgumentParser(prog="python -m pypto.tools.memory_map", description="Draw the memory plan of a pass dump (tile addresses against lifetimes) as one HTML page.")
-    ap.add_argument("dump", type=Path, help="NN_after_AllocateMemoryAddr.py (or a passes_dump/ directory)")
-    ap.add_argument("-o", "--output", type=Path, default=Path("memory_map.html"))
+    ap.add_argument("dump", type=Path, help="a pass dump with memory assignments (the AllocateMemoryAddr stage, or "
+                                            "an earlier one of a compile that ran out of memory), or a passes_dump/ "
+                                            "directory")
+    ap.add_argument("-o", "--output", type=Path, default=Path("memory_map.html"),
+                    help="where to write the page (default memory_map.html)")
     ap.add_argument("--platform", default=None, help="show each space's capacity on this platform")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
     try:
         platform = None
         if args.platform is not None:
@@ -260,7 +307,7 @@ def main(argv=None) -> int:
         path = write_page(args.dump, args.output, platform)
     except (MapError, OSError) as err:
         print(f"memory_map: error: {err}", file=sys.stderr)
-        return 1
+        return 2   # bad input (as every pypto command: 0 done, 1 a finding, 2 bad input)
     print(f"wrote {path}")
     return 0
 

@@ -36,9 +36,9 @@ def test_cli_exit_codes(tmp_path):
     dump = _dumps(tmp_path)
     out = tmp_path / "trace.html"
     assert ir_trace.main([str(dump), "-o", str(out)]) == 0 and out.is_file()
-    assert ir_trace.main([str(tmp_path / "nope"), "-o", str(out)]) == 1
+    assert ir_trace.main([str(tmp_path / "nope"), "-o", str(out)]) == 2
     (dump / "07_after_Bogus.py").write_text("x")
-    assert ir_trace.main([str(dump), "-o", str(out)]) == 1  # a gap in the numbering
+    assert ir_trace.main([str(dump), "-o", str(out)]) == 2  # a gap in the numbering
     with pytest.raises(SystemExit) as e:
         ir_trace.main(["--bogus-flag"])
     assert e.value.code == 2

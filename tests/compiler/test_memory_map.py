@@ -4,6 +4,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 
 import kernels_memory as K
 import pytest
@@ -48,22 +49,57 @@ def test_cli_exit_codes_and_messages(tmp_path, capsys):
     assert out.is_file() and "of 188416" in out.read_text()
     assert memory_map.main([str(dump), "-o", str(tmp_path / "dir.html")]) == 0      # a passes_dump/ directory
     capsys.readouterr()
-    assert memory_map.main([str(_stage(dump, "MemoryReuse")), "-o", str(out)]) == 1
-    err = capsys.readouterr().err
-    assert "no addresses in this dump" in err and "use NN_after_AllocateMemoryAddr.py" in err, err
-    assert memory_map.main([str(_stage(dump, "InferTileMemorySpace")), "-o", str(out)]) == 1
+    # a dump taken before AllocateMemoryAddr is drawn with planned addresses (tested below)
+    assert memory_map.main([str(_stage(dump, "MemoryReuse")), "-o", str(out)]) == 0
+    assert "Planned addresses" in out.read_text()
+    assert memory_map.main([str(_stage(dump, "InferTileMemorySpace")), "-o", str(out)]) == 2
     assert "no MemRefs in this dump" in capsys.readouterr().err
-    assert memory_map.main([str(tmp_path / "nope.py"), "-o", str(out)]) == 1
+    assert memory_map.main([str(tmp_path / "nope.py"), "-o", str(out)]) == 2
     assert "no such file" in capsys.readouterr().err
     bad = tmp_path / "bad.py"
     bad.write_text("this is not IR(")
-    assert memory_map.main([str(bad), "-o", str(out)]) == 1
+    assert memory_map.main([str(bad), "-o", str(out)]) == 2
     assert "not a parseable pass dump" in capsys.readouterr().err
-    assert memory_map.main([str(_stage(dump, "AllocateMemoryAddr")), "--platform", "nosuch"]) == 1
+    assert memory_map.main([str(_stage(dump, "AllocateMemoryAddr")), "--platform", "nosuch"]) == 2
     with pytest.raises(SystemExit) as e:
         memory_map.main(["--bogus-flag"])
     assert e.value.code == 2
     assert not list(tmp_path.glob("*.tmp"))       # written atomically, nothing left behind
+
+
+def test_planned_addresses_are_the_allocators(tmp_path):
+    """The MemoryReuse stage drawn with planned addresses: the very addresses AllocateMemoryAddr gave."""
+    dump = _dump_dir(tmp_path)
+    actual = memory_map.collect(memory_map.load_program(_stage(dump, "AllocateMemoryAddr")))
+    planned = memory_map.collect(memory_map.load_program(_stage(dump, "MemoryReuse")), plan=True)
+    assert planned[0]["planned"] and not actual[0]["planned"]
+    assert planned[0]["spaces"] == actual[0]["spaces"]
+    with pytest.raises(memory_map.MapError, match="no addresses in this dump"):
+        memory_map.collect(memory_map.load_program(_stage(dump, "MemoryReuse")))
+
+
+def test_a_failed_compile_keeps_its_dumps_and_the_map_shows_the_overflow(tmp_path, monkeypatch):
+    """A CapacityError: the stages dumped before it are kept (failed-<build>/passes_dump, named in a
+    note of the error), and memory_map draws them: the plan past the capacity line, the tiles live."""
+    from pypto.errors import CapacityError
+
+    monkeypatch.setenv("PYPTO_PROG_BUILD_DIR", str(tmp_path / "cache"))
+    a = torch.zeros(128, 256)
+    with pytest.raises(CapacityError) as e:
+        K.too_big.compile(a, a, a, config=RunConfig(dump_passes=True))
+    d = e.value.dump_dir
+    assert d.parent.name.startswith("failed-too_big_") and d.is_dir()
+    assert any(str(d) in note for note in e.value.__notes__)
+    assert not [p for p in (tmp_path / "cache").iterdir() if p.name.startswith(".tmp-")]   # staging removed
+    out = tmp_path / "failed.html"
+    assert memory_map.main([str(d), "-o", str(out), "--platform", "a2a3sim"]) == 0
+    page = out.read_text()
+    assert "Planned addresses" in page and "262144 bytes used of 188416 (139%), 73728 bytes over the capacity" in page
+    assert "big_a [128, 256] FP32 in " in page and "big_b [128, 256] FP32 in " in page
+    # kept a day, then pruned like a stale staging directory
+    from pypto.ir import artifacts
+
+    assert d.parent in artifacts.prune(tmp_path / "cache", now=time.time() + 2 * 86400)
 
 
 def _chromium():

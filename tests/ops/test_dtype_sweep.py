@@ -51,6 +51,7 @@ T = {
     "matmul": "r = pl.matmul(x, m, out_dtype=pl.FP32)",
     "matmul_acc": "a = pl.matmul(x, m, out_dtype=pl.FP32)\n        r = pl.matmul_acc(a, x, m)",
     "dump_tag": "r = pl.add(x, y)",
+    "debug_print": "r = pl.add(x, y)\n        pl.debug_print(r)",
     "create_tensor": "t[:] = pl.add(x, y)\n        r = pl.mul(t, y)",
 }
 # statements of the orchestration before the pl.at scope

@@ -87,10 +87,10 @@ def test_the_viewer_refuses_a_torn_dump(tmp_path):
     good = (d / "args.bin").read_bytes()
     (d / "args.bin").write_bytes(good[:len(good) // 2])          # a partial new payload ...
     r = _viewer(d)
-    assert r.returncode == 1 and "torn dump" in r.stderr and "bytes on disk" in r.stderr
+    assert r.returncode == 2 and "torn dump" in r.stderr and "bytes on disk" in r.stderr
     (d / "args.bin").write_bytes((other / "args.bin").read_bytes())   # ... or another run's, same size
     r = _viewer(d, "--export")
-    assert r.returncode == 1 and "torn dump" in r.stderr and "SHA-256" in r.stderr
+    assert r.returncode == 2 and "torn dump" in r.stderr and "SHA-256" in r.stderr
     (d / "args.bin").write_bytes(good)
     assert _viewer(d).returncode == 0
 
@@ -105,7 +105,7 @@ def test_the_viewer_refuses_malformed_records_without_a_traceback(tmp_path, fiel
     rec = next(r for r in doc["args"] if r["kind"] == "tensor")
     rec[field] = value
     (d / "args_dump.json").write_text(json.dumps(doc))
-    assert dump_viewer.main([str(d), "--export"]) == 1
+    assert dump_viewer.main([str(d), "--export"]) == 2
     assert not list(tmp_path.rglob("*escape*"))
 
 

@@ -288,7 +288,7 @@ def test_dump_level_2_and_viewer(tmp_path):
     torch.save(a, ref)
     r = _viewer(d, "--task", "2", "--stage", "after", "--compare", 0, ref)
     assert r.returncode == 1 and "max_abs_err=" in r.stdout
-    assert _viewer(tmp_path / "nowhere").returncode == 1
+    assert _viewer(tmp_path / "nowhere").returncode == 2
 
 
 def test_dump_level_1_tagged_only(tmp_path):

@@ -82,3 +82,46 @@ def test_the_summary_wraps_long_entries_with_a_hanging_indent_and_keeps_diffs_ve
     assert any(line.startswith("      word") for line in lines)          # hanging indent under the entry
     assert any(line.endswith("x" * 90) for line in lines)                # the diff line is not re-wrapped
     assert " ".join(text.split()).count("word") == 60                    # nothing lost
+
+
+def test_a_tools_own_name_is_not_repeated_in_its_entry():
+    """'race detector: race detector: 8 tasks' (the tool's summary starts with its name): said once."""
+    from pypto.debug.doctor import DoctorReport
+
+    r = DoctorReport("k")
+    r.add(5, "race detector", "ok", "race detector: 8 tasks, 0 races")
+    r.add(5, "poison check", "ok", "poison check: 8 tasks, no store reads padding")
+    r.add(1, "ulp", "info", "ulp distance up to 3")           # a detail that merely starts alike is kept
+    text = r.format(width=100)
+    assert "race detector: 8 tasks, 0 races" in text and "race detector: race detector" not in text
+    assert "poison check: poison check" not in text and "ulp: ulp distance up to 3" in text
+    labels = [f.check for f in r.findings]
+    assert len(labels) == len(set(labels))
+
+
+def test_the_golden_table_uses_the_kernels_store_tiles():
+    """The report page's per-tile table has the heatmap's grid (the kernel's [32, 64] stores), not the
+    comparison's default one."""
+    from pypto.debug.doctor import _golden_text
+    from pypto.runtime import RunConfig
+
+    a, out = torch.randn(128, 64), torch.zeros(128, 64)
+    compiled = K.ranged_producers.compile(a, out, config=RunConfig())
+    bad = (a + 1).clone()
+    bad[40, 3] = 7.0
+    text = _golden_text({"out": bad}, {"out": a + 1}, 1e-5, 1e-5, (), compiled)
+    assert "mismatches per [32, 64] tile" in text
+    rows = text.split("mismatches per [32, 64] tile (rows x cols of tiles):")[1].strip().splitlines()
+    assert [r.split() for r in rows] == [["0"], ["1"], ["0"], ["0"]]
+
+
+def test_a_diagnostic_is_named_in_words_not_only_by_its_code():
+    from pypto.debug.doctor import _diagnostic_words
+    from pypto.errors import Span
+
+    class D:
+        code, message, span = "PH001", "tile.load has innermost dim = 64B (tile FP32[16, 16]); moves 1024B", \
+            Span("k.py", 3, 5, 3, 9)
+    text = _diagnostic_words(D())
+    assert text.startswith("performance hint PH001 at k.py:3:6: tile.load has innermost dim = 64B")
+    assert "moves 1024B" not in text

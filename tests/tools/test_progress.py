@@ -1,4 +1,4 @@
-"""The progress line of the debugging tools (``pypto.debug.progress``): drawn on a terminal only, after
+"""The progress line of the debugging tools (``pypto.progress``): drawn on a terminal only, after
 the work has taken ``delay`` seconds, nested bars share one line, the line is erased at the end; the
 tools (race detector, poison check, validate_ir, fuzz, cast-check, doctor) report through it."""
 import io
@@ -6,8 +6,8 @@ import io
 import pytest
 import torch
 
-from pypto.debug import progress
-from pypto.debug.progress import Progress, track
+from pypto import progress
+from pypto.progress import Progress, track
 
 
 class Tty(io.StringIO):
@@ -142,3 +142,22 @@ def test_fuzz_and_validate_ir_report_progress(capsys, monkeypatch):
     on, off = _tool_stderr(capsys, monkeypatch, validate)
     assert "validate_ir: passes: 1/" in on and "frontend" in on
     assert "validate_ir" not in off
+
+
+def test_a_long_run_shows_its_task_counts(capsys, monkeypatch):
+    """A simulated run longer than the delay draws "run <kernel>: tasks: done/submitted" (terminal only);
+    the results are the same with the line and without."""
+    import test_races as TR
+
+    k = TR.K.war_basic
+    args = TR.sig_inputs(k)
+    outs = []
+
+    def run():
+        a = [x.clone() for x in args]
+        k(*a)
+        outs.append(a[-1])
+    on, off = _tool_stderr(capsys, monkeypatch, run)
+    assert "run war_basic: tasks: " in on and "/" in on.split("run war_basic: tasks: ")[1]
+    assert "run war_basic" not in off
+    assert torch.equal(outs[0], outs[1])
