@@ -1121,10 +1121,9 @@ class FunctionParser:
             raise ParserTypeError(f"{len(names)} carried names for {len(inits)} init_values", self.span(t))
         inits = [to_expr(v, span) for v in inits]
         outer = self.scope
-        rebound = [n for n in _assigned_names(node.body) if isinstance(outer.get(n, _UNBOUND), Var) and n not in names]
-        if rebound:
-            raise ParserError(f"'{rebound[0]}' is rebound inside a loop with init_values; carry it through "
-                              "init_values and pl.yield_", span)
+        # a name of the enclosing code re-bound in the body (not in init_values) is carried
+        # implicitly, after the explicit ones, as in a loop without init_values (the reference
+        # allows mixing: ConvertToSSA appends it to the iter_args)
         self.scope = outer.child()
         iter_args = [Var(n, self.declared.pop(n, v.type), span) for n, v in zip(names, inits)]
         for n, it in zip(names, iter_args):
@@ -1144,7 +1143,18 @@ class FunctionParser:
         finally:
             self.frames.pop()
         _check_static_rebinds(outer, self.scope, name, span)
+        inner = self.scope
         self.scope = outer
+        for n, before in outer.items():
+            after = inner.get(n, _UNBOUND)
+            if n == name or n in names or not isinstance(before, Var) or after is _UNBOUND or after is before:
+                continue
+            raise ParserTypeError(f"Cannot reassign '{n}' with a different type: was {describe(before.type)}, "
+                                  f"got {_describe_static(after)}{_type_detail(before, after)}", span,
+                                  "a loop-carried value keeps its type; use a new name")
+        for n in inner:
+            if n not in outer and n != name and n not in names:
+                self.loop_locals[n] = span
         if len(values) != len(iter_args):
             raise ParserTypeError(f"pl.yield_ gives {len(values)} values for {len(iter_args)} carried values",
                                   self.span(last))
@@ -2007,7 +2017,8 @@ def _is_construct_call(node: ast.AST, resolve, name: str) -> bool:
 
 
 def _yield_parts(stmt: ast.stmt | None, resolve) -> tuple[list[str], ast.Call | None]:
-    """If ``stmt`` is ``[a, b =] pl.yield_(...)``: (target names, the call); else ([], None)."""
+    """If ``stmt`` is ``[a, b =] pl.yield_(...)`` or ``a: T = pl.yield_(...)``: (target names, the
+    call); else ([], None)."""
     if stmt is None:
         return [], None
     if isinstance(stmt, ast.Expr) and _is_construct_call(stmt.value, resolve, "yield_"):
@@ -2018,6 +2029,11 @@ def _yield_parts(stmt: ast.stmt | None, resolve) -> tuple[list[str], ast.Call | 
         if not all(isinstance(e, ast.Name) for e in elts):
             raise ParserSyntaxError("pl.yield_ targets must be names", Span.unknown())
         return [e.id for e in elts], stmt.value
+    if (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None
+            and _is_construct_call(stmt.value, resolve, "yield_")):
+        # `x: pl.Scalar[pl.INDEX] = pl.yield_(v)` (the reference's annotated form): the annotation
+        # only restates the result's type, which the yielded value already fixes
+        return [stmt.target.id], stmt.value
     return [], None
 
 

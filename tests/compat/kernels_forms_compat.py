@@ -1,0 +1,39 @@
+"""Programs in the reference's parser forms that our own dialect spells differently (module-level:
+kernels are parsed from source)."""
+import pypto.language as pl
+
+
+@pl.program
+class MixedCarry:
+    """A loop with init_values that also rebinds 'out' (not listed there): out is carried implicitly.
+    acc doubles each trip (1, 2, 4, 8), and trip i writes a * acc into row block i."""
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[256, 64], pl.FP32],
+             out: pl.Out[pl.Tensor[[256, 64], pl.FP32]]) -> pl.Tensor[[256, 64], pl.FP32]:
+        acc0: pl.Scalar[pl.FP32] = 1.0
+        for i, (acc,) in pl.range(4, init_values=(acc0,)):
+            with pl.at(level=pl.Level.CORE_GROUP):
+                t = pl.load(a, [i * 64, 0], [64, 64])
+                out = pl.store(pl.mul(t, acc), [i * 64, 0], out)
+            acc_next = pl.yield_(acc * 2.0)
+        return out
+
+
+@pl.program
+class AnnotatedYield:
+    """`n: pl.Scalar[pl.INDEX] = pl.yield_(...)` in both if branches (the reference's annotated form):
+    the last row block gets 3.0 added, the others 1.0."""
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[256, 64], pl.FP32],
+             out: pl.Out[pl.Tensor[[256, 64], pl.FP32]]) -> pl.Tensor[[256, 64], pl.FP32]:
+        for i in pl.range(4):
+            if i == 3:
+                k: pl.Scalar[pl.INDEX] = pl.yield_(3)
+            else:
+                k: pl.Scalar[pl.INDEX] = pl.yield_(1)
+            with pl.at(level=pl.Level.CORE_GROUP):
+                t = pl.load(a, [i * 64, 0], [64, 64])
+                out = pl.store(pl.add(t, pl.cast(k, pl.FP32)), [i * 64, 0], out)
+        return out
