@@ -12,7 +12,8 @@ from pypto.ir.printer import _Namer
 from pypto.language.dtypes import DataType
 
 _PY_BINOP = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%", "lt": "<",
-             "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!=", "and": "and", "or": "or"}
+             "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!=", "and": "and", "or": "or",
+             "lshift": "<<", "rshift": ">>", "bitand": "&", "bitor": "|", "bitxor": "^"}
 
 
 class PyNames(_Namer):

@@ -1420,13 +1420,16 @@ class FunctionParser:
         return UnaryOp(op, v, ScalarType(BOOL) if op == "not" else v.type, span)
 
     _BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv", ast.FloorDiv: "floordiv",
-               ast.Mod: "mod"}
+               ast.Mod: "mod", ast.LShift: "lshift", ast.RShift: "rshift", ast.BitAnd: "bitand",
+               ast.BitOr: "bitor", ast.BitXor: "bitxor"}
     _CMPOPS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
     _PYOPS = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
               "truediv": lambda a, b: a / b, "floordiv": lambda a, b: a // b, "mod": lambda a, b: a % b,
               "lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: a > b,
               "ge": lambda a, b: a >= b, "eq": lambda a, b: a == b, "ne": lambda a, b: a != b,
-              "and": lambda a, b: a and b, "or": lambda a, b: a or b, "min": min, "max": max}
+              "and": lambda a, b: a and b, "or": lambda a, b: a or b, "min": min, "max": max,
+              "lshift": lambda a, b: a << b, "rshift": lambda a, b: a >> b, "bitand": lambda a, b: a & b,
+              "bitor": lambda a, b: a | b, "bitxor": lambda a, b: a ^ b}
 
     def scalar_binop(self, op: str, a: Any, b: Any, span: Span) -> Any:
         if _is_static(a) and _is_static(b):
@@ -1440,8 +1443,16 @@ class FunctionParser:
                     f"Python operators work on scalars only, got {_describe_static(v)}", span,
                     "use pl.add / pl.sub / pl.mul / pl.div for tensors and tiles")
         ea, eb = to_expr(a, span), to_expr(b, span)
-        from pypto.ir.nodes import COMPARISONS
+        from pypto.ir.nodes import BINOPS, COMPARISONS, INT_BINOPS
 
+        if op in INT_BINOPS:
+            if not all(isinstance(x.type, ScalarType) and not x.type.dtype.is_float() and x.type.dtype != BOOL
+                       for x in (ea, eb)):
+                raise ParserTypeError(f"operator '{BINOPS[op]}' needs integer scalars, got "
+                                      f"{describe(ea.type)} and {describe(eb.type)}", span,
+                                      "cast the operands to an integer type first")
+            if op in ("lshift", "rshift") and isinstance(eb, ConstInt) and eb.value < 0:
+                raise ParserTypeError(f"negative shift count {eb.value}", span)
         if op in COMPARISONS:
             t = ScalarType(BOOL)
         elif op == "truediv":

@@ -37,3 +37,51 @@ class AnnotatedYield:
                 t = pl.load(a, [i * 64, 0], [64, 64])
                 out = pl.store(pl.add(t, pl.cast(k, pl.FP32)), [i * 64, 0], out)
         return out
+
+
+R = pl.dynamic("R")
+
+
+@pl.jit.incore
+def double_rows(x: pl.Tensor[[R, 64], pl.FP32], out: pl.Out[pl.Tensor[[R, 64], pl.FP32]]):
+    t = pl.load(x, [0, 0], [32, 64])
+    out = pl.store(pl.mul(t, 2.0), [0, 0], out)
+    return out
+
+
+@pl.jit
+def double_two_shapes(a: pl.Tensor[[32, 64], pl.FP32], b: pl.Tensor[[64, 64], pl.FP32],
+                      oa: pl.Out[pl.Tensor[[32, 64], pl.FP32]], ob: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
+    """One dynamic-row callee called with 32 and with 64 rows: R binds per call."""
+    oa = double_rows(a, oa)
+    ob = double_rows(b, ob)
+    return oa, ob
+
+
+@pl.program
+class RsqrtPrecise:
+    """pl.rsqrt(x, high_precision=True) on a tensor (the reference's tensor-level keyword)."""
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[32, 64], pl.FP32],
+             out: pl.Out[pl.Tensor[[32, 64], pl.FP32]]) -> pl.Tensor[[32, 64], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            out[:] = pl.rsqrt(a, high_precision=True)
+        return out
+
+
+@pl.program
+class ShiftRows:
+    """Row block i scaled by (1 << i) | 1 and block offsets from a shift: the reference's integer
+    operators on runtime scalars (<<, >>, &, |, ^)."""
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[256, 64], pl.FP32],
+             out: pl.Out[pl.Tensor[[256, 64], pl.FP32]]) -> pl.Tensor[[256, 64], pl.FP32]:
+        for i in pl.range(4):
+            row = (i << 8) >> 2                # i * 64
+            k = ((1 << i) | 1) ^ (i & 0)       # 1, 3, 5, 9
+            with pl.at(level=pl.Level.CORE_GROUP):
+                t = pl.load(a, [row, 0], [64, 64])
+                out = pl.store(pl.mul(t, pl.cast(k, pl.FP32)), [row, 0], out)
+        return out

@@ -7,7 +7,9 @@ import torch
 from kernels_forms_compat import AnnotatedYield, MixedCarry
 import pypto.language as pl
 from pypto import ir
-from pypto.errors import ParserTypeError
+from pypto.ir import assert_structural_equal
+from pypto.ir.printer import print_program
+from pypto.errors import InvalidOperationError, ParserTypeError
 
 
 def test_explicit_and_implicit_carries_mix(tmp_path):
@@ -40,3 +42,55 @@ def test_annotated_yield_in_if_branches(tmp_path):
     ir.compile(AnnotatedYield, tmp_path)(a, out)
     add = torch.tensor([1.0, 1.0, 1.0, 3.0]).repeat_interleave(64)[:, None]
     assert torch.equal(out, a + add)
+
+
+def test_callee_dynamic_dim_binds_to_each_callers_extent():
+    from kernels_forms_compat import double_two_shapes
+
+    a, b = torch.randn(32, 64), torch.randn(64, 64)
+    oa, ob = torch.zeros(32, 64), torch.full((64, 64), 7.0)
+    double_two_shapes(a, b, oa, ob)
+    assert torch.equal(oa, a * 2)
+    assert torch.equal(ob[:32], b[:32] * 2)   # the callee stores its first 32 rows only
+    assert torch.equal(ob[32:], torch.full((32, 64), 7.0))
+
+
+def test_rsqrt_high_precision_on_tensors_and_refused_on_tiles(tmp_path):
+    from kernels_forms_compat import RsqrtPrecise
+
+    a = torch.rand(32, 64) + 0.5
+    out = torch.zeros(32, 64)
+    ir.compile(RsqrtPrecise, tmp_path)(a, out)
+    torch.testing.assert_close(out, torch.rsqrt(a), rtol=0, atol=0)
+    src = textwrap.dedent('''
+        @pl.program
+        class TileHp:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, a: pl.Tensor[[32, 64], pl.FP32], o: pl.Out[pl.Tensor[[32, 64], pl.FP32]]) -> pl.Tensor[[32, 64], pl.FP32]:
+                t = pl.load(a, [0, 0], [32, 64])
+                o = pl.store(pl.rsqrt(t, high_precision=True), [0, 0], o)
+                return o
+        ''')
+    with pytest.raises(InvalidOperationError, match="scratch tile"):
+        pl.parse(src)
+
+
+def test_integer_shift_and_bitwise_operators(tmp_path):
+    from kernels_forms_compat import ShiftRows
+
+    a = torch.randn(256, 64)
+    out = torch.zeros(256, 64)
+    ir.compile(ShiftRows, tmp_path)(a, out)
+    assert torch.equal(out, a * torch.tensor([1.0, 3.0, 5.0, 9.0]).repeat_interleave(64)[:, None])
+    text = print_program(ShiftRows)
+    assert "<<" in text and ">>" in text and "|" in text and "^" in text and "&" in text
+    assert_structural_equal(pl.parse(text), ShiftRows)   # the printed operators parse back
+    with pytest.raises(ParserTypeError, match="integer scalars"):
+        pl.parse(textwrap.dedent('''
+            @pl.program
+            class F:
+                @pl.function(type=pl.FunctionType.Orchestration)
+                def main(self, a: pl.Tensor[[64, 64], pl.FP32], s: pl.Scalar[pl.FP32]) -> pl.Tensor[[64, 64], pl.FP32]:
+                    k = s << 1
+                    return a
+            '''))
