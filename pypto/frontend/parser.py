@@ -293,6 +293,8 @@ def parse_annotation(node: ast.AST, resolve: Callable[[ast.AST], Any], src: Sour
         dtype = _dtype(items[1], resolve, src, what)
         space = valid = memref = None
         for extra in items[2:]:
+            if _slot_memref(extra, resolve, src, what):
+                continue
             v = resolve(extra)
             if isinstance(v, MemorySpace):
                 space = v
@@ -315,6 +317,40 @@ def parse_annotation(node: ast.AST, resolve: Callable[[ast.AST], Any], src: Sour
 
 
 _UNRESOLVED = object()
+
+
+def _slot_memref(node: ast.AST, resolve, src: SourceInfo, what: str) -> bool:
+    """Whether ``node`` is the reference's slot placement ``pl.MemRef([name,] slots=N)[index]`` (N
+    equally sized slots of one on-chip allocation, ``index`` picking one per use; the MemRef may be
+    a module-level variable), after checking it. It is a placement hint for the device's memory
+    planner, which removes a same-buffer hazard between iterations; the simulators' planner places
+    tiles itself and runs a kernel's statements in program order, so there is no such hazard and
+    the hint changes nothing (docs/compatibility.md)."""
+    base = node.value if isinstance(node, ast.Subscript) else node
+    try:
+        ref = resolve(base)
+    except PyptoError:
+        return False
+    if not (isinstance(ref, ann.MemRef) and ref.slots is not None):
+        return False
+    span = src.span(node)
+    n = ref.slots
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1 or ref.offset is not None or ref.size is not None:
+        raise ParserTypeError(f"{what}: a slot placement is pl.MemRef([\"name\",] slots=N)[index] with N a "
+                              f"positive integer, got slots={n!r}", span)
+    if not isinstance(node, ast.Subscript):
+        raise ParserTypeError(f"{what}: pl.MemRef(slots={n}) needs the slot a tile uses: "
+                              f"pl.MemRef(slots={n})[i % {n}]", span)
+    idx = resolve(node.slice)   # checked like any index: its names must exist, it must be an integer
+    if isinstance(idx, bool) or not (isinstance(idx, int) or (
+            isinstance(idx, Expr) and isinstance(idx.type, ScalarType) and not idx.type.dtype.is_float()
+            and idx.type.dtype != BOOL)):
+        raise ParserTypeError(f"{what}: the slot index of pl.MemRef(slots={n})[...] must be an integer, "
+                              f"got {_describe_static(idx)}", src.span(node.slice))
+    if isinstance(idx, int) and not 0 <= idx < n:
+        raise ParserTypeError(f"{what}: slot {idx} of pl.MemRef(slots={n}) does not exist (0..{n - 1})",
+                              src.span(node.slice))
+    return True
 
 
 def _slice_items(node: ast.AST) -> list[ast.AST]:
@@ -375,6 +411,7 @@ class FunctionParser:
         self.scope = _Scope()
         self.block: list[Stmt] = []
         self.loop_locals: dict[str, Span] = {}
+        self.scope_locals: dict[str, Span] = {}   # tiles / scalars of a finished pl.at scope
         self.returns: list[ReturnStmt] = []
         self.declared: dict[str, Type] = {}   # `x: T` declarations awaiting a yield target
         self.scope_depth = 0                  # nesting of pl.at scopes
@@ -450,6 +487,7 @@ class FunctionParser:
     def bind(self, name: str, value: Any, node: ast.AST) -> None:
         self.scope[name] = value
         self.loop_locals.pop(name, None)
+        self.scope_locals.pop(name, None)
         if isinstance(value, Var):
             self.last_bound[name] = value
 
@@ -761,6 +799,7 @@ class FunctionParser:
         saved, saved_hoist = self.block, self.hoist_to
         self.block = []
         self.hoist_to = (saved, self.block)   # where a top-level pl.create_tensor of the scope goes
+        unbound_before = [n for n in _assigned_names(node.body) if n not in self.scope]
         try:
             for s in node.body:
                 self.stmt(s)
@@ -768,6 +807,7 @@ class FunctionParser:
         finally:
             self.block, self.hoist_to = saved, saved_hoist
             self.scope_depth -= 1
+        self._end_task_scope(unbound_before, node)
         tid = None
         if item.optional_vars is not None:
             tid = self.target_var(item.optional_vars.id, ScalarType(TASK_ID), self.span(item.optional_vars))
@@ -775,6 +815,22 @@ class FunctionParser:
                             self.manual_depth > 0))
         if tid is not None:
             self.bind(item.optional_vars.id, tid, item.optional_vars)
+
+    def _end_task_scope(self, names: list[str], node: ast.With) -> None:
+        """After a ``pl.at`` task scope: a tile or scalar first bound inside it lives on the core
+        and ends with the task (only tensors flow out, as in the reference). Its name is unbound,
+        so that a later ``t = ...`` (another scope's own tile of the same type) makes a new value
+        instead of re-assigning the first task's, which made it a value carried from one task into
+        another; reading it after the scope is a located error."""
+        for n in dict.fromkeys(names):
+            v = self.scope.get(n, _UNBOUND)
+            if self.scope_depth or not isinstance(v, Var) or isinstance(v.type, TensorType) \
+                    or (isinstance(v.type, ScalarType) and v.type.dtype == TASK_ID):
+                continue
+            del self.scope[n]
+            if self.last_bound.get(n) is v:
+                del self.last_bound[n]
+            self.scope_locals[n] = self.span(node)
 
     def scheduling_hints(self, kw: dict, what: str) -> None:
         """Pop the keywords of ``pl.at`` / ``pl.spmd`` that steer the device's scheduling or code
@@ -1278,6 +1334,11 @@ class FunctionParser:
     def lookup(self, name: str, node: ast.AST) -> Any:
         if name in self.scope:
             return self.scope[name]
+        if name in self.scope_locals:
+            raise UnsupportedFeatureError(
+                f"'{name}' is computed inside a pl.at scope and used after it; only tensors can flow out "
+                "of a scope", self.span(node),
+                f"store it into a tensor inside the scope (pl.store / pl.assemble) and read that tensor after it")
         if name in self.loop_locals:
             raise ParserError(f"'{name}' is defined inside the loop body only and is not visible after it",
                               self.span(node), f"assign '{name}' before the loop so that it becomes loop-carried")

@@ -85,3 +85,33 @@ class ShiftRows:
                 t = pl.load(a, [row, 0], [64, 64])
                 out = pl.store(pl.mul(t, pl.cast(k, pl.FP32)), [row, 0], out)
         return out
+
+
+@pl.jit
+def two_scopes_one_name(a: pl.Tensor[[256, 64], pl.FP32], out: pl.Out[pl.Tensor[[256, 64], pl.FP32]]):
+    """'t' names a tile in two task scopes (the second inside a loop): two values, not one carried
+    from the first task into the second."""
+    scratch = pl.create_tensor([256, 64], pl.FP32)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for i in pl.range(4):
+            t = pl.load(a, [i * 64, 0], [64, 64])
+            pl.store(pl.mul(t, 2.0), [i * 64, 0], scratch)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for i in pl.range(4):
+            t = pl.load(scratch, [i * 64, 0], [64, 64])
+            pl.store(pl.add(t, 1.0), [i * 64, 0], out)
+    return out
+
+
+SLOTS = pl.MemRef(slots=2)
+
+
+@pl.jit
+def slotted_loads(a: pl.Tensor[[256, 64], pl.FP32], out: pl.Out[pl.Tensor[[256, 64], pl.FP32]]):
+    """The reference's slot placement, inline and through a module-level MemRef."""
+    with pl.at(level=pl.Level.CORE_GROUP):
+        for i in pl.range(4):
+            x: pl.Tile[[64, 64], pl.FP32, SLOTS[i % 2], pl.Mem.Vec] = pl.load(a, [i * 64, 0], [64, 64])
+            y: pl.Tile[[64, 64], pl.FP32, pl.MemRef("ub", slots=2)[(i + 1) % 2], pl.Mem.Vec] = pl.exp(x)
+            pl.store(pl.add(x, y), [i * 64, 0], out)
+    return out

@@ -9,7 +9,7 @@ import pypto.language as pl
 from pypto import ir
 from pypto.ir import assert_structural_equal
 from pypto.ir.printer import print_program
-from pypto.errors import InvalidOperationError, ParserTypeError
+from pypto.errors import InvalidOperationError, ParserTypeError, UnsupportedFeatureError
 
 
 def test_explicit_and_implicit_carries_mix(tmp_path):
@@ -94,3 +94,50 @@ def test_integer_shift_and_bitwise_operators(tmp_path):
                     k = s << 1
                     return a
             '''))
+
+
+def test_a_tile_name_reused_in_a_later_task_scope_is_a_new_value():
+    from kernels_forms_compat import two_scopes_one_name
+
+    a = torch.randn(256, 64)
+    out = torch.zeros(256, 64)
+    two_scopes_one_name(a, out)
+    assert torch.equal(out, a * 2 + 1)
+
+
+def test_reading_a_tile_after_its_task_scope_is_a_located_error():
+    src = textwrap.dedent('''
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, a: pl.Tensor[[64, 64], pl.FP32], o: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+                with pl.at(level=pl.Level.CORE_GROUP):
+                    t = pl.load(a, [0, 0], [64, 64])
+                o = pl.store(t, [0, 0], o)
+                return o
+        ''')
+    with pytest.raises(UnsupportedFeatureError, match="'t' is computed inside a pl.at scope") as e:
+        pl.parse(src)
+    assert "o = pl.store(t" in str(e.value)
+
+
+def test_memref_slots_are_a_checked_placement_hint():
+    from kernels_forms_compat import slotted_loads
+
+    a = torch.randn(256, 64)
+    out = torch.zeros(256, 64)
+    slotted_loads(a, out)
+    torch.testing.assert_close(out, a + torch.exp(a), rtol=1e-6, atol=1e-6)
+    bad = textwrap.dedent('''
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, a: pl.Tensor[[64, 64], pl.FP32], o: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+                x: pl.Tile[[64, 64], pl.FP32, pl.MemRef(slots=2)[SLOT], pl.Mem.Vec] = pl.load(a, [0, 0], [64, 64])
+                o = pl.store(x, [0, 0], o)
+                return o
+        ''')
+    with pytest.raises(ParserTypeError, match="slot 2 of pl.MemRef"):
+        pl.parse("SLOT = 2\n" + bad)
+    with pytest.raises(ParserTypeError, match="needs the slot"):
+        pl.parse(bad.replace("pl.MemRef(slots=2)[SLOT]", "pl.MemRef(slots=2)"))
