@@ -284,7 +284,7 @@ def _tile_assemble_infer(a: OpArgs, span: Span):
 
 register(OpDef(
     name="tile.assemble",
-    params=(Param("target", "tile"), Param("src", "tile"), Param("offset", "ints")),
+    params=(Param("target", "tile"), Param("src", "tile"), Param("offset", "ints", aliases=("offsets",))),
     infer=_tile_assemble_infer,
     ref=lambda a: f"_pto.tile_assemble({a.target}, {a.src}, {a.offset})",
     sim=lambda a, dst: f"_pto.tile_assemble({a.target}, {a.src}, {a.offset}, dst={dst})",

@@ -115,3 +115,28 @@ def slotted_loads(a: pl.Tensor[[256, 64], pl.FP32], out: pl.Out[pl.Tensor[[256, 
             y: pl.Tile[[64, 64], pl.FP32, pl.MemRef("ub", slots=2)[(i + 1) % 2], pl.Mem.Vec] = pl.exp(x)
             pl.store(pl.add(x, y), [i * 64, 0], out)
     return out
+
+
+@pl.program
+class AssembleLowerRank:
+    """A [4, 16] chunk per batch assembled into a [2, 4, 16] tensor at [b, 0, 0] (leading 1 padded,
+    the reference's rule), the second with the reference's offset= keyword."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def scale(self, x: pl.Tensor[[4, 16], pl.FP32], k: pl.Scalar[pl.FP32],
+              out: pl.Out[pl.Tensor[[4, 16], pl.FP32]]) -> pl.Tensor[[4, 16], pl.FP32]:
+        t = pl.load(x, [0, 0], [4, 16])
+        out = pl.store(pl.mul(t, k), [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[4, 16], pl.FP32],
+             out: pl.Out[pl.Tensor[[2, 4, 16], pl.FP32]]) -> pl.Tensor[[2, 4, 16], pl.FP32]:
+        c0 = pl.create_tensor([4, 16], dtype=pl.FP32)
+        c0 = self.scale(x, 1.0, c0)
+        c1 = pl.create_tensor([4, 16], dtype=pl.FP32)
+        c1 = self.scale(x, 3.0, c1)
+        with pl.at(level=pl.Level.CORE_GROUP):
+            out = pl.assemble(out, c0, [0, 0, 0])
+            out = pl.assemble(out, c1, offset=[1, 0, 0])
+        return out

@@ -141,3 +141,18 @@ def test_memref_slots_are_a_checked_placement_hint():
         pl.parse("SLOT = 2\n" + bad)
     with pytest.raises(ParserTypeError, match="needs the slot"):
         pl.parse(bad.replace("pl.MemRef(slots=2)[SLOT]", "pl.MemRef(slots=2)"))
+
+
+def test_assemble_of_a_lower_rank_value_pads_leading_ones(tmp_path):
+    from kernels_forms_compat import AssembleLowerRank
+
+    x = torch.randn(4, 16)
+    out = torch.zeros(2, 4, 16)
+    ir.compile(AssembleLowerRank, tmp_path)(x, out)
+    assert torch.equal(out, torch.stack([x, x * 3]))
+    # padded, an [8, 16] value at [0, 0, 0] is [1, 8, 16]: it leaves the [2, 4, 16] tensor (the
+    # flattened reading would have written both batches without a word)
+    bad = print_program(AssembleLowerRank).replace("pl.Tensor[[4, 16], pl.FP32]", "pl.Tensor[[8, 16], pl.FP32]")
+    bad = bad.replace("[4, 16]", "[8, 16]")
+    with pytest.raises(InvalidOperationError, match="leaves the tensor on axis 1"):
+        pl.parse(bad)
