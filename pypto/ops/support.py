@@ -476,6 +476,17 @@ def fillpad(x: torch.Tensor, valid, pad: str) -> torch.Tensor:
     return out
 
 
+def fillpad_expand(x: torch.Tensor, valid, shape, pad: str, out: torch.Tensor | None = None) -> torch.Tensor:
+    """``fillpad_expand``: a ``shape`` tile (``out``, when given) holding ``x``'s valid region at the
+    top left and :func:`pad_scalar` everywhere else."""
+    valid = list(x.shape) if valid is None else list(valid)
+    if out is None:
+        out = torch.empty(list(shape), dtype=x.dtype)
+    out.fill_(pad_scalar(x.dtype, pad))
+    region(out, [0] * x.dim(), valid).copy_(region(x, [0] * x.dim(), valid, "fillpad_expand"))
+    return out
+
+
 def fillpad_into(dst: torch.Tensor, x: torch.Tensor, valid, pad: str) -> None:
     """Simulator ``fillpad`` into core memory (``dst`` may be ``x``'s own buffer)."""
     dst.copy_(fillpad(x, valid, pad))
