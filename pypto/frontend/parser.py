@@ -1089,9 +1089,19 @@ class FunctionParser:
             demoted = [n for n, before in outer.items()
                        if n != name and isinstance(before, (bool, int, float)) and n in inner
                        and (inner[n] is not before) and (isinstance(inner[n], Var) or inner[n] != before)]
-            if escaping or demoted:
-                for n in escaping:
-                    self.define(n, self._undefined_value(n, self.last_bound[n], outer, node), node)
+            # a name whose type has no initial value (a TaskId, a tensor inside a task scope) is
+            # not carried: it stays loop-local, and a read after the loop that is not preceded by
+            # a new binding (the textual test above cannot tell) is the located "defined inside
+            # the loop body only" error
+            inits = {}
+            for n in escaping:
+                try:
+                    inits[n] = self._undefined_value(n, self.last_bound[n], outer, node)
+                except ParserError:
+                    continue
+            if inits or demoted:
+                for n, v in inits.items():
+                    self.define(n, v, node)
                 for n in demoted:
                     self.define(n, self._scalar_const(outer[n], inner[n], node), node)
                 self._implicit_for(node, kind, start, stop, step, stage, spmd_span, retry=False)

@@ -140,3 +140,25 @@ class AssembleLowerRank:
             out = pl.assemble(out, c0, [0, 0, 0])
             out = pl.assemble(out, c1, offset=[1, 0, 0])
         return out
+
+
+@pl.program
+class TidPerLoop:
+    """Two loops each binding 'tid' (a TaskId) in the body; the second loop's tasks wait on the
+    first loop's last task. The first loop's 'tid' is rebound before any later read."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[128, 64], pl.FP32], row: pl.Scalar[pl.INDEX], s: pl.Scalar[pl.FP32],
+          out: pl.Out[pl.Tensor[[128, 64], pl.FP32]]) -> pl.Tensor[[128, 64], pl.FP32]:
+        t = pl.load(a, [row, 0], [64, 64])
+        out = pl.store(pl.add(t, s), [row, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[128, 64], pl.FP32],
+             out: pl.Out[pl.Tensor[[128, 64], pl.FP32]]) -> pl.Tensor[[128, 64], pl.FP32]:
+        for i in pl.range(2):
+            out, tid = pl.submit(self.k, a, i * 64, 1.0, out)
+        for j in pl.range(2):
+            out, tid = pl.submit(self.k, a, j * 64, 2.0, out)
+        return out

@@ -156,3 +156,16 @@ def test_assemble_of_a_lower_rank_value_pads_leading_ones(tmp_path):
     bad = bad.replace("[4, 16]", "[8, 16]")
     with pytest.raises(InvalidOperationError, match="leaves the tensor on axis 1"):
         pl.parse(bad)
+
+
+def test_a_task_id_bound_in_two_loops(tmp_path):
+    from kernels_forms_compat import TidPerLoop
+
+    a = torch.randn(128, 64)
+    out = torch.zeros(128, 64)
+    ir.compile(TidPerLoop, tmp_path)(a, out)
+    assert torch.equal(out, a + 2.0)
+    head, tail = print_program(TidPerLoop).rsplit("        return out", 1)   # the orchestration's return
+    bad = head + "        x = tid\n        return out" + tail
+    with pytest.raises(Exception, match="defined inside the loop body only"):
+        pl.parse(bad)
