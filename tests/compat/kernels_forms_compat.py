@@ -162,3 +162,19 @@ class TidPerLoop:
         for j in pl.range(2):
             out, tid = pl.submit(self.k, a, j * 64, 2.0, out)
         return out
+
+
+@pl.program
+class ReadFlat:
+    """pl.read(table, i) with a bare index into a 1-D table (the reference's flat form), in
+    orchestration code: row block i of out is a's block table[i]."""
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[256, 64], pl.FP32], table: pl.Tensor[[4], pl.INT32],
+             out: pl.Out[pl.Tensor[[256, 64], pl.FP32]]) -> pl.Tensor[[256, 64], pl.FP32]:
+        for i in pl.range(4):
+            blk = pl.read(table, i)
+            with pl.at(level=pl.Level.CORE_GROUP):
+                t = pl.load(a, [pl.cast(blk, pl.INDEX) * 64, 0], [64, 64])
+                out = pl.store(t, [i * 64, 0], out)
+        return out

@@ -169,3 +169,13 @@ def test_a_task_id_bound_in_two_loops(tmp_path):
     bad = head + "        x = tid\n        return out" + tail
     with pytest.raises(Exception, match="defined inside the loop body only"):
         pl.parse(bad)
+
+
+def test_read_with_a_bare_index_of_a_1d_tensor(tmp_path):
+    from kernels_forms_compat import ReadFlat
+
+    a = torch.randn(256, 64)
+    table = torch.tensor([2, 0, 3, 1], dtype=torch.int32)
+    out = torch.zeros(256, 64)
+    ir.compile(ReadFlat, tmp_path)(a, table, out)
+    assert torch.equal(out, a.view(4, 64, 64)[table.long()].reshape(256, 64))
