@@ -11,7 +11,8 @@ from pypto.ir.pysource import Namer, py_literal
 from pypto.passes.param_writes import returned_params  # noqa: F401  (re-exported: an IR analysis, in passes)
 
 _PY_BINOP = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%", "lt": "<",
-             "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!=", "and": "and", "or": "or"}
+             "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!=", "and": "and", "or": "or",
+             "lshift": "<<", "rshift": ">>", "bitand": "&", "bitor": "|", "bitxor": "^"}
 
 
 class PyNames(Namer):

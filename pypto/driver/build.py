@@ -258,6 +258,13 @@ def _build(program: Program, out: Path, options: dict, plat, passes, key: str, c
         "files": sorted(p.relative_to(out).as_posix() for p in out.rglob("*")
                         if p.is_file() and p.name != artifacts.LOCK),
     }
+    # the reference's kernel_config.py and debug/run.py (pypto.ir.workdir_files), then the file list
+    from pypto.ir.workdir_files import kernel_config_text, run_script_text
+
+    artifacts.write_text(out / "kernel_config.py", kernel_config_text(meta))
+    artifacts.write_text(out / "debug" / "run.py", run_script_text(meta))
+    meta["files"] = sorted(p.relative_to(out).as_posix() for p in out.rglob("*")
+                           if p.is_file() and p.name != artifacts.LOCK)
     artifacts.write_text(out / artifacts.META, json.dumps(meta, indent=2))
     compiled = CompiledProgram(program=program, lowered=lowered, output_dir=out, platform=plat.name, meta=meta,
                                sources=sources, options=options)

@@ -94,7 +94,7 @@ from pypto.language.enums import (
 from pypto.numerics.cast import normalize_mode
 from pypto.ops.registry import write_target
 from pypto.frontend import loop_exits
-from pypto.ir.nodes import COMPARISONS
+from pypto.ir.nodes import BINOPS, COMPARISONS, INT_BINOPS
 from pypto.ops.registry import REQUIRED, dsl_candidates, get_op
 
 # ----------------------------------------------------------------------------- context
@@ -299,6 +299,8 @@ def parse_annotation(node: ast.AST, resolve: Callable[[ast.AST], Any], src: Sour
         dtype = _dtype(items[1], resolve, src, what)
         space = valid = memref = None
         for extra in items[2:]:
+            if _slot_memref(extra, resolve, src, what):
+                continue
             v = resolve(extra)
             if isinstance(v, MemorySpace):
                 space = v
@@ -321,6 +323,40 @@ def parse_annotation(node: ast.AST, resolve: Callable[[ast.AST], Any], src: Sour
 
 
 _UNRESOLVED = object()
+
+
+def _slot_memref(node: ast.AST, resolve, src: SourceInfo, what: str) -> bool:
+    """Whether ``node`` is the reference's slot placement ``pl.MemRef([name,] slots=N)[index]`` (N
+    equally sized slots of one on-chip allocation, ``index`` picking one per use; the MemRef may be
+    a module-level variable), after checking it. It is a placement hint for the device's memory
+    planner, which removes a same-buffer hazard between iterations; the simulators' planner places
+    tiles itself and runs a kernel's statements in program order, so there is no such hazard and
+    the hint changes nothing (docs/compatibility.md)."""
+    base = node.value if isinstance(node, ast.Subscript) else node
+    try:
+        ref = resolve(base)
+    except PyptoError:
+        return False
+    if not (isinstance(ref, ann.MemRef) and ref.slots is not None):
+        return False
+    span = src.span(node)
+    n = ref.slots
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1 or ref.offset is not None or ref.size is not None:
+        raise ParserTypeError(f"{what}: a slot placement is pl.MemRef([\"name\",] slots=N)[index] with N a "
+                              f"positive integer, got slots={n!r}", span)
+    if not isinstance(node, ast.Subscript):
+        raise ParserTypeError(f"{what}: pl.MemRef(slots={n}) needs the slot a tile uses: "
+                              f"pl.MemRef(slots={n})[i % {n}]", span)
+    idx = resolve(node.slice)   # checked like any index: its names must exist, it must be an integer
+    if isinstance(idx, bool) or not (isinstance(idx, int) or (
+            isinstance(idx, Expr) and isinstance(idx.type, ScalarType) and not idx.type.dtype.is_float()
+            and idx.type.dtype != BOOL)):
+        raise ParserTypeError(f"{what}: the slot index of pl.MemRef(slots={n})[...] must be an integer, "
+                              f"got {_describe_static(idx)}", src.span(node.slice))
+    if isinstance(idx, int) and not 0 <= idx < n:
+        raise ParserTypeError(f"{what}: slot {idx} of pl.MemRef(slots={n}) does not exist (0..{n - 1})",
+                              src.span(node.slice))
+    return True
 
 
 def _slice_items(node: ast.AST) -> list[ast.AST]:
@@ -385,6 +421,7 @@ class FunctionParser:
         self.scope = _Scope()
         self.block: list[Stmt] = []
         self.loop_locals: dict[str, Span] = {}
+        self.scope_locals: dict[str, Span] = {}   # tiles / scalars of a finished pl.at scope
         self.returns: list[ReturnStmt] = []
         self.declared: dict[str, Type] = {}   # `x: T` declarations awaiting a yield target
         self.scope_depth = 0                  # nesting of pl.at scopes
@@ -460,6 +497,7 @@ class FunctionParser:
     def bind(self, name: str, value: Any, node: ast.AST) -> None:
         self.scope[name] = value
         self.loop_locals.pop(name, None)
+        self.scope_locals.pop(name, None)
         if isinstance(value, Var):
             self.last_bound[name] = value
 
@@ -802,6 +840,7 @@ class FunctionParser:
         saved, saved_hoist = self.block, self.hoist_to
         self.block = []
         self.hoist_to = (saved, self.block)   # where a top-level pl.create_tensor of the scope goes
+        unbound_before = [n for n in _assigned_names(node.body) if n not in self.scope]
         try:
             for s in node.body:
                 self.stmt(s)
@@ -809,6 +848,7 @@ class FunctionParser:
         finally:
             self.block, self.hoist_to = saved, saved_hoist
             self.scope_depth -= 1
+        self._end_task_scope(unbound_before, node)
         tid = None
         if item.optional_vars is not None:
             tid = self.target_var(item.optional_vars.id, ScalarType(TASK_ID), self.span(item.optional_vars))
@@ -816,6 +856,22 @@ class FunctionParser:
                             self.manual_depth > 0))
         if tid is not None:
             self.bind(item.optional_vars.id, tid, item.optional_vars)
+
+    def _end_task_scope(self, names: list[str], node: ast.With) -> None:
+        """After a ``pl.at`` task scope: a tile or scalar first bound inside it lives on the core
+        and ends with the task (only tensors flow out, as in the reference). Its name is unbound,
+        so that a later ``t = ...`` (another scope's own tile of the same type) makes a new value
+        instead of re-assigning the first task's, which made it a value carried from one task into
+        another; reading it after the scope is a located error."""
+        for n in dict.fromkeys(names):
+            v = self.scope.get(n, _UNBOUND)
+            if self.scope_depth or not isinstance(v, Var) or isinstance(v.type, TensorType) \
+                    or (isinstance(v.type, ScalarType) and v.type.dtype == TASK_ID):
+                continue
+            del self.scope[n]
+            if self.last_bound.get(n) is v:
+                del self.last_bound[n]
+            self.scope_locals[n] = self.span(node)
 
     def scheduling_hints(self, kw: dict, what: str) -> None:
         """Pop the keywords of ``pl.at`` / ``pl.spmd`` that steer the device's scheduling or code
@@ -1153,9 +1209,19 @@ class FunctionParser:
             demoted = [n for n, before in outer.items()
                        if n != name and isinstance(before, (bool, int, float)) and n in inner
                        and (inner[n] is not before) and (isinstance(inner[n], Var) or inner[n] != before)]
-            if escaping or demoted:
-                for n in escaping:
-                    self.define(n, self._undefined_value(n, self.last_bound[n], outer, node), node)
+            # a name whose type has no initial value (a TaskId, a tensor inside a task scope) is
+            # not carried: it stays loop-local, and a read after the loop that is not preceded by
+            # a new binding (the textual test above cannot tell) is the located "defined inside
+            # the loop body only" error
+            inits = {}
+            for n in escaping:
+                try:
+                    inits[n] = self._undefined_value(n, self.last_bound[n], outer, node)
+                except ParserError:
+                    continue
+            if inits or demoted:
+                for n, v in inits.items():
+                    self.define(n, v, node)
                 for n in demoted:
                     self.define(n, self._scalar_const(outer[n], inner[n], node), node)
                 self._implicit_for(node, kind, start, stop, step, stage, spmd_span, retry=False)
@@ -1241,10 +1307,9 @@ class FunctionParser:
             raise ParserTypeError(f"{len(names)} carried names for {len(inits)} init_values", self.span(t))
         inits = [to_expr(v, span) for v in inits]
         outer = self.scope
-        rebound = [n for n in _assigned_names(node.body) if isinstance(outer.get(n, _UNBOUND), Var) and n not in names]
-        if rebound:
-            raise ParserError(f"'{rebound[0]}' is rebound inside a loop with init_values; carry it through "
-                              "init_values and pl.yield_", span)
+        # a name of the enclosing code re-bound in the body (not in init_values) is carried
+        # implicitly, after the explicit ones, as in a loop without init_values (the reference
+        # allows mixing: ConvertToSSA appends it to the iter_args)
         self.scope = outer.child()
         iter_args = [Var(n, self.declared.pop(n, v.type), span) for n, v in zip(names, inits)]
         for n, it in zip(names, iter_args):
@@ -1264,7 +1329,18 @@ class FunctionParser:
         finally:
             self.frames.pop()
         _check_static_rebinds(outer, self.scope, name, span)
+        inner = self.scope
         self.scope = outer
+        for n, before in outer.items():
+            after = inner.get(n, _UNBOUND)
+            if n == name or n in names or not isinstance(before, Var) or after is _UNBOUND or after is before:
+                continue
+            raise ParserTypeError(f"Cannot reassign '{n}' with a different type: was {describe(before.type)}, "
+                                  f"got {_describe_static(after)}{_type_detail(before, after)}", span,
+                                  "a loop-carried value keeps its type; use a new name")
+        for n in inner:
+            if n not in outer and n != name and n not in names:
+                self.loop_locals[n] = span
         if len(values) != len(iter_args):
             raise ParserTypeError(f"pl.yield_ gives {len(values)} values for {len(iter_args)} carried values",
                                   self.span(last))
@@ -1388,6 +1464,11 @@ class FunctionParser:
     def lookup(self, name: str, node: ast.AST) -> Any:
         if name in self.scope:
             return self.scope[name]
+        if name in self.scope_locals:
+            raise UnsupportedFeatureError(
+                f"'{name}' is computed inside a pl.at scope and used after it; only tensors can flow out "
+                "of a scope", self.span(node),
+                f"store it into a tensor inside the scope (pl.store / pl.assemble) and read that tensor after it")
         if name in self.loop_locals:
             raise ParserError(f"'{name}' is defined inside the loop body only and is not visible after it",
                               self.span(node), f"assign '{name}' before the loop so that it becomes loop-carried")
@@ -1530,13 +1611,16 @@ class FunctionParser:
         return UnaryOp(op, v, ScalarType(BOOL) if op == "not" else v.type, span)
 
     _BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv", ast.FloorDiv: "floordiv",
-               ast.Mod: "mod"}
+               ast.Mod: "mod", ast.LShift: "lshift", ast.RShift: "rshift", ast.BitAnd: "bitand",
+               ast.BitOr: "bitor", ast.BitXor: "bitxor"}
     _CMPOPS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
     _PYOPS = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
               "truediv": lambda a, b: a / b, "floordiv": lambda a, b: a // b, "mod": lambda a, b: a % b,
               "lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: a > b,
               "ge": lambda a, b: a >= b, "eq": lambda a, b: a == b, "ne": lambda a, b: a != b,
-              "and": lambda a, b: a and b, "or": lambda a, b: a or b, "min": min, "max": max}
+              "and": lambda a, b: a and b, "or": lambda a, b: a or b, "min": min, "max": max,
+              "lshift": lambda a, b: a << b, "rshift": lambda a, b: a >> b, "bitand": lambda a, b: a & b,
+              "bitor": lambda a, b: a | b, "bitxor": lambda a, b: a ^ b}
 
     def scalar_binop(self, op: str, a: Any, b: Any, span: Span) -> Any:
         if _is_static(a) and _is_static(b):
@@ -1551,6 +1635,14 @@ class FunctionParser:
                     "use pl.add / pl.sub / pl.mul / pl.div for tensors and tiles")
         ea, eb = to_expr(a, span), to_expr(b, span)
 
+        if op in INT_BINOPS:
+            if not all(isinstance(x.type, ScalarType) and not x.type.dtype.is_float() and x.type.dtype != BOOL
+                       for x in (ea, eb)):
+                raise ParserTypeError(f"operator '{BINOPS[op]}' needs integer scalars, got "
+                                      f"{describe(ea.type)} and {describe(eb.type)}", span,
+                                      "cast the operands to an integer type first")
+            if op in ("lshift", "rshift") and isinstance(eb, ConstInt) and eb.value < 0:
+                raise ParserTypeError(f"negative shift count {eb.value}", span)
         if op in COMPARISONS:
             t = ScalarType(BOOL)
         elif op == "truediv":
@@ -2184,7 +2276,8 @@ def _is_construct_call(node: ast.AST, resolve, name: str) -> bool:
 
 
 def _yield_parts(stmt: ast.stmt | None, resolve) -> tuple[list[str], ast.Call | None]:
-    """If ``stmt`` is ``[a, b =] pl.yield_(...)``: (target names, the call); else ([], None)."""
+    """If ``stmt`` is ``[a, b =] pl.yield_(...)`` or ``a: T = pl.yield_(...)``: (target names, the
+    call); else ([], None)."""
     if stmt is None:
         return [], None
     if isinstance(stmt, ast.Expr) and _is_construct_call(stmt.value, resolve, "yield_"):
@@ -2195,6 +2288,11 @@ def _yield_parts(stmt: ast.stmt | None, resolve) -> tuple[list[str], ast.Call | 
         if not all(isinstance(e, ast.Name) for e in elts):
             raise ParserSyntaxError("pl.yield_ targets must be names", Span.unknown())
         return [e.id for e in elts], stmt.value
+    if (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None
+            and _is_construct_call(stmt.value, resolve, "yield_")):
+        # `x: pl.Scalar[pl.INDEX] = pl.yield_(v)` (the reference's annotated form): the annotation
+        # only restates the result's type, which the yielded value already fixes
+        return [stmt.target.id], stmt.value
     return [], None
 
 

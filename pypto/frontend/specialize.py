@@ -132,8 +132,11 @@ class _Specializer:
             if ann_type is not None and not _matches(ann_type, given_type):
                 raise ParserTypeError(f"{what} is annotated {describe(ann_type)} but the call passes "
                                       f"{describe(given_type)}", call_span or span)
-            if ann_type is not None and any(isinstance(d, DynDim) for d in ann_type.shape):
-                # a dynamic dim stays symbolic: the compiled program serves every extent
+            if ann_type is not None and any(isinstance(d, DynDim) for d in ann_type.shape) and name is None:
+                # a dynamic dim of the entry stays symbolic: the compiled program serves every extent.
+                # A callee's dynamic dim binds to the caller's extent (the reference's call binding:
+                # `scale_rows(x)` with x of 64 rows makes M = 64 there); the callee is specialised per
+                # argument shape (see call_function)
                 self.dyn_dims[i] = tuple(isinstance(d, DynDim) for d in ann_type.shape)
                 given_type = ann_type
             params.append(ParamSpec(a.arg, given_type, direction, span=span))
@@ -202,7 +205,8 @@ class _Specializer:
         if base in self.in_progress:
             raise ParserError(f"recursive call of '{base}'", span)
         consts = {i: a for i, a in enumerate(args) if not isinstance(a, Expr)}
-        ckey = (base, tuple(sorted((i, type(v).__name__, repr(v)) for i, v in consts.items())))
+        shapes = tuple(a.type if isinstance(a, Expr) and isinstance(a.type, TensorType) else None for a in args)
+        ckey = (base, tuple(sorted((i, type(v).__name__, repr(v)) for i, v in consts.items())), shapes)
         name = self.spec_names.get(ckey)
         if name is None:
             name, k = base, 1

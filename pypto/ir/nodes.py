@@ -165,7 +165,10 @@ BINOPS = {
     "add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%",
     "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!=",
     "and": "and", "or": "or", "min": "min", "max": "max",
+    # integer-only (the parser refuses them on floats): shifts are arithmetic (sign-extending)
+    "lshift": "<<", "rshift": ">>", "bitand": "&", "bitor": "|", "bitxor": "^",
 }
+INT_BINOPS = frozenset({"lshift", "rshift", "bitand", "bitor", "bitxor"})
 COMPARISONS = frozenset({"lt", "le", "gt", "ge", "eq", "ne", "and", "or"})
 
 

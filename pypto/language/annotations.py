@@ -86,3 +86,9 @@ class MemRef:
     offset: Any = None
     size: Any = None
     addr: Any = None
+    # the reference's slot placement ``pl.MemRef([name,] slots=N)[index]`` (a planner hint; see
+    # pypto.frontend.parser._slot_memref): indexing it names one slot
+    slots: Any = None
+
+    def __getitem__(self, index):
+        return self

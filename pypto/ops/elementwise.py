@@ -138,8 +138,31 @@ def _define_unary(name: str, torch_fn: str, float_only: bool, f32: bool = False)
             result_space=MemorySpace.Vec if level == "tile" else None,
             doc=f"elementwise {name}",
             inplace_safe=True, batch="rows" if level == "tile" else None,
-            dsl_args=_high_precision(op, False) if name in ("log", "recip") else None,
+            dsl_args=_high_precision(op, False) if name in ("log", "recip") else
+            (_rsqrt_precision(level) if name == "rsqrt" else None),
         ))
+
+
+def _rsqrt_precision(level: str):
+    """``pl.rsqrt(x, high_precision=)``: the reference takes it on tensors (its lowering then adds
+    the scratch tile of the precise device path); on a tile the precise path is chosen by passing
+    ``tmp``, and ``high_precision=True`` is an error there. The simulators compute rsqrt one way
+    (FP32, one correctly rounded result) whatever is chosen, so the flag never changes a bit."""
+    def adapt(args: list, kwargs: dict, span: Span):
+        from pypto.errors import InvalidOperationError
+
+        hp = kwargs.pop("high_precision", False)
+        if level == "tensor" and len(args) > 1:
+            hp = args.pop(1)
+        if not isinstance(hp, bool):
+            raise InvalidOperationError(f"pl.rsqrt: high_precision must be True or False, got {hp!r}", span)
+        if hp and level == "tile":
+            raise InvalidOperationError("pl.rsqrt: high_precision=True is for tensors; on a tile the precise "
+                                        "form is chosen by passing a scratch tile", span,
+                                        "write pl.tile.rsqrt(tile, tmp) with tmp = pl.tile.create(<tile's shape>, "
+                                        "dtype=<its dtype>)")
+        return args, kwargs
+    return adapt
 
 
 _define_binary("add", "torch.add")

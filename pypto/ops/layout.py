@@ -261,11 +261,23 @@ def _lower_read(call: Call, result: Var, conv):
     return stmts, None
 
 
+def _read_args(args: list, kwargs: dict, span: Span):
+    """``pl.read(t, i)``: a bare index is the one index of a 1-D tensor or tile (the reference's
+    flat 1-D form); a tensor of another rank then gets the usual 'needs N indices' error."""
+    if len(args) > 1 and not isinstance(args[1], (list, tuple)):
+        args[1] = [args[1]]
+    elif "indices" in kwargs and not isinstance(kwargs["indices"], (list, tuple)):
+        kwargs["indices"] = [kwargs["indices"]]
+    return args, kwargs
+
+
 _reg("read", "tensor", params=(Param("x", "tensor"), Param("indices", "ints")), infer=_read_infer("tensor"),
+     dsl_args=_read_args,
      ref=lambda a: f"_pto.read({a.x}, {a.indices})", lowers_to=None, lower=_lower_read,
      orch=lambda a: f"_pto.read({a.x}, {a.indices})",
      operand_kinds=("tensor",), doc="one element as a scalar")
 _reg("read", "tile", params=(Param("x", "tile"), Param("indices", "ints")), infer=_read_infer("tile"),
+     dsl_args=_read_args,
      ref=lambda a: f"_pto.read({a.x}, {a.indices})",
      sim=lambda a, dst: f"_pto.read({a.x}, {a.indices})",
      operand_kinds=("tile",), doc="one element as a scalar")
@@ -283,7 +295,7 @@ def _tile_assemble_infer(a: OpArgs, span: Span):
 
 register(OpDef(
     name="tile.assemble",
-    params=(Param("target", "tile"), Param("src", "tile"), Param("offset", "ints")),
+    params=(Param("target", "tile"), Param("src", "tile"), Param("offset", "ints", aliases=("offsets",))),
     infer=_tile_assemble_infer,
     ref=lambda a: f"_pto.tile_assemble({a.target}, {a.src}, {a.offset})",
     sim=lambda a, dst: f"_pto.tile_assemble({a.target}, {a.src}, {a.offset}, dst={dst})",

@@ -269,7 +269,12 @@ def _assemble_infer(a: OpArgs, span: Span) -> TensorType:
     expect(target.dtype == src.dtype, "tensor.assemble",
            f"source dtype {src.dtype.name} differs from target dtype {target.dtype.name}", span,
            "cast the value first with pl.cast(x, ...)")
-    check_region("tensor.assemble", a.offsets, src.shape, target.shape, span)
+    # a value of lower rank than the target is padded with leading 1s (the reference's rule: a
+    # [4, 16] chunk assembled at [b, 0, 0] of a [2, 4, 16] tensor is its [1, 4, 16] block b)
+    extent = tuple(src.shape)
+    if len(extent) < len(target.shape):
+        extent = (1,) * (len(target.shape) - len(extent)) + extent
+    check_region("tensor.assemble", a.offsets, extent, target.shape, span)
     return target
 
 

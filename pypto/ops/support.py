@@ -245,6 +245,8 @@ def store(tile: torch.Tensor, offsets, t: torch.Tensor, valid=None, atomic: bool
 def assemble(target: torch.Tensor, src: torch.Tensor, offsets, atomic: bool = False) -> torch.Tensor:
     """Reference ``tensor.assemble``: write ``src`` into ``target`` at ``offsets``, in place
     (``+=`` when ``atomic``, i.e. ``atomic=pl.AtomicType.Add``)."""
+    if src.dim() < target.dim():   # leading 1s, as tensor.assemble's type rule pads the value's shape
+        src = src.reshape([1] * (target.dim() - src.dim()) + list(src.shape))
     dst = region(target, offsets, list(src.shape), "tensor.assemble")
     if atomic:
         dst.add_(src.to(dst.dtype))

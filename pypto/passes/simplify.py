@@ -42,7 +42,8 @@ REQUIRES = ()
 PRODUCES = ()
 
 _INT = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
-        "floordiv": lambda a, b: a // b, "mod": lambda a, b: a % b, "min": min, "max": max}
+        "floordiv": lambda a, b: a // b, "mod": lambda a, b: a % b, "min": min, "max": max,
+        "bitand": lambda a, b: a & b, "bitor": lambda a, b: a | b, "bitxor": lambda a, b: a ^ b}
 _CMP = {"lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: a > b,
         "ge": lambda a, b: a >= b, "eq": lambda a, b: a == b, "ne": lambda a, b: a != b}
 

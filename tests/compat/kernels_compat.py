@@ -27,3 +27,15 @@ class AddOne:
             unused = pl.mul(a, 3.0)
             out[:] = pl.add(a, b)
         return out
+
+
+@pl.program
+class NamedScope:
+    """out = a * 2 in a scope named by name_hint (its kernel carries the name)."""
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[32, 64], pl.FP32], k: pl.Scalar[pl.FP32],
+             out: pl.Out[pl.Tensor[[32, 64], pl.FP32]]) -> pl.Tensor[[32, 64], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="ScaleRows"):
+            out[:] = pl.mul(a, k)
+        return out
