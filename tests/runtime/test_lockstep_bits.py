@@ -596,9 +596,34 @@ def run_both(call, seed: int = 0, expect_gangs: bool = True):
     if expect_gangs:
         assert len(gangs) > 0, "no gang formed: the comparison could not fail"
         assert max(len(g) for g in gangs) >= 2
+    GANGED_OPS.update(ganged_ops(rt))
     for k, (x, y) in enumerate(zip(res[False], res[True])):
         assert_same_bits(x, y, f"output {k}")
     return res[True], gangs, rt
+
+
+# ops of the kernels that ran in a lockstep gang in this session (filled by run_both); the last test
+# of this module checks that it holds every op with a lockstep form (OpDef.batch)
+GANGED_OPS: set[str] = set()
+
+
+def ganged_ops(rt) -> set[str]:
+    """The ops of every kernel that ``rt`` (a finished simulator run) ran as a lockstep gang, read
+    from the lowered IR of the compiled program whose artifacts the kernel module was loaded from."""
+    from pypto.ir.visit import iter_calls
+    from pypto.language.jit import JITFunction
+
+    by_index = {t.index: t for t in rt.tasks}
+    names = {by_index[i].kernel for g in rt.gangs for i in g}
+    ops = set()
+    for name in names:
+        out_dir = Path(rt.kernels[name].__file__).resolve().parents[2]   # <out>/kernels/aiv/<name>.py
+        compiled = [c for k in globals().values() if isinstance(k, JITFunction) for c in k._cache.values()
+                    if c.output_dir.resolve() == out_dir]
+        assert compiled, f"no compiled program of this module wrote {out_dir}"
+        fn = compiled[0].lowered.functions[name]
+        ops |= {c.op for _, c in iter_calls(fn.body)}
+    return ops
 
 
 def close(got: torch.Tensor, want: torch.Tensor, tol: float = 1e-2) -> None:
@@ -1294,3 +1319,18 @@ def test_elementwise_ext(threads, dtype, shape):
     outs, _, _ = run_both(call)
     close(outs[3], torch.sin(a.double()).to(dtype))
     close(outs[9], torch.maximum(a, b), 0)
+
+
+def test_every_op_with_a_lockstep_form_ran_in_a_gang(request):
+    """Each op whose ``OpDef.batch`` says it has a lockstep form ran in some gang above (bit-compared
+    with lockstep off). Runs last in this module: it reads what the tests above recorded, so it
+    only judges when all of them were selected."""
+    from pypto.ops.registry import all_ops
+
+    selected = [i for i in request.session.items if i.parent is request.node.parent]
+    if len(selected) != len(list(request.node.parent.collect())):
+        pytest.skip("only part of this module was selected: the record of ganged ops is incomplete")
+    lockstep = {name for name, op in all_ops().items() if op.batch is not None}
+    missing = sorted(lockstep - GANGED_OPS)
+    assert not missing, (f"ops with a lockstep form (OpDef.batch) that no test of {Path(__file__).name} "
+                         f"ran in a gang: {missing}; add them to a kernel above")
