@@ -2,9 +2,12 @@
 
 It runs as ``python -m pypto.demo`` would, in this process (``inproc.run_module``); the fresh-interpreter
 path of ``python -m`` is covered by the CLI smoke test of tests/tools/test_doctor_cli.py."""
+import pytest
+
 from inproc import run_module
 
 
+@pytest.mark.slow
 def test_demo_runs_and_passes(tmp_path):
     proc = run_module("pypto.demo", build_dir=tmp_path)
     out = proc.stdout

@@ -498,7 +498,15 @@ def k_inner_loop(a: pl.Tensor, n: pl.INDEX, r: pl.INDEX, c: pl.INDEX, o: pl.Out[
 
 
 # ================================================================== helpers
-@pytest.fixture(params=[1, 2], ids=["threads1", "threads2"])
+def fast_first(shapes):
+    """Parameters of a shape sweep: the first shape in the fast tier, the others marked slow (CI and
+    ``scripts/test.sh`` run them all; see CONTRIBUTING.md, "Test tiers")."""
+    return [pytest.param(s, id=f"{s[0]}x{s[1]}", marks=() if k == 0 else pytest.mark.slow)
+            for k, s in enumerate(shapes)]
+
+
+# two torch threads (gang calls split in chunks) only in the slow tier: the fast tier keeps one thread
+@pytest.fixture(params=[1, pytest.param(2, marks=pytest.mark.slow)], ids=["threads1", "threads2"])
 def threads(request):
     old = torch.get_num_threads()
     torch.set_num_threads(request.param)
@@ -647,7 +655,7 @@ def tiled_rows(x: torch.Tensor, r: int) -> torch.Tensor:
 BIN_DTYPES = (FP32, FP16, BF16, I32, I16, I8)
 
 
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("shape", fast_first(SHAPES))
 @pytest.mark.parametrize("dtype", BIN_DTYPES, ids=str)
 def test_binary_array(threads, dtype, shape):
     r, c = shape
@@ -670,7 +678,7 @@ def test_binary_array(threads, dtype, shape):
     close(o_min, torch.minimum(a, b), 0)
 
 
-@pytest.mark.parametrize("shape", SHAPES[:3], ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("shape", fast_first(SHAPES[:3]))
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_div(threads, dtype, shape):
     r, c = shape
@@ -687,7 +695,7 @@ def test_div(threads, dtype, shape):
     close(o_div0, a / 0.0)
 
 
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("shape", fast_first(SHAPES))
 @pytest.mark.parametrize("dtype", (FP32, FP16, BF16, I32, I16), ids=str)
 def test_scalar_float_literals(threads, dtype, shape):
     r, c = shape
@@ -707,7 +715,7 @@ def test_scalar_float_literals(threads, dtype, shape):
     close(o_min, torch.minimum(x, torch.zeros((), dtype=odt)), 0)
 
 
-@pytest.mark.parametrize("shape", SHAPES[:2], ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("shape", fast_first(SHAPES[:2]))
 @pytest.mark.parametrize("dtype", (FP32, FP16, BF16, I32, I16, I8), ids=str)
 def test_scalar_int_literals(threads, dtype, shape):
     r, c = shape
@@ -725,7 +733,7 @@ def test_scalar_int_literals(threads, dtype, shape):
 
 
 @pytest.mark.parametrize("flavor", ("special", "normal"))
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("shape", fast_first(SHAPES))
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_unary_float(threads, dtype, shape, flavor):
     r, c = shape
@@ -747,7 +755,7 @@ def test_unary_float(threads, dtype, shape, flavor):
     close(o_recip, torch.reciprocal(x).to(dtype))
 
 
-@pytest.mark.parametrize("shape", SHAPES[:3], ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("shape", fast_first(SHAPES[:3]))
 @pytest.mark.parametrize("dtype", (FP32, FP16, BF16, I32, I16, I8), ids=str)
 def test_unary_any(threads, dtype, shape):
     r, c = shape
@@ -769,7 +777,7 @@ RED_DTYPES = (FP32, FP16, BF16, I32, I16)
 
 
 @pytest.mark.parametrize("flavor", ("normal", "special", "zeros"))
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("shape", fast_first(SHAPES))
 @pytest.mark.parametrize("dtype", RED_DTYPES, ids=str)
 def test_row_reductions_tree(threads, dtype, shape, flavor):
     r, c = shape
@@ -793,7 +801,7 @@ def test_row_reductions_tree(threads, dtype, shape, flavor):
 
 
 @pytest.mark.parametrize("flavor", ("special", "zeros"))
-@pytest.mark.parametrize("shape", SHAPES[:2], ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("shape", fast_first(SHAPES[:2]))
 @pytest.mark.parametrize("dtype", (FP32, FP16, I32), ids=str)
 def test_row_reductions_live_tmp(threads, dtype, shape, flavor):
     r, c = shape
@@ -811,7 +819,7 @@ def test_row_reductions_live_tmp(threads, dtype, shape, flavor):
 
 
 @pytest.mark.parametrize("flavor", ("normal", "special", "zeros"))
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("shape", fast_first(SHAPES))
 @pytest.mark.parametrize("dtype", RED_DTYPES, ids=str)
 def test_col_reductions_tree(threads, dtype, shape, flavor):
     r, c = shape
@@ -835,7 +843,7 @@ def test_col_reductions_tree(threads, dtype, shape, flavor):
 
 
 @pytest.mark.parametrize("flavor", ("normal", "special", "zeros"))
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("shape", fast_first(SHAPES))
 @pytest.mark.parametrize("dtype", RED_DTYPES, ids=str)
 def test_sequential_reductions(threads, dtype, shape, flavor):
     r, c = shape
@@ -858,7 +866,7 @@ def test_sequential_reductions(threads, dtype, shape, flavor):
 
 
 # ================================================================== broadcast
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("shape", fast_first(SHAPES))
 @pytest.mark.parametrize("dtype", (FP32, FP16, BF16, I32, I16), ids=str)
 def test_row_expand(threads, dtype, shape):
     r, c = shape
@@ -877,7 +885,7 @@ def test_row_expand(threads, dtype, shape):
     close(o_fill, torch.full(a.shape, 3, dtype=dtype), 0)
 
 
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("shape", fast_first(SHAPES))
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_row_expand_float_only(threads, dtype, shape):
     r, c = shape
@@ -894,7 +902,7 @@ def test_row_expand_float_only(threads, dtype, shape):
     close(o_fill, torch.full(a.shape, 2.75, dtype=dtype), 0)
 
 
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("shape", fast_first(SHAPES))
 @pytest.mark.parametrize("dtype", (FP32, FP16, BF16, I32, I16), ids=str)
 def test_col_expand(threads, dtype, shape):
     r, c = shape
@@ -913,7 +921,7 @@ def test_col_expand(threads, dtype, shape):
     close(tiled_rows(o_min, r), torch.minimum(t, w), 0)
 
 
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("shape", fast_first(SHAPES))
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_col_expand_float_only(threads, dtype, shape):
     r, c = shape
@@ -931,7 +939,7 @@ def test_col_expand_float_only(threads, dtype, shape):
 
 
 # ================================================================== compare / select
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("shape", fast_first(SHAPES))
 @pytest.mark.parametrize("dtype", (FP32, FP16, BF16, I32, I16, I8), ids=str)
 def test_compare_select(threads, dtype, shape):
     r, c = shape
@@ -960,7 +968,7 @@ CAST_PAIRS = [(FP32, FP16), (FP32, BF16), (FP32, I32), (FP32, I16), (FP16, FP32)
               (I32, I16), (I16, FP16)]
 
 
-@pytest.mark.parametrize("shape", SHAPES[1:3], ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("shape", fast_first(SHAPES[1:3]))
 @pytest.mark.parametrize("pair", CAST_PAIRS, ids=lambda p: f"{p[0]}-{p[1]}".replace("torch.", ""))
 def test_cast(threads, pair, shape):
     src, dst = pair
@@ -988,7 +996,7 @@ def test_cast(threads, pair, shape):
 
 
 # ================================================================== full / create_tile / move
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("shape", fast_first(SHAPES))
 @pytest.mark.parametrize("dtype", (FP32, FP16, BF16), ids=str)
 def test_full_create_move(threads, dtype, shape):
     r, c = shape
@@ -1218,7 +1226,7 @@ def k_bitwise(a: pl.Tensor, b: pl.Tensor, n: pl.INDEX, r: pl.INDEX, c: pl.INDEX,
     return o_and, o_or, o_xor, o_not, o_shl, o_shr, o_ands, o_xors, o_shrs
 
 
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("shape", fast_first(SHAPES))
 @pytest.mark.parametrize("dtype", (I32, I16, I8, torch.uint8, torch.int64), ids=str)
 def test_bitwise(threads, dtype, shape):
     r, c = shape
@@ -1259,7 +1267,7 @@ def k_prod_arg(a: pl.Tensor, n: pl.INDEX, r: pl.INDEX, c: pl.INDEX,
     return o_rprod, o_rseq, o_cprod, o_ramax, o_ramin, o_camax, o_camin
 
 
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("shape", fast_first(SHAPES))
 @pytest.mark.parametrize("dtype", (FP32, FP16, BF16, I32, I16), ids=str)
 def test_prod_and_arg_reductions(threads, dtype, shape):
     r, c = shape
@@ -1305,7 +1313,7 @@ def k_elementwise_ext(a: pl.Tensor, b: pl.Tensor, n: pl.INDEX, r: pl.INDEX, c: p
     return o_fmod, o_fmods, o_rem, o_sin, o_cos, o_prelu, o_lrelu, o_addc, o_subsc, o_part
 
 
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("shape", fast_first(SHAPES))
 @pytest.mark.parametrize("dtype", (FP32, FP16), ids=str)
 def test_elementwise_ext(threads, dtype, shape):
     r, c = shape
