@@ -39,7 +39,9 @@ def test_example_runs(script):
     assert r.returncode == 0, _report(script, r)
 
 
-@pytest.mark.parametrize("script", [SMOKE[d] for d in FOLDERS], ids=[d.name for d in FOLDERS])
+# a fresh interpreter costs a torch import: the fast tier keeps the quickstart folder's, the rest are slow
+@pytest.mark.parametrize("script", [pytest.param(SMOKE[d], id=d.name, marks=() if d.name == "quickstart"
+                                                 else pytest.mark.slow) for d in FOLDERS])
 def test_example_runs_as_a_command(script, tmp_path):
     env = dict(os.environ, PYPTO_PROG_BUILD_DIR=str(tmp_path / "build"))
     proc = subprocess.run([sys.executable, script.name], cwd=script.parent, env=env,

@@ -65,6 +65,7 @@ def script(tmp_path):
     return p
 
 
+@pytest.mark.slow  # a fresh interpreter: the python -m pypto smoke test
 def test_doctor_clean_case_exits_0_and_json(script, tmp_path):
     # a fresh interpreter: the one test of ``python -m pypto`` as a real command
     p = _run_process("doctor", script, "--seeds", "2", "--json", "--quiet", "--html", tmp_path / "r.html")
