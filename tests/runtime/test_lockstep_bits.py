@@ -1329,6 +1329,68 @@ def test_elementwise_ext(threads, dtype, shape):
     close(outs[9], torch.maximum(a, b), 0)
 
 
+@pl.jit
+def k_rest_float(a: pl.Tensor, b: pl.Tensor, n: pl.INDEX, r: pl.INDEX, c: pl.INDEX,
+                 o_padd: pl.Out[pl.Tensor], o_pmin: pl.Out[pl.Tensor], o_pmul: pl.Out[pl.Tensor],
+                 o_subc: pl.Out[pl.Tensor], o_addsc: pl.Out[pl.Tensor], o_rems: pl.Out[pl.Tensor]):
+    # the lockstep forms no kernel above used (found by the coverage test below)
+    for i in pl.parallel(n):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            x = pl.load(a, [i * r, 0], [r, c])
+            y = pl.load(b, [i * r, 0], [r, c])
+            tmp = pl.create_tile([r, c], dtype=x.dtype, target_memory=pl.Mem.Vec)
+            o_padd = pl.store(pl.part_add(x, y), [i * r, 0], o_padd)
+            o_pmin = pl.store(pl.part_min(x, y), [i * r, 0], o_pmin)
+            o_pmul = pl.store(pl.part_mul(x, y), [i * r, 0], o_pmul)
+            o_subc = pl.store(pl.subc(x, y, x), [i * r, 0], o_subc)
+            o_addsc = pl.store(pl.addsc(x, 1.5, y), [i * r, 0], o_addsc)
+            o_rems = pl.store(pl.rem(x, 0.75, tmp), [i * r, 0], o_rems)
+    return o_padd, o_pmin, o_pmul, o_subc, o_addsc, o_rems
+
+
+@pl.jit
+def k_rest_int(a: pl.Tensor, n: pl.INDEX, r: pl.INDEX, c: pl.INDEX,
+               o_ors: pl.Out[pl.Tensor], o_shls: pl.Out[pl.Tensor]):
+    for i in pl.parallel(n):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            x = pl.load(a, [i * r, 0], [r, c])
+            o_ors = pl.store(pl.or_(x, 0x5A), [i * r, 0], o_ors)
+            o_shls = pl.store(pl.shl(x, 2), [i * r, 0], o_shls)
+    return o_ors, o_shls
+
+
+@pytest.mark.parametrize("shape", fast_first(SHAPES))
+@pytest.mark.parametrize("dtype", (FP32, FP16), ids=str)
+def test_rest_float(threads, dtype, shape):
+    r, c = shape
+    a, b = data((N * r, c), dtype, 46), data((N * r, c), dtype, 47)
+
+    def call(cfg):
+        outs = [zeros(a.shape, dtype) for _ in range(6)]
+        k_rest_float(a, b, N, r, c, *outs, config=cfg)
+        return outs
+
+    outs, _, _ = run_both(call)
+    close(outs[0], a + b, 0)                # equal shapes: the part ops are elementwise
+    close(outs[1], torch.minimum(a, b), 0)
+    close(outs[2], a * b, 0)
+
+
+@pytest.mark.parametrize("shape", fast_first(SHAPES))
+@pytest.mark.parametrize("dtype", (I32, I16), ids=str)
+def test_rest_int(threads, dtype, shape):
+    r, c = shape
+    a = data((N * r, c), dtype, 48)
+
+    def call(cfg):
+        outs = [zeros(a.shape, dtype) for _ in range(2)]
+        k_rest_int(a, N, r, c, *outs, config=cfg)
+        return outs
+
+    (o_ors, o_shls), _, _ = run_both(call)
+    close(o_ors, a | 0x5A)
+    close(o_shls, a << 2)
+
 def test_every_op_with_a_lockstep_form_ran_in_a_gang(request):
     """Each op whose ``OpDef.batch`` says it has a lockstep form ran in some gang above (bit-compared
     with lockstep off). Runs last in this module: it reads what the tests above recorded, so it
