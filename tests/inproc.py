@@ -181,5 +181,8 @@ def run_example(script) -> Result:
     is shared instead of being repeated."""
     script = Path(script).resolve()
     if script not in _EXAMPLE_RUNS:
-        _EXAMPLE_RUNS[script] = run_script(script)
+        # a scratch working directory: some examples write relative paths (case5_war: build_output/),
+        # which must not land in the source tree; the sibling imports go through sys.path
+        with tempfile.TemporaryDirectory(prefix="pypto-example-") as cwd:
+            _EXAMPLE_RUNS[script] = run_script(script, cwd=cwd, build_dir=Path(cwd) / "build")
     return _EXAMPLE_RUNS[script]

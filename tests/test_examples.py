@@ -1,8 +1,8 @@
 """Every example script under examples/ runs to completion (exit status 0).
 
-Each script runs in this process through ``inproc.run_example`` (as ``__main__``, with its own directory
-as working directory and first on ``sys.path``: the examples import sibling helpers such as ``_check.py``;
-compiled artifacts in a fresh tmp dir), once per session: other test files check the same runs' output.
+Each script runs in this process through ``inproc.run_example`` (as ``__main__``, its own directory first
+on ``sys.path``: the examples import sibling helpers such as ``_check.py``; a scratch working directory
+and compiled artifacts in a fresh tmp dir), once per session: other test files check the same runs' output.
 One script per folder also runs in a fresh interpreter (``python script.py``), so the real command line
 stays covered. Files whose name starts with ``_`` are helpers, not scripts.
 """
