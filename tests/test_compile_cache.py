@@ -195,6 +195,7 @@ _REUSE = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow  # two fresh interpreters import torch
 def test_build_is_reused_by_a_new_process(tmp_path):
     script = _REUSE.format(tests=str(Path(__file__).parent))
     env = dict(os.environ, PYPTO_PROG_BUILD_DIR=str(tmp_path / "cache"))

@@ -1,13 +1,15 @@
-"""The main job (`python -m pypto.demo`) runs, passes its own checks and says what it shows."""
-import os
-import subprocess
-import sys
+"""The main job (`python -m pypto.demo`) runs, passes its own checks and says what it shows.
+
+It runs as ``python -m pypto.demo`` would, in this process (``inproc.run_module``); the fresh-interpreter
+path of ``python -m`` is covered by the CLI smoke test of tests/tools/test_doctor_cli.py."""
+import pytest
+
+from inproc import run_module
 
 
+@pytest.mark.slow
 def test_demo_runs_and_passes(tmp_path):
-    env = dict(os.environ, PYPTO_PROG_BUILD_DIR=str(tmp_path))
-    proc = subprocess.run([sys.executable, "-m", "pypto.demo"], capture_output=True, text=True, env=env,
-                          timeout=120)
+    proc = run_module("pypto.demo", build_dir=tmp_path)
     out = proc.stdout
     assert proc.returncode == 0, out + proc.stderr
     assert "[FAIL]" not in out

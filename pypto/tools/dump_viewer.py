@@ -189,7 +189,10 @@ def export(d: Path, manifest: dict, rec: dict) -> Path:
     return path
 
 
-def compare(d: Path, manifest: dict, recs: list, ref_path: str, rtol: float, atol: float, out=sys.stdout) -> bool:
+def compare(d: Path, manifest: dict, recs: list, ref_path: str, rtol: float, atol: float, out=None) -> bool:
+    # ``out`` None: the current sys.stdout, looked up now (a default bound at import would write past a
+    # caller's redirect_stdout)
+    out = sys.stdout if out is None else out
     try:
         ref = torch.load(ref_path, weights_only=True)
     except Exception as e:  # noqa: BLE001 - any load failure is a user error here

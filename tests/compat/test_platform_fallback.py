@@ -27,6 +27,7 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow  # a fresh interpreter per case (the warning is once per process)
 @pytest.mark.parametrize("device,sim", [("a2a3", "a2a3sim"), ("a5", "a5sim")])
 def test_real_device_runs_on_its_simulator_with_one_warning(device, sim, tmp_path):
     path = tmp_path / "script.py"

@@ -54,6 +54,7 @@ HARNESS = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow  # a fresh interpreter imports torch
 def test_work_directory_contract_across_processes(tmp_path):
     work = tmp_path / "work"
     compile_program(ScaleRows, work, strategy=None, backend_type=BackendType.Ascend910B)

@@ -9,6 +9,8 @@ import importlib
 import os
 import sys
 
+import pytest
+
 import pypto.ops
 from pypto.ops.registry import OpDef, Param
 
@@ -102,6 +104,7 @@ def test_checks_detect_incomplete_ops():
     assert coverage_problems(bad, {"tile.add"}) and not coverage_problems({"tile.add": ok}, {"tile.add"})
 
 
+@pytest.mark.slow  # a fresh interpreter (import order)
 def test_the_registry_loads_when_imported_first():
     """A fresh interpreter importing pypto.ops before anything else (pypto.ops.rules imports
     pypto.ir, whose passes import pypto.ops.rules back: the cycle must not break the load)."""

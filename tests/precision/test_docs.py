@@ -1,12 +1,13 @@
-"""Every python code block in docs/precision/*.md runs as written (each in a fresh interpreter,
-from a scratch directory: kernels need their source on disk, so each block is written to a file)."""
-import os
+"""Every python code block in docs/precision/*.md runs as written (from a scratch directory: kernels need
+their source on disk, so each block is written to a file and run there as ``python block.py`` would, in
+this process through ``inproc.run_script``; the fresh-interpreter path of the example scripts is covered
+by tests/test_examples.py)."""
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from inproc import run_script
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "precision"
 _BLOCK = re.compile(r"```python\n(.*?)```", re.S)
@@ -24,9 +25,7 @@ def _blocks():
 def test_block_runs(code, tmp_path):
     script = tmp_path / "block.py"
     script.write_text(code, encoding="utf-8")
-    env = {**os.environ, "PYPTO_PROG_BUILD_DIR": str(tmp_path / "build")}
-    proc = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, env=env,
-                          timeout=300)
+    proc = run_script(script, cwd=tmp_path, build_dir=tmp_path / "build")
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
 
 

@@ -122,6 +122,7 @@ write_golden(specs, golden, sys.argv[1] + f"/golden_{k}.py", data_dir=sys.argv[1
 """
 
 
+@pytest.mark.slow  # three fresh interpreters import torch
 def test_three_writer_processes_share_one_golden_directory(tmp_path):
     import subprocess
     import sys

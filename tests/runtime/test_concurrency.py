@@ -64,6 +64,7 @@ _REGISTRY_RACE = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow  # a fresh interpreter (first use of the registry)
 def test_registry_first_use_from_eight_threads():
     """Before the fix every fresh process failed: ``_loaded`` was set before the op families were
     imported, so the other threads saw an empty registry ("no attribute 'load'")."""

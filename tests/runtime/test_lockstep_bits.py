@@ -498,7 +498,15 @@ def k_inner_loop(a: pl.Tensor, n: pl.INDEX, r: pl.INDEX, c: pl.INDEX, o: pl.Out[
 
 
 # ================================================================== helpers
-@pytest.fixture(params=[1, 2], ids=["threads1", "threads2"])
+def fast_first(shapes):
+    """Parameters of a shape sweep: the first shape in the fast tier, the others marked slow (CI and
+    ``scripts/test.sh`` run them all; see CONTRIBUTING.md, "Test tiers")."""
+    return [pytest.param(s, id=f"{s[0]}x{s[1]}", marks=() if k == 0 else pytest.mark.slow)
+            for k, s in enumerate(shapes)]
+
+
+# two torch threads (gang calls split in chunks) only in the slow tier: the fast tier keeps one thread
+@pytest.fixture(params=[1, pytest.param(2, marks=pytest.mark.slow)], ids=["threads1", "threads2"])
 def threads(request):
     old = torch.get_num_threads()
     torch.set_num_threads(request.param)
@@ -596,9 +604,34 @@ def run_both(call, seed: int = 0, expect_gangs: bool = True):
     if expect_gangs:
         assert len(gangs) > 0, "no gang formed: the comparison could not fail"
         assert max(len(g) for g in gangs) >= 2
+    GANGED_OPS.update(ganged_ops(rt))
     for k, (x, y) in enumerate(zip(res[False], res[True])):
         assert_same_bits(x, y, f"output {k}")
     return res[True], gangs, rt
+
+
+# ops of the kernels that ran in a lockstep gang in this session (filled by run_both); the last test
+# of this module checks that it holds every op with a lockstep form (OpDef.batch)
+GANGED_OPS: set[str] = set()
+
+
+def ganged_ops(rt) -> set[str]:
+    """The ops of every kernel that ``rt`` (a finished simulator run) ran as a lockstep gang, read
+    from the lowered IR of the compiled program whose artifacts the kernel module was loaded from."""
+    from pypto.ir.visit import iter_calls
+    from pypto.language.jit import JITFunction
+
+    by_index = {t.index: t for t in rt.tasks}
+    names = {by_index[i].kernel for g in rt.gangs for i in g}
+    ops = set()
+    for name in names:
+        out_dir = Path(rt.kernels[name].__file__).resolve().parents[2]   # <out>/kernels/aiv/<name>.py
+        compiled = [c for k in globals().values() if isinstance(k, JITFunction) for c in k._cache.values()
+                    if c.output_dir.resolve() == out_dir]
+        assert compiled, f"no compiled program of this module wrote {out_dir}"
+        fn = compiled[0].lowered.functions[name]
+        ops |= {c.op for _, c in iter_calls(fn.body)}
+    return ops
 
 
 def close(got: torch.Tensor, want: torch.Tensor, tol: float = 1e-2) -> None:
@@ -622,7 +655,7 @@ def tiled_rows(x: torch.Tensor, r: int) -> torch.Tensor:
 BIN_DTYPES = (FP32, FP16, BF16, I32, I16, I8)
 
 
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("shape", fast_first(SHAPES))
 @pytest.mark.parametrize("dtype", BIN_DTYPES, ids=str)
 def test_binary_array(threads, dtype, shape):
     r, c = shape
@@ -645,7 +678,7 @@ def test_binary_array(threads, dtype, shape):
     close(o_min, torch.minimum(a, b), 0)
 
 
-@pytest.mark.parametrize("shape", SHAPES[:3], ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("shape", fast_first(SHAPES[:3]))
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_div(threads, dtype, shape):
     r, c = shape
@@ -662,7 +695,7 @@ def test_div(threads, dtype, shape):
     close(o_div0, a / 0.0)
 
 
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("shape", fast_first(SHAPES))
 @pytest.mark.parametrize("dtype", (FP32, FP16, BF16, I32, I16), ids=str)
 def test_scalar_float_literals(threads, dtype, shape):
     r, c = shape
@@ -682,7 +715,7 @@ def test_scalar_float_literals(threads, dtype, shape):
     close(o_min, torch.minimum(x, torch.zeros((), dtype=odt)), 0)
 
 
-@pytest.mark.parametrize("shape", SHAPES[:2], ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("shape", fast_first(SHAPES[:2]))
 @pytest.mark.parametrize("dtype", (FP32, FP16, BF16, I32, I16, I8), ids=str)
 def test_scalar_int_literals(threads, dtype, shape):
     r, c = shape
@@ -700,7 +733,7 @@ def test_scalar_int_literals(threads, dtype, shape):
 
 
 @pytest.mark.parametrize("flavor", ("special", "normal"))
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("shape", fast_first(SHAPES))
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_unary_float(threads, dtype, shape, flavor):
     r, c = shape
@@ -722,7 +755,7 @@ def test_unary_float(threads, dtype, shape, flavor):
     close(o_recip, torch.reciprocal(x).to(dtype))
 
 
-@pytest.mark.parametrize("shape", SHAPES[:3], ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("shape", fast_first(SHAPES[:3]))
 @pytest.mark.parametrize("dtype", (FP32, FP16, BF16, I32, I16, I8), ids=str)
 def test_unary_any(threads, dtype, shape):
     r, c = shape
@@ -744,7 +777,7 @@ RED_DTYPES = (FP32, FP16, BF16, I32, I16)
 
 
 @pytest.mark.parametrize("flavor", ("normal", "special", "zeros"))
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("shape", fast_first(SHAPES))
 @pytest.mark.parametrize("dtype", RED_DTYPES, ids=str)
 def test_row_reductions_tree(threads, dtype, shape, flavor):
     r, c = shape
@@ -768,7 +801,7 @@ def test_row_reductions_tree(threads, dtype, shape, flavor):
 
 
 @pytest.mark.parametrize("flavor", ("special", "zeros"))
-@pytest.mark.parametrize("shape", SHAPES[:2], ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("shape", fast_first(SHAPES[:2]))
 @pytest.mark.parametrize("dtype", (FP32, FP16, I32), ids=str)
 def test_row_reductions_live_tmp(threads, dtype, shape, flavor):
     r, c = shape
@@ -786,7 +819,7 @@ def test_row_reductions_live_tmp(threads, dtype, shape, flavor):
 
 
 @pytest.mark.parametrize("flavor", ("normal", "special", "zeros"))
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("shape", fast_first(SHAPES))
 @pytest.mark.parametrize("dtype", RED_DTYPES, ids=str)
 def test_col_reductions_tree(threads, dtype, shape, flavor):
     r, c = shape
@@ -810,7 +843,7 @@ def test_col_reductions_tree(threads, dtype, shape, flavor):
 
 
 @pytest.mark.parametrize("flavor", ("normal", "special", "zeros"))
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("shape", fast_first(SHAPES))
 @pytest.mark.parametrize("dtype", RED_DTYPES, ids=str)
 def test_sequential_reductions(threads, dtype, shape, flavor):
     r, c = shape
@@ -833,7 +866,7 @@ def test_sequential_reductions(threads, dtype, shape, flavor):
 
 
 # ================================================================== broadcast
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("shape", fast_first(SHAPES))
 @pytest.mark.parametrize("dtype", (FP32, FP16, BF16, I32, I16), ids=str)
 def test_row_expand(threads, dtype, shape):
     r, c = shape
@@ -852,7 +885,7 @@ def test_row_expand(threads, dtype, shape):
     close(o_fill, torch.full(a.shape, 3, dtype=dtype), 0)
 
 
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("shape", fast_first(SHAPES))
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_row_expand_float_only(threads, dtype, shape):
     r, c = shape
@@ -869,7 +902,7 @@ def test_row_expand_float_only(threads, dtype, shape):
     close(o_fill, torch.full(a.shape, 2.75, dtype=dtype), 0)
 
 
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("shape", fast_first(SHAPES))
 @pytest.mark.parametrize("dtype", (FP32, FP16, BF16, I32, I16), ids=str)
 def test_col_expand(threads, dtype, shape):
     r, c = shape
@@ -888,7 +921,7 @@ def test_col_expand(threads, dtype, shape):
     close(tiled_rows(o_min, r), torch.minimum(t, w), 0)
 
 
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("shape", fast_first(SHAPES))
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_col_expand_float_only(threads, dtype, shape):
     r, c = shape
@@ -906,7 +939,7 @@ def test_col_expand_float_only(threads, dtype, shape):
 
 
 # ================================================================== compare / select
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("shape", fast_first(SHAPES))
 @pytest.mark.parametrize("dtype", (FP32, FP16, BF16, I32, I16, I8), ids=str)
 def test_compare_select(threads, dtype, shape):
     r, c = shape
@@ -935,7 +968,7 @@ CAST_PAIRS = [(FP32, FP16), (FP32, BF16), (FP32, I32), (FP32, I16), (FP16, FP32)
               (I32, I16), (I16, FP16)]
 
 
-@pytest.mark.parametrize("shape", SHAPES[1:3], ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("shape", fast_first(SHAPES[1:3]))
 @pytest.mark.parametrize("pair", CAST_PAIRS, ids=lambda p: f"{p[0]}-{p[1]}".replace("torch.", ""))
 def test_cast(threads, pair, shape):
     src, dst = pair
@@ -963,7 +996,7 @@ def test_cast(threads, pair, shape):
 
 
 # ================================================================== full / create_tile / move
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("shape", fast_first(SHAPES))
 @pytest.mark.parametrize("dtype", (FP32, FP16, BF16), ids=str)
 def test_full_create_move(threads, dtype, shape):
     r, c = shape
@@ -1193,7 +1226,7 @@ def k_bitwise(a: pl.Tensor, b: pl.Tensor, n: pl.INDEX, r: pl.INDEX, c: pl.INDEX,
     return o_and, o_or, o_xor, o_not, o_shl, o_shr, o_ands, o_xors, o_shrs
 
 
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("shape", fast_first(SHAPES))
 @pytest.mark.parametrize("dtype", (I32, I16, I8, torch.uint8, torch.int64), ids=str)
 def test_bitwise(threads, dtype, shape):
     r, c = shape
@@ -1234,7 +1267,7 @@ def k_prod_arg(a: pl.Tensor, n: pl.INDEX, r: pl.INDEX, c: pl.INDEX,
     return o_rprod, o_rseq, o_cprod, o_ramax, o_ramin, o_camax, o_camin
 
 
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("shape", fast_first(SHAPES))
 @pytest.mark.parametrize("dtype", (FP32, FP16, BF16, I32, I16), ids=str)
 def test_prod_and_arg_reductions(threads, dtype, shape):
     r, c = shape
@@ -1280,7 +1313,7 @@ def k_elementwise_ext(a: pl.Tensor, b: pl.Tensor, n: pl.INDEX, r: pl.INDEX, c: p
     return o_fmod, o_fmods, o_rem, o_sin, o_cos, o_prelu, o_lrelu, o_addc, o_subsc, o_part
 
 
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("shape", fast_first(SHAPES))
 @pytest.mark.parametrize("dtype", (FP32, FP16), ids=str)
 def test_elementwise_ext(threads, dtype, shape):
     r, c = shape
@@ -1294,3 +1327,80 @@ def test_elementwise_ext(threads, dtype, shape):
     outs, _, _ = run_both(call)
     close(outs[3], torch.sin(a.double()).to(dtype))
     close(outs[9], torch.maximum(a, b), 0)
+
+
+@pl.jit
+def k_rest_float(a: pl.Tensor, b: pl.Tensor, n: pl.INDEX, r: pl.INDEX, c: pl.INDEX,
+                 o_padd: pl.Out[pl.Tensor], o_pmin: pl.Out[pl.Tensor], o_pmul: pl.Out[pl.Tensor],
+                 o_subc: pl.Out[pl.Tensor], o_addsc: pl.Out[pl.Tensor], o_rems: pl.Out[pl.Tensor]):
+    # the lockstep forms no kernel above used (found by the coverage test below)
+    for i in pl.parallel(n):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            x = pl.load(a, [i * r, 0], [r, c])
+            y = pl.load(b, [i * r, 0], [r, c])
+            tmp = pl.create_tile([r, c], dtype=x.dtype, target_memory=pl.Mem.Vec)
+            o_padd = pl.store(pl.part_add(x, y), [i * r, 0], o_padd)
+            o_pmin = pl.store(pl.part_min(x, y), [i * r, 0], o_pmin)
+            o_pmul = pl.store(pl.part_mul(x, y), [i * r, 0], o_pmul)
+            o_subc = pl.store(pl.subc(x, y, x), [i * r, 0], o_subc)
+            o_addsc = pl.store(pl.addsc(x, 1.5, y), [i * r, 0], o_addsc)
+            o_rems = pl.store(pl.rem(x, 0.75, tmp), [i * r, 0], o_rems)
+    return o_padd, o_pmin, o_pmul, o_subc, o_addsc, o_rems
+
+
+@pl.jit
+def k_rest_int(a: pl.Tensor, n: pl.INDEX, r: pl.INDEX, c: pl.INDEX,
+               o_ors: pl.Out[pl.Tensor], o_shls: pl.Out[pl.Tensor]):
+    for i in pl.parallel(n):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            x = pl.load(a, [i * r, 0], [r, c])
+            o_ors = pl.store(pl.or_(x, 0x5A), [i * r, 0], o_ors)
+            o_shls = pl.store(pl.shl(x, 2), [i * r, 0], o_shls)
+    return o_ors, o_shls
+
+
+@pytest.mark.parametrize("shape", fast_first(SHAPES))
+@pytest.mark.parametrize("dtype", (FP32, FP16), ids=str)
+def test_rest_float(threads, dtype, shape):
+    r, c = shape
+    a, b = data((N * r, c), dtype, 46), data((N * r, c), dtype, 47)
+
+    def call(cfg):
+        outs = [zeros(a.shape, dtype) for _ in range(6)]
+        k_rest_float(a, b, N, r, c, *outs, config=cfg)
+        return outs
+
+    outs, _, _ = run_both(call)
+    close(outs[0], a + b, 0)                # equal shapes: the part ops are elementwise
+    close(outs[1], torch.minimum(a, b), 0)
+    close(outs[2], a * b, 0)
+
+
+@pytest.mark.parametrize("shape", fast_first(SHAPES))
+@pytest.mark.parametrize("dtype", (I32, I16), ids=str)
+def test_rest_int(threads, dtype, shape):
+    r, c = shape
+    a = data((N * r, c), dtype, 48)
+
+    def call(cfg):
+        outs = [zeros(a.shape, dtype) for _ in range(2)]
+        k_rest_int(a, N, r, c, *outs, config=cfg)
+        return outs
+
+    (o_ors, o_shls), _, _ = run_both(call)
+    close(o_ors, a | 0x5A)
+    close(o_shls, a << 2)
+
+def test_every_op_with_a_lockstep_form_ran_in_a_gang(request):
+    """Each op whose ``OpDef.batch`` says it has a lockstep form ran in some gang above (bit-compared
+    with lockstep off). Runs last in this module: it reads what the tests above recorded, so it
+    only judges when all of them were selected."""
+    from pypto.ops.registry import all_ops
+
+    selected = [i for i in request.session.items if i.parent is request.node.parent]
+    if len(selected) != len(list(request.node.parent.collect())):
+        pytest.skip("only part of this module was selected: the record of ganged ops is incomplete")
+    lockstep = {name for name, op in all_ops().items() if op.batch is not None}
+    missing = sorted(lockstep - GANGED_OPS)
+    assert not missing, (f"ops with a lockstep form (OpDef.batch) that no test of {Path(__file__).name} "
+                         f"ran in a gang: {missing}; add them to a kernel above")

@@ -1,8 +1,6 @@
 """Runtime dependency inference (spec-runtime §3.3-3.4), DFX outputs and seeded scheduling."""
 import inspect
 import json
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 
@@ -15,6 +13,7 @@ from pypto.runtime import simulator as S
 from pypto.runtime.deps import COVERED, NO_OVERLAP, OTHER, View, overlap, tensor_id
 
 import kernels_rt as K
+from inproc import run_module
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -250,8 +249,8 @@ def test_deps_json_is_reproducible_across_runs(tmp_path):
 
 # ------------------------------------------------------------------ DFX: dumps + viewer
 def _viewer(*args):
-    return subprocess.run([sys.executable, "-m", "simpler_setup.tools.dump_viewer", *map(str, args)],
-                          capture_output=True, text=True, cwd=REPO)
+    """``python -m simpler_setup.tools.dump_viewer ARGS``, in this process (see tests/inproc.py)."""
+    return run_module("simpler_setup.tools.dump_viewer", *args, cwd=REPO)
 
 
 def test_dump_level_2_and_viewer(tmp_path):

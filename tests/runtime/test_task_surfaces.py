@@ -4,14 +4,13 @@
 generated orchestration, the runtime's edges, deps.json and the dump files."""
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 
 import kernels_tasks as K
+from inproc import run_module
 from pypto.errors import PyptoError
 from pypto.frontend.specialize import specialize
 from pypto.ir import assert_structural_equal, run_pipeline
@@ -164,8 +163,8 @@ def test_task_id_array_fan_in():
 
 # ------------------------------------------------------------------ dumps
 def _viewer(*args):
-    return subprocess.run([sys.executable, "-m", "pypto.tools.dump_viewer", *map(str, args)],
-                          capture_output=True, text=True, cwd=REPO)
+    """``python -m pypto.tools.dump_viewer ARGS``, in this process (see tests/inproc.py)."""
+    return run_module("pypto.tools.dump_viewer", *args, cwd=REPO)
 
 
 def test_dumps_level_1_only_marked_level_2_everything(tmp_path):

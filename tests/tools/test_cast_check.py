@@ -1,10 +1,11 @@
 """Cast certification: the CLI verdicts of the issue, counterexamples, and the generated doc table."""
-import subprocess
-import sys
 from pathlib import Path
 
+import pytest
 import torch
 
+from inproc import run_main
+from pypto.cli import main
 from pypto.debug.cast_check import certify
 from pypto.numerics.cast import cast_tensor
 
@@ -12,8 +13,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "pypto", "cast-check", *args], capture_output=True, text=True,
-                          timeout=120)
+    """``pypto cast-check ARGS`` through ``pypto.cli.main`` in this process (see tests/inproc.py; the real
+    command line has its smoke test in test_doctor_cli.py)."""
+    return run_main(main, "cast-check", *args)
 
 
 def test_int32_fp16_on_a5_is_exact():
@@ -56,6 +58,7 @@ def test_rejected_pair_and_bad_input():
     assert p.returncode == 2 and "mode" in p.stderr
 
 
+@pytest.mark.slow
 def test_docs_table_is_generated_and_current():
     from pypto.tools.cast_table import render
 

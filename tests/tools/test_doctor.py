@@ -12,6 +12,8 @@ sys.path.insert(0, str(CASES.parent))
 
 import doctor_cases  # noqa: E402
 
+from inproc import run_main  # noqa: E402
+from pypto.cli import main  # noqa: E402
 from pypto.debug.doctor import doctor  # noqa: E402
 from pypto.debug.fuzz import fuzz  # noqa: E402
 
@@ -24,6 +26,7 @@ EXPECTED = {  # case -> (settled step, words the fix must contain)
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_doctor_settles_each_case(name, tmp_path, monkeypatch):
     import tempfile
@@ -94,8 +97,7 @@ def test_case5_report_has_the_race_timeline(tmp_path):
 
 
 def test_doctor_cli(tmp_path):
-    p = subprocess.run([sys.executable, "-m", "pypto", "doctor", str(CASES), "--case", "case3",
-                        "--html", str(tmp_path / "d.html")], capture_output=True, text=True, timeout=600)
+    p = run_main(main, "doctor", CASES, "--case", "case3", "--html", tmp_path / "d.html")
     assert p.returncode == 1, p.stderr[-2000:]      # a finding
     assert "SETTLED at step 2" in p.stdout and "pl.fillpad" in p.stdout
     assert "fix check: verified" in p.stdout
@@ -120,8 +122,9 @@ def test_fuzz_war_is_larger_and_names_the_pair():
     assert "deps=[reader_tid]" in r.races[0].fix
 
 
+@pytest.mark.slow
 def test_fuzz_cli_runs_in_parallel_processes():
-    p = subprocess.run([sys.executable, "-m", "pypto", "fuzz", str(CASES), "--case", "war_fuzz", "--seeds", "8",
-                        "--jobs", "2"], capture_output=True, text=True, timeout=600)
+    # in this process; --jobs 2 still fans the seeds out to two spawned worker processes
+    p = run_main(main, "fuzz", CASES, "--case", "war_fuzz", "--seeds", "8", "--jobs", "2")
     assert p.returncode == 1, p.stderr[-2000:]        # "larger" exits 1
     assert "LARGER than last bits" in p.stdout and "reader" in p.stdout and "writer" in p.stdout

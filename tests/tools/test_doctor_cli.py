@@ -9,13 +9,20 @@ from pathlib import Path
 
 import pytest
 
-from pypto.cli import build_parser
+from inproc import run_main
+from pypto.cli import build_parser, main
 
 ROOT = Path(__file__).resolve().parents[2]
 TRIAL = ROOT / "tests" / "precision" / "corpus" / "user_trial.py"
 
 
-def _run(*args, timeout=600):
+def _run(*args):
+    """``pypto ARGS`` through ``pypto.cli.main`` in this process (see tests/inproc.py)."""
+    return run_main(main, *args)
+
+
+def _run_process(*args, timeout=600):
+    """``python -m pypto ARGS`` in a fresh interpreter: the smoke test of the real command line."""
     return subprocess.run([sys.executable, "-m", "pypto", *map(str, args)], capture_output=True, text=True,
                           timeout=timeout)
 
@@ -58,8 +65,10 @@ def script(tmp_path):
     return p
 
 
+@pytest.mark.slow  # a fresh interpreter: the python -m pypto smoke test
 def test_doctor_clean_case_exits_0_and_json(script, tmp_path):
-    p = _run("doctor", script, "--seeds", "2", "--json", "--quiet", "--html", tmp_path / "r.html")
+    # a fresh interpreter: the one test of ``python -m pypto`` as a real command
+    p = _run_process("doctor", script, "--seeds", "2", "--json", "--quiet", "--html", tmp_path / "r.html")
     assert p.returncode == 0, p.stderr[-2000:]
     d = json.loads(p.stdout)
     assert d["cause"] == "no_gap" and d["settled_step"] == 1 and d["html"].endswith("r.html")
