@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,7 +69,15 @@ def _as_dtype(value, t: ScalarType, what: str, span: Span):
     """A specialisation constant takes its parameter's dtype: ``3`` for a ``pl.FP32`` parameter is
     the float 3.0 (so ``pl.add(x, s)`` computes as the annotation says, not as the literal's type)."""
     if t.dtype.is_float():
-        return float(value)
+        value = float(value)
+        # like pl.full's fill value: a finite number past the dtype's range would silently become
+        # an infinity (1e39 for FP32, 1e6 for FP16); an infinity or NaN passed as such is fine
+        big = torch.finfo(t.dtype.torch).max if t.dtype.torch is not None else None
+        if big is not None and math.isfinite(value) and abs(value) > big:
+            raise ParserTypeError(f"{what} is {t.dtype.name} but the call passes {value!r}, outside its finite "
+                                  f"range (largest {big:.6g}): it would become an infinity; pass "
+                                  f"float('inf') if an infinity is meant", span)
+        return value
     if t.dtype.is_bool():
         return bool(value)
     if isinstance(value, float) and not value.is_integer():

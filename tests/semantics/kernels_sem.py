@@ -215,3 +215,18 @@ def bare_add(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
         out[:] = pl.add(a, b)
     return out
+
+
+@pl.jit
+def adds_fp16_param(a: pl.Tensor[[16, 32], pl.FP16], s: pl.Scalar[pl.FP16],
+                    out: pl.Out[pl.Tensor[[16, 32], pl.FP16]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:] = pl.add(a, s)
+    return out
+
+
+@pl.jit
+def literal_too_big(a: pl.Tensor[[16, 32], pl.FP32], out: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:] = pl.add(a, 1e39)
+    return out

@@ -121,6 +121,21 @@ def test_full_with_a_value_out_of_range_is_a_located_error():
     assert torch.isinf(out).all()
 
 
+def test_a_float_past_its_dtype_is_a_located_error_not_an_infinity():
+    """Before: an FP16 scalar argument 1e6 and a float literal 1e39 (every float literal is FP32)
+    silently became infinities, as pl.full(value=1e39) no longer does."""
+    a = torch.ones(16, 32).half()
+    e = _raises_located(lambda: K.adds_fp16_param(a, 1e6, torch.zeros_like(a), config=CFG), "def adds_fp16_param")
+    assert "'s' is FP16" in str(e) and "infinity" in str(e)
+    out = torch.zeros_like(a)
+    K.adds_fp16_param(a, float("inf"), out, config=CFG)     # an infinity meant as one is fine
+    assert torch.isinf(out).all()
+    K.adds_fp16_param(a, 65504.0, out, config=CFG)           # the largest finite FP16 too
+    assert torch.equal(out, a + 65504.0)
+    e = _raises_located(lambda: K.literal_too_big(torch.ones(16, 32), torch.zeros(16, 32), config=CFG), "1e39")
+    assert "does not fit FP32" in str(e)
+
+
 def test_an_int_literal_beyond_64_bits_is_a_located_error():
     a = torch.ones(16, 32, dtype=torch.int32)
     e = _raises_located(lambda: K.huge_literal(a, torch.zeros_like(a), config=CFG), "100000000000000000000")
