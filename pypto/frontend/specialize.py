@@ -225,7 +225,18 @@ def specialize(jitfn, args: tuple, kwargs: dict) -> Specialization:
                     "at least one element along every axis (there is no empty tile on the device)",
                     src.span(arg) if arg is not None else None,
                     "skip the call for empty inputs, or pass a tensor of at least one element per axis")
-            types.append(TensorType(tuple(int(d) for d in v.shape), dtype_from_torch(v.dtype)))
+            try:
+                dtype = dtype_from_torch(v.dtype)
+            except TypeError:
+                # (a float64 tensor raised a bare TypeError from deep inside, naming no parameter)
+                node, src = function_source(fn)
+                arg = next((a for a in node.args.args if a.arg == name), None)
+                raise ParserTypeError(
+                    f"argument '{name}' of @pl.jit function '{fn.__name__}' is a {v.dtype} tensor: the device "
+                    "has no such dtype", src.span(arg) if arg is not None else None,
+                    "convert it first, e.g. .float() for float64 (the dtypes are listed in docs/language.md)"
+                ) from None
+            types.append(TensorType(tuple(int(d) for d in v.shape), dtype))
         else:
             types.append(None)
     sp = _Specializer(jitfn)

@@ -217,6 +217,15 @@ def test_an_unwritable_out_argument_is_rejected_before_running(what, out, needle
     assert not ran                                    # nothing ran: no work lost at write-back
 
 
+@pytest.mark.parametrize("dtype", [torch.float64, torch.complex64])
+def test_a_tensor_of_a_dtype_the_device_lacks_is_a_located_error(dtype):
+    """Before: a float64 argument raised a bare TypeError from inside dtype_from_torch, naming no
+    parameter and pointing nowhere."""
+    e = _raises_located(lambda: K.bare_add(torch.randn(16, 32), torch.zeros(16, 32, dtype=dtype),
+                                           torch.zeros(16, 32), config=CFG), "def bare_add")
+    assert "argument 'b'" in str(e) and str(dtype) in str(e)
+
+
 def test_mixed_float_dtypes_promote_by_an_explicit_rule_with_a_warning():
     a, b, out = torch.randn(16, 32), torch.randn(16, 32).half(), torch.zeros(16, 32)
     ds = [d for d in warnings_of(K.bare_add, a, b, out) if d.code == "PTO-W005"]
