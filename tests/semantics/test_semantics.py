@@ -136,6 +136,14 @@ def test_a_float_past_its_dtype_is_a_located_error_not_an_infinity():
     assert "does not fit FP32" in str(e)
 
 
+def test_a_region_out_of_bounds_once_a_scalar_is_specialised_is_a_located_error():
+    """Before (difffuzz seed 39046): with n = 1 compiled in, Simplify folded i * 64 to 0 and the
+    verifier, not the user, found the load leaving the [1, 128] tensor: a VerificationError."""
+    e = _raises_located(lambda: K.loads_past_a_short_tensor(torch.randn(1, 128), 1, torch.zeros(256, 128),
+                                                            config=CFG), "pl.load(a, [i * 64, 0], [64, 128])")
+    assert not isinstance(e, (VerificationError, InternalError)) and "leaves the tensor" in str(e)
+
+
 def test_an_int_literal_beyond_64_bits_is_a_located_error():
     a = torch.ones(16, 32, dtype=torch.int32)
     e = _raises_located(lambda: K.huge_literal(a, torch.zeros_like(a), config=CFG), "100000000000000000000")
