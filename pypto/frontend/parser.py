@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import enum
+import math
 import types as pytypes
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -217,8 +218,16 @@ def to_expr(v: Any, span: Span) -> Expr:
                                   "device holds it", span, "use a value in [-2**63, 2**63)")
         return ConstInt(v, INDEX, span)
     if isinstance(v, float):
+        if math.isfinite(v) and abs(v) > _FP32_MAX:
+            # (a float literal is an FP32 scalar: 1e39 silently became an infinity)
+            raise ParserTypeError(f"float {v!r} does not fit FP32 (largest finite value {_FP32_MAX:.6g}), the type of "
+                                  "every float literal: it would become an infinity", span,
+                                  "write float('inf') / -float('inf') if an infinity is meant, or a value in range")
         return ConstFloat(v, FP32, span)
     raise ParserTypeError(f"expected a value, got {_describe_static(v)}", span)
+
+
+_FP32_MAX = 3.4028234663852886e38   # torch.finfo(torch.float32).max
 
 
 def _type_detail(before: Any, after: Any) -> str:

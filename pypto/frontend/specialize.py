@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import inspect
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,7 +71,15 @@ def _as_dtype(value, t: ScalarType, what: str, span: Span):
     """A specialisation constant takes its parameter's dtype: ``3`` for a ``pl.FP32`` parameter is
     the float 3.0 (so ``pl.add(x, s)`` computes as the annotation says, not as the literal's type)."""
     if t.dtype.is_float():
-        return float(value)
+        value = float(value)
+        # like pl.full's fill value: a finite number past the dtype's range would silently become
+        # an infinity (1e39 for FP32, 1e6 for FP16); an infinity or NaN passed as such is fine
+        big = torch.finfo(t.dtype.torch).max if t.dtype.torch is not None else None
+        if big is not None and math.isfinite(value) and abs(value) > big:
+            raise ParserTypeError(f"{what} is {t.dtype.name} but the call passes {value!r}, outside its finite "
+                                  f"range (largest {big:.6g}): it would become an infinity; pass "
+                                  f"float('inf') if an infinity is meant", span)
+        return value
     if t.dtype.is_bool():
         return bool(value)
     if isinstance(value, float) and not value.is_integer():
@@ -259,7 +268,18 @@ def specialize(jitfn, args: tuple, kwargs: dict) -> Specialization:
                 # packed FP4, as the reference takes it: two codes per byte, the IR counts codes
                 types.append(TensorType((*(int(d) for d in v.shape[:-1]), 2 * int(v.shape[-1])), FP4))
                 continue
-            types.append(TensorType(tuple(int(d) for d in v.shape), dtype_from_torch(v.dtype)))
+            try:
+                dtype = dtype_from_torch(v.dtype)
+            except TypeError:
+                # (a float64 tensor raised a bare TypeError from deep inside, naming no parameter)
+                node, src = function_source(fn)
+                arg = next((a for a in node.args.args if a.arg == name), None)
+                raise ParserTypeError(
+                    f"argument '{name}' of @pl.jit function '{fn.__name__}' is a {v.dtype} tensor: the device "
+                    "has no such dtype", src.span(arg) if arg is not None else None,
+                    "convert it first, e.g. .float() for float64 (the dtypes are listed in docs/language.md)"
+                ) from None
+            types.append(TensorType(tuple(int(d) for d in v.shape), dtype))
         else:
             types.append(None)
     sp = _Specializer(jitfn)

@@ -215,3 +215,28 @@ def bare_add(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
         out[:] = pl.add(a, b)
     return out
+
+
+@pl.jit
+def adds_fp16_param(a: pl.Tensor[[16, 32], pl.FP16], s: pl.Scalar[pl.FP16],
+                    out: pl.Out[pl.Tensor[[16, 32], pl.FP16]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:] = pl.add(a, s)
+    return out
+
+
+@pl.jit
+def literal_too_big(a: pl.Tensor[[16, 32], pl.FP32], out: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:] = pl.add(a, 1e39)
+    return out
+
+
+@pl.jit
+def loads_past_a_short_tensor(a: pl.Tensor[[1, 128], pl.FP32], n: pl.Scalar[pl.INDEX],
+                              out: pl.Out[pl.Tensor[[256, 128], pl.FP32]]):
+    for i in pl.range(n):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t = pl.load(a, [i * 64, 0], [64, 128])
+            out = pl.store(t, [i * 64, 0], out)
+    return out

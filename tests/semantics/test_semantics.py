@@ -121,6 +121,29 @@ def test_full_with_a_value_out_of_range_is_a_located_error():
     assert torch.isinf(out).all()
 
 
+def test_a_float_past_its_dtype_is_a_located_error_not_an_infinity():
+    """Before: an FP16 scalar argument 1e6 and a float literal 1e39 (every float literal is FP32)
+    silently became infinities, as pl.full(value=1e39) no longer does."""
+    a = torch.ones(16, 32).half()
+    e = _raises_located(lambda: K.adds_fp16_param(a, 1e6, torch.zeros_like(a), config=CFG), "def adds_fp16_param")
+    assert "'s' is FP16" in str(e) and "infinity" in str(e)
+    out = torch.zeros_like(a)
+    K.adds_fp16_param(a, float("inf"), out, config=CFG)     # an infinity meant as one is fine
+    assert torch.isinf(out).all()
+    K.adds_fp16_param(a, 65504.0, out, config=CFG)           # the largest finite FP16 too
+    assert torch.equal(out, a + 65504.0)
+    e = _raises_located(lambda: K.literal_too_big(torch.ones(16, 32), torch.zeros(16, 32), config=CFG), "1e39")
+    assert "does not fit FP32" in str(e)
+
+
+def test_a_region_out_of_bounds_once_a_scalar_is_specialised_is_a_located_error():
+    """Before (difffuzz seed 39046): with n = 1 compiled in, Simplify folded i * 64 to 0 and the
+    verifier, not the user, found the load leaving the [1, 128] tensor: a VerificationError."""
+    e = _raises_located(lambda: K.loads_past_a_short_tensor(torch.randn(1, 128), 1, torch.zeros(256, 128),
+                                                            config=CFG), "pl.load(a, [i * 64, 0], [64, 128])")
+    assert not isinstance(e, (VerificationError, InternalError)) and "leaves the tensor" in str(e)
+
+
 def test_an_int_literal_beyond_64_bits_is_a_located_error():
     a = torch.ones(16, 32, dtype=torch.int32)
     e = _raises_located(lambda: K.huge_literal(a, torch.zeros_like(a), config=CFG), "100000000000000000000")
@@ -200,6 +223,15 @@ def test_an_unwritable_out_argument_is_rejected_before_running(what, out, needle
         K.bare_add(torch.randn(16, 32), torch.randn(16, 32), out(), config=CFG)
     assert needle in str(e.value) and "'out'" in str(e.value)
     assert not ran                                    # nothing ran: no work lost at write-back
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.complex64])
+def test_a_tensor_of_a_dtype_the_device_lacks_is_a_located_error(dtype):
+    """Before: a float64 argument raised a bare TypeError from inside dtype_from_torch, naming no
+    parameter and pointing nowhere."""
+    e = _raises_located(lambda: K.bare_add(torch.randn(16, 32), torch.zeros(16, 32, dtype=dtype),
+                                           torch.zeros(16, 32), config=CFG), "def bare_add")
+    assert "argument 'b'" in str(e) and str(dtype) in str(e)
 
 
 def test_mixed_float_dtypes_promote_by_an_explicit_rule_with_a_warning():

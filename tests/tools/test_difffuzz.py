@@ -57,6 +57,29 @@ def test_a_failing_case_fails_the_campaign(monkeypatch):
     assert not report.ok and "injected" in report.format()
 
 
+def test_the_time_limit_counts_cpu_time_not_waiting(monkeypatch):
+    """A case that only waits (for a core, on a loaded machine) is not a timeout; one that burns
+    CPU past the limit is; one that hangs is cut by the wall-clock backstop. Before this, the limit
+    was wall-clock time and a loaded machine turned slow-but-correct cases into failures."""
+    import time
+
+    import pytest
+
+    from pypto.tools.difffuzz import execute
+
+    monkeypatch.setattr(execute, "WALL_FACTOR", 10_000)   # (this machine may be loaded too)
+    with execute.time_limit(0.2):
+        time.sleep(0.5)             # waiting, no CPU: within the limit
+    with pytest.raises(execute._Timeout, match="CPU time"):
+        with execute.time_limit(0.2):
+            while True:
+                sum(range(1000))
+    monkeypatch.setattr(execute, "WALL_FACTOR", 2)
+    with pytest.raises(execute._Timeout, match="wall-clock"):
+        with execute.time_limit(0.2):
+            time.sleep(5)
+
+
 def test_cli_rejects_bad_arguments(capsys):
     import pytest
 

@@ -11,7 +11,8 @@ Two sources of kernels:
 Each case runs on a simulator (a2a3sim or a5sim, alternating) and under ``torch_codegen``;
 :mod:`.execute` classifies it as ``agree`` / ``rejected`` (a located user error) / ``explained`` (a
 difference the compiler warned about) / ``disagree`` / ``internal`` / ``timeout``. The campaign
-passes when there is no ``disagree``, ``internal`` or ``timeout``.
+passes when there is no ``disagree``, ``internal`` or ``timeout`` (a case's limit is CPU time, so
+a campaign on a loaded machine does not time out on cases that only wait for a core).
 
 Short campaign: ``tests/tools/test_difffuzz.py`` (CI). Long one, on demand::
 

@@ -18,7 +18,8 @@ def main(argv=None) -> int:
                     help="generated kernels to run (default: a fifth of --mutants)")
     ap.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
     ap.add_argument("--examples", type=Path, default=None, help="directory of example modules to mutate")
-    ap.add_argument("--limit", type=float, default=20.0, help="seconds allowed per case (default 20)")
+    ap.add_argument("--limit", type=float, default=20.0, help="seconds of CPU time allowed per case (default 20); a case that hangs is cut "
+                         "after 15 times as many seconds of wall-clock time")
     ap.add_argument("--quiet", action="store_true", help="no progress lines")
     args = ap.parse_args(argv)
     if args.mutants < 0 or (args.generated is not None and args.generated < 0):
