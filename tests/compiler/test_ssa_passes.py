@@ -437,11 +437,11 @@ def test_parse_time_errors_keep_their_spans():
                    "        return a\n", ParserTypeError, "Cannot reassign 'x' with a different type")
     assert (e.span.line, e.span.col) == (7, 8) and "loop-carried value keeps its type" in e.hint
     # a name first bound in a loop and read after it is carried (tests/test_forms.py); one whose
-    # type has no initial value to give it is still an error at the loop
+    # type has no initial value to give it stays local to the loop: reading it after is an error there
     e = err(head + "        for i in pl.range(2):\n            y = pl.load(a, [0], [64], valid_shape=[32])\n"
                    "        return pl.store(y, [0], a)\n",
-            ParserError, "'y' is first bound inside the loop and read after it")
-    assert (e.span.line, e.span.col) == (6, 8)
+            ParserError, "'y' is defined inside the loop body only and is not visible after it")
+    assert (e.span.line, e.span.col) == (8, 24) and "assign 'y' before the loop" in e.hint
     e = err(head + "        if n > 1:\n            y = pl.add(a, a)\n        return y\n", ParserError,
             "name 'y' is not defined")
     assert e.span.line == 8

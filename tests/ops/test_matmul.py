@@ -10,7 +10,7 @@ import torch
 
 import kernels_mm as K
 import ops_harness as H
-from pypto.errors import CapacityError, InvalidOperationError, PyptoError
+from pypto.errors import CapacityError, InvalidOperationError, PassError, PyptoError
 
 COVERED_OPS = {"tile.matmul", "tile.matmul_acc", "tile.extract", "tensor.matmul", "tensor.matmul_acc"}
 
@@ -174,7 +174,7 @@ def test_tensor_matmul_default_dtype_cast_on_a5_error_on_a2a3():
     H.assert_same_bits(sim[2], ref[2], "tensor_mm_default")
     from pypto.numerics.cast import cast_tensor
     H.assert_same_bits(ref[2], cast_tensor(a.float() @ b.float(), torch.float16, "rint"), "rint cast")
-    with pytest.raises(InvalidOperationError) as info:
+    with pytest.raises(PassError) as info:
         H.run_sim(K.tensor_mm_default, [a, b, out], "a2a3sim")
     msg = str(info.value)
     assert "Acc" in msg and "Vec" in msg and "a2a3" in msg and "pl.store" in msg, msg
@@ -205,7 +205,7 @@ def test_acc_to_vec_a5_only(dtype):
         _ref_a5(K.tile_mm_then_add, [a, b, bias, out])
     H.assert_same_bits(sim[3], ref[3], "tile_mm_then_add")
     H.assert_same_bits(ref[3], torch.matmul(a.float(), b.float()) + bias, "a @ b + bias")
-    with pytest.raises(InvalidOperationError, match="no on-chip path Acc -> Vec"):
+    with pytest.raises(PassError, match="no on-chip path Acc -> Vec"):
         H.run_sim(K.tile_mm_then_add, [a, b, bias, out], "a2a3sim")
 
 
