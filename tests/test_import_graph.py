@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PKG = ROOT / "pypto"
 
 LAYERS = [
-    {"pypto", "pypto.errors", "pypto.log", "pypto.tracebacks", "pypto.safe_files", "pypto.module_alias", "pypto.progress"},
+    {"pypto", "pypto.errors", "pypto.log", "pypto.tracebacks", "pypto.safe_files", "pypto.module_alias", "pypto.progress", "pypto.pyast"},
     {"pypto.language", "pypto.numerics"},     # dtypes, enums, annotations (the DSL facade: see LAZY_UP)
     {"pypto.ir"},
     {"pypto.ops"},

@@ -18,6 +18,7 @@ consumer).
 from __future__ import annotations
 
 import ast
+from pypto import pyast  # ast.parse behind a lock (CPython 3.11 is not thread-safe there)
 import inspect
 import itertools
 import tempfile
@@ -151,7 +152,7 @@ def _owner(kernel, line: int, file: str):
             continue
         if src_file and Path(src_file).resolve() == Path(file).resolve() and start <= line < start + len(lines):
             text = textwrap.dedent("".join(lines))
-            return jit, fn, ast.parse(text).body[0], start
+            return jit, fn, pyast.parse(text).body[0], start
     raise EditError(f"no kernel function of this program holds {Path(file).name}:{line}")
 
 
@@ -365,7 +366,7 @@ def deps_fix_lines(file: str, producer_line: int, consumer_line: int, name: str)
     """The source lines :class:`DepsEdit` would write (for the race detector's fix text): the TaskId
     array form when the producer runs in a loop. Raises :class:`EditError` when it does not apply."""
     try:
-        tree = ast.parse(Path(file).read_text(encoding="utf-8"))
+        tree = pyast.parse(Path(file).read_text(encoding="utf-8"))
     except (OSError, SyntaxError, ValueError) as e:
         raise EditError(f"cannot read {file}: {e}") from None
     for node in ast.walk(tree):

@@ -28,6 +28,7 @@ parser is turned into an :class:`InternalError` that still points at the offendi
 from __future__ import annotations
 
 import ast
+from pypto import pyast  # ast.parse behind a lock (CPython 3.11 is not thread-safe there)
 import enum
 import math
 import types as pytypes
@@ -2312,7 +2313,7 @@ def _static_slice_hint(it: ast.Slice) -> str:
     lo = ast.unparse(it.lower) if it.lower is not None else "0"
     n = "N"
     if it.lower is not None and it.upper is not None:
-        diff = ast.parse(f"({ast.unparse(it.upper)}) - ({lo})", mode="eval")
+        diff = pyast.parse(f"({ast.unparse(it.upper)}) - ({lo})", mode="eval")
         names = sorted({x.id for x in ast.walk(diff) if isinstance(x, ast.Name)})
         expr = compile(diff, "<slice>", "eval")
         try:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+from pypto import pyast  # ast.parse behind a lock (CPython 3.11 is not thread-safe there)
 import hashlib
 import inspect
 import itertools
@@ -60,7 +61,7 @@ def function_source(fn, snapshot: SourceSnapshot | None = None) -> tuple[ast.Fun
     indent = _indent_width(text, dedented)
     expected = getattr(fn, "__name__", None)
     try:
-        tree = ast.parse(dedented)
+        tree = pyast.parse(dedented)
     except SyntaxError as e:
         # the text Python points at is not a whole definition: the file was edited after the import
         raise ParserError(f"the source of '{expected}' in {filename} (line {start}) no longer parses ({e.msg}); "
@@ -79,7 +80,7 @@ def string_source(code: str, filename: str | None = None) -> tuple[ast.Module, S
     """Parse a string; it is registered in linecache so errors can show the offending line."""
     name = filename or f"<pypto-ir-{next(_counter)}>"
     linecache.cache[name] = (len(code), None, code.splitlines(True), name)
-    return ast.parse(code, filename=name), SourceInfo(name)
+    return pyast.parse(code, filename=name), SourceInfo(name)
 
 
 def _indent_width(original: str, dedented: str) -> int:

@@ -5,6 +5,7 @@ Types are frozen values compared field by field. A dimension is a Python ``int``
 run, that buffer's address).
 """
 from __future__ import annotations
+from pypto import pyast  # ast.parse behind a lock (CPython 3.11 is not thread-safe there)
 
 from dataclasses import dataclass, replace
 from typing import Optional
@@ -171,7 +172,7 @@ def dim_from_text(text: str):
         if isinstance(n, _ast.BinOp) and type(n.op) in ops:
             return _dyn_op(ops[type(n.op)], build(n.left), build(n.right))
         raise ValueError(f"not a dimension: {text!r}")
-    return build(_ast.parse(text, mode="eval").body)
+    return build(pyast.parse(text, mode="eval").body)
 
 
 def bind_extents(named_shapes) -> str | None:

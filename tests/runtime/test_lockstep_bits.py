@@ -10,6 +10,7 @@ Shapes, dtypes and counts are specialised scalars (``n``, ``r``, ``c``), so one 
 """
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -626,8 +627,10 @@ def ganged_ops(rt) -> set[str]:
     ops = set()
     for name in names:
         out_dir = Path(rt.kernels[name].__file__).resolve().parents[2]   # <out>/kernels/aiv/<name>.py
-        compiled = [c for k in globals().values() if isinstance(k, JITFunction) for c in k._cache.values()
-                    if c.output_dir.resolve() == out_dir]
+        # kernels of this module and of the modules that borrow run_both (test_lockstep_bits_mm)
+        spaces = [m.__dict__ for n, m in list(sys.modules.items()) if n.startswith("test_lockstep_bits")]
+        compiled = [c for g in spaces for k in list(g.values()) if isinstance(k, JITFunction)
+                    for c in k._cache.values() if c.output_dir.resolve() == out_dir]
         assert compiled, f"no compiled program of this module wrote {out_dir}"
         fn = compiled[0].lowered.functions[name]
         ops |= {c.op for _, c in iter_calls(fn.body)}

@@ -12,6 +12,7 @@ shape is run at its new shape.
 from __future__ import annotations
 
 import ast
+from pypto import pyast  # ast.parse behind a lock (CPython 3.11 is not thread-safe there)
 import random
 from dataclasses import dataclass
 from pathlib import Path
@@ -128,7 +129,7 @@ def _drop_out(fn: ast.FunctionDef, rng: random.Random) -> str | None:
 def mutate(path: Path, seed: int) -> Mutant | None:
     """A mutant of the example module at ``path`` (None when it has no kernel to edit)."""
     rng = random.Random(seed)
-    tree = ast.parse(path.read_text())
+    tree = pyast.parse(path.read_text())
     fns = _jit_functions(tree)
     if not fns:
         return None
