@@ -5,8 +5,12 @@
   dtype, like ``torch.full``).
 * ``reshape(x, shape)``: same element count, row-major order. A partial tile (``valid_shape``
   narrower than its shape) is rejected: its valid region is not a reshape of a region.
-* ``transpose(x, axis1, axis2)``: 2-D only (axes 0/1 or -2/-1, an int attribute); the valid shape
-  is transposed too.
+* ``transpose(x, axis1, axis2)``: swap two axes of an operand of rank >= 2 (int attributes,
+  negative ones count from the end), as the reference; the valid shape is swapped too. On a tile of
+  rank > 2 FlattenTileNdTo2D keeps the op on the flattened 2-D tile and records the N-D operand
+  shape in ``nd_shape`` (the simulator transposes the N-D view of the 2-D buffer). The reference
+  lowers only a last-two-axes swap of a rank > 2 tile (per-page 2-D TTRANS) and rejects the rest;
+  we accept any pair, since the simulator has no per-page restriction.
 * ``concat(a, b)``: column-wise (last axis), same dtype and row count; ``a`` must be full in its
   columns, the result's valid shape is ``[valid rows, Na + valid cols of b]``.
 * ``slice(x, shape, offset, valid_shape=None)`` — **shape before offset**. ``tile.slice`` copies a
@@ -114,12 +118,20 @@ def _reshape_infer(level):
     return infer
 
 
-def _axes(op: str, t, a1, a2, span: Span) -> None:
-    expect(len(t.shape) == 2, op, f"only 2-D transposes are supported, got {describe(t)}", span)
+def _norm_axes(op: str, rank: int, a1, a2, span: Span) -> tuple[int, int]:
+    """The two axes of a transpose, normalised to ``0..rank-1`` (negative ones count from the end)."""
     for ax in (a1, a2):
-        expect(isinstance(ax, int) and not isinstance(ax, bool) and -2 <= ax <= 1, op,
-               f"axes must be ints in -2..1 for a 2-D operand, got {ax!r}", span)
-    expect(a1 % 2 != a2 % 2, op, f"axes must differ, got {a1} and {a2}", span)
+        expect(isinstance(ax, int) and not isinstance(ax, bool) and -rank <= ax < rank, op,
+               f"axes must be ints in {-rank}..{rank - 1} for a rank-{rank} operand, got {ax!r}", span)
+    n1, n2 = a1 % rank, a2 % rank
+    expect(n1 != n2, op, f"axes must differ, got {a1} and {a2}", span)
+    return n1, n2
+
+
+def _swapped(xs, i: int, j: int) -> tuple:
+    xs = list(xs)
+    xs[i], xs[j] = xs[j], xs[i]
+    return tuple(xs)
 
 
 def _transpose_infer(level):
@@ -127,10 +139,31 @@ def _transpose_infer(level):
 
     def infer(a: OpArgs, span: Span):
         t = a.x.type
-        _axes(op, t, a.axis1, a.axis2, span)
-        valid = None if not _partial(t) else tuple(reversed(t.valid_shape))
-        return _like(t, tuple(reversed(t.shape)), valid)
+        if getattr(a, "nd_shape", None) is not None:
+            # the 2-D form FlattenTileNdTo2D gives a rank-N transpose: the operand is the flattened
+            # [prod(nd_shape[:-1]), nd_shape[-1]] tile, the result the flattened transposed one
+            nd = static_ints(op, "nd_shape", a.nd_shape, span)
+            expect(len(t.shape) == 2 and len(nd) > 2 and math.prod(nd) == math.prod(t.shape)
+                   and t.shape[-1] == nd[-1], op,
+                   f"nd_shape {list(nd)} is not the N-D form of the 2-D operand {describe(t)}", span)
+            expect(not _partial(t), op, "the flattened form of an N-D transpose needs a full tile", span)
+            i, j = _norm_axes(op, len(nd), a.axis1, a.axis2, span)
+            out = _swapped(nd, i, j)
+            return _like(t, (math.prod(out[:-1]), out[-1]))
+        expect(len(t.shape) >= 2, op, f"needs an operand of rank >= 2, got {describe(t)}", span)
+        i, j = _norm_axes(op, len(t.shape), a.axis1, a.axis2, span)
+        valid = None if not _partial(t) else _swapped(t.valid_shape, i, j)
+        return _like(t, _swapped(t.shape, i, j), valid)
     return infer
+
+
+def _transpose_src(a) -> str:
+    """torch source of a transpose: on the operand directly, or (the flattened form, with
+    ``nd_shape``) through the N-D view of the 2-D operand and back to the 2-D result."""
+    nd = getattr(a, "nd_shape", None)
+    if nd is None or str(nd) == "None":         # (generated code passes attributes as source text)
+        return f"{a.x}.transpose({a.axis1}, {a.axis2})"
+    return f"{a.x}.reshape({nd}).transpose({a.axis1}, {a.axis2}).flatten(0, -2)"
 
 
 def _concat_infer(level):
@@ -159,11 +192,12 @@ for _level in ("tensor", "tile"):
          ref=lambda a: f"{a.x}.reshape({a.shape}).clone()",
          sim=lambda a, dst: f"{dst}.copy_({a.x}.reshape({dst}.shape))",
          operand_kinds=(_level,), doc="the same elements in another shape (row-major)")
-    _reg("transpose", _level, params=(Param("x", _level), Param("axis1", "str"), Param("axis2", "str")),
+    _reg("transpose", _level, params=(Param("x", _level), Param("axis1", "str"), Param("axis2", "str"))
+         + ((Param("nd_shape", "ints", None, optional=True),) if _level == "tile" else ()),
          infer=_transpose_infer(_level),
-         ref=lambda a: f"{a.x}.transpose({a.axis1}, {a.axis2}).contiguous()",
-         sim=lambda a, dst: f"{dst}.copy_({a.x}.transpose({a.axis1}, {a.axis2}))",
-         operand_kinds=(_level,), doc="swap two axes (2-D)")
+         ref=lambda a: f"{_transpose_src(a)}.contiguous()",
+         sim=lambda a, dst: f"{dst}.copy_({_transpose_src(a)})",
+         operand_kinds=(_level,), doc="swap two axes (rank >= 2)")
     _reg("concat", _level, params=(Param("lhs", _level), Param("rhs", _level)), infer=_concat_infer(_level),
          ref=lambda a: f"torch.cat([{a.lhs}, {a.rhs}], dim=-1)",
          sim=lambda a, dst: f"torch.cat([{a.lhs}, {a.rhs}], dim=-1, out={dst})",

@@ -20,7 +20,8 @@
 * ``tile.transpose_view(tile)``: the reference's zero-copy NZ<->ZN reinterpretation of a fractal
   (Mat) tile, which is the transposed matrix (``[..., N, K] -> [..., K, N]``). Our tiles are stored
   row-major, not in fractal layouts, so it is the transpose itself (a copy); the valid shape is
-  transposed too.
+  transposed too. A rank > 2 tile is a stack of pages, each transposed; FlattenTileNdTo2D keeps the
+  op on the flattened tile and records the N-D shape in ``nd_shape``.
 * ``tensor.view(x, shape=None, valid_shape=None, *, layout=None)``: the same elements in another
   shape (row-major, same element count; a reshape). ``layout=pl.ND`` is the identity; DN (a
   column-major reinterpretation) is refused with a located error (our tensors are ND).
@@ -222,8 +223,20 @@ register(OpDef(
 
 # ------------------------------------------------------------------ transpose_view
 def _transpose_view_rule(a: OpArgs, span: Span) -> TileType:
+    op = "tile.transpose_view"
     t = a.x.type
-    expect(len(t.shape) >= 2, "tile.transpose_view", f"needs a tile of rank >= 2, got {describe(t)}", span)
+    if a.nd_shape is not None:
+        # FlattenTileNdTo2D's form of a rank > 2 view: the operand is the flattened 2-D tile of the
+        # N-D shape ``nd_shape``; the result is the flattened per-page transpose
+        nd = static_ints(op, "nd_shape", a.nd_shape, span)
+        n = 1
+        for d in nd:
+            n *= d
+        expect(len(t.shape) == 2 and len(nd) > 2 and n == t.shape[0] * t.shape[1] and t.shape[1] == nd[-1], op,
+               f"nd_shape {list(nd)} is not the N-D form of the 2-D operand {describe(t)}", span)
+        expect(not _partial(t), op, "the flattened form of an N-D view needs a full tile", span)
+        return TileType((n // nd[-2], nd[-2]), t.dtype)
+    expect(len(t.shape) >= 2, op, f"needs a tile of rank >= 2, got {describe(t)}", span)
     shape = tuple(t.shape[:-2]) + (t.shape[-1], t.shape[-2])
     valid = None
     if t.valid_shape is not None:
@@ -231,12 +244,18 @@ def _transpose_view_rule(a: OpArgs, span: Span) -> TileType:
     return TileType(shape, t.dtype, None, valid)
 
 
+def _transpose_view_src(a) -> str:
+    if str(a.nd_shape) == "None":               # (generated code passes attributes as source text)
+        return f"{a.x}.transpose(-2, -1)"
+    return f"{a.x}.reshape({a.nd_shape}).transpose(-2, -1).flatten(0, -2)"
+
+
 register(OpDef(
     name="tile.transpose_view",
-    params=(Param("x", "tile", aliases=("tile",)),),
+    params=(Param("x", "tile", aliases=("tile",)), Param("nd_shape", "ints", None, optional=True)),
     infer=_transpose_view_rule,
-    ref=lambda a: f"{a.x}.transpose(-2, -1).contiguous()",
-    sim=lambda a, dst: f"{dst}.copy_({a.x}.transpose(-2, -1))",
+    ref=lambda a: f"{_transpose_view_src(a)}.contiguous()",
+    sim=lambda a, dst: f"{dst}.copy_({_transpose_view_src(a)})",
     dsl="transpose_view", operand_kinds=("tile",),
     input_spaces=(MemorySpace.Vec, MemorySpace.Mat), result_space=None,
     doc="the transposed matrix (the reference's NZ<->ZN view; a copy on our row-major tiles)",

@@ -13,6 +13,8 @@ InCore function has rank 2.
   the region is contiguous in the leading dims (after the first leading dim whose extent is not 1,
   every leading extent spans its whole tensor dim); otherwise it is a compile error.
 * ``tile.create`` / ``tile.full`` / ``tile.reshape`` get 2-D shapes.
+* ``tile.transpose`` / ``tile.transpose_view`` of a rank > 2 tile keep their axes and get the N-D
+  operand shape in ``nd_shape``: they transpose the N-D view of the flattened operand.
 * Every other op keeps its operands; its type rule is re-applied to the 2-D operands and must give
   the flattened result (elementwise ops, last-axis reductions, ...). An op whose result would differ
   (e.g. a reduction over a leading axis) or that takes index-list attributes is a compile error
@@ -165,6 +167,14 @@ class _Flatten(Mutator):
             for operand, attr in (("lhs", "lhs_batch"), ("rhs", "rhs_batch")):
                 if args[names.index(attr)] is None:
                     args[names.index(attr)] = _ints(old_types[names.index(operand)].shape[:-2])
+        elif c.op in ("tile.transpose", "tile.transpose_view") and len(old_types[0].shape) > 2:
+            # the 2-D operand is the flattened N-D tile: record its N-D shape (the op transposes that view)
+            src = old_types[0]
+            if src.valid_shape is not None and tuple(src.valid_shape) != tuple(src.shape):
+                raise UnsupportedFeatureError(
+                    f"FlattenTileNdTo2D: {c.op} of the partial tile {describe(src)} (valid_shape "
+                    f"{list(src.valid_shape)}) cannot be flattened; fill the padding first with pl.fillpad(x)", c.span)
+            args[names.index("nd_shape")] = _ints(src.shape)
         elif c.op in _SHAPE_PARAM:
             i = names.index(_SHAPE_PARAM[c.op])
             args[i] = _ints(flat_shape(_rules.const_ints(args[i]), c.op, c.span))
