@@ -197,6 +197,9 @@ for _level in ("tensor", "tile"):
          infer=_transpose_infer(_level),
          ref=lambda a: f"{_transpose_src(a)}.contiguous()",
          sim=lambda a, dst: f"{dst}.copy_({_transpose_src(a)})",
+         # in orchestration: a view with swapped strides, no data moves (the reference's
+         # ChipTensor::transpose); InCore loads of it address the original elements
+         orch=(lambda a: f"{a.x}.transpose({a.axis1}, {a.axis2})") if _level == "tensor" else None,
          operand_kinds=(_level,), doc="swap two axes (rank >= 2)")
     _reg("concat", _level, params=(Param("lhs", _level), Param("rhs", _level)), infer=_concat_infer(_level),
          ref=lambda a: f"torch.cat([{a.lhs}, {a.rhs}], dim=-1)",

@@ -68,3 +68,13 @@ def same_axes(a: pl.Tensor, out: pl.Out[pl.Tensor]):
         t = pl.load(a, [0, 0, 0], [4, 6, 8])
         out = pl.store(pl.transpose(t, 1, -2), [0, 0, 0], out)
     return out
+
+
+@pl.jit
+def orch_transpose_cols(x: pl.Tensor, out: pl.Out[pl.Tensor]):
+    xt = pl.transpose(x, 0, 1)                  # orchestration: a strided view, no copy
+    for h in pl.range(4):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            col = pl.reshape(pl.slice(xt, [1, 16], [h, 0]), [16, 1])
+            out = pl.assemble(out, col, [0, h])
+    return out

@@ -83,3 +83,9 @@ def test_printed_programs_parse_back(kernel, args):
     from catalog_harness import assert_roundtrips
 
     assert_roundtrips(getattr(K, kernel), args)
+
+
+def test_orchestration_transpose_is_a_view():
+    # column h of x through row h of the transposed view (the reference's metadata-only swap)
+    x = _data((16, 8), torch.float32, 5)
+    H.assert_same_bits(both(K.orch_transpose_cols, [x, torch.zeros(16, 4)])[-1], x[:, :4].contiguous())
