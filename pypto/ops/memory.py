@@ -137,11 +137,31 @@ register(OpDef(
 ))
 
 
+def fixpipe_narrowing(src, dst) -> bool:
+    """True for the one converting store: an FP32 cube accumulator written into a BF16/FP16 global
+    tensor, narrowed round-half-to-even by the FIXPIPE on its way out (the reference's
+    ``SupportsAccToGmDtype``: INT32/FP32/FP16/BF16 destinations on both a2a3 and a5). An atomic
+    store narrows first and then adds in the destination dtype (the GM atomic unit works on it)."""
+    return src.name == "FP32" and dst.name in ("BF16", "FP16")
+
+
+def _check_store_dtypes(op: str, src_t, dst_dtype, span: Span) -> None:
+    """Same dtype, or the FIXPIPE narrowing from an Acc tile. Before InferTileMemorySpace a tile's
+    space is unknown and the dtype pair alone admits it; once placed (the verifier re-applies the
+    type rules) a source outside Acc is refused."""
+    what = "tile" if op == "tile.store" else "source"
+    if src_t.dtype == dst_dtype:
+        return
+    space = getattr(src_t, "memory_space", None)
+    expect(fixpipe_narrowing(src_t.dtype, dst_dtype) and space in (None, MemorySpace.Acc), op,
+           f"{what} dtype {src_t.dtype.name} differs from {'tensor' if op == 'tile.store' else 'target'} dtype "
+           f"{dst_dtype.name} (only a matmul's FP32 accumulator may be stored narrowed into BF16/FP16)", span,
+           "cast the value first with pl.cast(x, ...)")
+
+
 def _store_infer(a: OpArgs, span: Span) -> TensorType:
     tile, t = a.tile.type, a.tensor.type
-    expect(tile.dtype == t.dtype, "tile.store",
-           f"tile dtype {tile.dtype.name} differs from tensor dtype {t.dtype.name}", span,
-           "cast the tile first with pl.cast(tile, ...)")
+    _check_store_dtypes("tile.store", tile, t.dtype, span)
     offsets, tshape = _flat_region(a.offsets, tile.effective_valid_shape, t.shape)
     check_region("tile.store", offsets, tile.effective_valid_shape, tshape, span)
     return t
@@ -266,9 +286,7 @@ register(OpDef(
 
 def _assemble_infer(a: OpArgs, span: Span) -> TensorType:
     target, src = a.target.type, a.src.type
-    expect(target.dtype == src.dtype, "tensor.assemble",
-           f"source dtype {src.dtype.name} differs from target dtype {target.dtype.name}", span,
-           "cast the value first with pl.cast(x, ...)")
+    _check_store_dtypes("tensor.assemble", src, target.dtype, span)
     # a value of lower rank than the target is padded with leading 1s (the reference's rule: a
     # [4, 16] chunk assembled at [b, 0, 0] of a [2, 4, 16] tensor is its [1, 4, 16] block b)
     extent = tuple(src.shape)
