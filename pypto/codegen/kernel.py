@@ -169,6 +169,9 @@ class KernelGen:
             raise CodegenError(f"op '{c.op}' does not exist on {self.platform.name} (only on "
                                f"{', '.join(sorted(op.platforms))})", c.span,
                                hint=f"run with RunConfig(platform='{sorted(op.platforms)[0]}sim')")
+        missing = op.platform_rule(self.platform.arch, c.args) if op.platform_rule is not None else None
+        if missing:
+            raise CodegenError(f"op '{c.op}' on {self.platform.name}: {missing}", c.span)
         args = []
         for p, a in zip(op.params, c.args):
             if p.kind in VALUE_KINDS:   # (type None: an omitted optional operand)

@@ -22,23 +22,66 @@ from pypto.errors import InvalidOperationError
 _VEC = (MemorySpace.Vec,)
 
 
+# Array-array ops that take the wide unsigned dtypes (UINT16/32/64): the reference's type rule for
+# tile.add / sub / mul / maximum / minimum accepts every integer dtype (its RNG tests subtract UINT32
+# tiles on A5), and the result is exact (wrap-around modulo 2**w; unsigned order) -- see
+# pypto.numerics.intarith. Their scalar forms and the other ops keep refusing them (no test or
+# instruction needs them; TSUBS, e.g., takes INT8/16/32 and floats only).
+_UNSIGNED_OK = ("add", "sub", "mul", "maximum", "minimum")
+_WIDE_UNSIGNED = ("UINT16", "UINT32", "UINT64")
+# Integer division (TDIV): INT16 / INT32 on A5 only, truncating toward zero (pypto.numerics.intarith)
+_INT_DIV = ("INT16", "INT32")
+
+
+def _div_platform_rule(arch: str, args: tuple):
+    dt = args[0].type.dtype.name
+    if dt in _INT_DIV and arch != "a5":
+        return (f"integer division ({dt}) exists only on A5 (TDIV on {arch} takes FP16/FP32 only); "
+                "cast the operands with pl.cast(x, pl.FP32), or run on a5sim")
+    return None
+
+
 def _binary_rule(op_name: str, float_only: bool):
+    name = op_name.split(".")[1]
+
     def infer(a: OpArgs, span: Span):
         lhs, rhs = a.lhs.type, a.rhs.type
         same_shape(op_name, lhs, rhs, span)
-        arith_dtype(op_name, lhs.dtype, span)
-        arith_dtype(op_name, rhs.dtype, span)
+        for t in (lhs, rhs):
+            if not (name in _UNSIGNED_OK and t.dtype.name in _WIDE_UNSIGNED):
+                arith_dtype(op_name, t.dtype, span)
         dtype = promote(lhs.dtype, rhs.dtype, op_name, span)
         if float_only:
-            expect(dtype.is_float(), op_name, f"needs float operands, got {dtype.name}", span,
+            ok = dtype.is_float() or (name == "div" and dtype.name in _INT_DIV and lhs.dtype == rhs.dtype)
+            expect(ok, op_name, f"needs float operands (or two INT16 / INT32 operands, A5), got {dtype.name}", span,
                    "cast the operands with pl.cast(x, pl.FP32)")
         return with_dtype(lhs, dtype)
     return infer
 
 
+def _binary_src(name: str, torch_fn: str, a: OpArgs, dst: str | None) -> str:
+    """ref (``dst`` None) / sim source of an array-array op: torch, or the exact integer helpers
+    torch lacks (wide unsigned wrap-around, integer division)."""
+    out = "" if dst is None else f", out={dst}"
+    dts = {getattr(a.lhs.type, "dtype", None), getattr(a.rhs.type, "dtype", None)}
+    names = {d.name for d in dts if d is not None}
+    if name in _UNSIGNED_OK and names & set(_WIDE_UNSIGNED):
+        if len(names) == 1:
+            return f"_pto.wrap_binary({name!r}, {a.lhs}, {a.rhs}{out})"
+        rdt = py_literal(promote(a.lhs.type.dtype, a.rhs.type.dtype))   # (a wider signed or float type)
+        return f"{torch_fn}({a.lhs}.to({rdt}), {a.rhs}.to({rdt}){out})"
+    if name == "div" and names <= set(_INT_DIV) and names:
+        return f"_pto.int_div({a.lhs}, {a.rhs}{out})"
+    return f"{torch_fn}({a.lhs}, {a.rhs}{out})"
+
+
 def _scalar_rule(op_name: str, float_only: bool):
     def infer(a: OpArgs, span: Span):
         dtype = promote_scalar(a.lhs.type.dtype, scalar_dtype(a.rhs.type))
+        if op_name.endswith(".subs"):
+            # the reference's subs keeps the array's dtype at both levels (TSUBS: src and dst share
+            # one type; the scalar is converted to it, a float toward zero on an integer array)
+            dtype = a.lhs.type.dtype
         if span is not None:   # (None: called from the codegen helper on an already checked call)
             arith_dtype(op_name, a.lhs.type.dtype, span)
         if float_only:
@@ -79,14 +122,15 @@ def _high_precision(op: str, scalar: bool):
 def _define_binary(name: str, torch_fn: str, float_only: bool = False, scalar_fn: str | None = None) -> None:
     """Registers ``tensor.<name>``, ``tensor.<name>s``, ``tile.<name>``, ``tile.<name>s``.
 
-    The four share one torch function; what differs is the operand kinds and the level. Integer
-    division is float-only for now (hardware integer division semantics are not specified).
+    The four share one torch function; what differs is the operand kinds and the level. Array
+    division also takes two INT16 / INT32 operands (A5's TDIV, truncating toward zero); ``divs``
+    stays float-only.
     """
     for level in ("tensor", "tile"):
         for suffix, rhs_kind, rule in (("", level, _binary_rule), ("s", "scalar", _scalar_rule)):
             op = f"{level}.{name}{suffix}"
-            ref, sim = (lambda a, f=torch_fn: f"{f}({a.lhs}, {a.rhs})"), \
-                (lambda a, dst, f=torch_fn: f"{f}({a.lhs}, {a.rhs}, out={dst})")
+            ref, sim = (lambda a, n=name, f=torch_fn: _binary_src(n, f, a, None)), \
+                (lambda a, dst, n=name, f=torch_fn: _binary_src(n, f, a, dst))
             if suffix and scalar_fn is not None:
                 ref, sim = _scalar_helper(scalar_fn, op, float_only)
             register(OpDef(
@@ -103,6 +147,7 @@ def _define_binary(name: str, torch_fn: str, float_only: bool = False, scalar_fn
                 doc=f"elementwise {name} ({'array' if not suffix else 'scalar'} rhs)",
                 inplace_safe=True, batch="rows" if level == "tile" else None,
                 dsl_args=_high_precision(op, bool(suffix)) if name == "div" else None,
+                platform_rule=_div_platform_rule if op == "tile.div" else None,
             ))
 
 
@@ -166,7 +211,7 @@ def _rsqrt_precision(level: str):
 
 
 _define_binary("add", "torch.add")
-_define_binary("sub", "torch.sub")
+_define_binary("sub", "torch.sub", scalar_fn="subs")
 _define_binary("mul", "torch.mul")
 _define_binary("div", "torch.div", float_only=True)
 _define_unary("exp", "torch.exp", float_only=True)

@@ -99,6 +99,9 @@ class OpDef:
     operand_kinds: tuple[str, ...] = ()
     lowers_to: Optional[str] = None
     platforms: frozenset[str] = frozenset({"a2a3", "a5"})
+    # a finer per-call form of ``platforms``: ``(arch, call args) -> message | None``, the message
+    # when that call (its dtypes) has no instruction on ``arch`` (tile.div: integer TDIV is A5-only)
+    platform_rule: Optional[Callable[[str, tuple], Optional[str]]] = None
     gm: Optional[str] = None
     doc: str = ""
     # memory spaces an operand of this op may live in (InferTileMemorySpace), and the result's;

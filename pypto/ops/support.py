@@ -532,6 +532,12 @@ def scalar_operand(x: torch.Tensor, s, dtype: torch.dtype):
     return x.to(dtype), sv
 
 
+def subs(x: torch.Tensor, s, dtype: torch.dtype, out: torch.Tensor | None = None) -> torch.Tensor:
+    """``x - s`` in the result dtype (the scalar converted to it first, as TSUBS does)."""
+    a, b = scalar_operand(x, s, dtype)
+    return torch.sub(a, b) if out is None else torch.sub(a, b, out=out)
+
+
 def maximums(x: torch.Tensor, s, dtype: torch.dtype, out: torch.Tensor | None = None) -> torch.Tensor:
     """``max(x, s)`` elementwise in the result dtype (NaN in ``x`` propagates, like ``torch.maximum``)."""
     a, b = scalar_operand(x, s, dtype)
@@ -692,6 +698,7 @@ def relu(x: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
 # -- the op catalogue's further families (issue 15): their helpers live in their own modules and are
 # re-exported here, since generated code reaches every helper as ``_pto.<name>``
 from pypto.numerics.intops import bitwise, bitwise_not, shift  # noqa: E402,F401
+from pypto.numerics.intarith import int_div, wrap_binary  # noqa: E402,F401
 from pypto.ops.support_argreduce import arg_reduce, arg_reduce_into, reduce_valid, reduce_valid_into  # noqa: E402,F401
 from pypto.ops.support_elementwise import add3, fmod, lrelu, part, prelu, rem  # noqa: E402,F401
 from pypto.ops.support_index import gather, gather_compare, gatherb, mgather, mscatter, scatter, scatter_update  # noqa: E402,F401
