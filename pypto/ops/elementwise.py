@@ -71,7 +71,9 @@ def _binary_src(name: str, torch_fn: str, a: OpArgs, dst: str | None) -> str:
         rdt = py_literal(promote(a.lhs.type.dtype, a.rhs.type.dtype))   # (a wider signed or float type)
         return f"{torch_fn}({a.lhs}.to({rdt}), {a.rhs}.to({rdt}){out})"
     if name == "div" and names <= set(_INT_DIV) and names:
-        return f"_pto.int_div({a.lhs}, {a.rhs}{out})"
+        v = getattr(a.lhs.type, "valid_shape", None)
+        valid = "None" if v is None else repr(list(v)) if all(isinstance(d, int) for d in v) else "()"
+        return f"_pto.int_div({a.lhs}, {a.rhs}{out}, valid={valid})"
     return f"{torch_fn}({a.lhs}, {a.rhs}{out})"
 
 

@@ -58,3 +58,12 @@ def u_adds_refused(a: pl.Tensor, out: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
         out = pl.store(pl.tile.adds(pl.load(a, [0, 0], [8, 64]), 1), [0, 0], out)
     return out
+
+
+@pl.jit
+def i_div_partial(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        ta = pl.load(a, [0, 0], [8, 64], valid_shape=[5, 37])
+        tb = pl.load(b, [0, 0], [8, 64], valid_shape=[5, 37])
+        out = pl.store(pl.tile.div(ta, tb), [0, 0], out)
+    return out

@@ -113,3 +113,17 @@ def test_unsigned_scalar_forms_stay_refused():
     with pytest.raises(PyptoError, match="UINT32 operands are not supported"):
         H.run_sim(K.u_adds_refused, [torch.zeros(8, 64, dtype=torch.int32).view(torch.uint32),
                                      torch.zeros(8, 64, dtype=torch.int32).view(torch.uint32)], "a5sim")
+
+
+def test_integer_division_checks_only_the_valid_region():
+    # the loads leave zeros outside [5, 37]: not a division by zero anyone observes
+    a = torch.full((8, 64), -9, dtype=torch.int32)
+    b = torch.full((8, 64), 2, dtype=torch.int32)
+    init = torch.full((8, 64), 77, dtype=torch.int32)
+    want = init.clone()
+    want[:5, :37] = -4
+    H.assert_same_bits(H.run_ref(K.i_div_partial, [a, b, init])[-1], want)
+    H.assert_same_bits(H.run_sim(K.i_div_partial, [a, b, init], "a5sim")[-1], want)
+    b[4, 36] = 0
+    with pytest.raises(SimulationError, match=r"integer division by zero at element \[4, 36\]"):
+        H.run_sim(K.i_div_partial, [a, b, init], "a5sim")
