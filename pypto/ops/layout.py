@@ -327,7 +327,8 @@ def _tile_assemble_infer(a: OpArgs, span: Span):
     expect(t.dtype == s.dtype, "tile.assemble", f"source dtype {s.dtype.name} differs from target dtype "
            f"{t.dtype.name}", span, "cast the value first with pl.cast(x, ...)")
     check_region("tile.assemble", a.offset, s.shape, t.shape, span)
-    return _like(t, t.shape, t.valid_shape)
+    # the updated target: where the target lives (a loop carrying it keeps one type)
+    return _like(t, t.shape, t.valid_shape).with_(memory_space=t.memory_space)
 
 
 register(OpDef(

@@ -44,3 +44,14 @@ def int_assemble_mismatch(x: pl.Tensor, c: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
         c = pl.assemble(c, x, [0, 0])
     return c
+
+
+@pl.jit
+def assemble_loop_carried(x: pl.Tensor, src: pl.Tensor, y: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        tile_x = pl.load(x, [0, 0], [32, 32], target_memory=pl.MemorySpace.Vec)
+        tile_src = pl.load(src, [0, 0], [32, 8], target_memory=pl.MemorySpace.Vec)
+        for c in pl.range(4):
+            tile_x = pl.tile.assemble(tile_x, tile_src, [0, c * 8])
+        y = pl.store(tile_x, [0, 0], y)
+    return y

@@ -70,3 +70,11 @@ def test_non_accumulator_narrowing_is_refused():
     with pytest.raises(PyptoError, match=r"source dtype INT32 differs from target dtype INT16"):
         H.run_sim(K.int_assemble_mismatch, [torch.zeros(16, 32, dtype=torch.int32),
                                             torch.zeros(16, 32, dtype=torch.int16)], "a5sim")
+
+
+def test_tile_assemble_keeps_the_target_space_in_a_loop():
+    # a Vec-loaded target carried through a loop of tile.assemble keeps one type (the reference's
+    # result inherits the target's memory space)
+    x, src = torch.randn(32, 32), torch.randn(32, 8)
+    got = both(K.assemble_loop_carried, [x, src, torch.zeros(32, 32)])
+    H.assert_same_bits(got, src.repeat(1, 4))
