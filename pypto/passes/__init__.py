@@ -12,6 +12,8 @@
 6. OutlineIncoreScopes      each ``pl.at`` scope becomes an InCore kernel; the entry orchestrates
                             (from here on every call's arguments match the callee's directions)
 7. ConvertTensorToTileOps   tensor ops in kernels become loads, tile ops and stores
+7b. FuseCreateAssembleToView  an orchestration create that a kernel fills and an assemble copies
+                            into a bigger tensor becomes a view of that region (written in place)
 8. FlattenTileNdTo2D        every kernel tile becomes 2-D (leading dims merged, rank 1 -> [1, N])
 9. LegalizeTileCast         casts the platform lacks become chains of native casts
 10. AutoTileMatmulL0        a matmul whose operands exceed L0 becomes a loop over K chunks
@@ -43,7 +45,7 @@ from __future__ import annotations
 from pypto.passes import (
     allocate_memory_addr, auto_derive_task_dependencies, auto_tile_matmul_l0, convert_tensor_to_tile_ops,
     convert_to_ssa, derive_call_directions, final_simplify, flatten_call_expr, flatten_tile_nd_to_2d,
-    infer_tile_memory_space, init_mem_ref, inline_functions, legalize_tile_cast, memory_reuse,
+    fuse_create_assemble, infer_tile_memory_space, init_mem_ref, inline_functions, legalize_tile_cast, memory_reuse,
     normalize_return_order, outline_incore_scopes, simplify, unroll_loops,
 )
 
@@ -55,6 +57,7 @@ PIPELINE = (
     flatten_call_expr,
     outline_incore_scopes,
     convert_tensor_to_tile_ops,
+    fuse_create_assemble,
     flatten_tile_nd_to_2d,
     legalize_tile_cast,
     auto_tile_matmul_l0,
