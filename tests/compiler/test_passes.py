@@ -44,7 +44,7 @@ def _stage(result, name):
 def test_pipeline_positions():
     names = [p.NAME for p in PIPELINE]
     assert names == ["InlineFunctions", "UnrollLoops", "ConvertToSSA", "Simplify", "FlattenCallExpr",
-                     "OutlineIncoreScopes", "ConvertTensorToTileOps",
+                     "OutlineIncoreScopes", "ConvertTensorToTileOps", "FuseCreateAssembleToView",
                      "FlattenTileNdTo2D", "LegalizeTileCast", "AutoTileMatmulL0", "InferTileMemorySpace",
                      "NormalizeReturnOrder", "InitMemRef", "MemoryReuse", "AllocateMemoryAddr", "DeriveCallDirections",
                      "AutoDeriveTaskDependencies", "FinalSimplify"]
