@@ -26,8 +26,12 @@ Rounding modes (the design decision of this project)
 * ``floor`` / ``ceil`` / ``trunc`` - directed rounding toward -inf / +inf / zero.
 * ``odd``   - round to odd: truncate toward zero; if the conversion was inexact, force the last
   kept bit to 1 (for integers: an even truncated result moves one step away from zero).
-* ``none``  - the hardware's CAST_NONE: exact conversions are exact, inexact ones round like
-  ``rint``.  Since ``rint`` is also exact on exact conversions, ``none`` is identical to ``rint``.
+* ``none``  - the hardware's CAST_NONE, the instruction's default per (src, dst) pair: a float ->
+  integer conversion (INT4 / UINT4 included) TRUNCATES toward zero, every other conversion rounds
+  like ``rint``. That is pto-isa's TCVT on both A5 (``tcvtDispatchByRound``: "float -> integer:
+  truncate toward zero (RoundZType), everything else: round-to-nearest-even") and a2a3 (the
+  ``default:`` of each ``GenCastCall*``: ``vconv_f322s32z``, ``vconv_f162s16z``, ...,
+  ``vconv_f322f16r``), and it is what torch's ``.to(int)`` does.
 
 Every rounding is a *single* rounding of the exact source value: fp16/bf16/fp32 and all integers
 of at most 32 bits are exact in float64; int64 values of magnitude >= 2**53 are replaced by an
@@ -180,6 +184,11 @@ def _pow2(k: torch.Tensor) -> torch.Tensor:
     return ((k + 1023) << 52).view(torch.float64)
 
 
+def int_mode(mode: str) -> str:
+    """The mode a float -> integer conversion applies: CAST_NONE truncates there (module docstring)."""
+    return "trunc" if mode == "none" else mode
+
+
 def _round_integral(s: torch.Tensor, mode: str) -> torch.Tensor:
     """Round float64 ``s`` to an integral float64 under ``mode`` (signs of zeros preserved)."""
     if mode in ("none", "rint"):
@@ -320,7 +329,7 @@ def cast_tensor(x: torch.Tensor, dst: torch.dtype, mode: str | int = "round") ->
     src_is_float = src in _FLOAT_SRC
     if dst in _INT_RANGE:
         if src_is_float:
-            return _to_int(_round_integral(x.to(torch.float64), mode), dst)
+            return _to_int(_round_integral(x.to(torch.float64), int_mode(mode)), dst)
         lo, hi = _INT_RANGE[dst]
         x64 = x.to(torch.int64)
         if src == torch.int64 or lo > _INT_RANGE[src][0] or hi < _INT_RANGE[src][1]:
@@ -363,7 +372,7 @@ def _to_low_precision(x: torch.Tensor, name: str, mode: str) -> torch.Tensor:
         lo, hi = _fmt.INT_RANGES[name]
         out_dt = torch.int8 if name == "INT4" else torch.uint8
         if x.dtype in _FLOAT_SRC:
-            return _fmt.encode_int(x.to(torch.float64), name, mode)
+            return _fmt.encode_int(x.to(torch.float64), name, int_mode(mode))
         return x.to(torch.int64).clamp(lo, hi).to(out_dt)
     codes = _fmt.encode(_exact_float64(x), name, mode)
     return codes.view(_CARRIER_OF[name])

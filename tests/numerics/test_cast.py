@@ -121,7 +121,9 @@ def oracle_int_to_f16(x: np.ndarray, mode: str) -> np.ndarray:
 
 
 def oracle_f32_to_int(bits: np.ndarray, mode: str, lo: int, hi: int) -> np.ndarray:
-    """fp32 bit patterns -> saturated integers (int64 array); NaN -> 0."""
+    """fp32 bit patterns -> saturated integers (int64 array); NaN -> 0. CAST_NONE truncates a
+    float -> integer conversion (pto-isa TCVT's default for those pairs on A5 and a2a3)."""
+    mode = "trunc" if mode == "none" else mode
     u = bits.astype(np.int64)
     neg = ((u >> 31) & 1) == 1
     exp = (u >> 23) & 0xFF
@@ -568,3 +570,12 @@ def test_widening_float_is_exact():
         want = (ALL16.astype(np.uint32) << 16)
         want[np.isnan(want.view(np.float32))] = 0x7FC00000
         assert_bits_equal(out.view(torch.int32).numpy().view(np.uint32), want)
+
+
+def test_cast_none_truncates_float_to_int_and_rounds_the_rest():
+    # pto-isa TCVT's CAST_NONE default per pair (A5 tcvtDispatchByRound, a2a3 GenCastCall* default:)
+    x = torch.tensor([2.5, -2.5, 2.75, -2.75, 3.5, 1e10, float("nan")])
+    assert cast_tensor(x, torch.int32, "none").tolist() == [2, -2, 2, -2, 3, 2 ** 31 - 1, 0]
+    assert cast_tensor(x, torch.int32, "rint").tolist() == [2, -2, 3, -3, 4, 2 ** 31 - 1, 0]
+    y = torch.tensor([1 + 2 ** -11, 1 + 3 * 2 ** -11])           # fp16 ties: to even, as rint
+    assert cast_tensor(y, torch.float16, "none").tolist() == cast_tensor(y, torch.float16, "rint").tolist()
