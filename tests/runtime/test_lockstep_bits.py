@@ -707,12 +707,14 @@ def test_scalar_float_literals(threads, dtype, shape):
 
     def call(cfg):
         outs = [zeros(a.shape, odt) for _ in range(6)]
+        outs[1] = zeros(a.shape, dtype)     # subs keeps the array's dtype (the reference's rule)
         k_scalar_f(a, N, r, c, *outs, config=cfg)
         return outs
 
     (o_add, o_sub, o_mul, o_max, o_min, o_tiny), _, _ = run_both(call)
     x = a.to(odt)
     close(o_add, x + 1.5)
+    close(o_sub, x - 0.1 if dtype.is_floating_point else a)   # 0.1 converted toward zero: 0
     close(o_mul, x * -2.5)
     close(o_max, torch.maximum(x, torch.zeros((), dtype=odt)), 0)
     close(o_min, torch.minimum(x, torch.zeros((), dtype=odt)), 0)
