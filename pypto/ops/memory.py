@@ -159,6 +159,15 @@ def _check_store_dtypes(op: str, src_t, dst_dtype, span: Span) -> None:
            "cast the value first with pl.cast(x, ...)")
 
 
+def _store_platform_rule(arch: str, args: tuple):
+    """A BF16 atomic add exists on a2a3's store pipe only (the reference's SupportsBf16AtomicAdd:
+    pto-isa set_atomic_bf16; the A5 store path has none)."""
+    if args[3] == AtomicType.Add and args[2].type.dtype.name == "BF16" and arch != "a2a3":
+        return ("an atomic add into a BF16 tensor exists only on a2a3 (no BF16 atomic on the "
+                f"{arch} store path); accumulate into an FP32 tensor and cast afterwards")
+    return None
+
+
 def _store_infer(a: OpArgs, span: Span) -> TensorType:
     tile, t = a.tile.type, a.tensor.type
     _check_store_dtypes("tile.store", tile, t.dtype, span)
@@ -203,6 +212,7 @@ register(OpDef(
     sim=lambda a, dst: (f"_pto.store({a.tile}, {a.offsets}, {a.tensor}, {_valid_src(a, a.tile.type)}, "
                         f"atomic={a.atomic == repr(AtomicType.Add)})"),
     dsl="store", operand_kinds=("tile",), gm="write", writes="tensor", dsl_args=_store_args,
+    platform_rule=_store_platform_rule,
     input_spaces=(MemorySpace.Vec, MemorySpace.Acc),
     doc="write a tile's valid region into a global tensor; returns the tensor",
 ))

@@ -51,13 +51,21 @@ def test_assemble_and_store_narrow_the_accumulator(dtype):
 
 @pytest.mark.parametrize("dtype", (torch.bfloat16, torch.float16), ids=str)
 def test_atomic_split_k_narrows_each_partial_then_adds_in_the_target_dtype(dtype):
+    # (BF16 atomics exist on a2a3 only: both() would hit the a5 refusal, so BF16 runs a2a3sim)
     a, b = _ints(3, (16, 64), -30, 31), _ints(4, (64, 32), -30, 31)
     want = torch.zeros(16, 32, dtype=dtype)
     for ks in range(4):
         part = a[:, ks * 16:(ks + 1) * 16].double() @ b[ks * 16:(ks + 1) * 16, :].double()
         # the GM atomic unit adds two `dtype` values: exact sum, rounded once (via float64)
         want = _narrow(want.double() + _narrow(part, dtype).double(), dtype)
-    got = both(K.mm_split_k_atomic, [a.to(dtype), b.to(dtype), torch.zeros(16, 32, dtype=dtype)])
+    args = [a.to(dtype), b.to(dtype), torch.zeros(16, 32, dtype=dtype)]
+    if dtype == torch.bfloat16:
+        got = H.run_ref(K.mm_split_k_atomic, args)[-1]
+        H.assert_same_bits(H.run_sim(K.mm_split_k_atomic, args, "a2a3sim")[-1], got, "a2a3sim")
+        with pytest.raises(PyptoError, match="an atomic add into a BF16 tensor exists only on a2a3"):
+            H.run_sim(K.mm_split_k_atomic, args, "a5sim")
+    else:
+        got = both(K.mm_split_k_atomic, args)
     H.assert_same_bits(got, want)
     # not the single rounding of the FP32 sum: the test data makes the two differ somewhere
     assert not torch.equal(H.bits(_narrow(a.double() @ b.double(), dtype)), H.bits(want))
