@@ -316,6 +316,7 @@ register(OpDef(
     # Vec into Vec (TINSERT), or Acc into Mat (the FIXPIPE drain; the type rule pairs them); the
     # result lives where the target does
     input_spaces=(("target", (MemorySpace.Vec, MemorySpace.Mat)), ("src", (MemorySpace.Vec, MemorySpace.Acc))),
+    updates="target", inplace_safe=True,  # the result may take the target's buffer (TINSERT in place)
     doc="target with src written at offset (TINSERT; an FP32 Acc src into a BF16/FP16 Mat target narrows "
         "round-half-to-even, the FIXPIPE drain); the result is the updated target",
 ))
