@@ -294,6 +294,7 @@ class _Tile(Mutator):
                 if fold is not None:
                     out.extend(fold)
                     continue
+            if isinstance(v, Call) and v.op == "tile.cast" and id(v.args[0]) in pending:
                 plan = pending.pop(id(v.args[0]))
                 self._need_single_use(s.var, stmts[i + 1:], plan)
                 pending[id(s.var)] = (*plan[:-1], plan[-1] + ((s.var, v),))
