@@ -39,6 +39,17 @@ Requires: IncoreTileOps. Produces: MatmulL0Tiled.
   sub-tile's ``[1, n]`` bias window (``tile.extract`` of the Mat bias into Bias; the whole bias when
   N is not split), the later chunks ``matmul_acc``, so the bias is added once, first. A bias wider
   than the Bias buffer forces an N split.
+  Mat scratch (the reference's chained-matmul placement): when the oversized result is read only
+  as the lhs/rhs of matmuls, directly or through one foldable cast, each sub-tile is drained into
+  one Mat tile instead (``scratch = tile.create([M, N], Mat)``, then per sub-tile
+  ``scratch_i = tile.assemble(scratch_{i-1}, sub, [mi, ni])``, the cube's Acc -> Mat FIXPIPE
+  writeback), and the consumers read the scratch. The cast is dropped: FIXPIPE narrows FP32 to
+  BF16/FP16 round-half-to-even, so only ``mode="rint"`` folds. An FP32 scratch (no cast) exists
+  on a5 only; a2a3's drain narrows (CapacityError naming the cast).
+* Cast fold (fits Acc): ``cb = tile.cast(c, BF16|FP16, rint)`` of a matmul result ``c`` whose every
+  use is a matmul lhs/rhs becomes one whole-tile ``tile.assemble`` into a fresh Mat tile. A cast
+  that cannot fold (other mode or dtypes) stays a vector cast where the platform has Acc -> Vec
+  (a5); on a2a3 it is a PassError at the cast naming ``mode="rint"``.
   Tile choice (:func:`choose_mn_tile`): the fewest sub-tiles whose Acc footprint fits and whose K
   chunks fit half of Left/Right, then the fewest K chunks, then the tallest tile. One K chunk
   ``kc`` serves every sub-tile, so every output element is accumulated the same way: FP32
