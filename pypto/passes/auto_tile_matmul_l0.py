@@ -167,6 +167,28 @@ class _Tile(Mutator):
         self.platform = platform
         self.results: set[int] = set()  # ids of (original) matmul result Vars
         self.folded: dict[int, Var] = {}  # id of a cast statement -> the Mat scratch replacing its result
+        self.links: dict[int, list] = {}  # id of a split matmul statement -> its matmul_acc chain
+        self.cur: dict[int, Var] = {}  # id of a chain link's result -> that Var
+
+    def _link(self, s: AssignStmt, plan) -> None:
+        """Record ``s = tile.matmul_acc(<pending result>, a, b)`` as the next link of ``plan``'s chain
+        (operands static 2-D, in Mat or unplaced, the same output extent)."""
+        mm = plan[0]
+        v = s.value
+        if len(v.args) > 5 and v.args[5] is not None:
+            self._mn_error(mm, "a tile.matmul_acc of its chain has init_cond=")
+        if any(x is True for x in v.args[3:5]):
+            self._mn_error(mm, "a tile.matmul_acc of its chain transposes an operand")
+        la, lb = self.var(v.args[1]), self.var(v.args[2])
+        m, n = mm.var.type.shape
+        ok = all(isinstance(x, Var) and isinstance(x.type, TileType) and x.type.memory_space in (None, M.Mat)
+                 and len(x.type.shape) == 2 and all(isinstance(d, int) for d in x.type.shape)
+                 and (x.type.valid_shape is None or tuple(x.type.valid_shape) == tuple(x.type.shape))
+                 for x in (la, lb))
+        if not ok or la.type.shape[0] != m or lb.type.shape[1] != n:
+            self._mn_error(mm, f"the operands of its chained tile.matmul_acc ('{s.var.name}') are not static "
+                               "[M, K] / [K, N] tiles in Mat")
+        self.links.setdefault(id(mm), []).append((s, la, lb))
 
     # -- Mat scratch: a result consumed on-chip by matmuls ---------------------------------------
 
@@ -314,8 +336,19 @@ class _Tile(Mutator):
                 plan = pending.pop(id(v.args[0]))
                 out.extend(self._grid(s, *plan))
                 continue
-            for plan in pending.values():
-                if _count_uses(plan[0].var, (s,)) or any(_count_uses(c[0], (s,)) for c in plan[-1]):
+            if isinstance(v, Call) and v.op == "tile.matmul_acc" and id(v.args[0]) in pending \
+                    and not pending[id(v.args[0])][-1]:
+                # split-K chain (acc = matmul(..); acc = matmul_acc(acc, ..); ...; store(acc)): the
+                # grid runs the whole chain per sub-tile, so no full [M, N] accumulator exists
+                plan = pending.pop(id(v.args[0]))
+                self._link(s, plan)
+                self._need_single_use(s.var, stmts[i + 1:], plan)
+                self.cur[id(s.var)] = s.var
+                pending[id(s.var)] = plan
+                continue
+            for key, plan in pending.items():
+                var = self.cur.get(key, plan[0].var)
+                if _count_uses(var, (s,)) or any(_count_uses(c[0], (s,)) for c in plan[-1]):
                     self._mn_error(plan[0], "its result is read by something other than one tile.store")
             if isinstance(v, Call) and v.op in _OPS:
                 plan = self._plan(s)
@@ -429,6 +462,17 @@ class _Tile(Mutator):
                     out.append(AssignStmt(self.bias, Call("tile.extract", (bias, _ints(0, ni), _ints(1, en), M.Bias,
                                                                            False), bt, mm.span), mm.span))
                 out.extend(self._block(mm.span, sub, None, a, b, mi, ni, em, en, k, kc))
+                for ls, la, lb in self.links.get(id(mm), ()):  # the split-K chain, on this sub-tile
+                    kj = la.type.shape[1]
+                    kcj = _k_fit(tm, kj, tn, la.type.dtype.bits // 8, self.platform.capacity(M.Left),
+                                 self.platform.capacity(M.Right))
+                    if kcj is None:
+                        self._mn_error(mm, f"no K chunk of its chained tile.matmul_acc ('{ls.var.name}', K={kj}) "
+                                           f"fits L0 for a [{tm}, {tn}] sub-tile")
+                    nxt = Var(f"{ls.var.name}__t{idx}", TileType((em, en), ls.var.type.dtype), ls.span)
+                    self.bias = None
+                    out.extend(self._block(ls.span, nxt, sub, la, lb, mi, ni, em, en, kj, kcj))
+                    sub = nxt
                 val = sub
                 for cv, c in casts:
                     ct = TileType((em, en), cv.type.dtype)
