@@ -46,6 +46,10 @@ Requires: IncoreTileOps. Produces: MatmulL0Tiled.
   writeback), and the consumers read the scratch. The cast is dropped: FIXPIPE narrows FP32 to
   BF16/FP16 round-half-to-even, so only ``mode="rint"`` folds. An FP32 scratch (no cast) exists
   on a5 only; a2a3's drain narrows (CapacityError naming the cast).
+* Split-K chain: ``acc = matmul(..); acc = matmul_acc(acc, ..) ...; store(acc)`` (each link's result
+  read once, by the next), when the result exceeds Acc, is tiled as a whole: every sub-tile runs
+  the first matmul and then each link's ``matmul_acc`` on its own ``[m, n]`` window (each link
+  K-chunked as it needs), then stores.
 * Cast fold (fits Acc): ``cb = tile.cast(c, BF16|FP16, rint)`` of a matmul result ``c`` whose every
   use is a matmul lhs/rhs becomes one whole-tile ``tile.assemble`` into a fresh Mat tile. A cast
   that cannot fold (other mode or dtypes) stays a vector cast where the platform has Acc -> Vec

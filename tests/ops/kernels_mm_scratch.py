@@ -50,3 +50,23 @@ def chain_fp32(a: pl.Tensor, b: pl.Tensor, e: pl.Tensor, out: pl.Out[pl.Tensor])
         d = pl.matmul(c, te)
         out = pl.store(d, [0, 0], out)
     return out
+
+
+
+def _chain(out_dtype):
+    @pl.jit
+    def split_k_chain(a: pl.Tensor, b: pl.Tensor, c: pl.Out[pl.Tensor]):
+        """``c = a[:, :128] @ b[:128] + a[:, 128:] @ b[128:]`` as the frontend's unrolled split-K form
+        (``matmul`` then ``matmul_acc`` then one store) whose ``[272, 144]`` INT32 / FP32 result
+        exceeds a2a3's Acc: AutoTileMatmulL0 runs the whole chain per sub-tile."""
+        with pl.at(level=pl.Level.CORE_GROUP):
+            acc = pl.matmul(a[0:272, 0:128], b[0:128, 0:144], out_dtype=out_dtype)
+            acc = pl.matmul_acc(acc, a[0:272, 128:256], b[128:256, 0:144])
+            c[0:272, 0:144] = acc
+        return c
+
+    return split_k_chain
+
+
+split_k_chain_i32 = _chain(pl.INT32)
+split_k_chain_f32 = _chain(pl.FP32)

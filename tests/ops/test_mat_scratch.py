@@ -132,3 +132,34 @@ def test_mat_scratch_over_mat_is_located_capacity_error():
     with pytest.raises(CapacityError, match="Mat buffer usage.*c__mat") as info:
         K.chain_bf16.lower(a, b, e, torch.zeros(256, 16))
     assert "kernels_mm_scratch.py:13" in str(info.value)
+
+
+@pytest.mark.parametrize("platform", H.PLATFORMS)
+@pytest.mark.parametrize("dtype", [torch.int8, torch.bfloat16])
+def test_split_k_chain_over_acc_is_mn_tiled(dtype, platform):
+    """matmul -> matmul_acc -> store over Acc: the grid runs both links per sub-tile (M and N
+    boundary tiles: 272 = 256 + 16, 144 = 128 + 16). INT8: == the exact int64 product; BF16: ==
+    the per-sub-tile oracle (FP32 chunk products added in K order), sim == ref bit for bit."""
+    torch.manual_seed(5)
+    if dtype == torch.int8:
+        a = torch.randint(-128, 128, (272, 256), dtype=torch.int8)
+        b = torch.randint(-128, 128, (256, 144), dtype=torch.int8)
+        c = torch.zeros(272, 144, dtype=torch.int32)
+    else:
+        a, b = torch.randn(272, 256).to(dtype), torch.randn(256, 144).to(dtype)
+        c = torch.zeros(272, 144)
+    kernel = K.split_k_chain_i32 if dtype == torch.int8 else K.split_k_chain_f32
+    sim = H.run_sim(kernel, [a, b, c], platform)
+    if dtype == torch.int8:
+        assert torch.equal(sim[2].long(), a.long() @ b.long())
+        return
+    ref = H.run_ref(kernel, [a, b, c]) if platform == "a2a3sim" else sim
+    H.assert_same_bits(sim[2], ref[2], "sim vs ref")
+    # oracle: per sub-tile, link 1's K-chunk products, then link 2's added onto them, in FP32
+    from test_matmul import _mn_expected, _tile_for
+
+    tile = _tile_for(a[:, :128], b[:128], platform)
+    expect = _mn_expected(a[:, :128], b[:128], tile) + _mn_expected(a[:, 128:], b[128:], tile)
+    H.assert_same_bits(sim[2], expect, "per-sub-tile chain oracle")
+    bound = 256 * 2.0 ** -23 * (a.double().abs() @ b.double().abs())
+    assert bool(((sim[2].double() - a.double() @ b.double()).abs() <= bound).all())
