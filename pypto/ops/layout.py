@@ -324,8 +324,21 @@ _reg("read", "tile", params=(Param("x", "tile"), Param("indices", "ints")), infe
 
 def _tile_assemble_infer(a: OpArgs, span: Span):
     t, s = a.target.type, a.src.type
-    expect(t.dtype == s.dtype, "tile.assemble", f"source dtype {s.dtype.name} differs from target dtype "
-           f"{t.dtype.name}", span, "cast the value first with pl.cast(x, ...)")
+    # The one converting form is the cube's FIXPIPE writeback: an FP32 accumulator (Acc) drained into
+    # a BF16/FP16 Mat scratch, narrowed round-half-to-even (AutoTileMatmulL0's Mat-scratch placement
+    # and cast fold emit it). Spaces are unknown before InferTileMemorySpace, so the dtype pair gates
+    # it there; once placed (the verifier re-applies this rule) Acc source <=> Mat target.
+    narrowing = s.dtype.name == "FP32" and t.dtype.name in ("BF16", "FP16")
+    expect(t.dtype == s.dtype or narrowing, "tile.assemble", f"source dtype {s.dtype.name} differs from target "
+           f"dtype {t.dtype.name} (only an FP32 Acc tile may be written into a BF16/FP16 Mat tile)", span,
+           "cast the value first with pl.cast(x, ...)")
+    acc_src, mat_dst = s.memory_space == MemorySpace.Acc, t.memory_space == MemorySpace.Mat
+    if s.memory_space is not None and t.memory_space is not None:
+        expect(acc_src == mat_dst, "tile.assemble", f"a {s.memory_space.name} source cannot be written into a "
+               f"{t.memory_space.name} target (legal: Vec into Vec, Acc into Mat)", span)
+    expect(t.dtype == s.dtype or (s.memory_space in (None, MemorySpace.Acc) and t.memory_space in (
+        None, MemorySpace.Mat)), "tile.assemble", f"a narrowing {s.dtype.name} -> {t.dtype.name} write is the "
+           "FIXPIPE Acc -> Mat drain only", span, "cast the value first with pl.cast(x, ...)")
     check_region("tile.assemble", a.offset, s.shape, t.shape, span)
     # the updated target: where the target lives (a loop carrying it keeps one type)
     return _like(t, t.shape, t.valid_shape).with_(memory_space=t.memory_space)
@@ -338,6 +351,10 @@ register(OpDef(
     ref=lambda a: f"_pto.tile_assemble({a.target}, {a.src}, {a.offset})",
     sim=lambda a, dst: f"_pto.tile_assemble({a.target}, {a.src}, {a.offset}, dst={dst})",
     dsl="assemble", operand_kinds=("tile", "tile"),
-    input_spaces=_VEC, result_space=MemorySpace.Vec,
-    doc="target with src written at offset (TINSERT); the result is the updated target",
+    # Vec into Vec (TINSERT), or Acc into Mat (the FIXPIPE drain; the type rule pairs them); the
+    # result lives where the target does
+    input_spaces=(("target", (MemorySpace.Vec, MemorySpace.Mat)), ("src", (MemorySpace.Vec, MemorySpace.Acc))),
+    updates="target", inplace_safe=True,  # the result may take the target's buffer (TINSERT in place)
+    doc="target with src written at offset (TINSERT; an FP32 Acc src into a BF16/FP16 Mat target narrows "
+        "round-half-to-even, the FIXPIPE drain); the result is the updated target",
 ))

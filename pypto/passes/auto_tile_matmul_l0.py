@@ -39,6 +39,21 @@ Requires: IncoreTileOps. Produces: MatmulL0Tiled.
   sub-tile's ``[1, n]`` bias window (``tile.extract`` of the Mat bias into Bias; the whole bias when
   N is not split), the later chunks ``matmul_acc``, so the bias is added once, first. A bias wider
   than the Bias buffer forces an N split.
+  Mat scratch (the reference's chained-matmul placement): when the oversized result is read only
+  as the lhs/rhs of matmuls, directly or through one foldable cast, each sub-tile is drained into
+  one Mat tile instead (``scratch = tile.create([M, N], Mat)``, then per sub-tile
+  ``scratch_i = tile.assemble(scratch_{i-1}, sub, [mi, ni])``, the cube's Acc -> Mat FIXPIPE
+  writeback), and the consumers read the scratch. The cast is dropped: FIXPIPE narrows FP32 to
+  BF16/FP16 round-half-to-even, so only ``mode="rint"`` folds. An FP32 scratch (no cast) exists
+  on a5 only; a2a3's drain narrows (CapacityError naming the cast).
+* Split-K chain: ``acc = matmul(..); acc = matmul_acc(acc, ..) ...; store(acc)`` (each link's result
+  read once, by the next), when the result exceeds Acc, is tiled as a whole: every sub-tile runs
+  the first matmul and then each link's ``matmul_acc`` on its own ``[m, n]`` window (each link
+  K-chunked as it needs), then stores.
+* Cast fold (fits Acc): ``cb = tile.cast(c, BF16|FP16, rint)`` of a matmul result ``c`` whose every
+  use is a matmul lhs/rhs becomes one whole-tile ``tile.assemble`` into a fresh Mat tile. A cast
+  that cannot fold (other mode or dtypes) stays a vector cast where the platform has Acc -> Vec
+  (a5); on a2a3 it is a PassError at the cast naming ``mode="rint"``.
   Tile choice (:func:`choose_mn_tile`): the fewest sub-tiles whose Acc footprint fits and whose K
   chunks fit half of Left/Right, then the fewest K chunks, then the tallest tile. One K chunk
   ``kc`` serves every sub-tile, so every output element is accumulated the same way: FP32
@@ -48,7 +63,7 @@ Requires: IncoreTileOps. Produces: MatmulL0Tiled.
 """
 from __future__ import annotations
 
-from pypto.errors import CapacityError, InvalidOperationError
+from pypto.errors import CapacityError, InvalidOperationError, PassError
 from pypto.ir.nodes import AssignStmt, BinOp, Call, ConstInt, ForStmt, MakeTuple, Program, Var, YieldStmt
 from pypto.ir.types import ScalarType, TileType
 from pypto.ir.visit import Mutator
@@ -124,6 +139,12 @@ def choose_mn_tile(m: int, k: int, n: int, esz: int, acc_bytes: int, left: int, 
     return None if best is None else best[1]
 
 
+def _edges(arch: str) -> dict:
+    from pypto.passes.infer_tile_memory_space import _EDGES
+
+    return _EDGES.get(arch, _EDGES["a2a3"])
+
+
 def _ints(*vals):
     return MakeTuple(tuple(v if not isinstance(v, int) else ConstInt(v) for v in vals))
 
@@ -148,6 +169,150 @@ class _Tile(Mutator):
     def __init__(self, platform):
         super().__init__()
         self.platform = platform
+        self.results: set[int] = set()  # ids of (original) matmul result Vars
+        self.folded: dict[int, Var] = {}  # id of a cast statement -> the Mat scratch replacing its result
+        self.links: dict[int, list] = {}  # id of a split matmul statement -> its matmul_acc chain
+        self.cur: dict[int, Var] = {}  # id of a chain link's result -> that Var
+
+    def _link(self, s: AssignStmt, plan) -> None:
+        """Record ``s = tile.matmul_acc(<pending result>, a, b)`` as the next link of ``plan``'s chain
+        (operands static 2-D, in Mat or unplaced, the same output extent)."""
+        mm = plan[0]
+        v = s.value
+        if len(v.args) > 5 and v.args[5] is not None:
+            self._mn_error(mm, "a tile.matmul_acc of its chain has init_cond=")
+        if any(x is True for x in v.args[3:5]):
+            self._mn_error(mm, "a tile.matmul_acc of its chain transposes an operand")
+        la, lb = self.var(v.args[1]), self.var(v.args[2])
+        m, n = mm.var.type.shape
+        ok = all(isinstance(x, Var) and isinstance(x.type, TileType) and x.type.memory_space in (None, M.Mat)
+                 and len(x.type.shape) == 2 and all(isinstance(d, int) for d in x.type.shape)
+                 and (x.type.valid_shape is None or tuple(x.type.valid_shape) == tuple(x.type.shape))
+                 for x in (la, lb))
+        if not ok or la.type.shape[0] != m or lb.type.shape[1] != n:
+            self._mn_error(mm, f"the operands of its chained tile.matmul_acc ('{s.var.name}') are not static "
+                               "[M, K] / [K, N] tiles in Mat")
+        self.links.setdefault(id(mm), []).append((s, la, lb))
+
+    # -- Mat scratch: a result consumed on-chip by matmuls ---------------------------------------
+
+    def _cube_operand_only(self, var: Var, rest) -> bool:
+        """Every read of ``var`` in ``rest`` is the lhs or rhs of a cube op (not an accumulator,
+        bias, yield or anything else), and there is at least one."""
+        from pypto.ir.visit import iter_calls
+
+        n = 0
+        for _, c in iter_calls(rest):
+            if c.op in _OPS:
+                mats = c.args[1:3] if c.op == "tile.matmul_acc" else c.args[0:2]
+                n += sum(1 for x in mats if x is var)
+        return n > 0 and n == _count_uses(var, rest)
+
+    def _foldable(self, cast: Call) -> str | None:
+        """Why ``cast`` of an FP32 accumulator cannot be the FIXPIPE drain (None: it can). FIXPIPE
+        narrows FP32 to BF16/FP16 round-half-to-even only, on a2a3 and a5 alike."""
+        from pypto.numerics.cast import normalize_mode
+
+        src, dst = cast.args[0].type.dtype.name, cast.args[1].name
+        if src != "FP32" or dst not in ("BF16", "FP16"):
+            return f"it converts {src} -> {dst} (FIXPIPE narrows FP32 -> BF16/FP16 only)"
+        try:
+            mode = normalize_mode(cast.args[2])
+        except ValueError:
+            mode = str(cast.args[2])
+        if mode != "rint":
+            return (f"its mode is {mode!r}, and FIXPIPE rounds half to even only (mode='rint'); other modes need "
+                    "the vector cast")
+        return None
+
+    def _fold_refused(self, cast_stmt: AssignStmt, why: str):
+        raise PassError(
+            f"tile.cast: the matmul result '{cast_stmt.value.args[0].name}' (in Acc) feeds only matmuls through "
+            f"this cast, which cannot be folded into the cube's Acc -> Mat writeback: {why}; {self.platform.arch} "
+            "has no Acc -> Vec path for a vector cast", cast_stmt.span,
+            "write pl.cast(c, pl.BF16, mode=\"rint\") (FP32 -> BF16/FP16, round half to even), or store the "
+            "result to GM and cast it in another pl.at scope")
+
+    def _fold_cast(self, s: AssignStmt, rest):
+        """``cb = tile.cast(c, BF16, rint)`` of a whole matmul result ``c`` read only by matmuls:
+        ``scratch = tile.create(Mat)``; ``cb = tile.assemble(scratch, c, [0, 0])`` (the FIXPIPE drain
+        into Mat). None when the fold does not apply (the vector cast stays)."""
+        v = s.value
+        if not (isinstance(s.var.type, TileType) and len(s.var.type.shape) == 2
+                and all(isinstance(d, int) for d in s.var.type.shape) and self._cube_operand_only(s.var, rest)):
+            return None
+        why = self._foldable(v)
+        if why is not None:
+            if "Vec" not in [sp.name for sp in _edges(self.platform.arch).get(M.Acc, ())]:
+                self._fold_refused(s, why)
+            return None
+        src = self.var(v.args[0])
+        shape, dt = tuple(s.var.type.shape), v.args[1]
+        mt = TileType(shape, dt, M.Mat)
+        scratch = Var(f"{s.var.name}__mat", mt, s.span)
+        res = Var(s.var.name, mt, s.span)
+        self.redefine(s.var, res)
+        return [AssignStmt(scratch, Call("tile.create", (_ints(*shape), dt, M.Mat), mt, s.span), s.span),
+                AssignStmt(res, Call("tile.assemble", (scratch, src, _ints(0, 0)), mt, s.span), s.span)]
+
+    def _scratch_chain(self, mm: AssignStmt, rest):
+        """For an oversized matmul whose result is read only by matmuls, directly or through one
+        foldable cast: ``(cast statement or None, scratch dtype)``; None when that is not the case."""
+        var = mm.var
+        if mm.value.op == "tile.matmul_acc":
+            return None
+        if self._cube_operand_only(var, rest):
+            if var.type.dtype.name == "FP32" and self.platform.arch == "a2a3":
+                self._mn_error(mm, "its FP32 result feeds a matmul, and a2a3 drains Acc into a Mat scratch only "
+                                   "as BF16/FP16 (cast it first: pl.cast(c, pl.BF16, mode=\"rint\"))")
+            return None, var.type.dtype
+        if _count_uses(var, rest) != 1:
+            return None
+        for s in rest:
+            v = s.value if isinstance(s, AssignStmt) else None
+            if isinstance(v, Call) and v.op == "tile.cast" and v.args[0] is var:
+                if not self._cube_operand_only(s.var, rest):
+                    return None
+                why = self._foldable(v)
+                if why is not None:
+                    self._fold_refused(s, why)
+                return s, v.args[1]
+            if _count_uses(var, (s,)):
+                return None
+        return None
+
+    def _scratch_grid(self, mm: AssignStmt, a: Var, b: Var, bias, tile, chain):
+        """The sub-tile grid of ``mm`` drained into one Mat scratch (an Acc -> Mat ``tile.assemble``
+        per sub-tile, narrowing when ``chain`` carries a folded cast), read by the consumers in place
+        of the result (or of the cast's result)."""
+        cast, dt = chain
+        (m, k), (_, n) = a.type.shape, b.type.shape
+        tm, tn, kc = tile
+        mt = TileType((m, n), dt, M.Mat)
+        name = mm.var.name
+        cur = Var(f"{name}__mat", mt, mm.span)
+        out: list = [AssignStmt(cur, Call("tile.create", (_ints(m, n), dt, M.Mat), mt, mm.span), mm.span)]
+        idx = 0
+        for mi in range(0, m, tm):
+            for ni in range(0, n, tn):
+                em, en = min(tm, m - mi), min(tn, n - ni)
+                sub = Var(f"{name}__t{idx}", TileType((em, en), mm.var.type.dtype), mm.span)
+                self.bias = bias
+                if bias is not None and en < n:
+                    bt = TileType((1, en), bias.type.dtype, M.Bias)
+                    self.bias = Var(f"{name}__bias{idx}", bt, mm.span)
+                    out.append(AssignStmt(self.bias, Call("tile.extract", (bias, _ints(0, ni), _ints(1, en), M.Bias,
+                                                                           False), bt, mm.span), mm.span))
+                out.extend(self._block(mm.span, sub, None, a, b, mi, ni, em, en, k, kc))
+                nxt = Var(f"{name}__mat{idx}", mt, mm.span)
+                out.append(AssignStmt(nxt, Call("tile.assemble", (cur, sub, _ints(mi, ni)), mt, mm.span), mm.span))
+                cur = nxt
+                idx += 1
+        if cast is None:
+            self.redefine(mm.var, cur)
+        else:
+            self.folded[id(cast)] = cur
+        return out
 
     def stmts(self, stmts) -> tuple:
         # a matmul needing an M/N split is rewritten together with the store consuming it, so the
@@ -158,6 +323,14 @@ class _Tile(Mutator):
         pending: dict[int, tuple] = {}
         for i, s in enumerate(stmts):
             v = s.value if isinstance(s, AssignStmt) else None
+            if isinstance(v, Call) and v.op == "tile.cast" and id(s) in self.folded:
+                self.redefine(s.var, self.folded.pop(id(s)))  # drained by the Mat-scratch grid
+                continue
+            if isinstance(v, Call) and v.op == "tile.cast" and id(v.args[0]) in self.results:
+                fold = self._fold_cast(s, stmts[i + 1:])
+                if fold is not None:
+                    out.extend(fold)
+                    continue
             if isinstance(v, Call) and v.op == "tile.cast" and id(v.args[0]) in pending:
                 plan = pending.pop(id(v.args[0]))
                 self._need_single_use(s.var, stmts[i + 1:], plan)
@@ -167,16 +340,33 @@ class _Tile(Mutator):
                 plan = pending.pop(id(v.args[0]))
                 out.extend(self._grid(s, *plan))
                 continue
-            for plan in pending.values():
-                if _count_uses(plan[0].var, (s,)) or any(_count_uses(c[0], (s,)) for c in plan[-1]):
+            if isinstance(v, Call) and v.op == "tile.matmul_acc" and id(v.args[0]) in pending \
+                    and not pending[id(v.args[0])][-1]:
+                # split-K chain (acc = matmul(..); acc = matmul_acc(acc, ..); ...; store(acc)): the
+                # grid runs the whole chain per sub-tile, so no full [M, N] accumulator exists
+                plan = pending.pop(id(v.args[0]))
+                self._link(s, plan)
+                self._need_single_use(s.var, stmts[i + 1:], plan)
+                self.cur[id(s.var)] = s.var
+                pending[id(s.var)] = plan
+                continue
+            for key, plan in pending.items():
+                var = self.cur.get(key, plan[0].var)
+                if _count_uses(var, (s,)) or any(_count_uses(c[0], (s,)) for c in plan[-1]):
                     self._mn_error(plan[0], "its result is read by something other than one tile.store")
             if isinstance(v, Call) and v.op in _OPS:
                 plan = self._plan(s)
                 if plan is not None:
+                    chain = self._scratch_chain(s, stmts[i + 1:])
+                    if chain is not None:
+                        out.extend(self._scratch_grid(*plan[:5], chain))
+                        continue
                     self._need_single_use(s.var, stmts[i + 1:], plan)
                     pending[id(s.var)] = plan
                     continue
             r = self.stmt(s)
+            if isinstance(v, Call) and v.op in _OPS and isinstance(s.var.type, TileType):
+                self.results.add(id(s.var))  # a cube result (in Acc): its cast may fold
             if isinstance(r, (list, tuple)):
                 out.extend(r)
             elif r is not None:
@@ -276,6 +466,17 @@ class _Tile(Mutator):
                     out.append(AssignStmt(self.bias, Call("tile.extract", (bias, _ints(0, ni), _ints(1, en), M.Bias,
                                                                            False), bt, mm.span), mm.span))
                 out.extend(self._block(mm.span, sub, None, a, b, mi, ni, em, en, k, kc))
+                for ls, la, lb in self.links.get(id(mm), ()):  # the split-K chain, on this sub-tile
+                    kj = la.type.shape[1]
+                    kcj = _k_fit(tm, kj, tn, la.type.dtype.bits // 8, self.platform.capacity(M.Left),
+                                 self.platform.capacity(M.Right))
+                    if kcj is None:
+                        self._mn_error(mm, f"no K chunk of its chained tile.matmul_acc ('{ls.var.name}', K={kj}) "
+                                           f"fits L0 for a [{tm}, {tn}] sub-tile")
+                    nxt = Var(f"{ls.var.name}__t{idx}", TileType((em, en), ls.var.type.dtype), ls.span)
+                    self.bias = None
+                    out.extend(self._block(ls.span, nxt, sub, la, lb, mi, ni, em, en, kj, kcj))
+                    sub = nxt
                 val = sub
                 for cv, c in casts:
                     ct = TileType((em, en), cv.type.dtype)

@@ -81,9 +81,14 @@ class Liveness:
             if isinstance(s, AssignStmt):
                 self._define(s.var)
                 t = s.var.type
-                if isinstance(s.value, Call) and isinstance(t, TileType) and get_op(s.value.op).inplace_safe:
+                op = get_op(s.value.op) if isinstance(s.value, Call) else None
+                if op is not None and isinstance(t, TileType) and op.inplace_safe:
+                    # an op that updates one operand (tile.assemble's target) may write over that
+                    # one only: its other operands are read after the result's first bytes land
+                    args = s.value.args if op.updates is None else \
+                        (s.value.args[[p.name for p in op.params].index(op.updates)],)
                     self.partners[id(s.var)] = tuple(
-                        id(a) for a in s.value.args if isinstance(a, Var) and _same_storage(a.type, t))
+                        id(a) for a in args if isinstance(a, Var) and _same_storage(a.type, t))
             elif isinstance(s, ForStmt):
                 lo = self.pos
                 for it, init, rv in zip(s.iter_args, s.init_values, s.return_vars):

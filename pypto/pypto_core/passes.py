@@ -10,8 +10,8 @@ our one pass pipeline (:mod:`pypto.passes`) and manager (:mod:`pypto.passes.mana
   active, :func:`pypto.ir.compile` takes its verification level, diagnostic phase, disabled checks,
   memory planner and runtime kind as defaults, and a :class:`Pass` called directly runs its
   instruments (:class:`CallbackInstrument` before/after, :class:`VerificationInstrument`).
-* ``l0_tile_chooser.choose_l0_tile(cfg)`` answers with our AutoTileMatmulL0's K-only rule (see
-  :mod:`pypto.pypto_core.l0_tile_chooser`; its design points differ from the reference's model).
+* ``l0_tile_chooser.choose_l0_tile(cfg)`` is the reference's roofline design-point chooser (see
+  :mod:`pypto.pypto_core.l0_tile_chooser`; our AutoTileMatmulL0 does not realise its tiles yet).
 * ``MemoryPlanner`` and ``RuntimeKind`` are accepted and recorded (``compiled_meta.json``); the
   simulator always plans memory with our MemoryReuse + AllocateMemoryAddr and runs the
   tensormap runtime, so they change no result (docs/compatibility.md).
