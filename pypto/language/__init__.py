@@ -123,6 +123,7 @@ split = DslName("split")                 # pl.at(..., optimizations=[pl.split(pl
 cross_core_slot = DslName("cross_core_slot")   # pl.at(..., optimizations=[pl.cross_core_slot(slot_num=n)])
 submit = DslName("submit")               # res, tid = pl.submit(self.k, *args, deps=[...], dumps=[...])
 no_dep = DslName("no_dep")
+AUTO = -1   # pl.reserve_buffer(..., base=pl.AUTO): the compiler / simulator picks the address
 
 
 class _ArrayNamespace(OpNamespace):

@@ -19,7 +19,7 @@ Requires: SplitIncoreOrch. Produces: IncoreTileOps — an InCore function holds 
 from __future__ import annotations
 
 from pypto.errors import CodegenError, UnsupportedFeatureError
-from pypto.language.enums import AtomicType
+from pypto.language.enums import KERNEL_TYPES, AtomicType
 from pypto.ir.nodes import AssignStmt, Call, ConstInt, ForStmt, Function, IfStmt, MakeTuple, Program, Var, YieldStmt
 from pypto.ir.types import TensorType, TileType
 from pypto.ir.visit import Mutator, iter_stmts
@@ -34,7 +34,7 @@ PRODUCES = ("IncoreTileOps",)
 
 def run(program: Program, ctx: PassContext) -> Program:
     return program.replace(functions=tuple(
-        _convert(f) if f.func_type == FunctionType.InCore else f for f in program.functions))
+        _convert(f) if f.func_type in KERNEL_TYPES else f for f in program.functions))
 
 
 def _loaded_params(f: Function) -> list[Var]:

@@ -23,7 +23,7 @@ from pypto.errors import PassError
 from pypto.ir.nodes import AssignStmt, Call, ForStmt, IfStmt, Program, Var
 from pypto.ir.types import TileType
 from pypto.ir.visit import Mutator, iter_stmts
-from pypto.language.enums import FunctionType, MemorySpace
+from pypto.language.enums import KERNEL_TYPES, FunctionType, MemorySpace
 from pypto.ops.registry import VALUE_KINDS, get_op
 from pypto.passes.context import PassContext
 from pypto.ops.registry import VALUE_KINDS as _VK
@@ -36,7 +36,7 @@ PRODUCES = ("TileMemoryInferred",)
 def run(program: Program, ctx: PassContext) -> Program:
     arch = ctx.platform.arch
     return program.replace(functions=tuple(
-        _Infer(arch, _mat_demand(f)).function(f) if f.func_type == FunctionType.InCore else f
+        _Infer(arch, _mat_demand(f)).function(f) if f.func_type in KERNEL_TYPES else f
         for f in program.functions))
 
 

@@ -91,7 +91,7 @@ def collect(program, source: str = "this dump", platform=None, plan: bool = Fals
     kernels = []
     seen_memref = seen_tile = False
     for f in program.functions:
-        if f.func_type != FunctionType.InCore:
+        if f.func_type not in KERNEL_TYPES:
             continue
         live = Liveness(f)
         spaces: dict[str, list] = {}
