@@ -204,12 +204,13 @@ class KernelGen:
             # one without the print)
             kw["cycles"] = self.pending
         self._mark(c.span)
+        wkw = {"where": kw["where"]} if op.waits else {}   # (the other ops' statement forms take no kw)
         if result is not None and isinstance(result.type, TileType):
             self.emit(depth, op.sim(a, Src(self.view(result), result.type), **kw))
         elif result is not None:  # a tensor (tile.store) or a scalar (tile.read)
-            self.emit(depth, f"{self.names.define(result)} = {op.sim(a, None)}")
+            self.emit(depth, f"{self.names.define(result)} = {op.sim(a, None, **wkw)}")
         else:
-            self.emit(depth, op.sim(a, None))
+            self.emit(depth, op.sim(a, None, **wkw))
         if op.gm is None:
             self.pending += self.cost(c)
 

@@ -138,7 +138,9 @@ for _side in ("aic", "aiv"):
     register(OpDef(
         name=_name,
         params=(Param("c2v_consumer_buf", "scalar", None), Param("v2c_consumer_buf", "scalar", None),
-                Param("dir_mask", "str"), Param("slot_size", "str"), Param("slot_num", "str", None),
+                # (keyword-only in the DSL: defaults so that they may follow the optional buffers; the
+                # type rule requires them)
+                Param("dir_mask", "str", None), Param("slot_size", "str", None), Param("slot_num", "str", None),
                 Param("local_slot_num", "str", None), Param("id", "str", None)),
         infer=_init_infer(_name), ref=_no_reference(_name),
         sim=lambda a, dst, where="", s=_side: (f"_cc.init_pipe({s!r}, {a.dir_mask}, {a.slot_size}, "
