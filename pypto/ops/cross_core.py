@@ -27,8 +27,9 @@ talk through pipes, one per ``(id, direction)``: ``v2c`` (vector -> cube) and ``
 Simulator form: each op is a call on ``_cc``, the kernel's link to its cluster
 (:mod:`pypto.runtime.cross_core`); the waiting ones are ``yield from`` so a core that waits yields
 to the others of its cluster in simulated time, and a wait that can never end is reported with the
-kernel, the core, the pipe and the source line. The reference executor (``torch_codegen``) runs
-tasks one after the other and has no second core to wait for: its form is an error naming the op.
+kernel, the core, the pipe and the source line. Reference form (``torch_codegen``,
+:mod:`pypto.ops.support_cross_core`): the members of a Group call run in threads, pipes are FIFOs,
+a pop waits for its push; the set-up ops and ``tfree`` have no effect on values there.
 """
 from __future__ import annotations
 
@@ -57,8 +58,8 @@ def _check_split(op: str, a: OpArgs, span: Span) -> None:
            f"id must be a non-negative integer, got {a.id}", span)
 
 
-def _no_reference(name: str):
-    return lambda a: f"_pto.cross_core_unsupported({name!r})"
+def _no_value(name: str):
+    return lambda a: "_pto.cc_noop()"
 
 
 def _push_infer(op: str):
@@ -86,7 +87,7 @@ for _name, _dir in _PUSH_DIR.items():
         name=_name,
         params=(Param("tile", "tile"), Param("split", "str", 0), Param("lane_stride", "str", None),
                 Param("id", "str", None)),
-        infer=_push_infer(_name), ref=_no_reference(_name),
+        infer=_push_infer(_name), ref=lambda a, d=_dir: f"_pto.cc_push({d!r}, {a.id}, {a.tile}, {a.split})",
         sim=lambda a, dst, where="", d=_dir: (f"yield from _cc.push({d!r}, {a.id}, {a.tile}, {a.split}, "
                                              f"{where!r})"),
         dsl=_name.split(".")[1], operand_kinds=("tile",), waits=True,
@@ -100,7 +101,7 @@ for _name, _dir in _POP_DIR.items():
                 Param("split", "str", 0), Param("lane_stride", "str", None), Param("id", "str", None),
                 Param("target_memory", "mem", None)),
         infer=_pop_infer(_name, MemorySpace.Mat if _dir == "v2c" else MemorySpace.Vec),
-        ref=_no_reference(_name),
+        ref=lambda a, d=_dir: f"_pto.cc_pop({d!r}, {a.id}, {a.split})",
         sim=lambda a, dst, where="", d=_dir: f"yield from _cc.pop({d!r}, {a.id}, {dst}, {a.split}, {where!r})",
         dsl=_name.split(".")[1], operand_kinds=(), waits=True,
         doc=f"pop the next tile of the {_dir} pipe (waits until one is pushed)",
@@ -110,7 +111,7 @@ for _name, _dir in _FREE_DIR.items():
     register(OpDef(
         name=_name,
         params=(Param("tile", "tile"), Param("split", "str", None), Param("id", "str", None)),
-        infer=_statement, ref=_no_reference(_name),
+        infer=_statement, ref=_no_value(_name),
         sim=lambda a, dst, where="", d=_dir: f"_cc.free({d!r}, {a.id}, {a.tile}, {where!r})",
         dsl=_name.split(".")[1], operand_kinds=("tile",), waits=True,
         doc=f"release the oldest popped slot of the {_dir} pipe to its producer",
@@ -142,7 +143,7 @@ for _side in ("aic", "aiv"):
                 # type rule requires them)
                 Param("dir_mask", "str", None), Param("slot_size", "str", None), Param("slot_num", "str", None),
                 Param("local_slot_num", "str", None), Param("id", "str", None)),
-        infer=_init_infer(_name), ref=_no_reference(_name),
+        infer=_init_infer(_name), ref=_no_value(_name),
         sim=lambda a, dst, where="", s=_side: (f"_cc.init_pipe({s!r}, {a.dir_mask}, {a.slot_size}, "
                                               f"{a.slot_num}, {a.local_slot_num}, {a.id}, {where!r})"),
         dsl=f"{_side}_initialize_pipe", operand_kinds=(), waits=True,
@@ -168,7 +169,7 @@ def _import_infer(a: OpArgs, span: Span):
 register(OpDef(
     name="system.reserve_buffer",
     params=(Param("name", "str"), Param("size", "str"), Param("base", "str", -1)),
-    infer=_reserve_infer, ref=_no_reference("system.reserve_buffer"),
+    infer=_reserve_infer, ref=_no_value("system.reserve_buffer"),
     sim=lambda a, dst, where="": f"_cc.reserve({a.name}, {a.size}, {a.base}, {where!r})",
     dsl="reserve_buffer", operand_kinds=(), waits=True,
     doc="reserve the named slot buffer of a pipe this core consumes (its INT32 address)",
@@ -176,7 +177,7 @@ register(OpDef(
 register(OpDef(
     name="system.import_peer_buffer",
     params=(Param("name", "str"), Param("peer_func", "str")),
-    infer=_import_infer, ref=_no_reference("system.import_peer_buffer"),
+    infer=_import_infer, ref=_no_value("system.import_peer_buffer"),
     sim=lambda a, dst, where="": f"_cc.import_peer({a.name}, {a.peer_func}, {where!r})",
     dsl="import_peer_buffer", operand_kinds=(), waits=True,
     doc="the address of the slot buffer a peer function of the group reserved",

@@ -725,11 +725,6 @@ from pypto.ops.support_matmul import (  # noqa: E402,F401  (issue 15: the matmul
 )
 from pypto.ops.support_debug import DebugPrint, debug_print_ref, valid as debug_valid  # noqa: E402,F401
 
-
-def cross_core_unsupported(op: str):
-    """The reference executor's form of a cross-core pipe op (:mod:`pypto.ops.cross_core`): it runs
-    tasks one at a time, so there is no peer core to push to or pop from."""
-    from pypto.errors import SimulationError
-
-    raise SimulationError(f"{op}: the reference executor (torch_codegen) runs one core at a time and has no "
-                          f"cross-core pipes; run the mixed kernel on a simulator (platform a2a3sim / a5sim)")
+from pypto.ops.support_cross_core import (  # noqa: E402,F401  (issue 16: the reference forms of the pipe ops)
+    noop as cc_noop, pop as cc_pop, push as cc_push, run_group as cc_run_group,
+)
