@@ -3,8 +3,9 @@
 A ``FunctionType.Group`` function calls one ``FunctionType.AIC`` function and one ``FunctionType.AIV``
 function (in either order; each at most once) with its own parameters. Orchestration submits the
 group as one task; the simulator runs it on one cluster: the AIC member on the cube core, the AIV
-member on one vector core, or on both (``dual_aiv_dispatch`` on the AIV function, or a group / AIV
-``split`` attr other than NONE), each core with its own buffers, the cores interleaved in
+member on one vector core, or on both (``dual_aiv_dispatch`` on the AIV function: each lane runs
+the body as written, telling itself apart by ``pl.tile.get_subblock_idx()``), each core with its own
+buffers, the cores interleaved in
 simulated time and talking only through the cross-core pipes (:mod:`pypto.runtime.cross_core`).
 
 The module holds ``GROUP`` (the members, their argument maps and the lane count), an empty
@@ -61,8 +62,13 @@ def aiv_lanes(g: Function, members) -> int:
     aiv = next((f for f, _, k in members if k == "aiv"), None)
     if aiv is None:
         return 0
-    split = _split_code(g.attr("split")) or _split_code(aiv.attr("split"))
-    return 2 if split or aiv.attr("dual_aiv_dispatch") else 1
+    if _split_code(aiv.attr("split")):
+        # the reference's SplitVectorKernel halves such a function's tiles per lane; not done here
+        raise CodegenError(f"AIV function '{aiv.name}' has attrs split={aiv.attr('split')!r}: halving its tiles "
+                           f"between the two vector lanes (SplitVectorKernel) is not implemented", aiv.span,
+                           "write the per-lane form: attrs={'dual_aiv_dispatch': True}, per-lane tile shapes, "
+                           "offsets from pl.tile.get_subblock_idx(); or drop the split")
+    return 2 if aiv.attr("dual_aiv_dispatch") else 1
 
 
 def group_returned_params(g: Function, program: Program) -> list[int]:

@@ -41,7 +41,7 @@ from pypto.ir.types import ScalarType, TensorType, TileType, TupleType
 from pypto.ir.visit import iter_stmts, use_exprs, walk_expr
 from pypto.language.enums import FunctionType, MemorySpace, ParamDirection
 from pypto.passes.context import PassContext
-from pypto.passes.infer_tile_memory_space import CROSS_CORE_EDGES
+from pypto.passes.infer_tile_memory_space import _EDGES, CROSS_CORE_EDGES
 
 NAME = "ExpandMixedKernel"
 REQUIRES = ("TileMemoryInferred",)
@@ -57,12 +57,14 @@ def _space(e):
     return t.memory_space if isinstance(t, TileType) else None
 
 
-def cross_core_move(s) -> bool:
-    """Whether ``s`` is ``y = tile.move(x, S)`` along a cross-core edge (see the module doc)."""
+def cross_core_move(s, arch: str) -> bool:
+    """Whether ``s`` is ``y = tile.move(x, S)`` along a cross-core edge that is not an on-chip
+    path of ``arch`` (a5 moves Acc -> Vec and Vec -> Mat on chip: no pipe needed)."""
     if not (isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tile.move"):
         return False
     src, dst = _space(s.value.args[0]), _space(s.var)
-    return dst in CROSS_CORE_EDGES.get(src, ())
+    on_chip = _EDGES.get(arch, _EDGES["a2a3"]).get(src, ())
+    return dst in CROSS_CORE_EDGES.get(src, ()) and dst not in on_chip
 
 
 def _side_of_spaces(spaces) -> str:
@@ -92,8 +94,9 @@ def _uses(stmts) -> set:
 class _Splitter:
     """Builds one side's body from the mixed body."""
 
-    def __init__(self, side: str, fname: str):
+    def __init__(self, side: str, fname: str, arch: str):
         self.side = side
+        self.arch = arch
         self.fname = fname
         self.dirs: set = set()       # "v2c" / "c2v" used
         self.slot = 0                # largest crossing tile, bytes
@@ -104,7 +107,7 @@ class _Splitter:
             if isinstance(s, (ForStmt, IfStmt, ScopeStmt)):
                 if any(self.has_work(b) for b in _children(s)):
                     return True
-            elif cross_core_move(s):
+            elif cross_core_move(s, self.arch):
                 return True
             elif not isinstance(s, (YieldStmt, ReturnStmt)) and _stmt_side(s) == self.side:
                 return True
@@ -128,7 +131,7 @@ class _Splitter:
                                     else_body=tuple(self.block(s.else_body))))
             elif isinstance(s, ScopeStmt):
                 out.append(_replace(s, body=tuple(self.block(s.body))))
-            elif cross_core_move(s):
+            elif cross_core_move(s, self.arch):
                 out.extend(self._cross(s, popped))
             elif isinstance(s, YieldStmt):
                 vals = tuple(c if id(v) in self.defined_other else v
@@ -229,8 +232,8 @@ def _replace(node, **kw):
     return dataclasses.replace(node, **kw)
 
 
-def _is_mixed(f: Function) -> bool:
-    return any(cross_core_move(s) for s in iter_stmts(f.body))
+def _is_mixed(f: Function, arch: str) -> bool:
+    return any(cross_core_move(s, arch) for s in iter_stmts(f.body))
 
 
 def _init_call(side: str, dirs: set, slot: int, span):
@@ -239,14 +242,15 @@ def _init_call(side: str, dirs: set, slot: int, span):
                          span), span)
 
 
-def _expand(f: Function, split) -> list[Function]:
+def _expand(f: Function, split, arch: str) -> list[Function]:
     members = []
     for side, ftype in ((AIC, FunctionType.AIC), (AIV, FunctionType.AIV)):
-        sp = _Splitter(side, f.name)
+        sp = _Splitter(side, f.name, arch)
         body = sp.block(f.body)
         body.insert(0, _init_call(side, sp.dirs, sp.slot, f.span))
+        # the split mode stays on the Group only: the AIV member runs on one lane (see the module doc)
         members.append(_replace(f, name=f"{f.name}_{side}", func_type=ftype, body=tuple(body), return_types=(),
-                                attrs=f.attrs))
+                                attrs=tuple((k, v) for k, v in f.attrs if k != "split")))
     # the Group: the original name and signature; calls both members, returns the original's params
     from pypto.passes.param_writes import returned_params
 
@@ -262,13 +266,14 @@ def _expand(f: Function, split) -> list[Function]:
 
 
 def run(program, ctx: PassContext):
+    arch = ctx.platform.arch
     funcs = []
     for f in program.functions:
-        if f.func_type == FunctionType.InCore and _is_mixed(f):
-            funcs.extend(_expand(f, None))
+        if f.func_type == FunctionType.InCore and _is_mixed(f, arch):
+            funcs.extend(_expand(f, None, arch))
         else:
-            if f.func_type in (FunctionType.AIC, FunctionType.AIV) and _is_mixed(f):
-                s = next(s for s in iter_stmts(f.body) if cross_core_move(s))
+            if f.func_type in (FunctionType.AIC, FunctionType.AIV) and _is_mixed(f, arch):
+                s = next(s for s in iter_stmts(f.body) if cross_core_move(s, arch))
                 raise PassError(f"{NAME}: '{f.name}' is an {f.func_type.name} function but moves a tile between the "
                                 f"cube and the vector cores", s.span,
                                 "use tpush / tpop in an AIC / AIV pair, or an InCore function (split for you)")

@@ -66,9 +66,10 @@ class CubeToVectorSplit:
         c = pl.matmul(pl.move(x, target_memory=pl.Mem.Left), pl.move(y, target_memory=pl.Mem.Right))
         pl.tpush_to_aiv(c, split=1, id=0)
 
-    @pl.function(type=pl.FunctionType.AIV, attrs={"split": pl.SplitMode.UP_DOWN})
+    @pl.function(type=pl.FunctionType.AIV, attrs={"dual_aiv_dispatch": True})
     def vec(self, a: pl.Tensor[[D, D], pl.FP32], b: pl.Tensor[[D, D], pl.FP32],
             out: pl.Out[pl.Tensor[[D, D], pl.FP32]]) -> pl.Tensor[[D, D], pl.FP32]:
+        # the per-lane form: each lane's tile is its half, its rows from get_subblock_idx()
         pl.aiv_initialize_pipe(dir_mask=1, slot_size=SLOT, id=0)
         h: pl.Tile[[D // 2, D], pl.FP32, pl.Mem.Vec] = pl.tpop_from_aic(split=1, id=0)
         r = pl.add(h, 1.0)
