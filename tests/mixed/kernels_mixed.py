@@ -154,3 +154,39 @@ class RingNeverFreed:
     def main(self, a: pl.Tensor[[D, D], pl.FP32], out: pl.Out[pl.Tensor[[D, D], pl.FP32]]) -> pl.Tensor[[D, D], pl.FP32]:
         out = self.grp(a, out)
         return out
+
+
+@pl.program
+class ReadAfterFree:
+    """Planted bug: the cube frees the popped tile, then reads it again (the vector core may refill the slot)."""
+
+    @pl.function(type=pl.FunctionType.AIV)
+    def vec(self, a: pl.Tensor[[D, D], pl.FP32], out: pl.Out[pl.Tensor[[D, D], pl.FP32]]):
+        pl.aiv_initialize_pipe(dir_mask=2, slot_size=SLOT, id=0)
+        x: pl.Tile[[D, D], pl.FP32, pl.Mem.Vec] = pl.load(a, [0, 0], [D, D])
+        for i in pl.range(2):
+            pl.tpush_to_aic(x, split=0, id=0)
+
+    @pl.function(type=pl.FunctionType.AIC)
+    def cube(self, a: pl.Tensor[[D, D], pl.FP32],
+             out: pl.Out[pl.Tensor[[D, D], pl.FP32]]) -> pl.Tensor[[D, D], pl.FP32]:
+        pl.aic_initialize_pipe(dir_mask=2, slot_size=SLOT, id=0)
+        s: pl.Tile[[D, D], pl.FP32, pl.Mem.Mat] = pl.tpop_from_aiv(split=0, id=0)
+        pl.tfree_to_aiv(s, id=0)  # RELEASED HERE
+        lhs = pl.move(s, target_memory=pl.Mem.Left)  # READ AFTER RELEASE
+        t: pl.Tile[[D, D], pl.FP32, pl.Mem.Mat] = pl.tpop_from_aiv(split=0, id=0)
+        r = pl.matmul(lhs, pl.move(t, target_memory=pl.Mem.Right))
+        pl.tfree_to_aiv(t, id=0)
+        pl.tfree_to_aiv(t, id=0)  # FREED TWICE
+        return pl.store(r, [0, 0], out)
+
+    @pl.function(type=pl.FunctionType.Group)
+    def grp(self, a: pl.Tensor[[D, D], pl.FP32], out: pl.Out[pl.Tensor[[D, D], pl.FP32]]) -> pl.Tensor[[D, D], pl.FP32]:
+        r = self.cube(a, out)
+        self.vec(a, out)
+        return r
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[D, D], pl.FP32], out: pl.Out[pl.Tensor[[D, D], pl.FP32]]) -> pl.Tensor[[D, D], pl.FP32]:
+        out = self.grp(a, out)
+        return out
