@@ -10,7 +10,7 @@ import torch
 
 import kernels_mm as K
 import ops_harness as H
-from pypto.errors import CapacityError, InvalidOperationError, PassError, PyptoError
+from pypto.errors import CapacityError, InvalidOperationError, PyptoError
 
 COVERED_OPS = {"tile.matmul", "tile.matmul_acc", "tile.extract", "tensor.matmul", "tensor.matmul_acc"}
 
