@@ -23,7 +23,7 @@ from pypto.ir.visit import iter_stmts, use_exprs, walk_expr
 from pypto.language.enums import FunctionType
 
 _POPS = ("tile.tpop_from_aiv", "tile.tpop_from_aic")
-_FREES = ("system.tfree_to_aiv", "system.tfree_to_aic")
+_FREES = ("tile.tfree_to_aiv", "tile.tfree_to_aic")
 
 
 @dataclass

@@ -44,7 +44,7 @@ from pypto.ops.rules import expect, static_ints
 SPLIT_CODES = (0, 1, 2, 3, 4)
 _PUSH_DIR = {"tile.tpush_to_aic": "v2c", "tile.tpush_to_aiv": "c2v"}
 _POP_DIR = {"tile.tpop_from_aiv": "v2c", "tile.tpop_from_aic": "c2v"}
-_FREE_DIR = {"system.tfree_to_aiv": "v2c", "system.tfree_to_aic": "c2v"}
+_FREE_DIR = {"tile.tfree_to_aiv": "v2c", "tile.tfree_to_aic": "c2v"}
 
 
 def _statement(a: OpArgs, span: Span):
@@ -135,7 +135,7 @@ def _init_infer(op: str):
 
 
 for _side in ("aic", "aiv"):
-    _name = f"system.{_side}_initialize_pipe"
+    _name = f"tile.{_side}_initialize_pipe"
     register(OpDef(
         name=_name,
         params=(Param("c2v_consumer_buf", "scalar", None), Param("v2c_consumer_buf", "scalar", None),
@@ -152,32 +152,32 @@ for _side in ("aic", "aiv"):
 
 
 def _reserve_infer(a: OpArgs, span: Span):
-    expect(isinstance(a.name, str) and a.name, "system.reserve_buffer", "name must be a non-empty string", span)
-    expect(isinstance(a.size, int) and a.size > 0, "system.reserve_buffer",
+    expect(isinstance(a.name, str) and a.name, "tile.reserve_buffer", "name must be a non-empty string", span)
+    expect(isinstance(a.size, int) and a.size > 0, "tile.reserve_buffer",
            f"size must be a positive byte count, got {a.size}", span)
-    expect(isinstance(a.base, int) and a.base >= -1, "system.reserve_buffer",
+    expect(isinstance(a.base, int) and a.base >= -1, "tile.reserve_buffer",
            f"base must be pl.AUTO (-1) or a byte address, got {a.base}", span)
     return ScalarType(INT32)
 
 
 def _import_infer(a: OpArgs, span: Span):
-    expect(isinstance(a.name, str) and isinstance(a.peer_func, str), "system.import_peer_buffer",
+    expect(isinstance(a.name, str) and isinstance(a.peer_func, str), "tile.import_peer_buffer",
            "name and peer_func must be strings", span)
     return ScalarType(INT32)
 
 
 register(OpDef(
-    name="system.reserve_buffer",
+    name="tile.reserve_buffer",
     params=(Param("name", "str"), Param("size", "str"), Param("base", "str", -1)),
-    infer=_reserve_infer, ref=_no_value("system.reserve_buffer"),
+    infer=_reserve_infer, ref=_no_value("tile.reserve_buffer"),
     sim=lambda a, dst, where="": f"_cc.reserve({a.name}, {a.size}, {a.base}, {where!r})",
     dsl="reserve_buffer", operand_kinds=(), waits=True,
     doc="reserve the named slot buffer of a pipe this core consumes (its INT32 address)",
 ))
 register(OpDef(
-    name="system.import_peer_buffer",
+    name="tile.import_peer_buffer",
     params=(Param("name", "str"), Param("peer_func", "str")),
-    infer=_import_infer, ref=_no_value("system.import_peer_buffer"),
+    infer=_import_infer, ref=_no_value("tile.import_peer_buffer"),
     sim=lambda a, dst, where="": f"_cc.import_peer({a.name}, {a.peer_func}, {where!r})",
     dsl="import_peer_buffer", operand_kinds=(), waits=True,
     doc="the address of the slot buffer a peer function of the group reserved",

@@ -187,7 +187,7 @@ class _Splitter:
 
         shape = MakeTuple(tuple(ConstInt(d) for d in t.shape), s.span)
         pop = AssignStmt(dst, Call(op, (shape, t.dtype, 0, None, 0, t.memory_space), t, s.span), s.span)
-        free = "system.tfree_to_aiv" if direction == "v2c" else "system.tfree_to_aic"
+        free = "tile.tfree_to_aiv" if direction == "v2c" else "tile.tfree_to_aic"
         popped.append((dst, free, s.span))
         self.defined_other[id(src)] = src
         return [pop]
@@ -238,7 +238,7 @@ def _is_mixed(f: Function, arch: str) -> bool:
 
 def _init_call(side: str, dirs: set, slot: int, span):
     mask = (1 if "c2v" in dirs else 0) | (2 if "v2c" in dirs else 0)
-    return EvalStmt(Call(f"system.{side}_initialize_pipe", (None, None, mask, slot, None, None, 0), TupleType(()),
+    return EvalStmt(Call(f"tile.{side}_initialize_pipe", (None, None, mask, slot, None, None, 0), TupleType(()),
                          span), span)
 
 

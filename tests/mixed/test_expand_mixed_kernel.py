@@ -39,7 +39,7 @@ def test_vec_to_cube_splits_into_members_that_each_touch_one_core_kind():
     assert kinds[aic.name] == FunctionType.AIC and kinds[aiv.name] == FunctionType.AIV
     assert _spaces(aic) <= CUBE and _spaces(aiv) == {MemorySpace.Vec}
     assert _ops(aiv).count("tile.tpush_to_aic") == 2 and _ops(aic).count("tile.tpop_from_aiv") == 2
-    assert _ops(aic).count("system.tfree_to_aiv") == 2
+    assert _ops(aic).count("tile.tfree_to_aiv") == 2
     a, b = torch.randn(A.M, A.K), torch.randn(A.K, A.M)
     out = torch.zeros(A.M, A.M)
     c(a, b, out)
