@@ -155,7 +155,12 @@ class _Infer(Mutator):
             allowed = allowed_spaces(op, p.name)
             if p.kind in VALUE_KINDS and isinstance(a, Var) and isinstance(a.type, TileType) and allowed \
                     and a.type.memory_space not in allowed:
-                a = self._move(a, allowed[0], op.name, p.name, v.span, pre)
+                # the first allowed space reachable on chip (an Acc operand of tile.assemble goes to Mat,
+                # not across to the vector core), else the first one
+                src = a.type.memory_space
+                want = next((sp for sp in allowed if not (src in _CUBE or sp in _CUBE)
+                             or _route(src, sp, self.arch) is not None), allowed[0])
+                a = self._move(a, want, op.name, p.name, v.span, pre)
             args.append(a)
         call = v.replace(args=tuple(args))
         var = s.var
