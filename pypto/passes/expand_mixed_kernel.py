@@ -134,6 +134,10 @@ class _Splitter:
             elif cross_core_move(s, self.arch):
                 out.extend(self._cross(s, popped))
             elif isinstance(s, YieldStmt):
+                if not carried and any(id(v) in self.defined_other for v in s.values):
+                    raise PassError(f"{NAME}: a branch result of '{self.fname}' is computed on the "
+                                    f"{_other(self.side).upper()} core but the {self.side.upper()} core needs "
+                                    f"the branch too", s.span, "compute the branch's values on one core kind")
                 vals = tuple(c if id(v) in self.defined_other else v
                              for v, c in zip(s.values, carried)) if carried else s.values
                 out.append(_replace(s, values=vals))
@@ -162,11 +166,13 @@ class _Splitter:
     def _check_reads(self, s) -> None:
         for e in use_exprs(s):
             for x in walk_expr(e):
-                if isinstance(x, Var) and id(x) in self.defined_other and not isinstance(x.type, TensorType):
-                    raise PassError(f"{NAME}: '{x.name}' is computed on the {_other(self.side).upper()} core of "
+                if isinstance(x, Var) and id(x) in self.defined_other:
+                    what = ("a tensor version written" if isinstance(x.type, TensorType) else "computed")
+                    raise PassError(f"{NAME}: '{x.name}' is {what} on the {_other(self.side).upper()} core of "
                                     f"the mixed kernel '{self.fname}' but read on the {self.side.upper()} core; "
-                                    f"only tiles cross between the cores", s.span,
-                                    "compute the value on the side that uses it")
+                                    f"only tiles cross between the cores (through a tile.move)", s.span,
+                                    "compute the value on the side that uses it, or split the kernel into two "
+                                    "pl.at scopes")
 
     def _cross(self, s: AssignStmt, popped: list) -> list:
         src, dst = s.value.args[0], s.var
