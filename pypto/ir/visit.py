@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Any, Iterator
 
-from pypto.language.enums import TASK_TYPES, FunctionType
+from pypto.language.enums import TASK_TYPES
 from pypto.ir.nodes import (
     AssignStmt, Expr, ForStmt, FuncCall, Function, IfStmt, Node, Program, ScopeStmt, Stmt, Var,
 )

@@ -53,7 +53,7 @@ from pypto.ir.nodes import AssignStmt, BinOp, Call, ConstInt, ForStmt, MakeTuple
 from pypto.ir.types import ScalarType, TileType
 from pypto.ir.visit import Mutator
 from pypto.language.dtypes import INDEX
-from pypto.language.enums import KERNEL_TYPES, FunctionType, MemorySpace as M
+from pypto.language.enums import KERNEL_TYPES, MemorySpace as M
 from pypto.passes.context import PassContext
 
 NAME = "AutoTileMatmulL0"

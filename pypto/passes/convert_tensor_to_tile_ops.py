@@ -19,11 +19,11 @@ Requires: SplitIncoreOrch. Produces: IncoreTileOps — an InCore function holds 
 from __future__ import annotations
 
 from pypto.errors import CodegenError, UnsupportedFeatureError
-from pypto.language.enums import KERNEL_TYPES, AtomicType
+from pypto.language.enums import AtomicType
 from pypto.ir.nodes import AssignStmt, Call, ConstInt, ForStmt, Function, IfStmt, MakeTuple, Program, Var, YieldStmt
 from pypto.ir.types import TensorType, TileType
 from pypto.ir.visit import Mutator, iter_stmts
-from pypto.language.enums import FunctionType
+from pypto.language.enums import KERNEL_TYPES
 from pypto.ops.registry import VALUE_KINDS, get_op
 from pypto.passes.context import PassContext
 

@@ -22,7 +22,7 @@ from pypto.errors import Span
 from pypto.ir.nodes import AssignStmt, Call, ForStmt, Program, Var
 from pypto.ir.types import TileType
 from pypto.ir.visit import iter_calls, iter_stmts, use_exprs, walk_expr
-from pypto.language.enums import KERNEL_TYPES, FunctionType, ParamDirection
+from pypto.language.enums import KERNEL_TYPES, ParamDirection
 from pypto.errors import PyptoError
 from pypto.ir.nodes import ConstInt
 from pypto.ir.types import TensorType

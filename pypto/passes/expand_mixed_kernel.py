@@ -37,9 +37,9 @@ from pypto.ir.nodes import (
     AssignStmt, Call, ConstInt, EvalStmt, ForStmt, FuncCall, Function, IfStmt, ReturnStmt, ScopeStmt, Var,
     YieldStmt,
 )
-from pypto.ir.types import ScalarType, TensorType, TileType, TupleType
+from pypto.ir.types import TensorType, TileType, TupleType
 from pypto.ir.visit import iter_stmts, use_exprs, walk_expr
-from pypto.language.enums import FunctionType, MemorySpace, ParamDirection
+from pypto.language.enums import FunctionType, MemorySpace
 from pypto.passes.context import PassContext
 from pypto.passes.infer_tile_memory_space import _EDGES, CROSS_CORE_EDGES
 

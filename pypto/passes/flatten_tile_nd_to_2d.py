@@ -24,7 +24,7 @@ from pypto.errors import UnsupportedFeatureError
 from pypto.ir.nodes import Call, ConstInt, Function, MakeTuple, Program, Var
 from pypto.ir.types import DynDim, TensorType, TileType, describe
 from pypto.ir.visit import Mutator
-from pypto.language.enums import KERNEL_TYPES, FunctionType
+from pypto.language.enums import KERNEL_TYPES
 from pypto.ops.registry import get_op
 from pypto.ops import rules as _rules   # a module reference: pypto.ops.rules imports pypto.ir (a cycle)
 from pypto.passes.context import PassContext

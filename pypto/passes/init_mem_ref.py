@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from pypto.ir.nodes import Function, Program, Var
 from pypto.ir.types import MemRef
-from pypto.language.enums import KERNEL_TYPES, FunctionType
+from pypto.language.enums import KERNEL_TYPES
 from pypto.passes.context import PassContext
 from pypto.passes.memory_liveness import Liveness, MemRefRewriter
 

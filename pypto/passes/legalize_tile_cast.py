@@ -12,7 +12,7 @@ from pypto.errors import PassTypeError
 from pypto.ir.nodes import AssignStmt, Call, Program, Var
 from pypto.ir.visit import Mutator
 from pypto.language.dtypes import dtype_from_name
-from pypto.language.enums import KERNEL_TYPES, FunctionType
+from pypto.language.enums import KERNEL_TYPES
 from pypto.ops.registry import get_op
 from pypto.passes.context import PassContext
 

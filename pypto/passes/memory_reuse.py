@@ -27,7 +27,7 @@ from bisect import bisect_right, insort
 from dataclasses import dataclass, field
 
 from pypto.ir.nodes import Function, Program, Var
-from pypto.language.enums import KERNEL_TYPES, FunctionType
+from pypto.language.enums import KERNEL_TYPES
 from pypto.passes.context import PassContext
 from pypto.passes.memory_liveness import Liveness, MemRefRewriter, aligned, with_memref
 

@@ -23,7 +23,7 @@ from pypto.ir.nodes import (
 from pypto.ir.types import TupleType
 from pypto.ir.verifier import return_roots
 from pypto.ir.visit import Mutator
-from pypto.language.enums import KERNEL_TYPES, FunctionType, ParamDirection
+from pypto.language.enums import KERNEL_TYPES, ParamDirection
 from pypto.passes.context import PassContext
 from pypto.ir.nodes import Call
 from pypto.ops.registry import write_targets
