@@ -7,7 +7,7 @@ from __future__ import annotations
 from pypto.errors import CodegenError
 from pypto.backend.backend_type import default_platform
 from pypto.backend.platforms import get_platform
-from pypto.language.enums import FunctionType
+from pypto.language.enums import KERNEL_TYPES, FunctionType
 
 
 class PartialCodegenError(CodegenError, RuntimeError):
@@ -40,14 +40,17 @@ def generate(program, output_dir=None, *, platform=None, skip_ptoas: bool = Fals
     :class:`PartialCodegenError` carrying the files produced so far.
     """
     from pypto.codegen import generate_kernel, generate_orchestration
+    from pypto.codegen.group import generate_group
 
     del output_dir, skip_ptoas, options
     plat = get_platform(platform or default_platform())
     files: dict[str, str] = {}
     try:
         for f in program.functions:
-            if f.func_type == FunctionType.InCore:
+            if f.func_type in KERNEL_TYPES:
                 files[kernel_path(f.name)] = generate_kernel(f, plat)
+            elif f.func_type == FunctionType.Group:   # a mixed kernel: one cluster task
+                files[kernel_path(f.name)] = generate_group(f, program)
         entry = program.entry
         if entry.func_type == FunctionType.Orchestration:
             files[orchestration_path(entry.name)] = generate_orchestration(entry, program)

@@ -20,6 +20,7 @@ from pypto.ir.nodes import (
 from pypto.ir.types import TileType
 from pypto.ops.registry import VALUE_KINDS, Src, get_op
 from pypto.language.dtypes import dtype_from_name
+from pypto.language.enums import FunctionType
 
 
 class KernelGen:
@@ -37,6 +38,8 @@ class KernelGen:
         # (index into self.lines, Span) of each emitted instruction: the module's SPANS table, which
         # lets the runtime name the kernel source line of a fault (an out-of-bounds access)
         self.spans: list[tuple[int, object]] = []
+        # the kernel talks to its cluster's other cores (a cross-core pipe op): it takes ``_cc``
+        self.cross_core = f.func_type in (FunctionType.AIC, FunctionType.AIV)
 
     def view(self, v: Var) -> str:
         """Index into ``v`` of the tile's view (tiles sharing a buffer and type share a view)."""
@@ -73,7 +76,8 @@ class KernelGen:
             *[f"    ({s!r}, {a}, {tuple(sh)!r}, {py_literal(_dt(d))})," for s, a, sh, d in self.tiles],
             "]", "", "",
             # _block: (block index, block count) of the task's block this core runs (pl.spmd)
-            f"def kernel(v, {''.join(p + ', ' for p in params)}_block=(0, 1)):",
+            f"def kernel(v, {''.join(p + ', ' for p in params)}_block=(0, 1)"
+            + (", _cc=None):" if self.cross_core else "):"),
         ]
         doc = "    " + f'"""{self.f.name}({", ".join(params)})"""'
         text = "\n".join(head + [doc] + body + ["    if False:", "        yield 0", "", ""])
@@ -93,6 +97,7 @@ class KernelGen:
             self.stmt(s, depth, yield_into)
 
     def stmt(self, s: Stmt, depth: int, yield_into=()) -> None:
+        self.stmt_span = s.span   # where a call without its own span is (a cross-core op's wait)
         if isinstance(s, AssignStmt):
             self.assign(s, depth)
         elif isinstance(s, EvalStmt):
@@ -187,17 +192,28 @@ class KernelGen:
             self.pending += self.cost(c)
             self.flush(depth)
         kw = {} if op.scratch is None or id(c) not in self.dead_scratch else {"keep_scratch": False}
+        if op.waits:
+            # a cross-core op: its cycles so far elapse first (it may wait on a peer core from then on)
+            if not self.cross_core:
+                raise CodegenError(f"op '{c.op}' talks to the other cores of a cluster: it belongs in an AIC or "
+                                   f"AIV function of a Group, not in a {self.f.func_type.name} function", c.span,
+                                   "write @pl.function(type=pl.FunctionType.AIV) / AIC functions and a "
+                                   "Group function calling both")
+            self.flush(depth)
+            sp = c.span if c.span is not None and not c.span.is_unknown() else getattr(self, "stmt_span", None)
+            kw["where"] = "" if sp is None or sp.is_unknown() else f"{sp.file}:{sp.line}"
         if op.yields:
             # the record carries the cycles not yet yielded; they stay pending (the schedule is the
             # one without the print)
             kw["cycles"] = self.pending
         self._mark(c.span)
+        wkw = {"where": kw["where"]} if op.waits else {}   # (the other ops' statement forms take no kw)
         if result is not None and isinstance(result.type, TileType):
             self.emit(depth, op.sim(a, Src(self.view(result), result.type), **kw))
         elif result is not None:  # a tensor (tile.store) or a scalar (tile.read)
-            self.emit(depth, f"{self.names.define(result)} = {op.sim(a, None)}")
+            self.emit(depth, f"{self.names.define(result)} = {op.sim(a, None, **wkw)}")
         else:
-            self.emit(depth, op.sim(a, None))
+            self.emit(depth, op.sim(a, None, **wkw))
         if op.gm is None:
             self.pending += self.cost(c)
 

@@ -28,7 +28,8 @@ from pypto.ir.nodes import (
     AssignStmt, Call, EvalStmt, FuncCall, Function, Program, Stmt, TupleGetItem, Var,
 )
 from pypto.ir.visit import iter_stmts, use_exprs, walk_expr
-from pypto.language.enums import FunctionType
+from pypto.codegen.group import group_returned_params
+from pypto.language.enums import TASK_TYPES, FunctionType
 from pypto.ops.registry import VALUE_KINDS, Src, get_op
 from pypto.ir.visit import task_sites
 
@@ -89,16 +90,17 @@ class OrchGen(StmtEmitter):
     def value(self, e) -> str:
         if isinstance(e, FuncCall):
             callee = self.program.get_function(e.func)
-            if callee.func_type != FunctionType.InCore:
-                raise CodegenError(f"orchestration can only call InCore kernels, '{e.func}' is "
-                                   f"{callee.func_type.name}", e.span)
+            if callee.func_type not in TASK_TYPES:
+                raise CodegenError(f"orchestration can only call InCore kernels (or AIC / AIV / Group "
+                                   f"functions), '{e.func}' is {callee.func_type.name}", e.span)
             args = ", ".join(py_expr(a, self.names) for a in e.args)
             tags = list(e.arg_directions)
             if len(tags) != len(e.args):
                 raise InternalError(f"call of '{e.func}' in orchestration '{self.f.name}' has {len(tags)} runtime "
                                     f"tags for {len(e.args)} arguments: the DeriveCallDirections pass must run "
                                     f"before orchestration code generation", e.span)
-            rets = returned_params(callee)
+            rets = group_returned_params(callee, self.program) if callee.func_type == FunctionType.Group \
+                else returned_params(callee)
             extra = ""
             deps = getattr(e, "deps", None)
             if deps:

@@ -79,6 +79,8 @@ class RaceReport:
     races: list[Race] = field(default_factory=list)
     out_of_bounds: list[str] = field(default_factory=list)
     tasks: int = 0
+    # ordering bugs on the cross-core pipes of mixed kernels (pypto.debug.pipe_hazards.PipeHazard)
+    pipe: list = field(default_factory=list)
 
     def to_dict(self) -> dict:
         """JSON-ready form: every race (kind, tasks, kernels, lines, overlap, fix) and the out-of-bounds list."""
@@ -88,10 +90,11 @@ class RaceReport:
 
     def format(self) -> str:
         """The whole report."""
-        if not self.races and not self.out_of_bounds:
+        if not self.races and not self.out_of_bounds and not self.pipe:
             return f"race detector: {self.tasks} tasks, no unordered conflicting accesses"
         lines = [f"race detector: {self.tasks} tasks, {len(self.races)} race(s)"]
         lines += [r.format() for r in self.races]
+        lines += [h.format() for h in self.pipe]
         lines += [f"out of bounds: {o}" for o in self.out_of_bounds]
         return "\n".join(lines)
 
@@ -192,14 +195,16 @@ def collect_accesses(compiled, args: list, seed: int = 0):
                                what == "tile.store.atomic"))
         mod = kernels[task.kernel]
         views = core.tile_views(task.kernel, mod.TILES)
+        # a mixed-kernel group runs its members on a cluster (pypto.runtime.cross_core)
+        kw = {"_group": rt.clusters.get(0)} if getattr(mod, "GROUP", None) is not None else {}
         with support.recording(record):
             try:
                 # every block of a multi-block task (their accesses are the task's; blocks of one
                 # task are not checked against each other)
                 n = getattr(task, "blocks", 1)
                 for b in range(n):
-                    for _ in (mod.kernel(views, *task.args) if n == 1 else
-                              mod.kernel(views, *task.args, _block=(b, n))):
+                    for _ in (mod.kernel(views, *task.args, **kw) if n == 1 else
+                              mod.kernel(views, *task.args, _block=(b, n), **kw)):
                         pass
             except SimulationError as e:
                 oob.append(f"task {rxty(task.task_id)} ({task.kernel}): {e.message}")
@@ -220,7 +225,10 @@ def detect_races(kernel_or_compiled, args, *, platform: str = "a2a3sim", seed: i
         for p in t.fanin:
             r |= reach[p] | (1 << p)
         reach[i] = r
-    report = RaceReport(tasks=sum(1 for t in rt.tasks if t.kernel in compiled.meta["kernels"]), out_of_bounds=oob)
+    from pypto.debug.pipe_hazards import pipe_hazards
+
+    report = RaceReport(tasks=sum(1 for t in rt.tasks if t.kernel in compiled.meta["kernels"]), out_of_bounds=oob,
+                        pipe=pipe_hazards(lowered))
     seen = set()
     for j in track(range(n), "race detector: task pairs"):
         for i in range(j):

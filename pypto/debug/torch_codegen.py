@@ -13,8 +13,9 @@ import os
 from pypto.codegen.common import _PY_BINOP, StmtEmitter, py_expr, py_literal, returned_params
 from pypto.errors import CodegenError
 from pypto.ir.nodes import (
-    AssignStmt, Call, EvalStmt, FuncCall, Function, Program, ScopeStmt, Stmt, Var,
+    AssignStmt, Call, EvalStmt, FuncCall, Function, Program, ReturnStmt, ScopeStmt, Stmt, Var,
 )
+from pypto.language.enums import FunctionType
 from pypto.ir.printer import _callee_order
 from pypto.ir.types import ScalarType, TensorType, TileType
 from pypto.ops.registry import VALUE_KINDS, Src, get_op
@@ -38,6 +39,8 @@ def _block_functions(funcs) -> set[str]:
     signature, so the generated source reads as the kernel was written."""
     out = set()
     for f in funcs:
+        if f.func_type in (FunctionType.AIC, FunctionType.AIV, FunctionType.Group):
+            out.add(f.name)   # a mixed kernel's members learn their lane through _block
         for s in iter_stmts(f.body):
             if isinstance(s, ScopeStmt) and s.block_num is not None:
                 out.add(f.name)
@@ -73,8 +76,27 @@ class _FuncGen(StmtEmitter):
                 if isinstance(p.type, (TensorType, TileType)):
                     self.emit(1, f"assert {n}.dtype == {py_literal(p.type.dtype)}, "
                                  f"'{n}: expected {p.type.dtype.name}, got ' + str({n}.dtype)")
+        if self.f.func_type == FunctionType.Group:
+            self.group_body(params)
+            return self.lines
         self.block(self.f.body, 1, ())
         return self.lines
+
+    def group_body(self, params) -> None:
+        """A mixed kernel: its AIC and AIV members run concurrently (threads joined by FIFO pipes,
+        :func:`pypto.ops.support_cross_core.run_group`), then it returns what the Group returns."""
+        from pypto.codegen.group import aiv_lanes, group_members
+        from pypto.ir.nodes import Program as _Program  # noqa: F401
+
+        prog = _Program("group", tuple(self.funcs.values()))
+        members = group_members(self.f, prog)
+        index = {id(p): n for p, n in zip(self.f.params, params)}
+        spec = ", ".join(f"({fn.name}, {k!r}, ({''.join(index[id(a)] + ', ' for a in c.args)}))"
+                         for fn, c, k in members)
+        self.emit(1, f"_pto.cc_run_group([{spec}], {aiv_lanes(self.f, members)}, _block)", self.f.span)
+        for st in self.f.body:
+            if isinstance(st, ReturnStmt):
+                self.emit(1, "return " + ", ".join(self.expr(v) for v in st.values), st.span)
 
     @staticmethod
     def names_fn(name: str) -> str:

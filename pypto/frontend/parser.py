@@ -84,6 +84,7 @@ from pypto.language import annotations as ann
 from pypto.language.constructs import DslName, DslOp, OpNamespace
 from pypto.language.dtypes import BOOL, FP32, INDEX, LOW_PRECISION, TASK_ID, DataType
 from pypto.language.enums import (
+    KERNEL_TYPES,
     ForKind,
     FunctionType,
     Level,
@@ -659,7 +660,7 @@ class FunctionParser:
             return
         t, _, _ = parse_annotation(node.annotation, self.resolve_static, self.src,
                                    f"Variable '{node.target.id}'")
-        value = self.expr(node.value)
+        value = self.expr(self._typed_by_annotation(node.value, t))
         if isinstance(t, ScalarType) and isinstance(value, (bool, int, float)) and t.dtype != TASK_ID:
             # `s: pl.Scalar[pl.INDEX] = 0` declares a scalar variable (the printed form of an
             # assignment of a constant; typically a loop-carried accumulator), not a constant
@@ -667,6 +668,25 @@ class FunctionParser:
         if t is not None and isinstance(value, Var):
             self._check_annotation(value.type, t, node.target.id, self.span(node))
         self.define(node.target.id, value, node, t)
+
+    def _typed_by_annotation(self, value: ast.expr, t) -> ast.expr:
+        """``x: pl.Tile[[16, 16], pl.FP32, pl.Mem.Mat] = pl.tpop_from_aiv(split=0)``: an op whose result
+        type only the annotation tells (a cross-core pop) gets ``shape`` / ``dtype`` /
+        ``target_memory`` from it, unless the call passes them."""
+        if not (isinstance(value, ast.Call) and isinstance(t, TileType)):
+            return value
+        try:
+            fn = self.resolve_static(value.func)
+        except ParserError:
+            return value
+        name = getattr(fn, "name", None)
+        if not (isinstance(name, str) and name.rsplit(".", 1)[-1] in ("tpop_from_aic", "tpop_from_aiv")):
+            return value
+        given = {k.arg for k in value.keywords}
+        extra = [ast.keyword(k, ast.copy_location(ast.Constant(v), value)) for k, v in
+                 (("shape", list(t.shape)), ("dtype", t.dtype), ("target_memory", t.memory_space))
+                 if k not in given and v is not None]
+        return ast.copy_location(ast.Call(value.func, value.args, value.keywords + extra), value)
 
     def stmt_AugAssign(self, node: ast.AugAssign) -> None:
         if not isinstance(node.target, ast.Name):
@@ -947,7 +967,7 @@ class FunctionParser:
         if self.manual_depth:
             raise ParserError("pl.manual_scope() cannot be nested inside another pl.manual_scope()", self.span(call),
                               "a MANUAL scope may not nest in a MANUAL scope; drop the inner 'with'")
-        if self.scope_depth or self.func_type == FunctionType.InCore:
+        if self.scope_depth or self.func_type in KERNEL_TYPES:
             raise ParserError("pl.manual_scope() is orchestration-only; it cannot be used inside a pl.at scope "
                               "or an InCore function", self.span(call))
         self.manual_depth += 1
@@ -1297,7 +1317,7 @@ class FunctionParser:
                                   {"target_memory": t.memory_space} if t.memory_space else {}, span, node)
         if isinstance(t, ScalarType) and t.dtype != TASK_ID:
             return ConstFloat(0.0, t.dtype, span) if t.dtype.is_float() else ConstInt(0, t.dtype, span)
-        if isinstance(t, TensorType) and not self.scope_depth and self.func_type != FunctionType.InCore \
+        if isinstance(t, TensorType) and not self.scope_depth and self.func_type not in KERNEL_TYPES \
                 and all(isinstance(d, int) for d in t.shape):
             return self.make_call("tensor.create", [list(t.shape), t.dtype], {}, span, node)
         raise ParserError(f"'{name}' is first bound inside the loop and read after it, but a "
@@ -2034,13 +2054,13 @@ class FunctionParser:
             buf = Var("gm_buf", call.type, span)
             self.hoist_to[0].append(AssignStmt(buf, call, span))
             return buf
-        if op.name == "tensor.create" and (self.scope_depth or self.func_type == FunctionType.InCore):
+        if op.name == "tensor.create" and (self.scope_depth or self.func_type in KERNEL_TYPES):
             raise UnsupportedFeatureError(
                 "pl.create_tensor inside a loop or branch of a pl.at scope, or in an InCore function (a "
                 "kernel-local tensor), is not supported yet", span,
                 "create the tensor at the top level of the 'with pl.at(...)' block or before it (orchestration "
                 "code), or allocate an on-chip buffer with pl.create_tile")
-        if op.name == "tensor.dump_tag" and (self.scope_depth or self.func_type == FunctionType.InCore):
+        if op.name == "tensor.dump_tag" and (self.scope_depth or self.func_type in KERNEL_TYPES):
             raise ParserError("pl.dump_tag(t) marks a tensor of the orchestration; it cannot be used inside a "
                               "pl.at scope or an InCore function", span, "move it after the 'with pl.at(...)' block")
         return self.make_call(op.name, args, kwargs, span, node)

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
+import enum
 
 from pypto.errors import ParserError, ParserSyntaxError, ParserTypeError, Span
 from pypto.frontend.parser import (
@@ -14,7 +16,7 @@ from pypto.frontend.parser import (
 )
 from pypto.ir.nodes import Program
 from pypto.ir.types import TupleType
-from pypto.language.enums import FunctionType, Level
+from pypto.language.enums import FunctionType, Level, SplitMode
 from pypto.frontend.specialize import _Specializer
 
 
@@ -33,7 +35,7 @@ def parse_program_class(cls: ast.ClassDef, src: SourceInfo, globals_: dict) -> P
     def self_function(name: str, span: Span) -> Callee:
         if name not in headers:
             raise ParserError(f"program has no function '{name}'", span)
-        params, ret, _, _ = headers[name]
+        params, ret = headers[name][:2]
         return Callee(name, tuple(p.type for p in params), ret)
 
     # calls of @pl.inline / @pl.jit.inline / @pl.jit.incore functions: parsed for the call's
@@ -42,9 +44,9 @@ def parse_program_class(cls: ast.ClassDef, src: SourceInfo, globals_: dict) -> P
     resolver = Resolver(globals_, call_function=deps.call_function, self_function=self_function)
     funcs = []
     for m in methods:
-        params, ret, ftype, level = headers[m.name]
+        params, ret, ftype, level, attrs = headers[m.name]
         fp = FunctionParser(src, resolver, m.name, ftype, level)
-        funcs.append(fp.parse(m, params, ret))
+        funcs.append(_with_attrs(fp.parse(m, params, ret), attrs))
     clash = set(deps.functions) & set(headers)
     if clash:
         raise ParserError(f"a function called from the program has the name of one of its methods: "
@@ -62,13 +64,44 @@ def parse_function_def(m: ast.FunctionDef, src: SourceInfo, globals_: dict):
     not resolved here (put the functions in an ``@pl.program`` class for that)."""
     static = _static_resolver(globals_, src)
     method = bool(m.args.args) and m.args.args[0].arg == "self"  # the printed form of a Function has self
-    params, ret, ftype, level = _header(m, src, static, method=method)
+    params, ret, ftype, level, attrs = _header(m, src, static, method=method)
     fp = FunctionParser(src, Resolver(globals_), m.name, ftype, level)
-    return fp.parse(m, params, ret)
+    return _with_attrs(fp.parse(m, params, ret), attrs)
+
+
+def _with_attrs(fn, attrs: tuple):
+    return dataclasses.replace(fn, attrs=attrs) if attrs else fn
+
+
+def _function_attrs(node: ast.expr, src: SourceInfo, static) -> tuple:
+    """``attrs={"key": value, ...}`` of ``@pl.function``: a dict literal with string keys and static
+    values (literals, DSL enum members such as ``pl.SplitMode.UP_DOWN``). ``None`` means no attrs;
+    ``SplitMode.NONE`` is dropped (it means no split, as the reference stores it)."""
+    if isinstance(node, ast.Constant) and node.value is None:
+        return ()
+    if not isinstance(node, ast.Dict):
+        raise ParserSyntaxError("@pl.function(attrs=...) must be a dict literal", src.span(node),
+                                'write attrs={"dual_aiv_dispatch": True}')
+    out = []
+    for k, v in zip(node.keys, node.values):
+        if k is None or not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
+            raise ParserSyntaxError("@pl.function(attrs={...}) keys must be string literals",
+                                    src.span(k if k is not None else v), 'write attrs={"split": pl.SplitMode.UP_DOWN}')
+        val = static(v)
+        if isinstance(val, SplitMode) and val == SplitMode.NONE:
+            continue
+        if not isinstance(val, (bool, int, float, str, enum.Enum)):
+            raise ParserTypeError(f"@pl.function attr '{k.value}': a function attr must be a static literal or "
+                                  f"a DSL enum member, got {type(val).__name__}", src.span(v),
+                                  "use a Python literal (True, 8, 'x') or e.g. pl.SplitMode.UP_DOWN")
+        if k.value in (key for key, _ in out):
+            raise ParserSyntaxError(f"@pl.function attr '{k.value}' given twice", src.span(k))
+        out.append((k.value, val))
+    return tuple(out)
 
 
 def _header(m: ast.FunctionDef, src: SourceInfo, static, method: bool = True) -> tuple:
-    ftype, level = FunctionType.Opaque, None
+    ftype, level, attrs = FunctionType.Opaque, None, ()
     for d in m.decorator_list:
         target = d.func if isinstance(d, ast.Call) else d
         from pypto.language.program import function as function_deco
@@ -78,6 +111,9 @@ def _header(m: ast.FunctionDef, src: SourceInfo, static, method: bool = True) ->
                                     src.span(d))
         if isinstance(d, ast.Call):
             for k in d.keywords:
+                if k.arg == "attrs":
+                    attrs = _function_attrs(k.value, src, static)
+                    continue
                 v = static(k.value)
                 if k.arg == "type" and isinstance(v, FunctionType):
                     ftype = v
@@ -105,6 +141,6 @@ def _header(m: ast.FunctionDef, src: SourceInfo, static, method: bool = True) ->
     if m.returns is not None:
         t, _, _ = parse_annotation(m.returns, static, src, f"Return type of '{m.name}'")
         ret = t.types if isinstance(t, TupleType) else (t,)
-    return params, ret, ftype, level
+    return params, ret, ftype, level, attrs
 
 

@@ -320,6 +320,14 @@ class Function(Node):
     func_type: FunctionType = FunctionType.Opaque
     level: Optional[Level] = None
     span: Span = _NOSPAN
+    # ``@pl.function(attrs={...})``: (key, value) pairs in source order, values static (bool, int,
+    # float, str, an enum member such as ``pl.SplitMode.UP_DOWN``); e.g. ``("dual_aiv_dispatch", True)``
+    # (an AIV kernel that runs on both vector lanes of its cluster) or ``("split", SplitMode.UP_DOWN)``
+    attrs: tuple = ()
+
+    def attr(self, key: str, default: Any = None) -> Any:
+        """The value of ``attrs[key]`` (``default`` when absent)."""
+        return next((v for k, v in self.attrs if k == key), default)
 
     def as_python(self, prefix: str = "pl", concise: bool = False) -> str:
         """The function printed in the ``@pl.function`` DSL form (``concise``: without the

@@ -329,6 +329,8 @@ class _Printer:
         deco = [f"type={f.func_type!r}"]
         if f.level is not None:
             deco.append(f"level={f.level!r}")
+        if f.attrs:  # values are static literals / DSL enum members: their repr re-parses
+            deco.append("attrs={" + ", ".join(f"{k!r}: {v!r}" for k, v in f.attrs) + "}")
         self.emit(depth, f"@pl.function({', '.join(deco)})")
         params = ["self"]
         for p, d in zip(f.params, f.directions):

@@ -12,7 +12,7 @@ from pypto.errors import VerificationError
 from pypto.ir.nodes import AssignStmt, Call, ForStmt, Function, IfStmt, Program, ScopeStmt, Stmt, Var
 from pypto.ir.types import TileType
 from pypto.ir.visit import child_stmts, iter_calls, iter_stmts, use_exprs, walk_expr
-from pypto.language.enums import FunctionType
+from pypto.language.enums import KERNEL_TYPES, TASK_TYPES, FunctionType
 from pypto.errors import PyptoError
 from pypto.ir.nodes import BinOp, EvalStmt, FuncCall, ReturnStmt, UnaryOp, YieldStmt
 from pypto.ir.printer import _Printer
@@ -161,7 +161,7 @@ def _split(program: Program, ctx) -> list:
 def _tile_ops(program: Program, ctx) -> list:
     bad = []
     for f in program.functions:
-        if f.func_type != FunctionType.InCore:
+        if f.func_type not in KERNEL_TYPES:
             continue
         for s in iter_stmts(f.body):
             if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op.startswith("tensor."):
@@ -181,7 +181,7 @@ def _tile_vars(f: Function):
 @prop("TileMemoryInferred")
 def _spaces(program: Program, ctx) -> list:
     return [(f, s, f"tile '{v.name}' has no memory space") for f in program.functions
-            if f.func_type == FunctionType.InCore for s, v in _tile_vars(f) if v.type.memory_space is None]
+            if f.func_type in KERNEL_TYPES for s, v in _tile_vars(f) if v.type.memory_space is None]
 
 
 @prop("HasMemRefs")
@@ -191,7 +191,7 @@ def _memrefs(program: Program, ctx) -> list:
     buffer of its carried value (the generated kernel reads it from there)."""
     bad = []
     for f in program.functions:
-        if f.func_type != FunctionType.InCore:
+        if f.func_type not in KERNEL_TYPES:
             continue
         first: dict[str, Var] = {}
         for s, v in _tile_vars(f):
@@ -222,7 +222,7 @@ def _addresses(program: Program, ctx) -> list:
     bad = []
     platform = getattr(ctx, "platform", None)
     for f in program.functions:
-        if f.func_type != FunctionType.InCore:
+        if f.func_type not in KERNEL_TYPES:
             continue
         for s, v in _tile_vars(f):
             m = v.type.memref
@@ -238,7 +238,7 @@ def _addresses(program: Program, ctx) -> list:
 def _tiles_2d(program: Program, ctx) -> list:
     """Every tile of an InCore function has rank 2 (FlattenTileNdTo2D)."""
     return [(f, s, f"tile '{v.name}' has rank {len(v.type.shape)} ({list(v.type.shape)}), not 2")
-            for f in program.functions if f.func_type == FunctionType.InCore
+            for f in program.functions if f.func_type in KERNEL_TYPES
             for s, v in _tile_vars(f) if len(v.type.shape) != 2]
 
 
@@ -298,7 +298,7 @@ def _return_params(program: Program, ctx) -> list:
     (in parameter order), and every Out/InOut parameter is returned."""
     bad = []
     for f in program.functions:
-        if f.func_type != FunctionType.InCore:
+        if f.func_type != FunctionType.InCore:  # AIC / AIV group members write Out params the group returns
             continue
         outs = [p for p, d in zip(f.params, f.directions) if d in (ParamDirection.Out, ParamDirection.InOut)]
         roots = return_roots(f)
@@ -361,7 +361,7 @@ def _call_directions_resolved(program: Program, ctx) -> list:
             for e in use_exprs(s):
                 for c in walk_expr(e):
                     g = funcs.get(c.func) if isinstance(c, FuncCall) else None
-                    if g is None or g.func_type != FunctionType.InCore:
+                    if g is None or g.func_type not in TASK_TYPES:
                         continue
                     tags = c.arg_directions
                     if len(tags) != len(c.args):
@@ -460,7 +460,7 @@ def _no_live_overlap(program: Program, ctx) -> list:
     """
     bad = []
     for f in program.functions:
-        if f.func_type == FunctionType.InCore:
+        if f.func_type in KERNEL_TYPES:
             bad.extend(_overlaps(f))
     return bad
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Any, Iterator
 
-from pypto.language.enums import FunctionType
+from pypto.language.enums import TASK_TYPES
 from pypto.ir.nodes import (
     AssignStmt, Expr, ForStmt, FuncCall, Function, IfStmt, Node, Program, ScopeStmt, Stmt, Var,
 )
@@ -312,6 +312,6 @@ def task_sites(f: Function, funcs: dict) -> dict[int, int]:
             for c in walk_expr(e):
                 if isinstance(c, FuncCall) and id(c) not in sites:
                     g = funcs.get(c.func)
-                    if g is not None and g.func_type == FunctionType.InCore:
+                    if g is not None and g.func_type in TASK_TYPES:
                         sites[id(c)] = len(sites)
     return sites

@@ -123,6 +123,7 @@ split = DslName("split")                 # pl.at(..., optimizations=[pl.split(pl
 cross_core_slot = DslName("cross_core_slot")   # pl.at(..., optimizations=[pl.cross_core_slot(slot_num=n)])
 submit = DslName("submit")               # res, tid = pl.submit(self.k, *args, deps=[...], dumps=[...])
 no_dep = DslName("no_dep")
+AUTO = -1   # pl.reserve_buffer(..., base=pl.AUTO): the compiler / simulator picks the address
 
 
 class _ArrayNamespace(OpNamespace):
@@ -143,6 +144,12 @@ class _SystemNamespace(OpNamespace):
     ``deps`` (the printed form is ``pl.tensor.task_dummy([...])``)."""
 
     task_dummy = DslName("task_dummy")
+    # the reference's pl.system spellings of the cross-core pipe ops (registered as tile.*, pypto/ops/cross_core.py)
+    tpush_to_aic, tpush_to_aiv = DslOp("tile.tpush_to_aic"), DslOp("tile.tpush_to_aiv")
+    tpop_from_aic, tpop_from_aiv = DslOp("tile.tpop_from_aic"), DslOp("tile.tpop_from_aiv")
+    tfree_to_aic, tfree_to_aiv = DslOp("tile.tfree_to_aic"), DslOp("tile.tfree_to_aiv")
+    aic_initialize_pipe, aiv_initialize_pipe = DslOp("tile.aic_initialize_pipe"), DslOp("tile.aiv_initialize_pipe")
+    reserve_buffer, import_peer_buffer = DslOp("tile.reserve_buffer"), DslOp("tile.import_peer_buffer")
 
     def __repr__(self) -> str:
         return "pl.system"

@@ -145,6 +145,14 @@ class FunctionType(_DslEnum):
     Graph = "graph"
 
 
+# the function kinds that are kernels of one core (tile code, lowered by the InCore pipeline):
+# InCore (either core kind, as the ops need), AIC (the cube core), AIV (a vector core)
+KERNEL_TYPES = frozenset({FunctionType.InCore, FunctionType.AIC, FunctionType.AIV})
+# what an orchestration call dispatches as a task: a kernel, or a Group (a mixed kernel: one AIC
+# function and one AIV function on one cluster, talking through cross-core pipes)
+TASK_TYPES = KERNEL_TYPES | {FunctionType.Group}
+
+
 class ForKind(_DslEnum):
     """Loop kinds: ``pl.range`` / ``pl.parallel`` / ``pl.unroll`` / ``pl.pipeline``."""
 

@@ -6,8 +6,9 @@ tells itself apart by:
 
 * ``tile.get_block_idx()``: ``i`` (``0 <= i < n``), an ``INDEX`` scalar;
 * ``tile.get_block_num()``: ``n``;
-* ``tile.get_subblock_idx()``: the vector core's index within a split (cube + 2 vector) execution.
-  The simulators run every kernel on one vector core, so it is 0.
+* ``tile.get_subblock_idx()``: the vector core's lane (0 or 1) within its cluster when an AIV
+  function runs as a member of a mixed-kernel group on both lanes (:mod:`pypto.codegen.group`; the
+  group passes ``_block = (i, n, lane)``); 0 everywhere else.
 
 In generated kernels they read ``_block`` (``(i, n)``), a keyword argument of ``kernel`` and
 ``GANG_PLAN`` that the scheduler passes per block (``(0, 1)`` for a one-block task). Their
@@ -34,7 +35,8 @@ def _scalar(dtype):
 for _name, _src, _doc in (
         ("get_block_idx", "_block[0]", "the index of this block within its task (0 <= i < block_num)"),
         ("get_block_num", "_block[1]", "the number of blocks of this task"),
-        ("get_subblock_idx", "0", "the vector core's index within a split execution (always 0 here)")):
+        ("get_subblock_idx", "(_block[2] if len(_block) > 2 else 0)",
+         "the vector core's lane within its cluster (0 or 1; 0 outside a mixed-kernel group)")):
     register(OpDef(
         name=f"tile.{_name}", params=(), infer=_scalar(INDEX),
         ref=lambda a, s=_src: s, sim=lambda a, dst, s=_src: s, batch="plan", doc=_doc,

@@ -155,6 +155,9 @@ class OpDef:
     # ``sim`` is a ``yield`` handing a record to the scheduler (``pl.debug_print``): the kernel
     # generator passes it ``cycles=`` (the instructions' cycles since the kernel's previous yield)
     yields: bool = False
+    # ``sim`` may wait on a peer core of the cluster (a cross-core pipe op, :mod:`pypto.ops.cross_core`):
+    # the kernel generator yields the pending cycles first and passes ``where=`` (the source line)
+    waits: bool = False
 
     @property
     def write_index(self) -> Optional[int]:
@@ -274,6 +277,7 @@ def _load() -> None:
             from pypto.ops import views, paged  # noqa: F401  (issue 15: reinterpret_view, write, ...; gather_row, paged_gather)
             from pypto.ops import shape_ops, block_ops  # noqa: F401  (issue 16: dynamic extents, multi-block tasks)
             from pypto.ops import matmul_ext  # noqa: F401  (issue 15: matmul_bias, gemv*, batch_matmul*)
+            from pypto.ops import cross_core  # noqa: F401  (issue 16: AIC <-> AIV pipes of a mixed kernel)
         finally:
             _loader = None
         _loaded = True

@@ -731,3 +731,7 @@ from pypto.ops.support_matmul import (  # noqa: E402,F401  (issue 15: the matmul
     batch_matmul, batch_matmul_into, gang, gemv, gemv_into, matmul_bias, matmul_bias_into,
 )
 from pypto.ops.support_debug import DebugPrint, debug_print_ref, valid as debug_valid  # noqa: E402,F401
+
+from pypto.ops.support_cross_core import (  # noqa: E402,F401  (issue 16: the reference forms of the pipe ops)
+    noop as cc_noop, pop as cc_pop, push as cc_push, run_group as cc_run_group,
+)

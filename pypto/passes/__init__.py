@@ -48,6 +48,9 @@ from pypto.passes import (
     fuse_create_assemble, infer_tile_memory_space, init_mem_ref, inline_functions, legalize_tile_cast, memory_reuse,
     normalize_return_order, outline_incore_scopes, simplify, unroll_loops,
 )
+from pypto.passes import (  # noqa: E402  (issue 16: mixed cube + vector kernels)
+    expand_mixed_kernel,
+)
 
 PIPELINE = (
     inline_functions,
@@ -62,6 +65,7 @@ PIPELINE = (
     legalize_tile_cast,
     auto_tile_matmul_l0,
     infer_tile_memory_space,
+    expand_mixed_kernel,
     normalize_return_order,
     init_mem_ref,
     memory_reuse,

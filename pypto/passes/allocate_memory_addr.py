@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from pypto.errors import CapacityError
 from pypto.ir.nodes import Function, Program, Var
-from pypto.language.enums import FunctionType
+from pypto.language.enums import KERNEL_TYPES
 from pypto.passes.context import PassContext
 from pypto.passes.memory_liveness import Liveness, MemRefRewriter, aligned, with_memref
 
@@ -40,7 +40,7 @@ PRODUCES = ("AllocatedMemoryAddr", "NoLiveOverlap")
 
 def run(program: Program, ctx: PassContext) -> Program:
     return program.replace(functions=tuple(
-        _allocate(f, ctx) if f.func_type == FunctionType.InCore else f for f in program.functions))
+        _allocate(f, ctx) if f.func_type in KERNEL_TYPES else f for f in program.functions))
 
 
 @dataclass

@@ -68,7 +68,7 @@ from pypto.ir.nodes import AssignStmt, BinOp, Call, ConstInt, ForStmt, MakeTuple
 from pypto.ir.types import ScalarType, TileType
 from pypto.ir.visit import Mutator
 from pypto.language.dtypes import INDEX
-from pypto.language.enums import FunctionType, MemorySpace as M
+from pypto.language.enums import KERNEL_TYPES, MemorySpace as M
 from pypto.passes.context import PassContext
 
 NAME = "AutoTileMatmulL0"
@@ -80,7 +80,7 @@ _OPS = ("tile.matmul", "tile.matmul_acc", "tile.matmul_bias")
 
 def run(program: Program, ctx: PassContext) -> Program:
     return program.replace(functions=tuple(
-        _Tile(ctx.platform).function(f) if f.func_type == FunctionType.InCore else f for f in program.functions))
+        _Tile(ctx.platform).function(f) if f.func_type in KERNEL_TYPES else f for f in program.functions))
 
 
 def choose_k_chunk(m: int, k: int, n: int, elem_bytes: int, left: int, right: int,

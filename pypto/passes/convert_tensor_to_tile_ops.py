@@ -23,7 +23,7 @@ from pypto.language.enums import AtomicType
 from pypto.ir.nodes import AssignStmt, Call, ConstInt, ForStmt, Function, IfStmt, MakeTuple, Program, Var, YieldStmt
 from pypto.ir.types import TensorType, TileType
 from pypto.ir.visit import Mutator, iter_stmts
-from pypto.language.enums import FunctionType
+from pypto.language.enums import KERNEL_TYPES
 from pypto.ops.registry import VALUE_KINDS, get_op
 from pypto.passes.context import PassContext
 
@@ -34,7 +34,7 @@ PRODUCES = ("IncoreTileOps",)
 
 def run(program: Program, ctx: PassContext) -> Program:
     return program.replace(functions=tuple(
-        _convert(f) if f.func_type == FunctionType.InCore else f for f in program.functions))
+        _convert(f) if f.func_type in KERNEL_TYPES else f for f in program.functions))
 
 
 def _loaded_params(f: Function) -> list[Var]:

@@ -32,7 +32,7 @@ from pypto.ir.nodes import (
 # the one definition of the tags (re-exported here under the names they had)
 from pypto.ir.tags import INOUT, INPUT, NO_DEP, OUTPUT_EXISTING, SCALAR, TENSOR_TAGS, WRITING_TAGS  # noqa: F401
 from pypto.ir.types import ScalarType
-from pypto.language.enums import ForKind, FunctionType, ParamDirection
+from pypto.language.enums import TASK_TYPES, ForKind, FunctionType, ParamDirection
 from pypto.passes.context import PassContext
 from pypto.passes.param_writes import returned_params
 
@@ -146,7 +146,7 @@ class _Derive:
         if not isinstance(e, FuncCall):
             return e
         callee = self.funcs.get(e.func)
-        if callee is None or callee.func_type != FunctionType.InCore:
+        if callee is None or callee.func_type not in TASK_TYPES:
             return e  # not a task dispatch (codegen rejects it)
         no_dep = set(e.no_dep_args)
         tags = []

@@ -22,7 +22,7 @@ from pypto.errors import Span
 from pypto.ir.nodes import AssignStmt, Call, ForStmt, Program, Var
 from pypto.ir.types import TileType
 from pypto.ir.visit import iter_calls, iter_stmts, use_exprs, walk_expr
-from pypto.language.enums import FunctionType, ParamDirection
+from pypto.language.enums import KERNEL_TYPES, ParamDirection
 from pypto.errors import PyptoError
 from pypto.ir.nodes import ConstInt
 from pypto.ir.types import TensorType
@@ -341,7 +341,7 @@ def _innermost_dim(program: Program, ctx):
     threshold = 512 if getattr(getattr(ctx, "platform", None), "arch", "a2a3") == "a2a3" else 128
     found = []
     for f in program.functions:
-        if f.func_type != FunctionType.InCore:
+        if f.func_type not in KERNEL_TYPES:
             continue
         for s in iter_stmts(f.body):
             if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tile.load":

@@ -26,7 +26,7 @@ from pypto.errors import UnsupportedFeatureError
 from pypto.ir.nodes import Call, ConstInt, Function, MakeTuple, Program, Var
 from pypto.ir.types import DynDim, TensorType, TileType, describe
 from pypto.ir.visit import Mutator
-from pypto.language.enums import FunctionType
+from pypto.language.enums import KERNEL_TYPES
 from pypto.ops.registry import get_op
 from pypto.ops import rules as _rules   # a module reference: pypto.ops.rules imports pypto.ir (a cycle)
 from pypto.passes.context import PassContext
@@ -40,7 +40,7 @@ _SHAPE_PARAM = {"tile.create": "shape", "tile.full": "shape", "tile.reshape": "s
 
 def run(program: Program, ctx: PassContext) -> Program:
     return program.replace(functions=tuple(
-        _Flatten().function(f) if f.func_type == FunctionType.InCore else f for f in program.functions))
+        _Flatten().function(f) if f.func_type in KERNEL_TYPES else f for f in program.functions))
 
 
 def _prod(xs) -> int:

@@ -23,7 +23,7 @@ from pypto.errors import PassError
 from pypto.ir.nodes import AssignStmt, Call, ForStmt, IfStmt, Program, Var
 from pypto.ir.types import TileType
 from pypto.ir.visit import Mutator, iter_stmts
-from pypto.language.enums import FunctionType, MemorySpace
+from pypto.language.enums import KERNEL_TYPES, FunctionType, MemorySpace
 from pypto.ops.registry import VALUE_KINDS, get_op
 from pypto.passes.context import PassContext
 from pypto.ops.registry import VALUE_KINDS as _VK
@@ -36,7 +36,8 @@ PRODUCES = ("TileMemoryInferred",)
 def run(program: Program, ctx: PassContext) -> Program:
     arch = ctx.platform.arch
     return program.replace(functions=tuple(
-        _Infer(arch, _mat_demand(f)).function(f) if f.func_type == FunctionType.InCore else f
+        _Infer(arch, _mat_demand(f), f.func_type == FunctionType.InCore).function(f)
+        if f.func_type in KERNEL_TYPES else f
         for f in program.functions))
 
 
@@ -59,9 +60,19 @@ def allowed_spaces(op, param: str) -> tuple:
     return sp
 
 
-def _route(src: MemorySpace, dst: MemorySpace, arch: str):
-    """Hops (excluding ``src``) of the shortest legal move chain, or None."""
+# the moves between the cores of a cluster (a2a3: through the GM pipe buffers): legal in an InCore
+# function only as a mixed kernel, which ExpandMixedKernel splits into AIC + AIV functions joined by
+# a cross-core pipe at each such move (pypto/passes/expand_mixed_kernel.py)
+CROSS_CORE_EDGES = {MemorySpace.Vec: (MemorySpace.Mat,), MemorySpace.Acc: (MemorySpace.Vec,)}
+
+
+def _route(src: MemorySpace, dst: MemorySpace, arch: str, cross_core: bool = False):
+    """Hops (excluding ``src``) of the shortest legal move chain, or None (``cross_core``: the
+    cluster's cross-core moves count as edges too)."""
     edges = _EDGES.get(arch, _EDGES["a2a3"])
+    if cross_core:
+        edges = {k: tuple(dict.fromkeys(edges.get(k, ()) + CROSS_CORE_EDGES.get(k, ())))
+                 for k in set(edges) | set(CROSS_CORE_EDGES)}
     prev = {src: None}
     queue = [src]
     while queue:
@@ -99,9 +110,10 @@ def _placed(v: Var, space: MemorySpace) -> Var:
 
 
 class _Infer(Mutator):
-    def __init__(self, arch: str = "a2a3", mat_demand: set = frozenset()):
+    def __init__(self, arch: str = "a2a3", mat_demand: set = frozenset(), mixed_ok: bool = False):
         super().__init__()
         self.arch = arch
+        self.mixed_ok = mixed_ok   # an InCore function: a cube <-> vector move makes it a mixed kernel
         self.mat_demand = mat_demand
         self.moves: dict[tuple[int, MemorySpace], Var] = {}
 
@@ -111,6 +123,8 @@ class _Infer(Mutator):
         hops = [want]
         if src in _CUBE or want in _CUBE:
             hops = _route(src, want, self.arch)
+            if hops is None and self.mixed_ok:
+                hops = _route(src, want, self.arch, cross_core=True)
             if hops is None:
                 hint = ("store the tile to a global tensor with pl.store and load it in another pl.at scope "
                         "(or use the a5 platform, which has Acc->Vec)") if src == MemorySpace.Acc else \
@@ -141,7 +155,12 @@ class _Infer(Mutator):
             allowed = allowed_spaces(op, p.name)
             if p.kind in VALUE_KINDS and isinstance(a, Var) and isinstance(a.type, TileType) and allowed \
                     and a.type.memory_space not in allowed:
-                a = self._move(a, allowed[0], op.name, p.name, v.span, pre)
+                # the first allowed space reachable on chip (an Acc operand of tile.assemble goes to Mat,
+                # not across to the vector core), else the first one
+                src = a.type.memory_space
+                want = next((sp for sp in allowed if not (src in _CUBE or sp in _CUBE)
+                             or _route(src, sp, self.arch) is not None), allowed[0])
+                a = self._move(a, want, op.name, p.name, v.span, pre)
             args.append(a)
         call = v.replace(args=tuple(args))
         var = s.var

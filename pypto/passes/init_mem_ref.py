@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from pypto.ir.nodes import Function, Program, Var
 from pypto.ir.types import MemRef
-from pypto.language.enums import FunctionType
+from pypto.language.enums import KERNEL_TYPES
 from pypto.passes.context import PassContext
 from pypto.passes.memory_liveness import Liveness, MemRefRewriter
 
@@ -27,7 +27,7 @@ PRODUCES = ("HasMemRefs",)
 
 def run(program: Program, ctx: PassContext) -> Program:
     return program.replace(functions=tuple(
-        _init(f) if f.func_type == FunctionType.InCore else f for f in program.functions))
+        _init(f) if f.func_type in KERNEL_TYPES else f for f in program.functions))
 
 
 def base_name(space, n: int) -> str:

@@ -12,7 +12,7 @@ from pypto.errors import PassTypeError
 from pypto.ir.nodes import AssignStmt, Call, Program, Var
 from pypto.ir.visit import Mutator
 from pypto.language.dtypes import dtype_from_name
-from pypto.language.enums import FunctionType
+from pypto.language.enums import KERNEL_TYPES
 from pypto.ops.registry import get_op
 from pypto.passes.context import PassContext
 
@@ -24,7 +24,7 @@ PRODUCES = ("CastsNative",)
 def run(program: Program, ctx: PassContext) -> Program:
     arch = ctx.platform.arch
     return program.replace(functions=tuple(
-        _Legalize(arch).function(f) if f.func_type == FunctionType.InCore else f for f in program.functions))
+        _Legalize(arch).function(f) if f.func_type in KERNEL_TYPES else f for f in program.functions))
 
 
 class _Legalize(Mutator):

@@ -27,7 +27,7 @@ from bisect import bisect_right, insort
 from dataclasses import dataclass, field
 
 from pypto.ir.nodes import Function, Program, Var
-from pypto.language.enums import FunctionType
+from pypto.language.enums import KERNEL_TYPES
 from pypto.passes.context import PassContext
 from pypto.passes.memory_liveness import Liveness, MemRefRewriter, aligned, with_memref
 
@@ -38,7 +38,7 @@ PRODUCES = ("NoLiveOverlap",)
 
 def run(program: Program, ctx: PassContext) -> Program:
     return program.replace(functions=tuple(
-        _reuse(f, ctx.platform) if f.func_type == FunctionType.InCore else f for f in program.functions))
+        _reuse(f, ctx.platform) if f.func_type in KERNEL_TYPES else f for f in program.functions))
 
 
 @dataclass

@@ -23,7 +23,7 @@ from pypto.ir.nodes import (
 from pypto.ir.types import TupleType
 from pypto.ir.verifier import return_roots
 from pypto.ir.visit import Mutator
-from pypto.language.enums import FunctionType, ParamDirection
+from pypto.language.enums import KERNEL_TYPES, ParamDirection
 from pypto.passes.context import PassContext
 from pypto.ir.nodes import Call
 from pypto.ops.registry import write_targets
@@ -37,7 +37,7 @@ def run(program: Program, ctx: PassContext) -> Program:
     remap: dict[str, tuple[list[int], int]] = {}   # func -> (new index of old result i, old count)
     funcs = []
     for f in program.functions:
-        if f.func_type == FunctionType.InCore:
+        if f.func_type in KERNEL_TYPES:
             nf, perm = _normalize(f)
             if perm is not None:
                 remap[f.name] = (perm, len(f.return_types))

@@ -36,6 +36,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import heapq
 import operator
@@ -54,6 +55,7 @@ from pypto.language.dtypes import dtype_from_name
 from pypto.ir.tags import ALL_TAGS, MAY_WRITE_TAGS
 from pypto.numerics.formats import fp4_pack, fp4_unpack
 from pypto.runtime.cores import Core, CoreMemory
+from pypto.runtime.cross_core import Clusters
 from pypto.runtime.gangs import conflict, gang_size
 from pypto.runtime.deps import (
     INOUT, INPUT, NO_DEP, OUTPUT, OUTPUT_EXISTING, SCALAR, TensorMap, View, normalize_tag,
@@ -251,6 +253,8 @@ class Runtime:
         self.rng = random.Random(seed)
         self.poison = poison
         self.memory = CoreMemory(platform, platform.num_aiv, poison)
+        # the clusters mixed-kernel groups run on (their cube and vector cores' memories): on first use
+        self.clusters = Clusters(platform, kernels, platform.num_aiv, poison)
         self.cores = [Core(i, self.memory) for i in range(platform.num_aiv)]
         self.lockstep = lockstep
         self.gangs: list[tuple[int, ...]] = []   # task indices of each lockstep gang run (stats, tests)
@@ -762,7 +766,10 @@ class Runtime:
                 hit = view_cache.get(key)
                 if hit is None:
                     mod = kernels[t.kernel]
-                    hit = view_cache[key] = (mod.kernel, cores[c].tile_views(t.kernel, mod.TILES))
+                    if getattr(mod, "GROUP", None) is not None:   # a mixed kernel: core c's cluster runs it
+                        hit = view_cache[key] = (functools.partial(mod.kernel, _group=self.clusters.get(c)), [])
+                    else:
+                        hit = view_cache[key] = (mod.kernel, cores[c].tile_views(t.kernel, mod.TILES))
                 p = t.parent
                 if p is None:
                     if dump is not None and (dump.level == 2 or t.dump_sel):
@@ -1064,6 +1071,7 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
                 # second overwrites (their contents before a kernel writes them are unspecified)
                 for core in current[0].cores:
                     core.release()
+                current[0].clusters.release()
                 current[0] = None
                 gm, rt = attempt({i for i in direct if params[i]["direction"] == "Out"})
     except SimulationError as e:
@@ -1076,6 +1084,7 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
         if current[0] is not None:
             for core in current[0].cores:
                 core.release()
+            current[0].clusters.release()
     # the results first: a DFX output that cannot be written (disk full, a directory in the way)
     # must not lose the outputs of a run that succeeded
     for p, user, g in zip(params, full, gm):

@@ -85,13 +85,13 @@ def collect(program, source: str = "this dump", platform=None, plan: bool = Fals
     with ``plan``, tiles with MemRefs but no address are placed as AllocateMemoryAddr would place
     them (``platform``: the alignment; default a2a3sim) and each kernel says ``planned: True``."""
     from pypto.ir.types import TileType
-    from pypto.language.enums import FunctionType
+    from pypto.language.enums import KERNEL_TYPES
     from pypto.passes.memory_liveness import Liveness
 
     kernels = []
     seen_memref = seen_tile = False
     for f in program.functions:
-        if f.func_type != FunctionType.InCore:
+        if f.func_type not in KERNEL_TYPES:
             continue
         live = Liveness(f)
         spaces: dict[str, list] = {}

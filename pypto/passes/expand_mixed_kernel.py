@@ -1,0 +1,287 @@
+"""ExpandMixedKernel: an InCore function whose tiles cross between the cube and the vector cores is
+split into an AIC function, an AIV function and a Group function calling both (the reference's pass
+of the same name).
+
+Requires: TileMemoryInferred. Produces: MixedKernelExpanded.
+
+A tile crosses where InferTileMemorySpace had to use a cross-core move (``CROSS_CORE_EDGES``: on
+a2a3 the cube and the vector cores share no on-chip buffer; Vec -> Mat and Acc -> Vec go through
+the cluster's GM pipe buffers). Each statement belongs to a side by the memory spaces it touches:
+
+* cube (AIC): results or operands in Mat / Left / Right / Acc / Bias (a load into Mat, a matmul,
+  a store of an Acc tile); vector (AIV): Vec tiles; shared: scalar arithmetic, which both sides
+  compute (the loop counters and offsets their control flow needs);
+* a cross-core move ``y = tile.move(x, target_memory=S)`` becomes ``tpush`` on the producer's side
+  and ``y = tpop`` on the consumer's, followed by ``tfree`` after ``y``'s last use in that block;
+* a loop is kept on each side that has work in it (both sides then run the same iterations, so
+  every push meets its pop in order); a loop-carried value the other side computes is carried
+  unchanged (its yield becomes the carried variable itself).
+
+Each member starts with ``<side>_initialize_pipe`` of the directions it uses (pipe id 0, slots as
+large as the largest crossing tile); the Group takes the InCore function's name (orchestration
+calls it unchanged), calls ``<name>_aic`` then ``<name>_aiv`` with all its parameters and returns
+the parameters the original returned versions of. A scalar computed from a tile on one side and
+used on the other cannot cross (pipes carry tiles): that is a located PassError.
+
+Not done here (the reference's later passes): InjectGMPipeBuffer's explicit GM buffer parameter
+(the simulator charges each pipe transfer a GM round trip on a2a3 instead), and SplitVectorKernel's
+halving of the vector work between two AIV lanes under ``pl.split`` (the split mode is kept as the
+Group's ``split`` attr for the dumps; the AIV member runs on one lane, which computes the same
+elements); on a5 (direct Acc -> Vec / Vec -> Mat paths) InferTileMemorySpace needs no cross-core
+move and the function stays one kernel.
+"""
+from __future__ import annotations
+
+from pypto.errors import PassError
+from pypto.ir.nodes import (
+    AssignStmt, Call, ConstInt, EvalStmt, ForStmt, FuncCall, Function, IfStmt, ReturnStmt, ScopeStmt, Var,
+    YieldStmt,
+)
+from pypto.ir.types import TensorType, TileType, TupleType
+from pypto.ir.visit import iter_stmts, use_exprs, walk_expr
+from pypto.language.enums import FunctionType, MemorySpace
+from pypto.passes.context import PassContext
+from pypto.passes.infer_tile_memory_space import _EDGES, CROSS_CORE_EDGES
+
+NAME = "ExpandMixedKernel"
+REQUIRES = ("TileMemoryInferred",)
+PRODUCES = ("MixedKernelExpanded",)
+
+_CUBE_SPACES = frozenset({MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc,
+                          MemorySpace.Bias})
+AIC, AIV, SHARED = "aic", "aiv", "shared"
+
+
+def _space(e):
+    t = getattr(e, "type", None)
+    return t.memory_space if isinstance(t, TileType) else None
+
+
+def cross_core_move(s, arch: str) -> bool:
+    """Whether ``s`` is ``y = tile.move(x, S)`` along a cross-core edge that is not an on-chip
+    path of ``arch`` (a5 moves Acc -> Vec and Vec -> Mat on chip: no pipe needed)."""
+    if not (isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tile.move"):
+        return False
+    src, dst = _space(s.value.args[0]), _space(s.var)
+    on_chip = _EDGES.get(arch, _EDGES["a2a3"]).get(src, ())
+    return dst in CROSS_CORE_EDGES.get(src, ()) and dst not in on_chip
+
+
+def _side_of_spaces(spaces) -> str:
+    spaces = {sp for sp in spaces if sp is not None}
+    if not spaces:
+        return SHARED
+    cube = bool(spaces & _CUBE_SPACES)
+    vec = MemorySpace.Vec in spaces
+    if cube and vec:
+        return "both"
+    return AIC if cube else AIV
+
+
+def _stmt_side(s) -> str:
+    """The side of a plain statement (not a loop, not a cross-core move)."""
+    exprs = use_exprs(s)
+    spaces = [_space(x) for e in exprs for x in walk_expr(e)]
+    if isinstance(s, AssignStmt):
+        spaces.append(_space(s.var))
+    return _side_of_spaces(spaces)
+
+
+def _uses(stmts) -> set:
+    return {id(x) for s in iter_stmts(stmts) for e in use_exprs(s) for x in walk_expr(e) if isinstance(x, Var)}
+
+
+class _Splitter:
+    """Builds one side's body from the mixed body."""
+
+    def __init__(self, side: str, fname: str, arch: str):
+        self.side = side
+        self.arch = arch
+        self.fname = fname
+        self.dirs: set = set()       # "v2c" / "c2v" used
+        self.slot = 0                # largest crossing tile, bytes
+        self.defined_other: dict = {}   # id(Var) -> Var: values only the other side computes
+
+    def has_work(self, stmts) -> bool:
+        for s in stmts:
+            if isinstance(s, (ForStmt, IfStmt, ScopeStmt)):
+                if any(self.has_work(b) for b in _children(s)):
+                    return True
+            elif cross_core_move(s, self.arch):
+                return True
+            elif not isinstance(s, (YieldStmt, ReturnStmt)) and _stmt_side(s) == self.side:
+                return True
+        return False
+
+    def block(self, stmts, carried=()) -> list:
+        out: list = []
+        popped: list = []   # (Var, free op) popped in this block, freed after the last use
+        for s in stmts:
+            if isinstance(s, ForStmt):
+                if not self.has_work(s.body):
+                    self._skip(s)
+                    continue
+                body = self.block(s.body, s.iter_args)
+                out.append(s.replace(body=tuple(body)) if hasattr(s, "replace") else _replace(s, body=tuple(body)))
+            elif isinstance(s, IfStmt):
+                if not (self.has_work(s.then_body) or self.has_work(s.else_body)):
+                    self._skip(s)
+                    continue
+                out.append(_replace(s, then_body=tuple(self.block(s.then_body)),
+                                    else_body=tuple(self.block(s.else_body))))
+            elif isinstance(s, ScopeStmt):
+                out.append(_replace(s, body=tuple(self.block(s.body))))
+            elif cross_core_move(s, self.arch):
+                out.extend(self._cross(s, popped))
+            elif isinstance(s, YieldStmt):
+                if not carried and any(id(v) in self.defined_other for v in s.values):
+                    raise PassError(f"{NAME}: a branch result of '{self.fname}' is computed on the "
+                                    f"{_other(self.side).upper()} core but the {self.side.upper()} core needs "
+                                    f"the branch too", s.span, "compute the branch's values on one core kind")
+                vals = tuple(c if id(v) in self.defined_other else v
+                             for v, c in zip(s.values, carried)) if carried else s.values
+                out.append(_replace(s, values=vals))
+            elif isinstance(s, ReturnStmt):
+                continue   # members write their Out params in place; the Group returns them
+            else:
+                side = _stmt_side(s)
+                if side == "both":
+                    raise PassError(f"{NAME}: a statement of '{self.fname}' reads tiles of both the cube and the "
+                                    f"vector cores", s.span,
+                                    "move one operand first (pl.move(x, target_memory=...)); pipes carry tiles "
+                                    "between the cores")
+                if side in (self.side, SHARED):
+                    self._check_reads(s)
+                    out.append(s)
+                else:
+                    self._skip(s)
+        return self._place_frees(out, popped)
+
+    def _skip(self, s) -> None:
+        """``s`` runs on the other side: the Vars it defines do not exist on this one."""
+        for x in iter_stmts([s]):
+            for v in _defs(x):
+                self.defined_other[id(v)] = v
+
+    def _check_reads(self, s) -> None:
+        for e in use_exprs(s):
+            for x in walk_expr(e):
+                if isinstance(x, Var) and id(x) in self.defined_other:
+                    what = ("a tensor version written" if isinstance(x.type, TensorType) else "computed")
+                    raise PassError(f"{NAME}: '{x.name}' is {what} on the {_other(self.side).upper()} core of "
+                                    f"the mixed kernel '{self.fname}' but read on the {self.side.upper()} core; "
+                                    f"only tiles cross between the cores (through a tile.move)", s.span,
+                                    "compute the value on the side that uses it, or split the kernel into two "
+                                    "pl.at scopes")
+
+    def _cross(self, s: AssignStmt, popped: list) -> list:
+        src, dst = s.value.args[0], s.var
+        direction = "v2c" if _space(src) == MemorySpace.Vec else "c2v"
+        producer = AIV if direction == "v2c" else AIC
+        self.dirs.add(direction)
+        self.slot = max(self.slot, dst.type.nbytes)
+        if self.side == producer:
+            if id(src) in self.defined_other:
+                raise PassError(f"{NAME}: internal: the pushed tile '{src.name}' is not computed on the "
+                                f"{self.side.upper()} core", s.span)
+            op = "tile.tpush_to_aic" if direction == "v2c" else "tile.tpush_to_aiv"
+            self.defined_other[id(dst)] = dst
+            return [EvalStmt(Call(op, (src, 0, None, 0), TupleType(()), s.span), s.span)]
+        op = "tile.tpop_from_aiv" if direction == "v2c" else "tile.tpop_from_aic"
+        t = dst.type
+        from pypto.ir.nodes import MakeTuple
+
+        shape = MakeTuple(tuple(ConstInt(d) for d in t.shape), s.span)
+        pop = AssignStmt(dst, Call(op, (shape, t.dtype, 0, None, 0, t.memory_space), t, s.span), s.span)
+        free = "tile.tfree_to_aiv" if direction == "v2c" else "tile.tfree_to_aic"
+        popped.append((dst, free, s.span))
+        self.defined_other[id(src)] = src
+        return [pop]
+
+    def _place_frees(self, out: list, popped: list) -> list:
+        for v, op, span in popped:
+            last = max((i for i, s in enumerate(out) if id(v) in _uses([s])), default=None)
+            if last is None:
+                last = next(i for i, s in enumerate(out) if isinstance(s, AssignStmt) and s.var is v)
+            free = EvalStmt(Call(op, (v, None, 0), TupleType(()), span), span)
+            # before a block-ending yield: the free belongs to this iteration
+            pos = last + 1
+            out.insert(pos, free)
+        return out
+
+
+def _other(side: str) -> str:
+    return AIV if side == AIC else AIC
+
+
+def _children(s):
+    if isinstance(s, ForStmt):
+        return [s.body]
+    if isinstance(s, IfStmt):
+        return [s.then_body, s.else_body]
+    return [s.body]
+
+
+def _defs(s) -> list:
+    if isinstance(s, AssignStmt):
+        return [s.var]
+    if isinstance(s, ForStmt):
+        return [s.loop_var, *s.iter_args, *s.return_vars]
+    if isinstance(s, IfStmt):
+        return list(s.return_vars)
+    return []
+
+
+def _replace(node, **kw):
+    import dataclasses
+
+    return dataclasses.replace(node, **kw)
+
+
+def _is_mixed(f: Function, arch: str) -> bool:
+    return any(cross_core_move(s, arch) for s in iter_stmts(f.body))
+
+
+def _init_call(side: str, dirs: set, slot: int, span):
+    mask = (1 if "c2v" in dirs else 0) | (2 if "v2c" in dirs else 0)
+    return EvalStmt(Call(f"tile.{side}_initialize_pipe", (None, None, mask, slot, None, None, 0), TupleType(()),
+                         span), span)
+
+
+def _expand(f: Function, split, arch: str) -> list[Function]:
+    members = []
+    for side, ftype in ((AIC, FunctionType.AIC), (AIV, FunctionType.AIV)):
+        sp = _Splitter(side, f.name, arch)
+        body = sp.block(f.body)
+        body.insert(0, _init_call(side, sp.dirs, sp.slot, f.span))
+        # the split mode stays on the Group only: the AIV member runs on one lane (see the module doc)
+        members.append(_replace(f, name=f"{f.name}_{side}", func_type=ftype, body=tuple(body), return_types=(),
+                                attrs=tuple((k, v) for k, v in f.attrs if k != "split")))
+    # the Group: the original name and signature; calls both members, returns the original's params
+    from pypto.passes.param_writes import returned_params
+
+    rets = returned_params(f)
+    if any(r < 0 for r in rets):
+        raise PassError(f"{NAME}: '{f.name}' returns a value that is not a version of one of its Out / InOut "
+                        f"parameters; a mixed kernel hands results back through its parameters", f.span)
+    calls = tuple(EvalStmt(FuncCall(m.name, tuple(f.params), TupleType(()), f.span), f.span) for m in members)
+    ret = ReturnStmt(tuple(f.params[r] for r in rets), f.span)
+    attrs = f.attrs + ((("split", split),) if split is not None and f.attr("split") is None else ())
+    group = _replace(f, func_type=FunctionType.Group, body=calls + (ret,), attrs=attrs)
+    return members + [group]
+
+
+def run(program, ctx: PassContext):
+    arch = ctx.platform.arch
+    funcs = []
+    for f in program.functions:
+        if f.func_type == FunctionType.InCore and _is_mixed(f, arch):
+            funcs.extend(_expand(f, None, arch))
+        else:
+            if f.func_type in (FunctionType.AIC, FunctionType.AIV) and _is_mixed(f, arch):
+                s = next(s for s in iter_stmts(f.body) if cross_core_move(s, arch))
+                raise PassError(f"{NAME}: '{f.name}' is an {f.func_type.name} function but moves a tile between the "
+                                f"cube and the vector cores", s.span,
+                                "use tpush / tpop in an AIC / AIV pair, or an InCore function (split for you)")
+            funcs.append(f)
+    return program.replace(functions=tuple(funcs))
