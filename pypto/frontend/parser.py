@@ -95,7 +95,7 @@ from pypto.language.enums import (
 )
 from pypto.numerics.cast import normalize_mode
 from pypto.ops.registry import write_target
-from pypto.frontend import loop_exits
+from pypto.frontend import loop_exits, while_loops
 from pypto.ir.nodes import BINOPS, COMPARISONS, INT_BINOPS
 from pypto.ops.registry import REQUIRED, dsl_candidates, get_op
 
@@ -578,9 +578,7 @@ class FunctionParser:
 
     # -------------------------------------------------------------- statements
     def stmt_While(self, node: ast.While) -> None:
-        raise UnsupportedFeatureError("'while' loops are not supported in a kernel", self.span(node),
-                                      "bound the loop and leave it early: for it in pl.range(MAX): "
-                                      "if not (condition): break")
+        while_loops.parse_while(self, node)
 
     def stmt_Pass(self, node: ast.Pass) -> None:
         pass
@@ -591,6 +589,8 @@ class FunctionParser:
         if _is_construct_call(node.value, self.resolve_static, "yield_"):
             raise ParserSyntaxError("pl.yield_ must be the last statement of a loop body or if branch",
                                     self.span(node))
+        if _is_construct_call(node.value, self.resolve_static, "cond"):
+            while_loops.refuse_stray_cond(self, node)
         for directive in ("static_print", "static_assert"):
             if _is_construct_call(node.value, self.resolve_static, directive):
                 getattr(self, f"directive_{directive}")(node.value)
@@ -996,10 +996,8 @@ class FunctionParser:
         kinds = {"range": ForKind.Sequential, "parallel": ForKind.Parallel, "unroll": ForKind.Unroll,
                  "pipeline": ForKind.Pipeline, "spmd": ForKind.Parallel}
         if isinstance(fn, DslName) and fn.name == "while_":
-            raise UnsupportedFeatureError(
-                "pl.while_ loops are not supported (the IR has no loop with a run-time exit condition yet)",
-                self.span(node.iter), "bound the loop and leave it early: for it in pl.range(MAX): "
-                "if not (condition): break")
+            while_loops.parse_while_iter(self, node, call)
+            return
         if not (isinstance(fn, DslName) and fn.name in kinds):
             raise ParserSyntaxError(
                 "a kernel loop must iterate over pl.range / pl.parallel / pl.unroll / pl.pipeline / pl.spmd",

@@ -26,6 +26,7 @@ from pypto.errors import UnsupportedFeatureError
 from pypto.language.enums import AtomicType
 from pypto.ir.nodes import (
     AssignStmt, Call, ConstInt, EvalStmt, ForStmt, FuncCall, Function, MakeTuple, Program, ReturnStmt, ScopeStmt,
+    WhileStmt,
     TupleGetItem, Var, YieldStmt,
 )
 from pypto.ir.types import TensorType, TupleType
@@ -239,13 +240,13 @@ def _roots(body, outer_ids: set[int]) -> tuple[dict[int, Var], set[int], list[Va
                     if i != k:
                         _note_reads(a, root_of, reads)
                 continue
-            if isinstance(st, ForStmt):
+            if isinstance(st, (ForStmt, WhileStmt)):
                 for it, init, rv in zip(st.iter_args, st.init_values, st.return_vars):
                     r = root_of(init)
                     if r is not None:
                         root[id(it)] = r
                         root[id(rv)] = r
-                for e in (st.start, st.stop, st.step):
+                for e in ((st.start, st.stop, st.step) if isinstance(st, ForStmt) else (st.cond,)):
                     _note_reads(e, root_of, reads)
                 visit(st.body)
                 continue

@@ -1,0 +1,48 @@
+"""The iteration bound of ``while`` loops in generated code (kernels, orchestration, torch_codegen).
+
+A ``while`` whose condition never becomes false would hang the simulator (and, on the device, the
+core). Every generated ``while`` counts its iterations with :func:`while_step`, which raises a
+:class:`~pypto.errors.SimulationError` located at the loop once the count passes the limit:
+``RunConfig.max_while_iterations`` (default :data:`DEFAULT_WHILE_LIMIT`), set for one run with
+:func:`while_limit`. Why a count and not a time limit: it is deterministic (the same program stops at
+the same iteration on every machine) and costs one integer compare per iteration. The limit is a
+context variable, so runs in different threads keep their own.
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+
+from pypto.errors import SimulationError, Span
+
+DEFAULT_WHILE_LIMIT = 1 << 20
+
+_LIMIT: contextvars.ContextVar[int] = contextvars.ContextVar("pypto_while_limit", default=DEFAULT_WHILE_LIMIT)
+
+
+@contextlib.contextmanager
+def while_limit(n: int | None):
+    """Within the block, a ``while`` loop may run at most ``n`` iterations (None: the default)."""
+    if n is None:
+        n = DEFAULT_WHILE_LIMIT
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"max_while_iterations must be an int >= 1, got {n!r}")
+    token = _LIMIT.set(n)
+    try:
+        yield n
+    finally:
+        _LIMIT.reset(token)
+
+
+def while_step(count: int, where: tuple | None = None) -> int:
+    """``count + 1``, the iterations a ``while`` loop has begun; raises when that passes the limit.
+    ``where``: the loop's source span ``(file, line, col, end_line, end_col)``."""
+    count += 1
+    limit = _LIMIT.get()
+    if count > limit:
+        span = Span(*where) if where else Span.unknown()
+        raise SimulationError(f"this while loop ran more than {limit} iterations: its condition never became "
+                              f"false (a loop that would hang the device)", span,
+                              "check the condition and the values the body carries; if the loop really needs "
+                              "more iterations, raise RunConfig(max_while_iterations=...)")
+    return count
