@@ -45,7 +45,7 @@ def while_data_exit(n: pl.Tensor[[1], pl.INT32], a: pl.Tensor[[64, 64], pl.FP32]
         k: pl.Scalar[pl.INT32] = 0
         while k < limit:
             t = pl.add(t, t)
-            k = k + 1
+            k = k + pl.const(1, pl.INT32)
         out = pl.store(t, [0, 0], out)
     return out
 
