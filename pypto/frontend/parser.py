@@ -1550,6 +1550,27 @@ class FunctionParser:
             return self.subscript_read(base, node)
         raise ParserTypeError(f"cannot subscript {_describe_static(base)}", self.span(node))
 
+    def array_element_call(self, which: str, node: ast.Call, span: Span) -> Expr:
+        """``pl.array.get_element(arr, i)`` / ``pl.array.update_element(arr, i, v)`` (the reference's
+        functional forms of ``arr[i]`` and ``arr[i] = v``; arrays here hold TaskIds)."""
+        n = 2 if which == "array_get_element" else 3
+        if len(node.args) != n or node.keywords:
+            raise ParserTypeError(f"pl.array.{which[6:]} takes {n} positional arguments", span,
+                                  "pl.array.update_element(tids, i, tid)" if n == 3 else "pl.array.get_element(tids, i)")
+        args = [self.expr(a) for a in node.args]
+        arr = args[0]
+        if not (isinstance(arr, Expr) and isinstance(arr.type, TensorType) and arr.type.dtype == TASK_ID):
+            raise ParserTypeError(f"pl.array.{which[6:]} needs an array made by pl.array.create(n, pl.TASK_ID), got "
+                                  f"{_describe_static(arr)}", self.span(node.args[0]))
+        if kind_of(args[1]) != "scalar":
+            raise ParserTypeError(f"the index must be a scalar, got {_describe_static(args[1])}", self.span(node.args[1]))
+        if n == 2:
+            return self.make_call("tensor.task_id_get", args, {}, span, node)
+        if not (isinstance(args[2], Expr) and args[2].type == ScalarType(TASK_ID)):
+            raise ParserTypeError(f"a TaskId array stores TaskIds, got {_describe_static(args[2])}",
+                                  self.span(node.args[2]))
+        return self.make_call("tensor.task_id_set", args, {}, span, node)
+
     def subscript_read(self, base: Expr, node: ast.Subscript) -> Expr:
         """``A[0:16, :]`` -> ``<level>.slice``; ``A[i, j]`` (all scalars, full rank) -> ``<level>.read``."""
         span = self.span(node)
@@ -1558,6 +1579,10 @@ class FunctionParser:
         items = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
         if len(items) > len(shape):
             raise ParserTypeError(f"subscript has {len(items)} indices, the {level} has rank {len(shape)}", span)
+        if level == "tensor" and base.type.dtype == TASK_ID:   # tids[i]: a TaskId array's slot
+            if len(items) != 1 or isinstance(items[0], ast.Slice):
+                raise ParserTypeError("a TaskId array takes one scalar index: tids[i]", span)
+            return self.make_call("tensor.task_id_get", [base, self.expr(items[0])], {}, span, node)
         if not any(isinstance(it, ast.Slice) for it in items):
             if len(items) != len(shape):
                 raise UnsupportedFeatureError("a scalar read needs one index per dimension "
@@ -1941,6 +1966,8 @@ class FunctionParser:
             if len(args) != 2 or node.keywords or not isinstance(args[0], int) or args[1] != TASK_ID:
                 raise ParserTypeError("pl.array.create(n, pl.TASK_ID) needs a constant size and pl.TASK_ID", span)
             return self.make_call("tensor.task_id_array", [[args[0]], args[1]], {}, span, node)
+        if fn.name in ("array_get_element", "array_update_element"):
+            return self.array_element_call(fn.name, node, span)
         if fn.name == "task_dummy":
             if node.args or [k.arg for k in node.keywords] != ["deps"]:
                 raise ParserTypeError("pl.system.task_dummy takes one keyword: deps=[...]", span,

@@ -34,6 +34,15 @@ def while_limit(n: int | None):
         _LIMIT.reset(token)
 
 
+def array_get(arr: list, i: int):
+    """Element ``i`` of a ``pl.array`` (a Python list at run time); a bad index is a SimulationError
+    (located by the caller's SPANS), not an IndexError from inside generated code."""
+    i = int(i)
+    if not 0 <= i < len(arr):
+        raise SimulationError(f"pl.array index {i} is out of range for an array of {len(arr)} element(s)")
+    return arr[i]
+
+
 def while_step(count: int, where: tuple | None = None) -> int:
     """``count + 1``, the iterations a ``while`` loop has begun; raises when that passes the limit.
     ``where``: the loop's source span ``(file, line, col, end_line, end_col)``."""
