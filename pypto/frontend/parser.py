@@ -569,7 +569,7 @@ class FunctionParser:
     def _check_annotation(self, inferred: Type, annotated: Type, name: str, span: Span) -> None:
         same = type(inferred) is type(annotated)
         if same and isinstance(inferred, (TensorType, TileType)):
-            same = inferred.shape == annotated.shape and inferred.dtype == annotated.dtype
+            same = _dims_agree(inferred.shape, annotated.shape) and inferred.dtype == annotated.dtype
         elif same and isinstance(inferred, ScalarType):
             same = inferred.dtype == annotated.dtype
         if not same:
@@ -2221,6 +2221,17 @@ def _memref(v: "ann.MemRef", what: str, span) -> MemRef:
     return MemRef(v.base, v.offset, v.size, v.addr)
 
 
+def _dims_agree(inferred, annotated) -> bool:
+    """An annotation's shape agrees with the value's: equal, but for dimensions the value has only at
+    run time (``M``), which a constant or another name in the annotation may restate
+    (``a_t: pl.Tensor[[cols, rows], ...] = pl.transpose(a)`` with ``a: [M, N]``, as the reference
+    accepts). The binding keeps the value's run-time dimensions (:func:`_narrowed`): the annotation
+    is not a promise the compiler could check."""
+    if len(inferred) != len(annotated):
+        return False
+    return all(i == a or not isinstance(i, int) for i, a in zip(inferred, annotated))
+
+
 def _narrowed(annotated: Type, inferred: Type) -> Type:
     """The type a ``name: <annotation> = value`` binding gets: the annotation, with the tile
     attributes it leaves unsaid (memory space, valid shape, MemRef) taken from the value.
@@ -2234,6 +2245,9 @@ def _narrowed(annotated: Type, inferred: Type) -> Type:
             memory_space=annotated.memory_space if annotated.memory_space is not None else inferred.memory_space,
             valid_shape=annotated.valid_shape if annotated.valid_shape is not None else inferred.valid_shape,
             memref=annotated.memref if annotated.memref is not None else inferred.memref)
+    if isinstance(annotated, TensorType) and isinstance(inferred, TensorType) \
+            and any(not isinstance(d, int) for d in inferred.shape) and annotated.shape != inferred.shape:
+        return inferred   # (see _dims_agree: the run-time dimensions stay)
     return annotated
 
 

@@ -43,6 +43,19 @@ def array_get(arr: list, i: int):
     return arr[i]
 
 
+def reshape_view(x, shape):
+    """``x`` viewed in ``shape`` (row-major). A tensor with run-time dimensions is reshaped to a
+    static shape only when the element counts agree, else a SimulationError (located by SPANS)."""
+    n = 1
+    for d in shape:
+        n *= int(d)
+    if n != x.numel():
+        raise SimulationError(f"reshape: the tensor has {x.numel()} elements at run time (shape "
+                              f"{list(x.shape)}), the reshape's shape {list(shape)} has {n}: the element count "
+                              f"must not change")
+    return x.reshape(list(shape))
+
+
 def while_step(count: int, where: tuple | None = None) -> int:
     """``count + 1``, the iterations a ``while`` loop has begun; raises when that passes the limit.
     ``where``: the loop's source span ``(file, line, col, end_line, end_col)``."""
