@@ -88,3 +88,23 @@ def while_orch(a: pl.Tensor[[64, 64], pl.FP32], out: pl.InOut[pl.Tensor[[64, 64]
             out = pl.store(t, [0, 0], out)
         i = i + 1
     return out
+
+
+@pl.jit
+def while_per_task(a: pl.Tensor[[256, 64], pl.FP32], out: pl.Out[pl.Tensor[[256, 64], pl.FP32]]):
+    """Four tasks of one kernel, each with its own trip count (chunk i doubled i times, then once
+    more by a while copied by pl.unroll): never a lockstep gang, every task right."""
+    for i in pl.parallel(4):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t = pl.load(a, [i * 64, 0], [64, 64])
+            k: pl.Scalar[pl.INDEX] = 0
+            while k < i:
+                t = pl.add(t, t)
+                k = k + 1
+            for u in pl.unroll(1):
+                m: pl.Scalar[pl.INDEX] = 0
+                while m < 1:
+                    t = pl.add(t, t)
+                    m = m + 1
+            out = pl.store(t, [i * 64, 0], out)
+    return out

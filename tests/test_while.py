@@ -151,3 +151,13 @@ def test_while_else_is_refused():
             i = 0
     """)
     assert "while ... else" in str(e)
+
+
+def test_tasks_of_one_kernel_with_different_trip_counts():
+    a = torch.randn(256, 64)
+    want = torch.cat([a[i * 64:(i + 1) * 64] * 2 ** (i + 1) for i in range(4)])
+    check_all(K.while_per_task, (a, torch.zeros(256, 64)), {1: want})
+    for lockstep in (True, False):
+        out = torch.zeros(256, 64)
+        K.while_per_task(a, out, config=RunConfig(sim_lockstep=lockstep, sim_seed=1))
+        assert torch.equal(out, want)
