@@ -96,6 +96,10 @@ from pypto.language.enums import (
 from pypto.numerics.cast import normalize_mode
 from pypto.ops.registry import write_target
 from pypto.frontend import loop_exits, while_loops
+from pypto.frontend.arrays import (
+    array_annotation, array_create, array_element, array_read, array_write,
+)
+from pypto.ir.types import ArrayType
 from pypto.ir.nodes import BINOPS, COMPARISONS, INT_BINOPS
 from pypto.ops.registry import REQUIRED, dsl_candidates, get_op
 
@@ -326,6 +330,8 @@ def parse_annotation(node: ast.AST, resolve: Callable[[ast.AST], Any], src: Sour
         if len(items) != 1:
             raise ParserTypeError(f"{what}: pl.Scalar needs [dtype]", span)
         return ScalarType(_dtype(items[0], resolve, src, what)), ParamDirection.In, True
+    if obj is ann.Array:
+        return array_annotation(node, resolve, src, what, _slice_items, _dtype), ParamDirection.In, False
     if obj is ann.Tuple:
         items = _slice_items(node.slice) if isinstance(node, ast.Subscript) else []
         return TupleType(tuple(parse_annotation(i, resolve, src, what)[0] for i in items)), ParamDirection.In, False
@@ -454,6 +460,9 @@ class FunctionParser:
             if p.type is None:
                 self.scope[p.name] = p.const
                 continue
+            if isinstance(p.type, ArrayType):   # (pypto.ops.array_ops: one kernel's stack)
+                raise ParserTypeError(f"parameter '{p.name}': a pl.Array cannot be a parameter, an on-core array "
+                                      "lives in one kernel", p.span, "create it with pl.array.create in the kernel")
             v = Var(p.name, p.type, p.span)
             self.scope[p.name] = v
             pvars.append(v)
@@ -731,6 +740,9 @@ class FunctionParser:
         name = target.value.id
         dst = self.lookup(name, target.value)
         span = self.span(node)
+        if isinstance(dst, Expr) and isinstance(dst.type, ArrayType):   # arr[i] = v (pl.Array)
+            self.define(name, array_write(self, dst, target, value_node, node), node)
+            return
         if not (isinstance(dst, Expr) and isinstance(dst.type, TensorType)):
             raise ParserTypeError(f"'{name}[...] = ...' needs '{name}' to be a Tensor, got {_describe_static(dst)}",
                                   self.span(target.value))
@@ -1533,6 +1545,8 @@ class FunctionParser:
 
     def expr_Subscript(self, node: ast.Subscript) -> Any:
         base = self.expr(node.value)
+        if isinstance(base, Expr) and isinstance(base.type, ArrayType):   # arr[i] (pl.Array)
+            return array_read(self, base, node)
         if isinstance(base, Expr) and isinstance(base.type, (TensorType, TileType)):
             return self.subscript_read(base, node)
         idx = self.expr(node.slice) if not isinstance(node.slice, ast.Slice) else None
@@ -1554,6 +1568,8 @@ class FunctionParser:
         """``pl.array.get_element(arr, i)`` / ``pl.array.update_element(arr, i, v)`` (the reference's
         functional forms of ``arr[i]`` and ``arr[i] = v``; arrays here hold TaskIds)."""
         n = 2 if which == "array_get_element" else 3
+        if node.args and isinstance(getattr(self.expr(node.args[0]), "type", None), ArrayType):
+            return array_element(self, which, node, span)
         if len(node.args) != n or node.keywords:
             raise ParserTypeError(f"pl.array.{which[6:]} takes {n} positional arguments", span,
                                   "pl.array.update_element(tids, i, tid)" if n == 3 else "pl.array.get_element(tids, i)")
@@ -1961,6 +1977,8 @@ class FunctionParser:
             return ConstInt(int(value), dtype, span)
         if fn.name in ("submit", "spmd_submit"):
             return self.submit_call(node)
+        if fn.name == "array_create" and not (len(node.args) == 2 and self.expr(node.args[1]) == TASK_ID):
+            return array_create(self, node, span)
         if fn.name == "array_create":
             args = [self.expr(a) for a in node.args]
             if len(args) != 2 or node.keywords or not isinstance(args[0], int) or args[1] != TASK_ID:

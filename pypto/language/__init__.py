@@ -14,6 +14,7 @@ Kernel bodies are parsed into IR, never executed. See ``docs/`` for the language
 from __future__ import annotations
 
 from pypto.language.annotations import (
+    Array,
     InOut,
     MemRef,
     Out,
@@ -232,6 +233,7 @@ __all__ = [
     "TileLayout",
     "TileView",
     "Tuple",
+    "Array",
     "array",
     "at",
     "const",

@@ -43,6 +43,15 @@ def array_get(arr: list, i: int):
     return arr[i]
 
 
+def array_set(arr: list, i: int, v):
+    """``arr[i] = v`` in place (a ``pl.array.update_element``); returns ``arr``, the new version."""
+    i = int(i)
+    if not 0 <= i < len(arr):
+        raise SimulationError(f"pl.array index {i} is out of range for an array of {len(arr)} element(s)")
+    arr[i] = v
+    return arr
+
+
 def reshape_view(x, shape):
     """``x`` viewed in ``shape`` (row-major). A tensor with run-time dimensions is reshaped to a
     static shape only when the element counts agree, else a SimulationError (located by SPANS)."""
