@@ -108,3 +108,36 @@ def while_per_task(a: pl.Tensor[[256, 64], pl.FP32], out: pl.Out[pl.Tensor[[256,
                     m = m + 1
             out = pl.store(t, [i * 64, 0], out)
     return out
+
+
+@pl.jit
+def while_nested(a: pl.Tensor[[64, 64], pl.FP32], out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
+    """Nested while loops with an if in the inner body: t = a * (1 + 1 + 2 + 1 + 2 + 2) = 9a."""
+    with pl.at(level=pl.Level.CORE_GROUP):
+        x = pl.load(a, [0, 0], [64, 64])
+        t = pl.mul(x, 0.0)
+        i: pl.Scalar[pl.INDEX] = 0
+        while i < 3:
+            j: pl.Scalar[pl.INDEX] = 0
+            while j <= i:
+                if j == 0:
+                    t = pl.add(t, x)
+                else:
+                    t = pl.add(t, pl.mul(x, 2.0))
+                j = j + 1
+            i = i + 1
+        out = pl.store(t, [0, 0], out)
+    return out
+
+
+@pl.jit
+def while_orch_break(a: pl.Tensor[[64, 64], pl.FP32], out: pl.InOut[pl.Tensor[[64, 64], pl.FP32]]):
+    """A while True in orchestration left by break after two tasks: out = out + 2 * a."""
+    i: pl.Scalar[pl.INDEX] = 0
+    while True:
+        if i == 2:
+            break
+        with pl.at(level=pl.Level.CORE_GROUP):
+            out = pl.store(pl.add(pl.load(out, [0, 0], [64, 64]), pl.load(a, [0, 0], [64, 64])), [0, 0], out)
+        i = i + 1
+    return out

@@ -161,3 +161,13 @@ def test_tasks_of_one_kernel_with_different_trip_counts():
         out = torch.zeros(256, 64)
         K.while_per_task(a, out, config=RunConfig(sim_lockstep=lockstep, sim_seed=1))
         assert torch.equal(out, want)
+
+
+def test_nested_while_with_an_if():
+    a = torch.randn(64, 64)
+    check_all(K.while_nested, (a, torch.zeros(64, 64)), {1: a * 9})
+
+
+def test_while_true_left_by_break_in_orchestration():
+    a = torch.randn(64, 64)
+    check_all(K.while_orch_break, (a, torch.ones(64, 64)), {1: 1 + 2 * a})
