@@ -171,3 +171,11 @@ def test_nested_while_with_an_if():
 def test_while_true_left_by_break_in_orchestration():
     a = torch.randn(64, 64)
     check_all(K.while_orch_break, (a, torch.ones(64, 64)), {1: 1 + 2 * a})
+
+
+def test_store_through_a_while_is_not_a_dropped_out_write():
+    """PTO-W001 (an Out parameter re-bound, never written) used to fire on ``c = pl.store(..., c)``
+    inside a while: the diagnostic did not follow the carried value."""
+    compiled = K.while_rows.compile(torch.zeros(256, 64), torch.zeros(256, 64), torch.zeros(256, 64),
+                                    config=RunConfig())
+    assert "PTO-W001" not in {d.code for d in compiled.diagnostics}
