@@ -179,3 +179,25 @@ def test_store_through_a_while_is_not_a_dropped_out_write():
     compiled = K.while_rows.compile(torch.zeros(256, 64), torch.zeros(256, 64), torch.zeros(256, 64),
                                     config=RunConfig())
     assert "PTO-W001" not in {d.code for d in compiled.diagnostics}
+
+
+def test_ssa_verifier_checks_the_condition_with_the_iter_args_visible():
+    """The condition may read the iter_args (defined by the loop) but not a Var defined nowhere."""
+    from pypto.ir.nodes import BinOp, ConstInt, Function, Program, ReturnStmt, Var, WhileStmt, YieldStmt
+    from pypto.ir.types import ScalarType
+    from pypto.ir.verifier import PROPERTIES
+    from pypto.language.dtypes import BOOL, INDEX
+
+    s = ScalarType(INDEX)
+    it, rv, stray, nxt = Var("k", s), Var("k_rv", s), Var("stray", s), Var("k2", s)
+
+    def prog(cond_lhs):
+        from pypto.ir.nodes import AssignStmt
+
+        body = (AssignStmt(nxt, BinOp("add", it, ConstInt(1), s)), YieldStmt((nxt,)))
+        loop = WhileStmt(BinOp("lt", cond_lhs, ConstInt(3), ScalarType(BOOL)), (it,), (ConstInt(0),), body, (rv,))
+        return Program("p", (Function("f", (), (), (s,), (loop, ReturnStmt((rv,)))),))
+
+    assert PROPERTIES["SSA"](prog(it), None) == []
+    bad = PROPERTIES["SSA"](prog(stray), None)
+    assert any("'stray' is used before it is defined" in msg for _, _, msg in bad)
