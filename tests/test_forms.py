@@ -318,20 +318,6 @@ def k(a: pl.Tensor[[64, 64], pl.FP32], out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]
 
 
 _BAD = {
-    "while_": ('''
-    with pl.at(level=pl.Level.CORE_GROUP):
-        for (x,) in pl.while_(init_values=(0,)):
-            pl.cond(x < 3)
-            x = pl.yield_(x + 1)
-        out = pl.store(pl.load(a, [0, 0], [64, 64]), [0, 0], out)
-''', "pl.while_ loops are not supported"),
-    "while": ('''
-    with pl.at(level=pl.Level.CORE_GROUP):
-        n = 0
-        while n < 3:
-            n = n + 1
-        out = pl.store(pl.load(a, [0, 0], [64, 64]), [0, 0], out)
-''', "'while' loops are not supported"),
     "create_tensor_in_scope_loop": ('''
     with pl.at(level=pl.Level.CORE_GROUP):
         for i in pl.range(2):

@@ -5,6 +5,7 @@ from typing import Any
 
 from pypto.ir.nodes import (
     BinOp, ConstBool, ConstFloat, ConstInt, Expr, ForStmt, IfStmt, MakeTuple, ReturnStmt, TupleGetItem, UnaryOp,
+    WhileStmt,
     Var, YieldStmt,
 )
 from pypto.ir.pysource import Namer, py_literal
@@ -59,6 +60,22 @@ def py_expr(e: Any, names: PyNames) -> str:
     return py_literal(e)
 
 
+def span_tuple(span) -> tuple | None:
+    """``span`` as the plain tuple generated code passes to the runtime (None when unknown)."""
+    if span is None or span.is_unknown():
+        return None
+    return (span.file, span.line, span.col, span.end_line, span.end_col)
+
+
+def while_counter(names: "PyNames") -> str:
+    """A fresh local name for a ``while`` loop's iteration count (never a Var's name)."""
+    n = 0
+    while f"_wc{n}" in names.used:
+        n += 1
+    names.used.add(f"_wc{n}")
+    return f"_wc{n}"
+
+
 class StmtEmitter:
     """Python source for the structured statements both host-side generators share — the
     orchestration module (:mod:`pypto.codegen.orchestration`) and the reference executor
@@ -108,6 +125,16 @@ class StmtEmitter:
                 self.emit(depth, f"{self.names.define(it)} = {self.expr(init)}", s.span)
             rng = ", ".join(self.expr(x) for x in (s.start, s.stop, s.step))
             self.emit(depth, f"for {self.names.define(s.loop_var)} in range({rng}):", s.span)
+            self.loop_body(s, depth)
+            for rv, it in zip(s.return_vars, s.iter_args):
+                self.emit(depth, f"{self.names.define(rv)} = {self.names.use(it)}")
+        elif isinstance(s, WhileStmt):
+            for it, init in zip(s.iter_args, s.init_values):
+                self.emit(depth, f"{self.names.define(it)} = {self.expr(init)}", s.span)
+            count = while_counter(self.names)
+            self.emit(depth, f"{count} = 0")
+            self.emit(depth, f"while {self.expr(s.cond)}:", s.span)
+            self.emit(depth + 1, f"{count} = _pto.while_step({count}, {span_tuple(s.span)!r})", s.span)
             self.loop_body(s, depth)
             for rv, it in zip(s.return_vars, s.iter_args):
                 self.emit(depth, f"{self.names.define(rv)} = {self.names.use(it)}")

@@ -10,12 +10,12 @@ itself then happens at the simulated time the transfer completes.
 """
 from __future__ import annotations
 
-from pypto.codegen.common import PyNames, operand_src, py_expr, py_literal
+from pypto.codegen.common import PyNames, operand_src, py_expr, py_literal, span_tuple, while_counter
 from pypto.codegen.gang import generate_gang
 from pypto.codegen.scratch import dead_scratch_calls
 from pypto.errors import CodegenError
 from pypto.ir.nodes import (
-    AssignStmt, Call, EvalStmt, ForStmt, Function, IfStmt, ReturnStmt, Stmt, TupleGetItem, Var, YieldStmt,
+    AssignStmt, Call, EvalStmt, ForStmt, Function, IfStmt, ReturnStmt, Stmt, TupleGetItem, Var, WhileStmt, YieldStmt,
 )
 from pypto.ir.types import TileType
 from pypto.ops.registry import VALUE_KINDS, Src, get_op
@@ -108,6 +108,8 @@ class KernelGen:
             self.emit(depth, "return " + ", ".join(self.ref(v) for v in s.values))
         elif isinstance(s, ForStmt):
             self.for_stmt(s, depth)
+        elif isinstance(s, WhileStmt):
+            self.while_stmt(s, depth)
         elif isinstance(s, IfStmt):
             self._mark(s.span)
             self.emit(depth, f"if {py_expr(s.cond, self.names)}:")
@@ -150,6 +152,23 @@ class KernelGen:
         self.flush(depth)
         self._mark(s.span)  # a zero step at run time faults on this line: name the pl.range
         self.emit(depth, f"for {lv} in range({rng}):")
+        self.block(s.body, depth + 1, s.iter_args)
+        self.flush(depth + 1)
+        for rv, it in zip(s.return_vars, s.iter_args):
+            if not isinstance(rv.type, TileType):
+                self.emit(depth, f"{self.names.define(rv)} = {self.names.use(it)}")
+
+    def while_stmt(self, s: WhileStmt, depth: int) -> None:
+        """``while cond:`` over the carried values; the first line of the body counts the iteration
+        (:func:`pypto.ops.support.while_step`: a located error past RunConfig.max_while_iterations)."""
+        for it, init in zip(s.iter_args, s.init_values):
+            self.carry(it, init, depth)
+        count = while_counter(self.names)
+        self.flush(depth)
+        self.emit(depth, f"{count} = 0")
+        self._mark(s.span)
+        self.emit(depth, f"while {py_expr(s.cond, self.names)}:")
+        self.emit(depth + 1, f"{count} = _pto.while_step({count}, {span_tuple(s.span)!r})")
         self.block(s.body, depth + 1, s.iter_args)
         self.flush(depth + 1)
         for rv, it in zip(s.return_vars, s.iter_args):

@@ -15,7 +15,7 @@ on the device too (``RunConfig(sim_poison=True)`` exposes such reads).
 """
 from __future__ import annotations
 
-from pypto.ir.nodes import AssignStmt, Call, EvalStmt, ForStmt, Function, IfStmt, ScopeStmt, Var
+from pypto.ir.nodes import AssignStmt, Call, EvalStmt, ForStmt, Function, IfStmt, ScopeStmt, Var, WhileStmt
 from pypto.ir.types import TileType
 from pypto.ir.visit import walk_expr
 from pypto.ops.registry import get_op
@@ -49,7 +49,7 @@ def dead_scratch_calls(f: Function) -> set[int]:
 
 def _flatten(stmts, loop: int, out: list) -> None:
     for s in stmts:
-        if isinstance(s, ForStmt):
+        if isinstance(s, (ForStmt, WhileStmt)):
             here = len(out) if loop < 0 else loop
             out.append((s, loop))   # the loop header itself: init values are read here
             _flatten(s.body, here, out)
@@ -99,7 +99,7 @@ def _reads(s, rng) -> bool:
     vars_: list = []
     if isinstance(s, AssignStmt):
         vars_ = [s.var, *walk_expr(s.value)]
-    elif isinstance(s, ForStmt):
+    elif isinstance(s, (ForStmt, WhileStmt)):
         vars_ = [*s.iter_args, *s.return_vars, *(x for e in s.init_values for x in walk_expr(e))]
     elif isinstance(s, IfStmt):
         vars_ = list(s.return_vars)

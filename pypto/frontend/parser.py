@@ -96,7 +96,11 @@ from pypto.language.enums import (
 )
 from pypto.numerics.cast import normalize_mode
 from pypto.ops.registry import write_target
-from pypto.frontend import loop_exits
+from pypto.frontend import loop_exits, while_loops
+from pypto.frontend.arrays import (
+    array_annotation, array_create, array_element, array_read, array_write,
+)
+from pypto.ir.types import ArrayType
 from pypto.ir.nodes import BINOPS, COMPARISONS, INT_BINOPS
 from pypto.ops.registry import REQUIRED, dsl_candidates, get_op
 
@@ -327,6 +331,8 @@ def parse_annotation(node: ast.AST, resolve: Callable[[ast.AST], Any], src: Sour
         if len(items) != 1:
             raise ParserTypeError(f"{what}: pl.Scalar needs [dtype]", span)
         return ScalarType(_dtype(items[0], resolve, src, what)), ParamDirection.In, True
+    if obj is ann.Array:
+        return array_annotation(node, resolve, src, what, _slice_items, _dtype), ParamDirection.In, False
     if obj is ann.Tuple:
         items = _slice_items(node.slice) if isinstance(node, ast.Subscript) else []
         return TupleType(tuple(parse_annotation(i, resolve, src, what)[0] for i in items)), ParamDirection.In, False
@@ -455,6 +461,9 @@ class FunctionParser:
             if p.type is None:
                 self.scope[p.name] = p.const
                 continue
+            if isinstance(p.type, ArrayType):   # (pypto.ops.array_ops: one kernel's stack)
+                raise ParserTypeError(f"parameter '{p.name}': a pl.Array cannot be a parameter, an on-core array "
+                                      "lives in one kernel", p.span, "create it with pl.array.create in the kernel")
             v = Var(p.name, p.type, p.span)
             self.scope[p.name] = v
             pvars.append(v)
@@ -570,7 +579,7 @@ class FunctionParser:
     def _check_annotation(self, inferred: Type, annotated: Type, name: str, span: Span) -> None:
         same = type(inferred) is type(annotated)
         if same and isinstance(inferred, (TensorType, TileType)):
-            same = inferred.shape == annotated.shape and inferred.dtype == annotated.dtype
+            same = _dims_agree(inferred.shape, annotated.shape) and inferred.dtype == annotated.dtype
         elif same and isinstance(inferred, ScalarType):
             same = inferred.dtype == annotated.dtype
         if not same:
@@ -579,9 +588,7 @@ class FunctionParser:
 
     # -------------------------------------------------------------- statements
     def stmt_While(self, node: ast.While) -> None:
-        raise UnsupportedFeatureError("'while' loops are not supported in a kernel", self.span(node),
-                                      "bound the loop and leave it early: for it in pl.range(MAX): "
-                                      "if not (condition): break")
+        while_loops.parse_while(self, node)
 
     def stmt_Pass(self, node: ast.Pass) -> None:
         pass
@@ -592,6 +599,8 @@ class FunctionParser:
         if _is_construct_call(node.value, self.resolve_static, "yield_"):
             raise ParserSyntaxError("pl.yield_ must be the last statement of a loop body or if branch",
                                     self.span(node))
+        if _is_construct_call(node.value, self.resolve_static, "cond"):
+            while_loops.refuse_stray_cond(self, node)
         for directive in ("static_print", "static_assert"):
             if _is_construct_call(node.value, self.resolve_static, directive):
                 getattr(self, f"directive_{directive}")(node.value)
@@ -751,6 +760,9 @@ class FunctionParser:
         name = target.value.id
         dst = self.lookup(name, target.value)
         span = self.span(node)
+        if isinstance(dst, Expr) and isinstance(dst.type, ArrayType):   # arr[i] = v (pl.Array)
+            self.define(name, array_write(self, dst, target, value_node, node), node)
+            return
         if not (isinstance(dst, Expr) and isinstance(dst.type, TensorType)):
             raise ParserTypeError(f"'{name}[...] = ...' needs '{name}' to be a Tensor, got {_describe_static(dst)}",
                                   self.span(target.value))
@@ -1016,10 +1028,8 @@ class FunctionParser:
         kinds = {"range": ForKind.Sequential, "parallel": ForKind.Parallel, "unroll": ForKind.Unroll,
                  "pipeline": ForKind.Pipeline, "spmd": ForKind.Parallel}
         if isinstance(fn, DslName) and fn.name == "while_":
-            raise UnsupportedFeatureError(
-                "pl.while_ loops are not supported (the IR has no loop with a run-time exit condition yet)",
-                self.span(node.iter), "bound the loop and leave it early: for it in pl.range(MAX): "
-                "if not (condition): break")
+            while_loops.parse_while_iter(self, node, call)
+            return
         if not (isinstance(fn, DslName) and fn.name in kinds):
             raise ParserSyntaxError(
                 "a kernel loop must iterate over pl.range / pl.parallel / pl.unroll / pl.pipeline / pl.spmd",
@@ -1555,6 +1565,8 @@ class FunctionParser:
 
     def expr_Subscript(self, node: ast.Subscript) -> Any:
         base = self.expr(node.value)
+        if isinstance(base, Expr) and isinstance(base.type, ArrayType):   # arr[i] (pl.Array)
+            return array_read(self, base, node)
         if isinstance(base, Expr) and isinstance(base.type, (TensorType, TileType)):
             return self.subscript_read(base, node)
         idx = self.expr(node.slice) if not isinstance(node.slice, ast.Slice) else None
@@ -1572,6 +1584,29 @@ class FunctionParser:
             return self.subscript_read(base, node)
         raise ParserTypeError(f"cannot subscript {_describe_static(base)}", self.span(node))
 
+    def array_element_call(self, which: str, node: ast.Call, span: Span) -> Expr:
+        """``pl.array.get_element(arr, i)`` / ``pl.array.update_element(arr, i, v)`` (the reference's
+        functional forms of ``arr[i]`` and ``arr[i] = v``; arrays here hold TaskIds)."""
+        n = 2 if which == "array_get_element" else 3
+        if node.args and isinstance(getattr(self.expr(node.args[0]), "type", None), ArrayType):
+            return array_element(self, which, node, span)
+        if len(node.args) != n or node.keywords:
+            raise ParserTypeError(f"pl.array.{which[6:]} takes {n} positional arguments", span,
+                                  "pl.array.update_element(tids, i, tid)" if n == 3 else "pl.array.get_element(tids, i)")
+        args = [self.expr(a) for a in node.args]
+        arr = args[0]
+        if not (isinstance(arr, Expr) and isinstance(arr.type, TensorType) and arr.type.dtype == TASK_ID):
+            raise ParserTypeError(f"pl.array.{which[6:]} needs an array made by pl.array.create(n, pl.TASK_ID), got "
+                                  f"{_describe_static(arr)}", self.span(node.args[0]))
+        if kind_of(args[1]) != "scalar":
+            raise ParserTypeError(f"the index must be a scalar, got {_describe_static(args[1])}", self.span(node.args[1]))
+        if n == 2:
+            return self.make_call("tensor.task_id_get", args, {}, span, node)
+        if not (isinstance(args[2], Expr) and args[2].type == ScalarType(TASK_ID)):
+            raise ParserTypeError(f"a TaskId array stores TaskIds, got {_describe_static(args[2])}",
+                                  self.span(node.args[2]))
+        return self.make_call("tensor.task_id_set", args, {}, span, node)
+
     def subscript_read(self, base: Expr, node: ast.Subscript) -> Expr:
         """``A[0:16, :]`` -> ``<level>.slice``; ``A[i, j]`` (all scalars, full rank) -> ``<level>.read``."""
         span = self.span(node)
@@ -1580,6 +1615,10 @@ class FunctionParser:
         items = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
         if len(items) > len(shape):
             raise ParserTypeError(f"subscript has {len(items)} indices, the {level} has rank {len(shape)}", span)
+        if level == "tensor" and base.type.dtype == TASK_ID:   # tids[i]: a TaskId array's slot
+            if len(items) != 1 or isinstance(items[0], ast.Slice):
+                raise ParserTypeError("a TaskId array takes one scalar index: tids[i]", span)
+            return self.make_call("tensor.task_id_get", [base, self.expr(items[0])], {}, span, node)
         if not any(isinstance(it, ast.Slice) for it in items):
             if len(items) != len(shape):
                 raise UnsupportedFeatureError("a scalar read needs one index per dimension "
@@ -1958,11 +1997,15 @@ class FunctionParser:
             return ConstInt(int(value), dtype, span)
         if fn.name in ("submit", "spmd_submit"):
             return self.submit_call(node)
+        if fn.name == "array_create" and not (len(node.args) == 2 and self.expr(node.args[1]) == TASK_ID):
+            return array_create(self, node, span)
         if fn.name == "array_create":
             args = [self.expr(a) for a in node.args]
             if len(args) != 2 or node.keywords or not isinstance(args[0], int) or args[1] != TASK_ID:
                 raise ParserTypeError("pl.array.create(n, pl.TASK_ID) needs a constant size and pl.TASK_ID", span)
             return self.make_call("tensor.task_id_array", [[args[0]], args[1]], {}, span, node)
+        if fn.name in ("array_get_element", "array_update_element"):
+            return self.array_element_call(fn.name, node, span)
         if fn.name == "task_dummy":
             if node.args or [k.arg for k in node.keywords] != ["deps"]:
                 raise ParserTypeError("pl.system.task_dummy takes one keyword: deps=[...]", span,
@@ -2216,6 +2259,17 @@ def _memref(v: "ann.MemRef", what: str, span) -> MemRef:
     return MemRef(v.base, v.offset, v.size, v.addr)
 
 
+def _dims_agree(inferred, annotated) -> bool:
+    """An annotation's shape agrees with the value's: equal, but for dimensions the value has only at
+    run time (``M``), which a constant or another name in the annotation may restate
+    (``a_t: pl.Tensor[[cols, rows], ...] = pl.transpose(a)`` with ``a: [M, N]``, as the reference
+    accepts). The binding keeps the value's run-time dimensions (:func:`_narrowed`): the annotation
+    is not a promise the compiler could check."""
+    if len(inferred) != len(annotated):
+        return False
+    return all(i == a or not isinstance(i, int) for i, a in zip(inferred, annotated))
+
+
 def _narrowed(annotated: Type, inferred: Type) -> Type:
     """The type a ``name: <annotation> = value`` binding gets: the annotation, with the tile
     attributes it leaves unsaid (memory space, valid shape, MemRef) taken from the value.
@@ -2229,6 +2283,9 @@ def _narrowed(annotated: Type, inferred: Type) -> Type:
             memory_space=annotated.memory_space if annotated.memory_space is not None else inferred.memory_space,
             valid_shape=annotated.valid_shape if annotated.valid_shape is not None else inferred.valid_shape,
             memref=annotated.memref if annotated.memref is not None else inferred.memref)
+    if isinstance(annotated, TensorType) and isinstance(inferred, TensorType) \
+            and any(not isinstance(d, int) for d in inferred.shape) and annotated.shape != inferred.shape:
+        return inferred   # (see _dims_agree: the run-time dimensions stay)
     return annotated
 
 

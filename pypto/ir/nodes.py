@@ -270,6 +270,27 @@ class ForStmt(Stmt):
 
 
 @dataclass(frozen=True)
+class WhileStmt(Stmt):
+    """A loop with a run-time exit, in SSA form (the reference's ``WhileStmt``).
+
+    ``iter_args`` start as ``init_values``; before every iteration ``cond`` (a BOOL scalar reading
+    the iter_args) is evaluated and the loop ends when it is false; the body ends in a
+    :class:`YieldStmt` giving the iter_args' next values when there are any, and ``return_vars``
+    hold their values after the loop. Pre-SSA (straight from a plain ``while c:``) there are no
+    iter_args: ``cond`` reads Vars the body re-assigns and ConvertToSSA makes them carried.
+    A loop whose condition stays true is stopped by the executors after
+    ``RunConfig.max_while_iterations`` iterations with a located error (never a hang).
+    """
+
+    cond: Expr
+    iter_args: tuple[Var, ...]
+    init_values: tuple[Expr, ...]
+    body: tuple[Stmt, ...]
+    return_vars: tuple[Var, ...]
+    span: Span = _NOSPAN
+
+
+@dataclass(frozen=True)
 class IfStmt(Stmt):
     """``if cond: then else: else_``; branches end in yields binding ``return_vars`` (phis)."""
 

@@ -20,11 +20,11 @@ from typing import Any
 
 from pypto.ir.nodes import (
     BINOPS, AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, Expr, ForStmt,
-    FuncCall, Function, IfStmt, MakeTuple, Program, ReturnStmt, ScopeStmt, Stmt, TupleGetItem,
+    FuncCall, Function, IfStmt, MakeTuple, Program, ReturnStmt, ScopeStmt, Stmt, TupleGetItem, WhileStmt,
     UnaryOp, Var, YieldStmt,
 )
 from pypto.ir.pysource import Namer, sanitize
-from pypto.ir.types import DynDim, ScalarType, dim_names, TensorType, TileType, TupleType, Type
+from pypto.ir.types import ArrayType, DynDim, ScalarType, dim_names, TensorType, TileType, TupleType, Type
 from pypto.language.dtypes import FP32, INDEX, DataType
 from pypto.language.enums import ForKind, ParamDirection
 from pypto.errors import PyptoError
@@ -53,6 +53,8 @@ def print_type(t: Type) -> str:
         return f"pl.Scalar[{t.dtype!r}]"
     if isinstance(t, TupleType):
         return f"pl.Tuple[{', '.join(print_type(x) for x in t.types)}]"
+    if isinstance(t, ArrayType):
+        return f"pl.Array[{t.extent}, {t.dtype!r}]"
     raise TypeError(f"cannot print type {t!r}")
 
 
@@ -271,6 +273,8 @@ class _Printer:
                 self.emit(depth, f"pl.yield_({values})")
         elif isinstance(s, ForStmt):
             self.for_stmt(s, depth)
+        elif isinstance(s, WhileStmt):
+            self.while_stmt(s, depth)
         elif isinstance(s, IfStmt):
             self.emit(depth, f"if {self.expr(s.cond)}:")
             self.body(s.then_body, depth + 1, s.return_vars)
@@ -322,6 +326,22 @@ class _Printer:
             self.emit(depth, f"for {loop_var}, ({carried},) in pl.{fn}({', '.join(args)}):")
         else:
             self.emit(depth, f"for {loop_var} in pl.{fn}({', '.join(args)}):")
+        self.body(s.body, depth + 1, s.return_vars)
+
+    def while_stmt(self, s: WhileStmt, depth: int) -> None:
+        """SSA form ``for (a, b) in pl.while_(init_values=(x, y)): pl.cond(c) ... = pl.yield_(...)``;
+        without iter_args (pre-SSA, or a condition on outer values only) a plain ``while c:``."""
+        if not s.iter_args:
+            self.emit(depth, f"while {self.expr(s.cond)}:")
+            self.body(s.body, depth + 1, s.return_vars)
+            return
+        inits = [self.expr(v) for v in s.init_values]
+        for it, init in zip(s.iter_args, s.init_values):
+            if it.type != getattr(init, "type", None):
+                self.emit(depth, f"{self.namer.define(it)}: {print_type(it.type)}")
+        carried = ", ".join(self.namer.define(v) for v in s.iter_args)
+        self.emit(depth, f"for ({carried},) in pl.while_(init_values=({', '.join(inits)},)):")
+        self.emit(depth + 1, f"pl.cond({self.expr(s.cond)})")
         self.body(s.body, depth + 1, s.return_vars)
 
     # ---------------------------------------------------------------- functions

@@ -302,6 +302,17 @@ def runtime_valid(t) -> bool:
 
 
 @dataclass(frozen=True)
+class ArrayType(Type):
+    """An on-core array of ``extent`` integer / BOOL scalars (``pl.Array[extent, dtype]``, made by
+    ``pl.array.create``): the scalar unit's stack, local to one kernel (it never crosses a kernel
+    boundary). Element writes are functional in the IR (``pl.array.update_element`` gives a new
+    version) and in place on the machine, as on the device: every version names one array."""
+
+    extent: int
+    dtype: DataType
+
+
+@dataclass(frozen=True)
 class TupleType(Type):
     """Several values, e.g. the results of a call to a function returning more than one tensor."""
 
@@ -342,4 +353,6 @@ def describe(t: Type) -> str:
         return f"Scalar[{t.dtype.name}]"
     if isinstance(t, TupleType):
         return "Tuple[" + ", ".join(describe(x) for x in t.types) + "]"
+    if isinstance(t, ArrayType):
+        return f"Array[{t.extent}, {t.dtype.name}]"
     return type(t).__name__

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Callable
 
 from pypto.errors import VerificationError
-from pypto.ir.nodes import AssignStmt, Call, ForStmt, Function, IfStmt, Program, ScopeStmt, Stmt, Var
+from pypto.ir.nodes import AssignStmt, Call, ForStmt, Function, IfStmt, Program, ScopeStmt, Stmt, Var, WhileStmt
 from pypto.ir.types import TileType
 from pypto.ir.visit import child_stmts, iter_calls, iter_stmts, use_exprs, walk_expr
 from pypto.language.enums import KERNEL_TYPES, TASK_TYPES, FunctionType
@@ -41,7 +41,8 @@ def _ssa(program: Program, ctx) -> list:
 
         def walk(stmts, visible: set[int]):
             for s in stmts:
-                for e in use_exprs(s):
+                # a while condition reads the iter_args: checked with them visible, below
+                for e in (s.init_values if isinstance(s, WhileStmt) else use_exprs(s)):
                     for x in walk_expr(e):
                         if isinstance(x, Var) and id(x) not in visible:
                             bad.append((f, s, f"'{x.name}' is used before it is defined"))
@@ -54,6 +55,12 @@ def _ssa(program: Program, ctx) -> list:
                 if isinstance(s, ForStmt):
                     inner |= {id(s.loop_var)} | {id(v) for v in s.iter_args}
                     defs = list(s.return_vars)
+                elif isinstance(s, WhileStmt):
+                    inner |= {id(v) for v in s.iter_args}
+                    defs = list(s.return_vars)
+                    for x in walk_expr(s.cond):
+                        if isinstance(x, Var) and id(x) not in inner:
+                            bad.append((f, s, f"'{x.name}' is used before it is defined"))
                 elif isinstance(s, IfStmt):
                     defs = list(s.return_vars)
                 for b in child_stmts(s):
@@ -100,7 +107,7 @@ def _no_nested_calls(program: Program, ctx) -> list:
                 else:
                     found = nested(top, "an expression")
             else:
-                what = {"ForStmt": "loop bounds / init values", "IfStmt": "an if condition", "ReturnStmt": "a return",
+                what = {"ForStmt": "loop bounds / init values", "WhileStmt": "a while condition / init values", "IfStmt": "an if condition", "ReturnStmt": "a return",
                         "YieldStmt": "a yield", "ScopeStmt": "a pl.at scope's task attributes"}.get(type(s).__name__,
                                                                                                     type(s).__name__)
                 for e in use_exprs(s):
@@ -209,7 +216,7 @@ def _memrefs(program: Program, ctx) -> list:
                 bad.append((f, s, f"buffer '{m.base}' has two addresses: {w.type.memref.addr} ('{w.name}') and "
                                   f"{m.addr} ('{v.name}')"))
             it = next((a for a, r in zip(s.iter_args, s.return_vars) if r is v), None) \
-                if isinstance(s, ForStmt) else None
+                if isinstance(s, (ForStmt, WhileStmt)) else None
             if it is not None:
                 if it.type.memref != m:
                     bad.append((f, s, f"loop result '{v.name}' is not in the buffer of its carried value "
@@ -270,7 +277,7 @@ def return_roots(f: Function) -> list:
                         root[id(s.var)] = r
                 elif isinstance(s.value, Var) and of(s.value) is not None:
                     root[id(s.var)] = of(s.value)
-            elif isinstance(s, ForStmt):
+            elif isinstance(s, (ForStmt, WhileStmt)):
                 for it, init, rv in zip(s.iter_args, s.init_values, s.return_vars):
                     if of(init) is not None:
                         root[id(it)] = root[id(rv)] = of(init)
@@ -503,7 +510,7 @@ def _overlaps(f: Function) -> list:
                 define(s.var, s, here)
                 if isinstance(s.value, Call) and get_op(s.value.op).inplace_safe:
                     inplace[id(s.var)] = {id(a) for a in s.value.args if isinstance(a, Var)}
-            elif isinstance(s, ForStmt):
+            elif isinstance(s, (ForStmt, WhileStmt)):
                 for it, rv, init in zip(s.iter_args, s.return_vars, s.init_values):
                     define(it, s, here)
                     define(rv, s, here)

@@ -14,12 +14,12 @@ from pypto.language.enums import TASK_TYPES
 from pypto.ir.nodes import (
     AssignStmt, Expr, ForStmt, FuncCall, Function, IfStmt, Node, Program, ScopeStmt, Stmt, Var,
 )
-from pypto.ir.nodes import Call, EvalStmt, ReturnStmt, YieldStmt
+from pypto.ir.nodes import Call, EvalStmt, ReturnStmt, WhileStmt, YieldStmt
 
 
 def child_stmts(s: Stmt) -> list[tuple[Stmt, ...]]:
     """The statement lists nested in ``s`` (loop body, if branches, scope body)."""
-    if isinstance(s, ForStmt):
+    if isinstance(s, (ForStmt, WhileStmt)):
         return [s.body]
     if isinstance(s, IfStmt):
         return [s.then_body, s.else_body]
@@ -42,6 +42,9 @@ def use_exprs(s: Stmt) -> list[Expr]:
         return [s.value]
     if isinstance(s, ForStmt):
         return [s.start, s.stop, s.step, *s.init_values]
+    if isinstance(s, WhileStmt):
+        # (the condition reads the iter_args: listed with the uses, it is evaluated every iteration)
+        return [*s.init_values, s.cond]
     if isinstance(s, IfStmt):
         return [s.cond]
     if isinstance(s, (ReturnStmt, YieldStmt)):
@@ -106,6 +109,8 @@ def defined_vars(stmts) -> list[Var]:
             out.append(s.task_id)
         elif isinstance(s, ForStmt):
             out.extend((s.loop_var, *s.iter_args, *s.return_vars))
+        elif isinstance(s, WhileStmt):
+            out.extend((*s.iter_args, *s.return_vars))
         elif isinstance(s, IfStmt):
             out.extend(s.return_vars)
     return out
@@ -269,6 +274,14 @@ class Renewer(Mutator):
         rvs = tuple(self.fresh(v) for v in s.return_vars)
         return s.replace(start=start, stop=stop, step=step, init_values=inits, loop_var=lv, iter_args=its,
                          body=body, return_vars=rvs)
+
+    def visit_WhileStmt(self, s):
+        inits = tuple(self.expr(v) for v in s.init_values)
+        its = tuple(self.fresh(v) for v in s.iter_args)
+        cond = self.expr(s.cond)
+        body = self.stmts(s.body)
+        rvs = tuple(self.fresh(v) for v in s.return_vars)
+        return s.replace(init_values=inits, iter_args=its, cond=cond, body=body, return_vars=rvs)
 
     def visit_IfStmt(self, s):
         cond = self.expr(s.cond)

@@ -14,6 +14,7 @@ Kernel bodies are parsed into IR, never executed. See ``docs/`` for the language
 from __future__ import annotations
 
 from pypto.language.annotations import (
+    Array,
     InOut,
     MemRef,
     Out,
@@ -112,8 +113,8 @@ pipeline = DslName("pipeline")   # pl.pipeline(..., stage=F): the body replicate
 spmd = DslName("spmd")           # for i in pl.spmd(n): / with pl.spmd(n) as tid: one task of n blocks
 spmd_submit = DslName("spmd_submit")   # res, tid = pl.spmd_submit(self.k, *args, core_num=n, deps=[...])
 yield_ = DslName("yield_")
-while_ = DslName("while_")       # not supported: the parser says so where it is used
-cond = DslName("cond")
+while_ = DslName("while_")       # for (x,) in pl.while_(init_values=(0,)): pl.cond(x < n) ... (WhileStmt)
+cond = DslName("cond")           # the first statement of a pl.while_ body: its loop condition
 const = DslName("const")
 static_print = DslName("static_print")
 static_assert = DslName("static_assert")
@@ -130,6 +131,8 @@ class _ArrayNamespace(OpNamespace):
     """``pl.array.create(n, pl.TASK_ID)``: an array of TaskIds (``deps=[tids]`` waits on every slot)."""
 
     create = DslName("array_create")
+    get_element = DslName("array_get_element")         # pl.array.get_element(tids, i): as tids[i]
+    update_element = DslName("array_update_element")   # tids = pl.array.update_element(tids, i, tid)
 
     def __repr__(self) -> str:
         return "pl.array"
@@ -237,6 +240,7 @@ __all__ = [
     "TileLayout",
     "TileView",
     "Tuple",
+    "Array",
     "array",
     "at",
     "const",

@@ -49,6 +49,12 @@ class Scalar(_Subscriptable):
     kind = "Scalar"
 
 
+class Array(_Subscriptable):
+    """An on-core array of integer scalars: ``pl.Array[16, pl.INT32]`` (made by ``pl.array.create``)."""
+
+    kind = "Array"
+
+
 class Tuple(_Subscriptable):
     """Several return values: ``pl.Tuple[T0, T1]``."""
 

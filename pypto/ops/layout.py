@@ -110,7 +110,9 @@ def _reshape_infer(level):
     def infer(a: OpArgs, span: Span):
         t = a.x.type
         shape = static_ints(op, "shape", a.shape, span)
-        expect(math.prod(shape) == math.prod(t.shape), op,
+        # a source with run-time dimensions ([M]) can only be checked at run time: the reshape there
+        # raises a located SimulationError when the counts differ (pypto.ops.support.reshape_view)
+        expect(any(not isinstance(d, int) for d in t.shape) or math.prod(shape) == math.prod(t.shape), op,
                f"cannot reshape {describe(t)} to {list(shape)} (element counts differ)", span)
         expect(not _partial(t), op, f"cannot reshape a partial tile (valid_shape {list(getattr(t, 'valid_shape', None) or ())})",
                span, "fill the padding first with pl.fillpad(x)")
@@ -189,8 +191,10 @@ def _concat_infer(level):
 
 for _level in ("tensor", "tile"):
     _reg("reshape", _level, params=(Param("x", _level), Param("shape", "ints")), infer=_reshape_infer(_level),
-         ref=lambda a: f"{a.x}.reshape({a.shape}).clone()",
+         ref=lambda a: f"_pto.reshape_view({a.x}, {a.shape}).clone()",
          sim=lambda a, dst: f"{dst}.copy_({a.x}.reshape({dst}.shape))",
+         # in orchestration a view (the reference's zero-copy ChipTensor reshape), count checked
+         **({"orch": lambda a: f"_pto.reshape_view({a.x}, {a.shape})"} if _level == "tensor" else {}),
          operand_kinds=(_level,), doc="the same elements in another shape (row-major)")
     _reg("transpose", _level, params=(Param("x", _level), Param("axis1", "str"), Param("axis2", "str"))
          + ((Param("nd_shape", "ints", None, optional=True),) if _level == "tile" else ()),

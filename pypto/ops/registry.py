@@ -272,7 +272,7 @@ def _load() -> None:
             from pypto.ops import elementwise, memory, cast, matmul  # noqa: F401
             from pypto.ops import reduction, padding  # noqa: F401
             from pypto.ops import compare, broadcast, layout  # noqa: F401
-            from pypto.ops import debug_ops, task_ops  # noqa: F401
+            from pypto.ops import debug_ops, task_ops, array_ops  # noqa: F401
             from pypto.ops import bitwise, argreduce, elementwise_ext, index, creation, sort  # noqa: F401  (issue 15: the catalogue's further families)
             from pypto.ops import views, paged  # noqa: F401  (issue 15: reinterpret_view, write, ...; gather_row, paged_gather)
             from pypto.ops import shape_ops, block_ops  # noqa: F401  (issue 16: dynamic extents, multi-block tasks)

@@ -703,6 +703,7 @@ from pypto.ops.support_argreduce import arg_reduce, arg_reduce_into, reduce_vali
 from pypto.ops.support_elementwise import add3, fmod, lrelu, part, prelu, rem  # noqa: E402,F401
 from pypto.ops.support_index import gather, gather_compare, gatherb, mgather, mscatter, scatter, scatter_update  # noqa: E402,F401
 from pypto.ops.support_create import ci, random, tri  # noqa: E402,F401
+from pypto.ops.support_while import array_get, array_set, reshape_view, while_limit, while_step  # noqa: E402,F401
 from pypto.ops.support_sort import gather_mask, mrgsort1, mrgsort2, scatter_mask, sort32  # noqa: E402,F401
 from pypto.ops.support_views import reinterpret, write, write_  # noqa: E402,F401
 from pypto.ops.support_paged import gather_row, paged_gather  # noqa: E402,F401

@@ -54,6 +54,24 @@ register(OpDef(
     doc="pl.system.task_dummy(deps=[...]): a task with no kernel that waits for deps; its TaskId joins them",
 ))
 
+def _get_infer(a: OpArgs, span: Span) -> ScalarType:
+    t = a.array.type
+    expect(isinstance(t, TensorType) and t.dtype == TASK_ID, "tensor.task_id_get", "the source must be a TaskId array",
+           span)
+    expect(isinstance(a.index.type, ScalarType) and a.index.type.dtype.is_int(), "tensor.task_id_get",
+           "the index must be an integer scalar", span)
+    return ScalarType(TASK_ID)
+
+
+register(OpDef(
+    name="tensor.task_id_get",
+    params=(Param("array", "tensor"), Param("index", "scalar")),
+    infer=_get_infer,
+    ref=lambda a: f"_pto.array_get({a.array}, {a.index})",
+    orch=lambda a: f"_pto.array_get({a.array}, {a.index})",
+    doc="tids[i] / pl.array.get_element(tids, i): the TaskId in a slot of a TaskId array (None if unset)",
+))
+
 register(OpDef(
     name="tensor.task_id_set",
     params=(Param("array", "tensor"), Param("index", "scalar"), Param("task_id", "scalar")),

@@ -53,7 +53,7 @@ from __future__ import annotations
 
 from pypto.ir.nodes import (
     AssignStmt, Call, ConstInt, EvalStmt, ForStmt, FuncCall, Function, IfStmt, MakeTuple, Program, Stmt,
-    TupleGetItem, Var, YieldStmt,
+    TupleGetItem, Var, WhileStmt, YieldStmt,
 )
 from pypto.ir.types import DynDim, TensorType
 from pypto.ir.visit import Mutator, child_stmts, iter_stmts, task_sites, use_exprs, walk_expr  # noqa: F401  (task_sites re-exported)
@@ -181,7 +181,7 @@ class _Views:
             elif isinstance(s, YieldStmt):
                 for dst, v in zip(yield_into, s.values):
                     self.set(dst, self.of(v))
-            elif isinstance(s, ForStmt):
+            elif isinstance(s, (ForStmt, WhileStmt)):
                 for it, init in zip(s.iter_args, s.init_values):
                     self.set(it, self.of(init))
                 self.stmts(s.body, s.iter_args)   # yields join into the carried values
@@ -299,7 +299,7 @@ class _Model:
             self.stmt(s, st)
 
     def stmt(self, s: Stmt, st: _State) -> None:
-        if isinstance(s, ForStmt):
+        if isinstance(s, (ForStmt, WhileStmt)):
             # earlier iterations' registrations are in the map too: the loop's written roots are
             # unknown inside it and after it (pl.parallel included: its tasks are still submitted
             # one after another)

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 from pypto.errors import CodegenError, UnsupportedFeatureError
 from pypto.language.enums import AtomicType
-from pypto.ir.nodes import AssignStmt, Call, ConstInt, ForStmt, Function, IfStmt, MakeTuple, Program, Var, YieldStmt
+from pypto.ir.nodes import (
+    AssignStmt, Call, ConstInt, ForStmt, Function, IfStmt, MakeTuple, Program, Var, WhileStmt, YieldStmt,
+)
 from pypto.ir.types import TensorType, TileType
 from pypto.ir.visit import Mutator, iter_stmts
 from pypto.language.enums import KERNEL_TYPES
@@ -54,7 +56,7 @@ def _loaded_params(f: Function) -> list[Var]:
                     continue
                 if p.kind in VALUE_KINDS and isinstance(a, Var):
                     read.add(id(a))
-        elif isinstance(s, ForStmt):
+        elif isinstance(s, (ForStmt, WhileStmt)):
             for it, v in zip(s.iter_args, s.init_values):
                 if isinstance(v, Var):
                     carried[id(it)] = [v]
@@ -221,6 +223,21 @@ class _Converter(Mutator):
             body = body[:-1] + (body[-1].replace(values=fixed),)
         return s.replace(start=self.expr(s.start), stop=self.expr(s.stop), step=self.expr(s.step),
                          init_values=inits, iter_args=its, body=body, return_vars=rvs)
+
+    def visit_WhileStmt(self, s: WhileStmt):
+        """As a ForStmt; the condition is read with the (re-typed) iter_args."""
+        inits = tuple(self.as_tile(v, s.span) if isinstance(v, Var) and id(v) in self.tile_of else self.expr(v)
+                      for v in s.init_values)
+        its = self._carry(s.iter_args, inits)
+        cond = self.expr(s.cond)
+        body = self.stmts(s.body)
+        yields = body[-1].values if body and isinstance(body[-1], YieldStmt) else ()
+        rvs = self._carry(s.return_vars, its)
+        if yields:
+            fixed = tuple(self.as_tile(y, s.span) if isinstance(y, Var) and id(y) in self.tile_of else y
+                          for y in yields)
+            body = body[:-1] + (body[-1].replace(values=fixed),)
+        return s.replace(cond=cond, init_values=inits, iter_args=its, body=body, return_vars=rvs)
 
     def visit_IfStmt(self, s: IfStmt):
         tb, eb = self.stmts(s.then_body), self.stmts(s.else_body)

@@ -45,6 +45,7 @@ from pypto.ir.nodes import (
     ScopeStmt,
     Stmt,
     Var,
+    WhileStmt,
     YieldStmt,
 )
 from pypto.ir.types import describe
@@ -154,6 +155,8 @@ class _SSABuilder:
             out.append(s if var is s.var and value is s.value else s.replace(var=var, value=value))
         elif isinstance(s, ForStmt):
             out.append(self.for_stmt(s, env))
+        elif isinstance(s, WhileStmt):
+            out.append(self.while_stmt(s, env))
         elif isinstance(s, IfStmt):
             out.append(self.if_stmt(s, env))
         elif isinstance(s, ScopeStmt):
@@ -218,6 +221,47 @@ class _SSABuilder:
         new = {"loop_var": loop_var, "start": start, "stop": stop, "step": step,
                "iter_args": (*iter_args, *new_its), "init_values": (*inits, *new_inits), "body": tuple(body),
                "return_vars": tuple(rvs)}
+        return s if all(_same(new[k], getattr(s, k)) for k in new) else s.replace(**new)
+
+    def while_stmt(self, s: WhileStmt, env: dict) -> WhileStmt:
+        """As a loop: a Var defined before the loop and re-defined in its body is carried; the
+        condition reads the iter_args (it is evaluated before every iteration)."""
+        inits = self.uses(s.init_values, env, s.span)
+        own = set(map(id, s.iter_args))
+        carried = [v for v in _unique(defined_vars(s.body)) if id(v) in env and id(v) not in own]
+        benv = dict(env)
+        iter_args = []
+        for it in s.iter_args:
+            benv[id(it)] = nit = self.version(it)
+            iter_args.append(nit)
+        new_its, new_inits = [], []
+        for c in carried:
+            _check_assigned_types(c, s.body, "loop-carried value")
+            new_inits.append(env[id(c)])
+            benv[id(c)] = it = Var(c.name, c.type, s.span)
+            self.defined.add(id(it))
+            new_its.append(it)
+        cond = self.use(s.cond, benv, s.span)
+        body_in = list(s.body)
+        yld = body_in.pop() if body_in and isinstance(body_in[-1], YieldStmt) else None
+        body = list(self.block(body_in, benv))
+        if yld is not None or carried:
+            ys = self.uses(yld.values, benv, yld.span) if yld is not None else ()
+            extra = tuple(benv[id(c)] for c in carried)
+            if yld is not None and not extra and _same(ys, yld.values):
+                body.append(yld)
+            else:
+                body.append(YieldStmt(ys + extra, yld.span if yld is not None else s.span))
+        rvs = []
+        for rv in s.return_vars:
+            env[id(rv)] = nrv = self.version(rv)
+            rvs.append(nrv)
+        for c in carried:
+            env[id(c)] = rv = Var(c.name, c.type, s.span)
+            self.defined.add(id(rv))
+            rvs.append(rv)
+        new = {"cond": cond, "iter_args": (*iter_args, *new_its), "init_values": (*inits, *new_inits),
+               "body": tuple(body), "return_vars": tuple(rvs)}
         return s if all(_same(new[k], getattr(s, k)) for k in new) else s.replace(**new)
 
     def if_stmt(self, s: IfStmt, env: dict) -> IfStmt:

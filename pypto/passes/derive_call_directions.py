@@ -27,7 +27,8 @@ these tags verbatim (``rt.submit(kernel, args, tags, ...)``); nothing else chang
 from __future__ import annotations
 
 from pypto.ir.nodes import (
-    AssignStmt, Call, EvalStmt, ForStmt, FuncCall, Function, IfStmt, Program, Stmt, TupleGetItem, Var, YieldStmt,
+    AssignStmt, Call, EvalStmt, ForStmt, FuncCall, Function, IfStmt, Program, Stmt, TupleGetItem, Var, WhileStmt,
+    YieldStmt,
 )
 # the one definition of the tags (re-exported here under the names they had)
 from pypto.ir.tags import INOUT, INPUT, NO_DEP, OUTPUT_EXISTING, SCALAR, TENSOR_TAGS, WRITING_TAGS  # noqa: F401
@@ -98,6 +99,15 @@ class _Derive:
             self.seq_depth += seq
             body = self.nested(s.body, s.iter_args)
             self.seq_depth -= seq
+            for rv, it in zip(s.return_vars, s.iter_args):
+                self.alias(rv, it)
+            return s.replace(body=body)
+        if isinstance(s, WhileStmt):   # a sequential loop
+            for it, init in zip(s.iter_args, s.init_values):
+                self.alias(it, init)
+            self.seq_depth += 1
+            body = self.nested(s.body, s.iter_args)
+            self.seq_depth -= 1
             for rv, it in zip(s.return_vars, s.iter_args):
                 self.alias(rv, it)
             return s.replace(body=body)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable
 
 from pypto.errors import Span
-from pypto.ir.nodes import AssignStmt, Call, ForStmt, Program, Var
+from pypto.ir.nodes import AssignStmt, Call, ForStmt, Program, Var, WhileStmt
 from pypto.ir.types import TileType
 from pypto.ir.visit import iter_calls, iter_stmts, use_exprs, walk_expr
 from pypto.language.enums import KERNEL_TYPES, ParamDirection
@@ -150,7 +150,7 @@ def _write_roots(f) -> set[int]:
             if id(tgt) in root:
                 root[id(s.var)] = root[id(tgt)]
                 written.add(root[id(tgt)])
-        elif isinstance(s, ForStmt):
+        elif isinstance(s, (ForStmt, WhileStmt)):
             for it, init, rv in zip(s.iter_args, s.init_values, s.return_vars):
                 if id(init) in root:
                     root[id(it)] = root[id(rv)] = root[id(init)]

@@ -26,6 +26,7 @@ from pypto.ir.nodes import (
     FuncCall,
     Function,
     IfStmt,
+    WhileStmt,
     Program,
     ReturnStmt,
     ScopeStmt,
@@ -44,6 +45,9 @@ PRODUCES = ("SSA", "NoNestedCalls")
 _HEADER_FIELDS = {
     ForStmt: ("start", "stop", "step", "init_values"),
     IfStmt: ("cond",),
+    # (not the condition: it is evaluated every iteration, a call hoisted before the loop would run
+    # once; the parser refuses a call there and NoNestedCalls reports one a pass put there)
+    WhileStmt: ("init_values",),
     ReturnStmt: ("values",),
     YieldStmt: ("values",),
     ScopeStmt: ("deps", "no_dep_args", "dumps"),

@@ -20,7 +20,7 @@ Requires: IncoreTileOps. Produces: TileMemoryInferred.
 from __future__ import annotations
 
 from pypto.errors import PassError
-from pypto.ir.nodes import AssignStmt, Call, ForStmt, IfStmt, Program, Var
+from pypto.ir.nodes import AssignStmt, Call, ForStmt, IfStmt, Program, Var, WhileStmt
 from pypto.ir.types import TileType
 from pypto.ir.visit import Mutator, iter_stmts
 from pypto.language.enums import KERNEL_TYPES, FunctionType, MemorySpace
@@ -200,6 +200,23 @@ class _Infer(Mutator):
             rvs.append(rv)
         return s.replace(start=self.expr(s.start), stop=self.expr(s.stop), step=self.expr(s.step),
                          init_values=inits, iter_args=tuple(its), body=body, return_vars=tuple(rvs))
+
+    def visit_WhileStmt(self, s: WhileStmt):
+        """As a ForStmt (the condition is a scalar: nothing to place)."""
+        inits = tuple(self.expr(v) for v in s.init_values)
+        its = []
+        for it, init in zip(s.iter_args, inits):
+            if isinstance(it.type, TileType) and it.type.memory_space is None:
+                it = self.redefine(it, _placed(it, init.type.memory_space or MemorySpace.Vec))
+            its.append(it)
+        cond = self.expr(s.cond)
+        body = self.stmts(s.body)
+        rvs = []
+        for rv, it in zip(s.return_vars, its):
+            if isinstance(rv.type, TileType) and rv.type.memory_space is None:
+                rv = self.redefine(rv, _placed(rv, it.type.memory_space))
+            rvs.append(rv)
+        return s.replace(cond=cond, init_values=inits, iter_args=tuple(its), body=body, return_vars=tuple(rvs))
 
     def visit_IfStmt(self, s: IfStmt):
         tb, eb = self.stmts(s.then_body), self.stmts(s.else_body)

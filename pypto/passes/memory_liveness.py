@@ -19,7 +19,7 @@ Two tiles may touch at one position, i.e. share bytes although their intervals m
 """
 from __future__ import annotations
 
-from pypto.ir.nodes import AssignStmt, Call, ForStmt, Function, IfStmt, ScopeStmt, Var
+from pypto.ir.nodes import AssignStmt, Call, ForStmt, Function, IfStmt, ScopeStmt, Var, WhileStmt
 from pypto.ir.types import MemRef, TileType
 from pypto.ir.visit import Mutator, use_exprs, walk_expr
 from pypto.ops.registry import get_op
@@ -89,7 +89,7 @@ class Liveness:
                         (s.value.args[[p.name for p in op.params].index(op.updates)],)
                     self.partners[id(s.var)] = tuple(
                         id(a) for a in args if isinstance(a, Var) and _same_storage(a.type, t))
-            elif isinstance(s, ForStmt):
+            elif isinstance(s, (ForStmt, WhileStmt)):   # (a while's condition reads scalars only)
                 lo = self.pos
                 for it, init, rv in zip(s.iter_args, s.init_values, s.return_vars):
                     self._define(it)
@@ -175,6 +175,14 @@ class MemRefRewriter(Mutator):
         rvs = tuple(self.place(v) for v in s.return_vars)
         return s.replace(start=self.expr(s.start), stop=self.expr(s.stop), step=self.expr(s.step),
                          init_values=inits, iter_args=its, body=body, return_vars=rvs)
+
+    def visit_WhileStmt(self, s: WhileStmt):
+        inits = tuple(self.expr(v) for v in s.init_values)
+        its = tuple(self.place(v) for v in s.iter_args)
+        cond = self.expr(s.cond)
+        body = self.stmts(s.body)
+        rvs = tuple(self.place(v) for v in s.return_vars)
+        return s.replace(cond=cond, init_values=inits, iter_args=its, body=body, return_vars=rvs)
 
     def visit_IfStmt(self, s: IfStmt):
         tb, eb = self.stmts(s.then_body), self.stmts(s.else_body)

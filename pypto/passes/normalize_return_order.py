@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from pypto.errors import InternalError
 from pypto.ir.nodes import (
-    AssignStmt, ForStmt, FuncCall, Function, Program, ReturnStmt, TupleGetItem, Var,
+    AssignStmt, ForStmt, FuncCall, Function, Program, ReturnStmt, TupleGetItem, Var, WhileStmt,
 )
 from pypto.ir.types import TupleType
 from pypto.ir.verifier import return_roots
@@ -88,7 +88,7 @@ def _final_versions(f: Function) -> dict[int, Var]:
         pairs = []
         if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op in target:
             pairs = [(s.var, s.value.args[target[s.value.op]])]
-        elif isinstance(s, ForStmt):
+        elif isinstance(s, (ForStmt, WhileStmt)):
             pairs = list(zip(s.return_vars, s.init_values))
         for v, src in pairs:
             r = root.get(id(src)) if isinstance(src, Var) else None

@@ -22,13 +22,14 @@ calls them; and CallDirections — every call's arguments fit the callee's param
 """
 from __future__ import annotations
 
-from pypto.errors import UnsupportedFeatureError
+from pypto.errors import PassError, UnsupportedFeatureError
 from pypto.language.enums import AtomicType
 from pypto.ir.nodes import (
     AssignStmt, Call, ConstInt, EvalStmt, ForStmt, FuncCall, Function, MakeTuple, Program, ReturnStmt, ScopeStmt,
+    WhileStmt,
     TupleGetItem, Var, YieldStmt,
 )
-from pypto.ir.types import TensorType, TupleType
+from pypto.ir.types import ArrayType, TensorType, TupleType
 from pypto.ir.visit import Mutator, Renewer, child_stmts, defined_vars, iter_stmts, use_exprs, walk_expr
 from pypto.language.enums import FunctionType, ParamDirection
 from pypto.ops.registry import write_targets
@@ -97,6 +98,11 @@ class _Outliner(Mutator):
         for v in defined_vars(self.func.body):
             order.setdefault(id(v), len(order))
         live_in.sort(key=lambda v: order.get(id(v), len(order)))
+        for v in live_in:
+            if isinstance(v.type, ArrayType):   # the scalar unit's stack of one kernel: never a parameter
+                raise PassError(f"the pl.Array '{v.name}' is made outside this pl.at scope and used inside it; "
+                                "an on-core array lives in one kernel", _first_use(body, v) or s.span,
+                                f"create '{v.name}' with pl.array.create inside the scope")
         root, reads, bare = _roots(body, {id(v) for v in live_in})
         written = []  # outer tensors written in the scope, in order
         for st in body:
@@ -193,6 +199,14 @@ class _Outliner(Mutator):
         return out
 
 
+def _first_use(body, v: Var):
+    """The span of the first statement of ``body`` that reads ``v`` (None if none has a span)."""
+    for st in iter_stmts(body):
+        if any(x is v for e in use_exprs(st) for x in walk_expr(e)):
+            return st.span
+    return None
+
+
 def _top_defs(st) -> list[Var]:
     if isinstance(st, AssignStmt):
         return [st.var]
@@ -239,13 +253,13 @@ def _roots(body, outer_ids: set[int]) -> tuple[dict[int, Var], set[int], list[Va
                     if i != k:
                         _note_reads(a, root_of, reads)
                 continue
-            if isinstance(st, ForStmt):
+            if isinstance(st, (ForStmt, WhileStmt)):
                 for it, init, rv in zip(st.iter_args, st.init_values, st.return_vars):
                     r = root_of(init)
                     if r is not None:
                         root[id(it)] = r
                         root[id(rv)] = r
-                for e in (st.start, st.stop, st.step):
+                for e in ((st.start, st.stop, st.step) if isinstance(st, ForStmt) else (st.cond,)):
                     _note_reads(e, root_of, reads)
                 visit(st.body)
                 continue

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from pypto.ir.nodes import (
     AssignStmt, BinOp, Call, ConstInt, ForStmt, Function, IfStmt, MakeTuple, Program, ScopeStmt, UnaryOp, Var,
+    WhileStmt,
 )
 from pypto.ir.types import ScalarType
 from pypto.ir.visit import iter_stmts, use_exprs, walk_expr
@@ -100,7 +101,7 @@ class _Function:
                 self.root[id(s.var)] = self.root_of(c.args[0])
         elif isinstance(s, AssignStmt) and isinstance(s.value, Var) and self.root_of(s.value) is not None:
             self.root[id(s.var)] = self.root_of(s.value)
-        elif isinstance(s, ForStmt):
+        elif isinstance(s, (ForStmt, WhileStmt)):
             for it, init, rv in zip(s.iter_args, s.init_values, s.return_vars):
                 if self.root_of(init) is not None:
                     self.root[id(it)] = self.root[id(rv)] = self.root_of(init)
@@ -114,6 +115,11 @@ class _Function:
                 if s.kind == ForKind.Parallel and seq == 0:
                     self.parallel(s, written)
                 self.walk(s.body, seq + (s.kind != ForKind.Parallel), written + [inner])
+                written[-1] |= inner
+            elif isinstance(s, WhileStmt):   # a sequential loop
+                self.track(s)
+                inner = set()
+                self.walk(s.body, seq + 1, written + [inner])
                 written[-1] |= inner
             elif isinstance(s, IfStmt):
                 for body in (s.then_body, s.else_body):
@@ -142,7 +148,7 @@ class _Function:
         # per task scope directly in the body: its stores [(root, stmt, call)], whether it reads each root
         tasks = []
         for s in loop.body:
-            if isinstance(s, ForStmt):
+            if isinstance(s, (ForStmt, WhileStmt)):
                 self.track(s)
             elif not isinstance(s, ScopeStmt):
                 self.track(s)

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from pypto.errors import PyptoError, Span
 from pypto.ir.nodes import (
-    AssignStmt, Call, ForStmt, FuncCall, Function, IfStmt, Program, ReturnStmt, ScopeStmt, TupleGetItem, Var, YieldStmt,
+    AssignStmt, Call, ForStmt, FuncCall, Function, IfStmt, Program, ReturnStmt, ScopeStmt, TupleGetItem, Var, WhileStmt,
+    YieldStmt,
 )
 from pypto.ir.visit import iter_stmts
 from pypto.ir.types import TensorType
@@ -84,7 +85,7 @@ def _check_function(f: Function, funcs: dict, targets: dict) -> None:
                     call(s, v)
                 elif isinstance(v, (Var, TupleGetItem)):
                     bind(s.var, of(v))
-            elif isinstance(s, ForStmt):
+            elif isinstance(s, (ForStmt, WhileStmt)):
                 for it, init, rv in zip(s.iter_args, s.init_values, s.return_vars):
                     bind(it, of(init))
                     bind(rv, of(init))
@@ -129,7 +130,7 @@ def returned_params(f: Function) -> list[int]:
                 root[id(s.var)] = root[id(v.args[targets[v.op]])]
             elif isinstance(v, Var) and id(v) in root:
                 root[id(s.var)] = root[id(v)]
-        elif isinstance(s, ForStmt):
+        elif isinstance(s, (ForStmt, WhileStmt)):
             for it, init, rv in zip(s.iter_args, s.init_values, s.return_vars):
                 if id(init) in root:
                     root[id(it)] = root[id(rv)] = root[id(init)]

@@ -20,7 +20,7 @@ tiles are fresh per call).
 from __future__ import annotations
 
 from pypto.errors import PyptoError
-from pypto.ir.nodes import AssignStmt, Call, EvalStmt, ForStmt, Function, IfStmt, Program, ScopeStmt, Var
+from pypto.ir.nodes import AssignStmt, Call, EvalStmt, ForStmt, Function, IfStmt, Program, ScopeStmt, Var, WhileStmt
 from pypto.ir.visit import use_exprs, walk_expr
 from pypto.ops.registry import get_op
 
@@ -61,8 +61,8 @@ def _check_function(f: Function) -> list:
             flat.append((s, loops))
             if isinstance(s, AssignStmt):
                 defined_at[id(s.var)] = pos
-            if isinstance(s, ForStmt):
-                for v in (*s.iter_args, s.loop_var):
+            if isinstance(s, (ForStmt, WhileStmt)):
+                for v in (*s.iter_args, *((s.loop_var,) if isinstance(s, ForStmt) else ())):
                     defined_at[id(v)] = pos
                 flatten(s.body, loops + (pos,))
                 loop_end[pos] = len(flat)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from pypto.ir.nodes import (
     AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, Expr, ForStmt, FuncCall, Function, IfStmt, Program,
+    WhileStmt,
     UnaryOp, Var, YieldStmt,
 )
 from pypto.ir.types import ScalarType, TileType
@@ -149,6 +150,16 @@ class _Simplifier(Mutator):
         if isinstance(cond, ConstBool) and not any(_has_memref(v) for v in s.return_vars):
             return self._inline(s.then_body if cond.value else s.else_body, s.return_vars)
         return s.replace(cond=cond, then_body=self.stmts(s.then_body), else_body=self.stmts(s.else_body))
+
+    def visit_WhileStmt(self, s: WhileStmt):
+        inits = tuple(self.expr(v) for v in s.init_values)
+        cond = self.expr(s.cond)
+        if isinstance(cond, ConstBool) and not cond.value and not any(_has_memref(v) for v in s.return_vars):
+            # (the condition is read before the first iteration: false there, the loop never runs)
+            for rv, v in zip(s.return_vars, inits):
+                self.redefine(rv, v)
+            return None
+        return s.replace(cond=cond, init_values=inits, body=self.stmts(s.body))
 
     def visit_ForStmt(self, s: ForStmt):
         start, stop, step = self.expr(s.start), self.expr(s.stop), self.expr(s.step)

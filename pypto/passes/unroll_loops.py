@@ -37,6 +37,7 @@ from pypto.ir.nodes import (
     ConstInt,
     ForStmt,
     IfStmt,
+    WhileStmt,
     Program,
     UnaryOp,
     YieldStmt,
@@ -111,6 +112,8 @@ class _Unroller(Mutator):
     def stmt(self, s):
         if isinstance(s, ForStmt):   # visible in the body
             self.seen.update(id(v) for v in (s.loop_var, *s.iter_args))
+        elif isinstance(s, WhileStmt):
+            self.seen.update(id(v) for v in s.iter_args)
         r = super().stmt(s)
         self.seen.update(id(v) for v in defined_vars(r if isinstance(r, (list, tuple)) else [r] if r else []))
         return r

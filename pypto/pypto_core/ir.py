@@ -7,7 +7,7 @@ Our nodes are frozen dataclasses; a mutator rebuilds, never edits in place.
 from pypto.backend.backend_type import CoreType
 from pypto.ir.nodes import (
     AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, Expr, ForStmt, FuncCall, Function, IfStmt,
-    MakeTuple, Node, Program, ReturnStmt, ScopeStmt, Stmt, TupleGetItem, UnaryOp, Var, YieldStmt,
+    MakeTuple, Node, Program, ReturnStmt, ScopeStmt, Stmt, TupleGetItem, UnaryOp, Var, WhileStmt, YieldStmt,
 )
 from pypto.ir.types import DynDim, MemRef, ScalarType, TensorType, TileType, TupleType, Type
 from pypto.ir.visit import Mutator as IRMutator
@@ -20,4 +20,4 @@ __all__ = ["AssignStmt", "BinOp", "Call", "ConstBool", "ConstFloat", "ConstInt",
            "EvalStmt", "Expr", "ForKind", "ForStmt", "FuncCall", "Function", "FunctionType", "IRMutator", "IRVisitor",
            "IfStmt", "Level", "MakeTuple", "MemRef", "MemorySpace", "Node", "ParamDirection", "Program", "ReturnStmt",
            "Role", "ScalarType", "ScopeStmt", "Span", "Stmt", "TensorType", "TileType", "TupleGetItem", "TupleType",
-           "Type", "UnaryOp", "Var", "YieldStmt"]
+           "Type", "UnaryOp", "Var", "WhileStmt", "YieldStmt"]

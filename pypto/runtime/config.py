@@ -100,6 +100,9 @@ class RunConfig:
     lockstep, one torch call per instruction for all of them, when that cannot change any result:
     the kernel's instructions do not depend on the task and the tasks touch disjoint global memory
     (see docs/simulator.md, "Lockstep gangs"); ``False`` runs every task on its own.
+    ``max_while_iterations`` (default 2**20) bounds every ``while`` loop: one that runs longer stops
+    the run with a :class:`pypto.errors.SimulationError` at the loop (a condition that never turns
+    false would hang the device; here it is a located error).
 
     No effect on the simulator (validated, then unused; docs/compatibility.md): ``device_id`` (there
     is one simulated device), ``aicpu_thread_num`` (the scheduler is not threaded), ``enable_pmu``
@@ -142,6 +145,10 @@ class RunConfig:
     sim_lockstep: bool = True
     passes: object = None  # a custom pipeline (pypto.passes.pipeline.Pipeline); None = the default
     extra: dict = field(default_factory=dict, repr=False)
+    # a while loop (kernel, orchestration or torch_codegen) that runs more iterations than this
+    # stops the run with an error located at the loop: a condition that never becomes false must
+    # not hang the simulator (pypto.ops.support_while)
+    max_while_iterations: int = 1 << 20
 
     def __post_init__(self):
         # (1) platform, (2) backend_type (a property), (3) swimlane level, (4) DFX forces save_kernels,
@@ -197,6 +204,9 @@ class RunConfig:
             raise ValueError(f"RunConfig.sim_poison must be a bool, got {self.sim_poison!r}")
         if not isinstance(self.sim_lockstep, bool):
             raise ValueError(f"RunConfig.sim_lockstep must be a bool, got {self.sim_lockstep!r}")
+        if isinstance(self.max_while_iterations, bool) or not isinstance(self.max_while_iterations, int) \
+                or self.max_while_iterations < 1:
+            raise ValueError(f"RunConfig.max_while_iterations must be an int >= 1, got {self.max_while_iterations!r}")
         if not isinstance(self.analyze_auto_scopes_for_deps, bool):
             raise ValueError(f"RunConfig.analyze_auto_scopes_for_deps must be a bool, "
                              f"got {self.analyze_auto_scopes_for_deps!r}")

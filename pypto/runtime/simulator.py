@@ -54,6 +54,7 @@ from pypto.errors import SimulationError
 from pypto.language.dtypes import dtype_from_name
 from pypto.ir.tags import ALL_TAGS, MAY_WRITE_TAGS
 from pypto.numerics.formats import fp4_pack, fp4_unpack
+from pypto.ops.support_while import while_limit
 from pypto.runtime.cores import Core, CoreMemory
 from pypto.runtime.cross_core import Clusters
 from pypto.runtime.gangs import conflict, gang_size
@@ -1046,7 +1047,7 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
             bar = progress.Progress(f"run {meta['name']}: tasks", None)
         rt.progress = bar if bar is not None and bar.on else None
         try:
-            with poisoning(), python_faults():
+            with poisoning(), python_faults(), while_limit(cfg.max_while_iterations):
                 returned[:] = [orch.orchestrate(rt, *gm)]
                 if _writes_into(rt, [gm[i] for i in direct if params[i]["direction"] == "In"]):
                     raise _WritesIn()

@@ -146,13 +146,14 @@ def _labels(live) -> dict[int, str]:
         FuncCall,
         IfStmt,
         ReturnStmt,
+        WhileStmt,
         YieldStmt,
     )
 
     out = {}
     for pos, (kind, s) in live.sites.items():
         if kind == "end":
-            out[pos] = f"end of loop over {s.loop_var.name}"
+            out[pos] = f"end of loop over {s.loop_var.name}" if isinstance(s, ForStmt) else "end of while loop"
         elif isinstance(s, AssignStmt):
             v = s.value
             what = v.op if isinstance(v, Call) else v.func if isinstance(v, FuncCall) else type(v).__name__
@@ -161,6 +162,8 @@ def _labels(live) -> dict[int, str]:
             out[pos] = getattr(s.expr, "op", type(s.expr).__name__)
         elif isinstance(s, ForStmt):
             out[pos] = f"for {s.loop_var.name}"
+        elif isinstance(s, WhileStmt):
+            out[pos] = "while"
         elif isinstance(s, IfStmt):
             out[pos] = "if"
         elif isinstance(s, YieldStmt):

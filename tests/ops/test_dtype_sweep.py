@@ -72,7 +72,7 @@ _TILE_OUT = {"tile_row_sum": (R, 1), "tile_row_max": (R, 1), "tile_row_min": (R,
 # dsl names not swept here, and why
 EXCLUDED = {
     "create_tile": "covered by the tile reduction templates (their tmp_tile)",
-    "task_id_array": "no element dtype", "task_dummy": "no element dtype", "task_id_set": "no element dtype",
+    "task_id_array": "no element dtype", "task_dummy": "no element dtype", "task_id_set": "no element dtype", "task_id_get": "no element dtype",
     # issue 15's families (merged after this sweep was written): each is swept over the dtypes it takes,
     # with its refusals checked, in its own module (test_bitwise, test_argreduce, test_elementwise_ext,
     # test_index, test_create, test_sort); templates here are follow-up work

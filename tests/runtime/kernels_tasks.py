@@ -139,6 +139,24 @@ def tid_array(a: pl.Tensor[[256, 64], pl.FP32], b: pl.Out[pl.Tensor[[256, 64], p
 
 
 @pl.jit
+def tid_array_elements(a: pl.Tensor[[256, 64], pl.FP32], b: pl.Out[pl.Tensor[[256, 64], pl.FP32]],
+                       out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
+    """pl.array.update_element / get_element / tids[i]: the consumer waits on slot 1 only and reads
+    chunk 1, which that slot's writer produced."""
+    tids = pl.array.create(4, pl.TASK_ID)
+    with pl.manual_scope():
+        for i in pl.range(4):
+            with pl.at(level=pl.Level.CORE_GROUP) as tid:
+                b = pl.store(pl.mul(pl.load(a, [i * 64, 0], [64, 64]), 2.0), [i * 64, 0], b)
+            tids = pl.array.update_element(tids, i, tid)
+        prev = tids[1]
+        same = pl.array.get_element(tids, 1)
+        with pl.at(level=pl.Level.CORE_GROUP, deps=[prev, same]):
+            out = pl.store(pl.add(pl.load(b, [64, 0], [64, 64]), 1.0), [0, 0], out)
+    return out
+
+
+@pl.jit
 def joined(a: pl.Tensor[[64, 64], pl.FP32], b: pl.Out[pl.Tensor[[64, 64], pl.FP32]],
            c: pl.Out[pl.Tensor[[64, 64], pl.FP32]], out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
     """Two producers joined by pl.system.task_dummy; the consumer waits for the join only."""

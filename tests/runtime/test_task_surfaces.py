@@ -44,6 +44,7 @@ ROUNDTRIP = {
     "probed": (K.probed, (Z(64, 128),) * 3),
     "tid_array": (K.tid_array, (Z(256, 64), Z(256, 64), Z(64, 64))),
     "joined": (K.joined, (Z(64, 64),) * 4),
+    "tid_array_elements": (K.tid_array_elements, (Z(256, 64), Z(256, 64), Z(64, 64))),
 }
 
 
@@ -159,6 +160,16 @@ def test_task_id_array_fan_in():
     rt = last_rt()
     last = rt.tasks[-1]
     assert sorted(p.index for p, _, src, _, _ in last.edges if src == "explicit") == [0, 1, 2, 3]
+
+
+def test_task_id_array_elements_read_one_slot():
+    """pl.array.update_element stores, tids[i] / pl.array.get_element read: the consumer's only
+    explicit edge is to writer 1 (the others are not waited for), and it reads that writer's chunk."""
+    a, b, out = torch.randn(256, 64), Z(256, 64), Z(64, 64)
+    K.tid_array_elements(a, b, out, config=RunConfig(sim_seed=0))
+    assert torch.equal(out, a[64:128] * 2.0 + 1.0)
+    last = last_rt().tasks[-1]
+    assert sorted({p.index for p, _, src, _, _ in last.edges if src == "explicit"}) == [1]
 
 
 # ------------------------------------------------------------------ dumps
