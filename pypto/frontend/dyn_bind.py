@@ -14,6 +14,7 @@ extent at run time with ``pl.tensor.dim(t, axis)``.
 from __future__ import annotations
 
 from pypto.errors import ParserTypeError
+from pypto.frontend.scalar_compat import scalar_arg_fits
 from pypto.ir.types import DynDim, DynExpr, TensorType, TupleType, describe, eval_dim, solve_dim, substitute_dims
 
 
@@ -29,7 +30,7 @@ def bind_call(name: str, param_types, args, spans) -> dict:
             continue
         at = a.type
         if not (isinstance(t, TensorType) and isinstance(at, TensorType) and _dynamic(t)):
-            if at != t:
+            if at != t and not scalar_arg_fits(t, at):
                 raise ParserTypeError(f"{name}() argument {i}: expected {describe(t)}, got {describe(at)}", spans[i])
             continue
         if at.dtype != t.dtype or len(at.shape) != len(t.shape):

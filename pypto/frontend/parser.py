@@ -544,6 +544,8 @@ class FunctionParser:
         if ann_type is not None and not isinstance(value, Var):
             self._check_annotation(t, ann_type, name, span)
             t = _narrowed(ann_type, t)
+            if isinstance(value, ConstInt) and isinstance(t, ScalarType) and t.dtype != value.dtype:
+                value = ConstInt(value.value, t.dtype, value.span)  # `n: pl.Scalar[pl.INT64] = 0`
             if hasattr(value, "type") and not isinstance(value, (ConstInt, ConstFloat, ConstBool)):
                 # printed IR annotates what passes decided (memory space, address): the value
                 # carries the same type as its Var, as the passes build it
@@ -571,7 +573,9 @@ class FunctionParser:
         if same and isinstance(inferred, (TensorType, TileType)):
             same = inferred.shape == annotated.shape and inferred.dtype == annotated.dtype
         elif same and isinstance(inferred, ScalarType):
-            same = inferred.dtype == annotated.dtype
+            from pypto.frontend.scalar_compat import dtypes_compatible
+
+            same = dtypes_compatible(annotated.dtype, inferred.dtype)
         if not same:
             raise ParserTypeError(f"annotation of '{name}' is {describe(annotated)} but the value is "
                                   f"{describe(inferred)}", span)
@@ -1743,7 +1747,9 @@ class FunctionParser:
         if len(args) != len(callee.param_types):
             raise ParserTypeError(f"{callee.name}() takes {len(callee.param_types)} arguments, got {len(args)}", span)
         from pypto.frontend.dyn_bind import bind_call, bound_type
+        from pypto.frontend.scalar_compat import coerce_call_arg
 
+        args = [coerce_call_arg(a, t) for a, t in zip(args, callee.param_types)]
         dims = bind_call(callee.name, callee.param_types, args, [self.span(n) for n in args_nodes])
         deps, dumps, predicate = (), (), ()
         for k in kw_nodes or ():
