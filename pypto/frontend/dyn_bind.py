@@ -32,7 +32,7 @@ def bind_call(name: str, param_types, args, spans) -> dict:
         if isinstance(t, TensorType) and isinstance(at, TensorType) and not _dynamic(t) and _dynamic(at) \
                 and at.dtype == t.dtype and len(at.shape) == len(t.shape) \
                 and all(isinstance(g, RtDim) or g == p for p, g in zip(t.shape, at.shape)):
-            continue   # a run-time extent (RtDim) for a static one: compared when the task is submitted
+            continue   # a run-time extent (RtDim) for a static one: the kernel's accesses are bounds-checked at run time
         if not (isinstance(t, TensorType) and isinstance(at, TensorType) and _dynamic(t)):
             if at != t and not scalar_arg_fits(t, at):
                 raise ParserTypeError(f"{name}() argument {i}: expected {describe(t)}, got {describe(at)}", spans[i])

@@ -297,10 +297,14 @@ def parse_annotation(node: ast.AST, resolve: Callable[[ast.AST], Any], src: Sour
         items = _slice_items(node.slice)
         if len(items) < 2:
             raise ParserTypeError(f"{what}: pl.Tensor needs [[shape], dtype]", span)
-        if len(items) > 2:
-            raise UnsupportedFeatureError(f"{what}: tensor layouts/memrefs in annotations are not supported yet", span)
-        return TensorType(_shape(items[0], resolve, src, what), _dtype(items[1], resolve, src, what)), \
-            ParamDirection.In, False
+        shape = _shape(items[0], resolve, src, what)
+        for extra in items[2:]:
+            v = resolve(extra)
+            if not isinstance(v, ann.TensorView):
+                raise UnsupportedFeatureError(f"{what}: tensor layouts/memrefs in annotations are not supported yet",
+                                              src.span(extra))
+            _check_tensor_view(v, shape, what, src.span(extra))
+        return TensorType(shape, _dtype(items[1], resolve, src, what)), ParamDirection.In, False
     if obj is ann.Tile:
         items = _slice_items(node.slice) if isinstance(node, ast.Subscript) else []
         if len(items) < 2:
@@ -330,6 +334,32 @@ def parse_annotation(node: ast.AST, resolve: Callable[[ast.AST], Any], src: Sour
         items = _slice_items(node.slice) if isinstance(node, ast.Subscript) else []
         return TupleType(tuple(parse_annotation(i, resolve, src, what)[0] for i in items)), ParamDirection.In, False
     raise ParserTypeError(f"{what} missing type annotation", span, "annotate it, e.g. x: pl.Tensor[[64], pl.FP32]")
+
+
+def _check_tensor_view(v, shape, what: str, span: Span) -> None:
+    """``pl.TensorView(...)`` on a tensor annotation: only the row-major contiguous view the
+    simulators hold (see :class:`pypto.language.annotations.TensorView`)."""
+    from pypto.language.enums import TensorLayout
+
+    if v.layout not in (None, TensorLayout.ND):
+        raise UnsupportedFeatureError(f"{what}: pl.TensorView(layout={v.layout!r}): only pl.TensorLayout.ND is "
+                                      "supported (the simulators hold tensors row-major)", span)
+    if v.pad is not None and getattr(v.pad, "name", None) not in ("null", "zero"):
+        raise UnsupportedFeatureError(f"{what}: pl.TensorView(pad={v.pad!r}) is not supported", span)
+    if v.stride is not None:
+        want, acc = [], 1
+        for d in reversed(shape):
+            want.insert(0, acc)
+            acc = acc * d if isinstance(d, int) and isinstance(acc, int) else None
+        if list(v.stride) != want:
+            raise UnsupportedFeatureError(f"{what}: pl.TensorView(stride={list(v.stride)}): only the row-major "
+                                          f"strides {want} of shape {list(shape)} are supported", span)
+    if v.valid_shape is not None:
+        vs = list(v.valid_shape)
+        if len(vs) != len(shape) or any(isinstance(x, int) and isinstance(d, int) and not 0 < x <= d
+                                        for x, d in zip(vs, shape)):
+            raise ParserTypeError(f"{what}: pl.TensorView valid_shape {vs} must have one extent per dimension "
+                                  f"of {list(shape)}, each at most the dimension", span)
 
 
 _UNRESOLVED = object()
@@ -1700,7 +1730,7 @@ class FunctionParser:
         if isinstance(fn, _SelfMethod):
             callee = self.resolver.self_function(fn.name, span)
             return self.function_call(callee, node)
-        if fn in (ann.MemRef, ann.TileView):  # attribute values inside printed tile annotations
+        if fn in (ann.MemRef, ann.TileView, ann.TensorView):  # attribute values inside tile / tensor annotations
             args = [self.expr(a) for a in node.args]
             kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
             if not all(_is_static(v) for v in [*args, *kwargs.values()]):

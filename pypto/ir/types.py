@@ -73,8 +73,9 @@ class RtDim(DynDim):
     ``name`` is the printed scalar expression (``head_dim_cfg``, ``(cur_seq - bn)``). Unlike a
     ``pl.dynamic`` dim it is not a parameter of the program: no ``pl.dynamic`` line declares it and
     nothing binds it; the executor evaluates the expression (the op's own shape operand) when it
-    runs. Where such a tensor meets a static extent (a kernel parameter ``[16, 128]``) the extents
-    are compared at run time, when the kernel is submitted.
+    runs. Such a tensor is accepted for a static kernel parameter (``[16, 128]``) at compile time;
+    at run time the kernel's loads and stores are bounds-checked against the actual tensor (a
+    too-small region is a located SimulationError, never a read past it).
     """
 
 

@@ -20,6 +20,7 @@ from pypto.language.annotations import (
     Scalar,
     Tensor,
     Tile,
+    TensorView,
     TileView,
     Tuple,
 )
@@ -228,6 +229,7 @@ __all__ = [
     "TensorLayout",
     "Tile",
     "TileLayout",
+    "TensorView",
     "TileView",
     "Tuple",
     "array",
