@@ -1,0 +1,95 @@
+"""The forms the reference's model programs (examples/models, paged attention) are written in,
+each run on the simulators against a torch computation of the same math."""
+import pytest
+import torch
+
+import kernels_models as K
+import pypto.language as pl
+from pypto.errors import ParserTypeError, SimulationError, UnsupportedFeatureError
+from pypto.ir.types import RtDim
+from pypto.language.program import parse
+from pypto.runtime import RunConfig, run
+
+
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+@pytest.mark.parametrize("flag", [0, 1, 7, -1])
+def test_module_level_kernel_called_with_int64_flag(platform, flag):
+    a = torch.randn(16, 32)
+    out = torch.zeros(16, 32)
+    run(K.FlagProgram, a, torch.tensor([flag]), out, config=RunConfig(platform=platform))
+    assert torch.equal(out, a + a if flag else a)
+    assert "k_scale" in {f.name for f in K.FlagProgram.functions}
+
+
+@pytest.mark.parametrize("n_valid", [32, 20, 1])
+def test_runtime_shaped_create_and_slice(n_valid):
+    a = torch.randn(64, 32)
+    out = torch.zeros(64, 1)
+    run(K.RuntimeShapeProgram, a, torch.tensor([16, n_valid]), out, config=RunConfig(platform="a2a3sim"))
+    want = a[:, :n_valid].amax(dim=1, keepdim=True)
+    assert torch.equal(out, want)
+
+
+def test_runtime_extent_types_are_rtdims():
+    main = K.RuntimeShapeProgram.get_function("main")
+    printed = K.RuntimeShapeProgram.as_python()
+    assert "pl.dynamic(\"rows\")" not in printed      # a run-time value is no program parameter
+    from pypto.ir.visit import iter_stmts
+    from pypto.ir.nodes import AssignStmt
+    shapes = [s.var.type.shape for s in iter_stmts(main.body) if isinstance(s, AssignStmt)
+              and getattr(s.value, "op", None) == "tensor.create"]
+    assert shapes and all(isinstance(sh[0], RtDim) and sh[1] == 32 for sh in shapes)
+
+
+def test_runtime_region_smaller_than_the_kernel_reads_is_a_located_error():
+    a = torch.randn(64, 32)
+    out = torch.zeros(64, 1)
+    with pytest.raises(SimulationError, match="out of bounds"):
+        run(K.RuntimeShapeProgram, a, torch.tensor([8, 32]), out, config=RunConfig(platform="a2a3sim"))
+
+
+def test_int64_index_annotation_compat_and_refusals():
+    src = '''
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[16], pl.FP32], n: pl.Scalar[pl.INDEX], o: pl.Out[pl.Tensor[[16], pl.FP32]]) -> pl.Tensor[[16], pl.FP32]:
+        t = pl.load(a, [0], [16])
+        r = pl.store(t, [0], o)
+        return r
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16], pl.FP32], o: pl.Out[pl.Tensor[[16], pl.FP32]]) -> pl.Tensor[[16], pl.FP32]:
+        for i in pl.range(2):
+            m: pl.Scalar[pl.INT64] = i * 2
+            o = self.k(a, m, o)
+        return o
+'''
+    parse(src)
+    bad = src.replace("m: pl.Scalar[pl.INT64] = i * 2", "m: pl.Scalar[pl.FP32] = i * 2")
+    with pytest.raises(ParserTypeError, match="annotation of 'm'"):
+        parse(bad)
+    bad2 = src.replace("m: pl.Scalar[pl.INT64] = i * 2", "m = 1.5")
+    with pytest.raises(ParserTypeError, match="argument 1"):
+        parse(bad2)
+
+
+def test_tensor_view_annotation():
+    src = '''
+import pypto.language as pl
+
+@pl.function(type=pl.FunctionType.InCore)
+def k(a: pl.Tensor[[16, 32], pl.FP32, pl.TensorView(valid_shape=[16, 20], layout=pl.TensorLayout.ND)],
+      o: pl.Out[pl.Tensor[[16, 32], pl.FP32]]) -> pl.Tensor[[16, 32], pl.FP32]:
+    t = pl.load(a, [0, 0], [16, 32])
+    r = pl.store(t, [0, 0], o)
+    return r
+'''
+    f = parse(src)
+    assert f.params[0].type.shape == (16, 32)
+    with pytest.raises(UnsupportedFeatureError, match="TensorLayout.ND"):
+        parse(src.replace("layout=pl.TensorLayout.ND", "layout=pl.TensorLayout.DN"))
+    with pytest.raises(ParserTypeError, match="valid_shape"):
+        parse(src.replace("valid_shape=[16, 20]", "valid_shape=[16, 40]"))
