@@ -550,9 +550,11 @@ class FunctionParser:
         cands = [self.scope.get(name, _UNBOUND)]
         for frame in reversed(self.frames):
             cands.extend(sc.get(name, _UNBOUND) for sc in frame)
+        from pypto.frontend.scalar_compat import same_representation
+
         for c in cands:
-            if isinstance(c, Var) and c.type == t:
-                return c
+            if isinstance(c, Var) and (c.type == t or same_representation(c.type, t)):
+                return c   # an INDEX value re-assigns an INT64 Var and back: one representation
         return None
 
     def target_var(self, name: str, t: Type, span: Span) -> Var:
@@ -1107,8 +1109,11 @@ class FunctionParser:
         """The arguments of ``pl.spmd(n, name_hint=, deps=, predicate=, sync_start=, optimizations=,
         allow_early_resolve=)``: ``(block count, name_hint, deps, predicate)``."""
         kw = {k.arg: k.value for k in call.keywords}
-        if len(call.args) != 1:
-            raise ParserTypeError("pl.spmd takes the block count positionally: pl.spmd(n)", span)
+        count = list(call.args)
+        if not count and "core_num" in kw:   # the reference's parameter name: pl.spmd(core_num=4)
+            count = [kw.pop("core_num")]
+        if len(count) != 1:
+            raise ParserTypeError("pl.spmd takes one block count: pl.spmd(n) or pl.spmd(core_num=n)", span)
         self.scheduling_hints(kw, "pl.spmd")
         name_hint = ""
         if "name_hint" in kw:
@@ -1124,7 +1129,7 @@ class FunctionParser:
                                   "with pl.spmd(n, deps=[tid], predicate=(t[0] == 1)) as tid2:")
         if kw:
             raise UnsupportedFeatureError(f"pl.spmd keyword(s) not supported: {', '.join(kw)}", span)
-        n = self.block_count(call.args[0], "pl.spmd block count")
+        n = self.block_count(count[0], "pl.spmd block count")
         if self.func_type not in (FunctionType.Orchestration, FunctionType.Opaque, FunctionType.Inline) \
                 or self.scope_depth:
             raise ParserError("pl.spmd(n) is only allowed in an orchestration function, outside pl.at", span,

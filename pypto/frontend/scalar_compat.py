@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from pypto.ir.nodes import BinOp, ConstInt, Expr
 from pypto.ir.types import ScalarType
-from pypto.language.dtypes import BOOL, INDEX, DataType
+from pypto.language.dtypes import BOOL, INDEX, INT64, DataType
 
 
 def dtypes_compatible(annotated: DataType, inferred: DataType) -> bool:
@@ -27,6 +27,13 @@ def dtypes_compatible(annotated: DataType, inferred: DataType) -> bool:
     if annotated == inferred:
         return True
     return (annotated == INDEX and inferred.is_int()) or (inferred == INDEX and annotated.is_int())
+
+
+def same_representation(a, b) -> bool:
+    """Whether scalar types ``a`` and ``b`` are INT64 and INDEX (either order): a value of one
+    re-assigns a variable of the other (``max_bn: pl.Scalar[pl.INT64] = 0`` then
+    ``max_bn = pl.max(max_bn, i)`` in a loop), as the reference inserts no cast between them."""
+    return isinstance(a, ScalarType) and isinstance(b, ScalarType) and {a.dtype, b.dtype} == {INT64, INDEX}
 
 
 def coerce_call_arg(arg, param_type):

@@ -93,3 +93,40 @@ def k(a: pl.Tensor[[16, 32], pl.FP32, pl.TensorView(valid_shape=[16, 20], layout
         parse(src.replace("layout=pl.TensorLayout.ND", "layout=pl.TensorLayout.DN"))
     with pytest.raises(ParserTypeError, match="valid_shape"):
         parse(src.replace("valid_shape=[16, 20]", "valid_shape=[16, 40]"))
+
+
+def test_int64_carried_scalar_takes_index_values():
+    """``mx: pl.Scalar[pl.INT64] = 0`` then ``mx = pl.max(mx, i)`` in a loop (09_paged_attention_spmd):
+    one loop-carried INT64 value, used as a loop bound afterwards."""
+    src = '''
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[16], pl.FP32], o: pl.InOut[pl.Tensor[[16], pl.FP32]]) -> pl.Tensor[[16], pl.FP32]:
+        t = pl.add(pl.load(a, [0], [16]), pl.load(o, [0], [16]))
+        r = pl.store(t, [0], o)
+        return r
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16], pl.FP32], lens: pl.Tensor[[4], pl.INT32],
+             o: pl.InOut[pl.Tensor[[16], pl.FP32]]) -> pl.Tensor[[16], pl.FP32]:
+        mx: pl.Scalar[pl.INT64] = 0
+        for b in pl.range(4):
+            n = pl.tensor.read(lens, [b])
+            mx = pl.max(mx, n // 2)
+        for j in pl.range(mx):
+            o = self.k(a, o)
+        return o
+'''
+    import tempfile, pathlib, importlib.util, sys
+    d = pathlib.Path(tempfile.mkdtemp())
+    (d / "carried_mod.py").write_text(src)
+    spec = importlib.util.spec_from_file_location("carried_mod", d / "carried_mod.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["carried_mod"] = mod
+    spec.loader.exec_module(mod)
+    a, o = torch.randn(16), torch.zeros(16)
+    run(mod.P, a, torch.tensor([3, 9, 4, 1], dtype=torch.int32), o, config=RunConfig(platform="a2a3sim"))
+    assert torch.equal(o, a * 4)   # max(9 // 2, ...) = 4 accumulations
