@@ -220,7 +220,7 @@ _reg("slice", "tensor", params=(Param("x", "tensor"), Param("shape", "ints"), Pa
                                 Param("valid_shape", "ints", None, optional=True)),
      infer=_slice_infer("tensor"), lowers_to=None, lower=_lower_slice,
      ref=lambda a: f"_pto.region({a.x}, {a.offset}, {a.shape}, 'tensor.slice')",
-     orch=lambda a: f"_pto.region({a.x}, {a.offset}, {a.shape}, 'tensor.slice')",
+     orch=lambda a: f"_pto.view_region({a.x}, {a.offset}, {a.shape}, 'tensor.slice')",
      operand_kinds=("tensor",), doc="a region of a tensor (a view in orchestration)")
 _reg("slice", "tile", params=(Param("x", "tile"), Param("shape", "ints"), Param("offset", "ints"),
                               Param("valid_shape", "ints", None, optional=True)),
