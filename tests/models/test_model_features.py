@@ -130,3 +130,16 @@ class P:
     a, o = torch.randn(16), torch.zeros(16)
     run(mod.P, a, torch.tensor([3, 9, 4, 1], dtype=torch.int32), o, config=RunConfig(platform="a2a3sim"))
     assert torch.equal(o, a * 4)   # max(9 // 2, ...) = 4 accumulations
+
+
+def test_orchestration_view_past_the_end_is_cut():
+    from pypto.ops import support as S
+
+    t = torch.arange(10)
+    v = S.view_region(t, [8], [4])
+    assert v.tolist() == [8, 9] and v.data_ptr() == t[8:].data_ptr()   # a view, cut at the end
+    assert S.view_region(t, [2], [4]).tolist() == [2, 3, 4, 5]
+    with pytest.raises(SimulationError, match="out of bounds"):
+        S.view_region(t, [10], [1])       # starts outside: an error at once
+    with pytest.raises(SimulationError, match="out of bounds"):
+        S.region(v, [0], [4])             # a kernel access past the cut: located, never other data
