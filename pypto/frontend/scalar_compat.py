@@ -17,6 +17,7 @@ treats ``INDEX`` as compatible with every integer dtype, in both directions, in 
 """
 from __future__ import annotations
 
+from pypto.errors import ParserTypeError
 from pypto.ir.nodes import BinOp, ConstInt, Expr
 from pypto.ir.types import ScalarType
 from pypto.language.dtypes import BOOL, INDEX, INT64, DataType
@@ -46,7 +47,15 @@ def coerce_call_arg(arg, param_type):
     if want == have:
         return arg
     if dtypes_compatible(want, have):
-        return ConstInt(arg.value, want, arg.span) if isinstance(arg, ConstInt) else arg
+        if isinstance(arg, ConstInt):
+            if want.kind in ("int", "uint") and want.bits < 64:
+                lo, hi = (-(1 << (want.bits - 1)), (1 << (want.bits - 1)) - 1) if want.kind == "int" \
+                    else (0, (1 << want.bits) - 1)
+                if not lo <= arg.value <= hi:
+                    raise ParserTypeError(f"the constant {arg.value} does not fit a {want.name} parameter "
+                                          f"(range {lo}..{hi})", arg.span)
+            return ConstInt(arg.value, want, arg.span)
+        return arg
     if want == BOOL and have.is_int():
         return BinOp("ne", arg, ConstInt(0, have, arg.span), ScalarType(BOOL), arg.span)
     return arg

@@ -143,3 +143,25 @@ def test_orchestration_view_past_the_end_is_cut():
         S.view_region(t, [10], [1])       # starts outside: an error at once
     with pytest.raises(SimulationError, match="out of bounds"):
         S.region(v, [0], [4])             # a kernel access past the cut: located, never other data
+
+
+def test_int_literal_for_a_narrow_int_parameter_is_range_checked():
+    src = '''
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[16], pl.FP32], n: pl.Scalar[pl.INT8], o: pl.Out[pl.Tensor[[16], pl.FP32]]) -> pl.Tensor[[16], pl.FP32]:
+        t = pl.load(a, [0], [16])
+        r = pl.store(t, [0], o)
+        return r
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16], pl.FP32], o: pl.Out[pl.Tensor[[16], pl.FP32]]) -> pl.Tensor[[16], pl.FP32]:
+        o = self.k(a, 100, o)
+        return o
+'''
+    parse(src)
+    with pytest.raises(ParserTypeError, match="does not fit a INT8"):
+        parse(src.replace("self.k(a, 100, o)", "self.k(a, 300, o)"))
