@@ -1316,8 +1316,15 @@ class FunctionParser:
         fdef = self.fdef
         if fdef is None:
             return False
-        return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and n.lineno > end
-                   for n in ast.walk(fdef))
+        cache = getattr(self, "_last_loads", None)
+        if cache is None or cache[0] is not fdef:
+            # name -> the last line that reads it: one walk of the function, not one per name and loop
+            last: dict = {}
+            for n in ast.walk(fdef):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.lineno > last.get(n.id, 0):
+                    last[n.id] = n.lineno
+            cache = self._last_loads = (fdef, last)
+        return cache[1].get(name, 0) > end
 
     def _undefined_value(self, name: str, var: Var, outer: dict, node: ast.AST) -> Expr:
         """The initial value of a loop-local name read after the loop (see :meth:`_implicit_for`).
