@@ -424,6 +424,11 @@ def _shape(node: ast.AST, resolve, src: SourceInfo, what: str) -> tuple[int, ...
         if isinstance(v, DynDim):
             dims.append(v)
             continue
+        if isinstance(v, Var) and isinstance(v.type, ScalarType) and v.type.dtype.is_int():
+            from pypto.ir.types import RtDim
+
+            dims.append(RtDim(v.name))   # a local's run-time extent, as printed (`buf: pl.Tensor[[rows, 32], ..]`)
+            continue
         if isinstance(v, bool) or not isinstance(v, int):
             raise UnsupportedFeatureError(f"{what}: dimension must be a constant int, got {_describe_static(v)}",
                                           src.span(e))

@@ -18,7 +18,7 @@ treats ``INDEX`` as compatible with every integer dtype, in both directions, in 
 from __future__ import annotations
 
 from pypto.errors import ParserTypeError
-from pypto.ir.nodes import BinOp, ConstInt, Expr
+from pypto.ir.nodes import BinOp, ConstBool, ConstInt, Expr
 from pypto.ir.types import ScalarType
 from pypto.language.dtypes import BOOL, INDEX, INT64, DataType
 
@@ -57,6 +57,8 @@ def coerce_call_arg(arg, param_type):
             return ConstInt(arg.value, want, arg.span)
         return arg
     if want == BOOL and have.is_int():
+        if isinstance(arg, ConstInt):
+            return ConstBool(arg.value != 0, arg.span)
         return BinOp("ne", arg, ConstInt(0, have, arg.span), ScalarType(BOOL), arg.span)
     return arg
 

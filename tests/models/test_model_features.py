@@ -165,3 +165,12 @@ class P:
     parse(src)
     with pytest.raises(ParserTypeError, match="does not fit a INT8"):
         parse(src.replace("self.k(a, 100, o)", "self.k(a, 300, o)"))
+
+
+def test_runtime_extent_program_round_trips():
+    from pypto.ir.equality import structural_equal
+
+    txt = K.RuntimeShapeProgram.as_python()
+    again = parse(txt)
+    assert again.as_python() == txt and structural_equal(again, K.RuntimeShapeProgram)
+    assert "k_scale(blk, False, buf)" in txt      # an int constant for a BOOL parameter folds
