@@ -130,6 +130,42 @@ class CompiledProgram:
                              "or half replaced); compile again")
         return cls(None, None, p, platform or meta["platform"], meta, sources=sources)
 
+    # -- the manual-dispatch surface (simpler.worker.Worker), see pypto.driver.chip_surface
+    @property
+    def chip_callable(self):
+        """The program as handed to ``simpler.worker.Worker.register`` (one object per program)."""
+        from pypto.driver.chip_surface import ChipCallable
+
+        if getattr(self, "_chip_callable", None) is None:
+            self._chip_callable = ChipCallable(self)
+        return self._chip_callable
+
+    @property
+    def runtime_name(self) -> str:
+        """The runtime ABI the build targets (``"tensormap_and_ringbuffer"``)."""
+        from pypto.driver.chip_surface import RUNTIME_NAME
+
+        return RUNTIME_NAME
+
+    @property
+    def runtime_config(self) -> dict:
+        """The runtime settings baked into the build."""
+        from pypto.driver.chip_surface import runtime_config
+
+        return runtime_config(self)
+
+    def build_call_config(self, config=None, *, aicpu_thread_num=None, dfx_dir=None):
+        """A ``CallConfig`` for ``Worker.run`` from a RunConfig (``aicpu_thread_num`` overrides it)."""
+        from pypto.driver.chip_surface import build_call_config
+
+        return build_call_config(self, config, aicpu_thread_num=aicpu_thread_num, dfx_dir=dfx_dir)
+
+    def build_orch_args(self, *args, worker=None):
+        """``(orch_args, coerced, return_style)`` for ``Worker.run`` (see pypto.driver.chip_surface)."""
+        from pypto.driver.chip_surface import build_orch_args
+
+        return build_orch_args(self, args, worker)
+
     def __call__(self, *args, config=None, **kwargs):
         """Run on the simulator. See the class docstring for the two calling conventions."""
         if config is None and current_worker() is not None:

@@ -14,7 +14,8 @@ extent at run time with ``pl.tensor.dim(t, axis)``.
 from __future__ import annotations
 
 from pypto.errors import ParserTypeError
-from pypto.ir.types import DynDim, DynExpr, TensorType, TupleType, describe, eval_dim, solve_dim, substitute_dims
+from pypto.frontend.scalar_compat import scalar_arg_fits
+from pypto.ir.types import DynDim, DynExpr, RtDim, TensorType, TupleType, describe, eval_dim, solve_dim, substitute_dims
 
 
 def bind_call(name: str, param_types, args, spans) -> dict:
@@ -28,8 +29,12 @@ def bind_call(name: str, param_types, args, spans) -> dict:
         if t is None:
             continue
         at = a.type
+        if isinstance(t, TensorType) and isinstance(at, TensorType) and not _dynamic(t) and _dynamic(at) \
+                and at.dtype == t.dtype and len(at.shape) == len(t.shape) \
+                and all(isinstance(g, RtDim) or g == p for p, g in zip(t.shape, at.shape)):
+            continue   # a run-time extent (RtDim) for a static one: the kernel's accesses are bounds-checked at run time
         if not (isinstance(t, TensorType) and isinstance(at, TensorType) and _dynamic(t)):
-            if at != t:
+            if at != t and not scalar_arg_fits(t, at):
                 raise ParserTypeError(f"{name}() argument {i}: expected {describe(t)}, got {describe(at)}", spans[i])
             continue
         if at.dtype != t.dtype or len(at.shape) != len(t.shape):

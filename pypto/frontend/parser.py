@@ -302,10 +302,14 @@ def parse_annotation(node: ast.AST, resolve: Callable[[ast.AST], Any], src: Sour
         items = _slice_items(node.slice)
         if len(items) < 2:
             raise ParserTypeError(f"{what}: pl.Tensor needs [[shape], dtype]", span)
-        if len(items) > 2:
-            raise UnsupportedFeatureError(f"{what}: tensor layouts/memrefs in annotations are not supported yet", span)
-        return TensorType(_shape(items[0], resolve, src, what), _dtype(items[1], resolve, src, what)), \
-            ParamDirection.In, False
+        shape = _shape(items[0], resolve, src, what)
+        for extra in items[2:]:
+            v = resolve(extra)
+            if not isinstance(v, ann.TensorView):
+                raise UnsupportedFeatureError(f"{what}: tensor layouts/memrefs in annotations are not supported yet",
+                                              src.span(extra))
+            _check_tensor_view(v, shape, what, src.span(extra))
+        return TensorType(shape, _dtype(items[1], resolve, src, what)), ParamDirection.In, False
     if obj is ann.Tile:
         items = _slice_items(node.slice) if isinstance(node, ast.Subscript) else []
         if len(items) < 2:
@@ -337,6 +341,32 @@ def parse_annotation(node: ast.AST, resolve: Callable[[ast.AST], Any], src: Sour
         items = _slice_items(node.slice) if isinstance(node, ast.Subscript) else []
         return TupleType(tuple(parse_annotation(i, resolve, src, what)[0] for i in items)), ParamDirection.In, False
     raise ParserTypeError(f"{what} missing type annotation", span, "annotate it, e.g. x: pl.Tensor[[64], pl.FP32]")
+
+
+def _check_tensor_view(v, shape, what: str, span: Span) -> None:
+    """``pl.TensorView(...)`` on a tensor annotation: only the row-major contiguous view the
+    simulators hold (see :class:`pypto.language.annotations.TensorView`)."""
+    from pypto.language.enums import TensorLayout
+
+    if v.layout not in (None, TensorLayout.ND):
+        raise UnsupportedFeatureError(f"{what}: pl.TensorView(layout={v.layout!r}): only pl.TensorLayout.ND is "
+                                      "supported (the simulators hold tensors row-major)", span)
+    if v.pad is not None and getattr(v.pad, "name", None) not in ("null", "zero"):
+        raise UnsupportedFeatureError(f"{what}: pl.TensorView(pad={v.pad!r}) is not supported", span)
+    if v.stride is not None:
+        want, acc = [], 1
+        for d in reversed(shape):
+            want.insert(0, acc)
+            acc = acc * d if isinstance(d, int) and isinstance(acc, int) else None
+        if list(v.stride) != want:
+            raise UnsupportedFeatureError(f"{what}: pl.TensorView(stride={list(v.stride)}): only the row-major "
+                                          f"strides {want} of shape {list(shape)} are supported", span)
+    if v.valid_shape is not None:
+        vs = list(v.valid_shape)
+        if len(vs) != len(shape) or any(isinstance(x, int) and isinstance(d, int) and not 0 < x <= d
+                                        for x, d in zip(vs, shape)):
+            raise ParserTypeError(f"{what}: pl.TensorView valid_shape {vs} must have one extent per dimension "
+                                  f"of {list(shape)}, each at most the dimension", span)
 
 
 _UNRESOLVED = object()
@@ -400,6 +430,11 @@ def _shape(node: ast.AST, resolve, src: SourceInfo, what: str) -> tuple[int, ...
         v = resolve(e) if pre is _UNRESOLVED else pre
         if isinstance(v, DynDim):
             dims.append(v)
+            continue
+        if isinstance(v, Var) and isinstance(v.type, ScalarType) and v.type.dtype.is_int():
+            from pypto.ir.types import RtDim
+
+            dims.append(RtDim(v.name))   # a local's run-time extent, as printed (`buf: pl.Tensor[[rows, 32], ..]`)
             continue
         if isinstance(v, bool) or not isinstance(v, int):
             raise UnsupportedFeatureError(f"{what}: dimension must be a constant int, got {_describe_static(v)}",
@@ -530,9 +565,11 @@ class FunctionParser:
         cands = [self.scope.get(name, _UNBOUND)]
         for frame in reversed(self.frames):
             cands.extend(sc.get(name, _UNBOUND) for sc in frame)
+        from pypto.frontend.scalar_compat import same_representation
+
         for c in cands:
-            if isinstance(c, Var) and c.type == t:
-                return c
+            if isinstance(c, Var) and (c.type == t or same_representation(c.type, t)):
+                return c   # an INDEX value re-assigns an INT64 Var and back: one representation
         return None
 
     def target_var(self, name: str, t: Type, span: Span) -> Var:
@@ -554,6 +591,8 @@ class FunctionParser:
         if ann_type is not None and not isinstance(value, Var):
             self._check_annotation(t, ann_type, name, span)
             t = _narrowed(ann_type, t)
+            if isinstance(value, ConstInt) and isinstance(t, ScalarType) and t.dtype != value.dtype:
+                value = ConstInt(value.value, t.dtype, value.span)  # `n: pl.Scalar[pl.INT64] = 0`
             if hasattr(value, "type") and not isinstance(value, (ConstInt, ConstFloat, ConstBool)):
                 # printed IR annotates what passes decided (memory space, address): the value
                 # carries the same type as its Var, as the passes build it
@@ -581,7 +620,9 @@ class FunctionParser:
         if same and isinstance(inferred, (TensorType, TileType)):
             same = _dims_agree(inferred.shape, annotated.shape) and inferred.dtype == annotated.dtype
         elif same and isinstance(inferred, ScalarType):
-            same = inferred.dtype == annotated.dtype
+            from pypto.frontend.scalar_compat import dtypes_compatible
+
+            same = dtypes_compatible(annotated.dtype, inferred.dtype)
         if not same:
             raise ParserTypeError(f"annotation of '{name}' is {describe(annotated)} but the value is "
                                   f"{describe(inferred)}", span)
@@ -1103,8 +1144,11 @@ class FunctionParser:
         """The arguments of ``pl.spmd(n, name_hint=, deps=, predicate=, sync_start=, optimizations=,
         allow_early_resolve=)``: ``(block count, name_hint, deps, predicate)``."""
         kw = {k.arg: k.value for k in call.keywords}
-        if len(call.args) != 1:
-            raise ParserTypeError("pl.spmd takes the block count positionally: pl.spmd(n)", span)
+        count = list(call.args)
+        if not count and "core_num" in kw:   # the reference's parameter name: pl.spmd(core_num=4)
+            count = [kw.pop("core_num")]
+        if len(count) != 1:
+            raise ParserTypeError("pl.spmd takes one block count: pl.spmd(n) or pl.spmd(core_num=n)", span)
         self.scheduling_hints(kw, "pl.spmd")
         name_hint = ""
         if "name_hint" in kw:
@@ -1120,7 +1164,7 @@ class FunctionParser:
                                   "with pl.spmd(n, deps=[tid], predicate=(t[0] == 1)) as tid2:")
         if kw:
             raise UnsupportedFeatureError(f"pl.spmd keyword(s) not supported: {', '.join(kw)}", span)
-        n = self.block_count(call.args[0], "pl.spmd block count")
+        n = self.block_count(count[0], "pl.spmd block count")
         if self.func_type not in (FunctionType.Orchestration, FunctionType.Opaque, FunctionType.Inline) \
                 or self.scope_depth:
             raise ParserError("pl.spmd(n) is only allowed in an orchestration function, outside pl.at", span,
@@ -1307,8 +1351,15 @@ class FunctionParser:
         fdef = self.fdef
         if fdef is None:
             return False
-        return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and n.lineno > end
-                   for n in ast.walk(fdef))
+        cache = getattr(self, "_last_loads", None)
+        if cache is None or cache[0] is not fdef:
+            # name -> the last line that reads it: one walk of the function, not one per name and loop
+            last: dict = {}
+            for n in ast.walk(fdef):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.lineno > last.get(n.id, 0):
+                    last[n.id] = n.lineno
+            cache = self._last_loads = (fdef, last)
+        return cache[1].get(name, 0) > end
 
     def _undefined_value(self, name: str, var: Var, outer: dict, node: ast.AST) -> Expr:
         """The initial value of a loop-local name read after the loop (see :meth:`_implicit_for`).
@@ -1755,7 +1806,7 @@ class FunctionParser:
         if isinstance(fn, _SelfMethod):
             callee = self.resolver.self_function(fn.name, span)
             return self.function_call(callee, node)
-        if fn in (ann.MemRef, ann.TileView):  # attribute values inside printed tile annotations
+        if fn in (ann.MemRef, ann.TileView, ann.TensorView):  # attribute values inside tile / tensor annotations
             args = [self.expr(a) for a in node.args]
             kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
             if not all(_is_static(v) for v in [*args, *kwargs.values()]):
@@ -1802,7 +1853,9 @@ class FunctionParser:
         if len(args) != len(callee.param_types):
             raise ParserTypeError(f"{callee.name}() takes {len(callee.param_types)} arguments, got {len(args)}", span)
         from pypto.frontend.dyn_bind import bind_call, bound_type
+        from pypto.frontend.scalar_compat import coerce_call_arg
 
+        args = [coerce_call_arg(a, t) for a, t in zip(args, callee.param_types)]
         dims = bind_call(callee.name, callee.param_types, args, [self.span(n) for n in args_nodes])
         deps, dumps, predicate = (), (), ()
         for k in kw_nodes or ():

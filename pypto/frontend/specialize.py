@@ -21,7 +21,7 @@ from pypto.frontend.parser import (
     parse_annotation,
 )
 from pypto.frontend.source import function_source
-from pypto.ir.nodes import Expr, Program
+from pypto.ir.nodes import Expr, Function, Program
 from pypto.ir.types import DynDim, ScalarType, TensorType, Type, describe
 from pypto.language.constructs import RUNTIME
 from pypto.language.dtypes import FP4, dtype_from_torch
@@ -195,6 +195,8 @@ class _Specializer:
     def call_function(self, obj: Any, args: list, span: Span) -> Callee | None:
         if isinstance(obj, _Unsupported):
             raise UnsupportedFeatureError(f"'{obj.fn.__name__}': {obj.why}", span, obj.hint)
+        if isinstance(obj, Function):
+            return self.call_parsed(obj, span)
         if not isinstance(obj, JITFunction):
             return None
         saved_dyn = dict(self.dyn_dims)
@@ -240,6 +242,18 @@ class _Specializer:
                 self.dyn_dims = saved_dyn  # only the entry's dynamic dims shape the cache key
         f = self.functions[name]
         return Callee(name, tuple(p.type for p in f.params), f.return_types, tuple(sorted(consts)))
+
+    def call_parsed(self, func: Function, span: Span) -> Callee:
+        """A call of a standalone ``@pl.function`` (parsed at decoration into an IR Function, e.g.
+        a module-level InCore kernel shared by several programs): the function joins the calling
+        program as it is, under its own name (the reference adds such callees to the program)."""
+        other = self.functions.get(func.name)
+        if other is not None and other is not func and other != func:
+            raise ParserError(f"two different functions named '{func.name}' are called from this program; the "
+                              "functions of a program are identified by name", span,
+                              "give each its own name")
+        self.functions.setdefault(func.name, func)
+        return Callee(func.name, tuple(p.type for p in func.params), func.return_types)
 
 
 def specialize(jitfn, args: tuple, kwargs: dict) -> Specialization:

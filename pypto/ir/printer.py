@@ -24,7 +24,7 @@ from pypto.ir.nodes import (
     UnaryOp, Var, YieldStmt,
 )
 from pypto.ir.pysource import Namer, sanitize
-from pypto.ir.types import ArrayType, DynDim, ScalarType, dim_names, TensorType, TileType, TupleType, Type
+from pypto.ir.types import ArrayType, DynDim, RtDim, ScalarType, dim_names, TensorType, TileType, TupleType, Type
 from pypto.language.dtypes import FP32, INDEX, DataType
 from pypto.language.enums import ForKind, ParamDirection
 from pypto.errors import PyptoError
@@ -71,7 +71,7 @@ def _dyn_dims(prog: Program) -> list[str]:
             for x in t.types:
                 note(x)
         for d in (*getattr(t, "shape", ()), *(getattr(t, "valid_shape", None) or ())):
-            if isinstance(d, DynDim):
+            if isinstance(d, DynDim) and not isinstance(d, RtDim):   # a run-time value declares nothing
                 names.update(dim_names(d))   # a composite dim (M * 2) declares its bare dims
 
     for f in prog.functions:

@@ -65,6 +65,20 @@ class DynExpr(DynDim):
     rhs: object = None
 
 
+@dataclass(frozen=True, repr=False)
+class RtDim(DynDim):
+    """An extent given by a scalar value computed at run time in an orchestration function
+    (``pl.create_tensor([16, n])``, ``pl.slice(t, [bs, n], ...)`` with ``n = pl.tensor.read(cfg, [3])``).
+
+    ``name`` is the printed scalar expression (``head_dim_cfg``, ``(cur_seq - bn)``). Unlike a
+    ``pl.dynamic`` dim it is not a parameter of the program: no ``pl.dynamic`` line declares it and
+    nothing binds it; the executor evaluates the expression (the op's own shape operand) when it
+    runs. Such a tensor is accepted for a static kernel parameter (``[16, 128]``) at compile time;
+    at run time the kernel's loads and stores are bounds-checked against the actual tensor (a
+    too-small region is a located SimulationError, never a read past it).
+    """
+
+
 def _dyn_text(x, parent_op: str | None = None, right: bool = False) -> str:
     if isinstance(x, DynExpr):
         prec = {"+": 1, "-": 1, "*": 2, "//": 2}

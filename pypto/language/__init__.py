@@ -21,6 +21,7 @@ from pypto.language.annotations import (
     Scalar,
     Tensor,
     Tile,
+    TensorView,
     TileView,
     Tuple,
 )
@@ -238,6 +239,7 @@ __all__ = [
     "TensorLayout",
     "Tile",
     "TileLayout",
+    "TensorView",
     "TileView",
     "Tuple",
     "Array",

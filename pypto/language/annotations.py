@@ -81,6 +81,24 @@ class TileView:
 
 
 @dataclass(frozen=True)
+class TensorView:
+    """The reference's tensor view attributes, ``pl.Tensor[[M, N], dtype, pl.TensorView(...)]``:
+    ``stride``, ``layout``, ``valid_shape``, ``pad``.
+
+    The simulators hold every tensor row-major and contiguous, so the annotation is accepted when it
+    describes that: ``layout`` ND, ``stride`` absent (or the row-major strides), ``pad`` unset.
+    ``valid_shape`` (at most the shape, constants or ``pl.dynamic`` dims) documents the part of the
+    tensor the caller filled; a kernel states what it reads with ``pl.load(..., valid_shape=...)``,
+    which is what the simulator honours (the reference does the same: the view's valid shape is
+    not applied implicitly by a load)."""
+
+    stride: Any = None
+    layout: Any = None
+    valid_shape: Any = None
+    pad: Any = None
+
+
+@dataclass(frozen=True)
 class MemRef:
     """The buffer a tile lives in, in printed IR: ``pl.MemRef("mem_vec_3", offset, size)`` after
     InitMemRef / MemoryReuse, ``pl.MemRef("mem_vec_3", offset, size, addr=32768)`` after

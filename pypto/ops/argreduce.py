@@ -36,6 +36,8 @@ _AXIS = {"row": -1, "col": -2}
 
 
 def _valid_src(x) -> str:
+    if getattr(x, "valid", None) is not None:   # a run-time valid shape: its scalar source (codegen.common)
+        return x.valid
     t = x.type
     return repr(list(t.valid_shape)) if isinstance(t, TileType) and t.valid_shape is not None else "None"
 

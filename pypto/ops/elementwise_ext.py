@@ -56,6 +56,8 @@ def _float(op: str, t, span: Span, what: str = "operand") -> None:
 
 
 def _valid_src(x) -> str:
+    if getattr(x, "valid", None) is not None:   # a run-time valid shape: its scalar source (codegen.common)
+        return x.valid
     v = getattr(x.type, "valid_shape", None)
     return "None" if v is None else repr(list(v))
 

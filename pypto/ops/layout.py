@@ -32,7 +32,7 @@ from pypto.ir.nodes import AssignStmt, Call, ConstInt, MakeTuple, Var
 from pypto.ir.types import ScalarType, TensorType, TileType, describe
 from pypto.language.enums import MemorySpace
 from pypto.ops.registry import OpArgs, OpDef, Param, get_op, register
-from pypto.ops.rules import check_region, const_ints, expect, static_ints
+from pypto.ops.rules import check_region, const_ints, expect, static_ints, tensor_extents
 from pypto.ir.nodes import ConstFloat
 
 _VEC = (MemorySpace.Vec,)
@@ -218,10 +218,16 @@ def _slice_infer(level):
 
     def infer(a: OpArgs, span: Span):
         t = a.x.type
-        shape = static_ints(op, "shape", a.shape, span)
-        valid = static_ints(op, "valid_shape", a.valid_shape, span) if a.valid_shape is not None else None
-        expect(valid is None or (len(valid) == len(shape) and all(v <= s for v, s in zip(valid, shape))), op,
-               f"valid_shape {list(valid or ())} may only narrow shape {list(shape)}", span)
+        # a tensor region may have run-time extents (RtDim; tiles are static); a valid shape may be
+        # run-time at either level (a tile's is then a scalar expression, see TileType)
+        shape = tensor_extents(op, "shape", a.shape, span) if level == "tensor" else \
+            static_ints(op, "shape", a.shape, span)
+        valid = None
+        if a.valid_shape is not None:
+            valid = tuple(e.value if isinstance(e, ConstInt) else e for e in a.valid_shape.elements)
+            expect(len(valid) == len(shape) and all(not isinstance(v, int) or not isinstance(s, int) or 0 < v <= s
+                                                    for v, s in zip(valid, shape)), op,
+                   f"valid_shape {list(valid)} may only narrow shape {list(shape)}", span)
         check_region(op, a.offset, shape, t.shape, span)
         if level == "tensor":
             return TensorType(shape, t.dtype)
@@ -255,7 +261,7 @@ _reg("slice", "tensor", params=(Param("x", "tensor"), Param("shape", "ints"), Pa
                                 Param("valid_shape", "ints", None, optional=True)),
      infer=_slice_infer("tensor"), lowers_to=None, lower=_lower_slice,
      ref=lambda a: f"_pto.region({a.x}, {a.offset}, {a.shape}, 'tensor.slice')",
-     orch=lambda a: f"_pto.region({a.x}, {a.offset}, {a.shape}, 'tensor.slice')",
+     orch=lambda a: f"_pto.view_region({a.x}, {a.offset}, {a.shape}, 'tensor.slice')",
      operand_kinds=("tensor",), doc="a region of a tensor (a view in orchestration)")
 _reg("slice", "tile", params=(Param("x", "tile"), Param("shape", "ints"), Param("offset", "ints"),
                               Param("valid_shape", "ints", None, optional=True)),

@@ -10,7 +10,7 @@ from pypto.errors import InvalidOperationError, Span
 from pypto.ir.types import TensorType, TileType
 from pypto.language.enums import AtomicType, MemorySpace
 from pypto.ops.registry import OpArgs, OpDef, Param, register
-from pypto.ops.rules import check_region, expect, static_ints
+from pypto.ops.rules import check_region, expect, static_ints, tensor_extents
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir.nodes import ConstInt, MakeTuple
 from pypto.ir.types import DynDim
@@ -253,7 +253,7 @@ register(OpDef(
 
 
 def _tensor_create_infer(a: OpArgs, span: Span) -> TensorType:
-    return TensorType(static_ints("tensor.create", "shape", a.shape, span), a.dtype)
+    return TensorType(tensor_extents("tensor.create", "shape", a.shape, span), a.dtype)
 
 
 def _create_tensor_args(args: list, kwargs: dict, span: Span):

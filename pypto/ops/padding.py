@@ -44,6 +44,8 @@ def _tensor_infer(a: OpArgs, span: Span) -> TensorType:
 
 
 def _valid(x) -> str:
+    if getattr(x, "valid", None) is not None:   # a run-time valid shape: its scalar source (codegen.common)
+        return x.valid
     t = x.type
     return repr(list(t.valid_shape)) if isinstance(t, TileType) and t.valid_shape is not None else "None"
 

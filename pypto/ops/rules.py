@@ -4,9 +4,9 @@ from __future__ import annotations
 import torch
 
 from pypto.errors import InvalidOperationError, Span
-from pypto.ir.types import ScalarType, TensorType, TileType, Type, describe
+from pypto.ir.types import RtDim, ScalarType, TensorType, TileType, Type, describe
 from pypto.language.dtypes import FP32, LOW_PRECISION, DataType, dtype_from_torch
-from pypto.ir.nodes import ConstInt, MakeTuple
+from pypto.ir.nodes import BINOPS, BinOp, ConstInt, MakeTuple, Var
 
 
 def promote(a: DataType, b: DataType, op: str | None = None, span: Span | None = None) -> DataType:
@@ -154,6 +154,34 @@ def static_ints(op: str, what: str, t, span: Span) -> tuple[int, ...]:
     expect(all(v is not None for v in vals), op, f"{what} must be constant integers", span)
     expect(all(v > 0 for v in vals), op, f"{what} must be positive, got {vals}", span)
     return tuple(vals)
+
+
+def _rt_text(e) -> str:
+    if isinstance(e, Var):
+        return e.name
+    if isinstance(e, ConstInt):
+        return str(e.value)
+    if isinstance(e, BinOp):
+        a, b = _rt_text(e.lhs), _rt_text(e.rhs)
+        return f"{e.op}({a}, {b})" if e.op in ("min", "max") else f"({a} {BINOPS[e.op]} {b})"
+    return type(e).__name__.lower()
+
+
+def tensor_extents(op: str, what: str, t, span: Span) -> tuple:
+    """A tensor shape list (``tensor.create`` / ``tensor.slice``): each constant extent must be
+    positive; an integer scalar computed at run time becomes a :class:`RtDim` the executor
+    evaluates (the reference's runtime-shaped ``pl.create_tensor([q_tile, head_dim_cfg])``)."""
+    out = []
+    for e in t.elements:
+        if isinstance(e, ConstInt):
+            expect(e.value > 0, op, f"{what} must be positive, got {[_rt_text(x) for x in t.elements]}", span)
+            out.append(e.value)
+        else:
+            et = getattr(e, "type", None)
+            expect(isinstance(et, ScalarType) and et.dtype.is_int(), op,
+                   f"{what} must be integers, got {describe(et) if et is not None else type(e).__name__}", span)
+            out.append(RtDim(_rt_text(e)))
+    return tuple(out)
 
 
 def check_region(op: str, offsets, extent, shape, span: Span) -> None:

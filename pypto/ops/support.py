@@ -71,6 +71,22 @@ def recording(callback: Callable[[str, torch.Tensor], None]) -> Iterator[None]:
         _RECORDER.reset(token)
 
 
+def view_region(t: torch.Tensor, offsets: Sequence[int], shape: Sequence[int], what: str = "tensor.slice") -> torch.Tensor:
+    """``tensor.slice`` in orchestration: :func:`region`, except that a view running past the end of
+    the tensor is cut at that end. On the device such a view is only an address and strides (the
+    reference's ``pl.slice(block_table, [n_unroll], [off])`` of the last, partial group of blocks,
+    whose kernel reads only its first ``n_blocks`` entries); here the part past the end does not
+    exist, so a kernel access of it is a located out-of-bounds error, never a read of other data.
+    A view that starts outside the tensor is an error at once."""
+    if len(offsets) == len(shape) == t.dim():
+        cut = []
+        for o, s, n in zip(offsets, shape, t.shape):
+            o, s = int(o), int(s)
+            cut.append(n - o if 0 <= o < n and o + s > n else s)
+        shape = cut
+    return region(t, offsets, shape, what)
+
+
 def region(t: torch.Tensor, offsets: Sequence[int], shape: Sequence[int], what: str = "access") -> torch.Tensor:
     """The view ``t[o0:o0+s0, o1:o1+s1, ...]``; raises when the region leaves the tensor."""
     dims = t.shape

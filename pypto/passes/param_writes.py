@@ -25,7 +25,7 @@ from pypto.ir.nodes import (
     AssignStmt, Call, ForStmt, FuncCall, Function, IfStmt, Program, ReturnStmt, ScopeStmt, TupleGetItem, Var, WhileStmt,
     YieldStmt,
 )
-from pypto.ir.visit import iter_stmts
+from pypto.ir.visit import child_stmts, iter_stmts
 from pypto.ir.types import TensorType
 from pypto.language.enums import ParamDirection
 from pypto.ops.registry import write_targets
@@ -122,22 +122,36 @@ def returned_params(f: Function) -> list[int]:
     reference executor use it; also importable from :mod:`pypto.codegen.common`.)"""
     root: dict[int, int] = {id(p): i for i, p in enumerate(f.params)}
     targets = write_targets()
-    ret = None
-    for s in iter_stmts(f.body):
-        if isinstance(s, AssignStmt):
-            v = s.value
-            if isinstance(v, Call) and v.op in targets and id(v.args[targets[v.op]]) in root:
-                root[id(s.var)] = root[id(v.args[targets[v.op]])]
-            elif isinstance(v, Var) and id(v) in root:
-                root[id(s.var)] = root[id(v)]
-        elif isinstance(s, (ForStmt, WhileStmt)):
-            for it, init, rv in zip(s.iter_args, s.init_values, s.return_vars):
-                if id(init) in root:
-                    root[id(it)] = root[id(rv)] = root[id(init)]
-        elif hasattr(s, "return_vars"):
-            pass
-        if isinstance(s, ReturnStmt):
-            ret = s
+    rets = []
+
+    def walk(stmts) -> None:
+        for s in stmts:
+            if isinstance(s, AssignStmt):
+                v = s.value
+                if isinstance(v, Call) and v.op in targets and id(v.args[targets[v.op]]) in root:
+                    root[id(s.var)] = root[id(v.args[targets[v.op]])]
+                elif isinstance(v, Var) and id(v) in root:
+                    root[id(s.var)] = root[id(v)]
+            elif isinstance(s, (ForStmt, WhileStmt)):
+                for it, init, rv in zip(s.iter_args, s.init_values, s.return_vars):
+                    if id(init) in root:
+                        root[id(it)] = root[id(rv)] = root[id(init)]
+            elif isinstance(s, ReturnStmt):
+                rets.append(s)
+            for body in child_stmts(s):
+                walk(body)
+            if isinstance(s, IfStmt) and s.return_vars:
+                # a phi is a version of a parameter when both branches yield versions of it
+                # (`if is_first: mi_out = pl.store(.., mi) else: mi_out = pl.store(.., mi)`)
+                ys = [b[-1] if b and isinstance(b[-1], YieldStmt) else None for b in (s.then_body, s.else_body)]
+                if all(ys):
+                    for k, rv in enumerate(s.return_vars):
+                        src = {root.get(id(y.values[k]), -1) if isinstance(y.values[k], Var) else -1 for y in ys}
+                        if len(src) == 1 and -1 not in src:
+                            root[id(rv)] = src.pop()
+
+    walk(f.body)
+    ret = rets[-1] if rets else None
     if ret is None:
         return []
     return [root.get(id(v), -1) if isinstance(v, Var) else -1 for v in ret.values]
