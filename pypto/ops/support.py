@@ -724,3 +724,4 @@ from pypto.ops.support_matmul import (  # noqa: E402,F401  (issue 15: the matmul
     batch_matmul, batch_matmul_into, gang, gemv, gemv_into, matmul_bias, matmul_bias_into,
 )
 from pypto.ops.support_debug import DebugPrint, debug_print_ref, valid as debug_valid  # noqa: E402,F401
+from pypto.ops import support_dist as dist  # noqa: E402,F401  (issue 17: pld.* ops, reached as _pto.dist)

@@ -1,0 +1,296 @@
+"""Multi-rank programs: ``@pl.jit.host`` functions, their compiled form and the run handles.
+
+* :class:`HostFunction` — what ``@pl.jit.host`` makes. ``fn.compile(*args, config=RunConfig(...,
+  distributed_config=DistributedConfig(device_ids=[...])))`` interprets the host body once with
+  the sample arguments, compiling every per-rank program it launches (nothing runs), and returns a
+  :class:`DistributedCompiledProgram`; calling that (or the function) runs it.
+* :func:`execute_distributed_compiled` — one run: a fresh world (window buffers zeroed, one
+  simulated card per rank, each a :class:`pypto.runtime.worker.ChipWorker`), the host body
+  interpreted again over the call's tensors, its launches run by the engine.
+* :class:`DistributedWorker` (``compiled.prepare()``) keeps the cards between runs;
+  :class:`DistributedRunHandle` is what ``worker.submit(...)`` returns (``wait()``).
+"""
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from pypto.errors import PyptoError
+from pypto.ir.distributed_compiled_program import DistributedConfig
+from pypto.ops import support_dist
+from pypto.runtime.config import RunConfig
+from pypto.runtime.distributed.engine import get_engine
+from pypto.runtime.distributed.host import HostInterpreter
+from pypto.runtime.worker import ChipWorker
+from pypto.tracebacks import user_facing
+
+
+class HostFunction:
+    """A ``@pl.jit.host`` orchestrator (see the module docstring)."""
+
+    def __init__(self, fn):
+        from pypto.frontend.source import snapshot_source
+
+        self.fn = fn
+        self.source_snapshot = snapshot_source(fn)
+        self._tree = None
+        self._cache: dict = {}
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+        self.__wrapped__ = fn
+
+    def __repr__(self) -> str:
+        return f"<pl.jit.host {self.fn.__name__}>"
+
+    def parsed(self):
+        """``(FunctionDef, SourceInfo)`` of the host body (parsed once)."""
+        if self._tree is None:
+            from pypto.frontend.source import function_source
+
+            self._tree = function_source(self.fn, self.source_snapshot)
+        return self._tree
+
+    @user_facing
+    def compile(self, *args, config: RunConfig | None = None, **kwargs) -> "DistributedCompiledProgram":
+        """Compile every per-rank program the host body launches for these arguments (none runs)."""
+        cfg = config or RunConfig()
+        dc = cfg.distributed_config
+        if dc is None:
+            raise PyptoError(f"'{self.fn.__name__}' is a @pl.jit.host program: give RunConfig(distributed_config="
+                             "DistributedConfig(device_ids=[...])) to compile it",
+                             hint="DistributedConfig(device_ids=[0, 1]) runs two ranks")
+        prog = DistributedCompiledProgram(self, dc, cfg, self._bind(args, kwargs))
+        prog._dry_run()
+        return prog
+
+    @user_facing
+    def __call__(self, *args, config: RunConfig | None = None, **kwargs):
+        """Compile (cached per config) and run on the simulated cards."""
+        prog = self.compile(*args, config=config, **kwargs)
+        return prog(*args, config=config, **kwargs)
+
+    def _bind(self, args, kwargs) -> dict:
+        sig = inspect.signature(self.fn)
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{self.fn.__name__}(): {e}") from None
+        bound.apply_defaults()
+        return dict(bound.arguments)
+
+
+class DistributedCompiledProgram:
+    """A compiled multi-rank program: the host orchestrator and its per-rank programs for one
+    :class:`DistributedConfig`. ``compiled(*args, config=...)`` runs it (outputs in place)."""
+
+    __test__ = False
+
+    def __init__(self, host: HostFunction, distributed_config: DistributedConfig, config: RunConfig, sample: dict):
+        self.host = host
+        self.distributed_config = distributed_config
+        self.config = config
+        self._sample = sample
+        self.launches: list = []
+        base = os.environ.get("PYPTO_PROG_BUILD_DIR") or tempfile.gettempdir()
+        self._output_dir = Path(base) / f"{host.fn.__name__}_distributed"
+
+    @property
+    def nranks(self) -> int:
+        """Ranks of the program (``len(device_ids)``)."""
+        return len(self.distributed_config.device_ids)
+
+    @property
+    def output_dir(self) -> Path:
+        """Where ``distributed_meta.json`` lists the per-rank programs (each in its own build dir)."""
+        return self._output_dir
+
+    @property
+    def platform(self) -> str:
+        """The simulated platform the per-rank programs are compiled for."""
+        return self.config.platform
+
+    def __fspath__(self) -> str:
+        return str(self._output_dir)
+
+    def _dry_run(self) -> None:
+        world = support_dist.World(self.nranks, self.config.sim_seed)
+        h = _interpreter(self, world, self._sample, self.config, compile_only=True,
+                         alloc=lambda r, n: torch.zeros(n, dtype=torch.uint8))
+        h.run(h.tree.body)
+        self.launches = [(ln.rank, ln.name, str(ln.compiled.output_dir)) for ln in h.launches_seen]
+        self._output_dir.mkdir(parents=True, exist_ok=True)
+        meta = {"name": self.host.fn.__name__, "device_ids": list(self.distributed_config.device_ids),
+                "platform": self.config.platform,
+                "launches": [{"rank": r, "program": n, "output_dir": d} for r, n, d in self.launches]}
+        (self._output_dir / "distributed_meta.json").write_text(json.dumps(meta, indent=1))
+
+    @user_facing
+    def __call__(self, *args, config: RunConfig | None = None, **kwargs):
+        """Run once on fresh simulated cards; outputs land in the caller's tensors."""
+        return execute_distributed_compiled(self, args, kwargs, config)
+
+    def prepare(self, config: RunConfig | None = None, **kwargs) -> "DistributedWorker":
+        """A :class:`DistributedWorker` holding one simulated card per rank for repeated runs."""
+        return DistributedWorker([self], config, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"DistributedCompiledProgram({self.host.fn.__name__}, ranks={self.nranks}, platform={self.platform})"
+
+
+def _interpreter(prog: DistributedCompiledProgram, world, bound: dict, cfg: RunConfig, *, alloc,
+                 compile_only=False, flush=None) -> HostInterpreter:
+    tree, src = prog.host.parsed()
+    run_cfg = _rank_config(cfg)
+
+    def compile_launch(fn, args, kwargs):
+        compiled = fn.compile(*args, config=run_cfg, **kwargs)
+        sig = inspect.signature(fn.fn).bind(*args, **kwargs)
+        sig.apply_defaults()
+        return compiled, [sig.arguments[n] for n in compiled.param_names]
+
+    h = HostInterpreter(prog.host.fn, src, prog.nranks, world, alloc=alloc, compile_launch=compile_launch,
+                        flush=flush or (lambda plan: None), compile_only=compile_only)
+    h.env.update(bound)
+    h.tree = tree
+    return h
+
+
+def _rank_config(cfg: RunConfig) -> RunConfig:
+    """The RunConfig each rank's program compiles and runs with (no distributed_config: one card)."""
+    import dataclasses
+
+    fields = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg) if f.init}
+    fields["distributed_config"] = None
+    fields["backend_type"] = None
+    return RunConfig(**fields)
+
+
+def execute_distributed_compiled(compiled: DistributedCompiledProgram, args: tuple, kwargs: dict | None = None,
+                                 config: RunConfig | None = None, *, workers: list | None = None) -> Any:
+    """Run ``compiled`` once with the caller's tensors (see the module docstring). ``workers``: the
+    per-rank cards to run on (a :class:`DistributedWorker`'s); default fresh ones."""
+    cfg = config or compiled.config
+    if cfg.distributed_config is None:
+        cfg = _with_dc(cfg, compiled.distributed_config)
+    if cfg.platform != compiled.config.platform:
+        from pypto.errors import SimulationError
+
+        raise SimulationError(f"program was compiled for {compiled.config.platform} but RunConfig asks for "
+                              f"{cfg.platform}; compile it again for that platform")
+    bound = compiled.host._bind(args, kwargs or {})
+    own = workers is None
+    cards = workers or [ChipWorker(_rank_config(cfg)) for _ in range(compiled.nranks)]
+    world = support_dist.World(compiled.nranks, cfg.sim_seed)
+    engine = get_engine(cfg.extra.get("distributed_backend") if cfg.extra else None)
+    run_cfg = _rank_config(cfg)
+    allocated = []
+
+    def alloc(rank: int, nbytes: int) -> torch.Tensor:
+        t = cards[rank].alloc_tensor([nbytes], torch.uint8)
+        allocated.append((rank, t))
+        return t.device_view()
+
+    try:
+        h = _interpreter(compiled, world, bound, cfg, alloc=alloc,
+                         flush=lambda plan: engine.run_phase(plan, world, run_cfg))
+        return h.run(h.tree.body)
+    finally:
+        for rank, t in allocated:
+            cards[rank].free_tensor(t)
+        if own:
+            for c in cards:
+                c.close()
+
+
+def _with_dc(cfg: RunConfig, dc) -> RunConfig:
+    import dataclasses
+
+    fields = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg) if f.init}
+    fields["distributed_config"] = dc
+    fields["backend_type"] = None
+    return RunConfig(**fields)
+
+
+class DistributedRunHandle:
+    """One submitted run of a :class:`DistributedWorker` (``wait()`` returns its result or raises)."""
+
+    def __init__(self, thread: threading.Thread, box: dict):
+        self._thread, self._box = thread, box
+
+    def wait(self, timeout: float | None = None):
+        """Block until the run ends; return what the program returns, re-raise its error."""
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            raise TimeoutError("the distributed run is still going")
+        if "error" in self._box:
+            raise self._box["error"]
+        return self._box.get("result")
+
+    def done(self) -> bool:
+        """True once the run has ended."""
+        return not self._thread.is_alive()
+
+
+class DistributedWorker:
+    """Simulated cards (one :class:`ChipWorker` per rank) kept across runs of prepared programs.
+
+    ``worker(*args)`` / ``worker.run(program, *args)`` run and wait; ``worker.submit(...)`` returns a
+    :class:`DistributedRunHandle`. Windows are zeroed for each run (the reference's default reset)."""
+
+    def __init__(self, programs: list, config: RunConfig | None = None, **kwargs):
+        if not programs:
+            raise ValueError("DistributedWorker needs at least one program")
+        first = programs[0]
+        for p in programs[1:]:
+            if p.distributed_config.device_ids != first.distributed_config.device_ids or p.platform != first.platform:
+                raise ValueError("every program of a DistributedWorker must use the same device_ids and platform")
+        self.programs = list(programs)
+        self.config = config or first.config
+        self.cards = [ChipWorker(_rank_config(self.config)) for _ in range(first.nranks)]
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def run(self, program, *args, config: RunConfig | None = None, **kwargs):
+        """Run ``program`` (one of the prepared ones) once on these cards."""
+        if self._closed:
+            raise RuntimeError("DistributedWorker is closed")
+        if program not in self.programs:
+            raise ValueError(f"{program!r} was not prepared on this worker")
+        with self._lock:
+            return execute_distributed_compiled(program, args, kwargs, config or self.config, workers=self.cards)
+
+    def __call__(self, *args, config: RunConfig | None = None, **kwargs):
+        return self.run(self.programs[0], *args, config=config, **kwargs)
+
+    def submit(self, program, *args, config: RunConfig | None = None, **kwargs) -> DistributedRunHandle:
+        """Start a run in the background."""
+        box: dict = {}
+
+        def go():
+            try:
+                box["result"] = self.run(program, *args, config=config, **kwargs)
+            except BaseException as e:
+                box["error"] = e
+        t = threading.Thread(target=go, daemon=True)
+        t.start()
+        return DistributedRunHandle(t, box)
+
+    def close(self) -> None:
+        """Release the cards."""
+        if not self._closed:
+            for c in self.cards:
+                c.close()
+            self._closed = True
+
+    def __enter__(self) -> "DistributedWorker":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
