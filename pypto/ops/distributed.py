@@ -110,8 +110,8 @@ def _notify_infer(a: OpArgs, span: Span):
 
 register(OpDef(
     name="dist.notify",
-    params=(Param("tensor", "tensor"), Param("peer", "scalar"), Param("offsets", "ints"), Param("value", "scalar"),
-            Param("notify_op", "str", "AtomicAdd"), _WHERE),
+    params=(Param("tensor", "tensor", aliases=("target",)), Param("peer", "scalar"), Param("offsets", "ints"),
+            Param("value", "scalar"), Param("notify_op", "str", "AtomicAdd"), _WHERE),
     infer=_notify_infer,
     ref=lambda a: f"_pto.dist.notify({a.tensor}, {a.offsets}, {a.peer}, {a.value}, {a.notify_op}, {a.where})",
     sim=lambda a, dst: f"_pto.dist.notify({a.tensor}, {a.offsets}, {a.peer}, {a.value}, {a.notify_op}, {a.where})",
@@ -132,7 +132,7 @@ def _wait_infer(a: OpArgs, span: Span):
 for _w in ("wait", "defer_wait"):
     register(OpDef(
         name=f"dist.{_w}",
-        params=(Param("tensor", "tensor"), Param("offsets", "ints"), Param("expected", "scalar"),
+        params=(Param("tensor", "tensor", aliases=("signal",)), Param("offsets", "ints"), Param("expected", "scalar"),
                 Param("cmp", "str", "Ge"), _WHERE),
         infer=_wait_infer,
         ref=lambda a: f"_pto.dist.run_now(_pto.dist.wait({a.tensor}, {a.offsets}, {a.expected}, {a.cmp}, {a.where}))",

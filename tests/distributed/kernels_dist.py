@@ -239,3 +239,125 @@ def host_allreduce(x: pl.Tensor[[MAXR, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[MAX
     data = pld.tensor.allreduce(data, op=pld.ReduceOp.Sum)
     for r in pl.range(pld.world_size()):
         consume_rank(data, y[r], device=r)
+
+
+# ---------------------------------------------------------------- point-to-point: put / notify / defer_wait
+@pl.jit.incore
+def ring_put_k(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+               src: pld.DistributedTensor[[1, N], pl.FP32], dst: pld.DistributedTensor[[1, N], pl.FP32],
+               sig: pld.DistributedTensor[[1, 1], pl.INT32]):
+    ctx = pld.get_comm_ctx(src)
+    me = pld.rank(ctx)
+    n = pld.world_size()
+    t = pl.load(x, [0, 0], [1, N])
+    src = pl.store(t, [0, 0], src)
+    peer = (me + 1) % n
+    pld.tensor.put(dst, peer=peer, src=src)
+    pld.system.notify(sig, peer=peer, offsets=[0, 0], value=1, op=pld.NotifyOp.AtomicAdd)
+    pld.system.defer_wait(sig, offsets=[0, 0], expected=1, cmp=pld.WaitCmp.Ge)
+    back = pl.load(dst, [0, 0], [1, N])
+    y = pl.store(back, [0, 0], y)
+    return y
+
+
+# remote_store into the next rank, barrier, then get from the previous one's src
+@pl.jit.incore
+def ring_store_k(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[2, N], pl.FP32]],
+                 src: pld.DistributedTensor[[1, N], pl.FP32], dst: pld.DistributedTensor[[1, N], pl.FP32],
+                 got: pld.DistributedTensor[[1, N], pl.FP32], sig: pld.DistributedTensor[[MAXR, 1], pl.INT32]):
+    ctx = pld.get_comm_ctx(src)
+    me = pld.rank(ctx)
+    n = pld.nranks(ctx)
+    t = pl.load(x, [0, 0], [1, N])
+    src = pl.store(t, [0, 0], src)
+    pld.tile.remote_store(t, dst, peer=(me + 1) % n, offsets=[0, 0])
+    sig = pld.tensor.barrier(sig)
+    got = pld.tensor.get(got, peer=(me + n - 1) % n, src=src)
+    a = pl.load(dst, [0, 0], [1, N])
+    b = pl.load(got, [0, 0], [1, N])
+    y = pl.store(a, [0, 0], y)
+    y = pl.store(b, [1, 0], y)
+    return y
+
+
+@pl.jit
+def ring_put_rank(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+                  src: pld.DistributedTensor[[1, N], pl.FP32], dst: pld.DistributedTensor[[1, N], pl.FP32],
+                  sig: pld.DistributedTensor[[1, 1], pl.INT32]):
+    return ring_put_k(x, y, src, dst, sig)
+
+
+@pl.jit
+def ring_store_rank(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[2, N], pl.FP32]],
+                    src: pld.DistributedTensor[[1, N], pl.FP32], dst: pld.DistributedTensor[[1, N], pl.FP32],
+                    got: pld.DistributedTensor[[1, N], pl.FP32], sig: pld.DistributedTensor[[MAXR, 1], pl.INT32]):
+    return ring_store_k(x, y, src, dst, got, sig)
+
+
+@pl.jit.host
+def ring_put_host(x: pl.Tensor[[MAXR, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[MAXR, 1, N], pl.FP32]]):
+    src_buf = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+    dst_buf = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+    sig_buf = pld.alloc_window_buffer([1, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        src = pld.window(src_buf, [1, N], dtype=pl.FP32)
+        dst = pld.window(dst_buf, [1, N], dtype=pl.FP32)
+        sig = pld.window(sig_buf, [1, 1], dtype=pl.INT32)
+        ring_put_rank(x[r], y[r], src, dst, sig, device=r)
+
+
+@pl.jit.host
+def ring_store_host(x: pl.Tensor[[MAXR, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[MAXR, 2, N], pl.FP32]]):
+    src_buf = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+    dst_buf = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+    got_buf = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+    sig_buf = pld.alloc_window_buffer([MAXR, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        src = pld.window(src_buf, [1, N], dtype=pl.FP32)
+        dst = pld.window(dst_buf, [1, N], dtype=pl.FP32)
+        got = pld.window(got_buf, [1, N], dtype=pl.FP32)
+        sig = pld.window(sig_buf, [MAXR, 1], dtype=pl.INT32)
+        ring_store_rank(x[r], y[r], src, dst, got, sig, device=r)
+
+
+# ---------------------------------------------------------------- all_to_all_v (2 ranks, 4 rows each)
+@pl.jit.incore
+def a2av_k(x: pl.Tensor[[4, N], pl.FP32], counts: pl.Tensor[[1, 8], pl.INT32],
+           y: pl.Out[pl.Tensor[[4, N], pl.FP32]],
+           inp: pld.DistributedTensor[[4, N], pl.FP32], data: pld.DistributedTensor[[4, N], pl.FP32],
+           sc: pld.DistributedTensor[[1, 8], pl.INT32], rc: pld.DistributedTensor[[1, 8], pl.INT32],
+           sig: pld.DistributedTensor[[MAXR, 1], pl.INT32]):
+    t = pl.load(x, [0, 0], [4, N])
+    inp = pl.store(t, [0, 0], inp)
+    c = pl.load(counts, [0, 0], [1, 8])
+    sc = pl.store(c, [0, 0], sc)
+    data = pld.tensor.all_to_all_v(inp, data, sig, sc, rc)
+    back = pl.load(data, [0, 0], [4, N])
+    y = pl.store(back, [0, 0], y)
+    return y
+
+
+@pl.jit
+def a2av_rank(x: pl.Tensor[[4, N], pl.FP32], counts: pl.Tensor[[1, 8], pl.INT32],
+              y: pl.Out[pl.Tensor[[4, N], pl.FP32]],
+              inp: pld.DistributedTensor[[4, N], pl.FP32], data: pld.DistributedTensor[[4, N], pl.FP32],
+              sc: pld.DistributedTensor[[1, 8], pl.INT32], rc: pld.DistributedTensor[[1, 8], pl.INT32],
+              sig: pld.DistributedTensor[[MAXR, 1], pl.INT32]):
+    return a2av_k(x, counts, y, inp, data, sc, rc, sig)
+
+
+@pl.jit.host
+def a2av_host(x: pl.Tensor[[2, 4, N], pl.FP32], counts: pl.Tensor[[2, 1, 8], pl.INT32],
+              y: pl.Out[pl.Tensor[[2, 4, N], pl.FP32]]):
+    inp_buf = pld.alloc_window_buffer([4, N], dtype=pl.FP32)
+    data_buf = pld.alloc_window_buffer([4, N], dtype=pl.FP32)
+    sc_buf = pld.alloc_window_buffer([1, 8], dtype=pl.INT32)
+    rc_buf = pld.alloc_window_buffer([1, 8], dtype=pl.INT32)
+    sig_buf = pld.alloc_window_buffer([MAXR, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        inp = pld.window(inp_buf, [4, N], dtype=pl.FP32)
+        data = pld.window(data_buf, [4, N], dtype=pl.FP32)
+        sc = pld.window(sc_buf, [1, 8], dtype=pl.INT32)
+        rc = pld.window(rc_buf, [1, 8], dtype=pl.INT32)
+        sig = pld.window(sig_buf, [MAXR, 1], dtype=pl.INT32)
+        a2av_rank(x[r], counts[r], y[r], inp, data, sc, rc, sig, device=r)

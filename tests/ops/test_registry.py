@@ -41,7 +41,7 @@ def completeness_problems(ops: dict[str, OpDef]) -> list[str]:
             problems.append(f"{name}: no type rule")
         if not callable(op.ref):
             problems.append(f"{name}: no ref")
-        if name.startswith("tile."):
+        if name.startswith(("tile.", "dist.")):   # dist.*: pld ops in kernels (issue 17), run as they are
             if not callable(op.sim):
                 problems.append(f"{name}: tile op without sim")
         elif name.startswith(("tensor.", "system.")):   # system.*: orchestration queries of the device
@@ -50,7 +50,7 @@ def completeness_problems(ops: dict[str, OpDef]) -> list[str]:
                 problems.append(f"{name}: tensor op with neither a lowers_to naming a registered tile op "
                                 f"(got {op.lowers_to!r}) nor an orch")
         else:
-            problems.append(f"{name}: name is neither tile.*, tensor.* nor system.*")
+            problems.append(f"{name}: name is neither tile.*, dist.*, tensor.* nor system.*")
     return problems
 
 
