@@ -183,3 +183,20 @@ def test_prepared_worker_reruns():
         h = w.submit(prog, x, y2)
         h.wait()
     assert torch.equal(y1[:2], y2[:2])   # windows are zeroed per run, same seed -> same bits
+
+
+@pytest.mark.parametrize("host_args", ["ring_put", "allreduce"])
+def test_dist_ops_roundtrip_every_stage(host_args):
+    from pypto.frontend.specialize import specialize
+    from pypto.ir import run_pipeline, structural_equal
+    from pypto.language import parse
+
+    x = torch.zeros(1, N)
+    if host_args == "ring_put":
+        spec = specialize(K.ring_put_rank, (x, x.clone(), x.clone(), x.clone(), torch.zeros(1, 1, dtype=torch.int32)), {})
+    else:
+        spec = specialize(K.allreduce_sum_rank, (x, x.clone(), x.clone(), torch.zeros(K.MAXR, 1, dtype=torch.int32)), {})
+    result = run_pipeline(spec.program, {"platform": "a2a3sim"})
+    for stage, program in result.stages:
+        text = program.as_python()
+        assert structural_equal(program, parse(text)), f"{stage}:\n{text}"
