@@ -69,6 +69,30 @@ class Window:
         self.group = group
 
 
+class Access:
+    """One access of window memory, for the race check: ``rank`` read or wrote bytes ``[lo, hi)`` of
+    ``owner``'s copy of window ``window`` at ``where``, knowing the clock ``vc``."""
+
+    __slots__ = ("rank", "window", "owner", "lo", "hi", "write", "vc", "what", "where")
+
+    def __init__(self, rank, window, owner, lo, hi, write, vc, what, where):
+        self.rank, self.window, self.owner, self.lo, self.hi = rank, window, owner, lo, hi
+        self.write, self.vc, self.what, self.where = write, vc, what, where
+
+    def __repr__(self) -> str:
+        return (f"rank {self.rank} {self.what} of rank {self.owner}'s '{self.window}' bytes "
+                f"[{self.lo}, {self.hi}) at {self.where}")
+
+
+def _merge(a: list[int], b: list[int] | None) -> list[int]:
+    return a if b is None else [max(x, y) for x, y in zip(a, b)]
+
+
+def _before(a: list[int], b: list[int]) -> bool:
+    """Vector clock ``a`` happened before (or equals) ``b``."""
+    return all(x <= y for x, y in zip(a, b))
+
+
 class _Rendezvous:
     """One collective in flight: the operands deposited so far and, once complete, the results."""
 
@@ -96,8 +120,12 @@ class World:
         self._rdv: dict[tuple, _Rendezvous] = {}
         self._seq: dict[tuple, int] = {}
         self._order_rng = random.Random(seed)
-        self.accesses: list[tuple] = []              # (rank, kind, window, peer, slice) for the race check
+        # the race check (pypto.debug.dist_races): vector clocks per rank, the clocks carried by
+        # signal cells, and every window access with the clock of the rank that made it
         self.record_accesses = False
+        self.vc: list[list[int]] = [[0] * nranks for _ in range(nranks)]
+        self.signal_vc: dict[tuple, list[int]] = {}
+        self.accesses: list[Access] = []
 
     # -- windows ---------------------------------------------------------------------------
     def add_window(self, name: str, tensors: dict[int, torch.Tensor], group: CommGroup | None = None) -> Window:
@@ -131,6 +159,44 @@ class World:
         if start % es:
             raise SimulationError(f"{op}: the window view is not aligned to its {es}-byte elements")
         return torch.empty(0, dtype=t.dtype).set_(other.untyped_storage(), start // es, t.shape, t.stride())
+
+    # -- race check ------------------------------------------------------------------------
+    def record(self, rank: int, t: torch.Tensor, write: bool, what: str, where: str) -> None:
+        """Log an access of window memory ``t`` (any rank's copy) by ``rank`` (lock held or not)."""
+        if not self.record_accesses:
+            return
+        hit = self._by_storage.get(t.untyped_storage().data_ptr())
+        if hit is None:
+            return
+        w, owner = hit
+        es = t.element_size()
+        lo = t.storage_offset() * es
+        span = 1 + sum((n - 1) * st for n, st in zip(t.shape, t.stride())) if t.numel() else 0
+        with self.lock:
+            self.vc[rank][rank] += 1
+            self.accesses.append(Access(rank, w.name, owner, lo, lo + span * es, write, list(self.vc[rank]),
+                                        what, where))
+
+    def join_all(self) -> None:
+        """Every rank knows everything (the host joined all ranks: a phase boundary)."""
+        top = [max(col) for col in zip(*self.vc)]
+        self.vc = [list(top) for _ in range(self.nranks)]
+
+    def races(self) -> list[tuple[Access, Access]]:
+        """Pairs of accesses of the same bytes by different ranks, one a write, unordered by any
+        signal, barrier or collective."""
+        out = []
+        acc = self.accesses
+        for i, a in enumerate(acc):
+            for b in acc[i + 1:]:
+                if a.rank == b.rank or a.window != b.window or a.owner != b.owner or not (a.write or b.write):
+                    continue
+                if a.hi <= b.lo or b.hi <= a.lo:
+                    continue
+                if _before(a.vc, b.vc) or _before(b.vc, a.vc):
+                    continue
+                out.append((a, b))
+        return out
 
     # -- progress / blocking -----------------------------------------------------------------
     def bump(self) -> None:
@@ -203,11 +269,17 @@ class World:
             if rdv is None:
                 rdv = self._rdv[full] = _Rendezvous(key[0], n, where)
             rdv.parts[rank] = part
+            rdv.vcs = getattr(rdv, "vcs", {})
+            self.vc[rank][rank] += 1
+            rdv.vcs[rank] = list(self.vc[rank])
             if len(rdv.parts) == n:
                 rdv.result = finish(rdv.parts)
                 rdv.done = True
             self.bump()
         yield from self.block(rank, where, lambda: rdv.done)
+        with self.lock:
+            for v in rdv.vcs.values():
+                self.vc[rank] = _merge(self.vc[rank], v)
         return rdv.result
 
 
@@ -270,12 +342,13 @@ def notify(t: torch.Tensor, offsets, peer: int, value: int, op: str, where: str 
     cell = _cell(t, offsets)
     with w.lock:
         pv = w.peer_view(t, int(peer), "pld.system.notify")
+        w.vc[r][r] += 1
+        key = (pv.untyped_storage().data_ptr(), pv.storage_offset(), cell)
+        w.signal_vc[key] = _merge(list(w.vc[r]), w.signal_vc.get(key))
         if op == "Set":
             pv[cell] = int(value)
         else:
             pv[cell] += int(value)
-        if w.record_accesses:
-            w.accesses.append((r, "notify", where))
         w.bump()
 
 
@@ -291,6 +364,9 @@ def wait(t: torch.Tensor, offsets, expected: int, cmp: str, where: str = ""):
     exp = int(expected)
     what = f"pld.system.wait(cell {list(cell)} {cmp} {exp}) at {where}"
     yield from w.block(r, what, lambda: bool(test(int(t[cell]), exp)))
+    with w.lock:
+        key = (t.untyped_storage().data_ptr(), t.storage_offset(), cell)
+        w.vc[r] = _merge(w.vc[r], w.signal_vc.get(key))
 
 
 def barrier(t: torch.Tensor, where: str = ""):
@@ -310,6 +386,7 @@ def remote_load(dst: torch.Tensor, t: torch.Tensor, peer: int, offsets, where: s
     w, r = current()
     with w.lock:
         src = region(w.peer_view(t, int(peer), "pld.tile.remote_load"), offsets, list(dst.shape), "remote_load")
+        w.record(r, src, False, "pld.tile.remote_load", where)
         dst.copy_(src)
 
 
@@ -320,6 +397,7 @@ def remote_store(tile: torch.Tensor, t: torch.Tensor, peer: int, offsets, atomic
     w, r = current()
     with w.lock:
         dst = region(w.peer_view(t, int(peer), "pld.tile.remote_store"), offsets, list(tile.shape), "remote_store")
+        w.record(r, dst, True, "pld.tile.remote_store", where)
         if atomic:
             dst.add_(tile)
         else:
@@ -333,6 +411,8 @@ def put(dst: torch.Tensor, peer: int, src: torch.Tensor, atomic: bool, where: st
     w, r = current()
     with w.lock:
         pv = w.peer_view(dst, int(peer), "pld.tensor.put")
+        w.record(r, src, False, "pld.tensor.put (source)", where)
+        w.record(r, pv, True, "pld.tensor.put", where)
         if atomic:
             pv.add_(src.reshape(pv.shape))
         else:
@@ -346,6 +426,8 @@ def get(dst: torch.Tensor, peer: int, src: torch.Tensor, where: str = "") -> tor
     w, r = current()
     with w.lock:
         pv = w.peer_view(src, int(peer), "pld.tensor.get")
+        w.record(r, pv, False, "pld.tensor.get", where)
+        w.record(r, dst, True, "pld.tensor.get (target)", where)
         dst.copy_(pv.reshape(dst.shape))
     return dst
 
@@ -489,3 +571,28 @@ def is_window(t: torch.Tensor) -> bool:
     """True when ``t`` lies in a window buffer of the calling thread's multi-rank run."""
     w = getattr(_TLS, "world", None)
     return w is not None and t.untyped_storage().data_ptr() in w._by_storage
+
+
+def kernel_where() -> str:
+    """``file:line`` of the kernel instruction running now (the generated module's SPANS table)."""
+    import sys
+
+    f = sys._getframe(1)
+    while f is not None:
+        spans = f.f_globals.get("SPANS")
+        if spans is not None and "KERNEL_NAME" in f.f_globals:
+            sp = spans.get(f.f_lineno)
+            if sp is not None:
+                return f"{sp[0]}:{sp[1]}"
+        f = f.f_back
+    return "<unknown>"
+
+
+def local_recorder(world: World, rank: int):
+    """An access recorder (``pypto.ops.support._RECORDER``) that logs this rank's tile loads and
+    stores of window memory for the race check."""
+    def rec(what: str, view: torch.Tensor) -> None:
+        if what.startswith(("tile.load", "tile.store")) and not what.endswith("padded"):
+            if view.untyped_storage().data_ptr() in world._by_storage:
+                world.record(rank, view, what.startswith("tile.store"), what, kernel_where())
+    return rec

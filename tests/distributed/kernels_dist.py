@@ -361,3 +361,65 @@ def a2av_host(x: pl.Tensor[[2, 4, N], pl.FP32], counts: pl.Tensor[[2, 1, 8], pl.
         rc = pld.window(rc_buf, [1, 8], dtype=pl.INT32)
         sig = pld.window(sig_buf, [MAXR, 1], dtype=pl.INT32)
         a2av_rank(x[r], counts[r], y[r], inp, data, sc, rc, sig, device=r)
+
+
+# ---------------------------------------------------------------- a planted missing wait (and its fix)
+@pl.jit.incore
+def racy_k(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+           dst: pld.DistributedTensor[[1, N], pl.FP32], sig: pld.DistributedTensor[[1, 1], pl.INT32]):
+    ctx = pld.get_comm_ctx(dst)
+    me = pld.rank(ctx)
+    n = pld.nranks(ctx)
+    t = pl.load(x, [0, 0], [1, N])
+    pld.tile.remote_store(t, dst, peer=(me + 1) % n, offsets=[0, 0])
+    pld.system.notify(sig, peer=(me + 1) % n, offsets=[0, 0], value=1, op=pld.NotifyOp.AtomicAdd)
+    back = pl.load(dst, [0, 0], [1, N])   # RACE: no wait for the previous rank's store
+    y = pl.store(back, [0, 0], y)
+    return y
+
+
+@pl.jit.incore
+def ordered_k(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+              dst: pld.DistributedTensor[[1, N], pl.FP32], sig: pld.DistributedTensor[[1, 1], pl.INT32]):
+    ctx = pld.get_comm_ctx(dst)
+    me = pld.rank(ctx)
+    n = pld.nranks(ctx)
+    t = pl.load(x, [0, 0], [1, N])
+    pld.tile.remote_store(t, dst, peer=(me + 1) % n, offsets=[0, 0])
+    pld.system.notify(sig, peer=(me + 1) % n, offsets=[0, 0], value=1, op=pld.NotifyOp.AtomicAdd)
+    pld.system.wait(sig, offsets=[0, 0], expected=1, cmp=pld.WaitCmp.Ge)
+    back = pl.load(dst, [0, 0], [1, N])
+    y = pl.store(back, [0, 0], y)
+    return y
+
+
+@pl.jit
+def racy_rank(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+              dst: pld.DistributedTensor[[1, N], pl.FP32], sig: pld.DistributedTensor[[1, 1], pl.INT32]):
+    return racy_k(x, y, dst, sig)
+
+
+@pl.jit
+def ordered_rank(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+                 dst: pld.DistributedTensor[[1, N], pl.FP32], sig: pld.DistributedTensor[[1, 1], pl.INT32]):
+    return ordered_k(x, y, dst, sig)
+
+
+@pl.jit.host
+def racy_host(x: pl.Tensor[[MAXR, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[MAXR, 1, N], pl.FP32]]):
+    dst_buf = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+    sig_buf = pld.alloc_window_buffer([1, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        dst = pld.window(dst_buf, [1, N], dtype=pl.FP32)
+        sig = pld.window(sig_buf, [1, 1], dtype=pl.INT32)
+        racy_rank(x[r], y[r], dst, sig, device=r)
+
+
+@pl.jit.host
+def ordered_host(x: pl.Tensor[[MAXR, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[MAXR, 1, N], pl.FP32]]):
+    dst_buf = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+    sig_buf = pld.alloc_window_buffer([1, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        dst = pld.window(dst_buf, [1, N], dtype=pl.FP32)
+        sig = pld.window(sig_buf, [1, 1], dtype=pl.INT32)
+        ordered_rank(x[r], y[r], dst, sig, device=r)

@@ -200,3 +200,32 @@ def test_dist_ops_roundtrip_every_stage(host_args):
     for stage, program in result.stages:
         text = program.as_python()
         assert structural_equal(program, parse(text)), f"{stage}:\n{text}"
+
+
+def _line_of(text: str) -> int:
+    return next(i for i, l in enumerate(open(K.__file__).read().splitlines(), 1) if text in l)
+
+
+def test_planted_missing_wait_is_a_race_with_both_lines():
+    from pypto.debug.dist_races import find_rank_races
+
+    x = torch.randn(K.MAXR, 1, N)
+    races = find_rank_races(K.racy_host, x, torch.zeros(K.MAXR, 1, N), config=cfg(2))
+    assert races, "the load without a wait must race with the previous rank's remote_store"
+    lines = open(K.__file__).read().splitlines()
+    start = _line_of("def racy_k")
+    store_line = next(i for i, l in enumerate(lines, 1) if i > start and "pld.tile.remote_store(t, dst" in l)
+    load_line = _line_of("# RACE: no wait")
+    wheres = {(a.where, b.where) for r in races for a, b in [(r.first, r.second)]}
+    assert any({w1, w2} == {f"{K.__file__}:{store_line}", f"{K.__file__}:{load_line}"} for w1, w2 in wheres), wheres
+    text = str(races[0])
+    assert "rank 0" in text and "rank 1" in text
+
+
+def test_the_same_program_with_its_wait_has_no_race():
+    from pypto.debug.dist_races import find_rank_races
+
+    x = torch.randn(K.MAXR, 1, N)
+    y = torch.zeros(K.MAXR, 1, N)
+    assert find_rank_races(K.ordered_host, x, y, config=cfg(2)) == []
+    assert torch.equal(y[0], x[1]) and torch.equal(y[1], x[0])

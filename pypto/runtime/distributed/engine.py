@@ -12,12 +12,14 @@ GM, cores and scheduler); the threads share the :class:`pypto.ops.support_dist.W
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 from dataclasses import dataclass, field
 from typing import Any
 
 from pypto.errors import PyptoError, SimulationError
 from pypto.ops import support_dist
+from pypto.ops.support import recording
 
 
 @dataclass
@@ -64,6 +66,7 @@ class InProcessEngine(Engine):
     def run_phase(self, plan: RankPlan, world: support_dist.World, config) -> None:
         errors: dict[int, BaseException] = {}
         with world.lock:
+            world.join_all()   # the host joined every rank before this phase
             world.finished = {r for r in range(plan.nranks) if not plan.launches.get(r)}
             world.failed.clear()
             world.blocked.clear()
@@ -72,8 +75,10 @@ class InProcessEngine(Engine):
             support_dist.install(world, rank)
             err = None
             try:
-                for ln in plan.launches.get(rank, []):
-                    ln.compiled(*ln.args, config=config)
+                rec = support_dist.local_recorder(world, rank) if world.record_accesses else None
+                with recording(rec) if rec is not None else contextlib.nullcontext():
+                    for ln in plan.launches.get(rank, []):
+                        ln.compiled(*ln.args, config=config)
             except BaseException as e:  # reported below, in rank order
                 err = e
                 errors[rank] = e

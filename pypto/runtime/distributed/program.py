@@ -173,9 +173,11 @@ def _rank_config(cfg: RunConfig) -> RunConfig:
 
 
 def execute_distributed_compiled(compiled: DistributedCompiledProgram, args: tuple, kwargs: dict | None = None,
-                                 config: RunConfig | None = None, *, workers: list | None = None) -> Any:
+                                 config: RunConfig | None = None, *, workers: list | None = None,
+                                 world_hook=None) -> Any:
     """Run ``compiled`` once with the caller's tensors (see the module docstring). ``workers``: the
-    per-rank cards to run on (a :class:`DistributedWorker`'s); default fresh ones."""
+    per-rank cards to run on (a :class:`DistributedWorker`'s); default fresh ones. ``world_hook(world)``
+    sees the run's :class:`pypto.ops.support_dist.World` before anything runs."""
     cfg = config or compiled.config
     if cfg.distributed_config is None:
         cfg = _with_dc(cfg, compiled.distributed_config)
@@ -188,6 +190,8 @@ def execute_distributed_compiled(compiled: DistributedCompiledProgram, args: tup
     own = workers is None
     cards = workers or [ChipWorker(_rank_config(cfg)) for _ in range(compiled.nranks)]
     world = support_dist.World(compiled.nranks, cfg.sim_seed)
+    if world_hook is not None:
+        world_hook(world)   # e.g. the race check turns on access recording
     engine = get_engine(cfg.extra.get("distributed_backend") if cfg.extra else None)
     run_cfg = _rank_config(cfg)
     allocated = []
