@@ -16,6 +16,7 @@ from pypto.ir.nodes import Program
 from pypto.ir.types import TupleType
 from pypto.language.enums import FunctionType, Level
 from pypto.frontend.specialize import _Specializer
+from pypto.frontend.host_methods import HostMethod, register as register_host_methods
 
 
 def parse_program_class(cls: ast.ClassDef, src: SourceInfo, globals_: dict) -> Program:
@@ -41,15 +42,23 @@ def parse_program_class(cls: ast.ClassDef, src: SourceInfo, globals_: dict) -> P
     deps = _Specializer(None)
     resolver = Resolver(globals_, call_function=deps.call_function, self_function=self_function)
     funcs = []
+    hosts = []
     for m in methods:
         params, ret, ftype, level = headers[m.name]
+        if level == Level.HOST:
+            # a multi-rank host orchestrator (issue 17): kept as source for the host interpreter
+            hosts.append(HostMethod(m.name, m, src, globals_, tuple(p.name for p in params),
+                                    tuple(a.annotation for a in m.args.args[1:])))
+            continue
         fp = FunctionParser(src, resolver, m.name, ftype, level)
         funcs.append(fp.parse(m, params, ret))
     clash = set(deps.functions) & set(headers)
     if clash:
         raise ParserError(f"a function called from the program has the name of one of its methods: "
                           f"{', '.join(sorted(clash))}", src.span(cls))
-    return Program(cls.name, tuple(deps.functions.values()) + tuple(funcs), src.span(cls))
+    program = Program(cls.name, tuple(deps.functions.values()) + tuple(funcs), src.span(cls))
+    register_host_methods(program, hosts)
+    return program
 
 
 def _static_resolver(globals_: dict, src: SourceInfo):

@@ -20,6 +20,7 @@ from typing import Any
 import torch
 
 from pypto.errors import ParserError, Span, UnsupportedFeatureError
+from pypto.ir.types import DynDim
 from pypto.language.dtypes import DataType
 from pypto.ops import support_dist
 from pypto.runtime.distributed.engine import Launch, RankPlan
@@ -72,9 +73,10 @@ class HostInterpreter:
     ``compile_launch(fn, args, kwargs)`` compiles a per-rank program, ``flush(plan)`` runs queued
     launches."""
 
-    def __init__(self, fn, src, nranks: int, world: support_dist.World, *, alloc, compile_launch, flush,
+    def __init__(self, scope: dict, src, nranks: int, world: support_dist.World, *, alloc, compile_launch, flush,
                  compile_only: bool = False):
-        self.fn, self.src, self.nranks, self.world = fn, src, nranks, world
+        self.scope, self.src, self.nranks, self.world = scope, src, nranks, world
+        self.dyn: dict[str, int] = {}   # pl.dynamic extents, bound from the host parameters' shapes
         self.alloc, self.compile_launch, self.flush_fn = alloc, compile_launch, flush
         self.compile_only = compile_only
         self.plan = RankPlan(nranks)
@@ -92,14 +94,14 @@ class HostInterpreter:
     def lookup(self, name: str, node: ast.AST):
         if name in self.env:
             return self.env[name]
-        g = self.fn.__globals__
-        if name in g:
-            return g[name]
-        cl = getattr(self.fn, "__closure__", None)
-        if cl:
-            for n, c in zip(self.fn.__code__.co_freevars, cl):
-                if n == name:
-                    return c.cell_contents
+        if name in self.scope:
+            v = self.scope[name]
+            if isinstance(v, DynDim):
+                if v.name not in self.dyn:
+                    raise self.error(f"the dynamic extent {v.name} is not bound by a host parameter's shape", node,
+                                     cls=ParserError)
+                return self.dyn[v.name]
+            return v
         if name in _SAFE_BUILTINS:
             return _SAFE_BUILTINS[name]
         raise self.error(f"name '{name}' is not defined in the host orchestrator", node, cls=ParserError)
@@ -238,7 +240,7 @@ class HostInterpreter:
             return self.alloc_window(e, args, kwargs)
         if fn is pld.window:
             return self.window(e, args, kwargs)
-        if isinstance(fn, JITFunction):
+        if isinstance(fn, (JITFunction, ProgramMethod)):
             return self.launch(e, fn, args, kwargs)
         if isinstance(fn, DataType) or getattr(fn, "__self__", None) is not None and isinstance(fn.__self__, DataType):
             return fn(*args, **kwargs)
@@ -283,7 +285,7 @@ class HostInterpreter:
 
     def launch(self, e, fn, args, kwargs) -> None:
         if "device" not in kwargs:
-            raise self.error(f"'{fn.__name__}' is launched from a host orchestrator without device=", e,
+            raise self.error(f"'{_fname(fn)}' is launched from a host orchestrator without device=", e,
                              "pin each per-rank launch to a rank: per_rank(..., device=r)", cls=ParserError)
         rank = kwargs.pop("device")
         if isinstance(rank, bool) or not isinstance(rank, int) or not 0 <= rank < self.nranks:
@@ -293,7 +295,7 @@ class HostInterpreter:
         kw = {k: (v.on(rank) if isinstance(v, WindowView) else v) for k, v in kwargs.items()}
         compiled, runtime_args = self.compile_launch(fn, resolved, kw)
         s = self.span(e)
-        ln = Launch(rank, fn.__name__, compiled, runtime_args, f"{s.file}:{s.line}")
+        ln = Launch(rank, _fname(fn), compiled, runtime_args, f"{s.file}:{s.line}")
         self.plan.add(ln)
         self.launches_seen.append(ln)
         return None
@@ -307,6 +309,57 @@ class HostInterpreter:
         if not views:
             raise self.error(f"pld.tensor.{name} on the host takes window views (pld.window(...))", e)
         return _HOST_COLLECTIVES[name](self, e, args, kwargs)
+
+
+@dataclass(frozen=True)
+class ProgramMethod:
+    """``self.<name>`` in a ``@pl.program``'s HOST method: a per-rank program (the class's
+    Orchestration function ``name``) to launch with ``device=r``."""
+
+    program: Any
+    name: str
+
+
+class ProgramSelf:
+    """``self`` in a HOST method: attribute access names one of the program's functions."""
+
+    def __init__(self, program):
+        self._program = program
+
+    def __getattr__(self, name: str) -> ProgramMethod:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        try:
+            self._program.get_function(name)
+        except KeyError:
+            raise AttributeError(f"program '{self._program.name}' has no function '{name}'") from None
+        return ProgramMethod(self._program, name)
+
+
+def _fname(fn) -> str:
+    return fn.name if isinstance(fn, ProgramMethod) else fn.__name__
+
+
+def bind_dynamic(annotations, values: dict, resolve) -> dict[str, int]:
+    """The extents of ``pl.dynamic`` dims in host parameter annotations (``pl.Tensor[[NR, 1, N], ...]``,
+    also inside ``pl.Out[...]`` / ``pl.InOut[...]``), read from the arguments' shapes."""
+    out: dict[str, int] = {}
+    for name, ann in annotations:
+        v = values.get(name)
+        if ann is None or not isinstance(v, torch.Tensor):
+            continue
+        node = ann
+        while isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Subscript):
+            node = node.slice   # pl.Out[pl.Tensor[...]]
+        if not (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple) and node.slice.elts
+                and isinstance(node.slice.elts[0], (ast.List, ast.Tuple))):
+            continue
+        for i, d in enumerate(node.slice.elts[0].elts):
+            if isinstance(d, ast.Name) and i < v.dim():
+                obj = resolve(d.id)
+                if isinstance(obj, DynDim):
+                    out.setdefault(obj.name, int(v.shape[i]))
+    return out
 
 
 class _Return(Exception):

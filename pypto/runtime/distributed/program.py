@@ -27,7 +27,7 @@ from pypto.ir.distributed_compiled_program import DistributedConfig
 from pypto.ops import support_dist
 from pypto.runtime.config import RunConfig
 from pypto.runtime.distributed.engine import get_engine
-from pypto.runtime.distributed.host import HostInterpreter
+from pypto.runtime.distributed.host import HostInterpreter, ProgramMethod, ProgramSelf, bind_dynamic
 from pypto.runtime.worker import ChipWorker
 from pypto.tracebacks import user_facing
 
@@ -35,16 +35,31 @@ from pypto.tracebacks import user_facing
 class HostFunction:
     """A ``@pl.jit.host`` orchestrator (see the module docstring)."""
 
+    program = None   # a @pl.program's HOST method has its program (ProgramHost)
+
     def __init__(self, fn):
         from pypto.frontend.source import snapshot_source
 
         self.fn = fn
+        self.name = fn.__name__
         self.source_snapshot = snapshot_source(fn)
         self._tree = None
         self._cache: dict = {}
         self.__name__ = fn.__name__
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn
+
+    def scope(self) -> dict:
+        """The names the body may use: the function's globals and closure."""
+        out = dict(self.fn.__globals__)
+        if self.fn.__closure__:
+            out.update({n: c.cell_contents for n, c in zip(self.fn.__code__.co_freevars, self.fn.__closure__)})
+        return out
+
+    def annotations(self) -> list:
+        """``(parameter name, annotation AST)`` pairs."""
+        tree, _ = self.parsed()
+        return [(a.arg, a.annotation) for a in tree.args.args]
 
     def __repr__(self) -> str:
         return f"<pl.jit.host {self.fn.__name__}>"
@@ -63,7 +78,7 @@ class HostFunction:
         cfg = config or RunConfig()
         dc = cfg.distributed_config
         if dc is None:
-            raise PyptoError(f"'{self.fn.__name__}' is a @pl.jit.host program: give RunConfig(distributed_config="
+            raise PyptoError(f"'{self.name}' is a @pl.jit.host program: give RunConfig(distributed_config="
                              "DistributedConfig(device_ids=[...])) to compile it",
                              hint="DistributedConfig(device_ids=[0, 1]) runs two ranks")
         prog = DistributedCompiledProgram(self, dc, cfg, self._bind(args, kwargs))
@@ -86,6 +101,74 @@ class HostFunction:
         return dict(bound.arguments)
 
 
+class ProgramHost:
+    """The HOST method of a ``@pl.program`` (``@pl.function(level=pl.Level.HOST)``), run like a
+    ``@pl.jit.host`` function; ``self.f(..., device=r)`` launches the program's Orchestration
+    function ``f`` (compiled once, with its callees, as a single-card program)."""
+
+    def __init__(self, program, method):
+        self.program = program
+        self.method = method
+        self.name = method.name
+        self._compiled: dict = {}
+        self._lock = threading.Lock()
+
+    def parsed(self):
+        return self.method.node, self.method.src
+
+    def scope(self) -> dict:
+        return dict(self.method.globals_)
+
+    def annotations(self) -> list:
+        return list(zip(self.method.params, self.method.annotations))
+
+    def _bind(self, args, kwargs) -> dict:
+        names = self.method.params
+        if len(args) > len(names):
+            raise TypeError(f"{self.name}() takes {len(names)} arguments, got {len(args)}")
+        out = dict(zip(names, args))
+        for k, v in kwargs.items():
+            if k not in names or k in out:
+                raise TypeError(f"{self.name}(): unexpected or repeated argument '{k}'")
+            out[k] = v
+        missing = [n for n in names if n not in out]
+        if missing:
+            raise TypeError(f"{self.name}() missing arguments: {', '.join(missing)}")
+        return out
+
+    def compiled_function(self, name: str, platform: str):
+        """The single-card build of the program's function ``name`` (with every non-orchestration
+        function it may call)."""
+        from pypto.driver.build import compile as ir_compile
+        from pypto.ir.nodes import Program
+        from pypto.language.enums import FunctionType
+
+        key = (name, platform)
+        with self._lock:
+            hit = self._compiled.get(key)
+        if hit is not None and hit.artifacts_intact():
+            return hit
+        fns = [f for f in self.program.functions
+               if f.name == name or f.func_type != FunctionType.Orchestration]
+        sub = Program(f"{self.program.name}_{name}", tuple(fns), self.program.span)
+        compiled = ir_compile(sub, platform=platform)
+        with self._lock:
+            self._compiled[key] = compiled
+        return compiled
+
+
+def compile_program_host(program, distributed_config: DistributedConfig, *, platform: str | None = None):
+    """``ir.compile(program, distributed_config=...)`` of a ``@pl.program`` with a HOST method."""
+    from pypto.frontend.host_methods import host_methods
+
+    methods = host_methods(program)
+    if len(methods) != 1:
+        raise PyptoError(f"program '{program.name}' has {len(methods)} HOST-level functions; a multi-rank "
+                         "program has exactly one host orchestrator")
+    cfg = RunConfig(platform=platform or "a2a3sim", distributed_config=distributed_config)
+    return DistributedCompiledProgram(ProgramHost(program, methods[0]), distributed_config, cfg, None)
+
+
 class DistributedCompiledProgram:
     """A compiled multi-rank program: the host orchestrator and its per-rank programs for one
     :class:`DistributedConfig`. ``compiled(*args, config=...)`` runs it (outputs in place)."""
@@ -99,7 +182,8 @@ class DistributedCompiledProgram:
         self._sample = sample
         self.launches: list = []
         base = os.environ.get("PYPTO_PROG_BUILD_DIR") or tempfile.gettempdir()
-        self._output_dir = Path(base) / f"{host.fn.__name__}_distributed"
+        self._output_dir = Path(base) / f"{host.name}_distributed"
+        self._output_dir.mkdir(parents=True, exist_ok=True)
 
     @property
     def nranks(self) -> int:
@@ -126,7 +210,7 @@ class DistributedCompiledProgram:
         h.run(h.tree.body)
         self.launches = [(ln.rank, ln.name, str(ln.compiled.output_dir)) for ln in h.launches_seen]
         self._output_dir.mkdir(parents=True, exist_ok=True)
-        meta = {"name": self.host.fn.__name__, "device_ids": list(self.distributed_config.device_ids),
+        meta = {"name": self.host.name, "device_ids": list(self.distributed_config.device_ids),
                 "platform": self.config.platform,
                 "launches": [{"rank": r, "program": n, "output_dir": d} for r, n, d in self.launches]}
         (self._output_dir / "distributed_meta.json").write_text(json.dumps(meta, indent=1))
@@ -141,7 +225,7 @@ class DistributedCompiledProgram:
         return DistributedWorker([self], config, **kwargs)
 
     def __repr__(self) -> str:
-        return f"DistributedCompiledProgram({self.host.fn.__name__}, ranks={self.nranks}, platform={self.platform})"
+        return f"DistributedCompiledProgram({self.host.name}, ranks={self.nranks}, platform={self.platform})"
 
 
 def _interpreter(prog: DistributedCompiledProgram, world, bound: dict, cfg: RunConfig, *, alloc,
@@ -150,14 +234,22 @@ def _interpreter(prog: DistributedCompiledProgram, world, bound: dict, cfg: RunC
     run_cfg = _rank_config(cfg)
 
     def compile_launch(fn, args, kwargs):
+        if isinstance(fn, ProgramMethod):
+            compiled = prog.host.compiled_function(fn.name, run_cfg.platform)
+            names = compiled.param_names
+            return compiled, list(args) + [kwargs[n] for n in names[len(args):] if n in kwargs]
         compiled = fn.compile(*args, config=run_cfg, **kwargs)
         sig = inspect.signature(fn.fn).bind(*args, **kwargs)
         sig.apply_defaults()
         return compiled, [sig.arguments[n] for n in compiled.param_names]
 
-    h = HostInterpreter(prog.host.fn, src, prog.nranks, world, alloc=alloc, compile_launch=compile_launch,
+    scope = prog.host.scope()
+    h = HostInterpreter(scope, src, prog.nranks, world, alloc=alloc, compile_launch=compile_launch,
                         flush=flush or (lambda plan: None), compile_only=compile_only)
     h.env.update(bound)
+    if prog.host.program is not None:
+        h.env["self"] = ProgramSelf(prog.host.program)
+    h.dyn.update(bind_dynamic(prog.host.annotations(), bound, lambda n: bound.get(n, scope.get(n))))
     h.tree = tree
     return h
 
