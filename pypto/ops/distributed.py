@@ -198,34 +198,48 @@ def _pg_infer(op: str):
         d, s = a.dst.type, a.src.type
         expect(isinstance(d, TensorType) and isinstance(s, TensorType), op, "dst and src must be tensors", span)
         expect(d.dtype == s.dtype, op, f"dst is {d.dtype.name}, src {s.dtype.name}", span)
-        nd = ns = 1
-        for x in d.shape:
-            nd *= x if isinstance(x, int) else 1
-        for x in s.shape:
-            ns *= x if isinstance(x, int) else 1
-        expect(nd == ns, op, f"dst {list(d.shape)} and src {list(s.shape)} differ in size", span)
+        if a.shape is None:
+            nd = ns = 1
+            for x in d.shape:
+                nd *= x if isinstance(x, int) else 1
+            for x in s.shape:
+                ns *= x if isinstance(x, int) else 1
+            expect(nd == ns, op, f"dst {list(d.shape)} and src {list(s.shape)} differ in size", span,
+                   "give shape= (and dst_offsets= / src_offsets=) to move a region")
+        else:
+            expect(a.dst_offsets is None or len(a.dst_offsets.elements) == len(d.shape), op,
+                   "dst_offsets must index every dim of dst", span)
+            expect(a.src_offsets is None or len(a.src_offsets.elements) == len(s.shape), op,
+                   "src_offsets must index every dim of src", span)
         return d
     return infer
 
 
+_REGION = (Param("dst_offsets", "ints", None, optional=True), Param("src_offsets", "ints", None, optional=True),
+           Param("shape", "ints", None, optional=True))
+_CHUNKS = (Param("chunk_rows", "str", 0), Param("chunk_cols", "str", 0), Param("pipeline", "bool", False))
+
 register(OpDef(
     name="dist.put",
-    params=(Param("dst", "tensor"), Param("peer", "scalar"), Param("src", "tensor"),
-            Param("atomic", "atomic", AtomicType.None_), _WHERE),
+    params=(Param("dst", "tensor"), Param("peer", "scalar"), Param("src", "tensor"), *_REGION,
+            Param("atomic", "atomic", AtomicType.None_), *_CHUNKS, _WHERE),
     infer=_pg_infer("pld.tensor.put"),
-    ref=lambda a: f"_pto.dist.put({a.dst}, {a.peer}, {a.src}, {a.atomic == repr(AtomicType.Add)}, {a.where})",
-    sim=lambda a, dst: f"_pto.dist.put({a.dst}, {a.peer}, {a.src}, {a.atomic == repr(AtomicType.Add)}, {a.where})",
-    gm="write", dsl_args=_with_where(("dst", "peer", "src", "atomic")),
-    doc="copy a local tensor into the same window region of a peer",
+    ref=lambda a: (f"_pto.dist.put({a.dst}, {a.peer}, {a.src}, {a.atomic == repr(AtomicType.Add)}, {a.where}, "
+                   f"{a.dst_offsets}, {a.src_offsets}, {a.shape})"),
+    sim=lambda a, dst: (f"_pto.dist.put({a.dst}, {a.peer}, {a.src}, {a.atomic == repr(AtomicType.Add)}, {a.where}, "
+                        f"{a.dst_offsets}, {a.src_offsets}, {a.shape})"),
+    gm="write", dsl_args=_with_where(("dst", "peer", "src", "dst_offsets", "src_offsets", "shape")),
+    doc="copy a local tensor (or a region of it) into a window region of a peer (chunking: no effect here)",
 ))
 register(OpDef(
     name="dist.get",
-    params=(Param("dst", "tensor"), Param("peer", "scalar"), Param("src", "tensor"), _WHERE),
+    params=(Param("dst", "tensor"), Param("peer", "scalar"), Param("src", "tensor"), *_REGION, *_CHUNKS, _WHERE),
     infer=_pg_infer("pld.tensor.get"),
-    ref=lambda a: f"_pto.dist.get({a.dst}, {a.peer}, {a.src}, {a.where})",
-    sim=lambda a, dst: f"_pto.dist.get({a.dst}, {a.peer}, {a.src}, {a.where})",
-    gm="read", writes="dst", dsl_args=_with_where(("dst", "peer", "src")),
-    doc="copy a peer's window region into a local tensor",
+    ref=lambda a: f"_pto.dist.get({a.dst}, {a.peer}, {a.src}, {a.where}, {a.dst_offsets}, {a.src_offsets}, {a.shape})",
+    sim=lambda a, dst: (f"_pto.dist.get({a.dst}, {a.peer}, {a.src}, {a.where}, {a.dst_offsets}, {a.src_offsets}, "
+                        f"{a.shape})"),
+    gm="read", writes="dst", dsl_args=_with_where(("dst", "peer", "src", "dst_offsets", "src_offsets", "shape")),
+    doc="copy a peer's window region into a local tensor (or a region of it)",
 ))
 
 # ---------------------------------------------------------------- kernel-level collectives

@@ -406,29 +406,45 @@ def remote_store(tile: torch.Tensor, t: torch.Tensor, peer: int, offsets, atomic
     return t
 
 
-def put(dst: torch.Tensor, peer: int, src: torch.Tensor, atomic: bool, where: str = "") -> torch.Tensor:
-    """``pld.tensor.put``: copy the local ``src`` into ``dst``'s region of ``peer``'s window."""
+def _regions(dst: torch.Tensor, src: torch.Tensor, dst_offsets, src_offsets, shape, op: str):
+    """The (dst, src) views a put / get moves: the whole tensors, or ``shape`` at the offsets."""
+    from pypto.ops.support import region
+
+    if shape is None:
+        return dst, src.reshape(dst.shape)
+    shape = [int(x) for x in shape]
+    d = region(dst, dst_offsets if dst_offsets is not None else [0] * dst.dim(), shape, op)
+    s = region(src, src_offsets if src_offsets is not None else [0] * src.dim(), shape, op)
+    return d, s
+
+
+def put(dst: torch.Tensor, peer: int, src: torch.Tensor, atomic: bool, where: str = "", dst_offsets=None,
+        src_offsets=None, shape=None) -> torch.Tensor:
+    """``pld.tensor.put``: copy the local ``src`` (region) into ``dst``'s region of ``peer``'s window."""
     w, r = current()
     with w.lock:
         pv = w.peer_view(dst, int(peer), "pld.tensor.put")
-        w.record(r, src, False, "pld.tensor.put (source)", where)
-        w.record(r, pv, True, "pld.tensor.put", where)
+        d, s = _regions(pv, src, dst_offsets, src_offsets, shape, "pld.tensor.put")
+        w.record(r, s, False, "pld.tensor.put (source)", where)
+        w.record(r, d, True, "pld.tensor.put", where)
         if atomic:
-            pv.add_(src.reshape(pv.shape))
+            d.add_(s)
         else:
-            pv.copy_(src.reshape(pv.shape))
+            d.copy_(s)
         w.bump()
     return dst
 
 
-def get(dst: torch.Tensor, peer: int, src: torch.Tensor, where: str = "") -> torch.Tensor:
-    """``pld.tensor.get``: copy ``src``'s region of ``peer``'s window into the local ``dst``."""
+def get(dst: torch.Tensor, peer: int, src: torch.Tensor, where: str = "", dst_offsets=None, src_offsets=None,
+        shape=None) -> torch.Tensor:
+    """``pld.tensor.get``: copy ``src``'s region of ``peer``'s window into the local ``dst`` (region)."""
     w, r = current()
     with w.lock:
         pv = w.peer_view(src, int(peer), "pld.tensor.get")
-        w.record(r, pv, False, "pld.tensor.get", where)
-        w.record(r, dst, True, "pld.tensor.get (target)", where)
-        dst.copy_(pv.reshape(dst.shape))
+        d, s = _regions(dst, pv, dst_offsets, src_offsets, shape, "pld.tensor.get")
+        w.record(r, s, False, "pld.tensor.get", where)
+        w.record(r, d, True, "pld.tensor.get (target)", where)
+        d.copy_(s)
     return dst
 
 
