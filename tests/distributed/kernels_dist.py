@@ -423,3 +423,58 @@ def ordered_host(x: pl.Tensor[[MAXR, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[MAXR,
         dst = pld.window(dst_buf, [1, N], dtype=pl.FP32)
         sig = pld.window(sig_buf, [1, 1], dtype=pl.INT32)
         ordered_rank(x[r], y[r], dst, sig, device=r)
+
+
+# ---------------------------------------------------------------- the @pl.program form with a HOST method
+NRD = pl.dynamic("NRD")
+
+
+@pl.program
+class ProgramHostScale:
+    @pl.function(type=pl.FunctionType.InCore)
+    def fill(self, x: pl.Tensor[[1, N], pl.FP32],
+             data: pl.InOut[pld.DistributedTensor[[1, N], pl.FP32]]) -> pld.DistributedTensor[[1, N], pl.FP32]:
+        t = pl.load(x, [0, 0], [1, N])
+        return pl.store(t, [0, 0], data)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def fill_orch(self, x: pl.Tensor[[1, N], pl.FP32],
+                  data: pl.InOut[pld.DistributedTensor[[1, N], pl.FP32]]) -> pld.DistributedTensor[[1, N], pl.FP32]:
+        return self.fill(x, data)
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def drain(self, data: pld.DistributedTensor[[1, N], pl.FP32],
+              y: pl.Out[pl.Tensor[[1, N], pl.FP32]]) -> pl.Tensor[[1, N], pl.FP32]:
+        t = pl.load(data, [0, 0], [1, N])
+        return pl.store(t, [0, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def drain_orch(self, data: pld.DistributedTensor[[1, N], pl.FP32],
+                   y: pl.Out[pl.Tensor[[1, N], pl.FP32]]) -> pl.Tensor[[1, N], pl.FP32]:
+        return self.drain(data, y)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self, x: pl.Tensor[[NRD, 1, N], pl.FP32],
+             y: pl.Out[pl.Tensor[[NRD, 1, N], pl.FP32]]) -> pl.Tensor[[NRD, 1, N], pl.FP32]:
+        buf = pld.alloc_window_buffer(N * pl.FP32.get_byte())
+        for r in pl.range(NRD):
+            self.fill_orch(x[r], pld.window(buf, [1, N], dtype=pl.FP32), device=r)
+        data = pld.window(buf, [1, N], dtype=pl.FP32)
+        data = pld.tensor.allreduce(data, op=pld.ReduceOp.Max)
+        for r in pl.range(pld.world_size()):
+            self.drain_orch(data, y[r], device=r)
+        return y
+
+
+@pl.program
+class ProgramNoHost:
+    @pl.function(type=pl.FunctionType.InCore)
+    def drain(self, data: pl.Tensor[[1, N], pl.FP32],
+              y: pl.Out[pl.Tensor[[1, N], pl.FP32]]) -> pl.Tensor[[1, N], pl.FP32]:
+        t = pl.load(data, [0, 0], [1, N])
+        return pl.store(t, [0, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def drain_orch(self, data: pl.Tensor[[1, N], pl.FP32],
+                   y: pl.Out[pl.Tensor[[1, N], pl.FP32]]) -> pl.Tensor[[1, N], pl.FP32]:
+        return self.drain(data, y)

@@ -229,3 +229,25 @@ def test_the_same_program_with_its_wait_has_no_race():
     y = torch.zeros(K.MAXR, 1, N)
     assert find_rank_races(K.ordered_host, x, y, config=cfg(2)) == []
     assert torch.equal(y[0], x[1]) and torch.equal(y[1], x[0])
+
+
+def test_program_form_host_method_with_dynamic_rank_count():
+    from pypto import ir
+
+    for n in (2, 3):
+        compiled = ir.compile(K.ProgramHostScale, platform="a2a3sim",
+                              distributed_config=DistributedConfig(device_ids=list(range(n))))
+        x = torch.randn(n, 1, N)
+        y = torch.zeros(n, 1, N)
+        compiled(x, y)
+        want = x.max(dim=0).values
+        for r in range(n):
+            assert torch.equal(y[r], want)
+
+
+def test_program_without_host_method_still_refuses_distributed_config():
+    from pypto import ir
+    from pypto.errors import UnsupportedFeatureError
+
+    with pytest.raises(UnsupportedFeatureError, match="multi-rank"):
+        ir.compile(K.ProgramNoHost, distributed_config=DistributedConfig(device_ids=[0, 1]))
