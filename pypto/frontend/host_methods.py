@@ -21,6 +21,13 @@ class HostMethod:
     globals_: dict
     params: tuple[str, ...]
     annotations: tuple
+    role: str | None = None       # "Orchestrator" / "SubWorker" (pl.Role), None when not given
+    pyfunc: Any = None            # a sub-worker's Python function (run on the host as written)
+
+    @property
+    def is_subworker(self) -> bool:
+        """A sub-worker: host Python called by the orchestrator, not interpreted."""
+        return self.role == "SubWorker"
 
 
 def register(program, methods: list[HostMethod]) -> None:

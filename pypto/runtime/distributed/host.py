@@ -242,6 +242,13 @@ class HostInterpreter:
             return self.window(e, args, kwargs)
         if isinstance(fn, (JITFunction, ProgramMethod)):
             return self.launch(e, fn, args, kwargs)
+        if isinstance(fn, SubWorker):
+            if fn.fn is None:
+                raise self.error(f"sub-worker '{fn.name}' has no Python function to run", e)
+            self.flush()
+            if self.compile_only:
+                return None
+            return fn.fn(*[a.on(0) if isinstance(a, WindowView) else a for a in args], **kwargs)
         if isinstance(fn, DataType) or getattr(fn, "__self__", None) is not None and isinstance(fn.__self__, DataType):
             return fn(*args, **kwargs)
         name = getattr(fn, "name", None)
@@ -284,10 +291,8 @@ class HostInterpreter:
         return WindowView(args[0], tuple(int(d) for d in args[1]), dtype)
 
     def launch(self, e, fn, args, kwargs) -> None:
-        if "device" not in kwargs:
-            raise self.error(f"'{_fname(fn)}' is launched from a host orchestrator without device=", e,
-                             "pin each per-rank launch to a rank: per_rank(..., device=r)", cls=ParserError)
-        rank = kwargs.pop("device")
+        # without device= a launch goes to rank 0 (the first card of device_ids)
+        rank = kwargs.pop("device", 0)
         if isinstance(rank, bool) or not isinstance(rank, int) or not 0 <= rank < self.nranks:
             raise self.error(f"device={rank!r} is not a rank of this program (0..{self.nranks - 1})", e,
                              cls=ParserError)
@@ -298,7 +303,10 @@ class HostInterpreter:
         ln = Launch(rank, _fname(fn), compiled, runtime_args, f"{s.file}:{s.line}")
         self.plan.add(ln)
         self.launches_seen.append(ln)
-        return None
+        # the value of the launch: its Out / InOut arguments (filled once the phase has run)
+        params = getattr(compiled, "meta", {}).get("params", [])
+        outs = [a for p, a in zip(params, runtime_args) if p.get("direction") in ("Out", "InOut")]
+        return outs[0] if len(outs) == 1 else (tuple(outs) if outs else None)
 
     def collective(self, e, name: str, args, kwargs) -> Any:
         """A host-level collective over window views: runs after every queued launch finished."""
@@ -320,15 +328,28 @@ class ProgramMethod:
     name: str
 
 
+@dataclass(frozen=True)
+class SubWorker:
+    """``self.<name>`` naming a ``role=pl.Role.SubWorker`` HOST function: host Python, called as
+    written once every launch queued before it has finished (the reference runs it after the
+    chip work it depends on)."""
+
+    name: str
+    fn: Any
+
+
 class ProgramSelf:
     """``self`` in a HOST method: attribute access names one of the program's functions."""
 
-    def __init__(self, program):
+    def __init__(self, program, subworkers: dict | None = None):
         self._program = program
+        self._subworkers = subworkers or {}
 
-    def __getattr__(self, name: str) -> ProgramMethod:
+    def __getattr__(self, name: str):
         if name.startswith("__"):
             raise AttributeError(name)
+        if name in self._subworkers:
+            return SubWorker(name, self._subworkers[name])
         try:
             self._program.get_function(name)
         except KeyError:

@@ -161,10 +161,10 @@ def compile_program_host(program, distributed_config: DistributedConfig, *, plat
     """``ir.compile(program, distributed_config=...)`` of a ``@pl.program`` with a HOST method."""
     from pypto.frontend.host_methods import host_methods
 
-    methods = host_methods(program)
+    methods = [m for m in host_methods(program) if not m.is_subworker]
     if len(methods) != 1:
-        raise PyptoError(f"program '{program.name}' has {len(methods)} HOST-level functions; a multi-rank "
-                         "program has exactly one host orchestrator")
+        raise PyptoError(f"program '{program.name}' has {len(methods)} HOST-level orchestrators; a multi-rank "
+                         "program has exactly one (sub-workers: role=pl.Role.SubWorker)")
     cfg = RunConfig(platform=platform or "a2a3sim", distributed_config=distributed_config)
     return DistributedCompiledProgram(ProgramHost(program, methods[0]), distributed_config, cfg, None)
 
@@ -248,7 +248,10 @@ def _interpreter(prog: DistributedCompiledProgram, world, bound: dict, cfg: RunC
                         flush=flush or (lambda plan: None), compile_only=compile_only)
     h.env.update(bound)
     if prog.host.program is not None:
-        h.env["self"] = ProgramSelf(prog.host.program)
+        from pypto.frontend.host_methods import host_methods
+
+        subs = {m.name: m.pyfunc for m in host_methods(prog.host.program) if m.is_subworker}
+        h.env["self"] = ProgramSelf(prog.host.program, subs)
     h.dyn.update(bind_dynamic(prog.host.annotations(), bound, lambda n: bound.get(n, scope.get(n))))
     h.tree = tree
     return h
