@@ -160,8 +160,8 @@ def _rl_infer(a: OpArgs, span: Span):
 
 register(OpDef(
     name="dist.remote_load",
-    params=(Param("tensor", "tensor"), Param("peer", "scalar"), Param("offsets", "ints"), Param("shape", "ints"),
-            _WHERE),
+    params=(Param("tensor", "tensor", aliases=("target",)), Param("peer", "scalar"), Param("offsets", "ints"),
+            Param("shape", "ints"), _WHERE),
     infer=_rl_infer,
     ref=lambda a: f"_pto.dist.remote_load_ref({a.tensor}, {a.peer}, {a.offsets}, {a.shape}, {a.where})",
     sim=lambda a, dst: f"_pto.dist.remote_load({dst}, {a.tensor}, {a.peer}, {a.offsets}, {a.where})",
@@ -172,7 +172,8 @@ register(OpDef(
 
 
 def _rs_infer(a: OpArgs, span: Span):
-    expect(isinstance(a.tile.type, TileType), "pld.tile.remote_store", "the source must be a tile", span)
+    expect(isinstance(a.tile.type, (TileType, TensorType)), "pld.tile.remote_store",
+           "the source must be a tile (or, pld.tensor.remote_store, a tensor)", span)
     expect(isinstance(a.tensor.type, TensorType) and a.tensor.type.dtype == a.tile.type.dtype,
            "pld.tile.remote_store", "the target must be a window tensor of the tile's dtype", span)
     return a.tensor.type
@@ -180,14 +181,14 @@ def _rs_infer(a: OpArgs, span: Span):
 
 register(OpDef(
     name="dist.remote_store",
-    params=(Param("tile", "tile"), Param("tensor", "tensor"), Param("peer", "scalar"), Param("offsets", "ints"),
-            Param("atomic", "atomic", AtomicType.None_), _WHERE),
+    params=(Param("tile", "value", aliases=("src_tile", "src")), Param("tensor", "tensor", aliases=("target",)),
+            Param("peer", "scalar"), Param("offsets", "ints"), Param("atomic", "atomic", AtomicType.None_), _WHERE),
     infer=_rs_infer,
     ref=lambda a: (f"_pto.dist.remote_store({a.tile}, {a.tensor}, {a.peer}, {a.offsets}, "
                    f"{a.atomic == repr(AtomicType.Add)}, {a.where})"),
     sim=lambda a, dst: (f"_pto.dist.remote_store({a.tile}, {a.tensor}, {a.peer}, {a.offsets}, "
                         f"{a.atomic == repr(AtomicType.Add)}, {a.where})"),
-    gm="write", input_spaces=(MemorySpace.Vec,),
+    gm="write",
     dsl_args=_with_where(("tile", "tensor", "peer", "offsets", "atomic")),
     doc="write a tile into a region of a peer's window",
 ))

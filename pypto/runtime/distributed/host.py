@@ -216,9 +216,7 @@ class HostInterpreter:
     def subscript(self, e: ast.Subscript) -> Any:
         base = self.expr(e.value)
         idx = self.expr(e.slice)
-        if isinstance(base, torch.Tensor):
-            return base[idx]
-        if isinstance(base, (list, tuple)):
+        if isinstance(base, (torch.Tensor, list, tuple)) or type(base).__name__ == "StackedDeviceTensor":
             return base[idx]
         raise self.error(f"cannot index {type(base).__name__} in a host orchestrator", e)
 

@@ -336,6 +336,10 @@ class DistributedRunHandle:
         """True once the run has ended."""
         return not self._thread.is_alive()
 
+    def result(self, timeout: float | None = None):
+        """The reference's spelling of :meth:`wait`."""
+        return self.wait(timeout)
+
 
 class DistributedWorker:
     """Simulated cards (one :class:`ChipWorker` per rank) kept across runs of prepared programs.
@@ -380,6 +384,41 @@ class DistributedWorker:
         t = threading.Thread(target=go, daemon=True)
         t.start()
         return DistributedRunHandle(t, box)
+
+    # -- device memory of the cards (tensors resident between runs)
+    def alloc_tensor(self, shape, dtype, *, init=None, worker_id: int = 0):
+        """A :class:`DeviceTensor` resident on card ``worker_id`` (rank), from ``init`` or zeros."""
+        return self._card(worker_id).alloc_tensor(shape, dtype, init=init)
+
+    def free_tensor(self, t, *, worker_id: int | None = None) -> None:
+        """Release a resident tensor (of whichever card holds it when ``worker_id`` is None)."""
+        from pypto.runtime.device_tensor import StackedDeviceTensor
+
+        if isinstance(t, StackedDeviceTensor):
+            for r, part in zip(t.worker_ids, t.shards):
+                self._card(r).free_tensor(part)
+            return
+        cards = [self._card(worker_id)] if worker_id is not None else \
+            [c for c in self.cards if t.buffer is not None and t.buffer.owner() is c]
+        for c in cards:
+            c.free_tensor(t)
+
+    def alloc_stacked_tensor(self, host, *, worker_ids=None):
+        """One resident slice ``host[i]`` per card ``worker_ids[i]`` (default every rank), as a
+        :class:`StackedDeviceTensor` the host orchestrator indexes per rank."""
+        from pypto.runtime.device_tensor import StackedDeviceTensor
+
+        ids = list(range(len(self.cards))) if worker_ids is None else list(worker_ids)
+        if host.shape[0] != len(ids):
+            raise ValueError(f"alloc_stacked_tensor: {host.shape[0]} slices for {len(ids)} workers")
+        parts = [self._card(r).alloc_tensor(tuple(host.shape[1:]), host.dtype, init=host[i].contiguous())
+                 for i, r in enumerate(ids)]
+        return StackedDeviceTensor(parts, tuple(host.shape), ids)
+
+    def _card(self, worker_id: int):
+        if not 0 <= worker_id < len(self.cards):
+            raise ValueError(f"worker_id {worker_id} is not a card of this worker (0..{len(self.cards) - 1})")
+        return self.cards[worker_id]
 
     def close(self) -> None:
         """Release the cards."""
