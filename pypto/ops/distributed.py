@@ -275,5 +275,5 @@ _coll("all_to_all", (Param("input", "tensor"), Param("target", "tensor"), _SIG),
       "chunk j of rank i's input lands in chunk i of rank j's target", order=("input", "target"))
 _coll("all_to_all_v", (Param("input", "tensor"), Param("target", "tensor"), _SIG, Param("send_counts", "tensor"),
                        Param("recv_counts", "tensor")), "all_to_all_v", "target",
-      "variable-count all-to-all: rows by send_counts, packed in source-rank order; recv_counts filled",
+      "variable-count all-to-all: per-peer blocks of target.shape[0] // n rows; recv_counts get the clamped counts",
       order=("input", "target", "send_counts", "recv_counts"))

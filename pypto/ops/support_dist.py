@@ -535,33 +535,35 @@ def all_to_all(inp: torch.Tensor, target: torch.Tensor, where: str = ""):
 
 def all_to_all_v(inp: torch.Tensor, target: torch.Tensor, send_counts: torch.Tensor, recv_counts: torch.Tensor,
                  where: str = ""):
-    """``pld.tensor.all_to_all_v``: rank i sends rows ``[sum(send_counts[:j]), +send_counts[j])`` of ``inp``
-    to rank j, which stores them, in source-rank order, packed from row 0 of ``target``; each rank's
-    ``recv_counts[i]`` is set to the rows it received from rank i."""
+    """``pld.tensor.all_to_all_v`` (the reference's push form): with ``MR = target.shape[0] // n``
+    (each peer's capacity), rank i pushes its rows ``[j*MR, (j+1)*MR)`` — the whole block, valid or
+    not — into rows ``[i*MR, (i+1)*MR)`` of rank j's ``target``, and publishes
+    ``min(send_counts[j], MR)`` into rank j's ``recv_counts[i]``; only that many rows of the block
+    are meaningful to the receiver."""
     w, r = current()
+    g = w.locate(target, "pld.tensor.all_to_all_v")[0].group
+    n = len(g.members)
+    if target.shape[0] % n or inp.shape[0] < target.shape[0]:
+        raise SimulationError(f"pld.tensor.all_to_all_v at {where}: target rows ({target.shape[0]}) must be "
+                              f"{n} equal blocks and the input at least as long ({inp.shape[0]})")
+    mr = target.shape[0] // n
 
     def finish(w, g, parts):
         out = {}
         for j, dst in enumerate(g.members):
-            pieces, counts = [], []
+            blocks, counts = [], []
             for src in g.members:
                 x, sc = parts[src]
-                start = int(sc[:j].sum())
-                c = int(sc[j])
-                pieces.append(x[start:start + c])
-                counts.append(c)
-            out[dst] = (pieces, counts)
+                blocks.append(x[j * mr:(j + 1) * mr])
+                counts.append(min(max(int(sc[j]), 0), mr))
+            out[dst] = (blocks, counts)
         return out
     res = yield from _collect("all_to_all_v", target, (inp.clone(), send_counts.reshape(-1).clone()), where, finish)
-    pieces, counts = res[r]
-    row = 0
-    for p in pieces:
-        if row + p.shape[0] > target.shape[0]:
-            raise SimulationError(f"pld.tensor.all_to_all_v at {where}: {sum(counts)} rows received, the target "
-                                  f"holds {target.shape[0]}")
-        target[row:row + p.shape[0]].copy_(p)
-        row += p.shape[0]
-    recv_counts.reshape(-1)[:len(counts)].copy_(torch.tensor(counts, dtype=recv_counts.dtype))
+    blocks, counts = res[r]
+    for i, b in enumerate(blocks):
+        target[i * mr:(i + 1) * mr].copy_(b)
+    rc = recv_counts.reshape(-1)
+    rc[:len(counts)].copy_(torch.tensor(counts, dtype=recv_counts.dtype))
     return target
 
 
