@@ -347,7 +347,9 @@ class DistributedWorker:
     ``worker(*args)`` / ``worker.run(program, *args)`` run and wait; ``worker.submit(...)`` returns a
     :class:`DistributedRunHandle`. Windows are zeroed for each run (the reference's default reset)."""
 
-    def __init__(self, programs: list, config: RunConfig | None = None, **kwargs):
+    def __init__(self, programs, config: RunConfig | None = None, **kwargs):
+        if isinstance(programs, DistributedCompiledProgram):
+            programs = [programs]
         if not programs:
             raise ValueError("DistributedWorker needs at least one program")
         first = programs[0]
@@ -414,6 +416,20 @@ class DistributedWorker:
         parts = [self._card(r).alloc_tensor(tuple(host.shape[1:]), host.dtype, init=host[i].contiguous())
                  for i, r in enumerate(ids)]
         return StackedDeviceTensor(parts, tuple(host.shape), ids)
+
+    def free_stacked_tensor(self, t) -> None:
+        """Release every shard of a :class:`StackedDeviceTensor`."""
+        for r, part in zip(t.worker_ids, t.shards):
+            self._card(r).free_tensor(part)
+
+    def copy_stacked_from(self, t, host) -> None:
+        """Read every shard of ``t`` back into ``host[i]`` (a ``[B, *tail]`` host tensor)."""
+        for i, part in enumerate(t.shards):
+            host[i].copy_(part.device_view())
+
+    def release_inherited_host_tensor_refs(self) -> None:
+        """The reference drops the host tensors its forked chip processes inherited; the in-process
+        engine forks nothing, so there is nothing to release."""
 
     def _card(self, worker_id: int):
         if not 0 <= worker_id < len(self.cards):
