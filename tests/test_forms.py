@@ -360,17 +360,18 @@ def test_forms_the_simulators_do_not_support_are_located_errors(tmp_path):
         assert f"bad_{name}.py:" in str(e.value) and "^" in str(e.value), name
 
 
-def test_jit_host_is_accepted_at_import_and_refused_at_call():
+def test_jit_host_needs_a_distributed_config():
     import pytest
 
     import pypto.language as pl
-    from pypto.errors import UnsupportedFeatureError
+    from pypto.errors import PyptoError
 
     @pl.jit.host
     def host(a):
         return a
 
-    with pytest.raises(UnsupportedFeatureError, match="@pl.jit.host"):
+    # issue 17: a host orchestrator runs on several simulated cards, which the config must name
+    with pytest.raises(PyptoError, match="distributed_config=DistributedConfig"):
         host(torch.zeros(4))
 
 

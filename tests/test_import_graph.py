@@ -47,6 +47,8 @@ LAZY_UP = {
     ("pypto.driver", "pypto.debug"): "CompiledProgram.validate_ir runs the debugging tool on the build",
     ("pypto.runtime", "pypto.driver"): "runner / harness are the reference's compile-and-run entry points",
     ("pypto.runtime", "pypto.testing"): "the golden harness compares with pypto.testing.compare",
+    ("pypto.ir", "pypto.runtime"): "pypto.ir.distributed_compiled_program (the reference's path) loads "
+                                   "DistributedCompiledProgram from the multi-rank engine on first access",
 }
 
 

@@ -114,7 +114,9 @@ def compile(program: Program, output_dir=None, strategy=None, dump_passes=True, 
     * ``skip_ptoas``, ``memory_planner``, ``enable_pypto_l0c_double_buffer``, ``emit_source_loc``,
       ``dump_ptoas_passes``, ``runtime``: accepted and recorded; nothing on the simulator depends on
       them (no ptoas step, one memory planner, one runtime; see docs/compatibility.md).
-    * ``distributed_config``: multi-rank (L3) programs are not simulated; a value is refused.
+    * ``distributed_config``: a ``@pl.program`` with a ``@pl.function(level=pl.Level.HOST)``
+      orchestrator compiles into a ``DistributedCompiledProgram`` (docs/distributed.md); any other
+      program is refused.
     * ``passes`` (keyword only, ours): replaces the default pipeline (see :func:`default_pipeline`;
       such builds are never reused from disk). ``key``: the precomputed :func:`artifacts.compile_key`.
     """
@@ -125,6 +127,13 @@ def compile(program: Program, output_dir=None, strategy=None, dump_passes=True, 
     if not isinstance(analyze_auto_scopes_for_deps, bool):
         raise ValueError(f"analyze_auto_scopes_for_deps must be a bool, got {analyze_auto_scopes_for_deps!r}")
     if distributed_config is not None:
+        from pypto.frontend.host_methods import host_methods
+
+        if host_methods(program):
+            # a @pl.program with a HOST-level orchestrator: the multi-rank engine (issue 17)
+            from pypto.runtime.distributed.program import compile_program_host
+
+            return compile_program_host(program, distributed_config, platform=platform_of(platform, backend_type))
         raise UnsupportedFeatureError(
             "ir.compile(distributed_config=...): multi-rank (L3) programs are not simulated by this package; "
             "compile a single-chip program (without distributed_config)")

@@ -310,6 +310,13 @@ def parse_annotation(node: ast.AST, resolve: Callable[[ast.AST], Any], src: Sour
                                               src.span(extra))
             _check_tensor_view(v, shape, what, src.span(extra))
         return TensorType(shape, _dtype(items[1], resolve, src, what)), ParamDirection.In, False
+    if getattr(obj, "pypto_window", False) and isinstance(node, ast.Subscript):
+        # pld.DistributedTensor[[shape], dtype]: a window view, a GM tensor any rank may write (InOut)
+        items = _slice_items(node.slice)
+        if len(items) != 2:
+            raise ParserTypeError(f"{what}: pld.DistributedTensor needs [[shape], dtype]", span)
+        return TensorType(_shape(items[0], resolve, src, what), _dtype(items[1], resolve, src, what)), \
+            ParamDirection.InOut, False
     if obj is ann.Tile:
         items = _slice_items(node.slice) if isinstance(node, ast.Subscript) else []
         if len(items) < 2:

@@ -18,16 +18,41 @@ from pypto.ir.nodes import Program
 from pypto.ir.types import TupleType
 from pypto.language.enums import FunctionType, Level, SplitMode
 from pypto.frontend.specialize import _Specializer
+from pypto.frontend.host_methods import HostMethod, register as register_host_methods
 
 
-def parse_program_class(cls: ast.ClassDef, src: SourceInfo, globals_: dict) -> Program:
-    """Parse an ``@pl.program`` class. Headers first, so calls may go to any function."""
+def _host_role(m: ast.FunctionDef, static):
+    """``(True, role name)`` for a ``@pl.function(level=pl.Level.HOST, ...)`` method, else ``(False, None)``."""
+    for d in m.decorator_list:
+        if not isinstance(d, ast.Call):
+            continue
+        kw = {k.arg: k.value for k in d.keywords}
+        if "level" in kw and static(kw["level"]) == Level.HOST:
+            role = static(kw["role"]) if "role" in kw else None
+            return True, getattr(role, "name", None)
+    return False, None
+
+
+def parse_program_class(cls: ast.ClassDef, src: SourceInfo, globals_: dict, pyfuncs: dict | None = None) -> Program:
+    """Parse an ``@pl.program`` class. Headers first, so calls may go to any function. HOST-level
+    methods (multi-rank host orchestrators and sub-workers, issue 17) are kept as source, not parsed
+    (``pyfuncs``: the class's attributes, for the sub-workers' Python functions)."""
     methods = [n for n in cls.body if isinstance(n, ast.FunctionDef)]
     stray = [n for n in cls.body if not isinstance(n, (ast.FunctionDef, ast.Pass))
              and not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
     if stray:
         raise ParserSyntaxError("an @pl.program class may only contain @pl.function methods", src.span(stray[0]))
     static = _static_resolver(globals_, src)
+    hosts = []
+    for m in list(methods):
+        is_host, role = _host_role(m, static)
+        if is_host:
+            args = [a.arg for a in m.args.args]
+            own = args[1:] if args[:1] == ["self"] else args
+            anns = [a.annotation for a in m.args.args][len(args) - len(own):]
+            hosts.append(HostMethod(m.name, m, src, globals_, tuple(own), tuple(anns), role,
+                                    (pyfuncs or {}).get(m.name)))
+            methods.remove(m)
     headers: dict[str, tuple] = {}
     for m in methods:
         headers[m.name] = _header(m, src, static)
@@ -51,7 +76,9 @@ def parse_program_class(cls: ast.ClassDef, src: SourceInfo, globals_: dict) -> P
     if clash:
         raise ParserError(f"a function called from the program has the name of one of its methods: "
                           f"{', '.join(sorted(clash))}", src.span(cls))
-    return Program(cls.name, tuple(deps.functions.values()) + tuple(funcs), src.span(cls))
+    program = Program(cls.name, tuple(deps.functions.values()) + tuple(funcs), src.span(cls))
+    register_host_methods(program, hosts)
+    return program
 
 
 def _static_resolver(globals_: dict, src: SourceInfo):

@@ -82,6 +82,7 @@ inline = jit.inline   # @pl.inline: a helper spliced into each call site (= @pl.
 # resolved by __getattr__ below, so an op is declared once, in pypto/ops, and nowhere else.
 tile = OpNamespace("tile")
 tensor = OpNamespace("tensor")
+dist = OpNamespace("dist")  # issue 17: the printed form of pld.* ops (pl.dist.notify(...)) parses back
 
 
 class MaskPattern:

@@ -181,15 +181,15 @@ class _JitDecorator:
         return self._make("opaque", fn, dict(kwargs), False, False)
 
     def host(self, fn: Callable | None = None, **kwargs):
-        """The reference's HOST-level orchestrator (window buffers, chip orchestrators dispatched per
-        rank). The simulators model one chip: the decorator is accepted so that a module defining
-        one imports, and calling or compiling the function raises a clear error."""
+        """The HOST-level orchestrator of a multi-rank program: allocates window buffers and launches
+        ``@pl.jit`` per-rank programs with ``device=r`` (docs/distributed.md)."""
         if "level" in kwargs:
             raise TypeError("@pl.jit.host does not accept a level= argument (HOST is implicit)")
-        why = ("@pl.jit.host (a HOST-level orchestrator dispatching chip orchestrations per rank) is not "
-               "supported: the simulators model one chip")
-        hint = "make the entry a @pl.jit function and call its @pl.jit.incore kernels from it"
-        return (lambda f: _Unsupported(f, "host", why, hint)) if fn is None else _Unsupported(fn, "host", why, hint)
+        if kwargs:
+            raise TypeError(f"@pl.jit.host got unexpected arguments: {', '.join(kwargs)}")
+        from pypto.runtime.distributed.program import HostFunction
+
+        return HostFunction if fn is None else HostFunction(fn)
 
     def extern(self, fn: Callable | None = None, **kwargs):
         """The reference's external C++ kernel (``@pl.jit.extern(aiv=..., aic=...)``). The

@@ -22,6 +22,10 @@ def function(fn=None, **kwargs):
     params = list(inspect.signature(fn).parameters)
     if params and params[0] == "self":
         return fn
+    if kwargs.get("level") is not None and getattr(kwargs["level"], "name", "") == "HOST":
+        # a HOST-level function of a multi-rank program (a sub-worker: host Python the host
+        # orchestrator calls, issue 17) stays the Python function; its @pl.program records it
+        return fn
     from pypto.frontend.program_parser import parse_function_def
     from pypto.frontend.source import function_source
 
@@ -49,7 +53,7 @@ def program(cls):
     frame = inspect.currentframe()
     if frame is not None and frame.f_back is not None:
         globals_.update(frame.f_back.f_locals)
-    return parse_program_class(node, src, globals_)
+    return parse_program_class(node, src, globals_, pyfuncs=dict(vars(cls)))
 
 
 def parse(code: str, filename: str | None = None):

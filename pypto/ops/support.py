@@ -752,3 +752,4 @@ from pypto.ops.support_debug import DebugPrint, debug_print_ref, valid as debug_
 from pypto.ops.support_cross_core import (  # noqa: E402,F401  (issue 16: the reference forms of the pipe ops)
     noop as cc_noop, pop as cc_pop, push as cc_push, run_group as cc_run_group,
 )
+from pypto.ops import support_dist as dist  # noqa: E402,F401  (issue 17: pld.* ops, reached as _pto.dist)

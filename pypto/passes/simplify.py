@@ -32,7 +32,7 @@ from pypto.ir.nodes import (
     WhileStmt,
     UnaryOp, Var, YieldStmt,
 )
-from pypto.ir.types import ScalarType, TileType
+from pypto.ir.types import ScalarType, TileType, runtime_valid
 from pypto.ir.visit import Mutator, iter_exprs, walk_expr
 from pypto.language.dtypes import INDEX
 from pypto.language.enums import ForKind
@@ -134,7 +134,18 @@ class _Simplifier(Mutator):
                 and id(s.var) not in self.pinned and getattr(s.value, "task_id_var", None) is None:
             self.redefine(s.var, value)
             return None
-        return s.replace(value=value) if value is not s.value else s
+        out = s.replace(value=value) if value is not s.value else s
+        t = s.var.type
+        if runtime_valid(t):
+            t = _folded_valid(t.with_(valid_shape=tuple(d if isinstance(d, int) else self.expr(d)
+                                                        for d in t.valid_shape)))
+        if t != s.var.type:
+            # a tile whose run-time valid extents folded to constants (a one-trip loop inlined): its
+            # type must not keep the scalars, whose definitions are gone (issue 17: NameError 'valid')
+            nv = Var(s.var.name, t, s.var.span)
+            self.redefine(s.var, nv)
+            out = out.replace(var=nv)
+        return out
 
     def _inline(self, body, return_vars):
         body = list(body)
@@ -179,6 +190,13 @@ class _Simplifier(Mutator):
                     self.subst[id(it)] = v
                 return self._inline(s.body, s.return_vars)
         return s.replace(start=start, stop=stop, step=step, init_values=inits, body=self.stmts(s.body))
+
+
+def _folded_valid(t):
+    """``t`` with constant valid extents as plain ints (what a static valid shape holds)."""
+    if isinstance(t, TileType) and t.valid_shape is not None and any(isinstance(d, ConstInt) for d in t.valid_shape):
+        return t.with_(valid_shape=tuple(d.value if isinstance(d, ConstInt) else d for d in t.valid_shape))
+    return t
 
 
 # ---------------------------------------------------------------- scalar DCE

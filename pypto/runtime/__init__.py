@@ -16,3 +16,14 @@ __all__ = ["RunConfig", "GoldenFileError", "ScalarSpec", "TensorSpec", "load_gol
            "run", "compile_program", "execute_compiled", "ChipWorker", "RegistrationHandle", "Worker", "DeviceTensor",
            "StackedDeviceTensor", "benchmark", "BenchmarkStats", "TraceSpan", "TraceInvocation", "configure_log",
            "log_level"]
+
+_DISTRIBUTED = ("DistributedWorker", "DistributedRunHandle", "execute_distributed_compiled")
+
+
+def __getattr__(name: str):
+    # the multi-rank names (issue 17), loaded on first use: importing the runtime stays as cheap as before
+    if name in _DISTRIBUTED:
+        from pypto.runtime.distributed import program
+
+        return getattr(program, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

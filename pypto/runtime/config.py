@@ -76,8 +76,8 @@ class RunConfig:
     ``rtol`` / ``atol`` are the harness's golden-comparison tolerances. ``compile_profiling`` writes
     ``report/pipeline_profile.{txt,json}``. ``memory_planner`` (a ``MemoryPlanner``) and
     ``dump_ptoas_passes`` are recorded in ``compiled_meta.json`` and change nothing here (one memory
-    planner, no ptoas). ``distributed_config`` must stay ``None`` (multi-rank programs are not
-    simulated). ``codegen_only`` compiles without running; ``golden_data_dir`` is where the golden
+    planner, no ptoas). ``distributed_config`` (a ``DistributedConfig``) gives the cards of a
+    ``@pl.jit.host`` program (docs/distributed.md). ``codegen_only`` compiles without running; ``golden_data_dir`` is where the golden
     form of :func:`pypto.runtime.run` keeps its data files. ``dump_passes`` (bool or ``PassDumpLevel``) writes
     ``passes_dump/`` into the artifact directory; ``save_kernels_dir`` chooses that directory (default:
     a content-keyed entry of the compile cache under ``$PYPTO_PROG_BUILD_DIR``, see docs/compile-cache.md).
@@ -161,8 +161,11 @@ class RunConfig:
             BackendType.of(self.backend_type)  # a clear error for a bad value
         self.backend_type = BackendType.of(self._platform)
         if self.distributed_config is not None:
-            raise ValueError("RunConfig.distributed_config: multi-rank (L3) programs are not simulated by this "
-                             "package; leave it None")
+            from pypto.ir.distributed_compiled_program import DistributedConfig
+
+            if not isinstance(self.distributed_config, DistributedConfig):
+                raise ValueError("RunConfig.distributed_config must be a pypto.ir.distributed_compiled_program."
+                                 f"DistributedConfig, got {type(self.distributed_config).__name__}")
         if self.memory_planner is not None:
             from pypto.pypto_core.passes import MemoryPlanner
 

@@ -68,6 +68,7 @@ from pypto.ops.support_debug import DebugPrint, PrintRecord, emit as emit_print
 
 from pypto.runtime.modules import load_module  # noqa: F401  (re-exported: tools load modules by path)
 from pypto.ops.support import _RECORDER
+from pypto.ops import support_dist
 from pypto.runtime.config import RunConfig
 from pypto.runtime.deps import write_deps
 from pypto.runtime.device_tensor import DeviceTensor, StackedDeviceTensor
@@ -1058,7 +1059,7 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
         return gm, rt
 
     returned: list = [None]
-    direct = _in_place_args(params, full)
+    direct = _in_place_args(params, full) | _window_args(full)
     rt = None
     try:
         with gc_paused():
@@ -1074,7 +1075,7 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
                     core.release()
                 current[0].clusters.release()
                 current[0] = None
-                gm, rt = attempt({i for i in direct if params[i]["direction"] == "Out"})
+                gm, rt = attempt({i for i in direct if params[i]["direction"] == "Out"} | _window_args(full))
     except SimulationError as e:
         # a fault inside generated code: name the kernel source line (file:line:col + caret)
         located = locate(e)
@@ -1282,6 +1283,13 @@ def _in_place_args(params, full) -> set:
                 and not a.requires_grad and a.device.type == "cpu"):
             direct.add(i)
     return direct
+
+
+def _window_args(full) -> set:
+    """Indices of the arguments that are window buffers of a multi-rank run (issue 17): other ranks
+    read and write them while this rank runs, so they are this rank's global memory in place, never
+    a copy (a copy would hide every remote write)."""
+    return {i for i, a in enumerate(full) if isinstance(a, torch.Tensor) and support_dist.is_window(a)}
 
 
 def _writes_into(rt: Runtime, tensors) -> bool:

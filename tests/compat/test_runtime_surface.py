@@ -38,7 +38,7 @@ def test_backend_type_follows_the_platform():
     assert dataclasses.replace(RunConfig(platform="a5sim"), platform="a2a3sim").backend_type is BackendType.Ascend910B
     with pytest.raises(ValueError, match="unknown backend type"):
         RunConfig(backend_type="Ascend310")
-    with pytest.raises(ValueError, match="multi-rank"):
+    with pytest.raises(ValueError, match="must be a pypto.ir.distributed_compiled_program.DistributedConfig"):
         RunConfig(distributed_config=object())
 
 

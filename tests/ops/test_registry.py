@@ -41,7 +41,7 @@ def completeness_problems(ops: dict[str, OpDef]) -> list[str]:
             problems.append(f"{name}: no type rule")
         if not callable(op.ref):
             problems.append(f"{name}: no ref")
-        if name.startswith(("tile.", "array.")):   # array.*: on-core scalar arrays (kernel code)
+        if name.startswith(("tile.", "array.", "dist.")):   # array.*: on-core scalar arrays; dist.*: pld ops in kernels
             if not callable(op.sim):
                 problems.append(f"{name}: tile op without sim")
         elif name.startswith(("tensor.", "system.")):   # system.*: orchestration queries of the device
@@ -50,7 +50,7 @@ def completeness_problems(ops: dict[str, OpDef]) -> list[str]:
                 problems.append(f"{name}: tensor op with neither a lowers_to naming a registered tile op "
                                 f"(got {op.lowers_to!r}) nor an orch")
         else:
-            problems.append(f"{name}: name is neither tile.*, array.*, tensor.* nor system.*")
+            problems.append(f"{name}: name is neither tile.*, array.*, dist.*, tensor.* nor system.*")
     return problems
 
 

@@ -1,0 +1,435 @@
+"""The ``@pl.jit.host`` orchestrator: its body is read from source and interpreted on the host
+(never executed as Python), statement by statement, over the host's concrete values.
+
+What a host body may hold (the reference's host orchestrators): assignments, ``for r in
+pl.range(...)`` / ``range(...)`` loops, ``if``, ``return``; integer arithmetic; ``pld.world_size()``;
+``pld.alloc_window_buffer(shape, dtype=...)`` / ``(nbytes)``; ``pld.window(buf, shape, dtype=...)``;
+indexing a host tensor (``x[r]``); calls of ``@pl.jit`` per-rank programs with ``device=r``; and the
+host-level collectives ``pld.tensor.allreduce`` / ``allgather`` / ``reduce_scatter`` / ``broadcast``
+over window views. Launches are queued per rank; a host collective and the end of the body run the
+queued launches (all ranks concurrently, :mod:`pypto.runtime.distributed.engine`) first.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import operator
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from pypto.errors import ParserError, Span, UnsupportedFeatureError
+from pypto.ir.types import DynDim
+from pypto.language.dtypes import DataType
+from pypto.ops import support_dist
+from pypto.runtime.distributed.engine import Launch, RankPlan
+
+_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
+           ast.Mod: operator.mod, ast.Pow: operator.pow, ast.Div: operator.truediv,
+           ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.LShift: operator.lshift,
+           ast.RShift: operator.rshift}
+_CMPOPS = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+           ast.Gt: operator.gt, ast.GtE: operator.ge}
+_SAFE_BUILTINS = {"range": range, "len": len, "min": min, "max": max, "int": int, "abs": abs}
+
+
+@dataclass
+class WindowBuffer:
+    """``pld.alloc_window_buffer``: a window of ``nbytes`` per rank (zero-filled), 4 KiB at least."""
+
+    name: str
+    nbytes: int
+    tensors: dict = field(default_factory=dict)   # rank -> uint8 device-memory tensor
+    window: Any = None                            # the World's Window, once allocated
+
+
+@dataclass
+class WindowView:
+    """``pld.window(buf, shape, dtype=...)``: the rank-r tensor view of a window buffer."""
+
+    buf: WindowBuffer
+    shape: tuple
+    dtype: DataType
+
+    def on(self, rank: int) -> torch.Tensor:
+        """This view in rank ``rank``'s window."""
+        raw = self.buf.tensors[rank]
+        n = 1
+        for d in self.shape:
+            n *= d
+        size = n * self.dtype.itemsize
+        if size > raw.numel():
+            raise ValueError(f"pld.window: a {list(self.shape)} {self.dtype.name} view needs {size} bytes, the "
+                             f"window buffer '{self.buf.name}' holds {raw.numel()}")
+        return raw[:size].view(self.dtype.torch).reshape(self.shape)
+
+
+WINDOW_FLOOR = 4096   # the reference pads every window to at least 4 KiB
+
+
+class HostInterpreter:
+    """Runs one host body. ``alloc(nbytes)`` gives a rank's zeroed device memory (its ChipWorker),
+    ``compile_launch(fn, args, kwargs)`` compiles a per-rank program, ``flush(plan)`` runs queued
+    launches."""
+
+    def __init__(self, scope: dict, src, nranks: int, world: support_dist.World, *, alloc, compile_launch, flush,
+                 compile_only: bool = False):
+        self.scope, self.src, self.nranks, self.world = scope, src, nranks, world
+        self.dyn: dict[str, int] = {}   # pl.dynamic extents, bound from the host parameters' shapes
+        self.alloc, self.compile_launch, self.flush_fn = alloc, compile_launch, flush
+        self.compile_only = compile_only
+        self.plan = RankPlan(nranks)
+        self.buffers: list[WindowBuffer] = []
+        self.env: dict[str, Any] = {}
+        self.launches_seen: list[Launch] = []
+
+    # -- helpers ---------------------------------------------------------------------------
+    def span(self, node: ast.AST) -> Span:
+        return self.src.span(node)
+
+    def error(self, msg: str, node: ast.AST, hint: str | None = None, cls=UnsupportedFeatureError):
+        return cls(msg, self.span(node), hint)
+
+    def lookup(self, name: str, node: ast.AST):
+        if name in self.env:
+            return self.env[name]
+        if name in self.scope:
+            v = self.scope[name]
+            if isinstance(v, DynDim):
+                if v.name not in self.dyn:
+                    raise self.error(f"the dynamic extent {v.name} is not bound by a host parameter's shape", node,
+                                     cls=ParserError)
+                return self.dyn[v.name]
+            return v
+        if name in _SAFE_BUILTINS:
+            return _SAFE_BUILTINS[name]
+        raise self.error(f"name '{name}' is not defined in the host orchestrator", node, cls=ParserError)
+
+    # -- statements ------------------------------------------------------------------------
+    def run(self, body: list[ast.stmt]) -> Any:
+        try:
+            self.block(body)
+        except _Return as r:
+            self.flush()
+            return r.value
+        self.flush()
+        return None
+
+    def flush(self) -> None:
+        if self.plan:
+            plan, self.plan = self.plan, RankPlan(self.nranks)
+            if not self.compile_only:
+                self.flush_fn(plan)
+
+    def block(self, stmts) -> None:
+        for s in stmts:
+            self.stmt(s)
+
+    def stmt(self, s: ast.stmt) -> None:
+        if isinstance(s, ast.Expr):
+            if isinstance(s.value, ast.Constant) and isinstance(s.value.value, str):
+                return   # a docstring
+            self.expr(s.value)
+        elif isinstance(s, ast.Assign):
+            v = self.expr(s.value)
+            for t in s.targets:
+                self.bind(t, v)
+        elif isinstance(s, ast.AnnAssign) and s.value is not None:
+            self.bind(s.target, self.expr(s.value))
+        elif isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
+            op = _BINOPS.get(type(s.op))
+            if op is None:
+                raise self.error("this augmented assignment is not supported in a host orchestrator", s)
+            self.env[s.target.id] = op(self.lookup(s.target.id, s), self.expr(s.value))
+        elif isinstance(s, ast.For):
+            it = self.expr(s.iter)
+            if not isinstance(it, range):
+                raise self.error("a host loop iterates pl.range(...) / range(...)", s.iter)
+            for i in it:
+                self.bind(s.target, i)
+                self.block(s.body)
+            if s.orelse:
+                self.block(s.orelse)
+        elif isinstance(s, ast.If):
+            self.block(s.body if self.expr(s.test) else s.orelse)
+        elif isinstance(s, ast.Return):
+            raise _Return(self.expr(s.value) if s.value is not None else None)
+        elif isinstance(s, ast.Pass):
+            return
+        else:
+            raise self.error(f"'{type(s).__name__}' statements are not supported in a host orchestrator", s,
+                             "the host body allocates windows, loops over ranks and launches per-rank programs")
+
+    def bind(self, target: ast.expr, v: Any) -> None:
+        if isinstance(target, ast.Name):
+            self.env[target.id] = v
+        elif isinstance(target, ast.Tuple) and isinstance(v, (tuple, list)) and len(v) == len(target.elts):
+            for t, x in zip(target.elts, v):
+                self.bind(t, x)
+        else:
+            raise self.error("only names (and tuples of names) can be assigned in a host orchestrator", target)
+
+    # -- expressions -----------------------------------------------------------------------
+    def expr(self, e: ast.expr) -> Any:
+        if isinstance(e, ast.Constant):
+            return e.value
+        if isinstance(e, ast.Name):
+            return self.lookup(e.id, e)
+        if isinstance(e, ast.Attribute):
+            base = self.expr(e.value)
+            if isinstance(base, torch.Tensor) and e.attr not in ("shape", "dtype"):
+                raise self.error(f"host tensors expose .shape and .dtype only, not '.{e.attr}'", e)
+            try:
+                return getattr(base, e.attr)
+            except AttributeError:
+                raise self.error(f"{base!r} has no attribute '{e.attr}'", e, cls=ParserError) from None
+        if isinstance(e, (ast.List, ast.Tuple)):
+            vals = [self.expr(x) for x in e.elts]
+            return vals if isinstance(e, ast.List) else tuple(vals)
+        if isinstance(e, ast.BinOp):
+            op = _BINOPS.get(type(e.op))
+            if op is None:
+                raise self.error(f"operator {type(e.op).__name__} is not supported in a host orchestrator", e)
+            return op(self.expr(e.left), self.expr(e.right))
+        if isinstance(e, ast.UnaryOp):
+            v = self.expr(e.operand)
+            if isinstance(e.op, ast.USub):
+                return -v
+            if isinstance(e.op, ast.Not):
+                return not v
+            if isinstance(e.op, ast.UAdd):
+                return +v
+        if isinstance(e, ast.Compare) and len(e.ops) == 1 and type(e.ops[0]) in _CMPOPS:
+            return _CMPOPS[type(e.ops[0])](self.expr(e.left), self.expr(e.comparators[0]))
+        if isinstance(e, ast.BoolOp):
+            vals = [self.expr(v) for v in e.values]
+            return all(vals) if isinstance(e.op, ast.And) else any(vals)
+        if isinstance(e, ast.Subscript):
+            return self.subscript(e)
+        if isinstance(e, ast.Slice):
+            return slice(*(self.expr(x) if x is not None else None for x in (e.lower, e.upper, e.step)))
+        if isinstance(e, ast.Call):
+            return self.call(e)
+        raise self.error(f"'{type(e).__name__}' expressions are not supported in a host orchestrator", e)
+
+    def subscript(self, e: ast.Subscript) -> Any:
+        base = self.expr(e.value)
+        idx = self.expr(e.slice)
+        if isinstance(base, (torch.Tensor, list, tuple)) or type(base).__name__ == "StackedDeviceTensor":
+            return base[idx]
+        raise self.error(f"cannot index {type(base).__name__} in a host orchestrator", e)
+
+    def call(self, e: ast.Call) -> Any:
+        import pypto.language as pl
+        import pypto.language.distributed as pld
+        from pypto.language.jit import JITFunction
+
+        fn = self.expr(e.func)
+        kwargs = {k.arg: self.expr(k.value) for k in e.keywords}
+        args = [self.expr(a) for a in e.args]
+        if fn is pl.range or fn is range:
+            return range(*args, **kwargs)
+        if fn in (len, min, max, int, abs):
+            return fn(*args, **kwargs)
+        if fn is pld.world_size:
+            return self.nranks
+        if fn is pld.alloc_window_buffer:
+            return self.alloc_window(e, args, kwargs)
+        if fn is pld.window:
+            return self.window(e, args, kwargs)
+        if isinstance(fn, (JITFunction, ProgramMethod)):
+            return self.launch(e, fn, args, kwargs)
+        if isinstance(fn, SubWorker):
+            if fn.fn is None:
+                raise self.error(f"sub-worker '{fn.name}' has no Python function to run", e)
+            self.flush()
+            if self.compile_only:
+                return None
+            return fn.fn(*[a.on(0) if isinstance(a, WindowView) else a for a in args], **kwargs)
+        if isinstance(fn, DataType) or getattr(fn, "__self__", None) is not None and isinstance(fn.__self__, DataType):
+            return fn(*args, **kwargs)
+        name = getattr(fn, "name", None)
+        if name in _HOST_COLLECTIVES:
+            return self.collective(e, name, args, kwargs)
+        raise self.error(f"cannot call {fn!r} in a host orchestrator", e,
+                         "call @pl.jit per-rank programs with device=r, pld.alloc_window_buffer / pld.window, "
+                         "or a host collective (pld.tensor.allreduce ...)")
+
+    def alloc_window(self, e, args, kwargs) -> WindowBuffer:
+        name = kwargs.pop("name", "") or f"window{len(self.buffers)}"
+        dtype = kwargs.pop("dtype", None)
+        if kwargs or len(args) != 1:
+            raise self.error("pld.alloc_window_buffer takes (nbytes) or (shape, dtype=...)", e, cls=ParserError)
+        size = args[0]
+        if isinstance(size, (list, tuple)):
+            if not isinstance(dtype, DataType):
+                raise self.error("pld.alloc_window_buffer(shape, dtype=...) needs a dtype", e, cls=ParserError)
+            n = 1
+            for d in size:
+                n *= int(d)
+            nbytes = n * dtype.itemsize
+        else:
+            nbytes = int(size)
+        if nbytes <= 0:
+            raise self.error(f"pld.alloc_window_buffer: {nbytes} bytes is not a valid size", e, cls=ParserError)
+        buf = WindowBuffer(name, max(nbytes, WINDOW_FLOOR))
+        for r in range(self.nranks):
+            buf.tensors[r] = self.alloc(r, buf.nbytes)
+        # the window's rank-0..n views register their storage with the world
+        buf.window = self.world.add_window(name, {r: t for r, t in buf.tensors.items()})
+        self.buffers.append(buf)
+        return buf
+
+    def window(self, e, args, kwargs) -> WindowView:
+        dtype = kwargs.pop("dtype", args[2] if len(args) > 2 else None)
+        if len(args) < 2 or not isinstance(args[0], WindowBuffer) or not isinstance(dtype, DataType) or kwargs:
+            raise self.error("pld.window takes (buffer, shape, dtype=...) with a buffer from pld.alloc_window_buffer",
+                             e, cls=ParserError)
+        return WindowView(args[0], tuple(int(d) for d in args[1]), dtype)
+
+    def launch(self, e, fn, args, kwargs) -> None:
+        # without device= a launch goes to rank 0 (the first card of device_ids)
+        rank = kwargs.pop("device", 0)
+        if isinstance(rank, bool) or not isinstance(rank, int) or not 0 <= rank < self.nranks:
+            raise self.error(f"device={rank!r} is not a rank of this program (0..{self.nranks - 1})", e,
+                             cls=ParserError)
+        resolved = [a.on(rank) if isinstance(a, WindowView) else a for a in args]
+        kw = {k: (v.on(rank) if isinstance(v, WindowView) else v) for k, v in kwargs.items()}
+        compiled, runtime_args = self.compile_launch(fn, resolved, kw)
+        s = self.span(e)
+        ln = Launch(rank, _fname(fn), compiled, runtime_args, f"{s.file}:{s.line}")
+        self.plan.add(ln)
+        self.launches_seen.append(ln)
+        # the value of the launch: its Out / InOut arguments (filled once the phase has run)
+        params = getattr(compiled, "meta", {}).get("params", [])
+        outs = [a for p, a in zip(params, runtime_args) if p.get("direction") in ("Out", "InOut")]
+        return outs[0] if len(outs) == 1 else (tuple(outs) if outs else None)
+
+    def collective(self, e, name: str, args, kwargs) -> Any:
+        """A host-level collective over window views: runs after every queued launch finished."""
+        self.flush()
+        if self.compile_only:
+            return args[0] if args else None
+        views = [a for a in args if isinstance(a, WindowView)]
+        if not views:
+            raise self.error(f"pld.tensor.{name} on the host takes window views (pld.window(...))", e)
+        return _HOST_COLLECTIVES[name](self, e, args, kwargs)
+
+
+@dataclass(frozen=True)
+class ProgramMethod:
+    """``self.<name>`` in a ``@pl.program``'s HOST method: a per-rank program (the class's
+    Orchestration function ``name``) to launch with ``device=r``."""
+
+    program: Any
+    name: str
+
+
+@dataclass(frozen=True)
+class SubWorker:
+    """``self.<name>`` naming a ``role=pl.Role.SubWorker`` HOST function: host Python, called as
+    written once every launch queued before it has finished (the reference runs it after the
+    chip work it depends on)."""
+
+    name: str
+    fn: Any
+
+
+class ProgramSelf:
+    """``self`` in a HOST method: attribute access names one of the program's functions."""
+
+    def __init__(self, program, subworkers: dict | None = None):
+        self._program = program
+        self._subworkers = subworkers or {}
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if name in self._subworkers:
+            return SubWorker(name, self._subworkers[name])
+        try:
+            self._program.get_function(name)
+        except KeyError:
+            raise AttributeError(f"program '{self._program.name}' has no function '{name}'") from None
+        return ProgramMethod(self._program, name)
+
+
+def _fname(fn) -> str:
+    return fn.name if isinstance(fn, ProgramMethod) else fn.__name__
+
+
+def bind_dynamic(annotations, values: dict, resolve) -> dict[str, int]:
+    """The extents of ``pl.dynamic`` dims in host parameter annotations (``pl.Tensor[[NR, 1, N], ...]``,
+    also inside ``pl.Out[...]`` / ``pl.InOut[...]``), read from the arguments' shapes."""
+    out: dict[str, int] = {}
+    for name, ann in annotations:
+        v = values.get(name)
+        if ann is None or not isinstance(v, torch.Tensor):
+            continue
+        node = ann
+        while isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Subscript):
+            node = node.slice   # pl.Out[pl.Tensor[...]]
+        if not (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple) and node.slice.elts
+                and isinstance(node.slice.elts[0], (ast.List, ast.Tuple))):
+            continue
+        for i, d in enumerate(node.slice.elts[0].elts):
+            if isinstance(d, ast.Name) and i < v.dim():
+                obj = resolve(d.id)
+                if isinstance(obj, DynDim):
+                    out.setdefault(obj.name, int(v.shape[i]))
+    return out
+
+
+class _Return(Exception):
+    def __init__(self, value):
+        self.value = value
+
+
+def _op_name(v, default: str) -> str:
+    return getattr(v, "name", None) or (v if isinstance(v, str) else default)
+
+
+def _host_allreduce(h: HostInterpreter, e, args, kwargs):
+    view = args[0]
+    op = _op_name(kwargs.get("op", args[2] if len(args) > 2 else None), "Sum")
+    ts = {r: view.on(r) for r in range(h.nranks)}
+    res = support_dist.reduce_chain([ts[r] for r in h.world.order(list(range(h.nranks)))], op)
+    for t in ts.values():
+        t.copy_(res)
+    return view
+
+
+def _host_broadcast(h: HostInterpreter, e, args, kwargs):
+    view = args[0]
+    root = int(kwargs.get("root", args[2] if len(args) > 2 else 0))
+    src = view.on(root).clone()
+    for r in range(h.nranks):
+        view.on(r).copy_(src)
+    return view
+
+
+def _host_allgather(h: HostInterpreter, e, args, kwargs):
+    local, target = args[0], args[1]
+    parts = [local.on(r).reshape(-1) for r in range(h.nranks)] if isinstance(local, WindowView) else \
+        [local[r].reshape(-1) for r in range(h.nranks)]
+    res = torch.cat(parts)
+    for r in range(h.nranks):
+        target.on(r).copy_(res.reshape(target.shape))
+    return target
+
+
+def _host_reduce_scatter(h: HostInterpreter, e, args, kwargs):
+    view = args[0]
+    op = _op_name(kwargs.get("op", args[2] if len(args) > 2 else None), "Sum")
+    n = h.nranks
+    ts = {r: view.on(r) for r in range(n)}
+    order = h.world.order(list(range(n)))
+    res = [support_dist.reduce_chain([ts[m].chunk(n)[i] for m in order], op) for i in range(n)]
+    for r in range(n):
+        ts[r].chunk(n)[r].copy_(res[r])
+    return view
+
+
+_HOST_COLLECTIVES = {"dist.allreduce": _host_allreduce, "dist.broadcast": _host_broadcast,
+                     "dist.allgather": _host_allgather, "dist.reduce_scatter": _host_reduce_scatter}

@@ -1,0 +1,450 @@
+"""Multi-rank programs: ``@pl.jit.host`` functions, their compiled form and the run handles.
+
+* :class:`HostFunction` — what ``@pl.jit.host`` makes. ``fn.compile(*args, config=RunConfig(...,
+  distributed_config=DistributedConfig(device_ids=[...])))`` interprets the host body once with
+  the sample arguments, compiling every per-rank program it launches (nothing runs), and returns a
+  :class:`DistributedCompiledProgram`; calling that (or the function) runs it.
+* :func:`execute_distributed_compiled` — one run: a fresh world (window buffers zeroed, one
+  simulated card per rank, each a :class:`pypto.runtime.worker.ChipWorker`), the host body
+  interpreted again over the call's tensors, its launches run by the engine.
+* :class:`DistributedWorker` (``compiled.prepare()``) keeps the cards between runs;
+  :class:`DistributedRunHandle` is what ``worker.submit(...)`` returns (``wait()``).
+"""
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from pypto.errors import PyptoError
+from pypto.ir.distributed_compiled_program import DistributedConfig
+from pypto.ops import support_dist
+from pypto.runtime.config import RunConfig
+from pypto.runtime.distributed.engine import get_engine
+from pypto.runtime.distributed.host import HostInterpreter, ProgramMethod, ProgramSelf, bind_dynamic
+from pypto.runtime.worker import ChipWorker
+from pypto.tracebacks import user_facing
+
+
+class HostFunction:
+    """A ``@pl.jit.host`` orchestrator (see the module docstring)."""
+
+    program = None   # a @pl.program's HOST method has its program (ProgramHost)
+
+    def __init__(self, fn):
+        from pypto.frontend.source import snapshot_source
+
+        self.fn = fn
+        self.name = fn.__name__
+        self.source_snapshot = snapshot_source(fn)
+        self._tree = None
+        self._cache: dict = {}
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+        self.__wrapped__ = fn
+
+    def scope(self) -> dict:
+        """The names the body may use: the function's globals and closure."""
+        out = dict(self.fn.__globals__)
+        if self.fn.__closure__:
+            out.update({n: c.cell_contents for n, c in zip(self.fn.__code__.co_freevars, self.fn.__closure__)})
+        return out
+
+    def annotations(self) -> list:
+        """``(parameter name, annotation AST)`` pairs."""
+        tree, _ = self.parsed()
+        return [(a.arg, a.annotation) for a in tree.args.args]
+
+    def __repr__(self) -> str:
+        return f"<pl.jit.host {self.fn.__name__}>"
+
+    def parsed(self):
+        """``(FunctionDef, SourceInfo)`` of the host body (parsed once)."""
+        if self._tree is None:
+            from pypto.frontend.source import function_source
+
+            self._tree = function_source(self.fn, self.source_snapshot)
+        return self._tree
+
+    @user_facing
+    def compile(self, *args, config: RunConfig | None = None, **kwargs) -> "DistributedCompiledProgram":
+        """Compile every per-rank program the host body launches for these arguments (none runs)."""
+        cfg = config or RunConfig()
+        dc = cfg.distributed_config
+        if dc is None:
+            raise PyptoError(f"'{self.name}' is a @pl.jit.host program: give RunConfig(distributed_config="
+                             "DistributedConfig(device_ids=[...])) to compile it",
+                             hint="DistributedConfig(device_ids=[0, 1]) runs two ranks")
+        prog = DistributedCompiledProgram(self, dc, cfg, self._bind(args, kwargs))
+        prog._dry_run()
+        return prog
+
+    @user_facing
+    def __call__(self, *args, config: RunConfig | None = None, **kwargs):
+        """Compile (cached per config) and run on the simulated cards."""
+        prog = self.compile(*args, config=config, **kwargs)
+        return prog(*args, config=config, **kwargs)
+
+    def _bind(self, args, kwargs) -> dict:
+        sig = inspect.signature(self.fn)
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{self.fn.__name__}(): {e}") from None
+        bound.apply_defaults()
+        return dict(bound.arguments)
+
+
+class ProgramHost:
+    """The HOST method of a ``@pl.program`` (``@pl.function(level=pl.Level.HOST)``), run like a
+    ``@pl.jit.host`` function; ``self.f(..., device=r)`` launches the program's Orchestration
+    function ``f`` (compiled once, with its callees, as a single-card program)."""
+
+    def __init__(self, program, method):
+        self.program = program
+        self.method = method
+        self.name = method.name
+        self._compiled: dict = {}
+        self._lock = threading.Lock()
+
+    def parsed(self):
+        return self.method.node, self.method.src
+
+    def scope(self) -> dict:
+        return dict(self.method.globals_)
+
+    def annotations(self) -> list:
+        return list(zip(self.method.params, self.method.annotations))
+
+    def _bind(self, args, kwargs) -> dict:
+        names = self.method.params
+        if len(args) > len(names):
+            raise TypeError(f"{self.name}() takes {len(names)} arguments, got {len(args)}")
+        out = dict(zip(names, args))
+        for k, v in kwargs.items():
+            if k not in names or k in out:
+                raise TypeError(f"{self.name}(): unexpected or repeated argument '{k}'")
+            out[k] = v
+        missing = [n for n in names if n not in out]
+        if missing:
+            raise TypeError(f"{self.name}() missing arguments: {', '.join(missing)}")
+        return out
+
+    def compiled_function(self, name: str, platform: str):
+        """The single-card build of the program's function ``name`` (with every non-orchestration
+        function it may call)."""
+        from pypto.driver.build import compile as ir_compile
+        from pypto.ir.nodes import Program
+        from pypto.language.enums import FunctionType
+
+        key = (name, platform)
+        with self._lock:
+            hit = self._compiled.get(key)
+        if hit is not None and hit.artifacts_intact():
+            return hit
+        fns = [f for f in self.program.functions
+               if f.name == name or f.func_type != FunctionType.Orchestration]
+        sub = Program(f"{self.program.name}_{name}", tuple(fns), self.program.span)
+        compiled = ir_compile(sub, platform=platform)
+        with self._lock:
+            self._compiled[key] = compiled
+        return compiled
+
+
+def compile_program_host(program, distributed_config: DistributedConfig, *, platform: str | None = None):
+    """``ir.compile(program, distributed_config=...)`` of a ``@pl.program`` with a HOST method."""
+    from pypto.frontend.host_methods import host_methods
+
+    methods = [m for m in host_methods(program) if not m.is_subworker]
+    if len(methods) != 1:
+        raise PyptoError(f"program '{program.name}' has {len(methods)} HOST-level orchestrators; a multi-rank "
+                         "program has exactly one (sub-workers: role=pl.Role.SubWorker)")
+    cfg = RunConfig(platform=platform or "a2a3sim", distributed_config=distributed_config)
+    return DistributedCompiledProgram(ProgramHost(program, methods[0]), distributed_config, cfg, None)
+
+
+class DistributedCompiledProgram:
+    """A compiled multi-rank program: the host orchestrator and its per-rank programs for one
+    :class:`DistributedConfig`. ``compiled(*args, config=...)`` runs it (outputs in place)."""
+
+    __test__ = False
+
+    def __init__(self, host: HostFunction, distributed_config: DistributedConfig, config: RunConfig, sample: dict):
+        self.host = host
+        self.distributed_config = distributed_config
+        self.config = config
+        self._sample = sample
+        self.launches: list = []
+        base = os.environ.get("PYPTO_PROG_BUILD_DIR") or tempfile.gettempdir()
+        self._output_dir = Path(base) / f"{host.name}_distributed"
+        self._output_dir.mkdir(parents=True, exist_ok=True)
+
+    @property
+    def nranks(self) -> int:
+        """Ranks of the program (``len(device_ids)``)."""
+        return len(self.distributed_config.device_ids)
+
+    @property
+    def output_dir(self) -> Path:
+        """Where ``distributed_meta.json`` lists the per-rank programs (each in its own build dir)."""
+        return self._output_dir
+
+    @property
+    def platform(self) -> str:
+        """The simulated platform the per-rank programs are compiled for."""
+        return self.config.platform
+
+    def __fspath__(self) -> str:
+        return str(self._output_dir)
+
+    def _dry_run(self) -> None:
+        world = support_dist.World(self.nranks, self.config.sim_seed)
+        h = _interpreter(self, world, self._sample, self.config, compile_only=True,
+                         alloc=lambda r, n: torch.zeros(n, dtype=torch.uint8))
+        h.run(h.tree.body)
+        self.launches = [(ln.rank, ln.name, str(ln.compiled.output_dir)) for ln in h.launches_seen]
+        self._output_dir.mkdir(parents=True, exist_ok=True)
+        meta = {"name": self.host.name, "device_ids": list(self.distributed_config.device_ids),
+                "platform": self.config.platform,
+                "launches": [{"rank": r, "program": n, "output_dir": d} for r, n, d in self.launches]}
+        (self._output_dir / "distributed_meta.json").write_text(json.dumps(meta, indent=1))
+
+    @user_facing
+    def __call__(self, *args, config: RunConfig | None = None, **kwargs):
+        """Run once on fresh simulated cards; outputs land in the caller's tensors."""
+        return execute_distributed_compiled(self, args, kwargs, config)
+
+    def prepare(self, config: RunConfig | None = None, **kwargs) -> "DistributedWorker":
+        """A :class:`DistributedWorker` holding one simulated card per rank for repeated runs."""
+        return DistributedWorker([self], config, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"DistributedCompiledProgram({self.host.name}, ranks={self.nranks}, platform={self.platform})"
+
+
+def _interpreter(prog: DistributedCompiledProgram, world, bound: dict, cfg: RunConfig, *, alloc,
+                 compile_only=False, flush=None) -> HostInterpreter:
+    tree, src = prog.host.parsed()
+    run_cfg = _rank_config(cfg)
+
+    def compile_launch(fn, args, kwargs):
+        if isinstance(fn, ProgramMethod):
+            compiled = prog.host.compiled_function(fn.name, run_cfg.platform)
+            names = compiled.param_names
+            return compiled, list(args) + [kwargs[n] for n in names[len(args):] if n in kwargs]
+        compiled = fn.compile(*args, config=run_cfg, **kwargs)
+        sig = inspect.signature(fn.fn).bind(*args, **kwargs)
+        sig.apply_defaults()
+        return compiled, [sig.arguments[n] for n in compiled.param_names]
+
+    scope = prog.host.scope()
+    h = HostInterpreter(scope, src, prog.nranks, world, alloc=alloc, compile_launch=compile_launch,
+                        flush=flush or (lambda plan: None), compile_only=compile_only)
+    h.env.update(bound)
+    if prog.host.program is not None:
+        from pypto.frontend.host_methods import host_methods
+
+        subs = {m.name: m.pyfunc for m in host_methods(prog.host.program) if m.is_subworker}
+        h.env["self"] = ProgramSelf(prog.host.program, subs)
+    h.dyn.update(bind_dynamic(prog.host.annotations(), bound, lambda n: bound.get(n, scope.get(n))))
+    h.tree = tree
+    return h
+
+
+def _rank_config(cfg: RunConfig) -> RunConfig:
+    """The RunConfig each rank's program compiles and runs with (no distributed_config: one card)."""
+    import dataclasses
+
+    fields = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg) if f.init}
+    fields["distributed_config"] = None
+    fields["backend_type"] = None
+    return RunConfig(**fields)
+
+
+def execute_distributed_compiled(compiled: DistributedCompiledProgram, args: tuple, kwargs: dict | None = None,
+                                 config: RunConfig | None = None, *, workers: list | None = None,
+                                 world_hook=None) -> Any:
+    """Run ``compiled`` once with the caller's tensors (see the module docstring). ``workers``: the
+    per-rank cards to run on (a :class:`DistributedWorker`'s); default fresh ones. ``world_hook(world)``
+    sees the run's :class:`pypto.ops.support_dist.World` before anything runs."""
+    cfg = config or compiled.config
+    if cfg.distributed_config is None:
+        cfg = _with_dc(cfg, compiled.distributed_config)
+    if cfg.platform != compiled.config.platform:
+        from pypto.errors import SimulationError
+
+        raise SimulationError(f"program was compiled for {compiled.config.platform} but RunConfig asks for "
+                              f"{cfg.platform}; compile it again for that platform")
+    bound = compiled.host._bind(args, kwargs or {})
+    own = workers is None
+    cards = workers or [ChipWorker(_rank_config(cfg)) for _ in range(compiled.nranks)]
+    world = support_dist.World(compiled.nranks, cfg.sim_seed)
+    if world_hook is not None:
+        world_hook(world)   # e.g. the race check turns on access recording
+    engine = get_engine(cfg.extra.get("distributed_backend") if cfg.extra else None)
+    run_cfg = _rank_config(cfg)
+    allocated = []
+
+    def alloc(rank: int, nbytes: int) -> torch.Tensor:
+        t = cards[rank].alloc_tensor([nbytes], torch.uint8)
+        allocated.append((rank, t))
+        return t.device_view()
+
+    try:
+        h = _interpreter(compiled, world, bound, cfg, alloc=alloc,
+                         flush=lambda plan: engine.run_phase(plan, world, run_cfg))
+        return h.run(h.tree.body)
+    finally:
+        for rank, t in allocated:
+            cards[rank].free_tensor(t)
+        if own:
+            for c in cards:
+                c.close()
+
+
+def _with_dc(cfg: RunConfig, dc) -> RunConfig:
+    import dataclasses
+
+    fields = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg) if f.init}
+    fields["distributed_config"] = dc
+    fields["backend_type"] = None
+    return RunConfig(**fields)
+
+
+class DistributedRunHandle:
+    """One submitted run of a :class:`DistributedWorker` (``wait()`` returns its result or raises)."""
+
+    def __init__(self, thread: threading.Thread, box: dict):
+        self._thread, self._box = thread, box
+
+    def wait(self, timeout: float | None = None):
+        """Block until the run ends; return what the program returns, re-raise its error."""
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            raise TimeoutError("the distributed run is still going")
+        if "error" in self._box:
+            raise self._box["error"]
+        return self._box.get("result")
+
+    def done(self) -> bool:
+        """True once the run has ended."""
+        return not self._thread.is_alive()
+
+    def result(self, timeout: float | None = None):
+        """The reference's spelling of :meth:`wait`."""
+        return self.wait(timeout)
+
+
+class DistributedWorker:
+    """Simulated cards (one :class:`ChipWorker` per rank) kept across runs of prepared programs.
+
+    ``worker(*args)`` / ``worker.run(program, *args)`` run and wait; ``worker.submit(...)`` returns a
+    :class:`DistributedRunHandle`. Windows are zeroed for each run (the reference's default reset)."""
+
+    def __init__(self, programs, config: RunConfig | None = None, **kwargs):
+        if isinstance(programs, DistributedCompiledProgram):
+            programs = [programs]
+        if not programs:
+            raise ValueError("DistributedWorker needs at least one program")
+        first = programs[0]
+        for p in programs[1:]:
+            if p.distributed_config.device_ids != first.distributed_config.device_ids or p.platform != first.platform:
+                raise ValueError("every program of a DistributedWorker must use the same device_ids and platform")
+        self.programs = list(programs)
+        self.config = config or first.config
+        self.cards = [ChipWorker(_rank_config(self.config)) for _ in range(first.nranks)]
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def run(self, program, *args, config: RunConfig | None = None, **kwargs):
+        """Run ``program`` (one of the prepared ones) once on these cards."""
+        if self._closed:
+            raise RuntimeError("DistributedWorker is closed")
+        if program not in self.programs:
+            raise ValueError(f"{program!r} was not prepared on this worker")
+        with self._lock:
+            return execute_distributed_compiled(program, args, kwargs, config or self.config, workers=self.cards)
+
+    def __call__(self, *args, config: RunConfig | None = None, **kwargs):
+        return self.run(self.programs[0], *args, config=config, **kwargs)
+
+    def submit(self, program, *args, config: RunConfig | None = None, **kwargs) -> DistributedRunHandle:
+        """Start a run in the background."""
+        box: dict = {}
+
+        def go():
+            try:
+                box["result"] = self.run(program, *args, config=config, **kwargs)
+            except BaseException as e:
+                box["error"] = e
+        t = threading.Thread(target=go, daemon=True)
+        t.start()
+        return DistributedRunHandle(t, box)
+
+    # -- device memory of the cards (tensors resident between runs)
+    def alloc_tensor(self, shape, dtype, *, init=None, worker_id: int = 0):
+        """A :class:`DeviceTensor` resident on card ``worker_id`` (rank), from ``init`` or zeros."""
+        return self._card(worker_id).alloc_tensor(shape, dtype, init=init)
+
+    def free_tensor(self, t, *, worker_id: int | None = None) -> None:
+        """Release a resident tensor (of whichever card holds it when ``worker_id`` is None)."""
+        from pypto.runtime.device_tensor import StackedDeviceTensor
+
+        if isinstance(t, StackedDeviceTensor):
+            for r, part in zip(t.worker_ids, t.shards):
+                self._card(r).free_tensor(part)
+            return
+        cards = [self._card(worker_id)] if worker_id is not None else \
+            [c for c in self.cards if t.buffer is not None and t.buffer.owner() is c]
+        for c in cards:
+            c.free_tensor(t)
+
+    def alloc_stacked_tensor(self, host, *, worker_ids=None):
+        """One resident slice ``host[i]`` per card ``worker_ids[i]`` (default every rank), as a
+        :class:`StackedDeviceTensor` the host orchestrator indexes per rank."""
+        from pypto.runtime.device_tensor import StackedDeviceTensor
+
+        ids = list(range(len(self.cards))) if worker_ids is None else list(worker_ids)
+        if host.shape[0] != len(ids):
+            raise ValueError(f"alloc_stacked_tensor: {host.shape[0]} slices for {len(ids)} workers")
+        parts = [self._card(r).alloc_tensor(tuple(host.shape[1:]), host.dtype, init=host[i].contiguous())
+                 for i, r in enumerate(ids)]
+        return StackedDeviceTensor(parts, tuple(host.shape), ids)
+
+    def free_stacked_tensor(self, t) -> None:
+        """Release every shard of a :class:`StackedDeviceTensor`."""
+        for r, part in zip(t.worker_ids, t.shards):
+            self._card(r).free_tensor(part)
+
+    def copy_stacked_from(self, t, host) -> None:
+        """Read every shard of ``t`` back into ``host[i]`` (a ``[B, *tail]`` host tensor)."""
+        for i, part in enumerate(t.shards):
+            host[i].copy_(part.device_view())
+
+    def release_inherited_host_tensor_refs(self) -> None:
+        """The reference drops the host tensors its forked chip processes inherited; the in-process
+        engine forks nothing, so there is nothing to release."""
+
+    def _card(self, worker_id: int):
+        if not 0 <= worker_id < len(self.cards):
+            raise ValueError(f"worker_id {worker_id} is not a card of this worker (0..{len(self.cards) - 1})")
+        return self.cards[worker_id]
+
+    def close(self) -> None:
+        """Release the cards."""
+        if not self._closed:
+            for c in self.cards:
+                c.close()
+            self._closed = True
+
+    def __enter__(self) -> "DistributedWorker":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
