@@ -35,7 +35,12 @@ def _report(script, r):
             f"--- stdout (tail) ---\n{r.stdout[-4000:]}\n--- stderr (tail) ---\n{r.stderr[-4000:]}")
 
 
-@pytest.mark.parametrize("script", SCRIPTS, ids=[str(p.relative_to(EXAMPLES)) for p in SCRIPTS])
+# the fast tier runs the shortest script of each folder (plus the scripts other fast tests check:
+# test_quickstart, test_specialize, test_matmul, precision/test_cases run theirs through run_example);
+# the rest are slow: CI runs every script
+@pytest.mark.parametrize("script", [pytest.param(p, id=str(p.relative_to(EXAMPLES)),
+                                                 marks=() if SMOKE[p.parent] == p else pytest.mark.slow)
+                                    for p in SCRIPTS])
 def test_example_runs(script):
     r = run_example(script)
     assert r.returncode == 0, _report(script, r)

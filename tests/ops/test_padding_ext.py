@@ -1,6 +1,8 @@
 """fillpad_expand (tile and tensor) and fillpad_inplace: the valid region copied bit for bit, the rest
 zero / max / min (floats 0, +inf, -inf; ints 0, iinfo.max, iinfo.min); simulator == reference bit for
-bit on both platforms and == a Python oracle on special values; the shape rule's refusals."""
+bit on both platforms and == a Python oracle on special values; the shape rule's refusals. (The
+reference's fillpad-variant cases, once a module of their own, are the ``t_expand_min`` and
+``inplace_zero_result`` cases here; the rest of that module repeated these ones.)"""
 from __future__ import annotations
 
 import pytest
@@ -46,22 +48,26 @@ def test_fillpad_expand(kernel, pad, dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_tensor_fillpad_expand(dtype):
+@pytest.mark.parametrize("kernel,pad", [(K.t_expand, "max"), (K.t_expand_min, "min")])
+def test_tensor_fillpad_expand(kernel, pad, dtype):
     a = _data(7, (16, 32), dtype)
-    out = _both(K.t_expand, [a, torch.zeros(24, 64, dtype=dtype)])
-    want = torch.full((24, 64), _fill(dtype, "max"), dtype=dtype)
+    out = _both(kernel, [a, torch.zeros(24, 64, dtype=dtype)])
+    want = torch.full((24, 64), _fill(dtype, pad), dtype=dtype)
     want[:16, :32] = a
     H.assert_same_bits(out, want, "tensor.fillpad_expand vs oracle")
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_fillpad_inplace(dtype):
+@pytest.mark.parametrize("kernel,pad", [(K.inplace_min, "min"), (K.inplace_zero_result, "zero")])
+def test_fillpad_inplace(kernel, pad, dtype):
+    """Stored as the rebound tile (inplace_min) or as the op's result (inplace_zero_result): the
+    whole physical tile either way, the pad outside the valid region."""
     a = _data(8, (16, 32), dtype)
     init = _data(9, (16, 32), dtype)
-    out = _both(K.inplace_min, [a, init])
-    want = torch.full((16, 32), _fill(dtype, "min"), dtype=dtype)
+    out = _both(kernel, [a, init])
+    want = torch.full((16, 32), _fill(dtype, pad), dtype=dtype)
     want[:9, :30] = a[:9, :30]
-    H.assert_same_bits(out, want, "fillpad_inplace vs oracle (the rebound tile is stored whole)")
+    H.assert_same_bits(out, want, "fillpad_inplace vs oracle")
 
 
 def test_fillpad_inplace_feeds_a_reduction():

@@ -233,6 +233,8 @@ def _check_at_least_as_ordering(off_rt, on_rt, what: str) -> int:
 # ------------------------------------------------------------------------------------- tests
 
 
+@pytest.mark.slow   # a sweep over every multi-task kernel of the suite (about a minute); the tests below
+# check the rewrite on chosen kernels in the fast tier
 def test_all_multi_task_kernels_at_least_as_ordering_and_bit_identical():
     checked, rewritten, racy = [], 0, []
     for name, kernel, args in _kernels():

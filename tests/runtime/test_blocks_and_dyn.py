@@ -4,6 +4,7 @@ task log / deps.json shape, lockstep on and off, round trips and located errors.
 import json
 
 import kernels_blocks as K
+import lockstep_record
 import pytest
 import torch
 
@@ -44,13 +45,16 @@ def test_multi_block_tasks_compute_what_torch_does(tmp_path, platform, gate):
 def test_blocks_gang_in_lockstep_bit_identical_to_one_by_one():
     a, c1, d1, e1, g = _blocks_args(1)
     _, c2, d2, e2, _ = _blocks_args(1)
-    run(K.Blocks, a, c1, d1, e1, g, config=RunConfig(sim_seed=3))
-    ganged = S._LAST_RUNTIME[0].gangs
+    built = run(K.Blocks, a, c1, d1, e1, g, config=RunConfig(sim_seed=3))
+    rt = S._LAST_RUNTIME[0]
     run(K.Blocks, a, c2, d2, e2, g, config=RunConfig(sim_seed=3, sim_lockstep=False))
     assert S._LAST_RUNTIME[0].gangs == []
-    assert ganged, "the blocks of one task are natural gang members"
+    assert rt.gangs, "the blocks of one task are natural gang members"
     for x, y in ((c1, c2), (d1, d2), (e1, e2)):
         assert torch.equal(x.view(torch.int32), y.view(torch.int32))
+    # the spmd loop's kernel ran tile.get_block_idx in a gang, bit-compared (test_lockstep_coverage.py);
+    # 'scale' does not gang (get_block_num feeds an add: a per-task value), see test_lockstep_bits
+    assert "tile.get_block_idx" in lockstep_record.record(rt, {"Blocks": built})
 
 
 def test_multi_block_programs_print_and_parse_back():

@@ -10,14 +10,15 @@ Shapes, dtypes and counts are specialised scalars (``n``, ``r``, ``c``), so one 
 """
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 
+import lockstep_record
 import pypto.language as pl
 from pypto.runtime import simulator as S
+from pypto.runtime.gangs import GRAIN
 from pypto.runtime.config import RunConfig
 
 FP32, FP16, BF16 = torch.float32, torch.float16, torch.bfloat16
@@ -509,6 +510,12 @@ def fast_first(shapes):
 # two torch threads (gang calls split in chunks) only in the slow tier: the fast tier keeps one thread
 @pytest.fixture(params=[1, pytest.param(2, marks=pytest.mark.slow)], ids=["threads1", "threads2"])
 def threads(request):
+    shape = getattr(getattr(request.node, "callspec", None), "params", {}).get("shape")
+    if request.param > 1 and shape is not None and N * shape[0] * shape[1] < GRAIN:
+        # a call over all N tasks' tiles is below torch's GRAIN: torch runs it on one thread, so this
+        # case would repeat threads1's run exactly (8x48 and 3x40; 9x120 and 4x200 do split)
+        pytest.skip(f"{N} tiles of {shape[0]}x{shape[1]} are < GRAIN={GRAIN} elements: torch does not split "
+                    "the calls, the same run as threads1")
     old = torch.get_num_threads()
     torch.set_num_threads(request.param)
     try:
@@ -605,36 +612,11 @@ def run_both(call, seed: int = 0, expect_gangs: bool = True):
     if expect_gangs:
         assert len(gangs) > 0, "no gang formed: the comparison could not fail"
         assert max(len(g) for g in gangs) >= 2
-    GANGED_OPS.update(ganged_ops(rt))
     for k, (x, y) in enumerate(zip(res[False], res[True])):
         assert_same_bits(x, y, f"output {k}")
+    if gangs:   # compared: the ops of its gangs count as bit-tested (tests/runtime/lockstep_record.py)
+        lockstep_record.record(rt, call.__globals__)   # the kernels of the module the call is in
     return res[True], gangs, rt
-
-
-# ops of the kernels that ran in a lockstep gang in this session (filled by run_both); the last test
-# of this module checks that it holds every op with a lockstep form (OpDef.batch)
-GANGED_OPS: set[str] = set()
-
-
-def ganged_ops(rt) -> set[str]:
-    """The ops of every kernel that ``rt`` (a finished simulator run) ran as a lockstep gang, read
-    from the lowered IR of the compiled program whose artifacts the kernel module was loaded from."""
-    from pypto.ir.visit import iter_calls
-    from pypto.language.jit import JITFunction
-
-    by_index = {t.index: t for t in rt.tasks}
-    names = {by_index[i].kernel for g in rt.gangs for i in g}
-    ops = set()
-    for name in names:
-        out_dir = Path(rt.kernels[name].__file__).resolve().parents[2]   # <out>/kernels/aiv/<name>.py
-        # kernels of this module and of the modules that borrow run_both (test_lockstep_bits_mm)
-        spaces = [m.__dict__ for n, m in list(sys.modules.items()) if n.startswith("test_lockstep_bits")]
-        compiled = [c for g in spaces for k in list(g.values()) if isinstance(k, JITFunction)
-                    for c in k._cache.values() if c.output_dir.resolve() == out_dir]
-        assert compiled, f"no compiled program of this module wrote {out_dir}"
-        fn = compiled[0].lowered.functions[name]
-        ops |= {c.op for _, c in iter_calls(fn.body)}
-    return ops
 
 
 def close(got: torch.Tensor, want: torch.Tensor, tol: float = 1e-2) -> None:
@@ -1425,37 +1407,27 @@ def test_views(threads, shape):
         assert bool((blk[3:] == 7.0).all()) and bool((blk[:, 5:] == 7.0).all())
 
 
-# ops whose lockstep form is bit-compared in another module's gangs (op -> module::test); each
-# named test must exist, so a new op still needs a gang test here or an entry with a real test
-GANGED_ELSEWHERE = {
-    **{op: "test_lockstep_bits_mm.py::test_matmul_bias_and_gemv" for op in (
-        "tile.matmul_bias", "tile.gemv", "tile.gemv_acc", "tile.gemv_bias")},
-    **{op: "test_lockstep_bits_mm.py::test_batch_matmul" for op in ("tile.batch_matmul", "tile.batch_matmul_acc")},
-    **{op: "test_blocks_and_dyn.py::test_blocks_gang_in_lockstep_bit_identical_to_one_by_one" for op in (
-        "tile.get_block_idx", "tile.get_block_num")},
-}
-# ops with a lockstep form that no gang can run today, and why
-NEVER_GANGED = {
-    "tile.tensor_dim": "a run-time extent is a per-task value: any use of it (a data operand, a loop bound) makes "
-                       "the kernel's GANG_WHY refuse ganging, so the form exists for when that rule is relaxed",
-    "tile.get_subblock_idx": "the same: the codegen counts it as a per-task value (GANG_WHY 'reads a per-task "
-                             "value'), although it is 0 in every block",
-}
+@pl.jit
+def k_block_ids(a: pl.Tensor, n: pl.INDEX, r: pl.INDEX, c: pl.INDEX, o: pl.Out[pl.Tensor]):
+    """The block index and count in addresses (a use a gang allows): 0 and 1 in a one-block task."""
+    for i in pl.parallel(n):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            row = (i * pl.tile.get_block_num() + pl.tile.get_block_idx()) * r
+            x = pl.load(a, [row, 0], [r, c])
+            o = pl.store(pl.add(x, 1.0), [row, 0], o)
+    return o
 
 
-def test_every_op_with_a_lockstep_form_ran_in_a_gang(request):
-    """Each op whose ``OpDef.batch`` says it has a lockstep form ran in some gang above (bit-compared
-    with lockstep off). Runs last in this module: it reads what the tests above recorded, so it
-    only judges when all of them were selected."""
-    from pypto.ops.registry import all_ops
+def test_block_index_and_count(threads):
+    r, c = SHAPES[0]
+    a = data((N * r, c), FP32, 50)
 
-    selected = [i for i in request.session.items if i.parent is request.node.parent]
-    if len(selected) != len(list(request.node.parent.collect())):
-        pytest.skip("only part of this module was selected: the record of ganged ops is incomplete")
-    lockstep = {name for name, op in all_ops().items() if op.batch is not None}
-    for op, where in GANGED_ELSEWHERE.items():
-        mod, test = where.split("::")
-        assert f"def {test}(" in (Path(__file__).parent / mod).read_text(), f"{op}: {where} does not exist"
-    missing = sorted(lockstep - GANGED_OPS - set(GANGED_ELSEWHERE) - set(NEVER_GANGED))
-    assert not missing, (f"ops with a lockstep form (OpDef.batch) that no test of {Path(__file__).name} "
-                         f"ran in a gang: {missing}; add them to a kernel above")
+    def call(cfg):
+        out = zeros(a.shape, FP32)
+        k_block_ids(a, N, r, c, out, config=cfg)
+        return [out]
+
+    (o,), _, rt = run_both(call)
+    assert_same_bits(o, a + 1.0, "block ids in addresses")
+    # the gang really ran them (tile.get_block_num as a data operand would make the kernel refuse)
+    assert {"tile.get_block_idx", "tile.get_block_num"} <= lockstep_record.ganged_ops(rt, globals())

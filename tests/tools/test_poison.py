@@ -167,6 +167,7 @@ def survey():
     return result
 
 
+@pytest.mark.slow   # a sweep over every example kernel (about a minute); the tests above keep the fast tier
 def test_every_example_kernel_is_clean(survey):
     assert len(survey) >= 10, sorted(survey)
     for key, reports in survey.items():

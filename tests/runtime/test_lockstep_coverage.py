@@ -1,0 +1,74 @@
+"""Every op with a lockstep form (``OpDef.batch``) ran in a lockstep gang, bit-compared with
+lockstep off, somewhere in this session's tests (the record: tests/runtime/lockstep_record.py).
+
+The recording tests are those of :data:`RECORDERS` whose body calls ``run_both`` or
+``lockstep_record``; they are found by reading the modules' source, so a new one counts without an
+entry here. This module sorts after all of them (pytest runs files in name order), so its check runs
+last. It judges whenever every recording test ran at least once before it (the fast tier keeps one
+case of each, so ``pytest -m "not slow"`` judges too), and skips, naming what is missing, when only
+part of them was selected.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import lockstep_record
+from pypto.ops.registry import all_ops
+
+HERE = Path(__file__).parent
+# the modules whose tests record gangs (each must import lockstep_record or use run_both)
+RECORDERS = ("test_lockstep_bits.py", "test_lockstep_bits_mm.py", "test_blocks_and_dyn.py")
+
+# ops with a lockstep form that no gang can run today, and why
+NEVER_GANGED = {
+    "tile.tensor_dim": "a run-time extent is a per-task value: any use of it (a data operand, a loop bound) makes "
+                       "the kernel's GANG_WHY refuse ganging, so the form exists for when that rule is relaxed",
+    "tile.get_subblock_idx": "the same: the codegen counts it as a per-task value (GANG_WHY 'reads a per-task "
+                             "value'), although it is 0 in every block",
+}
+
+
+def recording_tests(module: str) -> list[str]:
+    """The test functions of ``module`` (a file name in this folder) that record gangs."""
+    tree = ast.parse((HERE / module).read_text(encoding="utf-8"))
+    out = []
+    for fn in tree.body:
+        if isinstance(fn, ast.FunctionDef) and fn.name.startswith("test_"):
+            names = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
+            if names & {"run_both", "lockstep_record"}:
+                out.append(fn.name)
+    return out
+
+
+def test_the_recording_tests_are_found():
+    """The source scan sees the known recorders (a scan that finds nothing would make the check
+    below skip forever)."""
+    found = {m: recording_tests(m) for m in RECORDERS}
+    assert "test_binary_array" in found["test_lockstep_bits.py"]
+    assert found["test_lockstep_bits_mm.py"] == ["test_matmul_bias_and_gemv", "test_batch_matmul"]
+    assert found["test_blocks_and_dyn.py"] == ["test_blocks_gang_in_lockstep_bit_identical_to_one_by_one"]
+    assert all(found.values())
+
+
+def test_never_ganged_ops_have_a_lockstep_form():
+    lockstep = {name for name, op in all_ops().items() if op.batch is not None}
+    assert set(NEVER_GANGED) <= lockstep, set(NEVER_GANGED) - lockstep
+
+
+def test_every_op_with_a_lockstep_form_ran_in_a_gang(request):
+    items = request.session.items
+    before = {(Path(i.path).name, getattr(i, "originalname", i.name)) for i in items[:items.index(request.node)]}
+    missing_runs = [f"{m}::{t}" for m in RECORDERS for t in recording_tests(m) if (m, t) not in before]
+    if missing_runs:
+        pytest.skip(f"{len(missing_runs)} recording tests did not run before this one (e.g. {missing_runs[0]}): "
+                    "the record of ganged ops is incomplete")
+    lockstep = {name for name, op in all_ops().items() if op.batch is not None}
+    ganged = set(lockstep_record.GANGED)
+    stale = sorted(set(NEVER_GANGED) & ganged)
+    assert not stale, f"listed in NEVER_GANGED but ran in a gang (remove the entry): {stale}"
+    missing = sorted(lockstep - ganged - set(NEVER_GANGED))
+    assert not missing, (f"ops with a lockstep form (OpDef.batch) that no test ran in a gang: {missing}; "
+                         f"add them to a kernel of tests/runtime/test_lockstep_bits.py")
