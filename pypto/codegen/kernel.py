@@ -19,6 +19,7 @@ from pypto.ir.nodes import (
 )
 from pypto.ir.types import TileType
 from pypto.ops.registry import VALUE_KINDS, Src, get_op
+from pypto.ops.traits import GlobalMemoryAccess, Scratch
 from pypto.language.dtypes import dtype_from_name
 
 
@@ -178,12 +179,13 @@ class KernelGen:
             else:
                 args.append(Src(py_literal(a), None))
         a = op.args(tuple(args))
-        if op.gm is not None:
+        gm = op.trait(GlobalMemoryAccess)
+        if gm is not None:
             # the transfer's cycles elapse first: the GM read / write (atomic add included) happens at
             # the simulated moment it completes, so accesses of different cores race in time order
             self.pending += self.cost(c)
             self.flush(depth)
-        kw = {} if op.scratch is None or id(c) not in self.dead_scratch else {"keep_scratch": False}
+        kw = {} if not op.has(Scratch) or id(c) not in self.dead_scratch else {"keep_scratch": False}
         if op.yields:
             # the record carries the cycles not yet yielded; they stay pending (the schedule is the
             # one without the print)
@@ -195,7 +197,7 @@ class KernelGen:
             self.emit(depth, f"{self.names.define(result)} = {op.sim(a, None)}")
         else:
             self.emit(depth, op.sim(a, None))
-        if op.gm is None:
+        if gm is None:
             self.pending += self.cost(c)
 
     def cost(self, c: Call) -> int:
@@ -206,8 +208,9 @@ class KernelGen:
             return 0   # a debug print takes no simulated time
         t = c.type
         nbytes = t.nbytes if isinstance(t, TileType) else 0
-        if op.gm is not None:
-            tile = c.args[0] if op.gm == "write" else None
+        gm = op.trait(GlobalMemoryAccess)
+        if gm is not None:
+            tile = c.args[0] if gm.mode == "write" else None
             if tile is not None and isinstance(tile.type, TileType):
                 nbytes = tile.type.nbytes
             return self.platform.gm_latency_cycles + nbytes // self.platform.gm_bytes_per_cycle

@@ -17,7 +17,8 @@ from pypto.ir.nodes import (
 )
 from pypto.ir.printer import _callee_order
 from pypto.ir.types import ScalarType, TensorType, TileType
-from pypto.ops.registry import VALUE_KINDS, Src, get_op
+from pypto.ops.registry import VALUE_KINDS, Src, get_op, op_trait
+from pypto.ops.traits import ReadsBlock
 from pypto.ir.nodes import BinOp, MakeTuple, TupleGetItem, UnaryOp
 from pypto.ir.visit import iter_exprs, iter_stmts, walk_expr
 
@@ -28,8 +29,6 @@ from pypto.ops import support as _pto
 '''
 
 
-# ops whose reference reads the running block (``_block``)
-_BLOCK_OPS = frozenset({"tile.get_block_idx", "tile.get_block_num", "tile.get_subblock_idx"})
 
 
 def _block_functions(funcs) -> set[str]:
@@ -42,7 +41,7 @@ def _block_functions(funcs) -> set[str]:
             if isinstance(s, ScopeStmt) and s.block_num is not None:
                 out.add(f.name)
         for e in iter_exprs(f.body):
-            if isinstance(e, Call) and e.op in _BLOCK_OPS:
+            if isinstance(e, Call) and op_trait(e.op, ReadsBlock) is not None:   # its reference reads ``_block``
                 out.add(f.name)
             elif isinstance(e, FuncCall) and e.block_num is not None:
                 out.add(e.func)

@@ -28,6 +28,7 @@ from pypto.ir.nodes import AssignStmt, Call, ConstInt, MakeTuple, Var
 from pypto.ir.types import ScalarType, TensorType, TileType, describe
 from pypto.language.enums import MemorySpace
 from pypto.ops.registry import OpArgs, OpDef, Param, get_op, register
+from pypto.ops.traits import MemorySpaces, ViewOf
 from pypto.ops.rules import check_region, const_ints, expect, static_ints
 from pypto.ir.nodes import ConstFloat
 
@@ -51,9 +52,8 @@ def _reg(name: str, level: str, **kw) -> None:
     if not tile:
         kw.setdefault("lowers_to", f"tile.{name}")
         kw.pop("sim", None)
-    else:
-        kw.setdefault("input_spaces", _VEC)
-        kw.setdefault("result_space", MemorySpace.Vec)
+    elif not any(isinstance(t, MemorySpaces) for t in kw.get("traits", ())):
+        kw["traits"] = tuple(kw.get("traits", ())) + (MemorySpaces(_VEC, MemorySpace.Vec),)
     register(OpDef(name=f"{level}.{name}", dsl=kw.pop("dsl", name), **kw))
 
 
@@ -215,7 +215,7 @@ _reg("slice", "tensor", params=(Param("x", "tensor"), Param("shape", "ints"), Pa
      infer=_slice_infer("tensor"), lowers_to=None, lower=_lower_slice,
      ref=lambda a: f"_pto.region({a.x}, {a.offset}, {a.shape}, 'tensor.slice')",
      orch=lambda a: f"_pto.region({a.x}, {a.offset}, {a.shape}, 'tensor.slice')",
-     operand_kinds=("tensor",), doc="a region of a tensor (a view in orchestration)")
+     operand_kinds=("tensor",), traits=(ViewOf("x"),), doc="a region of a tensor (a view in orchestration)")
 _reg("slice", "tile", params=(Param("x", "tile"), Param("shape", "ints"), Param("offset", "ints"),
                               Param("valid_shape", "ints", None, optional=True)),
      infer=_slice_infer("tile"),

@@ -25,6 +25,7 @@ from pypto.ir.types import TileType
 from pypto.ir.visit import Mutator, iter_stmts
 from pypto.language.enums import FunctionType, MemorySpace
 from pypto.ops.registry import VALUE_KINDS, get_op
+from pypto.ops.traits import MemorySpaces
 from pypto.passes.context import PassContext
 from pypto.ops.registry import VALUE_KINDS as _VK
 
@@ -53,10 +54,8 @@ _EDGES = {
 
 def allowed_spaces(op, param: str) -> tuple:
     """The spaces operand ``param`` of ``op`` may live in (empty: any)."""
-    sp = op.input_spaces
-    if sp and isinstance(sp[0], tuple):
-        return dict(sp).get(param, ())
-    return sp
+    spaces = op.trait(MemorySpaces)
+    return spaces.allowed(param) if spaces is not None else ()
 
 
 def _route(src: MemorySpace, dst: MemorySpace, arch: str):
@@ -159,8 +158,9 @@ class _Infer(Mutator):
         for p, a in zip(op.params, call.args):
             if p.name == "target_memory" and a is not None:
                 return a
-        if op.result_space is not None:
-            return op.result_space
+        spaces = op.trait(MemorySpaces)
+        if spaces is not None and spaces.result is not None:
+            return spaces.result
         for p, a in zip(op.params, call.args):
             if p.kind in VALUE_KINDS and isinstance(a, Var) and isinstance(a.type, TileType) and a.type.memory_space:
                 return a.type.memory_space

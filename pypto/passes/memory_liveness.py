@@ -23,6 +23,7 @@ from pypto.ir.nodes import AssignStmt, Call, ForStmt, Function, IfStmt, ScopeStm
 from pypto.ir.types import MemRef, TileType
 from pypto.ir.visit import Mutator, use_exprs, walk_expr
 from pypto.ops.registry import get_op
+from pypto.ops.traits import InPlaceSafe
 
 
 class Liveness:
@@ -81,7 +82,7 @@ class Liveness:
             if isinstance(s, AssignStmt):
                 self._define(s.var)
                 t = s.var.type
-                if isinstance(s.value, Call) and isinstance(t, TileType) and get_op(s.value.op).inplace_safe:
+                if isinstance(s.value, Call) and isinstance(t, TileType) and get_op(s.value.op).has(InPlaceSafe):
                     self.partners[id(s.var)] = tuple(
                         id(a) for a in s.value.args if isinstance(a, Var) and _same_storage(a.type, t))
             elif isinstance(s, ForStmt):
