@@ -28,8 +28,8 @@ from pypto.ir.nodes import AssignStmt, Call, ConstInt, MakeTuple, Var
 from pypto.ir.types import ScalarType, TensorType, TileType, describe
 from pypto.language.enums import MemorySpace
 from pypto.ops.registry import OpArgs, OpDef, Param, get_op, register
-from pypto.ops.traits import MemorySpaces, ViewOf
-from pypto.ops.rules import check_region, const_ints, expect, static_ints
+from pypto.ops.traits import Lockstep, MemorySpaces, ViewOf
+from pypto.ops.rules import VEC_SPACES, check_region, const_ints, expect, static_ints
 from pypto.ir.nodes import ConstFloat
 
 _VEC = (MemorySpace.Vec,)
@@ -94,7 +94,8 @@ for _level in ("tensor", "tile"):
          infer=_full_infer(_level),
          ref=lambda a: f"_pto.fill(torch.empty({a.shape}, dtype={a.dtype}), {a.value})",
          sim=lambda a, dst: f"_pto.fill({dst}, {a.value})",
-         dsl="full" if _level == "tensor" else None, operand_kinds=(), batch="copy" if _level == "tile" else None,
+         dsl="full" if _level == "tensor" else None, operand_kinds=(),
+         traits=(Lockstep.COPY,) if _level == "tile" else (),
          doc="a constant array of shape and dtype")
 
 
@@ -300,6 +301,6 @@ register(OpDef(
     ref=lambda a: f"_pto.tile_assemble({a.target}, {a.src}, {a.offset})",
     sim=lambda a, dst: f"_pto.tile_assemble({a.target}, {a.src}, {a.offset}, dst={dst})",
     dsl="assemble", operand_kinds=("tile", "tile"),
-    input_spaces=_VEC, result_space=MemorySpace.Vec,
+    traits=(VEC_SPACES,),
     doc="target with src written at offset (TINSERT); the result is the updated target",
 ))

@@ -31,6 +31,7 @@ from pypto.ir.types import TensorType, TileType, describe
 from pypto.language.dtypes import BF16, FP16, FP32, INT8, INT32
 from pypto.language.enums import MemorySpace
 from pypto.ops.registry import OpArgs, OpDef, Param, get_op, register
+from pypto.ops.traits import GlobalMemoryAccess, MemorySpaces
 from pypto.ops.rules import const_ints, expect, static_ints
 
 _ONCHIP = (MemorySpace.Mat, MemorySpace.Vec)
@@ -126,8 +127,8 @@ register(OpDef(
     infer=_gather_row_rule("tile"),
     ref=lambda a: _gr_src(a),
     sim=lambda a, dst: _gr_src(a, dst),
-    dsl="gather_row", operand_kinds=("tile", "tensor"), gm="read", updates="acc",
-    input_spaces=_ONCHIP, result_space=None,
+    dsl="gather_row", operand_kinds=("tile", "tensor"), updates="acc",
+    traits=(MemorySpaces(_ONCHIP, None), GlobalMemoryAccess("read")),
     doc="acc with one window of a global tensor copied in at dst_offset (a new version of acc)",
 ))
 register(OpDef(
@@ -207,7 +208,7 @@ register(OpDef(
     infer=_paged_rule("tile"),
     ref=lambda a: _pg_src(a),
     sim=lambda a, dst: _pg_src(a, dst),
-    dsl=None, operand_kinds=(), gm="read", result_space=None,
+    dsl=None, operand_kinds=(), traits=(GlobalMemoryAccess("read"),),
     doc="the lowered form of tensor.paged_gather (rows through a block table into Mat / Vec)",
 ))
 register(OpDef(

@@ -13,6 +13,7 @@ from pypto.ir.nodes import AssignStmt, Call, ConstInt
 from pypto.ir.types import ScalarType, TensorType, describe
 from pypto.language.dtypes import INDEX
 from pypto.ops.registry import OpArgs, OpDef, Param, get_op, register
+from pypto.ops.traits import Lockstep
 from pypto.ops.rules import expect
 
 
@@ -66,6 +67,6 @@ register(OpDef(
     name="tile.tensor_dim",
     params=(Param("x", "tensor"), Param("axis", "scalar")),
     infer=_infer("tile.tensor_dim"), fold=_fold,
-    ref=_src, sim=lambda a, dst: _src(a), batch="plan",
+    ref=_src, sim=lambda a, dst: _src(a), traits=(Lockstep.PLAN,),
     doc="tensor.dim in a kernel: the extent of the global tensor the task was given",
 ))

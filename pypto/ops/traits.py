@@ -5,8 +5,7 @@ MemorySpaces((Mem.Vec,), Mem.Vec))``); a consumer asks ``op.trait(Reduction)`` (
 ``op.has(Elementwise)`` instead of keeping its own list of op names, so a new op that declares the
 trait is handled everywhere at once (the xDSL / MLIR design). The traits:
 
-* :class:`Elementwise`: ``result[i]`` depends only on the operands' element ``i`` (implies
-  :class:`InPlaceSafe`).
+* :class:`Elementwise`: ``result[i]`` depends only on the operands' element ``i``.
 * :class:`InPlaceSafe`: MemoryReuse may write the result into the buffer of a same-shaped operand
   that dies at this op (false for anything that reads operands after writing results).
 * :class:`Reduction`: reduces ``axis`` with ``kind`` (``"sum"``, ``"max"``, ...); ``reads_padding``:
@@ -35,11 +34,7 @@ from typing import Any, ClassVar, Optional
 
 
 class Trait:
-    """Base class of op traits (frozen dataclasses). ``implied()`` lists the traits it entails."""
-
-    def implied(self) -> tuple["Trait", ...]:
-        """Traits that holding this one entails (added to the op's traits on definition)."""
-        return ()
+    """Base class of op traits (frozen dataclasses; an op holds at most one of each class)."""
 
 
 @dataclass(frozen=True)
@@ -49,10 +44,9 @@ class InPlaceSafe(Trait):
 
 @dataclass(frozen=True)
 class Elementwise(Trait):
-    """``result[i]`` is a function of the operands' elements ``i`` alone."""
-
-    def implied(self) -> tuple[Trait, ...]:
-        return (InPlaceSafe(),)
+    """``result[i]`` is a function of the operands' elements ``i`` alone. Independent of
+    :class:`InPlaceSafe`: an elementwise op with a scratch operand, or one whose result has another
+    dtype, does not share a buffer."""
 
 
 @dataclass(frozen=True)
@@ -160,17 +154,14 @@ def from_legacy(gm: Optional[str] = None, batch: Optional[str] = None, scratch: 
 
 
 def normalize(op_name: str, traits: tuple) -> tuple[Trait, ...]:
-    """``traits`` with the implied ones added, each kind once (a second, different trait of the
-    same class is a definition error)."""
+    """``traits`` checked: each a :class:`Trait`, each class once (a repeat of the same trait is
+    dropped; two different traits of one class are a definition error)."""
     out: dict[type, Trait] = {}
-    pending = list(traits)
-    while pending:
-        t = pending.pop(0)
+    for t in traits:
         if not isinstance(t, Trait):
             raise TypeError(f"op {op_name!r}: {t!r} is not a Trait")
         have = out.get(type(t))
         if have is not None and have != t:
             raise ValueError(f"op {op_name!r} declares {have!r} and {t!r}")
         out[type(t)] = t
-        pending.extend(t.implied())
     return tuple(out.values())

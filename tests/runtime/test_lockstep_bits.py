@@ -612,7 +612,7 @@ def run_both(call, seed: int = 0, expect_gangs: bool = True):
 
 
 # ops of the kernels that ran in a lockstep gang in this session (filled by run_both); the last test
-# of this module checks that it holds every op with a lockstep form (OpDef.batch)
+# of this module checks that it holds every op with a lockstep form (the Lockstep trait)
 GANGED_OPS: set[str] = set()
 
 
@@ -1442,18 +1442,19 @@ NEVER_GANGED = {
 
 
 def test_every_op_with_a_lockstep_form_ran_in_a_gang(request):
-    """Each op whose ``OpDef.batch`` says it has a lockstep form ran in some gang above (bit-compared
+    """Each op whose ``Lockstep`` trait says it has a lockstep form ran in some gang above (bit-compared
     with lockstep off). Runs last in this module: it reads what the tests above recorded, so it
     only judges when all of them were selected."""
     from pypto.ops.registry import all_ops
+    from pypto.ops.traits import Lockstep
 
     selected = [i for i in request.session.items if i.parent is request.node.parent]
     if len(selected) != len(list(request.node.parent.collect())):
         pytest.skip("only part of this module was selected: the record of ganged ops is incomplete")
-    lockstep = {name for name, op in all_ops().items() if op.batch is not None}
+    lockstep = {name for name, op in all_ops().items() if op.has(Lockstep)}
     for op, where in GANGED_ELSEWHERE.items():
         mod, test = where.split("::")
         assert f"def {test}(" in (Path(__file__).parent / mod).read_text(), f"{op}: {where} does not exist"
     missing = sorted(lockstep - GANGED_OPS - set(GANGED_ELSEWHERE) - set(NEVER_GANGED))
-    assert not missing, (f"ops with a lockstep form (OpDef.batch) that no test of {Path(__file__).name} "
+    assert not missing, (f"ops with a lockstep form (the Lockstep trait) that no test of {Path(__file__).name} "
                          f"ran in a gang: {missing}; add them to a kernel above")
