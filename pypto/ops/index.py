@@ -26,10 +26,11 @@ gang form (a flat index spans the whole tile).
 from __future__ import annotations
 
 from pypto.errors import Span
-from pypto.ir.nodes import AssignStmt, Call, ConstInt, MakeTuple, Var
+from pypto.ir.nodes import AssignStmt, Call, Var
 from pypto.ir.types import TensorType, TileType, describe
 from pypto.language.dtypes import INT16, INT32, UINT32
 from pypto.language.enums import MemorySpace
+from pypto.ops.builder import build as build_call
 from pypto.ops.registry import OpArgs, OpDef, Param, get_op, register
 from pypto.ops.traits import GlobalMemoryAccess, MemorySpaces
 from pypto.ops.rules import VEC_SPACES, expect
@@ -142,11 +143,10 @@ def _as_tile(conv, v, span, stmts: list):
     if isinstance(e.type, TileType):
         return e
     shape = e.type.shape
-    args = (e, MakeTuple(tuple(ConstInt(0) for _ in shape)), MakeTuple(tuple(ConstInt(d) for d in shape)), None, None)
-    t = get_op("tile.load").infer_type(args, span)
+    load = build_call("tile.load", span, tensor=e, offsets=[0] * len(shape), shapes=list(shape))
     name = getattr(v, "name", "operand")
-    tv = Var(f"{name}_tile", t, span)
-    stmts.append(AssignStmt(tv, Call("tile.load", args, t, span), span))
+    tv = Var(f"{name}_tile", load.type, span)
+    stmts.append(AssignStmt(tv, load, span))
     return tv
 
 

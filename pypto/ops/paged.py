@@ -30,6 +30,7 @@ from pypto.ir.nodes import AssignStmt, Call, Var
 from pypto.ir.types import TensorType, TileType, describe
 from pypto.language.dtypes import BF16, FP16, FP32, INT8, INT32
 from pypto.language.enums import MemorySpace
+from pypto.ops.builder import build
 from pypto.ops.registry import OpArgs, OpDef, Param, get_op, register
 from pypto.ops.traits import GlobalMemoryAccess, MemorySpaces
 from pypto.ops.rules import const_ints, expect, static_ints
@@ -46,10 +47,9 @@ def _create_l1_rule(a: OpArgs, span: Span) -> TensorType:
 
 def _lower_create_l1(call: Call, result: Var, conv):
     shape, dtype, _transpose = call.args
-    args = (shape, dtype, MemorySpace.Mat)
-    t = get_op("tile.create").infer_type(args, call.span)
-    nv = Var(result.name, t, result.span)
-    return [AssignStmt(nv, Call("tile.create", args, t, call.span), call.span)], nv
+    create = build("tile.create", call.span, shape=shape, dtype=dtype, target_memory=MemorySpace.Mat)
+    nv = Var(result.name, create.type, result.span)
+    return [AssignStmt(nv, create, call.span)], nv
 
 
 register(OpDef(

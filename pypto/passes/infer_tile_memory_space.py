@@ -24,6 +24,7 @@ from pypto.ir.nodes import AssignStmt, Call, ForStmt, IfStmt, Program, Var
 from pypto.ir.types import TileType
 from pypto.ir.visit import Mutator, iter_stmts
 from pypto.language.enums import FunctionType, MemorySpace
+from pypto.ops.builder import build
 from pypto.ops.registry import VALUE_KINDS, get_op
 from pypto.ops.traits import MemorySpaces
 from pypto.passes.context import PassContext
@@ -121,9 +122,9 @@ class _Infer(Mutator):
         for space in hops:
             key = (id(a), space)
             if key not in self.moves:
-                mt = TileType(cur.type.shape, cur.type.dtype, space, cur.type.valid_shape)
-                mv = Var(f"{a.name}_{space.name}", mt, a.span)
-                pre.append(AssignStmt(mv, Call("tile.move", (cur, space), mt, span), span))
+                move = build("tile.move", span, x=cur, target_memory=space)
+                mv = Var(f"{a.name}_{space.name}", move.type, a.span)
+                pre.append(AssignStmt(mv, move, span))
                 self.moves[key] = mv
             cur = self.moves[key]
         return cur
