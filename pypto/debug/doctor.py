@@ -1004,7 +1004,10 @@ def _first_differing_task(compiled, bound, platform, seed: int = 0) -> Optional[
             return res
         ns[name] = wrapper
     args = [bound[n].clone() if isinstance(bound[n], torch.Tensor) else bound[n] for n in compiled.param_names]
-    ns[lowered.entry.name](*args)
+    from pypto.ops.support import reference_platform
+
+    with reference_platform(platform):   # (pl.system.available_*_count() of the program's platform)
+        ns[lowered.entry.name](*args)
     from pypto.backend.platforms import get_platform
     from pypto.runtime.simulator import Runtime, load_module
 

@@ -2,7 +2,7 @@
 ``row_sum`` / ``col_sum``) and ``row_argmax row_argmin`` (``[M, N] -> [M, 1]``: the column index of
 each row's extreme) / ``col_argmax col_argmin`` (``[M, N] -> [1, N]``: the row index), INT32.
 
-Semantics (helpers in :mod:`pypto.ops.support_argreduce`, used by both executors):
+Semantics (helpers in :mod:`pypto.ops.support.argreduce`, used by both executors):
 
 * Only the **valid extent of the reduced axis** takes part (unlike ``row_sum`` & co., which read
   the padding, see :mod:`pypto.ops.reduction`): a product over zero padding would be 0, and the

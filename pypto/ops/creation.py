@@ -1,5 +1,5 @@
 """Creation ops: ``ci`` (alias ``arange``: a contiguous integer sequence) at tensor and tile level, and
-``tri`` (a triangular 0/1 mask tile). Helpers: :mod:`pypto.ops.support_create`.
+``tri`` (a triangular 0/1 mask tile). Helpers: :mod:`pypto.ops.support.create`.
 
 * ``ci(start, shape, dtype=INT32, descending=False)``: ``dst[0, k] = start + k`` (``start - k``
   descending), dtype INT16 / INT32 / UINT16 / UINT32, shape ``[1, ..., 1, N]`` with ``N != 1`` (the

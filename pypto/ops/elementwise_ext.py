@@ -1,4 +1,4 @@
-"""Further elementwise ops of the reference's catalogue (helpers: :mod:`pypto.ops.support_elementwise`).
+"""Further elementwise ops of the reference's catalogue (helpers: :mod:`pypto.ops.support.elementwise`).
 
 * ``fmod(lhs, rhs)`` / ``fmods(lhs, scalar)`` (tensor and tile): ``a - trunc(a / b) * b`` as the
   device's four instructions, each rounded (not C's exact fmod). Float operands.

@@ -1,5 +1,5 @@
 """Index ops: ``gather``, ``scatter``, ``scatter_update`` (tensor and tile) and ``mgather`` (tile,
-from a global tensor). Helpers and the out-of-range rules: :mod:`pypto.ops.support_index`.
+from a global tensor). Helpers and the out-of-range rules: :mod:`pypto.ops.support.index`.
 
 * ``tile.gather(src, indices, tmp=None, dim=None)``: ``dst[i, j] = src.flat[indices[i, j]]``, the
   flat row-major index over the source tile (the reference's index form); the result has the

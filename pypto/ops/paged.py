@@ -1,6 +1,6 @@
 """Kernel-driven gathers of global-memory rows into an on-chip tile: ``create_l1``, ``gather_row``
 (tensor and tile) and ``paged_gather`` (tensor; ``tile.paged_gather`` is what it lowers to). Helpers:
-:mod:`pypto.ops.support_paged`.
+:mod:`pypto.ops.support.paged`.
 
 * ``pl.create_l1(shape, dtype, transpose=False)``: an on-chip accumulator in L1 (Mat): at tensor
   level a tensor-typed value that lowers to ``tile.create(shape, dtype, target_memory=Mat)``. Its

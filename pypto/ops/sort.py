@@ -1,9 +1,9 @@
 """Sort ops: ``sort32`` and ``mrgsort`` (tensor and tile), ``gather_mask`` (tile) to take the values or
-the indices out of a sorted list. Helpers, layout and order: :mod:`pypto.ops.support_sort`.
+the indices out of a sorted list. Helpers, layout and order: :mod:`pypto.ops.support.sort`.
 
 * ``sort32(src, idx)``: FP32 / FP16 ``src [R, C]`` (``C`` a multiple of 32) and its index tile
   (UINT32 / INT32): each 32-element block sorted descending, result ``[R, 2C]`` FP32 / ``[R, 4C]``
-  FP16 of 8-byte (value, index-bits) structs (layout: :mod:`pypto.ops.support_sort`).
+  FP16 of 8-byte (value, index-bits) structs (layout: :mod:`pypto.ops.support.sort`).
 * ``mrgsort(src, block_len=L)`` (format 1): merges each group of 4 sorted runs of ``L`` columns
   (a multiple of 32 structs: 64 FP32 / 128 FP16 columns) into one run; ``mrgsort(src0, src1[, src2[, src3]], tmp=t)`` (format 2): merges
   2..4 sorted lists into one of ``t``'s shape. ``exhausted=True`` (the device's early-stop mode) is

@@ -1,5 +1,5 @@
 """View and element-write ops: ``reinterpret_view`` (tensor and tile), ``write`` (tensor and tile),
-``tile.set_validshape``, ``tile.transpose_view`` and ``tensor.view``. Helpers: :mod:`pypto.ops.support_views`.
+``tile.set_validshape``, ``tile.transpose_view`` and ``tensor.view``. Helpers: :mod:`pypto.ops.support.views`.
 
 * ``reinterpret_view(x, dtype, *, shape=None)``: the same bytes read as another dtype. Both dtypes
   byte-addressable (INT8..INT64, UINT8..UINT64, FP16, BF16, FP32) and different. Without ``shape``

@@ -61,7 +61,7 @@ from pypto.runtime.deps import (
 from pypto.runtime.dumps import AFTER, BEFORE, DumpCollector
 from pypto.runtime.faults import locate
 from pypto.runtime.trace import rxty
-from pypto.ops.support_debug import DebugPrint, PrintRecord, emit as emit_print
+from pypto.ops.support.debug import DebugPrint, PrintRecord, emit as emit_print
 
 from pypto.runtime.modules import load_module  # noqa: F401  (re-exported: tools load modules by path)
 from pypto.ops.support import _RECORDER

@@ -2,6 +2,7 @@
 end-to-end use is in tests/runtime/test_blocks_and_dyn.py."""
 import pytest
 
+from pypto.errors import PlatformError
 from pypto.ir.nodes import ConstInt, Var
 from pypto.ir.types import DynDim, ScalarType, TensorType
 from pypto.language.dtypes import FP32, INDEX, INT32
@@ -51,7 +52,7 @@ def test_available_core_counts():
         op = get_op(name)
         assert op.orch(op.args(())) == f"_rt.available_cores({kind!r})"
         assert op.infer_type((), None) == ScalarType(INT32)
-    with pytest.raises(RuntimeError, match="need a device"):
+    with pytest.raises(PlatformError, match="needs a device"):
         support.available_cores("aiv")
     tok = support.REFERENCE_PLATFORM.set("a5sim")
     try:

@@ -1,8 +1,9 @@
-"""Runtime support shared by the reference executor and the simulator's generated kernels.
+"""The core of the runtime support (:mod:`pypto.ops.support`): regions, loads and stores, casts,
+reductions, matmul, and the access recorder of the race detector.
 
-Both kinds of generated code (``torch_codegen`` output and simulator kernel modules) import this
-module as ``_pto``; its functions are the few op semantics that are more than one torch call
-(region copies with a valid shape, bounds checks, casts with rounding modes).
+Generated code reaches these through the package (``_pto.<name>``); the op families' helper
+modules (``support/elementwise.py``, ...) import this module, never the package, so that any of
+them may be imported first.
 """
 from __future__ import annotations
 
@@ -687,40 +688,3 @@ def tensor_matmul(a: torch.Tensor, b: torch.Tensor, out_dtype=None, a_trans=Fals
 def relu(x: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
     """``max(x, 0)`` (NaN propagates); torch.relu has no ``out=``, so both executors use this."""
     return torch.clamp_min(x, 0) if out is None else torch.clamp_min(x, 0, out=out)
-
-
-# -- the op catalogue's further families (issue 15): their helpers live in their own modules and are
-# re-exported here, since generated code reaches every helper as ``_pto.<name>``
-from pypto.numerics.intops import bitwise, bitwise_not, shift  # noqa: E402,F401
-from pypto.ops.support_argreduce import arg_reduce, arg_reduce_into, reduce_valid, reduce_valid_into  # noqa: E402,F401
-from pypto.ops.support_elementwise import add3, fmod, lrelu, part, prelu, rem  # noqa: E402,F401
-from pypto.ops.support_index import gather, gather_compare, gatherb, mgather, mscatter, scatter, scatter_update  # noqa: E402,F401
-from pypto.ops.support_create import ci, random, tri  # noqa: E402,F401
-from pypto.ops.support_sort import gather_mask, mrgsort1, mrgsort2, scatter_mask, sort32  # noqa: E402,F401
-from pypto.ops.support_views import reinterpret, write, write_  # noqa: E402,F401
-from pypto.ops.support_paged import gather_row, paged_gather  # noqa: E402,F401
-
-
-# -- device geometry (pl.system.available_cluster_count / available_aiv_count) -------------------
-import contextvars as _contextvars  # noqa: E402
-
-# the platform the reference executor sizes launches on; unset: it has no device to ask
-REFERENCE_PLATFORM: "_contextvars.ContextVar" = _contextvars.ContextVar("pypto_reference_platform", default=None)
-
-
-def available_cores(kind: str) -> int:
-    """``pl.system.available_cluster_count()`` (``kind`` "aic") / ``available_aiv_count()`` ("aiv")
-    in the reference executor: the count of the platform set in :data:`REFERENCE_PLATFORM`."""
-    name = REFERENCE_PLATFORM.get()
-    if name is None:
-        raise RuntimeError("pl.system.available_cluster_count() / available_aiv_count() need a device: the "
-                           "reference executor has none (set pypto.ops.support.REFERENCE_PLATFORM to a platform "
-                           "name, or launch a literal block count)")
-    from pypto.backend.platforms import get_platform
-
-    p = get_platform(name)
-    return p.num_aic if kind == "aic" else p.num_aiv
-from pypto.ops.support_matmul import (  # noqa: E402,F401  (issue 15: the matmul variants)
-    batch_matmul, batch_matmul_into, gang, gemv, gemv_into, matmul_bias, matmul_bias_into,
-)
-from pypto.ops.support_debug import DebugPrint, debug_print_ref, valid as debug_valid  # noqa: E402,F401

@@ -14,7 +14,7 @@ from __future__ import annotations
 import torch
 
 from pypto.errors import SimulationError
-from pypto.ops.support_elementwise import _inside
+from pypto.ops.support.elementwise import _inside
 
 
 _BITS = {torch.float32: torch.int32, torch.float16: torch.int16, torch.bfloat16: torch.int16}
