@@ -260,12 +260,10 @@ class GangGen:
                     args.append(Src(py_expr(a, self.names) if a is not None else "None", getattr(a, "type", None)))
                 else:
                     raise NoGang(f"line {c.span.line}: {op.name} reads a per-task value")
-            elif p.kind == "ints":
-                if gm is None and not self.is_uniform(a):
-                    raise NoGang(f"line {c.span.line}: {op.name} takes a per-task index")
-                args.append(Src(py_expr(a, self.names), None))
             else:
-                args.append(Src(py_literal(a), None))
+                if p.kind_def.exprs and gm is None and not self.is_uniform(a):
+                    raise NoGang(f"line {c.span.line}: {op.name} takes a per-task index")
+                args.append(p.kind_def.source(a, lambda e: py_expr(e, self.names)))
         a = op.args(tuple(args))
         if gm is not None:
             self.gm_access(op, a, c, result)

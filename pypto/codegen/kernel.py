@@ -174,10 +174,8 @@ class KernelGen:
         for p, a in zip(op.params, c.args):
             if p.kind in VALUE_KINDS:   # (type None: an omitted optional operand)
                 args.append(operand_src(self.ref(a), a, lambda d: py_expr(d, self.names)))
-            elif p.kind == "ints":
-                args.append(Src(py_expr(a, self.names), None))
             else:
-                args.append(Src(py_literal(a), None))
+                args.append(p.kind_def.source(a, lambda e: py_expr(e, self.names)))
         a = op.args(tuple(args))
         gm = op.trait(GlobalMemoryAccess)
         if gm is not None:

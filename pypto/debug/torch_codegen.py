@@ -17,7 +17,7 @@ from pypto.ir.nodes import (
 )
 from pypto.ir.printer import _callee_order
 from pypto.ir.types import ScalarType, TensorType, TileType
-from pypto.ops.registry import VALUE_KINDS, Src, get_op, op_trait
+from pypto.ops.registry import VALUE_KINDS, get_op, op_trait
 from pypto.ops.traits import ReadsBlock
 from pypto.ir.nodes import BinOp, MakeTuple, TupleGetItem, UnaryOp
 from pypto.ir.visit import iter_exprs, iter_stmts, walk_expr
@@ -127,10 +127,8 @@ class _FuncGen(StmtEmitter):
                     from pypto.codegen.common import operand_src
 
                     args.append(operand_src(self.expr(a), a, self.expr))
-                elif p.kind in ("ints", "task_ids"):
-                    args.append(Src(self.expr(a), None))
                 else:
-                    args.append(Src(py_literal(a), None))
+                    args.append(p.kind_def.source(a, self.expr))
             return op.ref(op.args(tuple(args)))
         if isinstance(e, FuncCall):
             call = f"{e.func}({', '.join(self.expr(a) for a in e.args)})"

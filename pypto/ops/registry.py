@@ -36,11 +36,47 @@ if TYPE_CHECKING:  # annotations only: importing pypto.ir here is circular when 
 T = TypeVar("T")
 REQUIRED = object()
 
+@dataclass(frozen=True)
+class ParamKind:
+    """What a kind of argument is, for the code that handles arguments of any op (the builder, the
+    generators, the signatures of ``pl.<op>`` and the stub): ``value``: an operand, an IR expression
+    (else an attribute); ``exprs``: an attribute held as IR expressions (``ints``: a MakeTuple);
+    ``annotation``: its Python type as the stub and ``help(pl.<op>)`` show it."""
+
+    name: str
+    value: bool
+    annotation: str
+    doc: str
+    exprs: bool = False
+
+    def source(self, arg: Any, expr: Callable[[Any], str]) -> "Src":
+        """An attribute argument as source text of generated code: IR expressions through ``expr``,
+        plain values as literals (operands are the generator's business: views, casts)."""
+        from pypto.ir.pysource import py_literal  # (ir sits below ops; imported late as the IR imports the registry)
+
+        return Src(expr(arg) if self.exprs else py_literal(arg), None)
+
+
 # Argument kinds. Value kinds hold IR expressions; attribute kinds hold plain Python values.
-# ("value": a tensor or a tile; "any": a tensor, a tile or a scalar, e.g. what pl.debug_print prints)
-VALUE_KINDS = frozenset({"tensor", "tile", "scalar", "value", "any"})
-# ("task_ids": a list of TaskIds / TaskId arrays, held as a MakeTuple; ``pl.system.task_dummy``)
-ATTR_KINDS = frozenset({"ints", "task_ids", "dtype", "mem", "mode", "pad", "atomic", "str", "bool"})
+KINDS: dict[str, ParamKind] = {k.name: k for k in (
+    ParamKind("tensor", True, "Tensor", "a tensor"),
+    ParamKind("tile", True, "Tile", "a tile"),
+    ParamKind("scalar", True, "Scalar | int | float", "a scalar (a literal or a scalar value)"),
+    ParamKind("value", True, "Tensor | Tile", "a tensor or a tile"),
+    ParamKind("any", True, "Tensor | Tile | Scalar", "a tensor, a tile or a scalar (what pl.debug_print prints)"),
+    ParamKind("ints", False, "Sequence[int | Scalar]", "a list of integers (offsets, shapes)", exprs=True),
+    ParamKind("task_ids", False, "Sequence[Any]", "a list of TaskIds / TaskId arrays (pl.system.task_dummy)",
+              exprs=True),
+    ParamKind("dtype", False, "DataType", "a dtype (pl.FP32)"),
+    ParamKind("mem", False, "MemorySpace", "a memory space (pl.Mem.Vec)"),
+    ParamKind("mode", False, "str", "a rounding mode ('round', 'rint', ...)"),
+    ParamKind("pad", False, "PadValue", "a pad value (pl.PadValue.zero)"),
+    ParamKind("atomic", False, "AtomicType", "an atomic mode (pl.AtomicType.Add)"),
+    ParamKind("str", False, "Any", "a plain attribute (a name, a constant)"),
+    ParamKind("bool", False, "bool", "a flag"),
+)}
+VALUE_KINDS = frozenset(k for k, v in KINDS.items() if v.value)
+ATTR_KINDS = frozenset(k for k, v in KINDS.items() if not v.value)
 
 
 @dataclass(frozen=True)
@@ -59,6 +95,11 @@ class Param:
     def required(self) -> bool:
         """True when the caller must supply it."""
         return self.default is REQUIRED
+
+    @property
+    def kind_def(self) -> "ParamKind":
+        """The :class:`ParamKind` object of ``kind``."""
+        return KINDS[self.kind]
 
 
 class Src(str):
