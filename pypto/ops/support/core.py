@@ -24,6 +24,10 @@ __all__ = ["region", "load", "load_into", "store", "assemble", "cast", "matmul",
 # (tile.load) and write (tile.store) reports ``(what, view)``. A context variable, not a module
 # global, so recording is scoped to the code that asked for it; None costs one lookup per access.
 _RECORDER: contextvars.ContextVar[Callable | None] = contextvars.ContextVar("pypto_access_recorder", default=None)
+# the ``what`` a recorder is called with: these tags, and nothing else (they name accesses, not ops:
+# an atomic store and a load that fills padding are told apart)
+LOAD, LOAD_PADDED, STORE, STORE_ATOMIC = "tile.load", "tile.load.padded", "tile.store", "tile.store.atomic"
+WRITE_TAGS = frozenset({STORE, STORE_ATOMIC})
 
 
 # Poison mode (RunConfig.sim_poison, pypto.debug.races.detect_uninitialized): a recorder with an int
@@ -135,18 +139,18 @@ def load_into(dst: torch.Tensor, t: torch.Tensor, offsets, valid=None) -> None:
         # the valid extent is the whole tile: no padding to zero
         src = region(t, offsets, shape, "tile.load")
         if rec is not None:
-            rec("tile.load", src)
+            rec(LOAD, src)
         dst.copy_(src)
         return
     valid = list(valid)
     _check_valid(valid, shape, "tile.load")
     src = region(t, offsets, valid, "tile.load")
     if rec is not None:
-        rec("tile.load", src)
+        rec(LOAD, src)
         fill = getattr(rec, "pad_fill", None)
         if fill is not None:   # poison mode: the padding keeps a recognisable pattern
             fill_bytes(dst, fill)
-            rec("tile.load.padded", dst)
+            rec(LOAD_PADDED, dst)
         else:
             dst.zero_()
     else:
@@ -235,7 +239,7 @@ def store(tile: torch.Tensor, offsets, t: torch.Tensor, valid=None, atomic: bool
         src = region(tile, [0] * tile.dim(), valid)
     rec = _RECORDER.get()
     if rec is not None:
-        rec("tile.store.atomic" if atomic else "tile.store", dst)
+        rec(STORE_ATOMIC if atomic else STORE, dst)
     if atomic:
         dst.add_(src.to(dst.dtype))
     else:
