@@ -1,6 +1,6 @@
 """The cube's matmul variants (issue 15): ``tile.matmul_bias``, ``tile.gemv`` / ``gemv_acc`` /
 ``gemv_bias`` and ``tile.batch_matmul`` / ``batch_matmul_acc``; the numerics are those of
-:mod:`pypto.ops.support.matmul` (each variant is the plain ``matmul`` / ``matmul_acc`` it stands for).
+:mod:`pypto.ops.support.matmul_ext` (each variant is the plain ``matmul`` / ``matmul_acc`` it stands for).
 
 Type rules (the reference's):
 
@@ -92,7 +92,7 @@ def _gemv_common(op: str, a: OpArgs, span: Span):
            + (f" (valid {list(lt.valid_shape)})" if lt.valid_shape is not None else ""), span,
            "use pl.matmul for more than one row")
     _check_k(op, lt, rt, span)
-    from pypto.ops.support.matmul import GEMV_ROWS
+    from pypto.ops.support.matmul_ext import GEMV_ROWS
 
     return TileType((GEMV_ROWS, n), acc, None, (1, rt.effective_valid_shape[1])), n, acc
 

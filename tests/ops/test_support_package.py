@@ -58,3 +58,15 @@ def test_available_cores_without_a_platform_is_a_pypto_error():
 
         assert support.available_cores("aic") == get_platform("a2a3sim").num_aic
     assert support.REFERENCE_PLATFORM.get() is None
+
+
+def test_no_module_of_the_package_shadows_a_helper():
+    """Importing ``support.<m>`` sets the package attribute ``m`` to the module: a module named like a
+    helper (``matmul``) would replace ``_pto.matmul`` in every generated kernel."""
+    from pypto.ops.support import core
+
+    names = {m.name for m in pkgutil.iter_modules(support.__path__)}
+    assert not names & {k for k in vars(core) if not k.startswith("__")}, names
+    for k, v in vars(core).items():
+        if not k.startswith("__"):
+            assert getattr(support, k) is v, k
