@@ -1,4 +1,4 @@
-"""Bit-identity check of the reduction / matmul fast paths in pypto/ops/support.py against the
+"""Bit-identity check of the reduction / matmul fast paths in pypto/ops/support/core.py against the
 straightforward implementations (random shapes, FP32/FP16/BF16/INT32(INT8), +-0.0, NaN payloads, inf,
 row and col axes, tmp tiles of the input size and larger; the tmp contents after the op too; the
 dead-scratch ``clobber=False`` form; ``matmul_into`` accumulating in place).

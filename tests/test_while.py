@@ -84,7 +84,7 @@ def test_endless_while_is_a_located_error(platform):
 
 
 def test_endless_while_in_the_reference_executor():
-    from pypto.ops.support_while import while_limit
+    from pypto.ops.support.while_loops import while_limit
 
     with while_limit(20), pytest.raises(SimulationError, match="more than 20 iterations"):
         run_ref(K.while_forever, torch.randn(64, 64), torch.zeros(64, 64))

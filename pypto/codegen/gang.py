@@ -11,7 +11,7 @@ per run of evenly spaced regions (``_pto.gang_load_into`` / ``_pto.gang_store``)
 ``n`` tiles costs a fraction of ``n`` calls (dispatch is paid once, and torch spreads a large call
 over the host's threads).
 
-Bits do not change: only ops with ``OpDef.batch`` set are allowed: elementwise, broadcast and
+Bits do not change: only ops with a ``Lockstep`` trait are allowed: elementwise, broadcast and
 reduction ops (``"rows"``) loop over each tile's trailing dimensions exactly as for one tile (the
 runtime picks gang sizes that keep torch's thread split on tile boundaries,
 :func:`pypto.runtime.gangs.gang_size`); data movement (``"copy"``) is exact however it is split;
@@ -47,6 +47,7 @@ from pypto.ir.types import ScalarType, TensorType, TileType
 from pypto.ir.visit import walk_expr
 from pypto.language.enums import AtomicType
 from pypto.ops.registry import VALUE_KINDS, Src, get_op
+from pypto.ops.traits import GlobalMemoryAccess, Lockstep, Scratch
 
 
 class NoGang(Exception):
@@ -236,9 +237,11 @@ class GangGen:
     def call(self, c: Call, result: Var | None) -> None:
         op = get_op(c.op, c.span)
         k = self.k
-        if op.gm is None and op.batch is None:
+        gm, lockstep = op.trait(GlobalMemoryAccess), op.trait(Lockstep)
+        form = lockstep.form if lockstep is not None else None
+        if gm is None and lockstep is None:
             raise NoGang(f"line {c.span.line}: {op.name} has no lockstep form")
-        if op.batch == "plan":
+        if form == "plan":
             # a per-task scalar (the block index, a tensor's extent): computed in each member's plan,
             # so only addresses and extents of global-memory accesses may use it
             if result is None or isinstance(result.type, TileType):
@@ -253,33 +256,31 @@ class GangGen:
                 if isinstance(a, Var) and isinstance(a.type, TileType):
                     self.tile_ref(a)
                     args.append(Src(k.view(a), a.type))
-                elif op.gm is not None or self.is_uniform(a):
+                elif gm is not None or self.is_uniform(a):
                     args.append(Src(py_expr(a, self.names) if a is not None else "None", getattr(a, "type", None)))
                 else:
                     raise NoGang(f"line {c.span.line}: {op.name} reads a per-task value")
-            elif p.kind == "ints":
-                if op.gm is None and not self.is_uniform(a):
-                    raise NoGang(f"line {c.span.line}: {op.name} takes a per-task index")
-                args.append(Src(py_expr(a, self.names), None))
             else:
-                args.append(Src(py_literal(a), None))
+                if p.kind_def.exprs and gm is None and not self.is_uniform(a):
+                    raise NoGang(f"line {c.span.line}: {op.name} takes a per-task index")
+                args.append(p.kind_def.source(a, lambda e: py_expr(e, self.names)))
         a = op.args(tuple(args))
-        if op.gm is not None:
+        if gm is not None:
             self.gm_access(op, a, c, result)
             return
         if result is not None and not isinstance(result.type, TileType):
             raise NoGang(f"line {c.span.line}: {op.name} produces a scalar")
-        kw = {} if op.scratch is None or id(c) not in k.dead_scratch else {"keep_scratch": False}
+        kw = {} if not op.has(Scratch) or id(c) not in k.dead_scratch else {"keep_scratch": False}
         dst = None
         if result is not None:
             self.tile_ref(result)
             dst = Src(k.view(result), result.type)
         self.span(c)
-        if op.batch == "gang":
+        if form == "gang":
             self.emit(op.sim(a, dst, gang=True, **kw))
         else:
             self.emit(op.sim(a, dst, **kw))
-            if op.batch == "rows":
+            if form == "rows":
                 for x in (*c.args, result):
                     if isinstance(x, Var) and isinstance(x.type, TileType):
                         self.numel = max(self.numel, math.prod(x.type.shape))

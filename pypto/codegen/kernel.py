@@ -19,6 +19,7 @@ from pypto.ir.nodes import (
 )
 from pypto.ir.types import TileType
 from pypto.ops.registry import VALUE_KINDS, Src, get_op
+from pypto.ops.traits import GlobalMemoryAccess, Scratch
 from pypto.language.dtypes import dtype_from_name
 from pypto.language.enums import FunctionType
 
@@ -200,17 +201,16 @@ class KernelGen:
         for p, a in zip(op.params, c.args):
             if p.kind in VALUE_KINDS:   # (type None: an omitted optional operand)
                 args.append(operand_src(self.ref(a), a, lambda d: py_expr(d, self.names)))
-            elif p.kind == "ints":
-                args.append(Src(py_expr(a, self.names), None))
             else:
-                args.append(Src(py_literal(a), None))
+                args.append(p.kind_def.source(a, lambda e: py_expr(e, self.names)))
         a = op.args(tuple(args))
-        if op.gm is not None:
+        gm = op.trait(GlobalMemoryAccess)
+        if gm is not None:
             # the transfer's cycles elapse first: the GM read / write (atomic add included) happens at
             # the simulated moment it completes, so accesses of different cores race in time order
             self.pending += self.cost(c)
             self.flush(depth)
-        kw = {} if op.scratch is None or id(c) not in self.dead_scratch else {"keep_scratch": False}
+        kw = {} if not op.has(Scratch) or id(c) not in self.dead_scratch else {"keep_scratch": False}
         if op.waits:
             # a cross-core op: its cycles so far elapse first (it may wait on a peer core from then on)
             if not self.cross_core:
@@ -233,7 +233,7 @@ class KernelGen:
             self.emit(depth, f"{self.names.define(result)} = {op.sim(a, None, **wkw)}")
         else:
             self.emit(depth, op.sim(a, None, **wkw))
-        if op.gm is None:
+        if gm is None:
             self.pending += self.cost(c)
 
     def cost(self, c: Call) -> int:
@@ -244,8 +244,9 @@ class KernelGen:
             return 0   # a debug print takes no simulated time
         t = c.type
         nbytes = t.nbytes if isinstance(t, TileType) else 0
-        if op.gm is not None:
-            tile = c.args[0] if op.gm == "write" else None
+        gm = op.trait(GlobalMemoryAccess)
+        if gm is not None:
+            tile = c.args[0] if gm.mode == "write" else None
             if tile is not None and isinstance(tile.type, TileType):
                 nbytes = tile.type.nbytes
             return self.platform.gm_latency_cycles + nbytes // self.platform.gm_bytes_per_cycle

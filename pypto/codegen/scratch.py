@@ -19,10 +19,11 @@ from pypto.ir.nodes import AssignStmt, Call, EvalStmt, ForStmt, Function, IfStmt
 from pypto.ir.types import TileType
 from pypto.ir.visit import walk_expr
 from pypto.ops.registry import get_op
+from pypto.ops.traits import Scratch
 
 
 def dead_scratch_calls(f: Function) -> set[int]:
-    """``id`` of every call with a scratch operand (``OpDef.scratch``) whose clobbered contents no
+    """``id`` of every call with a scratch operand (the ``Scratch`` trait) whose clobbered contents no
     later statement of ``f`` can read. Later = after the call in program order, plus the whole
     outermost loop around it (the next iteration). A later reference to an overlapping buffer
     counts as a read unless it is itself the scratch operand of such an op (written first)."""
@@ -34,9 +35,10 @@ def dead_scratch_calls(f: Function) -> set[int]:
         if c is None:
             continue
         op = get_op(c.op)
-        if op.scratch is None:
+        scratch = op.trait(Scratch)
+        if scratch is None:
             continue
-        tmp = c.args[[p.name for p in op.params].index(op.scratch)]
+        tmp = c.args[[p.name for p in op.params].index(scratch.param)]
         rng = _range(tmp)
         if rng is None:
             continue
@@ -91,7 +93,8 @@ def _reads(s, rng) -> bool:
     c = _call(s)
     if c is not None:
         op = get_op(c.op)
-        skip = [p.name for p in op.params].index(op.scratch) if op.scratch is not None else -1
+        scratch = op.trait(Scratch)
+        skip = [p.name for p in op.params].index(scratch.param) if scratch is not None else -1
         for i, a in enumerate(c.args):
             if i != skip and any(isinstance(x, Var) and _overlaps(x, rng) for x in walk_expr(a)):
                 return True

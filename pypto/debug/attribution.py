@@ -26,10 +26,18 @@ from typing import Any, Iterable
 import torch
 
 from pypto.errors import Span
+from pypto.ops.registry import op_trait
+from pypto.ops.traits import Reduction
 
-_SUMS = {"tile.row_sum": -1, "tile.col_sum": -2}
-_REDUCTIONS = {f"tile.{fam}_{kind}": (-1 if fam == "row" else -2, kind)
-               for fam in ("row", "col") for kind in ("sum", "max", "min")}
+
+def _reduction(op_name: str):
+    """``(axis, kind)`` of a tile reduction over the whole tile, padding included (the ``Reduction``
+    trait with ``reads_padding``: row/col sum, max, min), else None."""
+    r = op_trait(op_name, Reduction)
+    if r is None or not r.reads_padding or not op_name.startswith("tile."):
+        return None
+    return r.axis, r.kind
+
 _IDENTITY = {"sum": "zero", "max": "min", "min": "max"}
 
 
@@ -81,10 +89,10 @@ def candidates(lowered) -> list[Candidate]:
                 for a in s.value.args:
                     uses.setdefault(id(a), []).append(s.value)
         for s in iter_stmts(f.body):
-            if not (isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op in _REDUCTIONS):
+            if not (isinstance(s, AssignStmt) and isinstance(s.value, Call) and _reduction(s.value.op)):
                 continue
             c = s.value
-            axis, kind = _REDUCTIONS[c.op]
+            axis, kind = _reduction(c.op)
             t = getattr(c.args[0], "type", None)
             if not isinstance(t, TileType):
                 continue
@@ -180,7 +188,7 @@ def _generator(overrides: dict):
 
                 direct = Call("tile.cast", (chain.source, e.args[1], e.args[2]), e.type, e.span)
                 return super().value(direct)
-            axis, kind = _REDUCTIONS[e.op]
+            axis, kind = _reduction(e.op)
             x, tmp = e.args[0], (e.args[1] if len(e.args) > 1 else None)
             xs = self.expr(x)
             ts = self.expr(tmp) if tmp is not None else "None"

@@ -581,12 +581,16 @@ def _cast_chain_explains(report: DoctorReport, ctx: _Ctx) -> bool:
 def _has_atomic_add(lowered) -> bool:
     from pypto.ir.nodes import AssignStmt, Call, EvalStmt
     from pypto.ir.visit import iter_stmts
+    from pypto.ops.registry import all_ops
 
+    ops = all_ops()
     for f in lowered.functions:
         for s in iter_stmts(f.body):
             c = s.value if isinstance(s, AssignStmt) else getattr(s, "expr", None) if isinstance(s, EvalStmt) else None
-            if isinstance(c, Call) and c.op in ("tile.store", "tile.assemble") and any("Add" in repr(a) or a == "add" for a in c.args[3:]):
-                return True
+            if isinstance(c, Call) and c.op in ops and any(
+                    p.kind == "atomic" and getattr(a, "name", a) in ("Add", "add")
+                    for p, a in zip(ops[c.op].params, c.args)):
+                return True   # an accumulating (atomic add) write, whichever op makes it
     return False
 
 
@@ -722,7 +726,9 @@ def _verify_calls(ctx: _Ctx, group, at_tol):
 def _tile_shape(lowered, cand) -> Optional[tuple]:
     from pypto.ir.nodes import AssignStmt, Call
     from pypto.ir.visit import iter_stmts
+    from pypto.ops.registry import all_ops
 
+    ops = all_ops()
     for f in lowered.functions:
         for s in iter_stmts(f.body):
             if isinstance(s, AssignStmt) and isinstance(s.value, Call) and id(s.value) == cand.call_id:
@@ -998,7 +1004,10 @@ def _first_differing_task(compiled, bound, platform, seed: int = 0) -> Optional[
             return res
         ns[name] = wrapper
     args = [bound[n].clone() if isinstance(bound[n], torch.Tensor) else bound[n] for n in compiled.param_names]
-    ns[lowered.entry.name](*args)
+    from pypto.ops.support import reference_platform
+
+    with reference_platform(platform):   # (pl.system.available_*_count() of the program's platform)
+        ns[lowered.entry.name](*args)
     from pypto.backend.platforms import get_platform
     from pypto.runtime.simulator import Runtime, load_module
 

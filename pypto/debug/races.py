@@ -191,8 +191,7 @@ def collect_accesses(compiled, args: list, seed: int = 0):
             lo = view.storage_offset() * view.element_size()
             span = sum((s - 1) * st for s, st in zip(view.shape, view.stride())) + 1 if view.numel() else 0
             _log.append(Access(view.untyped_storage().data_ptr(), lo, lo + span * view.element_size(),
-                               what in ("tile.store", "tile.store.atomic", "tensor.assemble"), what,
-                               what == "tile.store.atomic"))
+                               what in support.WRITE_TAGS, what, what == support.STORE_ATOMIC))
         mod = kernels[task.kernel]
         views = core.tile_views(task.kernel, mod.TILES)
         # a mixed-kernel group runs its members on a cluster (pypto.runtime.cross_core)
@@ -391,10 +390,10 @@ def _run_poisoned(mod, views, core, args, core_fill: int, pad_fill: int, blocks:
     stores, padded = [], []
 
     def rec(what, view):
-        if what == "tile.store" or what == "tile.store.atomic":
+        if what in support.WRITE_TAGS:
             f = sys._getframe(2)
             stores.append(((f.f_code.co_filename, f.f_lineno), sys._getframe(1).f_locals.get("t"), view))
-        elif what == "tile.load.padded":
+        elif what == support.LOAD_PADDED:
             f = sys._getframe(2)
             padded.append((f.f_code.co_filename, f.f_lineno))
     rec.pad_fill = pad_fill

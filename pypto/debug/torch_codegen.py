@@ -18,7 +18,8 @@ from pypto.ir.nodes import (
 from pypto.language.enums import FunctionType
 from pypto.ir.printer import _callee_order
 from pypto.ir.types import ScalarType, TensorType, TileType
-from pypto.ops.registry import VALUE_KINDS, Src, get_op
+from pypto.ops.registry import VALUE_KINDS, get_op, op_trait
+from pypto.ops.traits import ReadsBlock
 from pypto.ir.nodes import BinOp, MakeTuple, TupleGetItem, UnaryOp
 from pypto.ir.visit import iter_exprs, iter_stmts, walk_expr
 
@@ -29,8 +30,6 @@ from pypto.ops import support as _pto
 '''
 
 
-# ops whose reference reads the running block (``_block``)
-_BLOCK_OPS = frozenset({"tile.get_block_idx", "tile.get_block_num", "tile.get_subblock_idx"})
 
 
 def _block_functions(funcs) -> set[str]:
@@ -45,7 +44,7 @@ def _block_functions(funcs) -> set[str]:
             if isinstance(s, ScopeStmt) and s.block_num is not None:
                 out.add(f.name)
         for e in iter_exprs(f.body):
-            if isinstance(e, Call) and e.op in _BLOCK_OPS:
+            if isinstance(e, Call) and op_trait(e.op, ReadsBlock) is not None:   # its reference reads ``_block``
                 out.add(f.name)
             elif isinstance(e, FuncCall) and e.block_num is not None:
                 out.add(e.func)
@@ -84,7 +83,7 @@ class _FuncGen(StmtEmitter):
 
     def group_body(self, params) -> None:
         """A mixed kernel: its AIC and AIV members run concurrently (threads joined by FIFO pipes,
-        :func:`pypto.ops.support_cross_core.run_group`), then it returns what the Group returns."""
+        :func:`pypto.ops.support.cross_core.run_group`), then it returns what the Group returns."""
         from pypto.codegen.group import aiv_lanes, group_members
         from pypto.ir.nodes import Program as _Program  # noqa: F401
 
@@ -150,10 +149,8 @@ class _FuncGen(StmtEmitter):
                     from pypto.codegen.common import operand_src
 
                     args.append(operand_src(self.expr(a), a, self.expr))
-                elif p.kind in ("ints", "task_ids"):
-                    args.append(Src(self.expr(a), None))
                 else:
-                    args.append(Src(py_literal(a), None))
+                    args.append(p.kind_def.source(a, self.expr))
             return op.ref(op.args(tuple(args)))
         if isinstance(e, FuncCall):
             call = f"{e.func}({', '.join(self.expr(a) for a in e.args)})"

@@ -14,7 +14,7 @@ extent at run time with ``pl.tensor.dim(t, axis)``.
 from __future__ import annotations
 
 from pypto.errors import ParserTypeError
-from pypto.frontend.scalar_compat import scalar_arg_fits
+from pypto.ir.scalar_compat import scalar_arg_fits
 from pypto.ir.types import DynDim, DynExpr, RtDim, TensorType, TupleType, describe, eval_dim, solve_dim, substitute_dims
 
 

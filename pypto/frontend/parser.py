@@ -572,7 +572,7 @@ class FunctionParser:
         cands = [self.scope.get(name, _UNBOUND)]
         for frame in reversed(self.frames):
             cands.extend(sc.get(name, _UNBOUND) for sc in frame)
-        from pypto.frontend.scalar_compat import same_representation
+        from pypto.ir.scalar_compat import same_representation
 
         for c in cands:
             if isinstance(c, Var) and (c.type == t or same_representation(c.type, t)):
@@ -627,7 +627,7 @@ class FunctionParser:
         if same and isinstance(inferred, (TensorType, TileType)):
             same = _dims_agree(inferred.shape, annotated.shape) and inferred.dtype == annotated.dtype
         elif same and isinstance(inferred, ScalarType):
-            from pypto.frontend.scalar_compat import dtypes_compatible
+            from pypto.ir.scalar_compat import dtypes_compatible
 
             same = dtypes_compatible(annotated.dtype, inferred.dtype)
         if not same:
@@ -1860,7 +1860,7 @@ class FunctionParser:
         if len(args) != len(callee.param_types):
             raise ParserTypeError(f"{callee.name}() takes {len(callee.param_types)} arguments, got {len(args)}", span)
         from pypto.frontend.dyn_bind import bind_call, bound_type
-        from pypto.frontend.scalar_compat import coerce_call_arg
+        from pypto.ir.scalar_compat import coerce_call_arg
 
         args = [coerce_call_arg(a, t) for a, t in zip(args, callee.param_types)]
         dims = bind_call(callee.name, callee.param_types, args, [self.span(n) for n in args_nodes])

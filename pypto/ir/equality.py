@@ -81,6 +81,7 @@ class _Eq:
         if a.type != b.type and not self.same_runtime_valid(a.type, b.type, path):
             self.fail(path, a.type, b.type, f"type of Var {a.name!r} vs {b.name!r}")
         self.fwd[id(a)] = b
+        self.bwd[id(b)] = a
 
     def same_runtime_valid(self, ta, tb, path: str) -> bool:
         """Tile types equal but for a runtime valid shape whose scalars correspond (Var mapping)."""
@@ -92,7 +93,6 @@ class _Eq:
         for i, (x, y) in enumerate(zip(ta.valid_shape, tb.valid_shape)):
             self.check(x, y, f"{path}.type.valid_shape[{i}]")
         return True
-        self.bwd[id(b)] = a
 
 
 def _short(x: Any) -> str:

@@ -474,6 +474,7 @@ def _no_live_overlap(program: Program, ctx) -> list:
 
 def _overlaps(f: Function) -> list:
     from pypto.ops.registry import get_op
+    from pypto.ops.traits import InPlaceSafe
 
     start: dict[int, int] = {}
     end: dict[int, int] = {}
@@ -508,7 +509,7 @@ def _overlaps(f: Function) -> list:
                 used |= use(e, here)
             if isinstance(s, AssignStmt):
                 define(s.var, s, here)
-                if isinstance(s.value, Call) and get_op(s.value.op).inplace_safe:
+                if isinstance(s.value, Call) and get_op(s.value.op).has(InPlaceSafe):
                     inplace[id(s.var)] = {id(a) for a in s.value.args if isinstance(a, Var)}
             elif isinstance(s, (ForStmt, WhileStmt)):
                 for it, rv, init in zip(s.iter_args, s.return_vars, s.init_values):

@@ -28,10 +28,45 @@ class DslName:
             hint="move the call into a kernel body; run the kernel by calling it with torch tensors")
 
 
+class _OpDoc:
+    """``DslOp.__doc__``: the class's own docstring on the class, the op's (from the registry) on
+    an instance, computed when asked (``help(pl.add)``), so importing ``pl`` loads no op family."""
+
+    def __init__(self, class_doc: str):
+        self.class_doc = class_doc
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self.class_doc
+        from pypto.ops.signature import docstring  # (the language facade reaches up lazily: LAZY_UP)
+
+        return docstring(obj.name)
+
+
 class DslOp(DslName):
-    """A ``pl.<op>`` entry point; ``pl.add`` dispatches on operand kinds, ``pl.tile.add`` names one op."""
+    """A ``pl.<op>`` entry point; ``pl.add`` dispatches on operand kinds, ``pl.tile.add`` names one op.
+
+    ``help(pl.add)`` / ``inspect.signature(pl.add)`` show the op's schema and doc (the entry point is
+    a routine for ``inspect``: it has ``__get__``, returning itself, and a ``__signature__``)."""
 
     kind = "op"
+
+    def __init__(self, name: str):
+        super().__init__(name)
+        self.__name__ = self.__qualname__ = name.rsplit(".", 1)[-1]
+        self.__module__ = "pypto.language"
+
+    def __get__(self, obj, owner=None):
+        return self   # never bound: an entry point stored on a class stays the entry point
+
+    @property
+    def __signature__(self):
+        from pypto.ops.signature import signature
+
+        return signature(self.name)
+
+
+DslOp.__doc__ = _OpDoc(DslOp.__doc__)
 
 
 # other names of an op (the reference's spellings): pl.arange / pl.tile.arange are ``ci``

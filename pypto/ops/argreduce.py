@@ -2,7 +2,7 @@
 ``row_sum`` / ``col_sum``) and ``row_argmax row_argmin`` (``[M, N] -> [M, 1]``: the column index of
 each row's extreme) / ``col_argmax col_argmin`` (``[M, N] -> [1, N]``: the row index), INT32.
 
-Semantics (helpers in :mod:`pypto.ops.support_argreduce`, used by both executors):
+Semantics (helpers in :mod:`pypto.ops.support.argreduce`, used by both executors):
 
 * Only the **valid extent of the reduced axis** takes part (unlike ``row_sum`` & co., which read
   the padding, see :mod:`pypto.ops.reduction`): a product over zero padding would be 0, and the
@@ -29,9 +29,10 @@ from pypto.language.dtypes import INT32
 from pypto.language.enums import MemorySpace
 from pypto.ops.reduction import _check_input, _dsl_check, _reduced, _tensor_rule, _tile_rule
 from pypto.ops.registry import OpArgs, OpDef, Param, register
+from pypto.ops.traits import Lockstep, MemorySpaces, Reduction, Scratch
 from pypto.ops.rules import expect, scratch_tile_hint
 
-_VEC = (MemorySpace.Vec,)
+_VEC = MemorySpaces((MemorySpace.Vec,), MemorySpace.Vec)
 _AXIS = {"row": -1, "col": -2}
 
 
@@ -56,6 +57,7 @@ def _define_prod(family: str) -> None:
         infer=_tensor_rule(f"tensor.{dsl}", axis) if scratch else _plain_rule(f"tensor.{dsl}", axis, "tensor"),
         ref=lambda a, axis=axis: f"_pto.reduce_valid({a.x}, None, {axis}, 'prod', None)",
         dsl=dsl, operand_kinds=("tensor",), lowers_to=f"tile.{dsl}",
+        traits=(Reduction(axis, "prod", reads_padding=False),),
         doc=f"product over axis {axis}, keepdim (sequential order)",
     ))
     tmp = (lambda a: a.tmp_tile) if scratch else (lambda a: None)
@@ -68,9 +70,9 @@ def _define_prod(family: str) -> None:
         sim=lambda a, dst, keep_scratch=True, axis=axis, tmp=tmp: (
             f"_pto.reduce_valid_into({dst}, {a.x}, {tmp(a)}, {axis}, 'prod', {_valid_src(a.x)}"
             + ("" if keep_scratch else ", clobber=False") + ")"),
-        scratch="tmp_tile" if scratch else None, batch="rows",
+        traits=(Reduction(axis, "prod", reads_padding=False), Lockstep.ROWS, _VEC)
+        + ((Scratch("tmp_tile"),) if scratch else ()),
         dsl=dsl, operand_kinds=("tile",),
-        input_spaces=_VEC, result_space=MemorySpace.Vec,
         dsl_check=_dsl_check(dsl) if scratch else None,
         doc=(f"product over the valid extent of axis {axis}, keepdim "
              + ("(binary tree with tmp_tile, else sequential)" if scratch else "(sequential)")),
@@ -140,6 +142,7 @@ def _define_arg(family: str, kind: str) -> None:
         infer=_arg_tensor_rule(f"tensor.{dsl}", family),
         ref=lambda a, axis=axis, kind=kind: f"_pto.arg_reduce({a.x}, {axis}, {kind!r}, None)",
         dsl=dsl, operand_kinds=("tensor",), lowers_to=f"tile.{dsl}",
+        traits=(Reduction(axis, f"arg{kind}", reads_padding=False),),
         doc=f"index of the {kind} along axis {axis} (INT32, keepdim)",
     ))
     register(OpDef(
@@ -149,9 +152,8 @@ def _define_arg(family: str, kind: str) -> None:
         ref=lambda a, axis=axis, kind=kind: f"_pto.arg_reduce({a.x}, {axis}, {kind!r}, {_valid_src(a.x)})",
         sim=lambda a, dst, axis=axis, kind=kind: (
             f"_pto.arg_reduce_into({dst}, {a.x}, {axis}, {kind!r}, {_valid_src(a.x)})"),
-        batch="rows",
+        traits=(Reduction(axis, f"arg{kind}", reads_padding=False), Lockstep.ROWS, _VEC),
         dsl=dsl, operand_kinds=("tile",),
-        input_spaces=_VEC, result_space=MemorySpace.Vec,
         dsl_check=_arg_dsl_check(dsl),
         doc=f"index of the {kind} over the valid extent of axis {axis} (INT32, keepdim; ties: lowest index)",
     ))

@@ -25,13 +25,12 @@ from __future__ import annotations
 
 from pypto.errors import Span
 from pypto.ir.types import describe
-from pypto.language.enums import MemorySpace
 from pypto.ir.pysource import py_literal
 from pypto.ops.registry import OpArgs, OpDef, Param, register
-from pypto.ops.rules import expect, promote, same_shape, scalar_dtype, with_dtype
+from pypto.ops.traits import Elementwise, InPlaceSafe, Lockstep
+from pypto.ops.rules import VEC_SPACES, expect, promote, same_shape, scalar_dtype, with_dtype
 from pypto.ir.nodes import ConstInt
 
-_VEC = (MemorySpace.Vec,)
 _HINT = "bitwise ops take integer operands; cast with pl.cast(x, pl.INT32)"
 
 
@@ -103,8 +102,8 @@ def _register(name: str, level: str, params, infer, ref, sim, kinds, dsl: str, d
         name=f"{level}.{name}", params=params, infer=infer, ref=ref,
         sim=sim if tile else None, dsl=dsl, operand_kinds=kinds,
         lowers_to=None if tile else f"tile.{name}",
-        input_spaces=_VEC if tile else (), result_space=MemorySpace.Vec if tile else None,
-        inplace_safe=inplace_safe, batch="rows" if tile else None, doc=doc,
+        traits=((Elementwise(), Lockstep.ROWS, VEC_SPACES) if tile else (Elementwise(),))
+        + ((InPlaceSafe(),) if inplace_safe else ()), doc=doc,
     ))
 
 

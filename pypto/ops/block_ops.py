@@ -12,7 +12,7 @@ tells itself apart by:
 
 In generated kernels they read ``_block`` (``(i, n)``), a keyword argument of ``kernel`` and
 ``GANG_PLAN`` that the scheduler passes per block (``(0, 1)`` for a one-block task). Their
-lockstep form is ``batch="plan"``: a per-task scalar computed in each member's plan.
+lockstep form is ``Lockstep.PLAN``: a per-task scalar computed in each member's plan.
 
 ``system.available_cluster_count()`` / ``system.available_aiv_count()`` (orchestration): the
 platform's cube-core (cluster) and vector-core counts (``pypto/backend/platforms.py``), the
@@ -24,6 +24,7 @@ from pypto.errors import Span
 from pypto.ir.types import ScalarType
 from pypto.language.dtypes import INDEX, INT32
 from pypto.ops.registry import OpArgs, OpDef, register
+from pypto.ops.traits import Lockstep, ReadsBlock
 
 
 def _scalar(dtype):
@@ -39,7 +40,7 @@ for _name, _src, _doc in (
          "the vector core's lane within its cluster (0 or 1; 0 outside a mixed-kernel group)")):
     register(OpDef(
         name=f"tile.{_name}", params=(), infer=_scalar(INDEX),
-        ref=lambda a, s=_src: s, sim=lambda a, dst, s=_src: s, batch="plan", doc=_doc,
+        ref=lambda a, s=_src: s, sim=lambda a, dst, s=_src: s, traits=(Lockstep.PLAN, ReadsBlock()), doc=_doc,
     ))
 
 register(OpDef(

@@ -16,12 +16,11 @@ The result has the shape and valid shape of ``t`` / ``target``.
 from __future__ import annotations
 
 from pypto.errors import Span
-from pypto.language.enums import MemorySpace
 from pypto.ops.registry import OpArgs, OpDef, Param, register
-from pypto.ops.rules import arith_dtype, expect, with_dtype
+from pypto.ops.rules import VEC_SPACES, arith_dtype, expect, with_dtype
+from pypto.ops.traits import InPlaceSafe, Lockstep
 from pypto.ir.types import describe
 
-_VEC = (MemorySpace.Vec,)
 _FNS = {"add": "torch.add", "sub": "torch.sub", "mul": "torch.mul", "div": "torch.div",
         "max": "torch.maximum", "min": "torch.minimum", "expdif": "_pto.expdif"}
 _FLOAT_ONLY = {"div", "expdif"}
@@ -72,8 +71,7 @@ def _register(name: str, level: str, params, infer, ref, sim, kinds, doc: str) -
         sim=sim if tile else None, dsl=name, operand_kinds=kinds,
 
         lowers_to=None if tile else f"tile.{name}",
-        input_spaces=_VEC if tile else (), result_space=MemorySpace.Vec if tile else None,
-        inplace_safe=True, doc=doc, batch="rows" if tile else None,
+        traits=(InPlaceSafe(), Lockstep.ROWS, VEC_SPACES) if tile else (InPlaceSafe(),), doc=doc,
     ))
 
 

@@ -7,10 +7,10 @@ native casts by the LegalizeTileCast pass; every hop keeps the mode.
 from __future__ import annotations
 
 from pypto.errors import Span
-from pypto.language.enums import MemorySpace
 from pypto.numerics.cast import normalize_mode
 from pypto.ops.registry import OpArgs, OpDef, Param, register
-from pypto.ops.rules import expect, with_dtype
+from pypto.ops.rules import VEC_SPACES, expect, with_dtype
+from pypto.ops.traits import Elementwise, Lockstep
 
 
 def _define(level: str) -> None:
@@ -33,9 +33,8 @@ def _define(level: str) -> None:
             lambda a, dst: f"{dst}.copy_(_pto.cast({a.x}, {a.dtype}, {a.mode}))"),
         dsl="cast", operand_kinds=(level,),
         lowers_to="tile.cast" if level == "tensor" else None,
-        input_spaces=(MemorySpace.Vec,) if level == "tile" else (),
-        result_space=MemorySpace.Vec if level == "tile" else None,
-        batch="rows" if level == "tile" else None,
+        # elementwise, but not in-place: the result's dtype is another one
+        traits=(Elementwise(), Lockstep.ROWS, VEC_SPACES) if level == "tile" else (Elementwise(),),
         doc="convert to another dtype under a rounding mode (none rint round floor ceil trunc odd)",
     ))
 

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 from pypto.errors import Span
 from pypto.language.dtypes import BOOL
-from pypto.language.enums import MemorySpace
 from pypto.ir.pysource import py_literal
 from pypto.ops.registry import OpArgs, OpDef, Param, register
-from pypto.ops.rules import arith_dtype, expect, promote, promote_scalar, same_shape, scalar_dtype, with_dtype
+from pypto.ops.rules import (TENSOR_ELEMENTWISE, TILE_ELEMENTWISE, arith_dtype, expect, promote, promote_scalar,
+                              same_shape, scalar_dtype, with_dtype)
 
-_VEC = (MemorySpace.Vec,)
 CMP_TYPES = {"EQ": 0, "NE": 1, "LT": 2, "LE": 3, "GT": 4, "GE": 5}
 
 
@@ -83,8 +82,7 @@ for _level in ("tensor", "tile"):
             sim=(lambda a, dst: f"_pto.cmp({a.lhs}, {a.rhs}, {a.cmp_type}, out={dst})") if _tile else None,
             dsl=f"cmp{_suffix}", operand_kinds=(_level, _rhs),
             lowers_to=None if _tile else f"tile.cmp{_suffix}",
-            input_spaces=_VEC if _tile else (), result_space=MemorySpace.Vec if _tile else None,
-            inplace_safe=True, batch="rows" if _tile else None,
+            traits=TILE_ELEMENTWISE if _tile else TENSOR_ELEMENTWISE,
             doc=f"elementwise comparison ({'scalar' if _suffix else 'array'} rhs) -> BOOL mask",
         ))
     _op = f"{_level}.sel"
@@ -99,8 +97,7 @@ for _level in ("tensor", "tile"):
         sim=(lambda a, dst: f"torch.where({a.mask}, {a.lhs}, {a.rhs}, out={dst})") if _tile else None,
         dsl="sel", operand_kinds=(_level, _level, _level),
         lowers_to=None if _tile else "tile.sel",
-        input_spaces=_VEC if _tile else (), result_space=MemorySpace.Vec if _tile else None,
-        inplace_safe=True, batch="rows" if _tile else None,
+        traits=TILE_ELEMENTWISE if _tile else TENSOR_ELEMENTWISE,
         doc="select: mask ? lhs : rhs",
     ))
     _op = f"{_level}.sels"
@@ -113,7 +110,6 @@ for _level in ("tensor", "tile"):
         sim=(lambda a, dst: f"_pto.sels({a.mask}, {a.lhs}, {a.rhs}, {_sels_dtype(a)}, out={dst})") if _tile else None,
         dsl="sels", operand_kinds=(_level, _level, "scalar"), dsl_args=_sels_args if _tile else None,
         lowers_to=None if _tile else "tile.sels",
-        input_spaces=_VEC if _tile else (), result_space=MemorySpace.Vec if _tile else None,
-        inplace_safe=True, batch="rows" if _tile else None,
+        traits=TILE_ELEMENTWISE if _tile else TENSOR_ELEMENTWISE,
         doc="select with a scalar false branch: mask ? lhs : scalar",
     ))

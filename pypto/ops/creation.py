@@ -1,5 +1,5 @@
 """Creation ops: ``ci`` (alias ``arange``: a contiguous integer sequence) at tensor and tile level, and
-``tri`` (a triangular 0/1 mask tile). Helpers: :mod:`pypto.ops.support_create`.
+``tri`` (a triangular 0/1 mask tile). Helpers: :mod:`pypto.ops.support.create`.
 
 * ``ci(start, shape, dtype=INT32, descending=False)``: ``dst[0, k] = start + k`` (``start - k``
   descending), dtype INT16 / INT32 / UINT16 / UINT32, shape ``[1, ..., 1, N]`` with ``N != 1`` (the
@@ -19,6 +19,7 @@ from pypto.language.dtypes import BF16, FP16, FP32, INT8, INT16, INT32, UINT8, U
 from pypto.language.enums import MemorySpace
 from pypto.ir.pysource import py_literal
 from pypto.ops.registry import OpArgs, OpDef, Param, register
+from pypto.ops.traits import MemorySpaces
 from pypto.ops.rules import expect, scalar_dtype, static_ints
 
 _CI_DTYPES = (INT16, INT32, UINT16, UINT32)
@@ -57,7 +58,7 @@ for _level in ("tensor", "tile"):
         if _level == "tile" else None,
         dsl="ci" if _level == "tensor" else None, operand_kinds=(),
         lowers_to="tile.ci" if _level == "tensor" else None,
-        result_space=MemorySpace.Vec if _level == "tile" else None,
+        traits=(MemorySpaces((), MemorySpace.Vec),) if _level == "tile" else (),
         doc="start + k (descending: start - k) along a [1, N] row, wrapping in the dtype",
     ))
 
@@ -87,7 +88,7 @@ register(OpDef(
     infer=_tri_rule,
     ref=lambda a: f"_pto.tri({a.diagonal}, {a.shape}, {a.valid_shape}, {a.dtype}, {a.upper})",
     sim=lambda a, dst: f"_pto.tri({a.diagonal}, {a.shape}, {a.valid_shape}, {a.dtype}, {a.upper}, out={dst})",
-    dsl="tri", operand_kinds=(), result_space=MemorySpace.Vec,
+    dsl="tri", operand_kinds=(), traits=(MemorySpaces((), MemorySpace.Vec),),
     doc="a lower (upper) triangular 0/1 mask tile",
 ))
 

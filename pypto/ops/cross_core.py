@@ -28,7 +28,7 @@ Simulator form: each op is a call on ``_cc``, the kernel's link to its cluster
 (:mod:`pypto.runtime.cross_core`); the waiting ones are ``yield from`` so a core that waits yields
 to the others of its cluster in simulated time, and a wait that can never end is reported with the
 kernel, the core, the pipe and the source line. Reference form (``torch_codegen``,
-:mod:`pypto.ops.support_cross_core`): the members of a Group call run in threads, pipes are FIFOs,
+:mod:`pypto.ops.support.cross_core`): the members of a Group call run in threads, pipes are FIFOs,
 a pop waits for its push; the set-up ops and ``tfree`` have no effect on values there.
 """
 from __future__ import annotations

@@ -31,7 +31,7 @@ register(OpDef(
 # pl.debug_print(x, label=None): a run-time print inside a kernel (PTOAS's TPRINT; the reference
 # PyPTO has no Python name for it, only the parse-time pl.static_print, so ours is debug_print).
 # The simulator prints the value with the task (r<ring>t<index>), the core and the simulated time
-# (pypto/ops/support_debug.py says how the time is taken without changing the schedule); the
+# (pypto/ops/support/debug.py says how the time is taken without changing the schedule); the
 # reference executor prints the same line labelled "reference".
 
 def _debug_print_args(args: list, kwargs: dict, span: Span):

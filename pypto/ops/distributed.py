@@ -2,7 +2,7 @@
 communication-context queries, signals (notify / wait), cross-rank data movement
 (remote_load / remote_store, put / get) and the kernel-level collectives.
 
-Each op is a ``dist.*`` registry entry whose simulator form calls :mod:`pypto.ops.support_dist`
+Each op is a ``dist.*`` registry entry whose simulator form calls :mod:`pypto.ops.support.dist`
 (``_pto.dist``), which reaches the other ranks through the world the engine installed for the
 thread running this rank. Ops that may have to wait for another rank (wait, barrier, the
 collectives) are generators in the kernel (``yield from``): the rank's scheduler keeps running

@@ -13,14 +13,11 @@ contract is written out rather than inherited from torch. ``maximum``/``minimum`
 from __future__ import annotations
 
 from pypto.errors import Span
-from pypto.language.enums import MemorySpace
 from pypto.ir.pysource import py_literal
 from pypto.ops.registry import OpArgs, OpDef, Param, register
-from pypto.ops.rules import arith_dtype, expect, promote, promote_scalar, same_shape, scalar_dtype, with_dtype
+from pypto.ops.rules import (TENSOR_ELEMENTWISE, TILE_ELEMENTWISE, arith_dtype, expect, promote, promote_scalar,
+                              same_shape, scalar_dtype, with_dtype)
 from pypto.errors import InvalidOperationError
-
-_VEC = (MemorySpace.Vec,)
-
 
 # Array-array ops that take the wide unsigned dtypes (UINT16/32/64): the reference's type rule for
 # tile.add / sub / mul / maximum / minimum accepts every integer dtype (its RNG tests subtract UINT32
@@ -144,10 +141,8 @@ def _define_binary(name: str, torch_fn: str, float_only: bool = False, scalar_fn
                 dsl=name,
                 operand_kinds=(level, rhs_kind),
                 lowers_to=f"tile.{name}{suffix}" if level == "tensor" else None,
-                input_spaces=_VEC if level == "tile" else (),
-                result_space=MemorySpace.Vec if level == "tile" else None,
+                traits=TILE_ELEMENTWISE if level == "tile" else TENSOR_ELEMENTWISE,
                 doc=f"elementwise {name} ({'array' if not suffix else 'scalar'} rhs)",
-                inplace_safe=True, batch="rows" if level == "tile" else None,
                 dsl_args=_high_precision(op, bool(suffix)) if name == "div" else None,
                 platform_rule=_div_platform_rule if op == "tile.div" else None,
             ))
@@ -181,10 +176,8 @@ def _define_unary(name: str, torch_fn: str, float_only: bool, f32: bool = False)
             dsl=name,
             operand_kinds=(level,),
             lowers_to=f"tile.{name}" if level == "tensor" else None,
-            input_spaces=_VEC if level == "tile" else (),
-            result_space=MemorySpace.Vec if level == "tile" else None,
+            traits=TILE_ELEMENTWISE if level == "tile" else TENSOR_ELEMENTWISE,
             doc=f"elementwise {name}",
-            inplace_safe=True, batch="rows" if level == "tile" else None,
             dsl_args=_high_precision(op, False) if name in ("log", "recip") else
             (_rsqrt_precision(level) if name == "rsqrt" else None),
         ))

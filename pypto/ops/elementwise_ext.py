@@ -1,4 +1,4 @@
-"""Further elementwise ops of the reference's catalogue (helpers: :mod:`pypto.ops.support_elementwise`).
+"""Further elementwise ops of the reference's catalogue (helpers: :mod:`pypto.ops.support.elementwise`).
 
 * ``fmod(lhs, rhs)`` / ``fmods(lhs, scalar)`` (tensor and tile): ``a - trunc(a / b) * b`` as the
   device's four instructions, each rounded (not C's exact fmod). Float operands.
@@ -26,12 +26,11 @@ from __future__ import annotations
 from pypto.errors import Span
 from pypto.ir.types import describe
 from pypto.language.dtypes import FP16, FP32
-from pypto.language.enums import MemorySpace
 from pypto.ir.pysource import py_literal
 from pypto.ops.registry import OpArgs, OpDef, Param, register
-from pypto.ops.rules import expect, promote, promote_scalar, same_shape, scalar_dtype, with_dtype
+from pypto.ops.traits import Elementwise, InPlaceSafe, Lockstep
+from pypto.ops.rules import VEC_SPACES, expect, promote, promote_scalar, same_shape, scalar_dtype, with_dtype
 
-_VEC = (MemorySpace.Vec,)
 _FLOAT_HINT = "cast the operand with pl.cast(x, pl.FP32)"
 
 
@@ -46,8 +45,8 @@ def _reg(name: str, level: str, params, infer, ref, sim, kinds, dsl: str, doc: s
         name=f"{level}.{name}", params=params, infer=infer, ref=ref,
         sim=sim if tile else None, dsl=dsl, operand_kinds=kinds,
         lowers_to=None if tile else f"tile.{name}",
-        input_spaces=_VEC if tile else (), result_space=MemorySpace.Vec if tile else None,
-        inplace_safe=inplace_safe, batch="rows" if tile else None, doc=doc,
+        traits=((Elementwise(), Lockstep.ROWS, VEC_SPACES) if tile else (Elementwise(),))
+        + ((InPlaceSafe(),) if inplace_safe else ()), doc=doc,
     ))
 
 

@@ -1,5 +1,5 @@
 """Index ops: ``gather``, ``scatter``, ``scatter_update`` (tensor and tile) and ``mgather`` (tile,
-from a global tensor). Helpers and the out-of-range rules: :mod:`pypto.ops.support_index`.
+from a global tensor). Helpers and the out-of-range rules: :mod:`pypto.ops.support.index`.
 
 * ``tile.gather(src, indices, tmp=None, dim=None)``: ``dst[i, j] = src.flat[indices[i, j]]``, the
   flat row-major index over the source tile (the reference's index form); the result has the
@@ -26,12 +26,14 @@ gang form (a flat index spans the whole tile).
 from __future__ import annotations
 
 from pypto.errors import Span
-from pypto.ir.nodes import AssignStmt, Call, ConstInt, MakeTuple, Var
+from pypto.ir.nodes import AssignStmt, Call, Var
 from pypto.ir.types import TensorType, TileType, describe
 from pypto.language.dtypes import INT16, INT32, UINT32
 from pypto.language.enums import MemorySpace
+from pypto.ops.builder import build as build_call
 from pypto.ops.registry import OpArgs, OpDef, Param, get_op, register
-from pypto.ops.rules import expect
+from pypto.ops.traits import GlobalMemoryAccess, MemorySpaces
+from pypto.ops.rules import VEC_SPACES, expect
 
 _VEC = (MemorySpace.Vec,)
 _IDX = (INT32, UINT32, INT16)
@@ -141,11 +143,10 @@ def _as_tile(conv, v, span, stmts: list):
     if isinstance(e.type, TileType):
         return e
     shape = e.type.shape
-    args = (e, MakeTuple(tuple(ConstInt(0) for _ in shape)), MakeTuple(tuple(ConstInt(d) for d in shape)), None, None)
-    t = get_op("tile.load").infer_type(args, span)
+    load = build_call("tile.load", span, tensor=e, offsets=[0] * len(shape), shapes=list(shape))
     name = getattr(v, "name", "operand")
-    tv = Var(f"{name}_tile", t, span)
-    stmts.append(AssignStmt(tv, Call("tile.load", args, t, span), span))
+    tv = Var(f"{name}_tile", load.type, span)
+    stmts.append(AssignStmt(tv, load, span))
     return tv
 
 
@@ -173,7 +174,7 @@ register(OpDef(
     ref=lambda a: f"_pto.gather({a.src}, {a.indices}, {a.dim}, {_valid_src(a.indices)}, {a.nd})",
     sim=lambda a, dst: f"_pto.gather({a.src}, {a.indices}, {a.dim}, {_valid_src(a.indices)}, {a.nd}, out={dst})",
     dsl="gather", operand_kinds=("tile", "tile"),
-    input_spaces=_VEC, result_space=MemorySpace.Vec,
+    traits=(VEC_SPACES,),
     doc="dst[i, j] = src.flat[indices[i, j]] (dim=-1: src[i, indices[i, j]])",
 ))
 register(OpDef(
@@ -261,7 +262,7 @@ register(OpDef(
     ref=lambda a: f"_pto.scatter({a.dst}, {a.src}, {a.indexes}, {a.dim}, {_valid_src(a.indexes)})",
     sim=lambda a, dst: f"_pto.scatter({a.dst}, {a.src}, {a.indexes}, {a.dim}, {_valid_src(a.indexes)}, out={dst})",
     dsl="scatter", operand_kinds=("tile", "tile", "tile"),
-    input_spaces=_VEC, result_space=MemorySpace.Vec,
+    traits=(VEC_SPACES,),
     doc="dst with dst.flat[indexes[i, j]] = src[i, j] (dim=-1: dst[i, indexes[i, j]])",
 ))
 register(OpDef(
@@ -304,7 +305,7 @@ register(OpDef(
     ref=lambda a: f"_pto.scatter_update({a.input}, {a.index}, {a.src}, {_valid_src(a.index)})",
     sim=lambda a, dst: f"_pto.scatter_update({a.input}, {a.index}, {a.src}, {_valid_src(a.index)}, out={dst})",
     dsl="scatter_update", operand_kinds=("tile", "tile", "tile"),
-    input_spaces=_VEC, result_space=MemorySpace.Vec,
+    traits=(VEC_SPACES,),
     doc="input with row index.flat[k] replaced by src[k, :]",
 ))
 register(OpDef(
@@ -358,8 +359,8 @@ register(OpDef(
     infer=_mgather_rule,
     ref=lambda a: _mg_src(a),
     sim=lambda a, dst: _mg_src(a, dst),
-    dsl="mgather", operand_kinds=("tensor", "tile"), gm="read",
-    result_space=MemorySpace.Vec,
+    dsl="mgather", operand_kinds=("tensor", "tile"),
+    traits=(MemorySpaces((), MemorySpace.Vec), GlobalMemoryAccess("read")),
     doc="gather rows / elements of a global tensor by an index tile (Vec form)",
 ))
 
@@ -389,8 +390,8 @@ register(OpDef(
     infer=_mscatter_rule,
     ref=lambda a: f"_pto.mscatter({a.src}, {a.idx}, {a.output_tensor}, {_valid_src(a.idx)})",
     sim=lambda a, dst: f"_pto.mscatter({a.src}, {a.idx}, {a.output_tensor}, {_valid_src(a.idx)})",
-    dsl="mscatter", operand_kinds=("tile", "tile", "tensor"), gm="write", writes="output_tensor",
-    input_spaces=_VEC,
+    dsl="mscatter", operand_kinds=("tile", "tile", "tensor"), writes="output_tensor",
+    traits=(MemorySpaces(_VEC, None), GlobalMemoryAccess("write")),
     doc="output_tensor.flat[idx[i, j]] = src[i, j] (a scatter-store into global memory); returns the tensor",
 ))
 
@@ -468,7 +469,7 @@ register(OpDef(
     ref=lambda a: _gc_src(a, a.src),
     sim=lambda a, dst: _gc_src(a, a.src, dst),
     dsl="gather_compare", operand_kinds=("tile",),
-    input_spaces=_VEC, result_space=MemorySpace.Vec,
+    traits=(VEC_SPACES,),
     doc="per row: the indices where src <cmp> kvalue (part 'index') and their count (part 'count')",
 ))
 
@@ -510,6 +511,6 @@ register(OpDef(
     ref=lambda a: f"_pto.gatherb({a.src}, {a.offset}, {a.output_dtype}, {_valid_src(a.offset)})",
     sim=lambda a, dst: f"_pto.gatherb({a.src}, {a.offset}, {a.output_dtype}, {_valid_src(a.offset)}, out={dst})",
     dsl="gatherb", operand_kinds=("tile", "tile"),
-    input_spaces=_VEC, result_space=MemorySpace.Vec,
+    traits=(VEC_SPACES,),
     doc="32-byte blocks of src at UINT32 byte offsets (one offset -> 32 / sizeof(output_dtype) elements)",
 ))

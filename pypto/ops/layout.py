@@ -28,11 +28,13 @@ from __future__ import annotations
 import math
 
 from pypto.errors import Span
-from pypto.ir.nodes import AssignStmt, Call, ConstInt, MakeTuple, Var
+from pypto.ir.nodes import AssignStmt, Call, ConstInt, Var
 from pypto.ir.types import ScalarType, TensorType, TileType, describe
 from pypto.language.enums import MemorySpace
+from pypto.ops.builder import build
 from pypto.ops.registry import OpArgs, OpDef, Param, get_op, register
-from pypto.ops.rules import check_region, const_ints, expect, static_ints, tensor_extents
+from pypto.ops.traits import Lockstep, MemorySpaces, ViewOf
+from pypto.ops.rules import VEC_SPACES, check_region, const_ints, expect, static_ints, tensor_extents
 from pypto.ir.nodes import ConstFloat
 
 _VEC = (MemorySpace.Vec,)
@@ -55,9 +57,8 @@ def _reg(name: str, level: str, **kw) -> None:
     if not tile:
         kw.setdefault("lowers_to", f"tile.{name}")
         kw.pop("sim", None)
-    else:
-        kw.setdefault("input_spaces", _VEC)
-        kw.setdefault("result_space", MemorySpace.Vec)
+    elif not any(isinstance(t, MemorySpaces) for t in kw.get("traits", ())):
+        kw["traits"] = tuple(kw.get("traits", ())) + (MemorySpaces(_VEC, MemorySpace.Vec),)
     register(OpDef(name=f"{level}.{name}", dsl=kw.pop("dsl", name), **kw))
 
 
@@ -98,7 +99,8 @@ for _level in ("tensor", "tile"):
          infer=_full_infer(_level),
          ref=lambda a: f"_pto.fill(torch.empty({a.shape}, dtype={a.dtype}), {a.value})",
          sim=lambda a, dst: f"_pto.fill({dst}, {a.value})",
-         dsl="full" if _level == "tensor" else None, operand_kinds=(), batch="copy" if _level == "tile" else None,
+         dsl="full" if _level == "tensor" else None, operand_kinds=(),
+         traits=(Lockstep.COPY,) if _level == "tile" else (),
          doc="a constant array of shape and dtype")
 
 
@@ -247,14 +249,11 @@ def _lower_slice(call: Call, result: Var, conv):
     x, shape, offset, valid = call.args
     src = conv.expr(x)
     if isinstance(src.type, TileType):
-        args = (src, shape, offset, valid)
-        op = get_op("tile.slice")
+        part = build("tile.slice", call.span, x=src, shape=shape, offset=offset, valid_shape=valid)
     else:
-        args = (src, offset, shape, valid, None)
-        op = get_op("tile.load")
-    t = op.infer_type(args, call.span)
-    nv = Var(result.name, t, result.span)
-    return [AssignStmt(nv, Call(op.name, args, t, call.span), call.span)], nv
+        part = build("tile.load", call.span, tensor=src, offsets=offset, shapes=shape, valid_shape=valid)
+    nv = Var(result.name, part.type, result.span)
+    return [AssignStmt(nv, part, call.span)], nv
 
 
 _reg("slice", "tensor", params=(Param("x", "tensor"), Param("shape", "ints"), Param("offset", "ints"),
@@ -262,7 +261,7 @@ _reg("slice", "tensor", params=(Param("x", "tensor"), Param("shape", "ints"), Pa
      infer=_slice_infer("tensor"), lowers_to=None, lower=_lower_slice,
      ref=lambda a: f"_pto.region({a.x}, {a.offset}, {a.shape}, 'tensor.slice')",
      orch=lambda a: f"_pto.view_region({a.x}, {a.offset}, {a.shape}, 'tensor.slice')",
-     operand_kinds=("tensor",), doc="a region of a tensor (a view in orchestration)")
+     operand_kinds=("tensor",), traits=(ViewOf("x"),), doc="a region of a tensor (a view in orchestration)")
 _reg("slice", "tile", params=(Param("x", "tile"), Param("shape", "ints"), Param("offset", "ints"),
                               Param("valid_shape", "ints", None, optional=True)),
      infer=_slice_infer("tile"),
@@ -296,15 +295,11 @@ def _lower_read(call: Call, result: Var, conv):
     stmts = []
     if not isinstance(src.type, TileType):
         rank = len(src.type.shape)
-        ones = MakeTuple(tuple(ConstInt(1) for _ in range(rank)))
-        load_args = (src, idx, ones, None, None)
-        lt = get_op("tile.load").infer_type(load_args, call.span)
-        elem = Var(f"{result.name}_elem", lt, call.span)
-        stmts.append(AssignStmt(elem, Call("tile.load", load_args, lt, call.span), call.span))
-        src, idx = elem, MakeTuple(tuple(ConstInt(0) for _ in range(rank)))
-    args = (src, idx)
-    t = get_op("tile.read").infer_type(args, call.span)
-    stmts.append(AssignStmt(conv.var(result), Call("tile.read", args, t, call.span), call.span))
+        load = build("tile.load", call.span, tensor=src, offsets=idx, shapes=[1] * rank)
+        elem = Var(f"{result.name}_elem", load.type, call.span)
+        stmts.append(AssignStmt(elem, load, call.span))
+        src, idx = elem, [0] * rank
+    stmts.append(AssignStmt(conv.var(result), build("tile.read", call.span, x=src, indices=idx), call.span))
     return stmts, None
 
 

@@ -30,6 +30,7 @@ from pypto.ir.types import TensorType, TileType
 from pypto.language.dtypes import BF16, FP16, FP32, INT8, INT32, DataType
 from pypto.language.enums import MemorySpace as M
 from pypto.ops.registry import OpArgs, OpDef, Param, register
+from pypto.ops.traits import InPlaceSafe, Lockstep, MemorySpaces
 from pypto.ops.rules import check_region, expect, promote, static_ints
 from pypto.ir.nodes import AssignStmt, Call, ConstInt, MakeTuple, Var
 from pypto.ops.registry import get_op
@@ -100,10 +101,8 @@ register(OpDef(
     infer=_tile_mm_infer,
     ref=_mm_ref,
     sim=lambda a, dst, gang=False: f"_pto.{'gang_' if gang else ''}matmul_into({dst}, {a.lhs}, {a.rhs})",
-    batch="gang",
+    traits=(MemorySpaces((("lhs", (M.Left,)), ("rhs", (M.Right,))), M.Acc), Lockstep.GANG),
     dsl="matmul", operand_kinds=("tile", "tile"), dsl_args=_tile_c_matrix_nz,
-    input_spaces=(("lhs", (M.Left,)), ("rhs", (M.Right,))),
-    result_space=M.Acc,
     doc="lhs @ rhs on the cube: Left x Right -> Acc (FP32 / INT32 accumulator)",
 ))
 
@@ -153,13 +152,11 @@ register(OpDef(
     sim=lambda a, dst, gang=False: (
         f"_pto.{'gang_' if gang else ''}matmul_into({dst}, {a.lhs}, {a.rhs}, {_acc_src(a)})"),
     dsl_args=_init_cond_args, updates="acc",
-    batch="gang",
+    traits=(MemorySpaces((("acc", (M.Acc,)), ("lhs", (M.Left,)), ("rhs", (M.Right,))), M.Acc), InPlaceSafe(),
+            Lockstep.GANG),
     dsl="matmul_acc", operand_kinds=("tile", "tile", "tile"),
-    input_spaces=(("acc", (M.Acc,)), ("lhs", (M.Left,)), ("rhs", (M.Right,))),
-    result_space=M.Acc,
     # the sim computes lhs @ rhs into a temporary, then dst = acc + product elementwise: dst may be
     # acc's buffer
-    inplace_safe=True,
     doc="acc + lhs @ rhs on the cube (accumulate into Acc)",
 ))
 
@@ -192,8 +189,7 @@ register(OpDef(
     ref=lambda a: f"_pto.extract({a.x}, {a.offsets}, {a.shapes}, {a.transpose})",
     sim=lambda a, dst: f"{dst}.copy_(_pto.extract({a.x}, {a.offsets}, {a.shapes}, {a.transpose}))",
     dsl="extract", operand_kinds=("tile",), dsl_args=_extract_args,
-    input_spaces=(("x", (M.Mat,)),),
-    result_space=M.Mat,
+    traits=(MemorySpaces((("x", (M.Mat,)),), M.Mat),),
     doc="copy a region of a tile (optionally transposed) into a new tile, e.g. Mat -> Left/Right",
 ))
 

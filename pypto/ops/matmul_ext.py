@@ -1,6 +1,6 @@
 """The cube's matmul variants (issue 15): ``tile.matmul_bias``, ``tile.gemv`` / ``gemv_acc`` /
 ``gemv_bias`` and ``tile.batch_matmul`` / ``batch_matmul_acc``; the numerics are those of
-:mod:`pypto.ops.support_matmul` (each variant is the plain ``matmul`` / ``matmul_acc`` it stands for).
+:mod:`pypto.ops.support.matmul_ext` (each variant is the plain ``matmul`` / ``matmul_acc`` it stands for).
 
 Type rules (the reference's):
 
@@ -28,6 +28,7 @@ from pypto.ir.types import TileType
 from pypto.language.enums import MemorySpace as M
 from pypto.ops.matmul import _mm_shape, acc_dtype
 from pypto.ops.registry import OpArgs, OpDef, Param, register
+from pypto.ops.traits import InPlaceSafe, Lockstep, MemorySpaces
 from pypto.ops.rules import const_ints, expect
 
 _ACC_PHASES = ("unspecified", "partial", "final")
@@ -72,10 +73,8 @@ register(OpDef(
     ref=lambda a: f"_pto.matmul_bias({a.lhs}, {a.rhs}, {a.bias})",
     sim=lambda a, dst, gang=False: (f"_pto.gang(_pto.matmul_bias_into, {dst}, {a.lhs}, {a.rhs}, {a.bias})" if gang
                                     else f"_pto.matmul_bias_into({dst}, {a.lhs}, {a.rhs}, {a.bias})"),
-    batch="gang",
+    traits=(MemorySpaces((("lhs", (M.Left,)), ("rhs", (M.Right,)), ("bias", (M.Bias,))), M.Acc), Lockstep.GANG),
     dsl="matmul_bias", operand_kinds=("tile", "tile", "tile"),
-    input_spaces=(("lhs", (M.Left,)), ("rhs", (M.Right,)), ("bias", (M.Bias,))),
-    result_space=M.Acc,
     doc="bias + lhs @ rhs on the cube (bias [1, N] in the accumulator dtype, the accumulator's initial value)",
 ))
 
@@ -93,7 +92,7 @@ def _gemv_common(op: str, a: OpArgs, span: Span):
            + (f" (valid {list(lt.valid_shape)})" if lt.valid_shape is not None else ""), span,
            "use pl.matmul for more than one row")
     _check_k(op, lt, rt, span)
-    from pypto.ops.support_matmul import GEMV_ROWS
+    from pypto.ops.support.matmul_ext import GEMV_ROWS
 
     return TileType((GEMV_ROWS, n), acc, None, (1, rt.effective_valid_shape[1])), n, acc
 
@@ -133,10 +132,8 @@ register(OpDef(
     infer=_gemv_infer,
     ref=lambda a: f"_pto.gemv({a.lhs}, {a.rhs})",
     sim=lambda a, dst, gang=False: _gemv_sim(f"{a.lhs}, {a.rhs}", gang, dst),
-    batch="gang",
+    traits=(MemorySpaces((("lhs", (M.Left,)), ("rhs", (M.Right,))), M.Acc), Lockstep.GANG),
     dsl="gemv", operand_kinds=("tile", "tile"),
-    input_spaces=(("lhs", (M.Left,)), ("rhs", (M.Right,))),
-    result_space=M.Acc,
     doc="C[1, N] = A[1, K] @ B[K, N] on the cube (result [16, N], valid [1, N])",
 ))
 
@@ -146,10 +143,9 @@ register(OpDef(
     infer=_gemv_acc_infer,
     ref=lambda a: f"_pto.gemv({a.lhs}, {a.rhs}, {a.acc})",
     sim=lambda a, dst, gang=False: _gemv_sim(f"{a.lhs}, {a.rhs}, {a.acc}", gang, dst),
-    batch="gang", updates="acc", inplace_safe=True,
+    traits=(MemorySpaces((("acc", (M.Acc,)), ("lhs", (M.Left,)), ("rhs", (M.Right,))), M.Acc), InPlaceSafe(),
+            Lockstep.GANG), updates="acc",
     dsl="gemv_acc", operand_kinds=("tile", "tile", "tile"),
-    input_spaces=(("acc", (M.Acc,)), ("lhs", (M.Left,)), ("rhs", (M.Right,))),
-    result_space=M.Acc,
     doc="C[1, N] += A[1, K] @ B[K, N] (acc: a gemv result)",
 ))
 
@@ -159,10 +155,8 @@ register(OpDef(
     infer=_gemv_bias_infer,
     ref=lambda a: f"_pto.gemv({a.lhs}, {a.rhs}, None, {a.bias})",
     sim=lambda a, dst, gang=False: _gemv_sim(f"{a.lhs}, {a.rhs}, None, {a.bias}", gang, dst),
-    batch="gang",
+    traits=(MemorySpaces((("lhs", (M.Left,)), ("rhs", (M.Right,)), ("bias", (M.Bias,))), M.Acc), Lockstep.GANG),
     dsl="gemv_bias", operand_kinds=("tile", "tile", "tile"),
-    input_spaces=(("lhs", (M.Left,)), ("rhs", (M.Right,)), ("bias", (M.Bias,))),
-    result_space=M.Acc,
     doc="C[1, N] = A[1, K] @ B[K, N] + bias[1, N]",
 ))
 
@@ -240,10 +234,8 @@ register(OpDef(
     infer=_bmm_infer,
     ref=lambda a: f"_pto.batch_matmul({_bmm_args(a)})",
     sim=lambda a, dst, gang=False: _gang_bmm(a, dst) if gang else f"_pto.batch_matmul_into({dst}, {_bmm_args(a)})",
-    batch="gang",
+    traits=(MemorySpaces((("lhs", (M.Left,)), ("rhs", (M.Right,))), M.Acc), Lockstep.GANG),
     dsl="batch_matmul", operand_kinds=("tile", "tile"),
-    input_spaces=(("lhs", (M.Left,)), ("rhs", (M.Right,))),
-    result_space=M.Acc,
     doc="[*lb, M, K] @ [*rb, K, N] -> [*broadcast(lb, rb), M, N]: one cube matmul per batch",
 ))
 
@@ -254,8 +246,7 @@ register(OpDef(
     ref=lambda a: f"_pto.batch_matmul({_bmm_args(a)}, acc={a.acc})",
     sim=lambda a, dst, gang=False: (_gang_bmm(a, dst, a.acc) if gang
                                     else f"_pto.batch_matmul_into({dst}, {_bmm_args(a)}, acc={a.acc})"),
-    batch="gang", updates="acc", inplace_safe=True,
-    input_spaces=(("acc", (M.Acc,)), ("lhs", (M.Left,)), ("rhs", (M.Right,))),
-    result_space=M.Acc,
+    traits=(MemorySpaces((("acc", (M.Acc,)), ("lhs", (M.Left,)), ("rhs", (M.Right,))), M.Acc), InPlaceSafe(),
+            Lockstep.GANG), updates="acc",
     doc="acc + lhs @ rhs per batch (lhs/rhs batch dims broadcast to acc's)",
 ))

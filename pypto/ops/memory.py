@@ -1,7 +1,7 @@
 """Data movement and allocation: ``tile.load`` / ``tile.store`` / ``tile.create`` / ``tile.move``,
 and at tensor level ``tensor.create`` (orchestration) and ``tensor.assemble`` (``out[...] = e``).
 
-Global-memory ops are marked ``gm=`` so the simulator yields to its scheduler there. Bytes of a
+Global-memory ops have the ``GlobalMemoryAccess`` trait so the simulator yields to its scheduler there. Bytes of a
 loaded tile outside its ``valid_shape`` are zero (what the DMA leaves by default).
 """
 from __future__ import annotations
@@ -10,6 +10,7 @@ from pypto.errors import InvalidOperationError, Span
 from pypto.ir.types import TensorType, TileType
 from pypto.language.enums import AtomicType, MemorySpace
 from pypto.ops.registry import OpArgs, OpDef, Param, register
+from pypto.ops.traits import GlobalMemoryAccess, Lockstep, MemorySpaces
 from pypto.ops.rules import check_region, expect, static_ints, tensor_extents
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir.nodes import ConstInt, MakeTuple
@@ -131,8 +132,8 @@ register(OpDef(
     infer=_load_infer,
     ref=lambda a: f"_pto.load({a.tensor}, {a.offsets}, {a.shapes}, {a.valid_shape})",
     sim=lambda a, dst: f"_pto.load_into({dst}, {a.tensor}, {a.offsets}, {a.valid_shape})",
-    dsl="load", operand_kinds=("tensor",), gm="read", dsl_args=_load_args,
-    result_space=MemorySpace.Vec,
+    dsl="load", operand_kinds=("tensor",), dsl_args=_load_args,
+    traits=(MemorySpaces((), MemorySpace.Vec), GlobalMemoryAccess("read")),
     doc="copy a region of a global tensor into a new tile",
 ))
 
@@ -211,9 +212,9 @@ register(OpDef(
                    f"atomic={a.atomic == repr(AtomicType.Add)})"),
     sim=lambda a, dst: (f"_pto.store({a.tile}, {a.offsets}, {a.tensor}, {_valid_src(a, a.tile.type)}, "
                         f"atomic={a.atomic == repr(AtomicType.Add)})"),
-    dsl="store", operand_kinds=("tile",), gm="write", writes="tensor", dsl_args=_store_args,
+    dsl="store", operand_kinds=("tile",), writes="tensor", dsl_args=_store_args,
     platform_rule=_store_platform_rule,
-    input_spaces=(MemorySpace.Vec, MemorySpace.Acc),
+    traits=(MemorySpaces((MemorySpace.Vec, MemorySpace.Acc), None), GlobalMemoryAccess("write")),
     doc="write a tile's valid region into a global tensor; returns the tensor",
 ))
 
@@ -230,7 +231,7 @@ register(OpDef(
     # On the device a fresh tile holds whatever its bytes held; the simulator does not clear it.
     sim=lambda a, dst: "pass",
     dsl="create_tile", operand_kinds=(),
-    result_space=MemorySpace.Vec, batch="copy",
+    traits=(MemorySpaces((), MemorySpace.Vec), Lockstep.COPY),
     doc="a tile with unspecified contents (scratch or explicit destination)",
 ))
 
@@ -247,7 +248,7 @@ register(OpDef(
     infer=_move_infer,
     ref=lambda a: f"{a.x}.clone()",
     sim=lambda a, dst: f"{dst}.copy_({a.x})",
-    dsl="move", operand_kinds=("tile",), batch="copy",
+    dsl="move", operand_kinds=("tile",), traits=(Lockstep.COPY,),
     doc="copy a tile to another on-chip memory space",
 ))
 

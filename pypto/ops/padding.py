@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from pypto.errors import Span
 from pypto.ir.types import TensorType, TileType
-from pypto.language.enums import MemorySpace, PadValue
+from pypto.language.enums import PadValue
 from pypto.ops.registry import OpArgs, OpDef, Param, register
-from pypto.ops.rules import expect, static_ints
+from pypto.ops.traits import InPlaceSafe
+from pypto.ops.rules import VEC_SPACES, expect, static_ints
 
-_VEC = (MemorySpace.Vec,)
 _PAD_NAME = {repr(p): p.value for p in PadValue}
 
 
@@ -67,8 +67,7 @@ register(OpDef(
     ref=lambda a: f"_pto.fillpad({a.x}, {_valid(a.x)}, {_PAD_NAME[a.pad_value]!r})",
     sim=lambda a, dst: f"_pto.fillpad_into({dst}, {a.x}, {_valid(a.x)}, {_PAD_NAME[a.pad_value]!r})",
     dsl="fillpad", operand_kinds=("tile",),
-    input_spaces=_VEC, result_space=MemorySpace.Vec,
-    inplace_safe=True,
+    traits=(VEC_SPACES, InPlaceSafe()),
     doc="fill the elements outside the valid region with zero / max / min; result fully valid",
 ))
 
@@ -112,8 +111,8 @@ register(OpDef(
     ref=lambda a: f"_pto.fillpad({a.x}, {_valid(a.x)}, {_PAD_NAME[a.pad_value]!r})",
     sim=lambda a, dst: f"_pto.fillpad_into({dst}, {a.x}, {_valid(a.x)}, {_PAD_NAME[a.pad_value]!r})",
     dsl="fillpad_inplace", operand_kinds=("tile",),
-    input_spaces=_VEC, result_space=MemorySpace.Vec,
-    inplace_safe=True, updates="x",
+    traits=(VEC_SPACES, InPlaceSafe()),
+    updates="x",
     doc="fillpad into the operand's own buffer (a new version of it); result fully valid",
 ))
 
@@ -124,7 +123,7 @@ register(OpDef(
     ref=lambda a: f"_pto.fillpad_expand({a.x}, {_valid(a.x)}, {a.shape}, {_PAD_NAME[a.pad_value]!r})",
     sim=lambda a, dst: f"_pto.fillpad_expand({a.x}, {_valid(a.x)}, {a.shape}, {_PAD_NAME[a.pad_value]!r}, out={dst})",
     dsl="fillpad_expand", operand_kinds=("tile",),
-    input_spaces=_VEC, result_space=MemorySpace.Vec,
+    traits=(VEC_SPACES,),
     doc="a larger tile: the source's valid region top-left, pad_value elsewhere; result fully valid",
 ))
 

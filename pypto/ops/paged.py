@@ -1,6 +1,6 @@
 """Kernel-driven gathers of global-memory rows into an on-chip tile: ``create_l1``, ``gather_row``
 (tensor and tile) and ``paged_gather`` (tensor; ``tile.paged_gather`` is what it lowers to). Helpers:
-:mod:`pypto.ops.support_paged`.
+:mod:`pypto.ops.support.paged`.
 
 * ``pl.create_l1(shape, dtype, transpose=False)``: an on-chip accumulator in L1 (Mat): at tensor
   level a tensor-typed value that lowers to ``tile.create(shape, dtype, target_memory=Mat)``. Its
@@ -30,7 +30,9 @@ from pypto.ir.nodes import AssignStmt, Call, Var
 from pypto.ir.types import TensorType, TileType, describe
 from pypto.language.dtypes import BF16, FP16, FP32, INT8, INT32
 from pypto.language.enums import MemorySpace
+from pypto.ops.builder import build
 from pypto.ops.registry import OpArgs, OpDef, Param, get_op, register
+from pypto.ops.traits import GlobalMemoryAccess, MemorySpaces
 from pypto.ops.rules import const_ints, expect, static_ints
 
 _ONCHIP = (MemorySpace.Mat, MemorySpace.Vec)
@@ -45,10 +47,9 @@ def _create_l1_rule(a: OpArgs, span: Span) -> TensorType:
 
 def _lower_create_l1(call: Call, result: Var, conv):
     shape, dtype, _transpose = call.args
-    args = (shape, dtype, MemorySpace.Mat)
-    t = get_op("tile.create").infer_type(args, call.span)
-    nv = Var(result.name, t, result.span)
-    return [AssignStmt(nv, Call("tile.create", args, t, call.span), call.span)], nv
+    create = build("tile.create", call.span, shape=shape, dtype=dtype, target_memory=MemorySpace.Mat)
+    nv = Var(result.name, create.type, result.span)
+    return [AssignStmt(nv, create, call.span)], nv
 
 
 register(OpDef(
@@ -126,8 +127,8 @@ register(OpDef(
     infer=_gather_row_rule("tile"),
     ref=lambda a: _gr_src(a),
     sim=lambda a, dst: _gr_src(a, dst),
-    dsl="gather_row", operand_kinds=("tile", "tensor"), gm="read", updates="acc",
-    input_spaces=_ONCHIP, result_space=None,
+    dsl="gather_row", operand_kinds=("tile", "tensor"), updates="acc",
+    traits=(MemorySpaces(_ONCHIP, None), GlobalMemoryAccess("read")),
     doc="acc with one window of a global tensor copied in at dst_offset (a new version of acc)",
 ))
 register(OpDef(
@@ -207,7 +208,7 @@ register(OpDef(
     infer=_paged_rule("tile"),
     ref=lambda a: _pg_src(a),
     sim=lambda a, dst: _pg_src(a, dst),
-    dsl=None, operand_kinds=(), gm="read", result_space=None,
+    dsl=None, operand_kinds=(), traits=(GlobalMemoryAccess("read"),),
     doc="the lowered form of tensor.paged_gather (rows through a block table into Mat / Vec)",
 ))
 register(OpDef(

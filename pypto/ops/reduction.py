@@ -36,10 +36,11 @@ from pypto.ir.types import TensorType, TileType, describe
 from pypto.language.dtypes import INT16, INT32
 from pypto.language.enums import MemorySpace
 from pypto.ops.registry import OpArgs, OpDef, Param, register
+from pypto.ops.traits import Lockstep, MemorySpaces, Reduction, Scratch
 from pypto.ops.rules import expect, scratch_tile_hint
 from pypto.errors import InvalidOperationError
 
-_VEC = (MemorySpace.Vec,)
+_VEC = MemorySpaces((MemorySpace.Vec,), MemorySpace.Vec)
 _INTS = (INT32, INT16)
 
 # axis reduced by each family (negative: counted from the last axis)
@@ -113,6 +114,7 @@ def _define(family: str, kind: str) -> None:
         ref=lambda a, axis=axis, kind=kind: f"_pto.reduce({a.x}, None, {axis}, {kind!r})",
         dsl=dsl, operand_kinds=("tensor",),
         lowers_to=f"tile.{dsl}",
+        traits=(Reduction(axis, kind),),
         doc=f"{kind} over axis {axis}, keepdim (sequential order)",
     ))
     register(OpDef(
@@ -123,9 +125,8 @@ def _define(family: str, kind: str) -> None:
         sim=lambda a, dst, keep_scratch=True, axis=axis, kind=kind: (
             f"_pto.reduce_into({dst}, {a.x}, {a.tmp_tile}, {axis}, {kind!r}"
             + ("" if keep_scratch else ", clobber=False") + ")"),
-        scratch="tmp_tile", batch="rows",
+        traits=(Reduction(axis, kind), Scratch("tmp_tile"), Lockstep.ROWS, _VEC),
         dsl=dsl, operand_kinds=("tile",),
-        input_spaces=_VEC, result_space=MemorySpace.Vec,
         dsl_check=_dsl_check(dsl) if family == "row" else None,
         doc=f"{kind} over axis {axis}, keepdim (binary tree with tmp_tile, else sequential)",
     ))

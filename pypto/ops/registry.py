@@ -15,28 +15,68 @@ dispatch from here and none of them has an if/elif over op names:
   Tensor-level ops have no ``sim``: they are lowered to tile ops (``lowers_to``) before anything
   runs on the simulated device. Ops legal in orchestration code have ``orch`` instead.
 * ``dsl`` / ``operand_kinds``: which ``pl.<name>`` call dispatches here, for which operand kinds.
-* ``platforms``: where the op exists natively; ``gm``: ``"read"``/``"write"`` for global-memory
-  accesses (the simulator yields to the scheduler there).
-* ``batch``: how ``sim`` runs on lockstep gang views ("rows" / "copy" / "gang", see the field).
+* ``platforms``: where the op exists natively.
+* ``traits``: what the op is, for the code that asks (:mod:`pypto.ops.traits`: Elementwise,
+  Reduction, GlobalMemoryAccess, Scratch, Lockstep, MemorySpaces, ...). The pre-trait keywords
+  ``gm``/``batch``/``scratch``/``inplace_safe``/``input_spaces``/``result_space`` are still
+  accepted and become traits (the compatibility path, ``traits.from_legacy``).
 """
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from dataclasses import InitVar, dataclass
+from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar
 
 from pypto.errors import InvalidOperationError, Span
+from pypto.ops import traits as _traits
 
 if TYPE_CHECKING:  # annotations only: importing pypto.ir here is circular when pypto.ops is imported first
     from pypto.ir.types import Type
 
+T = TypeVar("T")
 REQUIRED = object()
 
+@dataclass(frozen=True)
+class ParamKind:
+    """What a kind of argument is, for the code that handles arguments of any op (the builder, the
+    generators, the signatures of ``pl.<op>`` and the stub): ``value``: an operand, an IR expression
+    (else an attribute); ``exprs``: an attribute held as IR expressions (``ints``: a MakeTuple);
+    ``annotation``: its Python type as the stub and ``help(pl.<op>)`` show it."""
+
+    name: str
+    value: bool
+    annotation: str
+    doc: str
+    exprs: bool = False
+
+    def source(self, arg: Any, expr: Callable[[Any], str]) -> "Src":
+        """An attribute argument as source text of generated code: IR expressions through ``expr``,
+        plain values as literals (operands are the generator's business: views, casts)."""
+        from pypto.ir.pysource import py_literal  # (ir sits below ops; imported late as the IR imports the registry)
+
+        return Src(expr(arg) if self.exprs else py_literal(arg), None)
+
+
 # Argument kinds. Value kinds hold IR expressions; attribute kinds hold plain Python values.
-# ("value": a tensor or a tile; "any": a tensor, a tile or a scalar, e.g. what pl.debug_print prints)
-VALUE_KINDS = frozenset({"tensor", "tile", "scalar", "value", "any"})
-# ("task_ids": a list of TaskIds / TaskId arrays, held as a MakeTuple; ``pl.system.task_dummy``)
-ATTR_KINDS = frozenset({"ints", "task_ids", "dtype", "mem", "mode", "pad", "atomic", "str", "bool"})
+KINDS: dict[str, ParamKind] = {k.name: k for k in (
+    ParamKind("tensor", True, "Tensor", "a tensor"),
+    ParamKind("tile", True, "Tile", "a tile"),
+    ParamKind("scalar", True, "Scalar | int | float", "a scalar (a literal or a scalar value)"),
+    ParamKind("value", True, "Tensor | Tile", "a tensor or a tile"),
+    ParamKind("any", True, "Tensor | Tile | Scalar", "a tensor, a tile or a scalar (what pl.debug_print prints)"),
+    ParamKind("ints", False, "Sequence[int | Scalar]", "a list of integers (offsets, shapes)", exprs=True),
+    ParamKind("task_ids", False, "Sequence[Any]", "a list of TaskIds / TaskId arrays (pl.system.task_dummy)",
+              exprs=True),
+    ParamKind("dtype", False, "DataType", "a dtype (pl.FP32)"),
+    ParamKind("mem", False, "MemorySpace", "a memory space (pl.Mem.Vec)"),
+    ParamKind("mode", False, "str", "a rounding mode ('round', 'rint', ...)"),
+    ParamKind("pad", False, "PadValue", "a pad value (pl.PadValue.zero)"),
+    ParamKind("atomic", False, "AtomicType", "an atomic mode (pl.AtomicType.Add)"),
+    ParamKind("str", False, "Any", "a plain attribute (a name, a constant)"),
+    ParamKind("bool", False, "bool", "a flag"),
+)}
+VALUE_KINDS = frozenset(k for k, v in KINDS.items() if v.value)
+ATTR_KINDS = frozenset(k for k, v in KINDS.items() if not v.value)
 
 
 @dataclass(frozen=True)
@@ -55,6 +95,11 @@ class Param:
     def required(self) -> bool:
         """True when the caller must supply it."""
         return self.default is REQUIRED
+
+    @property
+    def kind_def(self) -> "ParamKind":
+        """The :class:`ParamKind` object of ``kind``."""
+        return KINDS[self.kind]
 
 
 class Src(str):
@@ -102,15 +147,7 @@ class OpDef:
     # a finer per-call form of ``platforms``: ``(arch, call args) -> message | None``, the message
     # when that call (its dtypes) has no instruction on ``arch`` (tile.div: integer TDIV is A5-only)
     platform_rule: Optional[Callable[[str, tuple], Optional[str]]] = None
-    gm: Optional[str] = None
     doc: str = ""
-    # memory spaces an operand of this op may live in (InferTileMemorySpace), and the result's;
-    # per operand: a tuple of (param name, spaces) pairs (e.g. matmul: lhs in Left, rhs in Right)
-    input_spaces: tuple = ()
-    result_space: Any = None
-    # the result may be written into the buffer of a same-shaped operand that dies at this op
-    # (true for elementwise ops; false for anything that reads operands after writing results)
-    inplace_safe: bool = False
     # custom tensor->tile lowering for ops that are more than one tile op (see ConvertTensorToTileOps)
     lower: Optional[Callable[..., Any]] = None
     # extra check of a dispatched ``pl.<dsl>(...)`` call, ``(positional args, kwargs, span)``, run by
@@ -122,25 +159,6 @@ class OpDef:
     # every ``pl.<name>`` / ``pl.<level>.<name>`` call before binding. It must leave a call in
     # schema form (what the printer writes) unchanged, so both spellings parse.
     dsl_args: Optional[Callable[..., tuple]] = None
-    # a scratch operand (param name) the op overwrites before reading it and leaves clobbered
-    # (reduction tmp tiles). When the kernel generator proves that nothing later in the kernel
-    # reads the clobbered contents (:mod:`pypto.codegen.scratch`), ``sim`` is called with
-    # ``keep_scratch=False`` and may skip producing them
-    scratch: Optional[str] = None
-    # how the op runs in a lockstep gang of tasks (:mod:`pypto.codegen.gang`), whose tile views
-    # have a leading axis over several cores' memories; None: it cannot (the kernel is not ganged)
-    # * "rows": ``sim`` on the gang views computes every tile's elements with the same loops as for
-    #   one tile (elementwise, broadcast and reduction ops with negative axes), given that torch's
-    #   thread split falls on tile boundaries (the runtime sizes gangs so: runtime.gangs.gang_size)
-    # * "copy": ``sim`` on the gang views only moves data; the result is the same however the
-    #   loops are split
-    # * "plan": a scalar that may differ per task (the block index, a tensor's extent): computed in
-    #   each member's ``GANG_PLAN`` only, so only global-memory access offsets and extents may use it
-    # * "gang": ``sim(..., gang=True)`` is a form for gang views that makes, per task, the very call
-    #   the op makes alone (matmul: one BLAS call per task on operands laid out as for one task,
-    #   since a batched call could block the sums differently); the data movement around it is
-    #   batched
-    batch: Optional[str] = None
     # the (tensor) param this op writes into and returns a new version of (``tile.store``'s
     # ``tensor``, ``tensor.assemble``'s ``target``): passes treat that operand as a destination,
     # not a read, and the parser rebinds its name when the call is a statement
@@ -158,6 +176,32 @@ class OpDef:
     # ``sim`` may wait on a peer core of the cluster (a cross-core pipe op, :mod:`pypto.ops.cross_core`):
     # the kernel generator yields the pending cycles first and passes ``where=`` (the source line)
     waits: bool = False
+    # the op's traits (:mod:`pypto.ops.traits`): what passes, diagnostics and generators query
+    # (``op.trait(Reduction)``, ``op.has(Elementwise)``) instead of lists of op names
+    traits: tuple = ()
+    # the compatibility path: the pre-trait keywords, turned into traits by ``traits.from_legacy``
+    # in ``__post_init__`` (not stored; reading ``op.gm`` etc. answers from the traits, see below)
+    gm: InitVar[Optional[str]] = None
+    batch: InitVar[Optional[str]] = None
+    scratch: InitVar[Optional[str]] = None
+    inplace_safe: InitVar[bool] = False
+    input_spaces: InitVar[tuple] = ()
+    result_space: InitVar[Any] = None
+
+    def __post_init__(self, gm, batch, scratch, inplace_safe, input_spaces, result_space):
+        legacy = _traits.from_legacy(gm, batch, scratch, inplace_safe, input_spaces, result_space)
+        object.__setattr__(self, "traits", _traits.normalize(self.name, tuple(self.traits) + legacy))
+
+    def trait(self, cls: type[T]) -> Optional[T]:
+        """This op's trait of class ``cls``, or None."""
+        for t in self.traits:
+            if isinstance(t, cls):
+                return t
+        return None
+
+    def has(self, cls: type) -> bool:
+        """True when the op has a trait of class ``cls``."""
+        return self.trait(cls) is not None
 
     @property
     def write_index(self) -> Optional[int]:
@@ -191,6 +235,26 @@ class OpDef:
         return self.infer(OpArgs(self, values), span)
 
 
+# Reading the pre-trait fields (the compatibility path for code written before traits): each
+# answers from the traits. Set after the class so the dataclass keeps them as init-only keywords.
+def _space_of(op: OpDef) -> _traits.MemorySpaces:
+    return op.trait(_traits.MemorySpaces) or _traits.MemorySpaces()
+
+
+OpDef.gm = property(lambda op: getattr(op.trait(_traits.GlobalMemoryAccess), "mode", None),
+                    doc="``GlobalMemoryAccess.mode`` or None (compatibility; query the trait)")
+OpDef.batch = property(lambda op: getattr(op.trait(_traits.Lockstep), "form", None),
+                       doc="``Lockstep.form`` or None (compatibility; query the trait)")
+OpDef.scratch = property(lambda op: getattr(op.trait(_traits.Scratch), "param", None),
+                         doc="``Scratch.param`` or None (compatibility; query the trait)")
+OpDef.inplace_safe = property(lambda op: op.has(_traits.InPlaceSafe),
+                              doc="has ``InPlaceSafe`` (compatibility; query the trait)")
+OpDef.input_spaces = property(lambda op: _space_of(op).inputs,
+                              doc="``MemorySpaces.inputs`` (compatibility; query the trait)")
+OpDef.result_space = property(lambda op: _space_of(op).result,
+                              doc="``MemorySpaces.result`` (compatibility; query the trait)")
+
+
 OPS: dict[str, OpDef] = {}
 _BY_DSL: dict[str, list[OpDef]] = {}
 
@@ -212,6 +276,14 @@ def get_op(name: str, span: Span | None = None) -> OpDef:
         return OPS[name]
     except KeyError:
         raise InvalidOperationError(f"unknown op '{name}'", span) from None
+
+
+def op_trait(op_name: str, cls: type[T]) -> Optional[T]:
+    """The trait of class ``cls`` of the op called ``op_name``; None if it has none or there is no
+    such op (for code that looks at calls of any kind)."""
+    _load()
+    op = OPS.get(op_name)
+    return None if op is None else op.trait(cls)
 
 
 def dsl_candidates(dsl_name: str) -> list[OpDef]:

@@ -7,6 +7,15 @@ from pypto.errors import InvalidOperationError, Span
 from pypto.ir.types import RtDim, ScalarType, TensorType, TileType, Type, describe
 from pypto.language.dtypes import FP32, LOW_PRECISION, DataType, dtype_from_torch
 from pypto.ir.nodes import BINOPS, BinOp, ConstInt, MakeTuple, Var
+from pypto.language.enums import MemorySpace
+from pypto.ops.traits import Elementwise, InPlaceSafe, Lockstep, MemorySpaces
+
+# the MemorySpaces trait of a vector-unit tile op: operands and result in Vec
+VEC_SPACES = MemorySpaces((MemorySpace.Vec,), MemorySpace.Vec)
+# the traits of an elementwise op that may write its result over a dying operand, per level
+# (the tile form runs per row in a lockstep gang, in vector memory)
+TILE_ELEMENTWISE = (Elementwise(), InPlaceSafe(), Lockstep.ROWS, VEC_SPACES)
+TENSOR_ELEMENTWISE = (Elementwise(), InPlaceSafe())
 
 
 def promote(a: DataType, b: DataType, op: str | None = None, span: Span | None = None) -> DataType:

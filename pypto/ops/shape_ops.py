@@ -12,7 +12,9 @@ from pypto.errors import Span
 from pypto.ir.nodes import AssignStmt, Call, ConstInt
 from pypto.ir.types import ScalarType, TensorType, describe
 from pypto.language.dtypes import INDEX
-from pypto.ops.registry import OpArgs, OpDef, Param, get_op, register
+from pypto.ops.builder import build
+from pypto.ops.registry import OpArgs, OpDef, Param, register
+from pypto.ops.traits import Lockstep
 from pypto.ops.rules import expect
 
 
@@ -45,9 +47,9 @@ def _fold(a: OpArgs):
 
 def _lower(call: Call, result, conv):
     x, axis = call.args
-    args = (conv.var(x), axis)   # the global tensor itself, never a tile loaded from it
-    t = get_op("tile.tensor_dim").infer_type(args, call.span)
-    return [AssignStmt(conv.var(result), Call("tile.tensor_dim", args, t, call.span), call.span)], None
+    # the global tensor itself, never a tile loaded from it
+    dim = build("tile.tensor_dim", call.span, x=conv.var(x), axis=axis)
+    return [AssignStmt(conv.var(result), dim, call.span)], None
 
 
 def _src(a: OpArgs) -> str:
@@ -66,6 +68,6 @@ register(OpDef(
     name="tile.tensor_dim",
     params=(Param("x", "tensor"), Param("axis", "scalar")),
     infer=_infer("tile.tensor_dim"), fold=_fold,
-    ref=_src, sim=lambda a, dst: _src(a), batch="plan",
+    ref=_src, sim=lambda a, dst: _src(a), traits=(Lockstep.PLAN,),
     doc="tensor.dim in a kernel: the extent of the global tensor the task was given",
 ))

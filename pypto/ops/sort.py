@@ -1,9 +1,9 @@
 """Sort ops: ``sort32`` and ``mrgsort`` (tensor and tile), ``gather_mask`` (tile) to take the values or
-the indices out of a sorted list. Helpers, layout and order: :mod:`pypto.ops.support_sort`.
+the indices out of a sorted list. Helpers, layout and order: :mod:`pypto.ops.support.sort`.
 
 * ``sort32(src, idx)``: FP32 / FP16 ``src [R, C]`` (``C`` a multiple of 32) and its index tile
   (UINT32 / INT32): each 32-element block sorted descending, result ``[R, 2C]`` FP32 / ``[R, 4C]``
-  FP16 of 8-byte (value, index-bits) structs (layout: :mod:`pypto.ops.support_sort`).
+  FP16 of 8-byte (value, index-bits) structs (layout: :mod:`pypto.ops.support.sort`).
 * ``mrgsort(src, block_len=L)`` (format 1): merges each group of 4 sorted runs of ``L`` columns
   (a multiple of 32 structs: 64 FP32 / 128 FP16 columns) into one run; ``mrgsort(src0, src1[, src2[, src3]], tmp=t)`` (format 2): merges
   2..4 sorted lists into one of ``t``'s shape. ``exhausted=True`` (the device's early-stop mode) is
@@ -23,11 +23,9 @@ from pypto.errors import Span
 from pypto.ir.nodes import ConstInt
 from pypto.ir.types import TensorType, TileType, describe
 from pypto.language.dtypes import FP16, FP32, INT32, UINT32
-from pypto.language.enums import MemorySpace
 from pypto.ops.registry import OpArgs, OpDef, Param, register
-from pypto.ops.rules import expect, scalar_dtype
+from pypto.ops.rules import VEC_SPACES, expect, scalar_dtype
 
-_VEC = (MemorySpace.Vec,)
 _STRIDE = {1: 2, 2: 2, 3: 4, 4: 4, 5: 4, 6: 4, 7: 1}
 
 
@@ -70,7 +68,7 @@ for _level in ("tensor", "tile"):
         sim=(lambda a, dst: f"_pto.sort32({a.src}, {a.idx}, out={dst})") if _t else None,
         dsl="sort32", operand_kinds=(_level, _level),
         lowers_to=None if _t else "tile.sort32",
-        input_spaces=_VEC if _t else (), result_space=MemorySpace.Vec if _t else None,
+        traits=(VEC_SPACES,) if _t else (),
         doc="sort 32-element blocks descending into (value, index) pairs",
     ))
 
@@ -125,7 +123,7 @@ for _level in ("tensor", "tile"):
         sim=(lambda a, dst: _mrgsort_src(a, dst)) if _t else None,
         dsl="mrgsort", operand_kinds=(_level,),
         lowers_to=None if _t else "tile.mrgsort",
-        input_spaces=_VEC if _t else (), result_space=MemorySpace.Vec if _t else None,
+        traits=(VEC_SPACES,) if _t else (),
         doc="merge sorted runs (format 1, block_len) or sorted lists (format 2, tmp)",
     ))
 
@@ -154,7 +152,7 @@ register(OpDef(
                   f"{a.output_dtype if a.output_dtype != 'None' else a.src + '.dtype'})",
     sim=lambda a, dst: f"_pto.gather_mask({a.src}, {a.mask_pattern}, {dst}.dtype, out={dst})",
     dsl="gather_mask", operand_kinds=("tile",),
-    input_spaces=_VEC, result_space=MemorySpace.Vec,
+    traits=(VEC_SPACES,),
     doc="the columns a mask pattern selects, reinterpreted as output_dtype",
 ))
 
@@ -176,6 +174,6 @@ register(OpDef(
     ref=lambda a: f"_pto.scatter_mask({a.dst}, {a.src}, {a.mask_pattern})",
     sim=lambda a, dst: f"_pto.scatter_mask({a.dst}, {a.src}, {a.mask_pattern}, out={dst})",
     dsl="scatter_mask", operand_kinds=("tile", "tile"),
-    input_spaces=_VEC, result_space=MemorySpace.Vec,
+    traits=(VEC_SPACES,),
     doc="dst with the columns a mask pattern selects replaced by src's",
 ))

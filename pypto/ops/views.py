@@ -1,5 +1,5 @@
 """View and element-write ops: ``reinterpret_view`` (tensor and tile), ``write`` (tensor and tile),
-``tile.set_validshape``, ``tile.transpose_view`` and ``tensor.view``. Helpers: :mod:`pypto.ops.support_views`.
+``tile.set_validshape``, ``tile.transpose_view`` and ``tensor.view``. Helpers: :mod:`pypto.ops.support.views`.
 
 * ``reinterpret_view(x, dtype, *, shape=None)``: the same bytes read as another dtype. Both dtypes
   byte-addressable (INT8..INT64, UINT8..UINT64, FP16, BF16, FP32) and different. Without ``shape``
@@ -34,9 +34,9 @@ from pypto.ir.types import DynDim, ScalarType, TensorType, TileType, describe
 from pypto.language.dtypes import BF16, FP16, FP32, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64
 from pypto.language.enums import MemorySpace
 from pypto.ops.registry import OpArgs, OpDef, Param, get_op, register
-from pypto.ops.rules import const_ints, expect, scalar_dtype, static_ints
+from pypto.ops.traits import InPlaceSafe, Lockstep, MemorySpaces
+from pypto.ops.rules import VEC_SPACES, const_ints, expect, scalar_dtype, static_ints
 
-_VEC = (MemorySpace.Vec,)
 _BYTE_DTYPES = (INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64, FP16, BF16, FP32)
 
 
@@ -111,8 +111,7 @@ for _level in ("tensor", "tile"):
         sim=(lambda a, dst: f"_pto.reinterpret({a.x}, {a.dtype}, {a.shape}, out={dst})") if _level == "tile" else None,
         dsl="reinterpret_view", operand_kinds=(_level,),
         lowers_to="tile.reinterpret_view" if _level == "tensor" else None,
-        input_spaces=_VEC if _level == "tile" else (), result_space=MemorySpace.Vec if _level == "tile" else None,
-        batch="copy" if _level == "tile" else None,
+        traits=(VEC_SPACES, Lockstep.COPY) if _level == "tile" else (),
         doc="the same bytes as another dtype (the innermost extent scaled by the byte ratio)",
     ))
 
@@ -189,7 +188,7 @@ register(OpDef(
     ref=lambda a: f"_pto.write({a.x}, {a.indices}, {a.value})",
     sim=lambda a, dst: f"_pto.write({a.x}, {a.indices}, {a.value}, out={dst})",
     dsl="write", operand_kinds=("tile",), updates="x", dsl_args=_write_args,
-    input_spaces=_VEC, result_space=MemorySpace.Vec,
+    traits=(VEC_SPACES,),
     doc="the tile with one element set (a new version of it)",
 ))
 
@@ -216,7 +215,7 @@ register(OpDef(
     ref=lambda a: f"{a.x}.clone()",
     sim=lambda a, dst: f"{dst}.copy_({a.x})",
     dsl="set_validshape", operand_kinds=("tile",),
-    input_spaces=_VEC, result_space=MemorySpace.Vec, inplace_safe=True, batch="copy",
+    traits=(VEC_SPACES, InPlaceSafe(), Lockstep.COPY),
     doc="the tile with another valid shape; no data moves",
 ))
 
@@ -257,7 +256,7 @@ register(OpDef(
     ref=lambda a: f"{_transpose_view_src(a)}.contiguous()",
     sim=lambda a, dst: f"{dst}.copy_({_transpose_view_src(a)})",
     dsl="transpose_view", operand_kinds=("tile",),
-    input_spaces=(MemorySpace.Vec, MemorySpace.Mat), result_space=None,
+    traits=(MemorySpaces((MemorySpace.Vec, MemorySpace.Mat), None),),
     doc="the transposed matrix (the reference's NZ<->ZN view; a copy on our row-major tiles)",
 ))
 

@@ -26,6 +26,8 @@ from pypto.ir.nodes import (
 from pypto.ir.types import TensorType, TileType
 from pypto.ir.visit import Mutator, iter_stmts
 from pypto.language.enums import KERNEL_TYPES
+from pypto.language.enums import FunctionType
+from pypto.ops.builder import build
 from pypto.ops.registry import VALUE_KINDS, get_op
 from pypto.passes.context import PassContext
 
@@ -77,9 +79,7 @@ def _convert(f: Function) -> Function:
     entry = []
     for p in _loaded_params(f):
         shape = p.type.shape
-        zeros = MakeTuple(tuple(ConstInt(0) for _ in shape))
-        dims = MakeTuple(tuple(ConstInt(d) for d in shape))
-        load = Call("tile.load", (p, zeros, dims, None, None), TileType(shape, p.type.dtype), p.span)
+        load = build("tile.load", p.span, tensor=p, offsets=[0] * len(shape), shapes=list(shape))
         t = Var(f"{p.name}_tile", load.type, p.span)
         entry.append(AssignStmt(t, load, p.span))
         c.tile_of[id(p)] = t
@@ -115,9 +115,7 @@ class _Converter(Mutator):
                 f"tensor '{v.name}' is read here after being written earlier in this kernel; that is supported "
                 "only as the operand of a tensor op with a static shape", span,
                 hint="load it explicitly: pl.load(t, offsets, shape)")
-        zeros = MakeTuple(tuple(ConstInt(0) for _ in shape))
-        dims = MakeTuple(tuple(ConstInt(d) for d in shape))
-        load = Call("tile.load", (self.var(v), zeros, dims, None, None), TileType(shape, v.type.dtype), span)
+        load = build("tile.load", span, tensor=self.var(v), offsets=[0] * len(shape), shapes=list(shape))
         t = Var(f"{v.name}_tile", load.type, span)
         self.pending.append(AssignStmt(t, load, span))
         # (not in tile_of: the version itself stays the global tensor, e.g. as the value returned)
@@ -167,18 +165,17 @@ class _Converter(Mutator):
                     f"atomic assemble into '{target.name}', a value computed in this kernel: atomic "
                     "accumulation exists only for stores into global memory", v.span)
             tgt, tile = self.tile_of[id(target)], self.as_tile(src, v.span)
-            args = (tgt, tile, self.expr(offs))
-            t = get_op("tile.assemble").infer_type(args, v.span)
-            nv = Var(s.var.name, t, s.var.span)
+            call = build("tile.assemble", v.span, target=tgt, src=tile, offset=self.expr(offs))
+            nv = Var(s.var.name, call.type, s.var.span)
             self.tile_of[id(s.var)] = nv
             self.computed.add(id(s.var))
-            return AssignStmt(nv, Call("tile.assemble", args, t, v.span), s.span)
+            return AssignStmt(nv, call, s.span)
         if v.op == "tensor.assemble":
             target, src, offs, atomic = v.args
             tile = self.as_tile(src, v.span)
             # the destination stays the global tensor (self.var: renaming only, never its tile copy)
-            args = (tile, self.expr(offs), self.var(target), atomic)
-            return s.replace(value=Call("tile.store", args, s.var.type, v.span))
+            return s.replace(value=build("tile.store", v.span, tile=tile, offsets=self.expr(offs),
+                                         tensor=self.var(target), atomic=atomic))
         if op.lower is not None:
             # an op that lowers to several tile ops (e.g. matmul: loads to Mat, moves, cube op)
             stmts, tile_result = op.lower(v, s.var, self)

@@ -314,7 +314,7 @@ def _check_assigned_types(v: Var, stmts, what: str) -> None:
 
 
 def _same_value_type(a, b) -> bool:
-    from pypto.frontend.scalar_compat import same_representation
+    from pypto.ir.scalar_compat import same_representation
 
     if same_representation(a, b):   # INT64 and INDEX: one 64-bit representation (the reference's rule)
         return True

@@ -27,7 +27,8 @@ from pypto.errors import PyptoError
 from pypto.ir.nodes import ConstInt
 from pypto.ir.types import TensorType
 from pypto.numerics.cast_exactness import classify_chain
-from pypto.ops.registry import VALUE_KINDS, get_op
+from pypto.ops.registry import VALUE_KINDS, get_op, op_trait
+from pypto.ops.traits import Reduction
 from pypto.passes import convert_to_ssa, flatten_call_expr
 from pypto.passes.parallel_overlap import find
 
@@ -208,8 +209,12 @@ def _scratch_read_after_reduction(program: Program, ctx):
     return find(ssa_form(program))
 
 
-# (row_prod / col_prod and the arg reductions reduce only the valid extent: pypto/ops/argreduce.py)
-_ROW_REDUCTIONS = {"tile.row_sum", "tile.row_max", "tile.row_min", "tile.col_sum", "tile.col_max", "tile.col_min"}
+def _padding_reduction(c: Call):
+    """The ``Reduction`` trait of a tile call that reduces the whole tile, padding included (not
+    row_prod / col_prod and the arg reductions: they reduce only the valid extent,
+    pypto/ops/argreduce.py); else None."""
+    r = op_trait(c.op, Reduction)
+    return r if r is not None and r.reads_padding and c.op.startswith("tile.") else None
 
 
 @check("PTO-P001", "ReductionOverPadding", Severity.Warning, DiagnosticPhase.POST_PIPELINE)
@@ -218,12 +223,12 @@ def _reduction_over_padding(program: Program, ctx):
     found = []
     for f in program.functions:
         for s in iter_stmts(f.body):
-            if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op in _ROW_REDUCTIONS:
+            if isinstance(s, AssignStmt) and isinstance(s.value, Call) and _padding_reduction(s.value):
                 x = s.value.args[0]
                 t = getattr(x, "type", None)
                 if isinstance(t, TileType) and t.valid_shape is not None:
                     op = s.value.op.split(".")[1]
-                    pad = {"max": "min", "min": "max"}.get(op.split("_")[1], "zero")
+                    pad = {"max": "min", "min": "max"}.get(_padding_reduction(s.value).kind, "zero")
                     name = getattr(x, "name", "t")
                     # fillpad's result is fully valid (the reference's type rule): feed it to the
                     # reduction only; storing it would write the padding into the output too
@@ -245,9 +250,10 @@ def _low_precision_accumulation(program: Program, ctx):
     found = []
     for f in program.functions:
         for s in iter_stmts(f.body):
-            if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op in ("tile.row_sum", "tile.col_sum"):
+            red = _padding_reduction(s.value) if isinstance(s, AssignStmt) and isinstance(s.value, Call) else None
+            if red is not None and red.kind == "sum":
                 t = s.value.args[0].type
-                n = t.shape[-1] if s.value.op == "tile.row_sum" else t.shape[-2]
+                n = t.shape[red.axis]
                 if t.dtype.name in ("FP16", "BF16") and n >= _LONG_REDUCTION:
                     found.append((s.span, f"{s.value.op.split('.')[1]} accumulates {n} {t.dtype.name} values in "
                                           f"{t.dtype.name}; the error grows with the length. Cast to FP32 first "

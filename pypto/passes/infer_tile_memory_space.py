@@ -24,7 +24,9 @@ from pypto.ir.nodes import AssignStmt, Call, ForStmt, IfStmt, Program, Var, Whil
 from pypto.ir.types import TileType
 from pypto.ir.visit import Mutator, iter_stmts
 from pypto.language.enums import KERNEL_TYPES, FunctionType, MemorySpace
+from pypto.ops.builder import build
 from pypto.ops.registry import VALUE_KINDS, get_op
+from pypto.ops.traits import MemorySpaces
 from pypto.passes.context import PassContext
 from pypto.ops.registry import VALUE_KINDS as _VK
 
@@ -54,10 +56,8 @@ _EDGES = {
 
 def allowed_spaces(op, param: str) -> tuple:
     """The spaces operand ``param`` of ``op`` may live in (empty: any)."""
-    sp = op.input_spaces
-    if sp and isinstance(sp[0], tuple):
-        return dict(sp).get(param, ())
-    return sp
+    spaces = op.trait(MemorySpaces)
+    return spaces.allowed(param) if spaces is not None else ()
 
 
 # the moves between the cores of a cluster (a2a3: through the GM pipe buffers): legal in an InCore
@@ -136,9 +136,9 @@ class _Infer(Mutator):
         for space in hops:
             key = (id(a), space)
             if key not in self.moves:
-                mt = TileType(cur.type.shape, cur.type.dtype, space, cur.type.valid_shape)
-                mv = Var(f"{a.name}_{space.name}", mt, a.span)
-                pre.append(AssignStmt(mv, Call("tile.move", (cur, space), mt, span), span))
+                move = build("tile.move", span, x=cur, target_memory=space)
+                mv = Var(f"{a.name}_{space.name}", move.type, a.span)
+                pre.append(AssignStmt(mv, move, span))
                 self.moves[key] = mv
             cur = self.moves[key]
         return cur
@@ -178,8 +178,9 @@ class _Infer(Mutator):
         for p, a in zip(op.params, call.args):
             if p.name == "target_memory" and a is not None:
                 return a
-        if op.result_space is not None:
-            return op.result_space
+        spaces = op.trait(MemorySpaces)
+        if spaces is not None and spaces.result is not None:
+            return spaces.result
         for p, a in zip(op.params, call.args):
             if p.kind in VALUE_KINDS and isinstance(a, Var) and isinstance(a.type, TileType) and a.type.memory_space:
                 return a.type.memory_space

@@ -12,7 +12,8 @@ from pypto.errors import PassTypeError
 from pypto.ir.nodes import AssignStmt, Call, Program, Var
 from pypto.ir.visit import Mutator
 from pypto.language.dtypes import dtype_from_name
-from pypto.language.enums import KERNEL_TYPES
+from pypto.language.enums import KERNEL_TYPES, FunctionType
+from pypto.ops.builder import build
 from pypto.ops.registry import get_op
 from pypto.passes.context import PassContext
 
@@ -47,15 +48,12 @@ class _Legalize(Mutator):
             raise PassTypeError(str(e), v.span, _hint(src.name, dst.name, self.arch)) from None
         if len(hops) <= 1:
             return s
-        op = get_op("tile.cast")
         out = []
         cur = x
         for k, name in enumerate(hops[:-1]):
-            mid = dtype_from_name(name)
-            args = (cur, mid, mode)
-            t = op.infer_type(args, v.span)
-            tmp = Var(f"{s.var.name}__cast_{name.lower()}_tmp_v{k}", t, s.var.span)
-            out.append(AssignStmt(tmp, Call("tile.cast", args, t, v.span), s.span))
+            step = build("tile.cast", v.span, x=cur, dtype=dtype_from_name(name), mode=mode)
+            tmp = Var(f"{s.var.name}__cast_{name.lower()}_tmp_v{k}", step.type, s.var.span)
+            out.append(AssignStmt(tmp, step, s.span))
             cur = tmp
         out.append(s.replace(value=v.replace(args=(cur, dst, mode))))
         return out

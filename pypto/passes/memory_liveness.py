@@ -23,6 +23,7 @@ from pypto.ir.nodes import AssignStmt, Call, ForStmt, Function, IfStmt, ScopeStm
 from pypto.ir.types import MemRef, TileType
 from pypto.ir.visit import Mutator, use_exprs, walk_expr
 from pypto.ops.registry import get_op
+from pypto.ops.traits import InPlaceSafe
 
 
 class Liveness:
@@ -82,7 +83,7 @@ class Liveness:
                 self._define(s.var)
                 t = s.var.type
                 op = get_op(s.value.op) if isinstance(s.value, Call) else None
-                if op is not None and isinstance(t, TileType) and op.inplace_safe:
+                if op is not None and isinstance(t, TileType) and op.has(InPlaceSafe):
                     # an op that updates one operand (tile.assemble's target) may write over that
                     # one only: its other operands are read after the result's first bytes land
                     args = s.value.args if op.updates is None else \

@@ -32,6 +32,7 @@ from pypto.ir.nodes import (
 from pypto.ir.types import ArrayType, TensorType, TupleType
 from pypto.ir.visit import Mutator, Renewer, child_stmts, defined_vars, iter_stmts, use_exprs, walk_expr
 from pypto.language.enums import FunctionType, ParamDirection
+from pypto.ops.builder import build
 from pypto.ops.registry import write_targets
 from pypto.passes import param_writes
 from pypto.passes.context import PassContext
@@ -148,8 +149,7 @@ class _Outliner(Mutator):
         ret_params = []
         for k, v in enumerate(fresh_outs):
             buf = Var(f"ret{k}_out", v.type, v.span)
-            create = Call("tensor.create", (MakeTuple(tuple(ConstInt(d) for d in v.type.shape)), v.type.dtype,
-                                            False), v.type, v.span)
+            create = build("tensor.create", v.span, shape=list(v.type.shape), dtype=v.type.dtype)
             pre.append(AssignStmt(buf, create, v.span))
             p = Var(f"ret{k}_out", v.type, v.span)
             params.append(p)
@@ -161,9 +161,9 @@ class _Outliner(Mutator):
         returns = [ren.var(final[id(w)]) for w in returned]
         for v, p in zip(fresh_outs, ret_params):
             nv = ren.var(v)
-            zeros = MakeTuple(tuple(ConstInt(0) for _ in v.type.shape))
-            stored = Var(v.name + "_out", v.type, v.span)
-            new_body.append(AssignStmt(stored, Call("tensor.assemble", (p, nv, zeros, AtomicType.None_), v.type, v.span), v.span))
+            assemble = build("tensor.assemble", v.span, target=p, src=nv, offsets=[0] * len(v.type.shape))
+            stored = Var(v.name + "_out", assemble.type, v.span)
+            new_body.append(AssignStmt(stored, assemble, v.span))
             returns.append(stored)
         new_body.append(ReturnStmt(tuple(returns), s.span))
         rtypes = tuple(r.type for r in returns)

@@ -28,10 +28,9 @@ from pypto.ir.nodes import (
 from pypto.ir.visit import child_stmts, iter_stmts
 from pypto.ir.types import TensorType
 from pypto.language.enums import ParamDirection
-from pypto.ops.registry import write_targets
+from pypto.ops.registry import get_op, op_trait, write_targets
+from pypto.ops.traits import ViewOf
 
-# ops whose tensor result is a view of their first operand (a write to it writes the operand)
-VIEW_OPS = frozenset({"tensor.slice"})
 
 
 class InParamWriteError(PyptoError):
@@ -79,8 +78,10 @@ def _check_function(f: Function, funcs: dict, targets: dict) -> None:
                     r = of(v.args[targets[v.op]])
                     if r is not None:
                         fail(r, v.span if v.span.line else s.span, f"{v.op} into it")
-                elif isinstance(v, Call) and v.op in VIEW_OPS and v.args:
-                    bind(s.var, of(v.args[0]))
+                elif isinstance(v, Call) and op_trait(v.op, ViewOf) is not None:
+                    # the result is a view of an operand: a write to it writes that operand
+                    view = op_trait(v.op, ViewOf)
+                    bind(s.var, of(v.args[[p.name for p in get_op(v.op).params].index(view.param)]))
                 elif isinstance(v, FuncCall):
                     call(s, v)
                 elif isinstance(v, (Var, TupleGetItem)):

@@ -1,7 +1,7 @@
 """The scratch contract: reading a tile after an op used it as scratch (diagnostic PTO-W004).
 
 Decision (issue 13, item 5). A reduction given a ``tmp_tile`` (``pl.row_max(t, u)``; every op with
-``OpDef.scratch``) uses that tile's buffer for the partial results of its tree, as the device does:
+the ``Scratch`` trait) uses that tile's buffer for the partial results of its tree, as the device does:
 afterwards the tile holds those partial results (its leading region, in the tree's layout —
 ``pypto.ops.support._reduce_last``), not its old value. Both executors model exactly that (the
 reference's ``_pto.reduce`` writes the same partial results into its ``tmp`` as the simulator's
@@ -23,6 +23,7 @@ from pypto.errors import PyptoError
 from pypto.ir.nodes import AssignStmt, Call, EvalStmt, ForStmt, Function, IfStmt, Program, ScopeStmt, Var, WhileStmt
 from pypto.ir.visit import use_exprs, walk_expr
 from pypto.ops.registry import get_op
+from pypto.ops.traits import Scratch
 
 
 def find(program: Program) -> list:
@@ -42,10 +43,11 @@ def _scratch_operand(s):
         op = get_op(c.op)
     except PyptoError:
         return None
-    if op.scratch is None:
+    scratch = op.trait(Scratch)
+    if scratch is None:
         return None
     names = [p.name for p in op.params]
-    i = names.index(op.scratch)
+    i = names.index(scratch.param)
     a = c.args[i] if i < len(c.args) else None
     return (c, a) if isinstance(a, Var) else None
 

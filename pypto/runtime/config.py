@@ -147,7 +147,7 @@ class RunConfig:
     extra: dict = field(default_factory=dict, repr=False)
     # a while loop (kernel, orchestration or torch_codegen) that runs more iterations than this
     # stops the run with an error located at the loop: a condition that never becomes false must
-    # not hang the simulator (pypto.ops.support_while)
+    # not hang the simulator (pypto.ops.support.while_loops)
     max_while_iterations: int = 1 << 20
 
     def __post_init__(self):

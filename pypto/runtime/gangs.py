@@ -11,7 +11,7 @@ it indistinguishable from running the tasks one by one:
   ``min(threads, ceil(numel / GRAIN))`` threads in equal chunks, and a chunk boundary inside a tile
   would change which of its elements take the vectorised and which the scalar loop (for ``exp`` or
   ``maximum`` that can change bits). ``n`` is chosen so every such chunk holds whole tiles, and a
-  kernel whose per-row ops (``OpDef.batch == "rows"``) touch a tile of ``GRAIN`` elements or more
+  kernel whose per-row ops (``Lockstep.ROWS`` trait) touch a tile of ``GRAIN`` elements or more
   (``GANG_NUMEL``: single-task calls are then split *inside* the tile) is not ganged while torch
   runs more than one thread. Data movement (``"copy"``) and per-task calls (``"gang"``) do not count.
 """

@@ -54,7 +54,7 @@ from pypto.errors import SimulationError
 from pypto.language.dtypes import dtype_from_name
 from pypto.ir.tags import ALL_TAGS, MAY_WRITE_TAGS
 from pypto.numerics.formats import fp4_pack, fp4_unpack
-from pypto.ops.support_while import while_limit
+from pypto.ops.support.while_loops import while_limit
 from pypto.runtime.cores import Core, CoreMemory
 from pypto.runtime.cross_core import Clusters
 from pypto.runtime.gangs import conflict, gang_size
@@ -64,11 +64,11 @@ from pypto.runtime.deps import (
 from pypto.runtime.dumps import AFTER, BEFORE, DumpCollector
 from pypto.runtime.faults import locate
 from pypto.runtime.trace import rxty
-from pypto.ops.support_debug import DebugPrint, PrintRecord, emit as emit_print
+from pypto.ops.support.debug import DebugPrint, PrintRecord, emit as emit_print
 
 from pypto.runtime.modules import load_module  # noqa: F401  (re-exported: tools load modules by path)
 from pypto.ops.support import _RECORDER
-from pypto.ops import support_dist
+from pypto.ops.support import dist as support_dist
 from pypto.runtime.config import RunConfig
 from pypto.runtime.deps import write_deps
 from pypto.runtime.device_tensor import DeviceTensor, StackedDeviceTensor

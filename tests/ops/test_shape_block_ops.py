@@ -2,10 +2,12 @@
 end-to-end use is in tests/runtime/test_blocks_and_dyn.py."""
 import pytest
 
+from pypto.errors import PlatformError
 from pypto.ir.nodes import ConstInt, Var
 from pypto.ir.types import DynDim, ScalarType, TensorType
 from pypto.language.dtypes import FP32, INDEX, INT32
 from pypto.ops.registry import Src, get_op
+from pypto.ops.traits import Lockstep
 
 COVERED_OPS = {"tensor.dim", "tile.tensor_dim", "tile.get_block_idx", "tile.get_block_num", "tile.get_subblock_idx",
                "system.available_cluster_count", "system.available_aiv_count"}
@@ -20,7 +22,7 @@ def test_tensor_dim_folds_static_extents_and_reads_dynamic_ones():
     assert op.infer_type((t, ConstInt(0)), None) == ScalarType(INDEX)
     assert op.orch(op.args((Src("t"), Src("0")))) == "int(t.shape[0])"
     sim = get_op("tile.tensor_dim")
-    assert sim.sim(sim.args((Src("t"), Src("0"))), None) == "int(t.shape[0])" and sim.batch == "plan"
+    assert sim.sim(sim.args((Src("t"), Src("0"))), None) == "int(t.shape[0])" and sim.trait(Lockstep) == Lockstep.PLAN
 
 
 def test_tensor_dim_axis_errors():
@@ -39,7 +41,7 @@ def test_block_ops_read_the_block_the_scheduler_passes():
                       ("tile.get_subblock_idx", "0")):
         op = get_op(name)
         assert op.sim(op.args(()), None) == src and op.ref(op.args(())) == src
-        assert op.infer_type((), None) == ScalarType(INDEX) and op.batch == "plan"
+        assert op.infer_type((), None) == ScalarType(INDEX) and op.trait(Lockstep) == Lockstep.PLAN
 
 
 def test_available_core_counts():
@@ -50,7 +52,7 @@ def test_available_core_counts():
         op = get_op(name)
         assert op.orch(op.args(())) == f"_rt.available_cores({kind!r})"
         assert op.infer_type((), None) == ScalarType(INT32)
-    with pytest.raises(RuntimeError, match="need a device"):
+    with pytest.raises(PlatformError, match="needs a device"):
         support.available_cores("aiv")
     tok = support.REFERENCE_PLATFORM.set("a5sim")
     try:

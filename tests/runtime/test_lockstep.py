@@ -1,7 +1,7 @@
 """Lockstep gangs (pypto.codegen.gang, pypto.runtime.gangs, pypto.runtime.cores): when the scheduler
 may run tasks of one kernel together, and that doing so changes no result.
 
-The op-by-op bit-identity checks (every ``OpDef.batch`` op, dtypes, special values, 1 and 2 torch
+The op-by-op bit-identity checks (every op with a ``Lockstep`` trait, dtypes, special values, 1 and 2 torch
 threads) are in test_lockstep_bits.py."""
 from pathlib import Path
 

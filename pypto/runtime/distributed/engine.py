@@ -8,7 +8,7 @@ in-process one without touching the host interpreter or the ops.
 
 The in-process engine (the default, nothing to start): one thread per rank; each thread runs its
 rank's launches in order on that rank's simulated card (its own simulator run per launch, its own
-GM, cores and scheduler); the threads share the :class:`pypto.ops.support_dist.World`.
+GM, cores and scheduler); the threads share the :class:`pypto.ops.support.dist.World`.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pypto.errors import PyptoError, SimulationError
-from pypto.ops import support_dist
+from pypto.ops.support import dist as support_dist
 from pypto.ops.support import recording
 
 

@@ -22,7 +22,7 @@ import torch
 from pypto.errors import ParserError, Span, UnsupportedFeatureError
 from pypto.ir.types import DynDim
 from pypto.language.dtypes import DataType
-from pypto.ops import support_dist
+from pypto.ops.support import dist as support_dist
 from pypto.runtime.distributed.engine import Launch, RankPlan
 
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,

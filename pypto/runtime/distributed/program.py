@@ -24,7 +24,7 @@ import torch
 
 from pypto.errors import PyptoError
 from pypto.ir.distributed_compiled_program import DistributedConfig
-from pypto.ops import support_dist
+from pypto.ops.support import dist as support_dist
 from pypto.runtime.config import RunConfig
 from pypto.runtime.distributed.engine import get_engine
 from pypto.runtime.distributed.host import HostInterpreter, ProgramMethod, ProgramSelf, bind_dynamic
@@ -272,7 +272,7 @@ def execute_distributed_compiled(compiled: DistributedCompiledProgram, args: tup
                                  world_hook=None) -> Any:
     """Run ``compiled`` once with the caller's tensors (see the module docstring). ``workers``: the
     per-rank cards to run on (a :class:`DistributedWorker`'s); default fresh ones. ``world_hook(world)``
-    sees the run's :class:`pypto.ops.support_dist.World` before anything runs."""
+    sees the run's :class:`pypto.ops.support.dist.World` before anything runs."""
     cfg = config or compiled.config
     if cfg.distributed_config is None:
         cfg = _with_dc(cfg, compiled.distributed_config)

@@ -182,6 +182,7 @@ def _run_case(kernel, args, platform: str, seed: int, limit_s: float, oracle, ho
     import inspect
 
     from pypto.debug.torch_codegen import torch_codegen
+    from pypto.ops.support import reference_platform
     from pypto.runtime import RunConfig
 
     err = io.StringIO()
@@ -197,7 +198,8 @@ def _run_case(kernel, args, platform: str, seed: int, limit_s: float, oracle, ho
             ns: dict = {}
             exec(compile(torch_codegen(compiled.lowered), f"<ref {kernel.__name__}>", "exec"), ns)
             by_name = dict(zip(inspect.signature(kernel.fn).parameters, ref_args))
-            ref_ret = ns[compiled.lowered.entry.name](*[by_name[p.name] for p in compiled.lowered.entry.params])
+            with reference_platform(platform):   # (pl.system.available_*_count() of the fuzzed platform)
+                ref_ret = ns[compiled.lowered.entry.name](*[by_name[p.name] for p in compiled.lowered.entry.params])
     except _Timeout as e:
         return Outcome("timeout", str(e))
     except RecursionError as e:

@@ -1,8 +1,9 @@
-"""Runtime support shared by the reference executor and the simulator's generated kernels.
+"""The core of the runtime support (:mod:`pypto.ops.support`): regions, loads and stores, casts,
+reductions, matmul, and the access recorder of the race detector.
 
-Both kinds of generated code (``torch_codegen`` output and simulator kernel modules) import this
-module as ``_pto``; its functions are the few op semantics that are more than one torch call
-(region copies with a valid shape, bounds checks, casts with rounding modes).
+Generated code reaches these through the package (``_pto.<name>``); the op families' helper
+modules (``support/elementwise.py``, ...) import this module, never the package, so that any of
+them may be imported first.
 """
 from __future__ import annotations
 
@@ -23,6 +24,10 @@ __all__ = ["region", "load", "load_into", "store", "assemble", "cast", "matmul",
 # (tile.load) and write (tile.store) reports ``(what, view)``. A context variable, not a module
 # global, so recording is scoped to the code that asked for it; None costs one lookup per access.
 _RECORDER: contextvars.ContextVar[Callable | None] = contextvars.ContextVar("pypto_access_recorder", default=None)
+# the ``what`` a recorder is called with: these tags, and nothing else (they name accesses, not ops:
+# an atomic store and a load that fills padding are told apart)
+LOAD, LOAD_PADDED, STORE, STORE_ATOMIC = "tile.load", "tile.load.padded", "tile.store", "tile.store.atomic"
+WRITE_TAGS = frozenset({STORE, STORE_ATOMIC})
 
 
 # Poison mode (RunConfig.sim_poison, pypto.debug.races.detect_uninitialized): a recorder with an int
@@ -150,18 +155,18 @@ def load_into(dst: torch.Tensor, t: torch.Tensor, offsets, valid=None) -> None:
         # the valid extent is the whole tile: no padding to zero
         src = region(t, offsets, shape, "tile.load")
         if rec is not None:
-            rec("tile.load", src)
+            rec(LOAD, src)
         dst.copy_(src)
         return
     valid = list(valid)
     _check_valid(valid, shape, "tile.load")
     src = region(t, offsets, valid, "tile.load")
     if rec is not None:
-        rec("tile.load", src)
+        rec(LOAD, src)
         fill = getattr(rec, "pad_fill", None)
         if fill is not None:   # poison mode: the padding keeps a recognisable pattern
             fill_bytes(dst, fill)
-            rec("tile.load.padded", dst)
+            rec(LOAD_PADDED, dst)
         else:
             dst.zero_()
     else:
@@ -250,7 +255,7 @@ def store(tile: torch.Tensor, offsets, t: torch.Tensor, valid=None, atomic: bool
         src = region(tile, [0] * tile.dim(), valid)
     rec = _RECORDER.get()
     if rec is not None:
-        rec("tile.store.atomic" if atomic else "tile.store", dst)
+        rec(STORE_ATOMIC if atomic else STORE, dst)
     if atomic:
         dst.add_(src.to(dst.dtype))
     else:
@@ -699,6 +704,8 @@ def tensor_matmul(a: torch.Tensor, b: torch.Tensor, out_dtype=None, a_trans=Fals
     """Reference ``tensor.matmul`` (before lowering): the cube product, then a ``rint`` cast to
     ``out_dtype`` (default: the operand dtype) when it differs from the accumulator dtype."""
     if a.dim() > 2 or b.dim() > 2:  # batched: one cube matmul per (broadcast) batch
+        from pypto.ops.support.matmul_ext import batch_matmul  # noqa: PLC0415 - matmul_ext imports core
+
         out = batch_matmul(a, b, None, None, a_trans, b_trans, acc)
     else:
         out = matmul(a.t() if a_trans else a, b.t() if b_trans else b, acc)
@@ -709,47 +716,3 @@ def tensor_matmul(a: torch.Tensor, b: torch.Tensor, out_dtype=None, a_trans=Fals
 def relu(x: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
     """``max(x, 0)`` (NaN propagates); torch.relu has no ``out=``, so both executors use this."""
     return torch.clamp_min(x, 0) if out is None else torch.clamp_min(x, 0, out=out)
-
-
-# -- the op catalogue's further families (issue 15): their helpers live in their own modules and are
-# re-exported here, since generated code reaches every helper as ``_pto.<name>``
-from pypto.numerics.intops import bitwise, bitwise_not, shift  # noqa: E402,F401
-from pypto.numerics.intarith import int_div, wrap_binary  # noqa: E402,F401
-from pypto.ops.support_argreduce import arg_reduce, arg_reduce_into, reduce_valid, reduce_valid_into  # noqa: E402,F401
-from pypto.ops.support_elementwise import add3, fmod, lrelu, part, prelu, rem  # noqa: E402,F401
-from pypto.ops.support_index import gather, gather_compare, gatherb, mgather, mscatter, scatter, scatter_update  # noqa: E402,F401
-from pypto.ops.support_create import ci, random, tri  # noqa: E402,F401
-from pypto.ops.support_while import array_get, array_set, reshape_view, while_limit, while_step  # noqa: E402,F401
-from pypto.ops.support_sort import gather_mask, mrgsort1, mrgsort2, scatter_mask, sort32  # noqa: E402,F401
-from pypto.ops.support_views import reinterpret, write, write_  # noqa: E402,F401
-from pypto.ops.support_paged import gather_row, paged_gather  # noqa: E402,F401
-
-
-# -- device geometry (pl.system.available_cluster_count / available_aiv_count) -------------------
-import contextvars as _contextvars  # noqa: E402
-
-# the platform the reference executor sizes launches on; unset: it has no device to ask
-REFERENCE_PLATFORM: "_contextvars.ContextVar" = _contextvars.ContextVar("pypto_reference_platform", default=None)
-
-
-def available_cores(kind: str) -> int:
-    """``pl.system.available_cluster_count()`` (``kind`` "aic") / ``available_aiv_count()`` ("aiv")
-    in the reference executor: the count of the platform set in :data:`REFERENCE_PLATFORM`."""
-    name = REFERENCE_PLATFORM.get()
-    if name is None:
-        raise RuntimeError("pl.system.available_cluster_count() / available_aiv_count() need a device: the "
-                           "reference executor has none (set pypto.ops.support.REFERENCE_PLATFORM to a platform "
-                           "name, or launch a literal block count)")
-    from pypto.backend.platforms import get_platform
-
-    p = get_platform(name)
-    return p.num_aic if kind == "aic" else p.num_aiv
-from pypto.ops.support_matmul import (  # noqa: E402,F401  (issue 15: the matmul variants)
-    batch_matmul, batch_matmul_into, gang, gemv, gemv_into, matmul_bias, matmul_bias_into,
-)
-from pypto.ops.support_debug import DebugPrint, debug_print_ref, valid as debug_valid  # noqa: E402,F401
-
-from pypto.ops.support_cross_core import (  # noqa: E402,F401  (issue 16: the reference forms of the pipe ops)
-    noop as cc_noop, pop as cc_pop, push as cc_push, run_group as cc_run_group,
-)
-from pypto.ops import support_dist as dist  # noqa: E402,F401  (issue 17: pld.* ops, reached as _pto.dist)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 
 from pypto.errors import SimulationError
-from pypto.ops import support as _s
+from pypto.ops.support import core as _s
 
 
 def _out(r: torch.Tensor, out: torch.Tensor | None) -> torch.Tensor:

@@ -1,7 +1,7 @@
 """Torch helpers of the matmul variants (``matmul_bias``, ``gemv*``, ``batch_matmul*``) that both
 executors call from generated code (re-exported by :mod:`pypto.ops.support` as ``_pto.<name>``).
 
-Every variant is built on :func:`pypto.ops.support.matmul`, the one cube product (FP32 / INT32
+Every variant is built on :func:`pypto.ops.support.matmul_ext`, the one cube product (FP32 / INT32
 copies of the operands, one BLAS call, ``acc + product`` when accumulating), so that a variant
 gives the same bits as the plain ``matmul`` / ``matmul_acc`` chain it stands for:
 

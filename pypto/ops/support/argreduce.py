@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from pypto.ops import support as _s
+from pypto.ops.support import core as _s
 
 
 def _narrow(x: torch.Tensor, axis: int, valid) -> torch.Tensor:

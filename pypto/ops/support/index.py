@@ -14,7 +14,8 @@ from __future__ import annotations
 import torch
 
 from pypto.errors import SimulationError
-from pypto.ops.support_elementwise import _inside
+from pypto.ops.support.core import _RECORDER, STORE
+from pypto.ops.support.elementwise import _inside
 
 
 _BITS = {torch.float32: torch.int32, torch.float16: torch.int16, torch.bfloat16: torch.int16}
@@ -180,8 +181,6 @@ def mscatter(src: torch.Tensor, idx: torch.Tensor, t: torch.Tensor, valid=None) 
     writes outside the tensor). Duplicates: the last in row-major order wins (our decision: the device
     issues the element writes in that order; the reference leaves the order of colliding writes
     unspecified). Elements of ``t`` not indexed keep their value."""
-    from pypto.ops.support import _RECORDER
-
     u = _u32(idx)
     mask = _inside(u, valid)
     pos = _check("mscatter", u, mask, t.numel())[mask]
@@ -194,7 +193,7 @@ def mscatter(src: torch.Tensor, idx: torch.Tensor, t: torch.Tensor, valid=None) 
     if rec is not None:
         # the race detector takes one view per access: the span from the lowest to the highest
         # written element (conservative: writes of two tasks interleaved in one span read as a race)
-        rec("tile.store", flat[int(pos.min()):int(pos.max()) + 1])
+        rec(STORE, flat[int(pos.min()):int(pos.max()) + 1])
     fb = _bits(flat)
     _last_wins(fb, pos, _bits(src.to(t.dtype))[mask])
     return t
