@@ -142,7 +142,7 @@ register(OpDef(
     sim=lambda a, dst: f"_pto.random({_seeds(a)}, {a.shape}, {a.valid_shape}, {a.dtype}, {a.rounds}, out={dst})",
     # pl.random (no operand to dispatch on) is the tensor op, as in the reference's pl namespace;
     # the tile op is spelled pl.tile.random
-    dsl=None, operand_kinds=(), result_space=MemorySpace.Vec, platforms=frozenset({"a5"}),
+    dsl=None, operand_kinds=(), traits=(MemorySpaces((), MemorySpace.Vec),), platforms=frozenset({"a5"}),
     doc="TRANDOM: Philox-4x32 counter-based random INT32 / UINT32 values (A5)",
 ))
 register(OpDef(

@@ -22,6 +22,7 @@ from pypto.language.dtypes import INT32
 from pypto.language.enums import AtomicType, MemorySpace
 from pypto.ops.registry import OpArgs, OpDef, Param, register
 from pypto.ops.rules import expect, static_ints
+from pypto.ops.traits import GlobalMemoryAccess, MemorySpaces
 
 _WHERE = Param("where", "str", None)
 
@@ -115,7 +116,7 @@ register(OpDef(
     infer=_notify_infer,
     ref=lambda a: f"_pto.dist.notify({a.tensor}, {a.offsets}, {a.peer}, {a.value}, {a.notify_op}, {a.where})",
     sim=lambda a, dst: f"_pto.dist.notify({a.tensor}, {a.offsets}, {a.peer}, {a.value}, {a.notify_op}, {a.where})",
-    gm="write",
+    traits=(GlobalMemoryAccess("write"),),
     dsl_args=_with_where(("tensor", "peer", "offsets", "value", "notify_op"), {"notify_op": (_NOTIFY_OPS, "op")}),
     doc="set or atomically add to one cell of a peer's signal window",
 ))
@@ -137,7 +138,7 @@ for _w in ("wait", "defer_wait"):
         infer=_wait_infer,
         ref=lambda a: f"_pto.dist.run_now(_pto.dist.wait({a.tensor}, {a.offsets}, {a.expected}, {a.cmp}, {a.where}))",
         sim=lambda a, dst: f"(yield from _pto.dist.wait({a.tensor}, {a.offsets}, {a.expected}, {a.cmp}, {a.where}))",
-        gm="read",
+        traits=(GlobalMemoryAccess("read"),),
         dsl_args=_with_where(("tensor", "offsets", "expected", "cmp"), {"cmp": (_CMPS, "cmp")}),
         doc="block until this rank's signal cell compares to expected"
             + ("" if _w == "wait" else " (the reference defers it to the task's completion; here it waits in place)"),
@@ -147,7 +148,7 @@ register(OpDef(
     name="dist.barrier", params=(Param("tensor", "tensor"), _WHERE), infer=_tensor_of("tensor"),
     ref=lambda a: f"_pto.dist.run_now(_pto.dist.barrier({a.tensor}, {a.where}))",
     sim=lambda a, dst: f"(yield from _pto.dist.barrier({a.tensor}, {a.where}))",
-    gm="read", writes="tensor", dsl_args=_with_where(("tensor",)),
+    traits=(GlobalMemoryAccess("read"),), writes="tensor", dsl_args=_with_where(("tensor",)),
     doc="all ranks of the signal window's group meet; returns the signal",
 ))
 
@@ -165,7 +166,7 @@ register(OpDef(
     infer=_rl_infer,
     ref=lambda a: f"_pto.dist.remote_load_ref({a.tensor}, {a.peer}, {a.offsets}, {a.shape}, {a.where})",
     sim=lambda a, dst: f"_pto.dist.remote_load({dst}, {a.tensor}, {a.peer}, {a.offsets}, {a.where})",
-    gm="read", result_space=MemorySpace.Vec,
+    traits=(GlobalMemoryAccess("read"), MemorySpaces((), MemorySpace.Vec)),
     dsl_args=_with_where(("tensor", "peer", "offsets", "shape")),
     doc="copy a region of a peer's window into a new tile",
 ))
@@ -188,7 +189,7 @@ register(OpDef(
                    f"{a.atomic == repr(AtomicType.Add)}, {a.where})"),
     sim=lambda a, dst: (f"_pto.dist.remote_store({a.tile}, {a.tensor}, {a.peer}, {a.offsets}, "
                         f"{a.atomic == repr(AtomicType.Add)}, {a.where})"),
-    gm="write",
+    traits=(GlobalMemoryAccess("write"),),
     dsl_args=_with_where(("tile", "tensor", "peer", "offsets", "atomic")),
     doc="write a tile into a region of a peer's window",
 ))
@@ -229,7 +230,7 @@ register(OpDef(
                    f"{a.dst_offsets}, {a.src_offsets}, {a.shape})"),
     sim=lambda a, dst: (f"_pto.dist.put({a.dst}, {a.peer}, {a.src}, {a.atomic == repr(AtomicType.Add)}, {a.where}, "
                         f"{a.dst_offsets}, {a.src_offsets}, {a.shape})"),
-    gm="write", dsl_args=_with_where(("dst", "peer", "src", "dst_offsets", "src_offsets", "shape")),
+    traits=(GlobalMemoryAccess("write"),), dsl_args=_with_where(("dst", "peer", "src", "dst_offsets", "src_offsets", "shape")),
     doc="copy a local tensor (or a region of it) into a window region of a peer (chunking: no effect here)",
 ))
 register(OpDef(
@@ -239,7 +240,7 @@ register(OpDef(
     ref=lambda a: f"_pto.dist.get({a.dst}, {a.peer}, {a.src}, {a.where}, {a.dst_offsets}, {a.src_offsets}, {a.shape})",
     sim=lambda a, dst: (f"_pto.dist.get({a.dst}, {a.peer}, {a.src}, {a.where}, {a.dst_offsets}, {a.src_offsets}, "
                         f"{a.shape})"),
-    gm="read", writes="dst", dsl_args=_with_where(("dst", "peer", "src", "dst_offsets", "src_offsets", "shape")),
+    traits=(GlobalMemoryAccess("read"),), writes="dst", dsl_args=_with_where(("dst", "peer", "src", "dst_offsets", "src_offsets", "shape")),
     doc="copy a peer's window region into a local tensor (or a region of it)",
 ))
 
@@ -255,7 +256,7 @@ def _coll(name: str, params: tuple, call: str, writes: str, doc: str, enums=None
                       f"{a.where}))",
         sim=lambda a, dst: f"(yield from _pto.dist.{call}({', '.join(str(getattr(a, n)) for n in order or pnames)}, "
                            f"{a.where}))",
-        gm="write", writes=writes, dsl_args=_with_where(pnames, enums), doc=doc,
+        traits=(GlobalMemoryAccess("write"),), writes=writes, dsl_args=_with_where(pnames, enums), doc=doc,
     ))
 
 

@@ -33,7 +33,7 @@ from pypto.ir.types import ScalarType, TensorType, TileType, describe
 from pypto.language.enums import MemorySpace
 from pypto.ops.builder import build
 from pypto.ops.registry import OpArgs, OpDef, Param, get_op, register
-from pypto.ops.traits import Lockstep, MemorySpaces, ViewOf
+from pypto.ops.traits import InPlaceSafe, Lockstep, MemorySpaces, ViewOf
 from pypto.ops.rules import VEC_SPACES, check_region, const_ints, expect, static_ints, tensor_extents
 from pypto.ir.nodes import ConstFloat
 
@@ -358,8 +358,10 @@ register(OpDef(
     dsl="assemble", operand_kinds=("tile", "tile"),
     # Vec into Vec (TINSERT), or Acc into Mat (the FIXPIPE drain; the type rule pairs them); the
     # result lives where the target does
-    input_spaces=(("target", (MemorySpace.Vec, MemorySpace.Mat)), ("src", (MemorySpace.Vec, MemorySpace.Acc))),
-    updates="target", inplace_safe=True,  # the result may take the target's buffer (TINSERT in place)
+    # (InPlaceSafe: the result may take the target's buffer, TINSERT in place)
+    traits=(InPlaceSafe(), MemorySpaces((("target", (MemorySpace.Vec, MemorySpace.Mat)),
+                                         ("src", (MemorySpace.Vec, MemorySpace.Acc))), None)),
+    updates="target",
     doc="target with src written at offset (TINSERT; an FP32 Acc src into a BF16/FP16 Mat target narrows "
         "round-half-to-even, the FIXPIPE drain); the result is the updated target",
 ))

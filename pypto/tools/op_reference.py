@@ -62,6 +62,13 @@ FAMILY_CONTRACT = {
                   "initial value, added once; a batched product is one 2-D product per batch.",
     "debug_ops": "No numerics: a snapshot or a print of the value as it is.",
     "task_ops": "No numerics: task bookkeeping.",
+    "array_ops": "Exact: integer / BOOL scalar elements of an on-core array, read and written as stored "
+                 "(a bad index is a located error).",
+    "cross_core": "Exact: a pipe moves a tile's bytes between an AIC and an AIV core unchanged (a split "
+                  "carries a half); no arithmetic.",
+    "distributed": "put / get / remote_load / remote_store copy bytes exactly; a collective reduces in the "
+                   "operand dtype, one rounding per step, over the ranks in an order drawn from sim_seed "
+                   "(docs/distributed.md), bit-identical to that fixed-order chain.",
 }
 
 _SHAPE = [16, 16]

@@ -143,7 +143,7 @@ def test_spmd_blocks_run_on_their_own_cores():
 @pytest.mark.parametrize("loop, message", [
     ("pl.spmd(2, predicate=True)", "predicate= must be `tensor[index] OP int_literal`"),
     ("pl.spmd(2, sync_start=1)", "sync_start must be True or False"),
-    ("pl.spmd()", "pl.spmd takes the block count positionally"),
+    ("pl.spmd()", "pl.spmd takes one block count: pl.spmd(n) or pl.spmd(core_num=n)"),
     ("pl.spmd(a)", "pl.spmd block count must be an integer"),
     ("pl.spmd(0)", "pl.spmd block count must be >= 1"),
 ])

@@ -382,6 +382,8 @@ def bind_dynamic(annotations, values: dict, resolve) -> dict[str, int]:
 
 
 class _Return(Exception):
+    """A ``return`` statement of the interpreted host body (unwinds to the body's caller)."""
+
     def __init__(self, value):
         self.value = value
 
