@@ -331,7 +331,7 @@ def parse_annotation(node: ast.AST, resolve: Callable[[ast.AST], Any], src: Sour
             if isinstance(v, MemorySpace):
                 space = v
             elif isinstance(v, ann.TileView):
-                valid = tuple(int(x) for x in v.valid_shape) if v.valid_shape is not None else None
+                valid = _tile_view_valid(v.valid_shape, shape, what, src.span(extra))
             elif isinstance(v, ann.MemRef):
                 memref = _memref(v, what, src.span(extra))
             else:
@@ -415,6 +415,25 @@ def _slot_memref(node: ast.AST, resolve, src: SourceInfo, what: str) -> bool:
 
 def _slice_items(node: ast.AST) -> list[ast.AST]:
     return list(node.elts) if isinstance(node, ast.Tuple) else [node]
+
+
+def _tile_view_valid(valid, shape, what: str, span: Span):
+    """``pl.TileView(valid_shape=[...])`` of a tile annotation: one extent per dimension, each an int
+    or an integer scalar of the kernel (a run-time valid shape, as ``pl.load(..., valid_shape=)``
+    gives). Anything else is a located error, not a failure inside the parser."""
+    if valid is None:
+        return None
+    if not isinstance(valid, (list, tuple)) or len(valid) != len(shape):
+        raise ParserTypeError(f"{what}: pl.TileView valid_shape must list one extent per dimension of {list(shape)}, "
+                              f"got {_describe_static(valid)}", span)
+    out = []
+    for x in valid:
+        if isinstance(x, bool) or not isinstance(x, (int, Expr)) or (
+                isinstance(x, Expr) and not (isinstance(x.type, ScalarType) and x.type.dtype.is_int())):
+            raise ParserTypeError(f"{what}: a pl.TileView valid_shape extent must be an int or an integer scalar, "
+                                  f"got {_describe_static(x)}", span)
+        out.append(x)
+    return tuple(out)
 
 
 def _shape(node: ast.AST, resolve, src: SourceInfo, what: str) -> tuple[int, ...]:
