@@ -183,53 +183,37 @@ class _SSABuilder:
     def for_stmt(self, s: ForStmt, env: dict) -> ForStmt:
         start, stop, step = self.uses((s.start, s.stop, s.step), env, s.span)
         inits = self.uses(s.init_values, env, s.span)
-        own = {id(s.loop_var), *map(id, s.iter_args)}
         # values defined before the loop and re-defined in it are carried through it
-        carried = [v for v in _unique(defined_vars(s.body)) if id(v) in env and id(v) not in own]
+        carried = self._carried(s, env, {id(s.loop_var), *map(id, s.iter_args)})
         benv = dict(env)
         loop_var = self.version(s.loop_var)
         benv[id(s.loop_var)] = loop_var
-        iter_args = []
-        for it in s.iter_args:
-            benv[id(it)] = nit = self.version(it)
-            iter_args.append(nit)
-        new_its, new_inits = [], []
-        for c in carried:
-            _check_assigned_types(c, s.body, "loop-carried value")
-            new_inits.append(env[id(c)])
-            benv[id(c)] = it = Var(c.name, c.type, s.span)
-            self.defined.add(id(it))
-            new_its.append(it)
-        body_in = list(s.body)
-        yld = body_in.pop() if body_in and isinstance(body_in[-1], YieldStmt) else None
-        body = list(self.block(body_in, benv))
-        if yld is not None or carried:
-            ys = self.uses(yld.values, benv, yld.span) if yld is not None else ()
-            extra = tuple(benv[id(c)] for c in carried)
-            if yld is not None and not extra and _same(ys, yld.values):
-                body.append(yld)
-            else:
-                body.append(YieldStmt(ys + extra, yld.span if yld is not None else s.span))
-        rvs = []
-        for rv in s.return_vars:
-            env[id(rv)] = nrv = self.version(rv)
-            rvs.append(nrv)
-        for c in carried:
-            env[id(c)] = rv = Var(c.name, c.type, s.span)
-            self.defined.add(id(rv))
-            rvs.append(rv)
-        new = {"loop_var": loop_var, "start": start, "stop": stop, "step": step,
-               "iter_args": (*iter_args, *new_its), "init_values": (*inits, *new_inits), "body": tuple(body),
-               "return_vars": tuple(rvs)}
+        _, iter_args, inits, body, rvs = self._loop(s, env, benv, inits, carried)
+        new = {"loop_var": loop_var, "start": start, "stop": stop, "step": step, "iter_args": iter_args,
+               "init_values": inits, "body": body, "return_vars": rvs}
         return s if all(_same(new[k], getattr(s, k)) for k in new) else s.replace(**new)
 
     def while_stmt(self, s: WhileStmt, env: dict) -> WhileStmt:
         """As a loop: a Var defined before the loop and re-defined in its body is carried; the
         condition reads the iter_args (it is evaluated before every iteration)."""
         inits = self.uses(s.init_values, env, s.span)
-        own = set(map(id, s.iter_args))
-        carried = [v for v in _unique(defined_vars(s.body)) if id(v) in env and id(v) not in own]
-        benv = dict(env)
+        carried = self._carried(s, env, set(map(id, s.iter_args)))
+        cond, iter_args, inits, body, rvs = self._loop(s, env, dict(env), inits, carried,
+                                                       lambda benv: self.use(s.cond, benv, s.span))
+        new = {"cond": cond, "iter_args": iter_args, "init_values": inits, "body": body, "return_vars": rvs}
+        return s if all(_same(new[k], getattr(s, k)) for k in new) else s.replace(**new)
+
+    @staticmethod
+    def _carried(s, env: dict, own: set) -> list:
+        """The Vars defined before loop ``s`` and re-defined in its body (carried through it)."""
+        return [v for v in _unique(defined_vars(s.body)) if id(v) in env and id(v) not in own]
+
+    def _loop(self, s, env: dict, benv: dict, inits, carried, head=None):
+        """The SSA parts a for and a while loop share: versioned iter_args (the explicit ones, then
+        one per carried Var, starting from its value before the loop), the body renamed in ``benv``
+        and ending in a yield of every carried value, and the return vars (which ``env`` maps the
+        carried Vars to after the loop). ``head(benv)``, run once the iter_args are bound and before
+        the body, gives the while's condition. Returns (head, iter_args, init_values, body, return_vars)."""
         iter_args = []
         for it in s.iter_args:
             benv[id(it)] = nit = self.version(it)
@@ -241,7 +225,7 @@ class _SSABuilder:
             benv[id(c)] = it = Var(c.name, c.type, s.span)
             self.defined.add(id(it))
             new_its.append(it)
-        cond = self.use(s.cond, benv, s.span)
+        first = head(benv) if head is not None else None
         body_in = list(s.body)
         yld = body_in.pop() if body_in and isinstance(body_in[-1], YieldStmt) else None
         body = list(self.block(body_in, benv))
@@ -260,9 +244,7 @@ class _SSABuilder:
             env[id(c)] = rv = Var(c.name, c.type, s.span)
             self.defined.add(id(rv))
             rvs.append(rv)
-        new = {"cond": cond, "iter_args": (*iter_args, *new_its), "init_values": (*inits, *new_inits),
-               "body": tuple(body), "return_vars": tuple(rvs)}
-        return s if all(_same(new[k], getattr(s, k)) for k in new) else s.replace(**new)
+        return first, (*iter_args, *new_its), (*inits, *new_inits), tuple(body), tuple(rvs)
 
     def if_stmt(self, s: IfStmt, env: dict) -> IfStmt:
         cond = self.use(s.cond, env, s.span)
