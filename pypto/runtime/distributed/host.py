@@ -106,6 +106,35 @@ class HostInterpreter:
             return _SAFE_BUILTINS[name]
         raise self.error(f"name '{name}' is not defined in the host orchestrator", node, cls=ParserError)
 
+    def read(self, v: Any) -> Any:
+        """``v`` about to be *read* by the host (arithmetic, a comparison, a condition, a builtin):
+        a host tensor may be an output of a queued launch, so the queued launches run first, as a
+        host that reads device results synchronises with the device. Without this the host would
+        compute with the tensor's stale contents."""
+        if isinstance(v, torch.Tensor) and self.plan:
+            self.flush()
+        return v
+
+    def truth(self, v: Any, node: ast.AST) -> bool:
+        """The truth of a host condition; a multi-element tensor is a located error."""
+        if isinstance(v, torch.Tensor) and v.numel() != 1:
+            raise self.error(f"a host condition on a tensor of {v.numel()} elements is ambiguous", node,
+                             "index one element (y[0, 0]) or reduce it first", cls=ParserError)
+        return bool(v)
+
+    def index(self, v: Any, node: ast.AST, what: str) -> int:
+        """``v`` as an integer extent / bound; a non-integral value (``N / 2`` is a float in Python)
+        is a located error rather than silently truncated."""
+        v = self.read(v)
+        if isinstance(v, torch.Tensor) and v.numel() == 1 and not v.is_floating_point():
+            v = int(v)
+        if isinstance(v, bool) or not isinstance(v, int):
+            if isinstance(v, float) and v.is_integer():
+                return int(v)
+            raise self.error(f"{what} must be an integer, got {v!r}", node,
+                             "use // for integer division in the host orchestrator", cls=ParserError)
+        return v
+
     # -- statements ------------------------------------------------------------------------
     def run(self, body: list[ast.stmt]) -> Any:
         try:
@@ -152,7 +181,7 @@ class HostInterpreter:
             if s.orelse:
                 self.block(s.orelse)
         elif isinstance(s, ast.If):
-            self.block(s.body if self.expr(s.test) else s.orelse)
+            self.block(s.body if self.truth(self.read(self.expr(s.test)), s.test) else s.orelse)
         elif isinstance(s, ast.Return):
             raise _Return(self.expr(s.value) if s.value is not None else None)
         elif isinstance(s, ast.Pass):
@@ -191,9 +220,9 @@ class HostInterpreter:
             op = _BINOPS.get(type(e.op))
             if op is None:
                 raise self.error(f"operator {type(e.op).__name__} is not supported in a host orchestrator", e)
-            return op(self.expr(e.left), self.expr(e.right))
+            return op(self.read(self.expr(e.left)), self.read(self.expr(e.right)))
         if isinstance(e, ast.UnaryOp):
-            v = self.expr(e.operand)
+            v = self.read(self.expr(e.operand))
             if isinstance(e.op, ast.USub):
                 return -v
             if isinstance(e.op, ast.Not):
@@ -201,10 +230,16 @@ class HostInterpreter:
             if isinstance(e.op, ast.UAdd):
                 return +v
         if isinstance(e, ast.Compare) and len(e.ops) == 1 and type(e.ops[0]) in _CMPOPS:
-            return _CMPOPS[type(e.ops[0])](self.expr(e.left), self.expr(e.comparators[0]))
+            return _CMPOPS[type(e.ops[0])](self.read(self.expr(e.left)), self.read(self.expr(e.comparators[0])))
         if isinstance(e, ast.BoolOp):
-            vals = [self.expr(v) for v in e.values]
-            return all(vals) if isinstance(e.op, ast.And) else any(vals)
+            # Python's semantics: short-circuit, and the value is the operand that decided
+            # (``n = k or 4`` is k when k is truthy, not True)
+            v = None
+            for x in e.values:
+                v = self.read(self.expr(x))
+                if self.truth(v, x) != isinstance(e.op, ast.And):
+                    return v
+            return v
         if isinstance(e, ast.Subscript):
             return self.subscript(e)
         if isinstance(e, ast.Slice):
@@ -226,12 +261,21 @@ class HostInterpreter:
         from pypto.language.jit import JITFunction
 
         fn = self.expr(e.func)
-        kwargs = {k.arg: self.expr(k.value) for k in e.keywords}
+        # Python's order: positional arguments, then keywords (a launch inside an argument queues
+        # in that order)
         args = [self.expr(a) for a in e.args]
+        kwargs = {}
+        for k in e.keywords:
+            if k.arg is None:
+                raise self.error("**kwargs is not supported in a host orchestrator", k.value)
+            kwargs[k.arg] = self.expr(k.value)
+        if any(isinstance(a, ast.Starred) for a in e.args):
+            raise self.error("*args is not supported in a host orchestrator", e)
         if fn is pl.range or fn is range:
-            return range(*args, **kwargs)
+            return range(*[self.index(a, e, "a range bound") for a in args],
+                         **{k: self.index(v, e, "a range bound") for k, v in kwargs.items()})
         if fn in (len, min, max, int, abs):
-            return fn(*args, **kwargs)
+            return fn(*[self.read(a) for a in args], **kwargs)
         if fn is pld.world_size:
             return self.nranks
         if fn is pld.alloc_window_buffer:
@@ -267,10 +311,10 @@ class HostInterpreter:
                 raise self.error("pld.alloc_window_buffer(shape, dtype=...) needs a dtype", e, cls=ParserError)
             n = 1
             for d in size:
-                n *= int(d)
+                n *= self.index(d, e, "a window extent")
             nbytes = n * dtype.itemsize
         else:
-            nbytes = int(size)
+            nbytes = self.index(size, e, "a window size")
         if nbytes <= 0:
             raise self.error(f"pld.alloc_window_buffer: {nbytes} bytes is not a valid size", e, cls=ParserError)
         buf = WindowBuffer(name, max(nbytes, WINDOW_FLOOR))
@@ -286,7 +330,7 @@ class HostInterpreter:
         if len(args) < 2 or not isinstance(args[0], WindowBuffer) or not isinstance(dtype, DataType) or kwargs:
             raise self.error("pld.window takes (buffer, shape, dtype=...) with a buffer from pld.alloc_window_buffer",
                              e, cls=ParserError)
-        return WindowView(args[0], tuple(int(d) for d in args[1]), dtype)
+        return WindowView(args[0], tuple(self.index(d, e, "a window view extent") for d in args[1]), dtype)
 
     def launch(self, e, fn, args, kwargs) -> None:
         # without device= a launch goes to rank 0 (the first card of device_ids)
@@ -311,9 +355,11 @@ class HostInterpreter:
         self.flush()
         if self.compile_only:
             return args[0] if args else None
-        views = [a for a in args if isinstance(a, WindowView)]
-        if not views:
-            raise self.error(f"pld.tensor.{name} on the host takes window views (pld.window(...))", e)
+        # allgather(local, target): the target is a window view, the local part a view or host tensor
+        pos = 1 if name == "dist.allgather" else 0
+        if len(args) <= pos or not isinstance(args[pos], WindowView):
+            raise self.error(f"pld.tensor.{name.split('.')[-1]} on the host takes window views (pld.window(...)) "
+                             "as its positional tensor arguments", e)
         return _HOST_COLLECTIVES[name](self, e, args, kwargs)
 
 
@@ -377,7 +423,12 @@ def bind_dynamic(annotations, values: dict, resolve) -> dict[str, int]:
             if isinstance(d, ast.Name) and i < v.dim():
                 obj = resolve(d.id)
                 if isinstance(obj, DynDim):
-                    out.setdefault(obj.name, int(v.shape[i]))
+                    have = out.setdefault(obj.name, int(v.shape[i]))
+                    if have != int(v.shape[i]):
+                        # two arguments disagree on one extent: taking the first silently would
+                        # size the program for one of them and misread the other
+                        raise ParserError(f"the dynamic extent {obj.name} is {have} by one host argument and "
+                                          f"{int(v.shape[i])} by '{name}' (dim {i})")
     return out
 
 
@@ -388,13 +439,24 @@ class _Return(Exception):
         self.value = value
 
 
-def _op_name(v, default: str) -> str:
-    return getattr(v, "name", None) or (v if isinstance(v, str) else default)
+_REDUCE_OPS = ("Sum", "Max", "Min", "Prod")
+
+
+def _op_name(h: HostInterpreter, e, v, default: str) -> str:
+    """The reduce op's name (``pld.ReduceOp.Max`` or "Max"); anything else is a located error (it
+    used to fall back to Sum silently)."""
+    if v is None:
+        return default
+    name = v if isinstance(v, str) else getattr(v, "name", None)
+    if name not in _REDUCE_OPS:
+        raise h.error(f"op={v!r} is not a reduce op", e, f"use pld.ReduceOp.{' / '.join(_REDUCE_OPS)}",
+                      cls=ParserError)
+    return name
 
 
 def _host_allreduce(h: HostInterpreter, e, args, kwargs):
     view = args[0]
-    op = _op_name(kwargs.get("op", args[2] if len(args) > 2 else None), "Sum")
+    op = _op_name(h, e, kwargs.get("op", args[2] if len(args) > 2 else None), "Sum")
     ts = {r: view.on(r) for r in range(h.nranks)}
     res = support_dist.reduce_chain([ts[r] for r in h.world.order(list(range(h.nranks)))], op)
     for t in ts.values():
@@ -404,7 +466,9 @@ def _host_allreduce(h: HostInterpreter, e, args, kwargs):
 
 def _host_broadcast(h: HostInterpreter, e, args, kwargs):
     view = args[0]
-    root = int(kwargs.get("root", args[2] if len(args) > 2 else 0))
+    root = h.index(kwargs.get("root", args[2] if len(args) > 2 else 0), e, "broadcast root")
+    if not 0 <= root < h.nranks:
+        raise h.error(f"broadcast root {root} is not a rank of this program (0..{h.nranks - 1})", e, cls=ParserError)
     src = view.on(root).clone()
     for r in range(h.nranks):
         view.on(r).copy_(src)
@@ -423,8 +487,12 @@ def _host_allgather(h: HostInterpreter, e, args, kwargs):
 
 def _host_reduce_scatter(h: HostInterpreter, e, args, kwargs):
     view = args[0]
-    op = _op_name(kwargs.get("op", args[2] if len(args) > 2 else None), "Sum")
+    op = _op_name(h, e, kwargs.get("op", args[2] if len(args) > 2 else None), "Sum")
     n = h.nranks
+    if view.shape[0] % n:
+        # torch.chunk would hand out uneven (or fewer than n) chunks: a wrong scatter, not an error
+        raise h.error(f"pld.tensor.reduce_scatter: dim 0 of the window view ({view.shape[0]}) is not divisible "
+                      f"by the {n} ranks", e, cls=ParserError)
     ts = {r: view.on(r) for r in range(n)}
     order = h.world.order(list(range(n)))
     res = [support_dist.reduce_chain([ts[m].chunk(n)[i] for m in order], op) for i in range(n)]

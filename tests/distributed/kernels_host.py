@@ -1,0 +1,74 @@
+"""Host orchestrators for the host-interpreter regression tests (issue 17). They reuse the per-rank
+programs of kernels_dist; they live at module level because host bodies are read from source."""
+import pypto.language as pl
+import pypto.language.distributed as pld
+
+from tests.distributed.kernels_dist import MAXR, N, allreduce_sum_rank, publish_rank
+
+HD = pl.dynamic("HD")
+
+
+@pl.jit.host
+def read_after_launch(x: pl.Tensor[[MAXR, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[MAXR, 1, N], pl.FP32]]):
+    data_buf = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+    sig_buf = pld.alloc_window_buffer([MAXR, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        allreduce_sum_rank(x[r], y[r], pld.window(data_buf, [1, N], dtype=pl.FP32),
+                           pld.window(sig_buf, [MAXR, 1], dtype=pl.INT32), device=r)
+    # the host reads a launch's output: the queued launches must have run first
+    return y[0, 0, 0] + 0.0
+
+
+@pl.jit.host
+def condition_on_output(x: pl.Tensor[[MAXR, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[MAXR, 1, N], pl.FP32]]):
+    data_buf = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+    sig_buf = pld.alloc_window_buffer([MAXR, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        allreduce_sum_rank(x[r], y[r], pld.window(data_buf, [1, N], dtype=pl.FP32),
+                           pld.window(sig_buf, [MAXR, 1], dtype=pl.INT32), device=r)
+    if y[1, 0, 0] == 0:
+        return 0
+    return 1
+
+
+@pl.jit.host
+def bool_values(x: pl.Tensor[[MAXR, 1, N], pl.FP32]):
+    # Python's `or` / `and` give the deciding operand, and short-circuit
+    a = (x.shape[0] > 100) or x.shape[2] // 2
+    b = 0 and undefined_name  # noqa: F821 - never evaluated
+    c = x.shape[0] and 5
+    return a, b, c
+
+
+@pl.jit.host
+def float_extent(x: pl.Tensor[[MAXR, 1, N], pl.FP32]):
+    buf = pld.alloc_window_buffer([N / 3, 1], dtype=pl.FP32)
+    return buf
+
+
+@pl.jit.host
+def bad_reduce_op(x: pl.Tensor[[MAXR, 1, N], pl.FP32]):
+    data_buf = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+    for r in pl.range(pld.world_size()):
+        publish_rank(x[r], pld.window(data_buf, [1, N], dtype=pl.FP32), device=r)
+    data = pld.tensor.allreduce(pld.window(data_buf, [1, N], dtype=pl.FP32), op=1)
+    return data
+
+
+@pl.jit.host
+def uneven_reduce_scatter(x: pl.Tensor[[MAXR, 1, N], pl.FP32]):
+    buf = pld.alloc_window_buffer([3, N], dtype=pl.FP32)
+    data = pld.tensor.reduce_scatter(pld.window(buf, [3, N], dtype=pl.FP32), op=pld.ReduceOp.Sum)
+    return data
+
+
+@pl.jit.host
+def dyn_conflict(x: pl.Tensor[[HD, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[HD, 1, N], pl.FP32]]):
+    return x.shape[0]
+
+
+@pl.jit.host
+def bad_broadcast_root(x: pl.Tensor[[MAXR, 1, N], pl.FP32]):
+    buf = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+    data = pld.tensor.broadcast(pld.window(buf, [1, N], dtype=pl.FP32), root=5)
+    return data

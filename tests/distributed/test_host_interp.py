@@ -1,0 +1,63 @@
+"""The host interpreter (pypto/runtime/distributed/host.py): results it used to get silently wrong
+(a host read of a queued launch's output saw stale memory; `or` / `and` returned booleans; a
+non-integral extent was truncated; an unknown reduce op became Sum; an uneven host reduce_scatter
+scattered uneven chunks; two arguments disagreeing on a dynamic extent were not noticed) and the
+located errors that replace them."""
+import pytest
+import torch
+
+from pypto.errors import ParserError
+from pypto.ir.distributed_compiled_program import DistributedConfig
+from pypto.runtime import RunConfig
+
+from tests.distributed import kernels_host as H
+from tests.distributed.kernels_dist import MAXR, N
+
+
+def cfg(nranks: int, seed: int | None = 0) -> RunConfig:
+    return RunConfig(platform="a2a3sim", sim_seed=seed,
+                     distributed_config=DistributedConfig(device_ids=list(range(nranks))))
+
+
+def test_host_read_of_a_launch_output_sees_the_result():
+    x = torch.arange(MAXR * N, dtype=torch.float32).reshape(MAXR, 1, N)
+    y = torch.zeros(MAXR, 1, N)
+    v = H.read_after_launch(x, y, config=cfg(2))
+    # integers: the order of the two-rank sum cannot change it
+    assert float(v) == float(x[0, 0, 0] + x[1, 0, 0]) == float(y[0, 0, 0]) != 0.0
+
+
+def test_host_condition_on_a_launch_output():
+    x = torch.ones(MAXR, 1, N)
+    assert H.condition_on_output(x, torch.zeros(MAXR, 1, N), config=cfg(2)) == 1
+
+
+def test_boolean_operators_have_python_values():
+    assert H.bool_values(torch.zeros(MAXR, 1, N), config=cfg(2)) == (N // 2, 0, 5)
+
+
+def test_a_fractional_window_extent_is_an_error():
+    with pytest.raises(ParserError, match="must be an integer") as ei:
+        H.float_extent(torch.zeros(MAXR, 1, N), config=cfg(2))
+    assert "kernels_host.py" in str(ei.value)
+
+
+def test_an_unknown_reduce_op_is_an_error_not_sum():
+    with pytest.raises(ParserError, match="not a reduce op"):
+        H.bad_reduce_op(torch.ones(MAXR, 1, N), config=cfg(2))
+
+
+def test_an_uneven_host_reduce_scatter_is_an_error():
+    with pytest.raises(ParserError, match="not divisible by the 2 ranks"):
+        H.uneven_reduce_scatter(torch.ones(MAXR, 1, N), config=cfg(2))
+
+
+def test_a_broadcast_root_outside_the_ranks_is_an_error():
+    with pytest.raises(ParserError, match="root 5 is not a rank"):
+        H.bad_broadcast_root(torch.ones(MAXR, 1, N), config=cfg(2))
+
+
+def test_dynamic_extent_disagreement_is_an_error():
+    with pytest.raises(ParserError, match="HD is 4 by one host argument and 3"):
+        H.dyn_conflict(torch.zeros(4, 1, N), torch.zeros(3, 1, N), config=cfg(2))
+    assert H.dyn_conflict(torch.zeros(3, 1, N), torch.zeros(3, 1, N), config=cfg(2)) == 3
