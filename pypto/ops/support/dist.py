@@ -99,7 +99,10 @@ class _Rendezvous:
     def __init__(self, kind: str, n: int, where: str):
         self.kind, self.n, self.where = kind, n, where
         self.parts: dict[int, Any] = {}
+        self.vcs: dict[int, list[int]] = {}
         self.done = False
+        self.taken = 0
+        self.full: tuple = ()
 
 
 class World:
@@ -160,6 +163,42 @@ class World:
             raise SimulationError(f"{op}: the window view is not aligned to its {es}-byte elements")
         return torch.empty(0, dtype=t.dtype).set_(other.untyped_storage(), start // es, t.shape, t.stride())
 
+    # -- peer memory: every access of another rank's window goes through these three methods,
+    # which an engine whose ranks live in other processes overrides (RayWorld,
+    # pypto.runtime.distributed.ray_engine) ----------------------------------------------------
+    def peer_read_into(self, rank: int, dst: torch.Tensor, local: torch.Tensor, peer: int, op: str,
+                       where: str) -> None:
+        """Copy the region ``local`` (a view of this rank's window) covers in ``peer``'s window into ``dst``."""
+        with self.lock:
+            src = self.peer_view(local, peer, op)
+            self.record(rank, src, False, op, where)
+            dst.copy_(src if src.shape == dst.shape else src.reshape(dst.shape))
+
+    def peer_write(self, rank: int, local: torch.Tensor, peer: int, data: torch.Tensor, atomic: bool, op: str,
+                   where: str) -> None:
+        """Write (``atomic``: add) ``data`` into the region ``local`` covers in ``peer``'s window."""
+        with self.lock:
+            dst = self.peer_view(local, peer, op)
+            self.record(rank, dst, True, op, where)
+            if atomic:
+                dst.add_(data)
+            else:
+                dst.copy_(data)
+            self.bump()
+
+    def peer_notify(self, rank: int, t: torch.Tensor, peer: int, cell: tuple, value: int, op: str) -> None:
+        """Set (``Set``) or add to (``AtomicAdd``) the signal cell ``cell`` of ``peer``'s copy of ``t``."""
+        with self.lock:
+            pv = self.peer_view(t, peer, "pld.system.notify")
+            self.vc[rank][rank] += 1
+            key = (pv.untyped_storage().data_ptr(), pv.storage_offset(), cell)
+            self.signal_vc[key] = _merge(list(self.vc[rank]), self.signal_vc.get(key))
+            if op == "Set":
+                pv[cell] = value
+            else:
+                pv[cell] += value
+            self.bump()
+
     # -- race check ------------------------------------------------------------------------
     def record(self, rank: int, t: torch.Tensor, write: bool, what: str, where: str) -> None:
         """Log an access of window memory ``t`` (any rank's copy) by ``rank`` (lock held or not)."""
@@ -216,36 +255,44 @@ class World:
     def block(self, rank: int, what: str, ready: Callable[[], bool]):
         """Generator: yield poll cycles until ``ready()`` (checked under the lock) holds. Raises a
         deadlock error when no progress happens while every unfinished rank is blocked."""
-        quiet = 0
-        seen = None
+        state = [None, 0]
         while True:
             with self.lock:
-                if ready():
-                    self.blocked.pop(rank, None)
-                    self.bump()
+                if self.check(rank, what, ready(), state):
                     return
-                if self.failed:
-                    bad = ", ".join(f"rank {r}" for r in sorted(self.failed))
-                    self.blocked.pop(rank, None)
-                    raise SimulationError(f"rank {rank}: {what} abandoned: {bad} failed")
-                self.blocked[rank] = what
-                if seen == self.progress:
-                    quiet += 1
-                else:
-                    seen, quiet = self.progress, 0
-                alive = set(range(self.nranks)) - self.finished
-                if quiet >= NO_PROGRESS_CHECKS and alive and alive <= set(self.blocked):
-                    lines = "; ".join(f"rank {r} in {self.blocked[r]}" for r in sorted(alive))
-                    done = sorted(self.finished)
-                    tail = f" (ranks {done} finished)" if done else ""
-                    self.blocked.pop(rank, None)
-                    err = SimulationError(f"deadlock: every unfinished rank waits on a condition no rank can "
-                                          f"satisfy: {lines}{tail}")
-                    self.failed.setdefault(rank, err)
-                    self.bump()
-                    raise err
                 self.lock.wait(POLL_SLEEP_S)
             yield WAIT_POLL_CYCLES
+
+    def check(self, rank: int, what: str, ready: bool, state: list) -> bool:
+        """One check of a blocked rank (lock held): True when ``ready``; raises when another rank
+        failed (abandoned) or when no progress happened for ``NO_PROGRESS_CHECKS`` checks while
+        every unfinished rank is blocked (deadlock). ``state`` is the waiter's ``[seen progress,
+        quiet checks]``, kept between checks."""
+        if ready:
+            self.blocked.pop(rank, None)
+            self.bump()
+            return True
+        if self.failed:
+            bad = ", ".join(f"rank {r}" for r in sorted(self.failed))
+            self.blocked.pop(rank, None)
+            raise SimulationError(f"rank {rank}: {what} abandoned: {bad} failed")
+        self.blocked[rank] = what
+        if state[0] == self.progress:
+            state[1] += 1
+        else:
+            state[0], state[1] = self.progress, 0
+        alive = set(range(self.nranks)) - self.finished
+        if state[1] >= NO_PROGRESS_CHECKS and alive and alive <= set(self.blocked):
+            lines = "; ".join(f"rank {r} in {self.blocked[r]}" for r in sorted(alive))
+            done = sorted(self.finished)
+            tail = f" (ranks {done} finished)" if done else ""
+            self.blocked.pop(rank, None)
+            err = SimulationError(f"deadlock: every unfinished rank waits on a condition no rank can "
+                                  f"satisfy: {lines}{tail}")
+            self.failed.setdefault(rank, err)
+            self.bump()
+            raise err
+        return False
 
     # -- collectives -------------------------------------------------------------------------
     def order(self, members: list[int]) -> list[int]:
@@ -256,30 +303,44 @@ class World:
         self._order_rng.shuffle(ranks)
         return ranks
 
-    def rendezvous(self, rank: int, key: tuple, n: int, part: Any, where: str, finish: Callable[[dict], Any]):
-        """Generator: deposit ``part`` for collective ``key`` (counted per rank, so the k-th call of
-        each rank meets the k-th of the others); the last of ``n`` arrivals runs ``finish(parts)``
-        under the lock. Returns ``finish``'s result for everyone."""
+    def rendezvous(self, rank: int, key: tuple, n: int, part: Any, where: str, finish: Callable):
+        """Generator: deposit ``part`` for collective ``key`` = ``(kind, group id)`` (counted per
+        rank, so the k-th call of each rank meets the k-th of the others); the last of ``n``
+        arrivals runs ``finish(world, group, parts)`` under the lock. Returns ``finish``'s result
+        for everyone."""
         with self.lock:
-            seq_key = (key, rank)
-            k = self._seq.get(seq_key, 0)
-            self._seq[seq_key] = k + 1
-            full = (key, k)
-            rdv = self._rdv.get(full)
-            if rdv is None:
-                rdv = self._rdv[full] = _Rendezvous(key[0], n, where)
-            rdv.parts[rank] = part
-            rdv.vcs = getattr(rdv, "vcs", {})
-            self.vc[rank][rank] += 1
-            rdv.vcs[rank] = list(self.vc[rank])
-            if len(rdv.parts) == n:
-                rdv.result = finish(rdv.parts)
-                rdv.done = True
-            self.bump()
+            rdv = self.arrive(rank, key, n, part, where, finish)
         yield from self.block(rank, where, lambda: rdv.done)
         with self.lock:
             for v in rdv.vcs.values():
                 self.vc[rank] = _merge(self.vc[rank], v)
+            return self.take(rdv)
+
+    def arrive(self, rank: int, key: tuple, n: int, part: Any, where: str, finish: Callable) -> "_Rendezvous":
+        """Deposit one rank's part of a collective (lock held); the last arrival computes the result."""
+        seq_key = (key, rank)
+        k = self._seq.get(seq_key, 0)
+        self._seq[seq_key] = k + 1
+        full = (key, k)
+        rdv = self._rdv.get(full)
+        if rdv is None:
+            rdv = self._rdv[full] = _Rendezvous(key[0], n, where)
+            rdv.full = full
+        rdv.parts[rank] = part
+        self.vc[rank][rank] += 1
+        rdv.vcs[rank] = list(self.vc[rank])
+        if len(rdv.parts) == n:
+            rdv.result = finish(self, self.groups[key[1]], rdv.parts)
+            rdv.parts = {}   # the operands are no longer needed (a 64 MiB allreduce holds n of them)
+            rdv.done = True
+        self.bump()
+        return rdv
+
+    def take(self, rdv: "_Rendezvous") -> Any:
+        """One rank takes a finished collective's result (lock held); the last one drops it."""
+        rdv.taken += 1
+        if rdv.taken == rdv.n:
+            self._rdv.pop(rdv.full, None)
         return rdv.result
 
 
@@ -339,17 +400,7 @@ def _cell(t: torch.Tensor, offsets) -> tuple:
 def notify(t: torch.Tensor, offsets, peer: int, value: int, op: str, where: str = "") -> None:
     """``pld.system.notify``: set (``Set``) or add to (``AtomicAdd``) a cell of ``peer``'s signal."""
     w, r = current()
-    cell = _cell(t, offsets)
-    with w.lock:
-        pv = w.peer_view(t, int(peer), "pld.system.notify")
-        w.vc[r][r] += 1
-        key = (pv.untyped_storage().data_ptr(), pv.storage_offset(), cell)
-        w.signal_vc[key] = _merge(list(w.vc[r]), w.signal_vc.get(key))
-        if op == "Set":
-            pv[cell] = int(value)
-        else:
-            pv[cell] += int(value)
-        w.bump()
+    w.peer_notify(r, t, int(peer), _cell(t, offsets), int(value), op)
 
 
 _CMP = {"Eq": lambda a, b: a == b, "Ne": lambda a, b: a != b, "Gt": lambda a, b: a > b,
@@ -369,12 +420,16 @@ def wait(t: torch.Tensor, offsets, expected: int, cmp: str, where: str = ""):
         w.vc[r] = _merge(w.vc[r], w.signal_vc.get(key))
 
 
+def _no_result(world, group, parts) -> None:
+    return None
+
+
 def barrier(t: torch.Tensor, where: str = ""):
     """``pld.tensor.barrier`` (generator): all ranks of the signal's group meet."""
     w, r = current()
     g = w.locate(t, "pld.tensor.barrier")[0].group
     yield from w.rendezvous(r, ("barrier", g.gid), len(g.members), None, f"pld.tensor.barrier at {where}",
-                            lambda parts: None)
+                            _no_result)
     return t
 
 
@@ -384,10 +439,9 @@ def remote_load(dst: torch.Tensor, t: torch.Tensor, peer: int, offsets, where: s
     from pypto.ops.support import region
 
     w, r = current()
-    with w.lock:
-        src = region(w.peer_view(t, int(peer), "pld.tile.remote_load"), offsets, list(dst.shape), "remote_load")
-        w.record(r, src, False, "pld.tile.remote_load", where)
-        dst.copy_(src)
+    # the region in this rank's window; the world maps it to the peer's copy
+    local = region(t, offsets, list(dst.shape), "remote_load")
+    w.peer_read_into(r, dst, local, int(peer), "pld.tile.remote_load", where)
 
 
 def remote_store(tile: torch.Tensor, t: torch.Tensor, peer: int, offsets, atomic: bool, where: str = "") -> torch.Tensor:
@@ -395,14 +449,8 @@ def remote_store(tile: torch.Tensor, t: torch.Tensor, peer: int, offsets, atomic
     from pypto.ops.support import region
 
     w, r = current()
-    with w.lock:
-        dst = region(w.peer_view(t, int(peer), "pld.tile.remote_store"), offsets, list(tile.shape), "remote_store")
-        w.record(r, dst, True, "pld.tile.remote_store", where)
-        if atomic:
-            dst.add_(tile)
-        else:
-            dst.copy_(tile)
-        w.bump()
+    local = region(t, offsets, list(tile.shape), "remote_store")
+    w.peer_write(r, local, int(peer), tile, atomic, "pld.tile.remote_store", where)
     return t
 
 
@@ -422,16 +470,9 @@ def put(dst: torch.Tensor, peer: int, src: torch.Tensor, atomic: bool, where: st
         src_offsets=None, shape=None) -> torch.Tensor:
     """``pld.tensor.put``: copy the local ``src`` (region) into ``dst``'s region of ``peer``'s window."""
     w, r = current()
-    with w.lock:
-        pv = w.peer_view(dst, int(peer), "pld.tensor.put")
-        d, s = _regions(pv, src, dst_offsets, src_offsets, shape, "pld.tensor.put")
-        w.record(r, s, False, "pld.tensor.put (source)", where)
-        w.record(r, d, True, "pld.tensor.put", where)
-        if atomic:
-            d.add_(s)
-        else:
-            d.copy_(s)
-        w.bump()
+    d, s = _regions(dst, src, dst_offsets, src_offsets, shape, "pld.tensor.put")
+    w.record(r, s, False, "pld.tensor.put (source)", where)
+    w.peer_write(r, d, int(peer), s, atomic, "pld.tensor.put", where)
     return dst
 
 
@@ -439,12 +480,12 @@ def get(dst: torch.Tensor, peer: int, src: torch.Tensor, where: str = "", dst_of
         shape=None) -> torch.Tensor:
     """``pld.tensor.get``: copy ``src``'s region of ``peer``'s window into the local ``dst`` (region)."""
     w, r = current()
-    with w.lock:
-        pv = w.peer_view(src, int(peer), "pld.tensor.get")
-        d, s = _regions(dst, pv, dst_offsets, src_offsets, shape, "pld.tensor.get")
-        w.record(r, s, False, "pld.tensor.get", where)
-        w.record(r, d, True, "pld.tensor.get (target)", where)
-        d.copy_(s)
+    if shape is None:
+        d, s = dst, src   # the whole window view (a reshape could copy it out of the window)
+    else:
+        d, s = _regions(dst, src, dst_offsets, src_offsets, shape, "pld.tensor.get")
+    w.peer_read_into(r, d, s, int(peer), "pld.tensor.get", where)
+    w.record(r, d, True, "pld.tensor.get (target)", where)
     return dst
 
 
@@ -470,7 +511,7 @@ def _collect(kind: str, t: torch.Tensor, part, where: str, finish):
     w, r = current()
     g = w.locate(t, f"pld.tensor.{kind}")[0].group
     return (yield from w.rendezvous(r, (kind, g.gid), len(g.members), part, f"pld.tensor.{kind} at {where}",
-                                    lambda parts: finish(w, g, parts)))
+                                    finish))
 
 
 def allreduce(target: torch.Tensor, op: str, where: str = ""):
