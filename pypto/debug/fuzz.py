@@ -176,10 +176,12 @@ def fuzz(kernel, args: Sequence, *, seeds: int | Sequence[int] = 16, platform: s
             import ray  # noqa: F401 - optional dependency
         except ImportError:
             raise RuntimeError("backend='ray' needs the optional dependency: pip install ray") from None
-        import ray
+        from pypto.runtime.distributed.ray_engine import ensure_ray
 
-        if not ray.is_initialized():
-            ray.init(ignore_reinit_error=True, include_dashboard=False, log_to_driver=False)
+        # the cluster the multi-rank engine uses: an initialised Ray, $PYPTO_RAY_ADDRESS, or a local
+        # one (docs/distributed.md, "Pointing it at a cluster"). The workers re-open the build by its
+        # path, so a remote node needs the same file system (or PYPTO_PROG_BUILD_DIR on shared storage)
+        ray = ensure_ray()
         remote = ray.remote(_run_one)
         futures = {s: remote.remote(out_dir, run_args, s, out_idx) for s in seed_list}
         runs = {s: ray.get(futures[s]) for s in track(seed_list, f"fuzz {kernel.fn.__name__}: seeds")}

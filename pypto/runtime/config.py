@@ -149,6 +149,10 @@ class RunConfig:
     # stops the run with an error located at the loop: a condition that never becomes false must
     # not hang the simulator (pypto.ops.support.while_loops)
     max_while_iterations: int = 1 << 20
+    # how the ranks of a @pl.jit.host program run (docs/distributed.md, "Engines"): "inprocess"
+    # (None: the default, a thread per rank) or "ray" (a Ray actor per rank). Ours: the reference
+    # has no such field (its ranks are processes it forks)
+    distributed_backend: Optional[str] = None
 
     def __post_init__(self):
         # (1) platform, (2) backend_type (a property), (3) swimlane level, (4) DFX forces save_kernels,
@@ -160,6 +164,8 @@ class RunConfig:
         if self.backend_type is not None:
             BackendType.of(self.backend_type)  # a clear error for a bad value
         self.backend_type = BackendType.of(self._platform)
+        if self.distributed_backend not in (None, "inprocess", "ray"):
+            raise ValueError(f"RunConfig.distributed_backend must be 'inprocess' or 'ray', got {self.distributed_backend!r}")
         if self.distributed_config is not None:
             from pypto.ir.distributed_compiled_program import DistributedConfig
 

@@ -3,7 +3,8 @@ programs of kernels_dist; they live at module level because host bodies are read
 import pypto.language as pl
 import pypto.language.distributed as pld
 
-from tests.distributed.kernels_dist import MAXR, N, allreduce_sum_rank, publish_rank
+from tests.distributed.kernels_dist import (MAXR, N, allreduce_sum_rank, consume_rank, publish_rank, ring_put_rank,
+                                           ring_store_rank, stuck_rank)
 
 HD = pl.dynamic("HD")
 
@@ -72,3 +73,42 @@ def bad_broadcast_root(x: pl.Tensor[[MAXR, 1, N], pl.FP32]):
     buf = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
     data = pld.tensor.broadcast(pld.window(buf, [1, N], dtype=pl.FP32), root=5)
     return data
+
+
+# ---------------------------------------------------------------- one program exercising every kind of traffic
+# (the engine comparison of test_ray_engine.py): a kernel allreduce, remote_store + barrier + get,
+# put + notify + wait, and a host allreduce between two phases
+@pl.jit.host
+def every_traffic(x: pl.Tensor[[MAXR, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[MAXR, 1, N], pl.FP32]],
+                  z: pl.Out[pl.Tensor[[MAXR, 2, N], pl.FP32]], u: pl.Out[pl.Tensor[[MAXR, 1, N], pl.FP32]],
+                  v: pl.Out[pl.Tensor[[MAXR, 1, N], pl.FP32]]):
+    data_buf = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+    sig_buf = pld.alloc_window_buffer([MAXR, 1], dtype=pl.INT32)
+    src_buf = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+    dst_buf = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+    got_buf = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+    sig2_buf = pld.alloc_window_buffer([MAXR, 1], dtype=pl.INT32)
+    psrc_buf = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+    pdst_buf = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+    psig_buf = pld.alloc_window_buffer([1, 1], dtype=pl.INT32)
+    pub_buf = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+    for r in pl.range(pld.world_size()):
+        allreduce_sum_rank(x[r], y[r], pld.window(data_buf, [1, N], dtype=pl.FP32),
+                           pld.window(sig_buf, [MAXR, 1], dtype=pl.INT32), device=r)
+        ring_store_rank(x[r], z[r], pld.window(src_buf, [1, N], dtype=pl.FP32),
+                        pld.window(dst_buf, [1, N], dtype=pl.FP32), pld.window(got_buf, [1, N], dtype=pl.FP32),
+                        pld.window(sig2_buf, [MAXR, 1], dtype=pl.INT32), device=r)
+        ring_put_rank(x[r], u[r], pld.window(psrc_buf, [1, N], dtype=pl.FP32),
+                      pld.window(pdst_buf, [1, N], dtype=pl.FP32), pld.window(psig_buf, [1, 1], dtype=pl.INT32),
+                      device=r)
+        publish_rank(x[r], pld.window(pub_buf, [1, N], dtype=pl.FP32), device=r)
+    pub = pld.tensor.allreduce(pld.window(pub_buf, [1, N], dtype=pl.FP32), op=pld.ReduceOp.Sum)
+    for r in pl.range(pld.world_size()):
+        consume_rank(pub, v[r], device=r)
+
+
+@pl.jit.host
+def stuck_four(y: pl.Out[pl.Tensor[[MAXR, 1, N], pl.FP32]]):
+    sig_buf = pld.alloc_window_buffer([MAXR, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        stuck_rank(y[r], pld.window(sig_buf, [MAXR, 1], dtype=pl.INT32), device=r)

@@ -2,8 +2,8 @@
 
 An engine gets a :class:`RankPlan` per phase (the per-rank programs the host orchestrator launched
 since its previous host-level collective, each already compiled) and runs them to completion. The
-interface is one method, :meth:`Engine.run_phase`, so another engine (a Ray engine running each rank
-as an actor, window traffic through actor calls; not part of this package yet) plugs in beside the
+interface is one method, :meth:`Engine.run_phase`, so another engine (the Ray engine,
+:mod:`.ray_engine`: each rank an actor, window traffic through actor calls) plugs in beside the
 in-process one without touching the host interpreter or the ops.
 
 The in-process engine (the default, nothing to start): one thread per rank; each thread runs its
@@ -92,24 +92,38 @@ class InProcessEngine(Engine):
             t.start()
         for t in threads:
             t.join()
-        if errors:
-            # the root cause first: a rank that failed on its own, not one abandoned because of it
-            def key(item):
-                r, e = item
-                return ("abandoned" in str(e), "deadlock" not in str(e), r)
-            rank, err = sorted(errors.items(), key=key)[0]
-            if isinstance(err, PyptoError):
-                raise err
-            raise SimulationError(f"rank {rank}: {type(err).__name__}: {err}") from err
+        raise_root_cause(errors)
 
 
-ENGINES = {"inprocess": InProcessEngine}
+def raise_root_cause(errors: dict[int, BaseException]) -> None:
+    """Raise the error of a failed phase (``errors``: rank -> exception; nothing when empty): the
+    root cause first, a rank that failed on its own, not one abandoned because of it."""
+    if not errors:
+        return
+
+    def key(item):
+        r, e = item
+        return ("abandoned" in str(e), "deadlock" not in str(e), r)
+    rank, err = sorted(errors.items(), key=key)[0]
+    if isinstance(err, PyptoError):
+        raise err
+    raise SimulationError(f"rank {rank}: {type(err).__name__}: {err}") from err
+
+
+def _ray_engine() -> Engine:
+    # imported on demand: ray is an optional dependency, and importing it costs a second
+    from pypto.runtime.distributed.ray_engine import RayEngine
+
+    return RayEngine()
+
+
+ENGINES = {"inprocess": InProcessEngine, "ray": _ray_engine}
 
 
 def get_engine(name: str | None) -> Engine:
-    """The engine called ``name`` (default: in-process)."""
+    """The engine called ``name``: ``"inprocess"`` (default) or ``"ray"``."""
     key = name or "inprocess"
     if key not in ENGINES:
-        raise ValueError(f"unknown distributed engine {key!r}: this build has {', '.join(sorted(ENGINES))} "
-                         "(a Ray engine is planned, see docs/distributed.md)")
+        raise ValueError(f"unknown distributed engine {key!r}: use one of {', '.join(sorted(ENGINES))} "
+                         "(RunConfig(distributed_backend=...), docs/distributed.md)")
     return ENGINES[key]()

@@ -263,6 +263,7 @@ def _rank_config(cfg: RunConfig) -> RunConfig:
 
     fields = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg) if f.init}
     fields["distributed_config"] = None
+    fields["distributed_backend"] = None
     fields["backend_type"] = None
     return RunConfig(**fields)
 
@@ -287,7 +288,7 @@ def execute_distributed_compiled(compiled: DistributedCompiledProgram, args: tup
     world = support_dist.World(compiled.nranks, cfg.sim_seed)
     if world_hook is not None:
         world_hook(world)   # e.g. the race check turns on access recording
-    engine = get_engine(cfg.extra.get("distributed_backend") if cfg.extra else None)
+    engine = get_engine(cfg.distributed_backend or (cfg.extra or {}).get("distributed_backend"))
     run_cfg = _rank_config(cfg)
     allocated = []
 

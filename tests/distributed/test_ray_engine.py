@@ -1,0 +1,108 @@
+"""The Ray engine (RunConfig(distributed_backend="ray")): a 4-rank program with every kind of window
+traffic gives the same bits on Ray as in-process for the same seed, and both equal the seed's
+fixed-order reductions; a deadlock on Ray names the ranks. One local Ray cluster (2 CPUs, a small
+object store) is started for the module and one pool of 4 rank actors serves every test."""
+import os
+
+import pytest
+import torch
+
+from pypto.errors import SimulationError
+from pypto.ir.distributed_compiled_program import DistributedConfig
+from pypto.runtime import RunConfig
+
+from tests.distributed import kernels_dist as K
+from tests.distributed import kernels_host as H
+from tests.distributed.test_distributed import fixed_order_sum, seeded_order, spread
+
+ray = pytest.importorskip("ray")
+pytestmark = pytest.mark.slow   # a local Ray cluster and its actors start: ~45 s on 2 CPUs
+N, MAXR = K.N, K.MAXR
+
+
+@pytest.fixture(scope="module", autouse=True)
+def local_ray():
+    from pypto.runtime.distributed import ray_engine
+
+    started = not ray.is_initialized()
+    if started:
+        os.environ.setdefault("PYPTO_RAY_NUM_CPUS", "2")
+        os.environ.setdefault("PYPTO_RAY_OBJECT_STORE_MB", "128")
+        ray_engine.ensure_ray()
+    yield
+    ray_engine.shutdown()
+    if started:
+        ray.shutdown()
+
+
+def cfg(backend: str, seed: int | None = 3) -> RunConfig:
+    return RunConfig(platform="a2a3sim", sim_seed=seed, distributed_backend=backend,
+                     distributed_config=DistributedConfig(device_ids=list(range(4))))
+
+
+def run(backend: str, x: torch.Tensor, seed: int = 3):
+    outs = (torch.zeros(MAXR, 1, N), torch.zeros(MAXR, 2, N), torch.zeros(MAXR, 1, N), torch.zeros(MAXR, 1, N))
+    H.every_traffic(x, *outs, config=cfg(backend, seed))
+    return outs
+
+
+def test_four_ranks_bit_identical_in_process_and_on_ray():
+    x = spread(4)
+    here = run("inprocess", x)
+    there = run("ray", x)
+    for a, b in zip(here, there):
+        assert torch.equal(a.view(torch.int32), b.view(torch.int32))
+    y, z, u, v = there
+    first, second = seeded_order(4, 3), None
+    # the run draws one order per collective: the kernel allreduce first, the host one second
+    import random
+    rng = random.Random(3)
+    o1 = list(range(4))
+    rng.shuffle(o1)
+    o2 = list(range(4))
+    rng.shuffle(o2)
+    assert o1 == first
+    for r in range(4):
+        assert torch.equal(y[r], fixed_order_sum(x, o1)), r
+        assert torch.equal(v[r], fixed_order_sum(x, o2)), r
+        assert torch.equal(z[r, 0], x[(r + 3) % 4, 0]) and torch.equal(z[r, 1], x[(r + 3) % 4, 0])
+        assert torch.equal(u[r], x[(r + 3) % 4])
+
+
+def test_ray_deadlock_names_every_rank():
+    with pytest.raises(SimulationError, match="deadlock") as ei:
+        H.stuck_four(torch.zeros(MAXR, 1, N), config=cfg("ray", 0))
+    assert all(f"rank {r} in pld.system.wait" in str(ei.value) for r in range(4)), str(ei.value)
+
+
+FUZZ_CASE = '''
+import torch
+import pypto.language as pl
+
+
+@pl.jit
+def add(a: pl.Tensor[[32, 32], pl.FP32], out: pl.Out[pl.Tensor[[32, 32], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out[:] = pl.add(a, 1.0)
+    return out
+
+
+def case():
+    a = torch.randn(32, 32)
+    return {"kernel": add, "inputs": {"a": a, "out": torch.zeros(32, 32)}, "expected": {"out": a + 1.0}}
+'''
+
+
+def test_fuzz_command_on_ray(tmp_path):
+    """``pypto fuzz --backend ray``: the seeds run as Ray tasks on the same cluster."""
+    import json
+
+    from inproc import run_main
+    from pypto.cli import main
+
+    script = tmp_path / "cases.py"
+    script.write_text(FUZZ_CASE)
+    p = run_main(main, "fuzz", str(script), "--seeds", "2", "--backend", "ray", "--json")
+    assert p.returncode == 0, p.stdout + p.stderr[-2000:]
+    d = json.loads(p.stdout)
+    assert d["clean"] is True and d["seeds"] == [0, 1] and d["golden_checked"], d
