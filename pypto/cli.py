@@ -104,7 +104,8 @@ def _doctor(args) -> int:
         case = _load_case(args.script, args.case)
     except _UsageError as e:
         return _fail("doctor", str(e))
-    keys = ("expected", "golden_data_dir", "rtol", "atol", "platform", "reference", "seeds", "passes")
+    keys = ("expected", "golden_data_dir", "rtol", "atol", "platform", "reference", "seeds", "passes",
+            "distributed_config")
     kw = {k: case[k] for k in keys if k in case}
     if args.seeds is not None:
         kw["seeds"] = args.seeds

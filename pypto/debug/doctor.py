@@ -45,6 +45,7 @@ from typing import Callable, Optional
 import torch
 
 from pypto.progress import Progress, clear, track
+from pypto.runtime.distributed.program import HostFunction
 
 # Machine-readable causes (DoctorReport.cause); docs/precision/doctor.md lists them.
 CAUSES = {
@@ -64,6 +65,11 @@ CAUSES = {
     "race": "two tasks race on global memory",
     "uninitialized": "a store writes values computed from uninitialized memory",
     "device_differs": "the device result differs from the program's meaning",
+    # multi-rank programs (pypto.debug.dist_doctor)
+    "allreduce_order": "last-bit drift from the collectives' seeded reduction order",
+    "allreduce_cancellation": "the collectives' reduction order changes more than the last bits (cancellation)",
+    "rank_race": "two ranks race on window memory",
+    "timing_dependent": "the multi-rank result depends on timing beyond the reduction order",
 }
 
 
@@ -232,8 +238,10 @@ _ON_STEP: "contextvars.ContextVar" = contextvars.ContextVar("pypto_doctor_on_ste
 def doctor(kernel, inputs, expected: Optional[dict] = None, golden_data_dir=None, rtol: Optional[float] = None,
            atol: Optional[float] = None, platform: str = "a2a3sim", reference: Optional[Callable] = None,
            seeds: int = 16, html=None, verbose: bool = False, passes=None,
-           on_step: Optional[Callable[[int, str], None]] = None) -> DoctorReport:
+           on_step: Optional[Callable[[int, str], None]] = None, distributed_config=None) -> DoctorReport:
     """Diagnose why ``kernel(**inputs)`` does not match ``expected`` (see the module docstring).
+    A ``@pl.jit.host`` multi-rank program (with ``distributed_config``) goes to
+    :func:`pypto.debug.dist_doctor.doctor_distributed`: reduction-order drift or a real bug.
 
     ``inputs``: every kernel argument (a dict by name, or a list in order; outputs with their initial
     values). ``expected``: golden outputs by name; or ``golden_data_dir`` (recorded with
@@ -245,6 +253,12 @@ def doctor(kernel, inputs, expected: Optional[dict] = None, golden_data_dir=None
     A kernel that does not compile raises its compile error (a :class:`pypto.errors.PyptoError` with
     the source location); the doctor diagnoses results, not compile errors.
     """
+    if isinstance(kernel, HostFunction):
+        # a multi-rank program: its own diagnosis (reduction-order drift vs a real bug)
+        from pypto.debug.dist_doctor import doctor_distributed
+
+        return doctor_distributed(kernel, inputs, expected, rtol, atol, platform, seeds=min(seeds, 8),
+                                  distributed_config=distributed_config, on_step=on_step)
     token = _PASSES.set(passes)
     bar = Progress(f"pypto doctor {kernel.fn.__name__}", 5)
     tok_bar = _BAR.set(bar)
