@@ -112,3 +112,31 @@ def stuck_four(y: pl.Out[pl.Tensor[[MAXR, 1, N], pl.FP32]]):
     sig_buf = pld.alloc_window_buffer([MAXR, 1], dtype=pl.INT32)
     for r in pl.range(pld.world_size()):
         stuck_rank(y[r], pld.window(sig_buf, [MAXR, 1], dtype=pl.INT32), device=r)
+
+
+# ---------------------------------------------------------------- two rounds over one window, a host barrier each
+@pl.jit.incore
+def peer_read_k(data: pld.DistributedTensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]]):
+    ctx = pld.get_comm_ctx(data)
+    peer = (pld.rank(ctx) + 1) % pld.nranks(ctx)
+    t = pld.tile.remote_load(data, peer=peer, offsets=[0, 0], shape=[1, N])
+    y = pl.store(t, [0, 0], y)
+    return y
+
+
+@pl.jit
+def peer_read_rank(data: pld.DistributedTensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]]):
+    return peer_read_k(data, y)
+
+
+@pl.jit.host
+def two_rounds(x: pl.Tensor[[2, MAXR, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[2, MAXR, 1, N], pl.FP32]]):
+    data_buf = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+    sig_buf = pld.alloc_window_buffer([MAXR], dtype=pl.INT32)
+    sig = pld.window(sig_buf, [pld.world_size()], dtype=pl.INT32)
+    for rd in pl.range(2):
+        for r in pl.range(pld.world_size()):
+            publish_rank(x[rd, r], pld.window(data_buf, [1, N], dtype=pl.FP32), device=r)
+        pld.tensor.barrier(sig)
+        for r in pl.range(pld.world_size()):
+            peer_read_rank(pld.window(data_buf, [1, N], dtype=pl.FP32), y[rd, r], device=r)

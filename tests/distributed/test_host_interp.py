@@ -61,3 +61,25 @@ def test_dynamic_extent_disagreement_is_an_error():
     with pytest.raises(ParserError, match="HD is 4 by one host argument and 3"):
         H.dyn_conflict(torch.zeros(4, 1, N), torch.zeros(3, 1, N), config=cfg(2))
     assert H.dyn_conflict(torch.zeros(3, 1, N), torch.zeros(3, 1, N), config=cfg(2)) == 3
+
+
+def test_host_collective_runs_as_a_next_level_build():
+    from tests.distributed import kernels_dist as K
+
+    x = torch.randn(MAXR, 1, N)
+    compiled = K.host_allreduce.compile(x, torch.zeros(MAXR, 1, N), config=cfg(2))
+    variant = compiled.output_dir / "next_levels" / "builtin.tensor.allreduce__sum__fp32"
+    assert (variant / "kernel_config.py").is_file()
+    assert any(name == "builtin.tensor.allreduce__sum__fp32" for _, name, _ in compiled.launches)
+
+
+def test_a_second_round_waits_for_the_peers_reading_the_first():
+    """Round 2's publish into rank r's window must not overtake rank r-1 still reading round 1's
+    data from it (remote_load after a host barrier): the host program orders them."""
+    x = torch.randn(2, MAXR, 1, N)
+    y = torch.zeros(2, MAXR, 1, N)
+    for seed in (0, 1, 2):
+        H.two_rounds(x, y, config=cfg(2, seed))
+        for rd in range(2):
+            for r in range(2):
+                assert torch.equal(y[rd, r], x[rd, (r + 1) % 2]), (seed, rd, r)

@@ -21,8 +21,9 @@ import torch
 
 from pypto.errors import ParserError, Span, UnsupportedFeatureError
 from pypto.ir.types import DynDim
-from pypto.language.dtypes import DataType
+from pypto.language.dtypes import INT32, DataType
 from pypto.ops.support import dist as support_dist
+from pypto.runtime.distributed.builtins import builtin_for
 from pypto.runtime.distributed.engine import Launch, RankPlan
 
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
@@ -74,7 +75,7 @@ class HostInterpreter:
     launches."""
 
     def __init__(self, scope: dict, src, nranks: int, world: support_dist.World, *, alloc, compile_launch, flush,
-                 compile_only: bool = False):
+                 builtin=None, compile_only: bool = False):
         self.scope, self.src, self.nranks, self.world = scope, src, nranks, world
         self.dyn: dict[str, int] = {}   # pl.dynamic extents, bound from the host parameters' shapes
         self.alloc, self.compile_launch, self.flush_fn = alloc, compile_launch, flush
@@ -83,6 +84,9 @@ class HostInterpreter:
         self.buffers: list[WindowBuffer] = []
         self.env: dict[str, Any] = {}
         self.launches_seen: list[Launch] = []
+        self.builtin = builtin          # Builtin -> compiled per-rank program (host collectives)
+        self._signal: WindowView | None = None
+        self.plan_windows: dict[int, set] = {}   # rank -> window buffers its queued launches use
 
     # -- helpers ---------------------------------------------------------------------------
     def span(self, node: ast.AST) -> Span:
@@ -146,6 +150,7 @@ class HostInterpreter:
         return None
 
     def flush(self) -> None:
+        self.plan_windows = {}
         if self.plan:
             plan, self.plan = self.plan, RankPlan(self.nranks)
             if not self.compile_only:
@@ -317,6 +322,10 @@ class HostInterpreter:
             nbytes = self.index(size, e, "a window size")
         if nbytes <= 0:
             raise self.error(f"pld.alloc_window_buffer: {nbytes} bytes is not a valid size", e, cls=ParserError)
+        return self.alloc_window_bytes(name, nbytes)
+
+    def alloc_window_bytes(self, name: str, nbytes: int) -> WindowBuffer:
+        """A window buffer of ``nbytes`` (at least the 4 KiB floor) on every rank."""
         buf = WindowBuffer(name, max(nbytes, WINDOW_FLOOR))
         for r in range(self.nranks):
             buf.tensors[r] = self.alloc(r, buf.nbytes)
@@ -338,6 +347,16 @@ class HostInterpreter:
         if isinstance(rank, bool) or not isinstance(rank, int) or not 0 <= rank < self.nranks:
             raise self.error(f"device={rank!r} is not a rank of this program (0..{self.nranks - 1})", e,
                              cls=ParserError)
+        # A rank that already has a queued launch using one of these window buffers starts a new
+        # generation of that buffer: the queued launches of every rank run first. Without it, a
+        # rank's next write of its window (round 2's publish) could overtake a peer still reading
+        # round 1's data from it (a remote_load after a host barrier): the host program orders the
+        # two, so the run must. Launches of one generation (one per rank) still run together, as
+        # they must when they synchronise with each other.
+        bufs = {id(a.buf) for a in [*args, *kwargs.values()] if isinstance(a, WindowView)}
+        if bufs & self.plan_windows.get(rank, set()):
+            self.flush()
+        self.plan_windows.setdefault(rank, set()).update(bufs)
         resolved = [a.on(rank) if isinstance(a, WindowView) else a for a in args]
         kw = {k: (v.on(rank) if isinstance(v, WindowView) else v) for k, v in kwargs.items()}
         compiled, runtime_args = self.compile_launch(fn, resolved, kw)
@@ -351,16 +370,56 @@ class HostInterpreter:
         return outs[0] if len(outs) == 1 else (tuple(outs) if outs else None)
 
     def collective(self, e, name: str, args, kwargs) -> Any:
-        """A host-level collective over window views: runs after every queued launch finished."""
+        """A host-level collective over window views: once every queued launch finished, its
+        per-rank program (:mod:`pypto.runtime.distributed.builtins`) runs on every rank."""
         self.flush()
-        if self.compile_only:
-            return args[0] if args else None
-        # allgather(local, target): the target is a window view, the local part a view or host tensor
-        pos = 1 if name == "dist.allgather" else 0
-        if len(args) <= pos or not isinstance(args[pos], WindowView):
-            raise self.error(f"pld.tensor.{name.split('.')[-1]} on the host takes window views (pld.window(...)) "
-                             "as its positional tensor arguments", e)
-        return _HOST_COLLECTIVES[name](self, e, args, kwargs)
+        kind = name.split(".")[-1]
+        order = _COLLECTIVE_PARAMS[kind]
+        views = {}
+        for i, pname in enumerate(order):
+            v = args[i] if i < len(args) else kwargs.pop(pname, None)
+            if v is None and pname == "signal":
+                v = self.internal_signal()
+            if not isinstance(v, WindowView):
+                raise self.error(f"pld.tensor.{kind} on the host takes window views (pld.window(...)); "
+                                 f"'{pname}' is {type(v).__name__}", e, cls=ParserError)
+            views[pname] = v
+        op = root = mode = None
+        if kind in ("allreduce", "reduce_scatter"):
+            op = _op_name(self, e, kwargs.pop("op", None), "Sum")
+        if kind == "allreduce":
+            mode = kwargs.pop("mode", "mesh")
+            kwargs.pop("core_num", None)
+            if mode not in ("mesh", "ring"):
+                raise self.error(f"allreduce mode={mode!r}: use 'mesh' or 'ring'", e, cls=ParserError)
+        if kind == "broadcast":
+            root = self.index(kwargs.pop("root", 0), e, "broadcast root")
+            if not 0 <= root < self.nranks:
+                raise self.error(f"broadcast root {root} is not a rank of this program (0..{self.nranks - 1})", e,
+                                 cls=ParserError)
+        if kind == "reduce_scatter" and views["target"].shape[0] % self.nranks:
+            # torch.chunk would hand out uneven (or fewer than n) chunks: a wrong scatter, not an error
+            raise self.error(f"pld.tensor.reduce_scatter: dim 0 of the window view ({views['target'].shape[0]}) is "
+                             f"not divisible by the {self.nranks} ranks", e, cls=ParserError)
+        if kwargs:
+            raise self.error(f"pld.tensor.{kind} on the host: unexpected argument(s) {', '.join(kwargs)}", e,
+                             cls=ParserError)
+        b = builtin_for(kind, views, op, root, mode)
+        compiled = self.builtin(b)
+        s = self.span(e)
+        for r in range(self.nranks):
+            ln = Launch(r, b.variant, compiled, [v.on(r) for v in b.views], f"{s.file}:{s.line}")
+            self.plan.add(ln)
+            self.launches_seen.append(ln)
+        self.flush()
+        return views["signal" if kind == "barrier" else "target"]
+
+    def internal_signal(self) -> WindowView:
+        """The signal window of host collectives called without one (allocated on first use)."""
+        if self._signal is None:
+            buf = self.alloc_window_bytes("host_collective_signal", self.nranks * 4)
+            self._signal = WindowView(buf, (self.nranks, 1), INT32)
+        return self._signal
 
 
 @dataclass(frozen=True)
@@ -454,52 +513,9 @@ def _op_name(h: HostInterpreter, e, v, default: str) -> str:
     return name
 
 
-def _host_allreduce(h: HostInterpreter, e, args, kwargs):
-    view = args[0]
-    op = _op_name(h, e, kwargs.get("op", args[2] if len(args) > 2 else None), "Sum")
-    ts = {r: view.on(r) for r in range(h.nranks)}
-    res = support_dist.reduce_chain([ts[r] for r in h.world.order(list(range(h.nranks)))], op)
-    for t in ts.values():
-        t.copy_(res)
-    return view
-
-
-def _host_broadcast(h: HostInterpreter, e, args, kwargs):
-    view = args[0]
-    root = h.index(kwargs.get("root", args[2] if len(args) > 2 else 0), e, "broadcast root")
-    if not 0 <= root < h.nranks:
-        raise h.error(f"broadcast root {root} is not a rank of this program (0..{h.nranks - 1})", e, cls=ParserError)
-    src = view.on(root).clone()
-    for r in range(h.nranks):
-        view.on(r).copy_(src)
-    return view
-
-
-def _host_allgather(h: HostInterpreter, e, args, kwargs):
-    local, target = args[0], args[1]
-    parts = [local.on(r).reshape(-1) for r in range(h.nranks)] if isinstance(local, WindowView) else \
-        [local[r].reshape(-1) for r in range(h.nranks)]
-    res = torch.cat(parts)
-    for r in range(h.nranks):
-        target.on(r).copy_(res.reshape(target.shape))
-    return target
-
-
-def _host_reduce_scatter(h: HostInterpreter, e, args, kwargs):
-    view = args[0]
-    op = _op_name(h, e, kwargs.get("op", args[2] if len(args) > 2 else None), "Sum")
-    n = h.nranks
-    if view.shape[0] % n:
-        # torch.chunk would hand out uneven (or fewer than n) chunks: a wrong scatter, not an error
-        raise h.error(f"pld.tensor.reduce_scatter: dim 0 of the window view ({view.shape[0]}) is not divisible "
-                      f"by the {n} ranks", e, cls=ParserError)
-    ts = {r: view.on(r) for r in range(n)}
-    order = h.world.order(list(range(n)))
-    res = [support_dist.reduce_chain([ts[m].chunk(n)[i] for m in order], op) for i in range(n)]
-    for r in range(n):
-        ts[r].chunk(n)[r].copy_(res[r])
-    return view
-
-
-_HOST_COLLECTIVES = {"dist.allreduce": _host_allreduce, "dist.broadcast": _host_broadcast,
-                     "dist.allgather": _host_allgather, "dist.reduce_scatter": _host_reduce_scatter}
+_HOST_COLLECTIVES = {"dist.allreduce", "dist.broadcast", "dist.allgather", "dist.reduce_scatter", "dist.all_to_all",
+                     "dist.barrier"}
+# the window-view parameters of each host collective, in the reference's positional order
+_COLLECTIVE_PARAMS = {"allreduce": ("target", "signal"), "reduce_scatter": ("target", "signal"),
+                      "broadcast": ("target", "signal"), "allgather": ("local", "target", "signal"),
+                      "all_to_all": ("input", "target", "signal"), "barrier": ("signal",)}

@@ -26,6 +26,7 @@ from pypto.errors import PyptoError
 from pypto.ir.distributed_compiled_program import DistributedConfig
 from pypto.ops.support import dist as support_dist
 from pypto.runtime.config import RunConfig
+from pypto.runtime.distributed.builtins import compile_builtin
 from pypto.runtime.distributed.engine import get_engine
 from pypto.runtime.distributed.host import HostInterpreter, ProgramMethod, ProgramSelf, bind_dynamic
 from pypto.runtime.worker import ChipWorker
@@ -166,7 +167,48 @@ def compile_program_host(program, distributed_config: DistributedConfig, *, plat
         raise PyptoError(f"program '{program.name}' has {len(methods)} HOST-level orchestrators; a multi-rank "
                          "program has exactly one (sub-workers: role=pl.Role.SubWorker)")
     cfg = RunConfig(platform=platform or "a2a3sim", distributed_config=distributed_config)
-    return DistributedCompiledProgram(ProgramHost(program, methods[0]), distributed_config, cfg, None)
+    prog = DistributedCompiledProgram(ProgramHost(program, methods[0]), distributed_config, cfg, None)
+    sample = _sample_arguments(prog.host, prog.nranks)
+    if sample is not None:
+        # static parameter shapes: interpret the body now, as @pl.jit.host's compile does, so the
+        # per-rank programs and the host collectives' next levels are built by ir.compile
+        prog._sample = sample
+        try:
+            prog._dry_run()
+        except Exception:  # noqa: BLE001 - e.g. a body that reads its inputs' values: the run builds them
+            prog.launches = []
+    return prog
+
+
+def _sample_arguments(host: "ProgramHost", nranks: int) -> dict | None:
+    """Zero tensors shaped by the HOST method's annotations, or None when a shape is not known. A
+    ``pl.dynamic`` extent is sampled as the rank count: the one extent the host knows before a
+    run, and what the reference's HOST methods use it for (``pl.Tensor[[NR, 1, N], ...]``); a wrong
+    guess only means a dry run that fails (skipped) or builds a variant the run does not use."""
+    import ast
+
+    from pypto.ir.types import DynDim
+    from pypto.language.dtypes import DataType
+
+    scope = host.scope()
+    out = {}
+    for name, ann in host.annotations():
+        node = ann
+        while isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Subscript):
+            node = node.slice   # pl.Out[pl.Tensor[...]]
+        if not (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple) and len(node.slice.elts) == 2
+                and isinstance(node.slice.elts[0], (ast.List, ast.Tuple))):
+            return None
+        try:
+            dims = [eval(compile(ast.Expression(d), "<annotation>", "eval"), scope) for d in node.slice.elts[0].elts]
+            dtype = eval(compile(ast.Expression(node.slice.elts[1]), "<annotation>", "eval"), scope)
+        except Exception:  # noqa: BLE001 - an annotation this sketch cannot evaluate: no dry run
+            return None
+        dims = [nranks if isinstance(d, DynDim) else d for d in dims]
+        if not isinstance(dtype, DataType) or not all(isinstance(d, int) and not isinstance(d, bool) for d in dims):
+            return None
+        out[name] = torch.zeros(dims, dtype=dtype.torch)
+    return out
 
 
 class DistributedCompiledProgram:
@@ -245,7 +287,8 @@ def _interpreter(prog: DistributedCompiledProgram, world, bound: dict, cfg: RunC
 
     scope = prog.host.scope()
     h = HostInterpreter(scope, src, prog.nranks, world, alloc=alloc, compile_launch=compile_launch,
-                        flush=flush or (lambda plan: None), compile_only=compile_only)
+                        flush=flush or (lambda plan: None), compile_only=compile_only,
+                        builtin=lambda b: compile_builtin(b, prog.output_dir, run_cfg.platform))
     h.env.update(bound)
     if prog.host.program is not None:
         from pypto.frontend.host_methods import host_methods
