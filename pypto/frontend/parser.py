@@ -534,6 +534,15 @@ class FunctionParser:
                 and isinstance(body[0].value.value, str):
             body = body[1:]  # docstring
         stmts = self.parse_block(body)
+        if self.func_type == FunctionType.InCore and not self.returns and not return_types:
+            # the reference's form without a return: a kernel with no return annotation that writes
+            # its Out / InOut parameters (``stage = pl.store(chunk, [0, 0], stage)``) returns their
+            # final values, as if it ended with ``return stage``
+            implicit = [self.scope.get(v.name) for v, d in zip(pvars, dirs) if d != ParamDirection.In]
+            if implicit and all(isinstance(x, Var) for x in implicit):
+                r = ReturnStmt(tuple(implicit), self.src.span(fdef))
+                self.returns.append(r)
+                stmts = [*stmts, r]
         if self.func_type == FunctionType.InCore and not self.returns:
             outs = [v.name for v, d in zip(pvars, dirs) if d != ParamDirection.In]
             if outs or return_types:

@@ -140,3 +140,15 @@ def two_rounds(x: pl.Tensor[[2, MAXR, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[2, M
         pld.tensor.barrier(sig)
         for r in pl.range(pld.world_size()):
             peer_read_rank(pld.window(data_buf, [1, N], dtype=pl.FP32), y[rd, r], device=r)
+
+
+# ---------------------------------------------------------------- an InCore kernel without a return (the reference's form)
+@pl.jit.incore
+def copy_noreturn_k(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]]):
+    t = pl.load(x, [0, 0], [1, N])
+    y = pl.store(t, [0, 0], y)
+
+
+@pl.jit
+def copy_noreturn(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]]):
+    return copy_noreturn_k(x, y)

@@ -83,3 +83,10 @@ def test_a_second_round_waits_for_the_peers_reading_the_first():
         for rd in range(2):
             for r in range(2):
                 assert torch.equal(y[rd, r], x[rd, (r + 1) % 2]), (seed, rd, r)
+
+
+def test_an_incore_kernel_without_return_returns_its_outputs():
+    x = torch.randn(1, N)
+    y = torch.zeros(1, N)
+    H.copy_noreturn(x, y, config=RunConfig(platform="a2a3sim", sim_seed=0))
+    assert torch.equal(y, x)

@@ -514,8 +514,9 @@ def _op_name(h: HostInterpreter, e, v, default: str) -> str:
 
 
 _HOST_COLLECTIVES = {"dist.allreduce", "dist.broadcast", "dist.allgather", "dist.reduce_scatter", "dist.all_to_all",
-                     "dist.barrier"}
+                     "dist.all_to_all_v", "dist.barrier"}
 # the window-view parameters of each host collective, in the reference's positional order
 _COLLECTIVE_PARAMS = {"allreduce": ("target", "signal"), "reduce_scatter": ("target", "signal"),
                       "broadcast": ("target", "signal"), "allgather": ("local", "target", "signal"),
-                      "all_to_all": ("input", "target", "signal"), "barrier": ("signal",)}
+                      "all_to_all": ("input", "target", "signal"), "barrier": ("signal",),
+                      "all_to_all_v": ("input", "target", "signal", "send_counts", "recv_counts")}
