@@ -152,3 +152,32 @@ def copy_noreturn_k(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], p
 @pl.jit
 def copy_noreturn(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]]):
     return copy_noreturn_k(x, y)
+
+
+# two launches per rank inside one loop over one window, synchronising across ranks in the second:
+# they must all run in one phase (a phase per launch would leave the barrier alone)
+@pl.jit.incore
+def barrier_read_k(data: pld.DistributedTensor[[1, N], pl.FP32], sig: pld.DistributedTensor[[MAXR, 1], pl.INT32],
+                   y: pl.Out[pl.Tensor[[1, N], pl.FP32]]):
+    sig = pld.tensor.barrier(sig)
+    ctx = pld.get_comm_ctx(data)
+    peer = (pld.rank(ctx) + 1) % pld.nranks(ctx)
+    t = pld.tile.remote_load(data, peer=peer, offsets=[0, 0], shape=[1, N])
+    y = pl.store(t, [0, 0], y)
+    return y
+
+
+@pl.jit
+def barrier_read_rank(data: pld.DistributedTensor[[1, N], pl.FP32], sig: pld.DistributedTensor[[MAXR, 1], pl.INT32],
+                      y: pl.Out[pl.Tensor[[1, N], pl.FP32]]):
+    return barrier_read_k(data, sig, y)
+
+
+@pl.jit.host
+def two_per_rank(x: pl.Tensor[[MAXR, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[MAXR, 1, N], pl.FP32]]):
+    data_buf = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+    sig_buf = pld.alloc_window_buffer([MAXR, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        publish_rank(x[r], pld.window(data_buf, [1, N], dtype=pl.FP32), device=r)
+        barrier_read_rank(pld.window(data_buf, [1, N], dtype=pl.FP32), pld.window(sig_buf, [MAXR, 1], dtype=pl.INT32),
+                          y[r], device=r)

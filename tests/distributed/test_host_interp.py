@@ -90,3 +90,10 @@ def test_an_incore_kernel_without_return_returns_its_outputs():
     y = torch.zeros(1, N)
     H.copy_noreturn(x, y, config=RunConfig(platform="a2a3sim", sim_seed=0))
     assert torch.equal(y, x)
+
+
+def test_two_launches_per_rank_in_one_loop_stay_in_one_phase():
+    x = torch.randn(MAXR, 1, N)
+    y = torch.zeros(MAXR, 1, N)
+    H.two_per_rank(x, y, config=cfg(2))
+    assert torch.equal(y[0], x[1]) and torch.equal(y[1], x[0])

@@ -86,7 +86,7 @@ class HostInterpreter:
         self.launches_seen: list[Launch] = []
         self.builtin = builtin          # Builtin -> compiled per-rank program (host collectives)
         self._signal: WindowView | None = None
-        self.plan_windows: dict[int, set] = {}   # rank -> window buffers its queued launches use
+        self.plan_windows: dict[int, dict] = {}   # window buffer -> rank -> queued launches using it
 
     # -- helpers ---------------------------------------------------------------------------
     def span(self, node: ast.AST) -> Span:
@@ -347,16 +347,22 @@ class HostInterpreter:
         if isinstance(rank, bool) or not isinstance(rank, int) or not 0 <= rank < self.nranks:
             raise self.error(f"device={rank!r} is not a rank of this program (0..{self.nranks - 1})", e,
                              cls=ParserError)
-        # A rank that already has a queued launch using one of these window buffers starts a new
-        # generation of that buffer: the queued launches of every rank run first. Without it, a
-        # rank's next write of its window (round 2's publish) could overtake a peer still reading
-        # round 1's data from it (a remote_load after a host barrier): the host program orders the
-        # two, so the run must. Launches of one generation (one per rank) still run together, as
-        # they must when they synchronise with each other.
+        # Once every rank's queued launches used a window buffer equally often (a complete round:
+        # `for r: publish(..., device=r)` done), a further use starts a new round: the queued
+        # launches run first. Without it, a rank's next write of its window (round 2's publish)
+        # could overtake a peer still reading round 1's data from it (a remote_load after a host
+        # barrier): the host program orders the two, so the run must. The launches of one round
+        # (also several per rank inside one `for r` loop) still run together, as they must when
+        # they synchronise with each other.
         bufs = {id(a.buf) for a in [*args, *kwargs.values()] if isinstance(a, WindowView)}
-        if bufs & self.plan_windows.get(rank, set()):
-            self.flush()
-        self.plan_windows.setdefault(rank, set()).update(bufs)
+        for b in bufs:
+            uses = self.plan_windows.get(b, {})
+            if len(uses) == self.nranks and len(set(uses.values())) == 1:
+                self.flush()
+                break
+        for b in bufs:
+            uses = self.plan_windows.setdefault(b, {})
+            uses[rank] = uses.get(rank, 0) + 1
         resolved = [a.on(rank) if isinstance(a, WindowView) else a for a in args]
         kw = {k: (v.on(rank) if isinstance(v, WindowView) else v) for k, v in kwargs.items()}
         compiled, runtime_args = self.compile_launch(fn, resolved, kw)
