@@ -196,6 +196,16 @@ def tensor_extents(op: str, what: str, t, span: Span) -> tuple:
 def check_region(op: str, offsets, extent, shape, span: Span) -> None:
     """Reject a region that provably leaves a tensor of ``shape``."""
     offs = const_ints(offsets)
+    if len(extent) == 2 and len(offs) == len(shape) != 2 and len(shape) >= 1:
+        # a 2-D tile at an N-D tensor's N offsets: the tensor's row-major 2-D view (leading dims
+        # flattened into rows), the form the executors' region() and FlattenTileNdTo2D give it
+        rows = 1
+        for n in shape[:-1]:
+            rows = rows * n if isinstance(n, int) and isinstance(rows, int) else None
+        row = 0
+        for o, n in zip(offs[:-1], shape[:-1]):
+            row = row * n + o if None not in (row, o) and isinstance(n, int) else None
+        offs, shape = [row, offs[-1]], (rows if rows is not None else "?", shape[-1])
     expect(len(offs) == len(shape) == len(extent), op,
            f"rank mismatch: tensor rank {len(shape)}, offsets {len(offs)}, shape {len(extent)}", span)
     for axis, (o, e, n) in enumerate(zip(offs, extent, shape)):

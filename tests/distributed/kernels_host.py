@@ -181,3 +181,17 @@ def two_per_rank(x: pl.Tensor[[MAXR, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[MAXR,
         publish_rank(x[r], pld.window(data_buf, [1, N], dtype=pl.FP32), device=r)
         barrier_read_rank(pld.window(data_buf, [1, N], dtype=pl.FP32), pld.window(sig_buf, [MAXR, 1], dtype=pl.INT32),
                           y[r], device=r)
+
+
+# ---------------------------------------------------------------- a 2-D tile at a 3-D tensor's three offsets
+@pl.jit.incore
+def store_rows_k(x: pl.Tensor[[4, N], pl.FP32], y: pl.Out[pl.Tensor[[1, 4, N], pl.FP32]]):
+    for j in pl.range(4):
+        t = pl.load(x, [j, 0], [1, N])
+        y = pl.store(t, [0, j, 0], y)
+    return y
+
+
+@pl.jit
+def store_rows(x: pl.Tensor[[4, N], pl.FP32], y: pl.Out[pl.Tensor[[1, 4, N], pl.FP32]]):
+    return store_rows_k(x, y)

@@ -97,3 +97,12 @@ def test_two_launches_per_rank_in_one_loop_stay_in_one_phase():
     y = torch.zeros(MAXR, 1, N)
     H.two_per_rank(x, y, config=cfg(2))
     assert torch.equal(y[0], x[1]) and torch.equal(y[1], x[0])
+
+
+def test_a_2d_tile_stored_at_a_3d_tensors_offsets():
+    """``pl.store(row, [0, j, 0], out)`` of a [1, N] tile into a [1, 4, N] tensor (the reference's
+    allgather consumer): the tensor's row-major 2-D view, row j."""
+    x = torch.randn(4, N)
+    y = torch.zeros(1, 4, N)
+    H.store_rows(x, y, config=RunConfig(platform="a2a3sim", sim_seed=0))
+    assert torch.equal(y[0], x)
