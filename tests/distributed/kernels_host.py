@@ -195,3 +195,15 @@ def store_rows_k(x: pl.Tensor[[4, N], pl.FP32], y: pl.Out[pl.Tensor[[1, 4, N], p
 @pl.jit
 def store_rows(x: pl.Tensor[[4, N], pl.FP32], y: pl.Out[pl.Tensor[[1, 4, N], pl.FP32]]):
     return store_rows_k(x, y)
+
+
+@pl.jit.host
+def host_intermediate(x: pl.Tensor[[MAXR, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[MAXR, 1, N], pl.FP32]]):
+    # a host intermediate from pl.create_tensor, written by the launches and returned
+    tmp = pl.create_tensor([MAXR, 1, N], dtype=pl.FP32)
+    data_buf = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+    sig_buf = pld.alloc_window_buffer([MAXR, 1], dtype=pl.INT32)
+    for r in pl.range(pld.world_size()):
+        allreduce_sum_rank(x[r], tmp[r], pld.window(data_buf, [1, N], dtype=pl.FP32),
+                           pld.window(sig_buf, [MAXR, 1], dtype=pl.INT32), device=r)
+    return tmp

@@ -106,3 +106,20 @@ def test_a_2d_tile_stored_at_a_3d_tensors_offsets():
     y = torch.zeros(1, 4, N)
     H.store_rows(x, y, config=RunConfig(platform="a2a3sim", sim_seed=0))
     assert torch.equal(y[0], x)
+
+
+def test_return_style_call_allocates_and_returns_the_out_tensor():
+    from tests.distributed import kernels_dist as K
+    from tests.distributed.test_distributed import fixed_order_sum, seeded_order
+
+    x = torch.randn(MAXR, 1, N)
+    y = K.allreduce_sum_host(x, config=cfg(2, 4))
+    assert isinstance(y, torch.Tensor) and y.shape == (MAXR, 1, N)
+    want = fixed_order_sum(x[:2], seeded_order(2, 4))
+    assert torch.equal(y[0], want) and torch.equal(y[1], want)
+
+
+def test_host_create_tensor_is_a_host_intermediate():
+    x = torch.arange(MAXR * N, dtype=torch.float32).reshape(MAXR, 1, N)
+    tmp = H.host_intermediate(x, torch.zeros(MAXR, 1, N), config=cfg(2))
+    assert torch.equal(tmp[0], x[0] + x[1]) and torch.equal(tmp[1], tmp[0]) and not tmp[2:].any()

@@ -283,6 +283,8 @@ class HostInterpreter:
             return fn(*[self.read(a) for a in args], **kwargs)
         if fn is pld.world_size:
             return self.nranks
+        if fn is pl.create_tensor:
+            return self.create_tensor(e, args, kwargs)
         if fn is pld.alloc_window_buffer:
             return self.alloc_window(e, args, kwargs)
         if fn is pld.window:
@@ -304,6 +306,18 @@ class HostInterpreter:
         raise self.error(f"cannot call {fn!r} in a host orchestrator", e,
                          "call @pl.jit per-rank programs with device=r, pld.alloc_window_buffer / pld.window, "
                          "or a host collective (pld.tensor.allreduce ...)")
+
+    def create_tensor(self, e, args, kwargs) -> torch.Tensor:
+        """``pl.create_tensor(shape, dtype=...)`` on the host: a host tensor (an intermediate the
+        launches write), filled with ``init_value`` (default zeros)."""
+        shape = args[0] if args else kwargs.pop("shape", None)
+        dtype = args[1] if len(args) > 1 else kwargs.pop("dtype", None)
+        init = kwargs.pop("init_value", None)
+        kwargs.pop("manual_dep", None)
+        if not isinstance(shape, (list, tuple)) or not isinstance(dtype, DataType) or kwargs:
+            raise self.error("pl.create_tensor on the host takes (shape, dtype=..., init_value=...)", e, cls=ParserError)
+        dims = [self.index(d, e, "a tensor extent") for d in shape]
+        return torch.full(dims, init, dtype=dtype.torch) if init is not None else torch.zeros(dims, dtype=dtype.torch)
 
     def alloc_window(self, e, args, kwargs) -> WindowBuffer:
         name = kwargs.pop("name", "") or f"window{len(self.buffers)}"

@@ -88,9 +88,12 @@ class HostFunction:
 
     @user_facing
     def __call__(self, *args, config: RunConfig | None = None, **kwargs):
-        """Compile (cached per config) and run on the simulated cards."""
+        """Compile and run on the simulated cards. Pure ``pl.Out`` parameters left out at the end
+        are allocated and returned (``y = host_fn(x, config=...)``)."""
+        args, kwargs, outs = _allocate_outputs(self, tuple(args), dict(kwargs))
         prog = self.compile(*args, config=config, **kwargs)
-        return prog(*args, config=config, **kwargs)
+        value = prog(*args, config=config, **kwargs)
+        return (outs[0] if len(outs) == 1 else tuple(outs)) if outs else value
 
     def _bind(self, args, kwargs) -> dict:
         sig = inspect.signature(self.fn)
@@ -325,7 +328,8 @@ def execute_distributed_compiled(compiled: DistributedCompiledProgram, args: tup
 
         raise SimulationError(f"program was compiled for {compiled.config.platform} but RunConfig asks for "
                               f"{cfg.platform}; compile it again for that platform")
-    bound = compiled.host._bind(args, kwargs or {})
+    args, kwargs, allocated_outs = _allocate_outputs(compiled.host, tuple(args), dict(kwargs or {}))
+    bound = compiled.host._bind(args, kwargs)
     own = workers is None
     cards = workers or [ChipWorker(_rank_config(cfg)) for _ in range(compiled.nranks)]
     world = support_dist.World(compiled.nranks, cfg.sim_seed)
@@ -343,13 +347,50 @@ def execute_distributed_compiled(compiled: DistributedCompiledProgram, args: tup
     try:
         h = _interpreter(compiled, world, bound, cfg, alloc=alloc,
                          flush=lambda plan: engine.run_phase(plan, world, run_cfg))
-        return h.run(h.tree.body)
+        value = h.run(h.tree.body)
+        if allocated_outs:
+            # the return-style call: the outputs it allocated are the result
+            return allocated_outs[0] if len(allocated_outs) == 1 else tuple(allocated_outs)
+        return value
     finally:
         for rank, t in allocated:
             cards[rank].free_tensor(t)
         if own:
             for c in cards:
                 c.close()
+
+
+def _allocate_outputs(host, args: tuple, kwargs: dict) -> tuple[tuple, dict, list]:
+    """The return-style call ``compiled(a, b)`` of a host whose trailing parameters are pure
+    ``pl.Out[pl.Tensor[[static shape], dtype]]``: those not given are allocated (zeros) and
+    returned (the reference's convention, as for single-card programs). Otherwise unchanged."""
+    import ast
+
+    from pypto.language.dtypes import DataType
+
+    anns = host.annotations()
+    given = set(list(zip(*anns))[0][:len(args)]) if anns else set()
+    given |= set(kwargs)
+    missing = [(n, a) for n, a in anns if n not in given]
+    if not missing:
+        return args, kwargs, []
+    scope = host.scope()
+    out = []
+    for name, ann in missing:
+        if not (isinstance(ann, ast.Subscript) and isinstance(ann.value, ast.Attribute) and ann.value.attr == "Out"):
+            return args, kwargs, []   # a missing input: _bind reports it
+        node = ann.slice
+        try:
+            dims = [eval(compile(ast.Expression(d), "<annotation>", "eval"), scope) for d in node.slice.elts[0].elts]
+            dtype = eval(compile(ast.Expression(node.slice.elts[1]), "<annotation>", "eval"), scope)
+        except Exception:  # noqa: BLE001 - not a static tensor annotation: _bind reports the missing argument
+            return args, kwargs, []
+        if not isinstance(dtype, DataType) or not all(isinstance(d, int) for d in dims):
+            return args, kwargs, []
+        t = torch.zeros(dims, dtype=dtype.torch)
+        kwargs[name] = t
+        out.append(t)
+    return args, kwargs, out
 
 
 def _with_dc(cfg: RunConfig, dc) -> RunConfig:
