@@ -1,6 +1,7 @@
 """``pypto doctor`` on multi-rank programs: the seeded reduction order's last-bit drift is named
 expected (and proven: the drift vanishes with the order fixed), a missing wait is a rank race with
 its lines, a deterministic program that matches its golden is clean."""
+import pytest
 import torch
 
 from pypto.debug.doctor import doctor
@@ -48,3 +49,32 @@ def test_deterministic_but_wrong_is_the_program_as_written():
     r = doctor(K.allreduce_max_host, {"x": x, "y": torch.zeros_like(x)}, expected={"y": torch.zeros_like(x)},
                seeds=2, distributed_config=dc(2))
     assert r.cause == "kernel_as_written", r.format()
+
+
+CASE = '''
+import torch
+from pypto.ir.distributed_compiled_program import DistributedConfig
+from tests.distributed import kernels_dist as K
+from tests.distributed.test_distributed import spread
+
+
+def case():
+    x = spread(4)
+    return {"kernel": K.allreduce_sum_host, "inputs": {"x": x, "y": torch.zeros_like(x)}, "seeds": 3,
+            "distributed_config": DistributedConfig(device_ids=[0, 1, 2, 3])}
+'''
+
+
+@pytest.mark.slow   # the command end to end: 4 ranks, 3 seeds twice and the race check (~40 s on 2 CPUs)
+def test_doctor_command_on_a_multi_rank_case(tmp_path):
+    import json
+
+    from inproc import run_main
+    from pypto.cli import main
+
+    script = tmp_path / "dist_case.py"
+    script.write_text(CASE)
+    p = run_main(main, "doctor", str(script), "--json", "--quiet")
+    assert p.returncode == 1, p.stdout + p.stderr[-2000:]   # not clean: a cause was settled
+    d = json.loads(p.stdout)
+    assert d["cause"] == "allreduce_order" and d["settled_step"] == 2, d
