@@ -95,6 +95,30 @@ def pop(direction: str, pid, split: int, where: str = "") -> torch.Tensor:
     return parts[0]
 
 
+def event_set(event_id: int, core_type=None) -> None:
+    """``sync_set``: a vector lane's event is for the cube; the cube's wakes every lane."""
+    st, side, lane = _ctx()
+    with st.cv:
+        if side == "aiv":
+            st.queue("ev>aic", int(event_id), lane).append(1)
+        else:
+            for ln in range(st.lanes):
+                st.queue("ev>aiv", int(event_id), ln).append(1)
+        st.cv.notify_all()
+
+
+def event_wait(event_id: int, core_type=None) -> None:
+    """``sync_wait``: the cube takes one set of every lane; a lane takes one set of the cube."""
+    st, side, lane = _ctx()
+    key = "ev>aic" if side == "aic" else "ev>aiv"
+    lanes = list(range(st.lanes)) if side == "aic" else [lane]
+    with st.cv:
+        _wait(st, lambda: all(st.queue(key, int(event_id), ln) for ln in lanes),
+              f"sync_wait(event {int(event_id)}) ({side}{lane if side == 'aiv' else ''})")
+        for ln in lanes:
+            st.queue(key, int(event_id), ln).pop(0)
+
+
 def noop(*args, **kwargs) -> int:
     """``tfree`` / ``initialize_pipe`` / ``reserve_buffer`` / ``import_peer_buffer``: no effect on values
     (the reference has no slots and no addresses); the buffer ops' value is address 0."""
