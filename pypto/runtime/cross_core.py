@@ -314,12 +314,26 @@ class CoreLink(CoreFlags):
             value = torch.cat(data, dim=0 if split in (1, 3) else 1)
         else:
             value = data[0]   # one lane, or both lanes' unsplit copies: lane 0's
+            if len(data) > 1 and not (data[0].shape == data[1].shape and torch.equal(
+                    data[0].view(torch.uint8) if data[0].dtype.is_floating_point else data[0],
+                    data[1].view(torch.uint8) if data[1].dtype.is_floating_point else data[1])):
+                # the cube takes one copy of an unsplit push; two lanes pushing different tiles would
+                # lose lane 1's silently
+                raise SimulationError(f"{where}: tpop (split=0) on {p.label()}: the two vector lanes pushed "
+                                      "different tiles, and an unsplit pop takes one of them",
+                                      hint="push each lane's half with split=1 (rows) or 2 (columns), or push "
+                                           "the same tile from both lanes")
         if tuple(value.shape) != tuple(dst.shape):
             raise SimulationError(f"{where}: tpop on {p.label()} into a {list(dst.shape)} tile, but the slot holds "
                                   f"{list(value.shape)} (split {split})",
                                   hint="make the popped tile's annotation match what the producer pushes")
+        if value.dtype != dst.dtype:
+            # a pipe moves bytes unchanged (the family's contract): no silent conversion
+            raise SimulationError(f"{where}: tpop on {p.label()} into a {str(dst.dtype).split('.')[-1]} tile, but "
+                                  f"the slot holds {str(value.dtype).split('.')[-1]}",
+                                  hint="pop with the dtype the producer pushes, and cast after the pop")
         yield self.cluster.transfer_cycles(value)
-        dst.copy_(value.to(dst.dtype) if value.dtype != dst.dtype else value)
+        dst.copy_(value)
         p.pops += 1
 
     def free(self, direction: str, pid, tile, where: str) -> None:

@@ -409,3 +409,69 @@ class SlotReuse:
              out: pl.Out[pl.Tensor[[D, D], pl.FP32]]) -> pl.Tensor[[D, D], pl.FP32]:
         out = self.grp(a, b, ws, out)
         return out
+
+
+@pl.program
+class PopWrongDtype:
+    """Bad: the vector core pushes an FP32 tile, the cube pops it as FP16 (the simulator used to convert
+    it silently; a pipe moves bytes unchanged)."""
+
+    @pl.function(type=pl.FunctionType.AIV)
+    def vec(self, a: pl.Tensor[[D, D], pl.FP32], out: pl.Out[pl.Tensor[[D, D], pl.FP32]]):
+        pl.aiv_initialize_pipe(dir_mask=2, slot_size=SLOT, id=0)
+        x: pl.Tile[[D, D], pl.FP32, pl.Mem.Vec] = pl.load(a, [0, 0], [D, D])
+        pl.tpush_to_aic(x, split=0, id=0)
+
+    @pl.function(type=pl.FunctionType.AIC)
+    def cube(self, a: pl.Tensor[[D, D], pl.FP32],
+             out: pl.Out[pl.Tensor[[D, D], pl.FP32]]) -> pl.Tensor[[D, D], pl.FP32]:
+        pl.aic_initialize_pipe(dir_mask=2, slot_size=SLOT, id=0)
+        s: pl.Tile[[D, D], pl.FP16, pl.Mem.Mat] = pl.tpop_from_aiv(split=0, id=0)  # WRONG DTYPE
+        r = pl.matmul(pl.move(s, target_memory=pl.Mem.Left), pl.move(s, target_memory=pl.Mem.Right))
+        pl.tfree_to_aiv(s, id=0)
+        return pl.store(r, [0, 0], out)
+
+    @pl.function(type=pl.FunctionType.Group)
+    def grp(self, a: pl.Tensor[[D, D], pl.FP32], out: pl.Out[pl.Tensor[[D, D], pl.FP32]]) -> pl.Tensor[[D, D], pl.FP32]:
+        r = self.cube(a, out)
+        self.vec(a, out)
+        return r
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[D, D], pl.FP32], out: pl.Out[pl.Tensor[[D, D], pl.FP32]]) -> pl.Tensor[[D, D], pl.FP32]:
+        out = self.grp(a, out)
+        return out
+
+
+@pl.program
+class LanesDifferUnsplit:
+    """Bad: both vector lanes push a different tile unsplit (lane i pushes a + i); the cube's unsplit
+    pop keeps one copy (the simulator used to drop lane 1's silently)."""
+
+    @pl.function(type=pl.FunctionType.AIV, attrs={"dual_aiv_dispatch": True})
+    def vec(self, a: pl.Tensor[[D, D], pl.FP32], out: pl.Out[pl.Tensor[[D, D], pl.FP32]]):
+        pl.aiv_initialize_pipe(dir_mask=2, slot_size=SLOT, id=0)
+        x: pl.Tile[[D, D], pl.FP32, pl.Mem.Vec] = pl.load(a, [0, 0], [D, D])
+        lane = pl.tile.get_subblock_idx()
+        y = pl.add(x, pl.cast(lane, pl.FP32))
+        pl.tpush_to_aic(y, split=0, id=0)
+
+    @pl.function(type=pl.FunctionType.AIC)
+    def cube(self, a: pl.Tensor[[D, D], pl.FP32],
+             out: pl.Out[pl.Tensor[[D, D], pl.FP32]]) -> pl.Tensor[[D, D], pl.FP32]:
+        pl.aic_initialize_pipe(dir_mask=2, slot_size=SLOT, id=0)
+        s: pl.Tile[[D, D], pl.FP32, pl.Mem.Mat] = pl.tpop_from_aiv(split=0, id=0)  # LANES DIFFER
+        r = pl.matmul(pl.move(s, target_memory=pl.Mem.Left), pl.move(s, target_memory=pl.Mem.Right))
+        pl.tfree_to_aiv(s, id=0)
+        return pl.store(r, [0, 0], out)
+
+    @pl.function(type=pl.FunctionType.Group)
+    def grp(self, a: pl.Tensor[[D, D], pl.FP32], out: pl.Out[pl.Tensor[[D, D], pl.FP32]]) -> pl.Tensor[[D, D], pl.FP32]:
+        r = self.cube(a, out)
+        self.vec(a, out)
+        return r
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[D, D], pl.FP32], out: pl.Out[pl.Tensor[[D, D], pl.FP32]]) -> pl.Tensor[[D, D], pl.FP32]:
+        out = self.grp(a, out)
+        return out

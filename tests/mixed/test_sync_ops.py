@@ -188,3 +188,16 @@ def test_doctor_names_both_lines_of_a_planted_ordering_bug(prog, first, second):
 def test_doctor_on_a_correct_mixed_program_finds_nothing():
     r = _doctor("EventHandoff", _want)
     assert r.cause == "no_gap", r.format()
+
+
+# ---------------------------------------------------------------------------- review of the cluster runtime
+
+@pytest.mark.parametrize("prog, marker, words", [
+    ("PopWrongDtype", "WRONG DTYPE", "into a float16 tile, but the slot holds float32"),
+    ("LanesDifferUnsplit", "LANES DIFFER", "the two vector lanes pushed different tiles"),
+])
+def test_pops_that_used_to_be_silently_wrong_are_errors(prog, marker, words):
+    c = ir.compile(getattr(K, prog), platform="a2a3sim")
+    with pytest.raises(SimulationError) as e:
+        c(torch.randn(D, D), torch.zeros(D, D))
+    assert words in str(e.value) and _line(marker) in str(e.value)
