@@ -25,7 +25,7 @@ import torch
 
 from pypto.errors import SimulationError
 from pypto.ops import support
-from pypto.ops.support.sync import CoreFlags
+from pypto.ops.support.sync import BlockBarrier, CoreFlags
 from pypto.runtime.cores import CoreMemory
 
 _DIRS = {"v2c": "vector -> cube", "c2v": "cube -> vector"}
@@ -210,20 +210,36 @@ class CoreLink(CoreFlags):
             raise SimulationError(f"{where}: syncall(core_type={core_type!r}) on the {self.core.name} core "
                                   f"({self.core.kernel}), which does not take part in it",
                                   hint="call it only on the participating cores, or use core_type='mix'")
-        if self.block[1] > 1:
-            yield from CoreFlags.syncall(self, core_type, mode, used_cores, where)
-        want = len(parts) if used_cores in (None, 0) else int(used_cores)
-        if want != len(parts):
-            raise SimulationError(f"{where}: deadlock: syncall(core_type={core_type!r}, used_cores={want}) waits "
-                                  f"for {want} participants, the cluster has {len(parts)}: the barrier never "
-                                  "completes", hint=f"pass used_cores={len(parts)}")
+        blocks = self.block[1] if len(self.block) > 1 else 1
+        # participants per cluster as on the device: the cube and both vector subblocks (both run the
+        # vector member there, even where the simulator runs it on one lane: that lane stands for both)
+        per = ((1 if core_type != "aiv_only" else 0)
+               + (c.platform.aiv_per_cluster if core_type != "aic_only" else 0))
+        if mode == "hard" and blocks != c.platform.clusters:
+            # the hard form waits for every cluster of the chip: a launch of fewer never completes
+            raise SimulationError(f"{where}: deadlock: the hard syncall(core_type={core_type!r}) in a mixed-kernel "
+                                  f"group waits for every cluster of the {c.platform.name} chip "
+                                  f"({c.platform.clusters}), the group runs on {blocks}: the barrier never completes "
+                                  "(on the device the core times out, error 507018)",
+                                  hint=f"use mode='soft', gm_workspace=..., used_cores={blocks * per}")
+        want = blocks * per if used_cores in (None, 0) or mode == "hard" else int(used_cores)
+        if want != blocks * per:
+            raise SimulationError(f"{where}: {'deadlock: ' if want > blocks * per else ''}syncall("
+                                  f"core_type={core_type!r}, used_cores={want}) waits for {want} participants; the "
+                                  f"{blocks} block(s) of the group have {blocks * per} such cores ({per} per "
+                                  "cluster), each of which arrives", hint=f"pass used_cores={blocks * per}")
         key = (core_type, c.syncalls.setdefault((core_type, self.core.index), 0))
         c.syncalls[(core_type, self.core.index)] += 1
         arrived = c.arrivals.setdefault(key, {})
         arrived[self.core.index] = (self.core.token(fenced_only=True) if c.check else None, self.core.clock)
-        while len(arrived) < want:
-            missing = ", ".join(k.name for k in parts if k.index not in arrived)
-            yield _Wait(lambda: len(arrived) >= want,
+        if len(arrived) == len(parts) and blocks > 1:
+            # the cluster's participants are all here: the cluster (the group task's block) waits at the
+            # scheduler for the other blocks' clusters (pypto.runtime.simulator.Runtime._arrive)
+            yield BlockBarrier(core_type, "soft", None, where)
+            c.released.add(key)
+        while len(arrived) < len(parts) or (blocks > 1 and key not in c.released):
+            missing = ", ".join(k.name for k in parts if k.index not in arrived) or "the other blocks' clusters"
+            yield _Wait(lambda: len(arrived) >= len(parts) and (blocks == 1 or key in c.released),
                         f"syncall(core_type={core_type!r}) #{key[1] + 1} for {missing}", where)
         self.core.clock = max([self.core.clock] + [t for _, t in arrived.values()])
         if c.check:
@@ -371,6 +387,7 @@ class Cluster:
         self.event_log: dict = {}    # (event id, setting side) -> [where] of its sync_sets
         self.syncalls: dict = {}     # (core_type, core index) -> syncalls passed
         self.arrivals: dict = {}     # (core_type, n-th syncall) -> {core index: (token, clock)}
+        self.released: set = set()   # syncalls of a multi-block group the other blocks' clusters reached too
         # the race detector's watch (pypto.debug.races): happens-before between the cores, and each
         # member's global-memory accesses; unordered conflicting pairs are collected in ``races``
         self.check = False
@@ -404,7 +421,7 @@ class Cluster:
         """Run the group ``spec`` (a group module's ``GROUP``) on this cluster; a generator yielding
         the group's simulated cycles to the scheduler."""
         self.group, self.pipes, self.buffers, self.next_addr = spec["name"], {}, {}, 0
-        self.events, self.event_log, self.syncalls, self.arrivals = {}, {}, {}, {}
+        self.events, self.event_log, self.syncalls, self.arrivals, self.released = {}, {}, {}, {}, set()
         self.lanes = max(spec["aiv_lanes"], 1)
         self.kernel_names = [m[0] for m in spec["members"]]
         self.cores = cores = []

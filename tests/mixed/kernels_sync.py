@@ -132,17 +132,18 @@ class SyncallNoFence:
 
     @pl.function(type=pl.FunctionType.AIV)
     def vec(self, a: pl.Tensor[[D, D], pl.FP32], b: pl.Tensor[[D, D], pl.FP32],
-            ws: pl.InOut[pl.Tensor[[D, D], pl.FP32]], out: pl.Out[pl.Tensor[[D, D], pl.FP32]]):
+            ws: pl.InOut[pl.Tensor[[D, D], pl.FP32]], sw: pl.InOut[pl.Tensor[[16], pl.INT32]],
+            out: pl.Out[pl.Tensor[[D, D], pl.FP32]]):
         x: pl.Tile[[D, D], pl.FP32, pl.Mem.Vec] = pl.load(a, [0, 0], [D, D])
         y = pl.add(x, 1.0)
         pl.store(y, [0, 0], ws)  # SYNCALLNOFENCE STORE
-        pl.system.syncall(core_type="mix")
+        pl.system.syncall(core_type="mix", mode="soft", gm_workspace=sw, used_cores=3)
 
     @pl.function(type=pl.FunctionType.AIC)
     def cube(self, a: pl.Tensor[[D, D], pl.FP32], b: pl.Tensor[[D, D], pl.FP32],
              ws: pl.Tensor[[D, D], pl.FP32],
-             out: pl.Out[pl.Tensor[[D, D], pl.FP32]]) -> pl.Tensor[[D, D], pl.FP32]:
-        pl.system.syncall(core_type="mix")
+             sw: pl.Tensor[[16], pl.INT32], out: pl.Out[pl.Tensor[[D, D], pl.FP32]]) -> pl.Tensor[[D, D], pl.FP32]:
+        pl.system.syncall(core_type="mix", mode="soft", gm_workspace=sw, used_cores=3)
         s = pl.load(ws, [0, 0], [D, D], target_memory=pl.Mem.Mat)  # SYNCALLNOFENCE LOAD
         w = pl.load(b, [0, 0], [D, D], target_memory=pl.Mem.Mat)
         r = pl.matmul(pl.move(s, target_memory=pl.Mem.Left), pl.move(w, target_memory=pl.Mem.Right))
@@ -151,16 +152,16 @@ class SyncallNoFence:
     @pl.function(type=pl.FunctionType.Group)
     def grp(self, a: pl.Tensor[[D, D], pl.FP32], b: pl.Tensor[[D, D], pl.FP32],
             ws: pl.InOut[pl.Tensor[[D, D], pl.FP32]],
-            out: pl.Out[pl.Tensor[[D, D], pl.FP32]]) -> pl.Tensor[[D, D], pl.FP32]:
-        self.vec(a, b, ws, out)
-        r = self.cube(a, b, ws, out)
+            sw: pl.InOut[pl.Tensor[[16], pl.INT32]], out: pl.Out[pl.Tensor[[D, D], pl.FP32]]) -> pl.Tensor[[D, D], pl.FP32]:
+        self.vec(a, b, ws, sw, out)
+        r = self.cube(a, b, ws, sw, out)
         return r
 
     @pl.function(type=pl.FunctionType.Orchestration)
     def main(self, a: pl.Tensor[[D, D], pl.FP32], b: pl.Tensor[[D, D], pl.FP32],
              ws: pl.InOut[pl.Tensor[[D, D], pl.FP32]],
-             out: pl.Out[pl.Tensor[[D, D], pl.FP32]]) -> pl.Tensor[[D, D], pl.FP32]:
-        out = self.grp(a, b, ws, out)
+             sw: pl.InOut[pl.Tensor[[16], pl.INT32]], out: pl.Out[pl.Tensor[[D, D], pl.FP32]]) -> pl.Tensor[[D, D], pl.FP32]:
+        out = self.grp(a, b, ws, sw, out)
         return out
 
 
@@ -170,18 +171,19 @@ class SyncallFence:
 
     @pl.function(type=pl.FunctionType.AIV)
     def vec(self, a: pl.Tensor[[D, D], pl.FP32], b: pl.Tensor[[D, D], pl.FP32],
-            ws: pl.InOut[pl.Tensor[[D, D], pl.FP32]], out: pl.Out[pl.Tensor[[D, D], pl.FP32]]):
+            ws: pl.InOut[pl.Tensor[[D, D], pl.FP32]], sw: pl.InOut[pl.Tensor[[16], pl.INT32]],
+            out: pl.Out[pl.Tensor[[D, D], pl.FP32]]):
         x: pl.Tile[[D, D], pl.FP32, pl.Mem.Vec] = pl.load(a, [0, 0], [D, D])
         y = pl.add(x, 1.0)
         pl.store(y, [0, 0], ws)  # SYNCALLFENCE STORE
         pl.system.fence()
-        pl.system.syncall(core_type="mix")
+        pl.system.syncall(core_type="mix", mode="soft", gm_workspace=sw, used_cores=3)
 
     @pl.function(type=pl.FunctionType.AIC)
     def cube(self, a: pl.Tensor[[D, D], pl.FP32], b: pl.Tensor[[D, D], pl.FP32],
              ws: pl.Tensor[[D, D], pl.FP32],
-             out: pl.Out[pl.Tensor[[D, D], pl.FP32]]) -> pl.Tensor[[D, D], pl.FP32]:
-        pl.system.syncall(core_type="mix")
+             sw: pl.Tensor[[16], pl.INT32], out: pl.Out[pl.Tensor[[D, D], pl.FP32]]) -> pl.Tensor[[D, D], pl.FP32]:
+        pl.system.syncall(core_type="mix", mode="soft", gm_workspace=sw, used_cores=3)
         s = pl.load(ws, [0, 0], [D, D], target_memory=pl.Mem.Mat)  # SYNCALLFENCE LOAD
         w = pl.load(b, [0, 0], [D, D], target_memory=pl.Mem.Mat)
         r = pl.matmul(pl.move(s, target_memory=pl.Mem.Left), pl.move(w, target_memory=pl.Mem.Right))
@@ -190,16 +192,16 @@ class SyncallFence:
     @pl.function(type=pl.FunctionType.Group)
     def grp(self, a: pl.Tensor[[D, D], pl.FP32], b: pl.Tensor[[D, D], pl.FP32],
             ws: pl.InOut[pl.Tensor[[D, D], pl.FP32]],
-            out: pl.Out[pl.Tensor[[D, D], pl.FP32]]) -> pl.Tensor[[D, D], pl.FP32]:
-        self.vec(a, b, ws, out)
-        r = self.cube(a, b, ws, out)
+            sw: pl.InOut[pl.Tensor[[16], pl.INT32]], out: pl.Out[pl.Tensor[[D, D], pl.FP32]]) -> pl.Tensor[[D, D], pl.FP32]:
+        self.vec(a, b, ws, sw, out)
+        r = self.cube(a, b, ws, sw, out)
         return r
 
     @pl.function(type=pl.FunctionType.Orchestration)
     def main(self, a: pl.Tensor[[D, D], pl.FP32], b: pl.Tensor[[D, D], pl.FP32],
              ws: pl.InOut[pl.Tensor[[D, D], pl.FP32]],
-             out: pl.Out[pl.Tensor[[D, D], pl.FP32]]) -> pl.Tensor[[D, D], pl.FP32]:
-        out = self.grp(a, b, ws, out)
+             sw: pl.InOut[pl.Tensor[[16], pl.INT32]], out: pl.Out[pl.Tensor[[D, D], pl.FP32]]) -> pl.Tensor[[D, D], pl.FP32]:
+        out = self.grp(a, b, ws, sw, out)
         return out
 
 

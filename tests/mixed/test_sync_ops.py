@@ -21,9 +21,10 @@ def _line(marker: str) -> str:
     return f"kernels_sync.py:{n}"
 
 
-def _args():
+def _args(prog=""):
     torch.manual_seed(0)
-    return [torch.randn(D, D), torch.randn(D, D), torch.zeros(D, D), torch.zeros(D, D)]
+    sw = [torch.zeros(16, dtype=torch.int32)] if prog.startswith("Syncall") else []   # the soft syncall's workspace
+    return [torch.randn(D, D), torch.randn(D, D), torch.zeros(D, D)] + sw + [torch.zeros(D, D)]
 
 
 def _want(a, b):
@@ -34,11 +35,12 @@ def _want(a, b):
 @pytest.mark.parametrize("prog", ["EventHandoff", "SyncallFence", "TokenLoadAfterPop"])
 def test_correct_handoffs_compute_and_have_no_race(prog, platform):
     c = ir.compile(getattr(K, prog), platform=platform)
-    a, b, ws, out = _args()
-    c(a, b, ws, out)
+    args = _args(prog)
+    a, b, ws, out = args[0], args[1], args[2], args[-1]
+    c(*args)
     torch.testing.assert_close(out.double(), _want(a, b), rtol=1e-5, atol=1e-4)
     torch.testing.assert_close(ws, a + 1)
-    report = detect_races(c, _args(), platform=platform)
+    report = detect_races(c, _args(prog), platform=platform)
     assert not report.cores and not report.races and not report.pipe, report.format()
 
 
@@ -50,7 +52,7 @@ def test_correct_handoffs_compute_and_have_no_race(prog, platform):
 ])
 def test_missing_wait_fence_or_pipe_is_a_race_naming_both_lines(prog, marker, synced):
     c = ir.compile(getattr(K, prog), platform="a2a3sim")
-    report = detect_races(c, _args())
+    report = detect_races(c, _args(prog))
     assert len(report.cores) == 1, report.format()
     r = report.cores[0]
     assert r.kind == "RAW" and r.group == "grp"
@@ -158,8 +160,8 @@ def test_event_op_in_an_incore_kernel_is_a_located_codegen_error():
 def _doctor(prog, want):
     from pypto.debug.doctor import doctor
 
-    a, b, ws, out = _args()
-    return doctor(getattr(K, prog), [a, b, ws, out], expected={"out": want(a, b).float()}, seeds=2,
+    args = _args(prog)
+    return doctor(getattr(K, prog), args, expected={"out": want(args[0], args[1]).float()}, seeds=2,
                   rtol=1e-4, atol=1e-4)
 
 
@@ -201,3 +203,82 @@ def test_pops_that_used_to_be_silently_wrong_are_errors(prog, marker, words):
     with pytest.raises(SimulationError) as e:
         c(torch.randn(D, D), torch.zeros(D, D))
     assert words in str(e.value) and _line(marker) in str(e.value)
+
+
+# ---------------------------------------------------------------------------- syncall across the blocks of a task
+
+_EXCHANGE = '''
+import pypto.language as pl
+
+NB = {nb}
+
+
+@pl.program
+class Exchange:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[NB * 8, 16], pl.FP32], ws: pl.InOut[pl.Tensor[[NB * 8, 16], pl.FP32]],
+          sw: pl.InOut[pl.Tensor[[16], pl.INT32]],
+          out: pl.Out[pl.Tensor[[NB * 8, 16], pl.FP32]]) -> pl.Tensor[[NB * 8, 16], pl.FP32]:
+        i = pl.tile.get_block_idx()
+        x = pl.load(a, [i * 8, 0], [8, 16])
+        for r in pl.range((NB - i) * 2):   # block 0 works longest before its store
+            x = pl.load(a, [i * 8, 0], [8, 16])
+        pl.store(pl.add(x, 1.0), [i * 8, 0], ws)
+        pl.system.fence()
+        {barrier}
+        j = (i + 1) % NB
+        z = pl.load(ws, [j * 8, 0], [8, 16])
+        out = pl.store(z, [i * 8, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[NB * 8, 16], pl.FP32], ws: pl.InOut[pl.Tensor[[NB * 8, 16], pl.FP32]],
+             sw: pl.InOut[pl.Tensor[[16], pl.INT32]],
+             out: pl.Out[pl.Tensor[[NB * 8, 16], pl.FP32]]) -> pl.Tensor[[NB * 8, 16], pl.FP32]:
+        with pl.spmd(NB, sync_start=True):
+            out = self.k(a, ws, sw, out)
+        return out
+'''
+
+
+def _exchange(nb: int, barrier: str, seed: int = 0):
+    from pypto.runtime.config import RunConfig
+
+    c = ir.compile(pl.parse(_EXCHANGE.format(nb=nb, barrier=barrier)), platform="a2a3sim")
+    a = torch.randn(nb * 8, 16)
+    out = torch.zeros(nb * 8, 16)
+    c(a, torch.zeros(nb * 8, 16), torch.zeros(16, dtype=torch.int32), out, config=RunConfig(sim_seed=seed))
+    return a, out
+
+
+@pytest.mark.parametrize("nb, barrier", [
+    (48, 'pl.system.syncall(core_type="aiv_only")'),     # the hard form at full occupancy (48 AIV on a2a3)
+    (4, 'pl.system.syncall(core_type="aiv_only", mode="soft", gm_workspace=sw, used_cores=4)'),
+])
+def test_syncall_holds_every_block_until_all_arrive(nb, barrier):
+    # block i reads block i+1's row of ws after the barrier: right only if every block stored first
+    for seed in range(3):
+        a, out = _exchange(nb, barrier, seed)
+        assert torch.equal(out, torch.roll(a, -8, dims=0) + 1)
+
+
+def test_without_the_barrier_a_block_reads_a_row_not_yet_written():
+    # the same kernel without the syncall: the last block reads block 0's row before block 0 stored it
+    a, out = _exchange(4, "pass")
+    assert torch.equal(out[24:], torch.zeros(8, 16))      # ws's initial zeros, not a[0:8] + 1
+    assert torch.equal(out[:24], a[8:] + 1)
+
+
+@pytest.mark.parametrize("barrier, words", [
+    ('pl.system.syncall(core_type="aiv_only")',
+     "the hard syncall(core_type='aiv_only') waits for every one of the 48 such cores of the a2a3sim chip, "
+     "but the task launches 4 block(s)"),
+    ('pl.system.syncall(core_type="aiv_only", mode="soft", gm_workspace=sw, used_cores=5)',
+     "deadlock: the soft syncall waits for used_cores=5 participants, but the task has 4 block(s)"),
+])
+def test_a_syncall_that_can_never_complete_is_an_error_at_once(barrier, words):
+    t0 = time.perf_counter()
+    with pytest.raises(SimulationError) as e:
+        _exchange(4, barrier)
+    assert time.perf_counter() - t0 < 1.0
+    assert words in str(e.value) and "kernel 'k'" in str(e.value)

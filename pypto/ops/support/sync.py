@@ -58,22 +58,42 @@ class CoreFlags:
         """``set_ffts``: the simulated FFTS unit needs no workspace."""
 
     def syncall(self, core_type: str, mode: str, used_cores, where: str = ""):
-        """``syncall`` in a kernel of one core per block: the participants are the task's blocks."""
-        n = self.block[1] if len(self.block) > 1 else 1
-        want = n if used_cores in (None, 0) else int(used_cores)
-        if want > n:
-            raise SimulationError(f"{where + ': ' if where else ''}deadlock: syncall(core_type={core_type!r}) waits "
-                                  f"for {want} participants but the task has {n} block(s): the barrier never "
-                                  "completes", hint="pass used_cores= the task's block count")
-        if n > 1:
-            # a barrier across the blocks of a multi-block task needs them all resident at once (the
-            # device's sync_start=True); the scheduler runs blocks as cores free up, so it is refused
-            # rather than run without the barrier's ordering
-            raise SimulationError(f"{where + ': ' if where else ''}syncall across the {n} blocks of a multi-block "
-                                  "task is not modelled by the simulator (only within one block's cluster)",
-                                  hint="synchronise the blocks through task dependencies (separate pl.at scopes)")
-        return
-        yield   # (a generator: the cluster's syncall waits)
+        """``syncall`` in an InCore kernel: the participants are the blocks of the task; the scheduler
+        holds each block that arrives (on its core) until all have (:class:`BlockBarrier`)."""
+        yield BlockBarrier(core_type, mode, used_cores, where)
+
+
+class BlockBarrier:
+    """What a block of an InCore task yields to the scheduler at a ``syncall``: the scheduler parks it
+    (it keeps its core, as a block spinning at a barrier does) until every participant has arrived,
+    then resumes them all at the latest arrival (:meth:`pypto.runtime.simulator.Runtime._arrive`)."""
+
+    __slots__ = ("core_type", "mode", "used_cores", "where")
+
+    def __init__(self, core_type: str, mode: str, used_cores, where: str):
+        self.core_type, self.mode, self.used_cores, self.where = core_type, mode, used_cores, where
+
+    def participants(self, blocks: int, platform) -> int:
+        """How many blocks must arrive; a barrier that can never complete is an error here."""
+        at = f"{self.where}: " if self.where else ""
+        if self.mode == "hard":
+            phys = {"aiv_only": platform.num_aiv, "aic_only": platform.num_aic}.get(
+                self.core_type, platform.num_aic + platform.num_aiv)
+            if blocks != phys:
+                raise SimulationError(
+                    f"{at}deadlock: the hard syncall(core_type={self.core_type!r}) waits for every one of the "
+                    f"{phys} such cores of the {platform.name} chip, but the task launches {blocks} block(s): "
+                    "the barrier never completes (on the device the core times out, error 507018)",
+                    hint=f"launch {phys} blocks (pl.spmd({phys}, sync_start=True)), or use "
+                         f"pl.system.syncall(mode='soft', gm_workspace=..., used_cores={blocks})")
+            return phys
+        want = blocks if self.used_cores in (None, 0) else int(self.used_cores)
+        if want != blocks:
+            raise SimulationError(
+                f"{at}{'deadlock: ' if want > blocks else ''}the soft syncall waits for used_cores={want} "
+                f"participants, but the task has {blocks} block(s), each of which arrives",
+                hint=f"pass used_cores={blocks}")
+        return want
 
 
 def core_flags(cc, block=(0, 1)):
