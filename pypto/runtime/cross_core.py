@@ -370,8 +370,9 @@ class CoreLink(CoreFlags):
 class Cluster:
     """The cluster the scheduler's core ``index`` stands for when it runs a Group task."""
 
-    def __init__(self, index: int, platform, kernels: dict, memory: CoreMemory):
+    def __init__(self, index: int, platform, kernels: dict, memory: CoreMemory, shared: dict | None = None):
         self.index = index
+        self.shared = {} if shared is None else shared   # kernel -> its tiles' views over all rows
         self.platform = platform
         self.kernels = kernels
         self.memory = memory
@@ -413,8 +414,14 @@ class Cluster:
         key = (kernel, row)
         v = self.views.get(key)
         if v is None:
-            v = self.views[key] = [self.memory.view(space, addr, shape, dtype, row, kernel)
-                                   for space, addr, shape, dtype in self.kernels[kernel].TILES]
+            # one view over every core's row per tile, shared by the clusters of the run (built once),
+            # indexed by this core's row: cheaper than a view from the memory per cluster and tile
+            rows = self.shared.get(kernel)
+            if rows is None:
+                rows = self.shared[kernel] = [
+                    self.memory.view(space, addr, shape, dtype, slice(None), kernel)
+                    for space, addr, shape, dtype in self.kernels[kernel].TILES]
+            v = self.views[key] = [t[row] for t in rows]
         return v
 
     def run(self, spec: dict, params: tuple, block):
@@ -439,15 +446,20 @@ class Cluster:
         self.accesses = []
         now = 0.0
         while True:
-            live = [c for c in cores if not c.done]
-            if not live:
+            # the runnable core with the earliest clock (first in member order on a tie), in one pass
+            core, alive = None, False
+            for c in cores:
+                if c.done:
+                    continue
+                alive = True
+                if (core is None or c.clock < core.clock) and (c.wait is None or c.wait.ready()):
+                    core = c
+            if not alive:
                 if outer is not None:
                     self._find_races()
                 return None
-            runnable = [c for c in live if c.wait is None or c.wait.ready()]
-            if not runnable:
-                raise SimulationError(self._deadlock(live, cores))
-            core = min(runnable, key=lambda c: c.clock)
+            if core is None:
+                raise SimulationError(self._deadlock([c for c in cores if not c.done], cores))
             if core.wait is not None:
                 core.wait = None
                 core.clock = max(core.clock, now)   # it resumes when its partner made progress
@@ -539,13 +551,15 @@ class Clusters:
         self.platform, self.kernels, self.ncores, self.poison = platform, kernels, ncores, poison
         self.memory = None
         self.clusters: dict = {}
+        self.shared: dict = {}
 
     def get(self, index: int) -> Cluster:
         if self.memory is None:
             self.memory = CoreMemory(self.platform, 3 * self.ncores, self.poison)
+            self.shared = {}
         c = self.clusters.get(index)
         if c is None:
-            c = self.clusters[index] = Cluster(index, self.platform, self.kernels, self.memory)
+            c = self.clusters[index] = Cluster(index, self.platform, self.kernels, self.memory, self.shared)
         return c
 
     def release(self) -> None:
@@ -553,3 +567,4 @@ class Clusters:
             self.memory.release()
             self.memory = None
         self.clusters = {}
+        self.shared = {}
