@@ -282,3 +282,36 @@ def test_a_syncall_that_can_never_complete_is_an_error_at_once(barrier, words):
         _exchange(4, barrier)
     assert time.perf_counter() - t0 < 1.0
     assert words in str(e.value) and "kernel 'k'" in str(e.value)
+
+
+_MIX = '''
+import pypto.language as pl
+
+
+@pl.program
+class MixSync:
+    @pl.function(type=pl.FunctionType.Opaque)
+    def main(self, a: pl.Tensor[[32, 64], pl.FP32], b: pl.Tensor[[64, 32], pl.FP32],
+             ws: pl.Tensor[[16], pl.INT32], out: pl.Out[pl.Tensor[[32, 32], pl.FP32]]) -> pl.Tensor[[32, 32], pl.FP32]:
+        for ob in pl.spmd(2, name_hint="mix"):
+            m0 = ob * 16
+            x = pl.add(pl.slice(a, [16, 64], [m0, 0]), 1.0)
+            pl.system.syncall(mode="soft", core_type="mix", gm_workspace=ws, used_cores={used})
+            c = pl.matmul(x, b)
+            out = pl.assemble(out, pl.add(c, 1.0), [m0, 0])
+        return out
+'''
+
+
+def test_soft_mix_syncall_across_the_blocks_of_a_mixed_group():
+    # 2 blocks x (1 cube + 2 vector subblocks) = 6 participants; each block's cluster meets the other
+    # at the scheduler
+    c = ir.compile(pl.parse(_MIX.format(used=6)), platform="a2a3sim")
+    a, b = torch.randn(32, 64), torch.randn(64, 32)
+    out = torch.zeros(32, 32)
+    c(a, b, torch.zeros(16, dtype=torch.int32), out)
+    torch.testing.assert_close(out.double(), (a.double() + 1) @ b.double() + 1, rtol=1e-5, atol=1e-4)
+    with pytest.raises(SimulationError, match=r"used_cores=4\) waits for 4 participants; the 2 block\(s\) of the "
+                                              r"group have 6 such cores \(3 per cluster\)"):
+        ir.compile(pl.parse(_MIX.format(used=4)), platform="a2a3sim")(a, b, torch.zeros(16, dtype=torch.int32),
+                                                                        torch.zeros(32, 32))
