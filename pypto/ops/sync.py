@@ -35,7 +35,9 @@ Simulator form: a call on ``_cc`` (the kernel's sync link: its cluster's
 :class:`~pypto.runtime.cross_core.CoreLink` in an AIC / AIV function, a core-local
 :class:`~pypto.ops.support.sync.CoreFlags` in an InCore kernel). Reference form (``torch_codegen``):
 the flag / barrier / fence ops have no effect on values; ``sync_set`` / ``sync_wait`` are events
-between the member threads (:mod:`pypto.ops.support.cross_core`).
+between the member threads and ``syncall`` a barrier of them (:mod:`pypto.ops.support.cross_core`);
+a ``syncall`` across the blocks of a task is refused there (it runs blocks one after another, so the
+barrier could not hold: a silently different result otherwise).
 """
 from __future__ import annotations
 
@@ -45,7 +47,7 @@ from pypto.language.dtypes import INDEX, INT32, INT64
 from pypto.language.enums import PipeType
 from pypto.ops.registry import OpArgs, OpDef, Param, register
 from pypto.ops.rules import expect
-from pypto.ops.traits import CoreSync
+from pypto.ops.traits import CoreSync, ReadsBlock
 
 MAX_USER_EVENT_ID = 13        # the reference's user range of cross-core event ids (14, 15 reserved)
 MIN_FFTS_WORKSPACE = 256      # INT64 elements of the FFTS workspace (the reference's minimum)
@@ -213,9 +215,10 @@ register(OpDef(
     name="system.syncall",
     params=(Param("core_type", "str", "mix"), Param("mode", "str", "hard"), Param("gm_workspace", "tensor", None),
             Param("used_cores", "scalar", None)),
-    infer=_syncall_infer, ref=lambda a: "None",
+    infer=_syncall_infer, ref=lambda a: f"_pto.cc_syncall({a.core_type}, _block)",
     sim=lambda a, dst, where="": (f"yield from _cc.syncall({a.core_type}, {a.mode}, "
                                   f"{a.used_cores if a.used_cores not in (None, 'None') else None}, {where!r})"),
-    traits=_SYNC,
+    # ReadsBlock: the reference form refuses a barrier across blocks it runs one after another
+    traits=_SYNC + (ReadsBlock(),),
     doc="cross-core barrier: every participant arrives before any proceeds (publishes only fenced writes)",
 ))

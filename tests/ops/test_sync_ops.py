@@ -77,3 +77,34 @@ def test_task_invalid_is_no_dependency():
     assert torch.equal(out, a + 1)
     op = get_op("system.task_invalid")
     assert op.orch(op.args(())) == "None" and op.ref(op.args(())) == "None"
+
+
+def test_reference_executor_syncall_joins_a_groups_threads():
+    from tests.mixed import kernels_sync as K
+
+    torch.manual_seed(0)
+    a, b = torch.randn(D, D), torch.randn(D, D)
+    ws, sw, out = torch.zeros(D, D), torch.zeros(16, dtype=torch.int32), torch.zeros(D, D)
+    _reference(K.SyncallFence)(a, b, ws, sw, out)
+    torch.testing.assert_close(out.double(), (a.double() + 1) @ b.double(), rtol=1e-5, atol=1e-4)
+
+
+def test_reference_executor_refuses_a_syncall_across_blocks():
+    # it runs blocks one after another: block 0 could never see the others arrive (silently wrong before)
+    @pl.jit
+    def k(a: pl.Tensor[[64, 16], pl.FP32], sw: pl.Tensor[[16], pl.INT32], out: pl.Out[pl.Tensor[[64, 16], pl.FP32]]):
+        for i in pl.spmd(4):
+            x = pl.load(a, [i * 16, 0], [16, 16])
+            pl.system.syncall(core_type="aiv_only", mode="soft", gm_workspace=sw, used_cores=4)
+            out = pl.store(pl.add(x, 1.0), [i * 16, 0], out)
+        return out
+
+    a, sw = torch.randn(64, 16), torch.zeros(16, dtype=torch.int32)
+    out = torch.zeros(64, 16)
+    k(a, sw, out)
+    assert torch.equal(out, a + 1)   # the simulator holds the 4 blocks at the barrier
+    c = k.compile(a, sw, out)
+    ns: dict = {}
+    exec(compile(torch_codegen(c.lowered), "<ref>", "exec"), ns)
+    with pytest.raises(SimulationError, match="runs the 4 blocks of a task one after another"):
+        ns["k"](a, sw, torch.zeros(64, 16))
