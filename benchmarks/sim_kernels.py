@@ -66,3 +66,24 @@ def softmax(a: pl.Tensor[[4096, 1024], pl.FP32], out: pl.Out[pl.Tensor[[4096, 10
             s = pl.row_sum(e, tmp)
             out = pl.store(pl.row_expand_div(e, s), [i * 16, 0], out)
     return out
+
+
+MS_M, MS_K, MS_N, MS_ROWS = 4096, 128, 256, 32   # mixed matmul + softmax: 128 tasks of 32 rows
+
+
+@pl.jit
+def mm_softmax(q: pl.Tensor[[4096, 128], pl.FP16], k: pl.Tensor[[128, 256], pl.FP16],
+               out: pl.Out[pl.Tensor[[4096, 256], pl.FP32]]):
+    # a mixed kernel per task: the cube computes the [32, 256] FP32 scores q_i @ k, the vector core
+    # their row softmax (ExpandMixedKernel splits the scope into AIC + AIV functions and a pipe)
+    for i in pl.parallel(128):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            a = pl.load(q, [i * 32, 0], [32, 128], target_memory=pl.Mem.Mat)
+            b = pl.load(k, [0, 0], [128, 256], target_memory=pl.Mem.Mat)
+            s = pl.matmul(pl.move(a, target_memory=pl.Mem.Left), pl.move(b, target_memory=pl.Mem.Right))
+            tmp = pl.create_tile([32, 256], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+            m = pl.row_max(s, tmp)
+            e = pl.exp(pl.row_expand_sub(s, m))
+            z = pl.row_sum(e, tmp)
+            out = pl.store(pl.row_expand_div(e, z), [i * 32, 0], out)
+    return out

@@ -77,6 +77,41 @@ class Mem:
     alignment: int
 
 
+class CountMap(tuple):
+    """A read-only ``thing -> count`` mapping (the reference's SoC maps, ``die_counts`` /
+    ``cluster_counts`` / ``core_counts``: ``for die, n in soc.die_counts.items()``), kept hashable so
+    that its keys can hold it in turn. Built from ``(key, count)`` pairs; iterates over the keys as a
+    dict does."""
+
+    def items(self) -> tuple:
+        """The ``(key, count)`` pairs."""
+        return tuple(tuple.__iter__(self))
+
+    def keys(self) -> tuple:
+        """The keys, in order."""
+        return tuple(k for k, _ in self.items())
+
+    def values(self) -> tuple:
+        """The counts, in order."""
+        return tuple(n for _, n in self.items())
+
+    def __iter__(self):
+        return iter(self.keys())
+
+    def __getitem__(self, key):
+        for k, n in self.items():
+            if k == key:
+                return n
+        raise KeyError(key)
+
+    def __contains__(self, key) -> bool:
+        return key in self.keys()
+
+    def get(self, key, default=None):
+        """The count of ``key``, or ``default``."""
+        return self[key] if key in self else default
+
+
 @dataclass(frozen=True)
 class Core:
     """A core kind and its memories."""
@@ -89,45 +124,54 @@ class Core:
 class Cluster:
     """One cluster: so many cores of each kind."""
 
-    core_counts: tuple[tuple[Core, int], ...]
+    core_counts: CountMap
+
+    def __post_init__(self):
+        object.__setattr__(self, "core_counts", CountMap(self.core_counts))
 
     def total_core_count(self) -> int:
         """Cores in the cluster."""
-        return sum(n for _, n in self.core_counts)
+        return sum(self.core_counts.values())
 
 
 @dataclass(frozen=True)
 class Die:
     """One die: so many identical clusters."""
 
-    cluster_counts: tuple[tuple[Cluster, int], ...]
+    cluster_counts: CountMap
+
+    def __post_init__(self):
+        object.__setattr__(self, "cluster_counts", CountMap(self.cluster_counts))
 
     def total_cluster_count(self) -> int:
         """Clusters on the die."""
-        return sum(n for _, n in self.cluster_counts)
+        return sum(self.cluster_counts.values())
 
     def total_core_count(self) -> int:
         """Cores on the die."""
-        return sum(c.total_core_count() * n for c, n in self.cluster_counts)
+        return sum(c.total_core_count() * n for c, n in self.cluster_counts.items())
 
 
 @dataclass(frozen=True)
 class SoC:
     """The chip: one die in both architectures we simulate."""
 
-    die_counts: tuple[tuple[Die, int], ...]
+    die_counts: CountMap
+
+    def __post_init__(self):
+        object.__setattr__(self, "die_counts", CountMap(self.die_counts))
 
     def total_die_count(self) -> int:
         """Dies on the chip."""
-        return sum(n for _, n in self.die_counts)
+        return sum(self.die_counts.values())
 
     def total_cluster_count(self) -> int:
         """Clusters on the chip."""
-        return sum(d.total_cluster_count() * n for d, n in self.die_counts)
+        return sum(d.total_cluster_count() * n for d, n in self.die_counts.items())
 
     def total_core_count(self) -> int:
         """Cores on the chip."""
-        return sum(d.total_core_count() * n for d, n in self.die_counts)
+        return sum(d.total_core_count() * n for d, n in self.die_counts.items())
 
 
 class BackendHandler:

@@ -19,7 +19,7 @@ from pypto.ir.nodes import (
 )
 from pypto.ir.types import TileType
 from pypto.ops.registry import VALUE_KINDS, Src, get_op
-from pypto.ops.traits import GlobalMemoryAccess, Scratch
+from pypto.ops.traits import CoreSync, GlobalMemoryAccess, Scratch
 from pypto.language.dtypes import dtype_from_name
 from pypto.language.enums import FunctionType
 
@@ -41,6 +41,9 @@ class KernelGen:
         self.spans: list[tuple[int, object]] = []
         # the kernel talks to its cluster's other cores (a cross-core pipe op): it takes ``_cc``
         self.cross_core = f.func_type in (FunctionType.AIC, FunctionType.AIV)
+        # a synchronisation op of the core (pl.system.sync_src / fence / syncall, pypto.ops.sync) calls
+        # ``_cc`` too; an InCore kernel makes itself a core-local one (set when such an op is emitted)
+        self.core_sync = False
 
     def view(self, v: Var) -> str:
         """Index into ``v`` of the tile's view (tiles sharing a buffer and type share a view)."""
@@ -78,13 +81,15 @@ class KernelGen:
             "]", "", "",
             # _block: (block index, block count) of the task's block this core runs (pl.spmd)
             f"def kernel(v, {''.join(p + ', ' for p in params)}_block=(0, 1)"
-            + (", _cc=None):" if self.cross_core else "):"),
+            + (", _cc=None):" if self.cross_core or self.core_sync else "):"),
         ]
         doc = "    " + f'"""{self.f.name}({", ".join(params)})"""'
+        if self.core_sync and not self.cross_core:
+            doc += "\n    _cc = _pto.core_flags(_cc, _block)"
         text = "\n".join(head + [doc] + body + ["    if False:", "        yield 0", "", ""])
         gang = generate_gang(self)
         # module line number of self.lines[i] is i + first; of the gang text's line j, j + gang_first
-        first = len(head) + 2 - body_start
+        first = len(head) + 2 - body_start + doc.count("\n")
         gang_first = text.count("\n") + 1
         spans = {i + first: sp for i, sp in self.spans}
         spans.update({j + gang_first: sp for j, sp in self.gang_spans.items()})
@@ -211,9 +216,11 @@ class KernelGen:
             self.pending += self.cost(c)
             self.flush(depth)
         kw = {} if not op.has(Scratch) or id(c) not in self.dead_scratch else {"keep_scratch": False}
-        if op.waits:
+        sync = op.has(CoreSync)
+        self.core_sync = self.core_sync or sync
+        if op.waits or sync:
             # a cross-core op: its cycles so far elapse first (it may wait on a peer core from then on)
-            if not self.cross_core:
+            if op.waits and not self.cross_core:
                 raise CodegenError(f"op '{c.op}' talks to the other cores of a cluster: it belongs in an AIC or "
                                    f"AIV function of a Group, not in a {self.f.func_type.name} function", c.span,
                                    "write @pl.function(type=pl.FunctionType.AIV) / AIC functions and a "
@@ -226,7 +233,7 @@ class KernelGen:
             # one without the print)
             kw["cycles"] = self.pending
         self._mark(c.span)
-        wkw = {"where": kw["where"]} if op.waits else {}   # (the other ops' statement forms take no kw)
+        wkw = {"where": kw["where"]} if op.waits or sync else {}   # (the other ops' statement forms take no kw)
         if result is not None and isinstance(result.type, TileType):
             self.emit(depth, op.sim(a, Src(self.view(result), result.type), **kw))
         elif result is not None:  # a tensor (tile.store) or a scalar (tile.read)

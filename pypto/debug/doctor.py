@@ -63,6 +63,7 @@ CAUSES = {
     "faulty_pass": "a compiler pass changed the result",
     "kernel_as_written": "the kernel as written disagrees with the golden",
     "race": "two tasks race on global memory",
+    "core_order": "the cores of a mixed kernel are not ordered: a missing wait, fence or tfree order",
     "uninitialized": "a store writes values computed from uninitialized memory",
     "device_differs": "the device result differs from the program's meaning",
     # multi-rank programs (pypto.debug.dist_doctor)
@@ -168,6 +169,73 @@ class DoctorReport:
 
 # --------------------------------------------------------------------------------------- helpers
 
+class _ProgramKernel:
+    """The doctor's view of a ``@pl.program`` (mixed cube + vector kernels are written as programs):
+    the signature of its orchestration function, compiled with ``ir.compile``."""
+
+    def __init__(self, program):
+        from pypto.language.enums import FunctionType
+
+        self.program = program
+        orch = next((f for f in program.functions if f.func_type == FunctionType.Orchestration), None)
+        if orch is None:
+            raise TypeError(f"doctor: program {program.name!r} has no Orchestration function to run")
+        names = [p.name for p in orch.params]
+
+        def fn(*args):
+            """(the program's orchestration signature)"""
+        fn.__name__ = program.name
+        fn.__signature__ = inspect.Signature([inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                                              for n in names])
+        self.fn = fn
+        self._compiled: dict = {}
+
+    def compile(self, *args, config=None):
+        import pypto.ir as ir
+
+        plat = getattr(config, "platform", None) or "a2a3sim"
+        if plat not in self._compiled:
+            self._compiled[plat] = ir.compile(self.program, platform=plat)
+        return self._compiled[plat]
+
+    def __call__(self, *args, config=None):
+        return self.compile(config=config)(*args, config=config)
+
+
+def _as_kernel(kernel):
+    """A ``@pl.jit`` kernel as it is; a ``@pl.program`` wrapped (:class:`_ProgramKernel`)."""
+    from pypto.ir.nodes import Program
+
+    return _ProgramKernel(kernel) if isinstance(kernel, Program) else kernel
+
+
+def _core_order(report: "DoctorReport", ctx) -> bool:
+    """Settle on an ordering bug between the cores of a mixed kernel (a race inside a cluster, a
+    read after tfree): checked first in a program with Group functions, since such a bug makes any
+    result (or none) possible. Both source lines are in the finding and the conclusion."""
+    from pypto.language.enums import FunctionType
+
+    lowered = ctx.compiled.lowered
+    if lowered is None or not any(f.func_type == FunctionType.Group for f in lowered.functions):
+        return False
+    races = _races(ctx)
+    if not races.cores and not races.pipe:
+        return False
+    report.add(5, "race detector", "explains", races.format())
+    bug = (races.cores or races.pipe)[0]
+    if races.cores:
+        what = (f"{bug.second_core} ({bug.second_kernel}, {bug.second_where}) and {bug.first_core} "
+                f"({bug.first_kernel}, {bug.first_where}) of mixed-kernel group '{bug.group}' touch the same "
+                "global memory with no synchronisation ordering them")
+    else:
+        what = (f"{bug.kind} in kernel '{bug.kernel}': tile '{bug.tile}' released at {bug.first}, used at "
+                f"{bug.second}; the producer core may have refilled the slot")
+    report.settle(5, what, bug.fix, "core_order",
+                  _verification("could not verify", "the fix reorders cross-core synchronisation, which the "
+                                                    "doctor does not edit"))
+    return True
+
+
 def _bind(kernel, inputs) -> dict:
     names = list(inspect.signature(kernel.fn).parameters)
     if isinstance(inputs, dict):
@@ -259,6 +327,7 @@ def doctor(kernel, inputs, expected: Optional[dict] = None, golden_data_dir=None
 
         return doctor_distributed(kernel, inputs, expected, rtol, atol, platform, seeds=min(seeds, 8),
                                   distributed_config=distributed_config, on_step=on_step)
+    kernel = _as_kernel(kernel)
     token = _PASSES.set(passes)
     bar = Progress(f"pypto doctor {kernel.fn.__name__}", 5)
     tok_bar = _BAR.set(bar)
@@ -366,6 +435,8 @@ def _doctor(kernel, inputs, expected, golden_data_dir, rtol, atol, platform, ref
     if failing and len(failing) < len(ctx.runs):
         report.add(1, "runs", "info", f"{len(failing)}/{len(ctx.runs)} simulated schedules (seeds) miss the golden; "
                                       f"seed {ctx.seed0} is examined")
+    if _core_order(report, ctx):
+        return finish(report, actual)
     if _all_pass(gaps):
         report.add(1, "gap", "ok", f"the result matches the golden at rtol={rtol:g}, atol={atol:g} in "
                                    f"{len(ctx.runs)} simulated schedules")

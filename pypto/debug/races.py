@@ -81,6 +81,13 @@ class RaceReport:
     tasks: int = 0
     # ordering bugs on the cross-core pipes of mixed kernels (pypto.debug.pipe_hazards.PipeHazard)
     pipe: list = field(default_factory=list)
+    # unordered conflicting accesses of two cores of one cluster (pypto.debug.core_races.CoreRace)
+    cores: list = field(default_factory=list)
+
+    @property
+    def findings(self) -> list:
+        """Every ordering bug found: task races, cross-core races, pipe hazards."""
+        return list(self.races) + list(self.cores) + list(self.pipe)
 
     def to_dict(self) -> dict:
         """JSON-ready form: every race (kind, tasks, kernels, lines, overlap, fix) and the out-of-bounds list."""
@@ -90,10 +97,12 @@ class RaceReport:
 
     def format(self) -> str:
         """The whole report."""
-        if not self.races and not self.out_of_bounds and not self.pipe:
+        if not self.races and not self.out_of_bounds and not self.pipe and not self.cores:
             return f"race detector: {self.tasks} tasks, no unordered conflicting accesses"
-        lines = [f"race detector: {self.tasks} tasks, {len(self.races)} race(s)"]
+        lines = [f"race detector: {self.tasks} tasks, {len(self.races) + len(self.cores)} race(s)"
+                 + (f", {len(self.pipe)} pipe hazard(s)" if self.pipe else "")]
         lines += [r.format() for r in self.races]
+        lines += [r.format() for r in self.cores]
         lines += [h.format() for h in self.pipe]
         lines += [f"out of bounds: {o}" for o in self.out_of_bounds]
         return "\n".join(lines)
@@ -181,6 +190,8 @@ def collect_accesses(compiled, args: list, seed: int = 0):
     accesses: list[list[Access]] = []
     oob: list[str] = []
     core = rt.cores[0]
+    # the cluster of group tasks watches the order between its cores too (pypto.debug.core_races)
+    rt.clusters.get(0).check = True
     for task in track(rt.tasks, "race detector: running tasks"):
         log: list[Access] = []
         accesses.append(log)
@@ -224,10 +235,12 @@ def detect_races(kernel_or_compiled, args, *, platform: str = "a2a3sim", seed: i
         for p in t.fanin:
             r |= reach[p] | (1 << p)
         reach[i] = r
+    from pypto.debug.core_races import CoreRace
     from pypto.debug.pipe_hazards import pipe_hazards
 
     report = RaceReport(tasks=sum(1 for t in rt.tasks if t.kernel in compiled.meta["kernels"]), out_of_bounds=oob,
-                        pipe=pipe_hazards(lowered))
+                        pipe=pipe_hazards(lowered),
+                        cores=[CoreRace(*r) for r in rt.clusters.get(0).races])
     seen = set()
     for j in track(range(n), "race detector: task pairs"):
         for i in range(j):
@@ -380,7 +393,19 @@ def _calls_in(stmt):
     return out
 
 
-def _run_poisoned(mod, views, core, args, core_fill: int, pad_fill: int, blocks: int = 1):
+def _group_memory(mod, cluster):
+    """The byte buffers of the cluster memories a group task's members use (created now, so that
+    they can be filled before the run; None for a task that is not a group)."""
+    if getattr(mod, "GROUP", None) is None:
+        return None
+    for name, kind, _args, _site in mod.GROUP["members"]:
+        for lane in (range(max(mod.GROUP["aiv_lanes"], 1)) if kind == "aiv" else (0,)):
+            cluster._views(name, 3 * cluster.index + (0 if kind == "aic" else 1 + lane))
+    i = 3 * cluster.index   # this cluster's rows: its AIC, AIV0, AIV1
+    return [arr[i:i + 3] for arr in cluster.memory.arrays.values()]
+
+
+def _run_poisoned(mod, views, core, args, core_fill: int, pad_fill: int, blocks: int = 1, cluster=None):
     """Run one task's kernel with core memory set to ``core_fill`` and load padding to ``pad_fill``;
     return ``[((file, line) of the store, GM tensor, copy of the region written), ...]``, ``[(file, line) of each padded load, ...]`` and any
     out-of-bounds message."""
@@ -399,10 +424,13 @@ def _run_poisoned(mod, views, core, args, core_fill: int, pad_fill: int, blocks:
     rec.pad_fill = pad_fill
     with support.recording(rec):
         try:
+            group = _group_memory(mod, cluster) if cluster is not None else None
+            kw = {"_group": cluster} if group is not None else {}
             for b in range(blocks):   # each block of a multi-block task on freshly filled memory
-                for buf in core.mem.values():
+                for buf in list(core.mem.values()) + (group or []):
                     support.fill_bytes(buf, core_fill)
-                for _ in (mod.kernel(views, *args) if blocks == 1 else mod.kernel(views, *args, _block=(b, blocks))):
+                for _ in (mod.kernel(views, *args, **kw) if blocks == 1 else
+                          mod.kernel(views, *args, _block=(b, blocks), **kw)):
                     pass
         except SimulationError as e:
             return stores, padded, e.message
@@ -449,7 +477,8 @@ def detect_uninitialized(kernel_or_compiled, args, *, platform: str = "a2a3sim",
         runs = {}
         for name, core_fill, pad_fill in (("poison", 0xFF, 0xFF), ("zero", 0x00, 0x00), ("pad", 0x00, 0xFF)):
             restore()
-            runs[name] = _run_poisoned(mod, views, core, task.args, core_fill, pad_fill, getattr(task, "blocks", 1))
+            runs[name] = _run_poisoned(mod, views, core, task.args, core_fill, pad_fill, getattr(task, "blocks", 1),
+                                       rt.clusters.get(0))
             if runs[name][2] is not None:
                 break
         restore()

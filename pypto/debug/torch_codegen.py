@@ -84,7 +84,7 @@ class _FuncGen(StmtEmitter):
     def group_body(self, params) -> None:
         """A mixed kernel: its AIC and AIV members run concurrently (threads joined by FIFO pipes,
         :func:`pypto.ops.support.cross_core.run_group`), then it returns what the Group returns."""
-        from pypto.codegen.group import aiv_lanes, group_members
+        from pypto.codegen.group import aiv_lanes, group_members, group_returned_params
         from pypto.ir.nodes import Program as _Program  # noqa: F401
 
         prog = _Program("group", tuple(self.funcs.values()))
@@ -93,9 +93,13 @@ class _FuncGen(StmtEmitter):
         spec = ", ".join(f"({fn.name}, {k!r}, ({''.join(index[id(a)] + ', ' for a in c.args)}))"
                          for fn, c, k in members)
         self.emit(1, f"_pto.cc_run_group([{spec}], {aiv_lanes(self.f, members)}, _block)", self.f.span)
+        # the members' results are not kept (they run in threads): a returned value is the version of a
+        # group parameter a member wrote in place, so the group returns that parameter
+        rets = group_returned_params(self.f, prog)
         for st in self.f.body:
             if isinstance(st, ReturnStmt):
-                self.emit(1, "return " + ", ".join(self.expr(v) for v in st.values), st.span)
+                vals = [params[i] if i >= 0 else self.expr(v) for v, i in zip(st.values, rets or [-1] * len(st.values))]
+                self.emit(1, "return " + ", ".join(vals), st.span)
 
     @staticmethod
     def names_fn(name: str) -> str:

@@ -80,3 +80,13 @@ register(OpDef(
     orch=lambda a: f"({a.array}.__setitem__({a.index}, {a.task_id}) or {a.array})",
     doc="tids[i] = tid: store a TaskId into a slot of a TaskId array",
 ))
+
+
+register(OpDef(
+    name="system.task_invalid",
+    params=(),
+    infer=_dummy_infer,
+    ref=lambda a: "None",
+    orch=lambda a: "None",
+    doc="pl.system.task_invalid(): the TaskId of no task (as None in deps=[...]: no edge)",
+))

@@ -21,6 +21,9 @@ trait is handled everywhere at once (the xDSL / MLIR design). The traits:
   ``_block`` to the functions that use one).
 * :class:`ViewOf`: the tensor result is a view of operand ``param`` (a write to it writes that
   operand).
+* :class:`CoreSync`: a synchronisation op of the running core (``pl.system.sync_src`` / ``fence`` /
+  ``syncall``, :mod:`pypto.ops.sync`): its ``sim`` calls the kernel's sync link ``_cc``, which every
+  kernel using one has (a plain InCore kernel gets a core-local one).
 
 Compatibility path: ``OpDef(gm=..., batch=..., scratch=..., inplace_safe=..., input_spaces=...,
 result_space=...)``, the keywords ops were declared with before traits existed, are still accepted
@@ -132,6 +135,11 @@ class ViewOf(Trait):
     """The tensor result is a view of operand ``param``."""
 
     param: str
+
+
+@dataclass(frozen=True)
+class CoreSync(Trait):
+    """A synchronisation op of the running core: ``sim`` calls ``_cc`` (flags, barriers, fences)."""
 
 
 def from_legacy(gm: Optional[str] = None, batch: Optional[str] = None, scratch: Optional[str] = None,

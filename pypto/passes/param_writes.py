@@ -155,4 +155,12 @@ def returned_params(f: Function) -> list[int]:
     ret = rets[-1] if rets else None
     if ret is None:
         return []
-    return [root.get(id(v), -1) if isinstance(v, Var) else -1 for v in ret.values]
+
+    def source(v) -> int:
+        if isinstance(v, Var):
+            return root.get(id(v), -1)
+        # ``return pl.store(t, offs, out)`` before the passes name the store's result
+        if isinstance(v, Call) and v.op in targets and isinstance(v.args[targets[v.op]], Var):
+            return root.get(id(v.args[targets[v.op]]), -1)
+        return -1
+    return [source(v) for v in ret.values]

@@ -40,7 +40,7 @@ def _nbytes(shape, dtype) -> int:
     n = 1
     for d in shape:
         n *= d
-    return n * torch.empty((), dtype=dtype).element_size()
+    return n * dtype.itemsize
 
 
 class CoreMemory:

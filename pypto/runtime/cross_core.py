@@ -19,12 +19,47 @@ what its partner did (finished, or waits itself) — never a hang.
 """
 from __future__ import annotations
 
+import sys
+
 import torch
 
 from pypto.errors import SimulationError
+from pypto.ops import support
+from pypto.ops.support.sync import BlockBarrier, CoreFlags
 from pypto.runtime.cores import CoreMemory
 
 _DIRS = {"v2c": "vector -> cube", "c2v": "cube -> vector"}
+
+# ---- happens-before between the cores of a cluster (the race detector's view, ``Cluster.check``)
+# Each core numbers its global-memory accesses (an epoch) and remembers, per pipe, its latest one and
+# the latest one before a fence. A release (a push, a free, a sync_set, a syncall arrival) hands on a
+# token {core index: [latest epoch per pipe..., fenced epoch]}; an acquire (a pop, a push that
+# reuses freed slots, a sync_wait, the syncall departure) joins it into what the core has seen, for
+# one pipe (sync_wait) or all. Access a of core c (epoch k, pipe p) happens before access b when b's
+# view holds k for c at p or in the fenced entry. Tokens carry what the releaser saw (transitive).
+_PIPES = ("MTE1", "MTE2", "MTE3", "M", "V", "S", "FIX")
+_PIPE_AT = {p: i for i, p in enumerate(_PIPES)}
+_FENCED = len(_PIPES)
+
+
+def _join(into: dict, token: dict) -> dict:
+    for c, vec in token.items():
+        have = into.get(c)
+        into[c] = list(vec) if have is None else [max(x, y) for x, y in zip(have, vec)]
+    return into
+
+
+def _kernel_where() -> str:
+    """``file:line`` of the generated kernel line running now (its module's SPANS table)."""
+    f = sys._getframe(1)
+    while f is not None:
+        spans = f.f_globals.get("SPANS")
+        if spans is not None and "KERNEL_NAME" in f.f_globals:
+            sp = spans.get(f.f_lineno)
+            if sp is not None:
+                return f"{sp[0]}:{sp[1]}"
+        f = f.f_back
+    return "<unknown>"
 
 
 class _Wait:
@@ -45,7 +80,8 @@ class Pipe:
         self.lanes = lanes
         self.slot_num = 0          # set by the first initialize_pipe (8 one-way, 4 per direction both ways)
         self.inited: set = set()   # "aic" / "aiv": the sides that initialised it
-        self.queued = [[] for _ in range(lanes)]   # [(tensor, clock)] pushed, not popped
+        self.queued = [[] for _ in range(lanes)]   # [(tensor, clock, release token)] pushed, not popped
+        self.freed = [{} for _ in range(lanes)]    # what the consumer's tfrees released (race detector)
         self.popped = [[] for _ in range(lanes)]   # popped, not freed
         self.pushes = self.pops = self.frees = 0
 
@@ -69,19 +105,146 @@ def _halves(t: torch.Tensor, split: int, lanes: int) -> list:
 class _Core:
     """One core of a cluster running a member kernel: its name, clock, generator and state."""
 
-    def __init__(self, name: str, kernel: str, lane: int):
-        self.name, self.kernel, self.lane = name, kernel, lane
+    def __init__(self, name: str, kernel: str, lane: int, index: int = 0):
+        self.name, self.kernel, self.lane, self.index = name, kernel, lane, index
         self.clock = 0.0
         self.gen = None
         self.wait: _Wait | None = None
         self.done = False
+        # happens-before state (kept only while the race detector watches the cluster)
+        self.epoch = 0
+        self.pipe_epoch = [0] * len(_PIPES)
+        self.fenced = 0
+        self.seen_all: dict = {}
+        self.seen_pipe: dict = {}
+
+    def token(self, pipe: str | None = None, fenced_only: bool = False) -> dict:
+        """What a release by this core publishes: all its accesses (``pipe`` None / ALL), those on
+        ``pipe`` and the fenced ones, or the fenced ones only (a syncall arrival)."""
+        vec = [0] * (len(_PIPES) + 1)
+        if fenced_only:
+            vec[_FENCED] = self.fenced
+        elif pipe in (None, "ALL"):
+            vec[_FENCED] = self.epoch
+        else:
+            vec[_FENCED] = self.fenced
+            vec[_PIPE_AT[pipe]] = self.pipe_epoch[_PIPE_AT[pipe]]
+        tok = _join({}, self.seen_all)
+        for seen in self.seen_pipe.values():
+            _join(tok, seen)
+        return _join(tok, {self.index: vec})
+
+    def acquire(self, token: dict, pipe: str | None = None) -> None:
+        """Later accesses (on ``pipe``, or on every pipe) come after what ``token`` published."""
+        if pipe in (None, "ALL"):
+            _join(self.seen_all, token)
+        else:
+            _join(self.seen_pipe.setdefault(pipe, {}), token)
+
+    def fence(self) -> None:
+        """Every access so far completes before any later one; later ones follow every wait so far."""
+        self.fenced = self.epoch
+        for seen in self.seen_pipe.values():
+            _join(self.seen_all, seen)
 
 
-class CoreLink:
-    """``_cc`` of a member kernel: the ops of :mod:`pypto.ops.cross_core` on its cluster."""
+class CoreLink(CoreFlags):
+    """``_cc`` of a member kernel: the ops of :mod:`pypto.ops.cross_core` and :mod:`pypto.ops.sync`
+    on its cluster."""
 
-    def __init__(self, cluster: "Cluster", core: _Core, side: str):
+    def __init__(self, cluster: "Cluster", core: _Core, side: str, block=(0, 1)):
+        super().__init__(block)
         self.cluster, self.core, self.side = cluster, core, side
+
+    def who(self) -> str:
+        return f"the {self.core.name} core ({self.core.kernel})"
+
+    # -------------------------------------------------------------- sync (pypto.ops.sync)
+    def fence(self, where: str = "") -> None:
+        if self.cluster.check:
+            self.core.fence()
+
+    def _side_check(self, op: str, core_type, where: str) -> None:
+        if core_type is not None and core_type != self.side:
+            raise SimulationError(f"{where}: {op}(core_type={core_type!r}) runs on the {self.core.name} core "
+                                  f"({self.core.kernel}), a{'n' if self.side == 'aiv' else ''} {self.side} core",
+                                  hint=f"drop core_type in an explicit {self.side.upper()} function, or move the op")
+
+    def event_set(self, event_id, pipe: str, ffts_mode, core_type, where: str) -> None:
+        """``sync_set``: a vector lane's event is for the cube; the cube's is for every lane."""
+        self._side_check("sync_set", core_type, where)
+        if ffts_mode not in (None, 2):
+            raise SimulationError(f"{where}: sync_set(ffts_mode={ffts_mode}) is not modelled by the simulator "
+                                  "(mode 2, the cube <-> vector events of one cluster, is)",
+                                  hint="use ffts_mode=2 (or omit it)")
+        c = self.cluster
+        tok = self.core.token(pipe) if c.check else None
+        targets = [("aic", self.core.lane)] if self.side == "aiv" else [("aiv", ln) for ln in range(c.lanes)]
+        for t in targets:
+            c.events.setdefault((int(event_id),) + t, []).append((tok, self.core.clock))
+        c.event_log.setdefault((int(event_id), self.side), []).append(where)
+
+    def event_wait(self, event_id, pipe: str, core_type, where: str):
+        """``sync_wait``: the cube takes one set of every lane; a lane one set of the cube."""
+        self._side_check("sync_wait", core_type, where)
+        c, ev = self.cluster, int(event_id)
+        keys = ([(ev, "aic", ln) for ln in range(c.lanes)] if self.side == "aic" else [(ev, "aiv", self.core.lane)])
+        while any(not c.events.get(k) for k in keys):
+            partner = "the vector lane(s)" if self.side == "aic" else "the cube"
+            setters = "AIV" + "/".join(str(k[2]) for k in keys if not c.events.get(k)) if self.side == "aic" else "AIC"
+            done = c.event_log.get((ev, "aiv" if self.side == "aic" else "aic"), [])
+            yield _Wait(lambda: all(c.events.get(k) for k in keys),
+                        f"sync_wait(event {ev}, pipe {pipe}) for a sync_set of {setters} ({partner}: "
+                        f"{len(done)} set(s) of event {ev} so far)", where)
+        for k in keys:
+            tok, t = c.events[k].pop(0)
+            self.core.clock = max(self.core.clock, t)
+            if tok is not None:
+                self.core.acquire(tok, pipe)
+
+    def syncall(self, core_type: str, mode: str, used_cores, where: str = ""):
+        """``syncall``: the participants of the cluster (``mix``: all its cores) arrive, then go on."""
+        c = self.cluster
+        parts = [k for k in c.cores if core_type == "mix" or (core_type == "aiv_only") == k.name.startswith("AIV")]
+        if self.core not in parts:
+            raise SimulationError(f"{where}: syncall(core_type={core_type!r}) on the {self.core.name} core "
+                                  f"({self.core.kernel}), which does not take part in it",
+                                  hint="call it only on the participating cores, or use core_type='mix'")
+        blocks = self.block[1] if len(self.block) > 1 else 1
+        # participants per cluster as on the device: the cube and both vector subblocks (both run the
+        # vector member there, even where the simulator runs it on one lane: that lane stands for both)
+        per = ((1 if core_type != "aiv_only" else 0)
+               + (c.platform.aiv_per_cluster if core_type != "aic_only" else 0))
+        if mode == "hard" and blocks != c.platform.clusters:
+            # the hard form waits for every cluster of the chip: a launch of fewer never completes
+            raise SimulationError(f"{where}: deadlock: the hard syncall(core_type={core_type!r}) in a mixed-kernel "
+                                  f"group waits for every cluster of the {c.platform.name} chip "
+                                  f"({c.platform.clusters}), the group runs on {blocks}: the barrier never completes "
+                                  "(on the device the core times out, error 507018)",
+                                  hint=f"use mode='soft', gm_workspace=..., used_cores={blocks * per}")
+        want = blocks * per if used_cores in (None, 0) or mode == "hard" else int(used_cores)
+        if want != blocks * per:
+            raise SimulationError(f"{where}: {'deadlock: ' if want > blocks * per else ''}syncall("
+                                  f"core_type={core_type!r}, used_cores={want}) waits for {want} participants; the "
+                                  f"{blocks} block(s) of the group have {blocks * per} such cores ({per} per "
+                                  "cluster), each of which arrives", hint=f"pass used_cores={blocks * per}")
+        key = (core_type, c.syncalls.setdefault((core_type, self.core.index), 0))
+        c.syncalls[(core_type, self.core.index)] += 1
+        arrived = c.arrivals.setdefault(key, {})
+        arrived[self.core.index] = (self.core.token(fenced_only=True) if c.check else None, self.core.clock)
+        if len(arrived) == len(parts) and blocks > 1:
+            # the cluster's participants are all here: the cluster (the group task's block) waits at the
+            # scheduler for the other blocks' clusters (pypto.runtime.simulator.Runtime._arrive)
+            yield BlockBarrier(core_type, "soft", None, where)
+            c.released.add(key)
+        while len(arrived) < len(parts) or (blocks > 1 and key not in c.released):
+            missing = ", ".join(k.name for k in parts if k.index not in arrived) or "the other blocks' clusters"
+            yield _Wait(lambda: len(arrived) >= len(parts) and (blocks == 1 or key in c.released),
+                        f"syncall(core_type={core_type!r}) #{key[1] + 1} for {missing}", where)
+        self.core.clock = max([self.core.clock] + [t for _, t in arrived.values()])
+        if c.check:
+            for tok, _ in arrived.values():
+                self.core.acquire(tok)
 
     # -------------------------------------------------------------- pipe set-up
     def init_pipe(self, side: str, dir_mask: int, slot_size: int, slot_num, local_slot_num, pid, where: str):
@@ -141,8 +304,13 @@ class CoreLink:
             yield _Wait(lambda: all(p.taken(ln) < p.slot_num for ln in lanes),
                         f"tpush (all {p.slot_num} slots taken)", where, p)
         yield c.transfer_cycles(tile)
+        tok = None
+        if c.check:
+            for ln in lanes:   # the slots it refills were released by the consumer's tfree
+                self.core.acquire(p.freed[ln])
+            tok = self.core.token()
         for ln, part in targets:
-            p.queued[ln].append((part.clone(), self.core.clock))
+            p.queued[ln].append((part.clone(), self.core.clock, tok))
         p.pushes += 1
 
     def pop(self, direction: str, pid, dst: torch.Tensor, split: int, where: str):
@@ -154,18 +322,34 @@ class CoreLink:
         parts = [p.queued[ln].pop(0) for ln in lanes]
         for ln, part in zip(lanes, parts):
             p.popped[ln].append(part[0])
-        self.core.clock = max([self.core.clock] + [t for _, t in parts])
-        data = [d for d, _ in parts]
+            if part[2] is not None:
+                self.core.acquire(part[2])
+        self.core.clock = max([self.core.clock] + [t for _, t, _ in parts])
+        data = [d for d, _, _ in parts]
         if direction == "v2c" and split and len(data) > 1:
             value = torch.cat(data, dim=0 if split in (1, 3) else 1)
         else:
             value = data[0]   # one lane, or both lanes' unsplit copies: lane 0's
+            if len(data) > 1 and not (data[0].shape == data[1].shape and torch.equal(
+                    data[0].view(torch.uint8) if data[0].dtype.is_floating_point else data[0],
+                    data[1].view(torch.uint8) if data[1].dtype.is_floating_point else data[1])):
+                # the cube takes one copy of an unsplit push; two lanes pushing different tiles would
+                # lose lane 1's silently
+                raise SimulationError(f"{where}: tpop (split=0) on {p.label()}: the two vector lanes pushed "
+                                      "different tiles, and an unsplit pop takes one of them",
+                                      hint="push each lane's half with split=1 (rows) or 2 (columns), or push "
+                                           "the same tile from both lanes")
         if tuple(value.shape) != tuple(dst.shape):
             raise SimulationError(f"{where}: tpop on {p.label()} into a {list(dst.shape)} tile, but the slot holds "
                                   f"{list(value.shape)} (split {split})",
                                   hint="make the popped tile's annotation match what the producer pushes")
+        if value.dtype != dst.dtype:
+            # a pipe moves bytes unchanged (the family's contract): no silent conversion
+            raise SimulationError(f"{where}: tpop on {p.label()} into a {str(dst.dtype).split('.')[-1]} tile, but "
+                                  f"the slot holds {str(value.dtype).split('.')[-1]}",
+                                  hint="pop with the dtype the producer pushes, and cast after the pop")
         yield self.cluster.transfer_cycles(value)
-        dst.copy_(value.to(dst.dtype) if value.dtype != dst.dtype else value)
+        dst.copy_(value)
         p.pops += 1
 
     def free(self, direction: str, pid, tile, where: str) -> None:
@@ -178,14 +362,17 @@ class CoreLink:
                                       f"({self.core.name}, {self.core.kernel})",
                                       hint="each tfree releases one slot a tpop took: free each popped tile once")
             p.popped[ln].pop(0)
+            if self.cluster.check:
+                _join(p.freed[ln], self.core.token())
         p.frees += 1
 
 
 class Cluster:
     """The cluster the scheduler's core ``index`` stands for when it runs a Group task."""
 
-    def __init__(self, index: int, platform, kernels: dict, memory: CoreMemory):
+    def __init__(self, index: int, platform, kernels: dict, memory: CoreMemory, shared: dict | None = None):
         self.index = index
+        self.shared = {} if shared is None else shared   # kernel -> its tiles' views over all rows
         self.platform = platform
         self.kernels = kernels
         self.memory = memory
@@ -196,6 +383,17 @@ class Cluster:
         self.buffers: dict = {}
         self.next_addr = 0
         self.lanes = 1
+        self.cores: list = []
+        self.events: dict = {}       # (event id, target side, lane) -> [(release token, clock)] not yet waited
+        self.event_log: dict = {}    # (event id, setting side) -> [where] of its sync_sets
+        self.syncalls: dict = {}     # (core_type, core index) -> syncalls passed
+        self.arrivals: dict = {}     # (core_type, n-th syncall) -> {core index: (token, clock)}
+        self.released: set = set()   # syncalls of a multi-block group the other blocks' clusters reached too
+        # the race detector's watch (pypto.debug.races): happens-before between the cores, and each
+        # member's global-memory accesses; unordered conflicting pairs are collected in ``races``
+        self.check = False
+        self.accesses: list = []
+        self.races: list = []        # tuples of the fields of pypto.debug.core_races.CoreRace
 
     def pipe(self, direction: str, pid) -> Pipe:
         key = (direction, 0 if pid is None else pid)
@@ -216,36 +414,52 @@ class Cluster:
         key = (kernel, row)
         v = self.views.get(key)
         if v is None:
-            v = self.views[key] = [self.memory.view(space, addr, shape, dtype, row, kernel)
-                                   for space, addr, shape, dtype in self.kernels[kernel].TILES]
+            # one view over every core's row per tile, shared by the clusters of the run (built once),
+            # indexed by this core's row: cheaper than a view from the memory per cluster and tile
+            rows = self.shared.get(kernel)
+            if rows is None:
+                rows = self.shared[kernel] = [
+                    self.memory.view(space, addr, shape, dtype, slice(None), kernel)
+                    for space, addr, shape, dtype in self.kernels[kernel].TILES]
+            v = self.views[key] = [t[row] for t in rows]
         return v
 
     def run(self, spec: dict, params: tuple, block):
         """Run the group ``spec`` (a group module's ``GROUP``) on this cluster; a generator yielding
         the group's simulated cycles to the scheduler."""
         self.group, self.pipes, self.buffers, self.next_addr = spec["name"], {}, {}, 0
+        self.events, self.event_log, self.syncalls, self.arrivals, self.released = {}, {}, {}, {}, set()
         self.lanes = max(spec["aiv_lanes"], 1)
         self.kernel_names = [m[0] for m in spec["members"]]
-        cores = []
+        self.cores = cores = []
         for name, kind, arg_index, _site in spec["members"]:
             lanes = range(spec["aiv_lanes"]) if kind == "aiv" else (0,)
             for lane in lanes:
-                core = _Core("AIC" if kind == "aic" else f"AIV{lane}", name, lane)
+                core = _Core("AIC" if kind == "aic" else f"AIV{lane}", name, lane, len(cores))
                 row = 3 * self.index + (0 if kind == "aic" else 1 + lane)
                 args = [params[i] for i in arg_index]
-                cc = CoreLink(self, core, kind)
-                core.gen = self.kernels[name].kernel(self._views(name, row), *args,
-                                                     _block=(block[0], block[1], lane), _cc=cc)
+                blk = (block[0], block[1], lane)
+                cc = CoreLink(self, core, kind, blk)
+                core.gen = self.kernels[name].kernel(self._views(name, row), *args, _block=blk, _cc=cc)
                 cores.append(core)
+        outer = support._RECORDER.get() if self.check else None
+        self.accesses = []
         now = 0.0
         while True:
-            live = [c for c in cores if not c.done]
-            if not live:
+            # the runnable core with the earliest clock (first in member order on a tie), in one pass
+            core, alive = None, False
+            for c in cores:
+                if c.done:
+                    continue
+                alive = True
+                if (core is None or c.clock < core.clock) and (c.wait is None or c.wait.ready()):
+                    core = c
+            if not alive:
+                if outer is not None:
+                    self._find_races()
                 return None
-            runnable = [c for c in live if c.wait is None or c.wait.ready()]
-            if not runnable:
-                raise SimulationError(self._deadlock(live, cores))
-            core = min(runnable, key=lambda c: c.clock)
+            if core is None:
+                raise SimulationError(self._deadlock([c for c in cores if not c.done], cores))
             if core.wait is not None:
                 core.wait = None
                 core.clock = max(core.clock, now)   # it resumes when its partner made progress
@@ -253,7 +467,14 @@ class Cluster:
                 yield core.clock - now
                 now = core.clock
             try:
-                r = next(core.gen)
+                if outer is None:
+                    r = next(core.gen)
+                else:   # the race detector: each access also noted with the core's happens-before view
+                    token = support._RECORDER.set(self._noter(core, outer))
+                    try:
+                        r = next(core.gen)
+                    finally:
+                        support._RECORDER.reset(token)
             except StopIteration:
                 core.done = True
                 continue
@@ -263,6 +484,42 @@ class Cluster:
                 core.clock += r
             else:   # a pl.debug_print record: the scheduler prints it
                 yield r
+
+    def _noter(self, core: _Core, outer):
+        def note(what: str, view: torch.Tensor) -> None:
+            outer(what, view)
+            write = what in support.WRITE_TAGS
+            pipe = ("FIX" if core.name == "AIC" else "MTE3") if write else "MTE2"
+            core.epoch += 1
+            core.pipe_epoch[_PIPE_AT[pipe]] = core.epoch
+            seen = _join(_join({}, core.seen_all), core.seen_pipe.get(pipe, {}))
+            lo = view.storage_offset() * view.element_size()
+            n = sum((d - 1) * st for d, st in zip(view.shape, view.stride())) + 1 if view.numel() else 0
+            self.accesses.append((core, view.untyped_storage().data_ptr(), lo, lo + n * view.element_size(), write,
+                                  what == support.STORE_ATOMIC, core.epoch, _PIPE_AT[pipe], seen, _kernel_where()))
+        return note
+
+    def _find_races(self) -> None:
+        """Every pair of accesses of two cores of this run that conflict with nothing ordering them."""
+        acc = self.accesses
+        seen = {(r[4], r[8], r[0]) for r in self.races}
+        for j, b in enumerate(acc):
+            for a in acc[:j]:
+                if a[0] is b[0] or a[1] != b[1] or not (a[4] or b[4]) or (a[5] and b[5]):
+                    continue
+                ov = min(a[3], b[3]) - max(a[2], b[2])
+                if ov <= 0 or _before(a, b) or _before(b, a):
+                    continue
+                # a read / write pair is reported writer first (either may come first on the device)
+                w, o = (a, b) if a[4] else (b, a)
+                kind = "WAW" if a[4] and b[4] else "RAW"
+                key = (w[9], o[9], kind)
+                if key in seen:
+                    continue
+                seen.add(key)
+                # the fields of pypto.debug.core_races.CoreRace (the race detector builds them)
+                self.races.append((kind, self.group, w[0].name, w[0].kernel, w[9], _PIPES[w[7]],
+                                   o[0].name, o[0].kernel, o[9], ov, bool(o[8].get(w[0].index))))
 
     def _deadlock(self, waiting, cores) -> str:
         lines = [f"deadlock in mixed-kernel group {self.group!r} (cluster {self.index}): every running core "
@@ -280,6 +537,12 @@ class Cluster:
         return "\n".join(lines)
 
 
+def _before(a, b) -> bool:
+    """Access ``a`` happens before access ``b`` (b's view holds a's epoch at a's pipe or fenced)."""
+    vec = b[8].get(a[0].index)
+    return vec is not None and (vec[_FENCED] >= a[6] or vec[a[7]] >= a[6])
+
+
 class Clusters:
     """The clusters of a run, one per scheduler core, created on first use (with their memories:
     three cores per cluster, rows ``3i`` (AIC), ``3i + 1`` / ``3i + 2`` (AIV0 / AIV1))."""
@@ -288,13 +551,15 @@ class Clusters:
         self.platform, self.kernels, self.ncores, self.poison = platform, kernels, ncores, poison
         self.memory = None
         self.clusters: dict = {}
+        self.shared: dict = {}
 
     def get(self, index: int) -> Cluster:
         if self.memory is None:
             self.memory = CoreMemory(self.platform, 3 * self.ncores, self.poison)
+            self.shared = {}
         c = self.clusters.get(index)
         if c is None:
-            c = self.clusters[index] = Cluster(index, self.platform, self.kernels, self.memory)
+            c = self.clusters[index] = Cluster(index, self.platform, self.kernels, self.memory, self.shared)
         return c
 
     def release(self) -> None:
@@ -302,3 +567,4 @@ class Clusters:
             self.memory.release()
             self.memory = None
         self.clusters = {}
+        self.shared = {}

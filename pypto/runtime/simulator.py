@@ -65,6 +65,7 @@ from pypto.runtime.dumps import AFTER, BEFORE, DumpCollector
 from pypto.runtime.faults import locate
 from pypto.runtime.trace import rxty
 from pypto.ops.support.debug import DebugPrint, PrintRecord, emit as emit_print
+from pypto.ops.support.sync import BlockBarrier
 
 from pypto.runtime.modules import load_module  # noqa: F401  (re-exported: tools load modules by path)
 from pypto.ops.support import _RECORDER
@@ -291,6 +292,7 @@ class Runtime:
         self.streaming = streaming
         self.keep_history = keep_history
         self._history = True                 # self.tasks holds every task (until the first drain without keep_history)
+        self._barriers: dict = {}            # id(task) -> (task, BlockBarrier, participants, parked blocks): syncall
         self.protect = protect               # bases of caller In tensors used in place (execute's fallback)
         self._n = 0                          # tasks submitted (their index), snapshots included
         self._live = [0, 0, 0, 0]            # per ring: task slots taken (submitted, not retired)
@@ -789,6 +791,8 @@ class Runtime:
                 seq += 1
             if done >= n:
                 break
+            if not events and self._barriers:
+                raise SimulationError(self._barrier_deadlock())
             if not events:
                 waiting = [t for t in self.tasks if t.waiting > 0][:5]
                 raise SimulationError(f"deadlock: {n - done} tasks are waiting but none is running "
@@ -798,6 +802,11 @@ class Runtime:
             cycles = next(gen, None)   # kernels yield ints; None: the kernel returned
             if cycles.__class__ is DebugPrint:   # pl.debug_print: record it, resume the kernel at once
                 cycles = self._print(t, now, cycles, gen)
+            if cycles.__class__ is BlockBarrier:   # pl.system.syncall: park the block (on its core)
+                for at, bt, bgen in self._arrive(t, now, cycles, gen):
+                    heappush(events, (at, seq, bt, bgen))
+                    seq += 1
+                continue
             if cycles is not None:
                 heappush(events, (now + cycles * (1.0 + 0.25 * rand()), seq, t, gen))
                 seq += 1
@@ -824,6 +833,35 @@ class Runtime:
                 self.progress.set(done)
         st.nready, st.seq, st.done, st.now = nready, seq, done, now
         self.time = now
+
+    def _arrive(self, t, now: float, rec: BlockBarrier, gen) -> list:
+        """Block ``t`` arrives at a syncall: parked (on its core) until every block of its task has;
+        returns the ``(time, block, generator)`` to resume — all of them, at the last arrival, once
+        the last has come, else none."""
+        p = t.parent if t.parent is not None else t
+        blocks = t.blocks if t.parent is not None else 1
+        try:
+            want = rec.participants(blocks, self.platform)
+        except SimulationError as e:
+            raise SimulationError(f"{e.message} (task {rxty(p.task_id)}, kernel {t.kernel!r})", e.span,
+                                  e.hint) from None
+        key = id(p)
+        parked = self._barriers.setdefault(key, (p, rec, want, []))[3]
+        parked.append((now, t, gen))
+        if len(parked) < want:
+            return []
+        del self._barriers[key]
+        at = max(x[0] for x in parked)
+        return [(at, bt, bgen) for _, bt, bgen in parked]
+
+    def _barrier_deadlock(self) -> str:
+        """Blocks wait at a syncall and nothing else runs: the others never arrive."""
+        lines = ["deadlock: blocks wait at a syncall for blocks that never arrive"]
+        for p, rec, want, parked in self._barriers.values():
+            lines.append(f"  task {rxty(p.task_id)} ({p.kernel}): {len(parked)} of {want} blocks arrived at the "
+                         f"syncall at {rec.where or '?'} and hold their cores; the others finished without "
+                         f"reaching it, or cannot start while the chip's {len(self.cores)} cores are held")
+        return "\n".join(lines)
 
     def _print(self, t, now: float, rec, gen):
         """Print the ``pl.debug_print`` records ``gen`` yields now (task ``t``'s, on its core, at the

@@ -48,3 +48,21 @@ def test_dependency_pool():
 def test_limits_resolve_from_platform_defaults():
     w, h, d = RunConfig(ring_task_window=[8, 0, 16, 0]).ring_limits()
     assert w == [8, 16384, 16, 16384] and h == [256 << 20] * 4 and d == [16384] * 4
+
+
+def test_exhaustion_names_the_scope_line_within_a_second_and_honours_the_env_limit(monkeypatch):
+    # issue 16 (a sync that can never complete): the deadlock of a full ring is reported at once, at the
+    # line of the scope whose submission found the ring full; PTO2_RING_TASK_WINDOW sets the default
+    import time
+
+    monkeypatch.setenv("PTO2_RING_TASK_WINDOW", "4")
+    t0 = time.perf_counter()
+    with pytest.raises(SimulationError) as e:
+        run(K.six_tasks)
+    assert time.perf_counter() - t0 < 1.0
+    msg = str(e.value)
+    assert "ring 0 deadlocks: its open scopes hold 5 task slots (ring_task_window) but the ring has 4" in msg
+    assert "kernels_fast.py:" in msg and "with pl.at(" in msg and "(in orchestration 'six_tasks')" in msg
+    monkeypatch.setenv("PTO2_RING_TASK_WINDOW", "8")
+    a, out = run(K.six_tasks)
+    assert torch.equal(out, a + 1)

@@ -7,7 +7,7 @@ flat namespace generated code sees; the helpers live in modules by concern:
 
 * :mod:`~pypto.ops.support.core`: regions, load/store, cast, reductions, matmul, the access recorder;
 * one module per op family of the catalogue (``argreduce``, ``elementwise``, ``index``, ``create``,
-  ``sort``, ``views``, ``paged``, ``matmul_ext``, ``debug``, ``while_loops``, ``cross_core``, ``dist``), importing only ``core`` and each other;
+  ``sort``, ``views``, ``paged``, ``matmul_ext``, ``debug``, ``while_loops``, ``cross_core``, ``sync``, ``dist``), importing only ``core`` and each other;
 * :mod:`~pypto.ops.support.geometry`: the device geometry of the reference executor.
 
 Nothing here imports the package itself, so any module may be imported first
@@ -37,6 +37,8 @@ from pypto.ops.support.debug import DebugPrint, debug_print_ref, valid as debug_
 from pypto.ops.support.geometry import REFERENCE_PLATFORM, available_cores, reference_platform  # noqa: E402,F401
 from pypto.ops.support.while_loops import array_get, array_set, reshape_view, while_limit, while_step  # noqa: E402,F401
 from pypto.ops.support.cross_core import (  # noqa: E402,F401  (the reference forms of the pipe ops)
-    noop as cc_noop, pop as cc_pop, push as cc_push, run_group as cc_run_group,
+    event_set as cc_event_set, event_wait as cc_event_wait, noop as cc_noop, pop as cc_pop, push as cc_push,
+    run_group as cc_run_group, syncall as cc_syncall,
 )
+from pypto.ops.support.sync import CoreFlags, core_flags  # noqa: E402,F401  (pl.system flags, barriers, fence)
 from pypto.ops.support import dist  # noqa: E402,F401  (pld.* ops, reached as _pto.dist)

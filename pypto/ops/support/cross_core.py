@@ -27,6 +27,8 @@ class _GroupState:
         self.live = 0
         self.waiting = 0
         self.failed: BaseException | None = None
+        self.sync_count = 0   # member threads at the current syncall
+        self.sync_gen = 0     # syncalls completed
 
     def queue(self, direction: str, pid, lane: int) -> list:
         return self.queues.setdefault((direction, pid or 0, lane), [])
@@ -93,6 +95,57 @@ def pop(direction: str, pid, split: int, where: str = "") -> torch.Tensor:
     if direction == "v2c" and split and len(parts) > 1:
         return torch.cat(parts, dim=0 if split in (1, 3) else 1)
     return parts[0]
+
+
+def event_set(event_id: int, core_type=None) -> None:
+    """``sync_set``: a vector lane's event is for the cube; the cube's wakes every lane."""
+    st, side, lane = _ctx()
+    with st.cv:
+        if side == "aiv":
+            st.queue("ev>aic", int(event_id), lane).append(1)
+        else:
+            for ln in range(st.lanes):
+                st.queue("ev>aiv", int(event_id), ln).append(1)
+        st.cv.notify_all()
+
+
+def event_wait(event_id: int, core_type=None) -> None:
+    """``sync_wait``: the cube takes one set of every lane; a lane takes one set of the cube."""
+    st, side, lane = _ctx()
+    key = "ev>aic" if side == "aic" else "ev>aiv"
+    lanes = list(range(st.lanes)) if side == "aic" else [lane]
+    with st.cv:
+        _wait(st, lambda: all(st.queue(key, int(event_id), ln) for ln in lanes),
+              f"sync_wait(event {int(event_id)}) ({side}{lane if side == 'aiv' else ''})")
+        for ln in lanes:
+            st.queue(key, int(event_id), ln).pop(0)
+
+
+def syncall(core_type: str, block=(0, 1)) -> None:
+    """``syncall`` in the reference executor: a barrier of the participating member threads of a
+    group (a one-block InCore kernel: a barrier of one). Across the blocks of a multi-block task it
+    is refused: this executor runs the blocks one after another, so a block could never see the later
+    blocks' arrivals (a silently different result otherwise)."""
+    from pypto.errors import SimulationError
+
+    n = block[1] if len(block) > 1 else 1
+    if n > 1:
+        raise SimulationError(f"the reference executor runs the {n} blocks of a task one after another and cannot "
+                              "hold them at a syncall; compare this kernel with the simulator's result instead")
+    ctx = getattr(_local, "ctx", None)
+    if ctx is None:
+        return
+    st, side, lane = ctx
+    parts = {"aiv_only": st.lanes, "aic_only": 1}.get(core_type, 1 + st.lanes)
+    with st.cv:
+        gen = st.sync_gen
+        st.sync_count += 1
+        if st.sync_count >= parts:
+            st.sync_count = 0
+            st.sync_gen += 1
+            st.cv.notify_all()
+        else:
+            _wait(st, lambda: st.sync_gen != gen, f"syncall(core_type={core_type!r}) ({side}{lane})")
 
 
 def noop(*args, **kwargs) -> int:
