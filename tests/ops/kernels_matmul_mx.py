@@ -69,3 +69,21 @@ class MxFp4:
              out: pl.Out[pl.Tensor[[M, N], pl.FP32]]) -> pl.Tensor[[M, N], pl.FP32]:
         out = self.kernel(a, sa, b, sb, out)
         return out
+
+
+@pl.program
+class MxScaleCopy:
+    """Eight tasks, each loading a 16-row block of a packed A-scale tensor and storing the logical
+    scales: lockstep-capable ops only, so the simulator would gang the tasks."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def copy(self, sa: pl.Tensor[[128, 8], pl.FP8E8M0, pl.MX_A_ZZ],
+             out: pl.Out[pl.Tensor[[128, 8], pl.FP8E8M0]]) -> pl.Tensor[[128, 8], pl.FP8E8M0]:
+        b = pl.tile.get_block_idx()
+        return pl.store(pl.load(sa, [b * 16, 0], [16, 8]), [b * 16, 0], out)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, sa: pl.Tensor[[128, 8], pl.FP8E8M0, pl.MX_A_ZZ],
+             out: pl.Out[pl.Tensor[[128, 8], pl.FP8E8M0]]) -> pl.Tensor[[128, 8], pl.FP8E8M0]:
+        out, t = pl.spmd_submit(self.copy, sa, out, core_num=8)
+        return out

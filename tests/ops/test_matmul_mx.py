@@ -309,3 +309,13 @@ def test_every_stage_round_trips_the_layout():
         text = program.as_python()
         assert "pl.TensorLayout.MX_A_ZZ" in text and "pl.TensorLayout.MX_B_NN" in text, stage
         assert structural_equal(program, parse(text)), stage
+
+
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+def test_packed_scale_load_unpacks_in_every_task(platform):
+    """A block-parallel copy of a packed scale tensor gives the logical scales whichever way the
+    simulator runs the tasks (a gang's plain copy would give the packed bytes)."""
+    logical = torch.randint(0, 256, (128, 8), generator=torch.Generator().manual_seed(4), dtype=torch.uint8)
+    out = torch.zeros(128, 8, dtype=torch.uint8).view(torch.float8_e8m0fnu)
+    prt.run(K.MxScaleCopy, _pack_a(logical).view(torch.float8_e8m0fnu), out, config=RunConfig(platform=platform))
+    assert torch.equal(out.view(torch.uint8), logical)
