@@ -293,6 +293,11 @@ class GangGen:
         site = len(self.gm)
         self.pending += k.cost(c)
         self.flush()
+        if op.name == "tile.load" and getattr(c.args[0].type, "layout", None) is not None:
+            # a packed MX scale tensor: its load unpacks the layout (_pto.load_mx_into), which the
+            # gang's plain per-member copy would not
+            raise NoGang(f"line {c.span.line}: a load from a packed {c.args[0].type.layout.name} tensor has no "
+                         "lockstep form")
         if op.name == "tile.load":
             self.tile_ref(result)
             self.emit_plan(f"E.append(({site}, ({a.tensor}, {a.offsets}, {a.valid_shape})))")

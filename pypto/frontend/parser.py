@@ -85,6 +85,7 @@ from pypto.language.constructs import DslName, DslOp, OpNamespace
 from pypto.language.dtypes import BOOL, FP32, INDEX, LOW_PRECISION, TASK_ID, DataType
 from pypto.language.enums import (
     KERNEL_TYPES,
+    TensorLayout,
     ForKind,
     FunctionType,
     Level,
@@ -303,13 +304,20 @@ def parse_annotation(node: ast.AST, resolve: Callable[[ast.AST], Any], src: Sour
         if len(items) < 2:
             raise ParserTypeError(f"{what}: pl.Tensor needs [[shape], dtype]", span)
         shape = _shape(items[0], resolve, src, what)
+        dtype = _dtype(items[1], resolve, src, what)
+        layout = None
         for extra in items[2:]:
             v = resolve(extra)
+            if isinstance(v, TensorLayout) and v != TensorLayout.ND:
+                layout = _mx_layout(v, shape, dtype, what, src.span(extra))
+                continue
+            if isinstance(v, TensorLayout):
+                continue
             if not isinstance(v, ann.TensorView):
                 raise UnsupportedFeatureError(f"{what}: tensor layouts/memrefs in annotations are not supported yet",
                                               src.span(extra))
             _check_tensor_view(v, shape, what, src.span(extra))
-        return TensorType(shape, _dtype(items[1], resolve, src, what)), ParamDirection.In, False
+        return TensorType(shape, dtype, layout), ParamDirection.In, False
     if getattr(obj, "pypto_window", False) and isinstance(node, ast.Subscript):
         # pld.DistributedTensor[[shape], dtype]: a window view, a GM tensor any rank may write (InOut)
         items = _slice_items(node.slice)
@@ -348,6 +356,25 @@ def parse_annotation(node: ast.AST, resolve: Callable[[ast.AST], Any], src: Sour
         items = _slice_items(node.slice) if isinstance(node, ast.Subscript) else []
         return TupleType(tuple(parse_annotation(i, resolve, src, what)[0] for i in items)), ParamDirection.In, False
     raise ParserTypeError(f"{what} missing type annotation", span, "annotate it, e.g. x: pl.Tensor[[64], pl.FP32]")
+
+
+def _mx_layout(layout, shape, dtype, what: str, span: Span):
+    """A layout item of a tensor annotation: ``MX_A_ZZ`` / ``MX_B_NN`` (the packed GM layouts of MX
+    scale tensors, unpacked by ``tile.load``) on a 2-D FP8E8M0 tensor whose shape the packing
+    tiles (16 x 2 blocks); DN / NZ stay refused (the simulators hold tensors row-major)."""
+    if layout not in (TensorLayout.MX_A_ZZ, TensorLayout.MX_B_NN):
+        raise UnsupportedFeatureError(f"{what}: tensor layout {layout!r} is not supported (the simulators hold "
+                                      "tensors row-major; MX_A_ZZ / MX_B_NN are the only packed layouts modelled)",
+                                      span, "omit the layout (pl.ND)")
+    if dtype.name != "FP8E8M0" or len(shape) != 2:
+        raise ParserTypeError(f"{what}: layout {layout.name} is the packed layout of a 2-D FP8E8M0 MX scale tensor, "
+                              f"got {len(shape)}-D {dtype.name}", span)
+    rows, cols = shape
+    need = (16, 2) if layout == TensorLayout.MX_A_ZZ else (2, 16)
+    if any(isinstance(d, int) and d % n for d, n in zip(shape, need)) or not all(isinstance(d, int) for d in shape):
+        raise ParserTypeError(f"{what}: an {layout.name} scale tensor packs [{need[0]}, {need[1]}] blocks: its static "
+                              f"shape must be multiples of them, got {list(shape)}", span)
+    return layout
 
 
 def _check_tensor_view(v, shape, what: str, span: Span) -> None:

@@ -36,7 +36,8 @@ _INDENT = "    "
 def print_type(t: Type) -> str:
     """DSL spelling of a type annotation."""
     if isinstance(t, TensorType):
-        return f"pl.Tensor[{_ints(t.shape)}, {t.dtype!r}]"
+        layout = "" if t.layout is None else f", pl.TensorLayout.{t.layout.name}"
+        return f"pl.Tensor[{_ints(t.shape)}, {t.dtype!r}{layout}]"
     if isinstance(t, TileType):
         parts = [_ints(t.shape), repr(t.dtype)]
         if t.memory_space is not None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Optional
 
 from pypto.language.dtypes import DataType
-from pypto.language.enums import MemorySpace
+from pypto.language.enums import MemorySpace, TensorLayout
 
 
 @dataclass(frozen=True)
@@ -236,10 +236,16 @@ class ScalarType(Type):
 
 @dataclass(frozen=True)
 class TensorType(Type):
-    """A tensor in global memory (DDR)."""
+    """A tensor in global memory (DDR).
+
+    ``layout``: ``None`` for the ordinary row-major tensor; ``TensorLayout.MX_A_ZZ`` /
+    ``MX_B_NN`` for an MX scale tensor (FP8E8M0) held in the reference's packed GM layout of the
+    ``matmul_mx`` A / B scales. Only ``tile.load`` reads such a tensor (it unpacks the layout into
+    the logical tile, :func:`pypto.numerics.mx.unpack_index`); every other op refuses it."""
 
     shape: tuple[int, ...]
     dtype: DataType
+    layout: Optional[TensorLayout] = None
 
     @property
     def nbytes(self) -> int:

@@ -958,6 +958,50 @@ def matmul_bias(lhs: Tile, rhs: Tile, bias: Tile) -> Any:
     Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
     """
 
+def matmul_mx(lhs: Tile, lhs_scale: Tile, rhs: Tile, rhs_scale: Tile) -> Any:
+    """MX block-scaled lhs @ rhs (FP8E4M3FN data, FP8E8M0 scale per 32 K elements) -> FP32 Acc (A5).
+
+    The tile op ``tile.matmul_mx``: pl.tile.matmul_mx(lhs, lhs_scale, rhs, rhs_scale)
+
+    Arguments:
+    * ``lhs``: a tile
+    * ``lhs_scale``: a tile
+    * ``rhs``: a tile
+    * ``rhs_scale``: a tile
+
+    Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
+    """
+
+def matmul_mx_acc(acc: Tile, lhs: Tile, lhs_scale: Tile, rhs: Tile, rhs_scale: Tile) -> Any:
+    """acc + MX block-scaled lhs @ rhs, one FP32 rounding (A5).
+
+    The tile op ``tile.matmul_mx_acc``: pl.tile.matmul_mx_acc(acc, lhs, lhs_scale, rhs, rhs_scale)
+
+    Arguments:
+    * ``acc``: a tile
+    * ``lhs``: a tile
+    * ``lhs_scale``: a tile
+    * ``rhs``: a tile
+    * ``rhs_scale``: a tile
+
+    Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
+    """
+
+def matmul_mx_bias(lhs: Tile, lhs_scale: Tile, rhs: Tile, rhs_scale: Tile, bias: Tile) -> Any:
+    """bias[1, N] + MX block-scaled lhs @ rhs, one FP32 rounding (A5).
+
+    The tile op ``tile.matmul_mx_bias``: pl.tile.matmul_mx_bias(lhs, lhs_scale, rhs, rhs_scale, bias)
+
+    Arguments:
+    * ``lhs``: a tile
+    * ``lhs_scale``: a tile
+    * ``rhs``: a tile
+    * ``rhs_scale``: a tile
+    * ``bias``: a tile
+
+    Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
+    """
+
 def maximum(lhs: Tensor | Tile, rhs: Tensor | Scalar | int | float | Tile) -> Any:
     """elementwise maximum (array rhs); dispatches on the operands' kinds to one of:
 
@@ -4234,6 +4278,53 @@ class _TileOps:
         Arguments:
         * ``lhs``: a tile
         * ``rhs``: a tile
+        * ``bias``: a tile
+
+        Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
+        """
+
+    @staticmethod
+    def matmul_mx(lhs: Tile, lhs_scale: Tile, rhs: Tile, rhs_scale: Tile) -> Any:
+        """MX block-scaled lhs @ rhs (FP8E4M3FN data, FP8E8M0 scale per 32 K elements) -> FP32 Acc (A5).
+
+        The tile op ``tile.matmul_mx``: pl.tile.matmul_mx(lhs, lhs_scale, rhs, rhs_scale)
+
+        Arguments:
+        * ``lhs``: a tile
+        * ``lhs_scale``: a tile
+        * ``rhs``: a tile
+        * ``rhs_scale``: a tile
+
+        Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
+        """
+
+    @staticmethod
+    def matmul_mx_acc(acc: Tile, lhs: Tile, lhs_scale: Tile, rhs: Tile, rhs_scale: Tile) -> Any:
+        """acc + MX block-scaled lhs @ rhs, one FP32 rounding (A5).
+
+        The tile op ``tile.matmul_mx_acc``: pl.tile.matmul_mx_acc(acc, lhs, lhs_scale, rhs, rhs_scale)
+
+        Arguments:
+        * ``acc``: a tile
+        * ``lhs``: a tile
+        * ``lhs_scale``: a tile
+        * ``rhs``: a tile
+        * ``rhs_scale``: a tile
+
+        Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
+        """
+
+    @staticmethod
+    def matmul_mx_bias(lhs: Tile, lhs_scale: Tile, rhs: Tile, rhs_scale: Tile, bias: Tile) -> Any:
+        """bias[1, N] + MX block-scaled lhs @ rhs, one FP32 rounding (A5).
+
+        The tile op ``tile.matmul_mx_bias``: pl.tile.matmul_mx_bias(lhs, lhs_scale, rhs, rhs_scale, bias)
+
+        Arguments:
+        * ``lhs``: a tile
+        * ``lhs_scale``: a tile
+        * ``rhs``: a tile
+        * ``rhs_scale``: a tile
         * ``bias``: a tile
 
         Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).

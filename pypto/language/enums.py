@@ -42,8 +42,9 @@ class TensorLayout(_DslEnum):
     """Layout of a global tensor (``pl.create_tensor(..., layout=)``). The simulators hold every
     tensor row-major: only ``ND`` is accepted (``DN`` / ``NZ`` are refused with an error).
     ``MX_A_ZZ`` / ``MX_B_NN`` name the reference's packed layouts of MX scale tensors (FP8E8M0,
-    the ``matmul_mx`` A / B scales); their load behaviour is not modelled here, so they are
-    refused wherever ``DN`` / ``NZ`` are."""
+    the ``matmul_mx`` A / B scales): accepted in a ``pl.Tensor`` annotation, where ``pl.load``
+    unpacks them (:mod:`pypto.numerics.mx`); ``pl.create_tensor`` and views refuse them as they
+    refuse ``DN`` / ``NZ``."""
 
     ND = "nd"
     DN = "dn"

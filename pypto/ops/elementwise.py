@@ -13,7 +13,10 @@ contract is written out rather than inherited from torch. ``maximum``/``minimum`
 from __future__ import annotations
 
 from pypto.errors import Span
+from pypto.ir.nodes import AssignStmt, Var
 from pypto.ir.pysource import py_literal
+from pypto.ir.types import TileType
+from pypto.ops.builder import build
 from pypto.ops.registry import OpArgs, OpDef, Param, register
 from pypto.ops.rules import (TENSOR_ELEMENTWISE, TILE_ELEMENTWISE, arith_dtype, expect, promote, promote_scalar,
                               same_shape, scalar_dtype, with_dtype)
@@ -75,28 +78,66 @@ def _binary_src(name: str, torch_fn: str, a: OpArgs, dst: str | None) -> str:
 
 
 def _scalar_rule(op_name: str, float_only: bool):
+    tile = op_name.startswith("tile.")
+
     def infer(a: OpArgs, span: Span):
         dtype = promote_scalar(a.lhs.type.dtype, scalar_dtype(a.rhs.type))
-        if op_name.endswith(".subs"):
-            # the reference's subs keeps the array's dtype at both levels (TSUBS: src and dst share
-            # one type; the scalar is converted to it, a float toward zero on an integer array)
+        if tile or op_name.endswith(".subs"):
+            # Tile level (TADDS / TMULS / TDIVS / TMAXS / TMINS / TSUBS): source and destination share
+            # one element type and the scalar is converted to it (a float toward zero on an integer
+            # tile), so the result keeps the tile's dtype, as the reference's type rule says. The
+            # reference's tensor.subs keeps it too; its other tensor-level scalar ops promote (an
+            # integer tensor with a float scalar gives FP32: _lower_scalar casts first).
             dtype = a.lhs.type.dtype
         if span is not None:   # (None: called from the codegen helper on an already checked call)
             arith_dtype(op_name, a.lhs.type.dtype, span)
         if float_only:
-            expect(dtype.is_float(), op_name, f"needs a float operand, got {dtype.name}", span,
-                   "cast the operand with pl.cast(x, pl.FP32)")
+            ok = dtype.is_float() or (tile and dtype.name in _INT_DIV)
+            expect(ok, op_name, f"needs a float operand{' (or an INT16 / INT32 tile, A5)' if tile else ''}, "
+                   f"got {dtype.name}", span, "cast the operand with pl.cast(x, pl.FP32)")
         return with_dtype(a.lhs.type, dtype)
     return infer
 
 
-def _scalar_helper(helper: str, op: str, float_only: bool):
-    """ref/sim of a scalar-rhs op computed by ``_pto.<helper>(x, s, result_dtype)``."""
-    def dtype_src(a: OpArgs) -> str:
-        return py_literal(_scalar_rule(op, float_only)(a, None).dtype)
+def _scalar_src(name: str, torch_fn: str, helper: str | None, a: OpArgs, dst: str | None) -> str:
+    """ref (``dst`` None) / sim source of a scalar-rhs op. An integer tile computes in its own dtype
+    with the scalar converted to it first (``_pto.int_scalar_op``; ``divs``: integer division
+    truncating toward zero, A5); other forms keep their torch call or ``_pto`` helper."""
+    out = "" if dst is None else f", out={dst}"
+    lt = a.lhs.type
+    is_tile = isinstance(lt, TileType)
+    if is_tile and not lt.dtype.is_float():
+        if name == "div":
+            v = lt.valid_shape
+            valid = "None" if v is None else repr(list(v)) if all(isinstance(d, int) for d in v) else "()"
+            return f"_pto.int_divs({a.lhs}, {a.rhs}{out}, valid={valid})"
+        return f"_pto.int_scalar_op({name!r}, {a.lhs}, {a.rhs}{out})"
+    if helper is not None:
+        dt = py_literal(_scalar_rule(f"{'tile' if is_tile else 'tensor'}.{name}s", False)(a, None).dtype)
+        return f"_pto.{helper}({a.lhs}, {a.rhs}, {dt}{out})"
+    return f"{torch_fn}({a.lhs}, {a.rhs}{out})"
 
-    return ((lambda a: f"_pto.{helper}({a.lhs}, {a.rhs}, {dtype_src(a)})"),
-            (lambda a, dst: f"_pto.{helper}({a.lhs}, {a.rhs}, {dtype_src(a)}, out={dst})"))
+
+def _lower_scalar(name: str):
+    """``tensor.<name>s`` -> ``tile.<name>s``; an integer tensor whose result the tensor rule promotes
+    (a float scalar: FP32) is cast to that dtype first, so the tile op computes what the tensor op
+    means (the tile op alone would keep the integer dtype)."""
+    def lower(call, var, conv):
+        x, s = call.args
+        tile = conv.as_tile(x, call.span)
+        stmts = []
+        want = var.type.dtype
+        if tile.type.dtype != want:
+            ct = with_dtype(tile.type, want)
+            cv = Var(f"{var.name}_cast", ct, call.span)
+            stmts.append(AssignStmt(cv, build("tile.cast", call.span, x=tile, target_type=want, mode="rint"),
+                                    call.span))
+            tile = cv
+        res = build(f"tile.{name}s", call.span, lhs=tile, rhs=conv.expr(s))
+        nv = Var(var.name, res.type, var.span)
+        stmts.append(AssignStmt(nv, res, call.span))
+        return stmts, nv
+    return lower
 
 
 def _high_precision(op: str, scalar: bool):
@@ -130,8 +171,9 @@ def _define_binary(name: str, torch_fn: str, float_only: bool = False, scalar_fn
             op = f"{level}.{name}{suffix}"
             ref, sim = (lambda a, n=name, f=torch_fn: _binary_src(n, f, a, None)), \
                 (lambda a, dst, n=name, f=torch_fn: _binary_src(n, f, a, dst))
-            if suffix and scalar_fn is not None:
-                ref, sim = _scalar_helper(scalar_fn, op, float_only)
+            if suffix:
+                ref, sim = (lambda a, n=name, f=torch_fn, h=scalar_fn: _scalar_src(n, f, h, a, None)), \
+                    (lambda a, dst, n=name, f=torch_fn, h=scalar_fn: _scalar_src(n, f, h, a, dst))
             register(OpDef(
                 name=op,
                 params=(Param("lhs", level), Param("rhs", rhs_kind)),
@@ -141,10 +183,11 @@ def _define_binary(name: str, torch_fn: str, float_only: bool = False, scalar_fn
                 dsl=name,
                 operand_kinds=(level, rhs_kind),
                 lowers_to=f"tile.{name}{suffix}" if level == "tensor" else None,
+                lower=_lower_scalar(name) if level == "tensor" and suffix else None,
                 traits=TILE_ELEMENTWISE if level == "tile" else TENSOR_ELEMENTWISE,
                 doc=f"elementwise {name} ({'array' if not suffix else 'scalar'} rhs)",
                 dsl_args=_high_precision(op, bool(suffix)) if name == "div" else None,
-                platform_rule=_div_platform_rule if op == "tile.div" else None,
+                platform_rule=_div_platform_rule if op in ("tile.div", "tile.divs") else None,
             ))
 
 

@@ -85,6 +85,13 @@ def _load_infer(a: OpArgs, span: Span) -> TileType:
     return TileType(shape, t.dtype, a.target_memory, valid)
 
 
+def _mx(a: OpArgs):
+    """The packed MX scale layout (``"MX_A_ZZ"`` / ``"MX_B_NN"``) of a load's source tensor, or None:
+    such a load unpacks the layout, so the tile holds logical scales (pypto.numerics.mx)."""
+    layout = getattr(getattr(a.tensor, "type", None), "layout", None)
+    return None if layout is None else layout.name
+
+
 def _static_list(v):
     """A parser value that is a list of Python ints, as a list; else None."""
     if isinstance(v, (list, tuple)) and all(isinstance(x, int) and not isinstance(x, bool) for x in v):
@@ -130,8 +137,10 @@ register(OpDef(
     params=(Param("tensor", "tensor"), Param("offsets", "ints"), Param("shapes", "ints"),
             Param("valid_shape", "ints", None, optional=True), Param("target_memory", "mem", None)),
     infer=_load_infer,
-    ref=lambda a: f"_pto.load({a.tensor}, {a.offsets}, {a.shapes}, {a.valid_shape})",
-    sim=lambda a, dst: f"_pto.load_into({dst}, {a.tensor}, {a.offsets}, {a.valid_shape})",
+    ref=lambda a: (f"_pto.load({a.tensor}, {a.offsets}, {a.shapes}, {a.valid_shape})" if _mx(a) is None else
+                   f"_pto.load_mx({a.tensor}, {_mx(a)!r}, {a.offsets}, {a.shapes}, {a.valid_shape})"),
+    sim=lambda a, dst: (f"_pto.load_into({dst}, {a.tensor}, {a.offsets}, {a.valid_shape})" if _mx(a) is None else
+                        f"_pto.load_mx_into({dst}, {a.tensor}, {_mx(a)!r}, {a.offsets}, {a.valid_shape})"),
     dsl="load", operand_kinds=("tensor",), dsl_args=_load_args,
     traits=(MemorySpaces((), MemorySpace.Vec), GlobalMemoryAccess("read")),
     doc="copy a region of a global tensor into a new tile",

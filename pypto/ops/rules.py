@@ -111,8 +111,17 @@ NO_STORAGE = frozenset({"INT4", "UINT4", "HF4"})
 def low_precision_guard(op, values: tuple, span: Span) -> None:
     """Refuse low-precision element types in ``op`` unless it is one of :data:`LOW_PRECISION_OPS`,
     and INT4 / UINT4 / HF4 everywhere (see :data:`NO_STORAGE`). Looks at array operands and dtype
-    attributes."""
+    attributes. Also refuses a packed MX scale tensor (layout MX_A_ZZ / MX_B_NN) anywhere but in
+    ``tile.load``, the one op that unpacks it: any other op would read the packed bytes as if they
+    were the logical scales."""
     base = op.name.split(".", 1)[-1]
+    if op.name != "tile.load":
+        for v in values:
+            layout = getattr(getattr(v, "type", None), "layout", None)
+            expect(layout is None, op.name,
+                   f"'{getattr(v, 'name', v)}' is an MX scale tensor in the packed layout {getattr(layout, 'name', '')}; "
+                   "only pl.load reads it (unpacking the layout into a tile)", span,
+                   "load it whole with pl.load(..., target_memory=pl.Mem.Mat) and work on the tile")
     for p, v in zip(op.params, values):
         if p.kind == "dtype":
             dt = v if isinstance(v, DataType) else None

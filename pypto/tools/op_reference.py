@@ -60,6 +60,9 @@ FAMILY_CONTRACT = {
     "block_ops": "Exact: launch geometry (block index and count of a multi-block task, core counts).",
     "matmul_ext": "As matmul: FP32 (INT32) products accumulated in K order; a bias is the accumulator's "
                   "initial value, added once; a batched product is one 2-D product per batch.",
+    "matmul_mx": "FP8E4M3FN data and FP8E8M0 scales (one per 32 K elements) decoded exactly, the K sum "
+                 "accumulated in float64 from +0 (acc / bias included) and rounded once to FP32, ties to even, "
+                 "overflow to inf; NaN data or a NaN scale propagates (pypto/numerics/mx.py).",
     "debug_ops": "No numerics: a snapshot or a print of the value as it is.",
     "task_ops": "No numerics: task bookkeeping.",
     "array_ops": "Exact: integer / BOOL scalar elements of an on-core array, read and written as stored "

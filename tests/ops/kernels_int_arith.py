@@ -67,3 +67,54 @@ def i_div_partial(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
         tb = pl.load(b, [0, 0], [8, 64], valid_shape=[5, 37])
         out = pl.store(pl.tile.div(ta, tb), [0, 0], out)
     return out
+
+
+# Tile-level scalar ops on an integer tile keep its dtype; the float scalar -2.75 becomes -2.
+@pl.jit
+def i_adds_f(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out = pl.store(pl.tile.adds(pl.load(a, [0, 0], [8, 64]), -2.75), [0, 0], out)
+    return out
+
+
+@pl.jit
+def i_muls_f(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out = pl.store(pl.tile.muls(pl.load(a, [0, 0], [8, 64]), -2.75), [0, 0], out)
+    return out
+
+
+@pl.jit
+def i_maxs_f(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out = pl.store(pl.tile.maximums(pl.load(a, [0, 0], [8, 64]), -2.75), [0, 0], out)
+    return out
+
+
+@pl.jit
+def i_mins_f(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out = pl.store(pl.tile.minimums(pl.load(a, [0, 0], [8, 64]), -2.75), [0, 0], out)
+    return out
+
+
+@pl.jit
+def i_divs_f(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out = pl.store(pl.tile.divs(pl.load(a, [0, 0], [8, 64]), -2.75), [0, 0], out)
+    return out
+
+
+@pl.jit
+def i_divs_0(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out = pl.store(pl.tile.divs(pl.load(a, [0, 0], [8, 64]), 0.5), [0, 0], out)
+    return out
+
+
+@pl.jit
+def i_muls_tensor(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        r = pl.tensor.muls(a, -2.75)      # tensor level promotes: FP32 result
+        out = pl.assemble(out, r, [0, 0])
+    return out

@@ -86,6 +86,10 @@ EXCLUDED = {
     # the matmul variants: swept over every operand dtype (and refused ones) in test_matmul_ext
     **{n: "matmul variant: per-dtype tests in test_matmul_ext" for n in (
         "batch_matmul", "matmul_bias", "gemv", "gemv_acc", "gemv_bias")},
+    # the MX matmuls take FP8E4M3FN data and FP8E8M0 scales only (their type rule refuses the rest):
+    # tested in test_matmul_mx (FP8 / FP4-cast operands, random and special values, refusals)
+    **{n: "MX matmul: FP8E4M3FN / FP8E8M0 only, tests in test_matmul_mx" for n in (
+        "matmul_mx", "matmul_mx_acc", "matmul_mx_bias")},
     # the cross-core pipe ops move whole tiles between an AIC and an AIV core (a byte copy, no arithmetic):
     # they exist only inside AIC / AIV members of a Group, which these InCore templates are not; their
     # dtypes are exercised in tests/mixed and tests/ops/test_cross_core.py

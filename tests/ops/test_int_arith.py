@@ -127,3 +127,67 @@ def test_integer_division_checks_only_the_valid_region():
     b[4, 36] = 0
     with pytest.raises(SimulationError, match=r"integer division by zero at element \[4, 36\]"):
         H.run_sim(K.i_div_partial, [a, b, init], "a5sim")
+
+
+_INT_TILE_DTYPES = (torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64)
+_SCALAR_OPS = {"add": K.i_adds_f, "mul": K.i_muls_f, "max": K.i_maxs_f, "min": K.i_mins_f}
+
+
+def _ints(dtype, seed):
+    """Random values over the dtype's range, its extremes and 0 / +-1 / +-2 in the first row."""
+    info = torch.iinfo(dtype)
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randint(info.min, info.max, (8, 64), generator=g, dtype=torch.int64)
+    x.view(-1)[:7] = torch.tensor([info.min, info.max, 0, 1, -1 if info.min else 2, 2, info.min + 1])
+    return x.to(dtype)
+
+
+def _wrap(v: int, dtype) -> int:
+    info = torch.iinfo(dtype)
+    w = info.bits
+    return (v - info.min) % (1 << w) + info.min
+
+
+@pytest.mark.parametrize("op", sorted(_SCALAR_OPS))
+@pytest.mark.parametrize("dtype", _INT_TILE_DTYPES, ids=str)
+def test_tile_scalar_ops_keep_the_integer_dtype(op, dtype):
+    """tile.adds / muls / maximums / minimums on an integer tile with a float scalar: the result
+    keeps the tile's dtype; the scalar is converted toward zero (-2.75 -> -2; UINT8: 254, the
+    conversion's wrap) and the arithmetic wraps. Oracle: Python integers."""
+    a = _ints(dtype, 11)
+    s = -2 if dtype != torch.uint8 else torch.tensor(-2.75, dtype=torch.float64).to(torch.uint8).item()
+    fn = {"add": lambda v: v + s, "mul": lambda v: v * s, "max": lambda v: max(v, s), "min": lambda v: min(v, s)}[op]
+    want = torch.tensor([_wrap(fn(v), dtype) for v in a.reshape(-1).tolist()], dtype=torch.int64).to(dtype)
+    want = want.reshape(8, 64)
+    args = [a, torch.zeros(8, 64, dtype=dtype)]
+    H.assert_same_bits(H.run_ref(_SCALAR_OPS[op], args)[-1], want)
+    for platform in H.PLATFORMS:
+        H.assert_same_bits(H.run_sim(_SCALAR_OPS[op], args, platform)[-1], want, platform)
+
+
+@pytest.mark.parametrize("dtype", (torch.int16, torch.int32), ids=str)
+def test_tile_divs_on_an_integer_tile(dtype):
+    """tile.divs on INT16 / INT32 (A5): the scalar converted toward zero, integer division truncating
+    toward zero (INT_MIN / -2 is exact); a2a3 refuses it; a scalar that converts to 0 is a run-time
+    error, as a zero divisor of tile.div is."""
+    a = _ints(dtype, 5)
+    q = [abs(v) // 2 * (-1 if v > 0 else 1) for v in a.reshape(-1).tolist()]   # v / -2, toward zero
+    want = torch.tensor([_wrap(v, dtype) for v in q], dtype=torch.int64).to(dtype).reshape(8, 64)
+    args = [a, torch.zeros(8, 64, dtype=dtype)]
+    H.assert_same_bits(H.run_ref(K.i_divs_f, args)[-1], want)
+    H.assert_same_bits(H.run_sim(K.i_divs_f, args, "a5sim")[-1], want, "a5sim")
+    with pytest.raises(PyptoError, match=r"integer division \((INT16|INT32)\) exists only on A5"):
+        H.run_sim(K.i_divs_f, args, "a2a3sim")
+    with pytest.raises(SimulationError, match="tile.divs: integer division by zero"):
+        H.run_sim(K.i_divs_0, args, "a5sim")
+
+
+def test_tensor_muls_on_an_integer_tensor_promotes():
+    """tensor.muls keeps the reference's tensor rule (INT32 with a float scalar -> FP32): lowered as a
+    cast to FP32, then tile.muls; the product is exact in FP32 for these magnitudes."""
+    a = torch.randint(-1000, 1000, (8, 64), generator=torch.Generator().manual_seed(2), dtype=torch.int32)
+    want = (a.to(torch.float64) * -2.75).to(torch.float32)
+    args = [a, torch.zeros(8, 64, dtype=torch.float32)]
+    H.assert_same_bits(H.run_ref(K.i_muls_tensor, args)[-1], want)
+    for platform in H.PLATFORMS:
+        H.assert_same_bits(H.run_sim(K.i_muls_tensor, args, platform)[-1], want, platform)

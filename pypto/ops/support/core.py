@@ -16,6 +16,7 @@ import torch
 
 from pypto.errors import SimulationError
 from pypto.numerics.cast import cast_tensor, device_mode
+from pypto.numerics.intarith import int_div
 
 __all__ = ["region", "load", "load_into", "store", "assemble", "cast", "matmul", "extract", "tensor_matmul"]
 
@@ -569,6 +570,27 @@ def minimums(x: torch.Tensor, s, dtype: torch.dtype, out: torch.Tensor | None = 
     """``min(x, s)`` elementwise in the result dtype."""
     a, b = scalar_operand(x, s, dtype)
     return torch.minimum(a, b) if out is None else torch.minimum(a, b, out=out)
+
+
+_INT_SCALAR = {"add": torch.add, "sub": torch.sub, "mul": torch.mul, "maximum": torch.maximum,
+               "minimum": torch.minimum}
+
+
+def int_scalar_op(kind: str, x: torch.Tensor, s, out: torch.Tensor | None = None) -> torch.Tensor:
+    """``x <kind> s`` on an integer tile in its own dtype (TADDS / TMULS / TMAXS ... keep the tile's
+    element type): the scalar converted to that dtype first (a float toward zero), the arithmetic
+    wrapping modulo ``2**w`` as the vector unit's does."""
+    _, sv = scalar_operand(x, s, x.dtype)
+    fn = _INT_SCALAR[kind]
+    return fn(x, sv) if out is None else fn(x, sv, out=out)
+
+
+def int_divs(x: torch.Tensor, s, out: torch.Tensor | None = None, valid=None) -> torch.Tensor:
+    """``x / s`` on an INT16 / INT32 tile (TDIVS on A5): the scalar converted to the tile's dtype
+    (a float toward zero), then integer division truncating toward zero (``int_div``: a zero divisor
+    inside the valid region is a run-time error)."""
+    _, sv = scalar_operand(x, s, x.dtype)
+    return int_div(x, sv.expand_as(x), out=out, valid=valid, what="tile.divs")
 
 
 _CMP = (torch.eq, torch.ne, torch.lt, torch.le, torch.gt, torch.ge)
