@@ -29,7 +29,7 @@ from pypto.ir.types import TensorType
 from pypto.numerics.cast_exactness import classify_chain
 from pypto.ops.registry import VALUE_KINDS, get_op, op_trait
 from pypto.ops.traits import Reduction
-from pypto.passes import convert_to_ssa, flatten_call_expr
+from pypto.passes import convert_to_ssa, flatten_call_expr, param_writes
 from pypto.passes.parallel_overlap import find
 
 
@@ -176,6 +176,19 @@ def _out_param_write_dropped(program: Program, ctx):
                                           f"name only — the caller's buffer is never written. Use "
                                           f"'{p.name}[:] = <expr>' (or pl.store / pl.assemble) to write it"))
                     break
+    return found
+
+
+@check("PTO-W007", "InParamWritten", Severity.Warning, DiagnosticPhase.PRE_PIPELINE)
+def _in_param_written(program: Program, ctx):
+    """A tensor parameter declared ``In`` is written: it is treated as ``InOut`` (the write reaches
+    the caller's tensor, tasks are ordered around it), as the reference writes it in place
+    (:mod:`pypto.passes.param_writes`)."""
+    found = []
+    for f, p, span, how in param_writes.find_writes(ssa_form(program)):
+        found.append((span, f"'{f.name}' writes its In parameter '{p.name}' ({how}): it is treated as "
+                            f"pl.InOut (the caller's tensor is written in place); declare it pl.InOut[...] "
+                            f"(or pl.Out[...] if the function never reads it) to say so"))
     return found
 
 
