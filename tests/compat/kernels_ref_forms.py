@@ -39,3 +39,37 @@ class StaticAndRunTimeExtents:
         b2d: pl.Tensor[[16, 32], pl.FP32] = pl.reshape(b_flat, [16, 32])
         c = self.add_kernel(a2d, b2d, c)
         return c
+
+
+B = pl.dynamic("B")
+S = pl.dynamic("S")
+
+
+@pl.jit
+def chunked_add_3d(x: pl.Tensor[[B, S, 128], pl.FP32], out: pl.Out[pl.Tensor[[B, S, 128], pl.FP32]]):
+    """A dynamic middle dim walked in chunks of 8 rows, the tail clamped by a run-time valid extent:
+    a [1, 8, 128] tile with valid_shape [1, n, 128] flattens to [8, 128] with n valid rows."""
+    nb = pl.tensor.dim(x, 0)
+    ns = pl.tensor.dim(x, 1)
+    for b in pl.parallel(0, nb):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            for c, (o,) in pl.range(0, ns, 8, init_values=(out,)):
+                n = pl.min(8, ns - c)
+                t = pl.load(x, [b, c, 0], [1, 8, 128], valid_shape=[1, n, 128])
+                o = pl.store(pl.add(t, 1.0), [b, c, 0], o)
+                done = pl.yield_(o)  # noqa: F841
+    return out
+
+
+@pl.jit
+def chunk_overrun_3d(x: pl.Tensor[[B, S, 128], pl.FP32], out: pl.Out[pl.Tensor[[B, S, 128], pl.FP32]]):
+    """The same walk without the clamp: the last chunk of a batch would read the next batch's rows."""
+    nb = pl.tensor.dim(x, 0)
+    ns = pl.tensor.dim(x, 1)
+    for b in pl.parallel(0, nb):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            for c, (o,) in pl.range(0, ns, 8, init_values=(out,)):
+                t = pl.load(x, [b, c, 0], [1, 8, 128])
+                o = pl.store(pl.add(t, 1.0), [b, c, 0], o)
+                done = pl.yield_(o)  # noqa: F841
+    return out
