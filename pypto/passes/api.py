@@ -219,7 +219,8 @@ def _verify(program, props, where: str) -> None:
 
 
 class ReportInstrument(PassInstrument):
-    """Names the directory reports go to (``ir.compile`` writes ``report/`` there)."""
+    """Records a report directory (``get_output_dir``). Nothing is written through it: ``ir.compile``
+    writes its reports into ``<output_dir>/report/`` of the build (docs/compatibility.md)."""
 
     def __init__(self, output_dir: str):
         self._dir = str(output_dir)
