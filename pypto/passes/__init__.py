@@ -88,7 +88,9 @@ from pypto.passes.api import (  # noqa: E402,F401
     get_default_verification_level, runtime_kind_from_name, runtime_kind_to_name,
 )
 
-_api.make_modules_callable(PIPELINE)
+from pypto.passes import lower_composite_ops  # noqa: E402  (the reference's; not in PIPELINE, see its module)
+
+_api.make_modules_callable((*PIPELINE, lower_composite_ops))
 fuse_create_assemble_to_slice = _api.fuse_create_assemble_to_slice
 ctrl_flow_transform = _api.ctrl_flow_transform
 normalize_stmt_structure = _api.normalize_stmt_structure

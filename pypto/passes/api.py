@@ -8,7 +8,8 @@ these names.
   default a2a3). In ``pypto.passes`` these names are our pass modules themselves, made callable
   (:class:`_CallablePassModule`): ``passes.convert_to_ssa.run(program, ctx)`` and
   ``passes.convert_to_ssa()(program)`` both work. ``fuse_create_assemble_to_slice`` is our
-  FuseCreateAssembleToView; ``ctrl_flow_transform``
+  FuseCreateAssembleToView; ``lower_composite_ops`` our LowerCompositeOps (not in PIPELINE: the
+  device's sin/cos recipe, see its module); ``ctrl_flow_transform``
   and ``normalize_stmt_structure`` are :data:`BY_CONSTRUCTION`: what they establish holds in every
   program our frontend builds. Any other reference pass is an ``AttributeError`` naming it and
   what covers (or lacks) its work here (:data:`ABSENT`).
@@ -422,7 +423,7 @@ class PassPipeline:
 # fuse_create_assemble_to_slice, whose result here is a view of the assembled region).
 FACTORIES = {name: name for name in (
     "inline_functions", "unroll_loops", "convert_to_ssa", "simplify", "flatten_call_expr", "outline_incore_scopes",
-    "convert_tensor_to_tile_ops", "flatten_tile_nd_to_2d", "legalize_tile_cast",
+    "convert_tensor_to_tile_ops", "lower_composite_ops", "flatten_tile_nd_to_2d", "legalize_tile_cast",
     "auto_tile_matmul_l0", "infer_tile_memory_space", "expand_mixed_kernel", "normalize_return_order", "init_mem_ref",
     "memory_reuse", "allocate_memory_addr", "derive_call_directions", "auto_derive_task_dependencies")}
 FACTORIES["fuse_create_assemble_to_slice"] = "fuse_create_assemble"
@@ -439,8 +440,6 @@ BY_CONSTRUCTION = {
 # Reference passes with no counterpart: name -> what covers (or lacks) its work here. Reaching one
 # is an AttributeError with this text (docs/compatibility.md, "Pass-level API").
 ABSENT = {
-    "lower_composite_ops": "tile.sin / tile.cos are primitives of the simulator (computed by torch in FP32, "
-                           "not by the device's range-reduction polynomial)",
     "outline_hierarchy_scopes": "HOST-level orchestration runs in the multi-rank engine "
                                 "(pypto.runtime.distributed), not as outlined functions",
     "outline_cluster_scopes": "pl.cluster scopes are not implemented (mixed kernels: docs/compatibility.md)",

@@ -299,8 +299,8 @@ def _is_accumulation(loop: ForStmt, it: Var, y) -> bool:
 
 
 def cast_chains(program: Program):
-    """Every chain of consecutive ``tile.cast`` ops in ``program`` (what LegalizeTileCast expands a
-    cast into): yields ``(last statement, dtype names from source to destination, mode)``; a lone
+    """Every chain of consecutive ``tile.cast`` ops of one rounding mode in ``program`` (what
+    LegalizeTileCast expands a cast into): yields ``(last statement, dtype names from source to destination, mode)``; a lone
     cast is a chain of one hop."""
     for f in program.functions:
         producer = {}
@@ -312,7 +312,10 @@ def cast_chains(program: Program):
             if id(s.var) in consumed:
                 continue  # not the end of a chain
             chain = [s]
-            while id(chain[0].value.args[0]) in producer:
+            # LegalizeTileCast keeps the mode on every hop: a cast of another mode feeding this one
+            # was written so (LowerCompositeOps' round-to-INT32-and-back is deliberate), not a chain
+            while id(chain[0].value.args[0]) in producer \
+                    and producer[id(chain[0].value.args[0])].value.args[2] == chain[0].value.args[2]:
                 chain.insert(0, producer[id(chain[0].value.args[0])])
             types = [chain[0].value.args[0].type.dtype.name] + [c.var.type.dtype.name for c in chain]
             yield s, types, s.value.args[2]

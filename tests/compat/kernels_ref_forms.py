@@ -73,3 +73,14 @@ def chunk_overrun_3d(x: pl.Tensor[[B, S, 128], pl.FP32], out: pl.Out[pl.Tensor[[
                 o = pl.store(pl.add(t, 1.0), [b, c, 0], o)
                 done = pl.yield_(o)  # noqa: F841
     return out
+
+
+@pl.jit
+def sin_cos(x: pl.Tensor[[32, 128], pl.FP32], s: pl.Out[pl.Tensor[[32, 128], pl.FP32]],
+            c: pl.Out[pl.Tensor[[32, 128], pl.FP32]]):
+    """FP32 sin and cos of a tile (LowerCompositeOps turns both into the device's recipe)."""
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(x, [0, 0], [32, 128])
+        s = pl.store(pl.sin(t), [0, 0], s)
+        c = pl.store(pl.cos(t), [0, 0], c)
+    return s, c
