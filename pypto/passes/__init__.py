@@ -94,6 +94,8 @@ _api.make_modules_callable((*PIPELINE, lower_composite_ops))
 fuse_create_assemble_to_slice = _api.fuse_create_assemble_to_slice
 ctrl_flow_transform = _api.ctrl_flow_transform
 normalize_stmt_structure = _api.normalize_stmt_structure
+outline_hierarchy_scopes = _api.outline_hierarchy_scopes
+outline_cluster_scopes = _api.outline_cluster_scopes
 
 
 def __getattr__(name: str):

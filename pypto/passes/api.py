@@ -34,8 +34,11 @@ import types
 
 from pypto.backend.backend_type import default_platform
 from pypto.backend.platforms import get_platform
-from pypto.errors import InternalError, InvalidOperationError, PassTypeError, PyptoError
+from pypto.errors import InternalError, InvalidOperationError, PassTypeError, PyptoError, UnsupportedFeatureError
+from pypto.ir.nodes import ScopeStmt
 from pypto.ir.verifier import verify
+from pypto.ir.visit import iter_stmts
+from pypto.language.enums import Level
 from pypto.passes.context import PassContext as _Ctx
 from pypto.passes.diagnostics import CHECKS, Diagnostic, DiagnosticPhase, resolve_phase
 from pypto.passes.manager import (
@@ -435,14 +438,28 @@ BY_CONSTRUCTION = {
                            "(pypto/frontend/loop_exits.py): our IR has no break or continue statement",
     "normalize_stmt_structure": "our function and loop bodies are flat statement tuples by construction "
                                 "(no nested statement sequences to normalise)",
+    "outline_hierarchy_scopes": "the frontend accepts pl.at(level=pl.Level.CORE_GROUP) only (a hierarchy "
+                                "level is a located UnsupportedFeatureError): there is no hierarchy scope to "
+                                "outline; HOST-level programs run in the multi-rank engine",
+    "outline_cluster_scopes": "the frontend has no pl.cluster scope (mixed kernels: docs/compatibility.md): "
+                              "there is no cluster scope to outline",
 }
+
+
+def _only_core_group_scopes(program) -> None:
+    """The invariant outline_hierarchy_scopes relies on here: every scope is a CORE_GROUP one."""
+    for f in program.functions:
+        for s in iter_stmts(f.body):
+            if isinstance(s, ScopeStmt) and s.level != Level.CORE_GROUP:
+                raise UnsupportedFeatureError(f"outline_hierarchy_scopes: a pl.at(level={s.level!r}) scope in "
+                                              f"'{f.name}' (hierarchy scopes are not supported)", s.span)
+
+
+_CHECK = {"outline_hierarchy_scopes": _only_core_group_scopes}
 
 # Reference passes with no counterpart: name -> what covers (or lacks) its work here. Reaching one
 # is an AttributeError with this text (docs/compatibility.md, "Pass-level API").
 ABSENT = {
-    "outline_hierarchy_scopes": "HOST-level orchestration runs in the multi-rank engine "
-                                "(pypto.runtime.distributed), not as outlined functions",
-    "outline_cluster_scopes": "pl.cluster scopes are not implemented (mixed kernels: docs/compatibility.md)",
     "optimize_orch_tensors": "orchestration buffer reuse is not done; FuseCreateAssembleToView "
                              "(fuse_create_assemble_to_slice) covers the create + assemble pattern",
     "canonicalize_tile_slice": "tile slices are checked where they are built",
@@ -459,7 +476,6 @@ ABSENT = {
     "canonicalize_io_order": "NormalizeReturnOrder orders kernel results",
     "materialize_semantic_aliases": "tile aliases are tracked by InitMemRef / MemoryReuse",
     "fold_no_op_reshape": "Simplify / FinalSimplify fold what the simulator needs folded",
-    "outline_hierarchy": "see outline_hierarchy_scopes",
     "expand_manual_phase_fence": "manual scopes are ordered by the runtime's explicit deps",
     "synthesize_allreduce_signals": "collectives run in the multi-rank engine (pypto.runtime.distributed)",
     "materialize_comm_domain_scopes": "collectives run in the multi-rank engine (pypto.runtime.distributed)",
@@ -480,7 +496,13 @@ def make_pass(name: str, *args, **kwargs) -> Pass:
         if args or kwargs:
             raise TypeError(f"{name}() takes no arguments")
         title = "".join(w.capitalize() for w in name.split("_"))
-        return Pass(PassInfo(title, lambda program, ctx: program))
+        check = _CHECK.get(name, lambda program: None)
+
+        def holds(program, ctx, _check=check):
+            _check(program)
+            return program
+
+        return Pass(PassInfo(title, holds))
     if name not in FACTORIES:
         raise absent(name)
     mod = importlib.import_module(f"pypto.passes.{FACTORIES[name]}")

@@ -88,11 +88,25 @@ def test_verification_instrument_inside_compile_catches_a_lying_pass(tmp_path):
 
 def test_passes_that_hold_by_construction_and_absent_ones():
     ssa = passes.convert_to_ssa()(ScaleRows)
-    for name in ("ctrl_flow_transform", "normalize_stmt_structure"):
+    for name in ("ctrl_flow_transform", "normalize_stmt_structure", "outline_hierarchy_scopes",
+                 "outline_cluster_scopes"):
         p = getattr(passes, name)()
-        assert p(ssa) is ssa and p.get_name() in ("CtrlFlowTransform", "NormalizeStmtStructure")
-    with pytest.raises(AttributeError, match="outline_cluster_scopes.*no counterpart.*pl.cluster"):
-        passes.outline_cluster_scopes  # noqa: B018
+        assert p(ssa) is ssa and p.get_name() == "".join(w.capitalize() for w in name.split("_"))
+    # the invariant outline_hierarchy_scopes relies on is checked, not assumed
+    from pypto.errors import UnsupportedFeatureError
+    from pypto.ir.nodes import ForStmt, ScopeStmt
+    from pypto.language.enums import Level
+
+    main = ssa.functions[0]
+    loop = next(s for s in main.body if isinstance(s, ForStmt))
+    scope = next(s for s in loop.body if isinstance(s, ScopeStmt))
+    host = ssa.replace(functions=(main.replace(body=tuple(
+        s.replace(body=tuple(x.replace(level=Level.HOST) if x is scope else x for x in s.body)) if s is loop else s
+        for s in main.body)),))
+    with pytest.raises(UnsupportedFeatureError, match="hierarchy scopes"):
+        passes.outline_hierarchy_scopes()(host)
+    with pytest.raises(AttributeError, match="optimize_orch_tensors.*no counterpart"):
+        passes.optimize_orch_tensors  # noqa: B018
     with pytest.raises(AttributeError, match="split_vector_kernel.*no counterpart"):
         core_passes.split_vector_kernel  # noqa: B018
     with pytest.raises(AttributeError, match="no attribute 'not_a_pass'"):
