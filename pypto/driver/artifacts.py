@@ -129,7 +129,7 @@ def _canon(v):
 def options_key(options: dict) -> dict:
     """The compile options that shape a build, normalised to JSON (the pipeline and the output
     directory excluded: see :func:`compile_key`), plus the environment that stands in for them."""
-    doc = {k: _canon(v) for k, v in options.items() if k not in ("passes", "output_dir")}
+    doc = {k: _canon(v) for k, v in options.items() if k not in ("passes", "output_dir", "instruments")}
     doc["platform"] = options.get("platform") or "a2a3sim"
     doc["dump_passes"] = resolve_dump_level(options.get("dump_passes")).name
     doc["env"] = {k: os.environ.get(k, "") for k in ("PYPTO_VERIFY_LEVEL", "PYPTO_WARNING_LEVEL")}

@@ -23,7 +23,7 @@ from pypto.passes import PIPELINE
 from pypto.passes.context import PassContext
 from pypto.passes.diagnostics import Diagnostic, Severity
 from pypto.passes.manager import PassDumpLevel, PipelineResult, emit_diagnostics, resolve_dump_level, run_passes
-from pypto.pypto_core.passes import PassContext as OuterContext, disabled_names
+from pypto.passes.api import PassContext as OuterContext, disabled_names, observer
 from pypto.runtime.config import OptimizationStrategy
 
 
@@ -44,20 +44,23 @@ def run_pipeline(program: Program, options: dict, dump_dir: Path | None = None,
                       verification_level=options.get("verification_level"), dump_dir=dump_dir,
                       dump_level=options.get("dump_passes", PassDumpLevel.NONE),
                       diagnostic_phase=options.get("diagnostic_phase"),
-                      disabled_diagnostics=options.get("disabled_diagnostics"))
+                      disabled_diagnostics=options.get("disabled_diagnostics"),
+                      observe=observer(options.get("instruments")))
 
 
 def compile_settings(*, platform, verification_level=None, diagnostic_phase=None, disabled_diagnostics=None,
                      memory_planner=None, runtime=None, analyze_auto_scopes_for_deps=False,
                      operation: str = "compile") -> dict:
     """The pass settings of one compilation: the arguments, else the active
-    :class:`pypto.pypto_core.passes.PassContext`'s, else the defaults.
+    :class:`pypto.pypto_core.passes.PassContext`'s, else the defaults. The context's instruments
+    (``"instruments"``) run around each pass of the pipeline.
 
     As in the reference, giving ``verification_level`` / ``diagnostic_phase`` / ``memory_planner`` /
     ``runtime`` both as an argument and through an active PassContext is an error (which one should
     win is ambiguous).
     """
     outer = OuterContext.current()
+    instruments = outer.get_instruments() if outer is not None else []
     if outer is not None:
         for name, value in (("verification_level", verification_level), ("diagnostic_phase", diagnostic_phase),
                             ("memory_planner", memory_planner), ("runtime", runtime)):
@@ -73,7 +76,7 @@ def compile_settings(*, platform, verification_level=None, diagnostic_phase=None
     return {"platform": platform, "verification_level": verification_level, "diagnostic_phase": diagnostic_phase,
             "disabled_diagnostics": disabled_names(disabled_diagnostics),
             "memory_planner": memory_planner, "runtime": runtime,
-            "analyze_auto_scopes_for_deps": analyze_auto_scopes_for_deps}
+            "analyze_auto_scopes_for_deps": analyze_auto_scopes_for_deps, "instruments": instruments}
 
 
 # Options of the reference's ``ir.compile`` that have no effect on the simulator: accepted, recorded
@@ -155,7 +158,8 @@ def compile(program: Program, output_dir=None, strategy=None, dump_passes=True, 
                 "analyze_auto_scopes_for_deps": analyze_auto_scopes_for_deps}
     options["recorded"] = recorded  # written into the meta: part of the key
     if key is None:
-        key = artifacts.compile_key(program, options, custom_passes=passes is not None)
+        # instruments observe the passes as they run: a build reused from disk would skip them
+        key = artifacts.compile_key(program, options, custom_passes=passes is not None or bool(options["instruments"]))
     if output_dir is None:
         root = artifacts.build_root()
         final = root / artifacts.entry_name(program.name, key)

@@ -46,6 +46,13 @@ def bind_call(name: str, param_types, args, spans) -> dict:
                 have = env.get(p.name)
                 if have is None:
                     env[p.name], source[p.name] = g, i
+                elif have != g and _run_time(have, g):
+                    # one argument gives a static extent, another the caller's run-time extent
+                    # (``c: [M, N]`` of a dynamic orchestrator next to a ``[16, 32]`` reshape): they
+                    # meet at run time, as in the reference, where the kernel's accesses are
+                    # bounds-checked; the static extent is the binding (it types the results)
+                    if isinstance(g, int):
+                        env[p.name], source[p.name] = g, i
                 elif have != g:
                     raise ParserTypeError(
                         f"{name}() argument {i}: dimension {axis} is {g} but the dynamic dimension '{p.name}' "
@@ -77,6 +84,11 @@ def bound_type(t, env: dict):
     if isinstance(t, TupleType):
         return TupleType(tuple(bound_type(x, env) for x in t.types))
     return t
+
+
+def _run_time(a, b) -> bool:
+    """Whether one of two extents is a run-time one (a caller's dynamic dim) and the other static."""
+    return (isinstance(a, int) and isinstance(b, (DynDim, RtDim))) or (isinstance(b, int) and isinstance(a, (DynDim, RtDim)))
 
 
 def _dynamic(t: TensorType) -> bool:

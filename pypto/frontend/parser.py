@@ -653,6 +653,13 @@ class FunctionParser:
         if ann_type is not None and not isinstance(value, Var):
             self._check_annotation(t, ann_type, name, span)
             t = _narrowed(ann_type, t)
+            if isinstance(value, Call) and isinstance(t, ScalarType) and isinstance(value.type, ScalarType) \
+                    and t.dtype != value.type.dtype:
+                # `m: pl.Scalar[pl.INT64] = pl.tensor.dim(a, 0)`: an integer annotation of an INDEX
+                # result (or the reverse) is accepted, as the reference does, and the op keeps the
+                # type its rule gives (re-typing the call would contradict the rule: the verifier
+                # rejects it); INT64 and INDEX share one representation
+                t = value.type
             if isinstance(value, ConstInt) and isinstance(t, ScalarType) and t.dtype != value.dtype:
                 value = ConstInt(value.value, t.dtype, value.span)  # `n: pl.Scalar[pl.INT64] = 0`
             if hasattr(value, "type") and not isinstance(value, (ConstInt, ConstFloat, ConstBool)):

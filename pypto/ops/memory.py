@@ -31,8 +31,11 @@ def _flat_region(offsets, extent, tshape):
     if offsets is None or len(extent) != 2 or len(offs) != len(tshape) or len(tshape) == 2:
         return offsets, tshape
     lead = tshape[:-1]
-    if any(isinstance(d, DynDim) for d in lead):
-        return offsets, tshape
+    dyn = next((d for d in lead if isinstance(d, DynDim)), None)
+    if dyn is not None:
+        # a run-time leading extent: the row count and start are known at run time only (the
+        # executors check the rows against the tensor there); the column axis is still checked
+        return MakeTuple((offsets.elements[0], offsets.elements[-1])), (dyn, tshape[-1])
     rows = 1
     for d in lead:
         rows *= d

@@ -29,7 +29,7 @@ from pypto.ir.types import TensorType
 from pypto.numerics.cast_exactness import classify_chain
 from pypto.ops.registry import VALUE_KINDS, get_op, op_trait
 from pypto.ops.traits import Reduction
-from pypto.passes import convert_to_ssa, flatten_call_expr
+from pypto.passes import convert_to_ssa, flatten_call_expr, param_writes
 from pypto.passes.parallel_overlap import find
 
 
@@ -179,6 +179,19 @@ def _out_param_write_dropped(program: Program, ctx):
     return found
 
 
+@check("PTO-W007", "InParamWritten", Severity.Warning, DiagnosticPhase.PRE_PIPELINE)
+def _in_param_written(program: Program, ctx):
+    """A tensor parameter declared ``In`` is written: it is treated as ``InOut`` (the write reaches
+    the caller's tensor, tasks are ordered around it), as the reference writes it in place
+    (:mod:`pypto.passes.param_writes`)."""
+    found = []
+    for f, p, span, how in param_writes.find_writes(ssa_form(program)):
+        found.append((span, f"'{f.name}' writes its In parameter '{p.name}' ({how}): it is treated as "
+                            f"pl.InOut (the caller's tensor is written in place); declare it pl.InOut[...] "
+                            f"(or pl.Out[...] if the function never reads it) to say so"))
+    return found
+
+
 @check("PTO-W002", "UnusedVariable", Severity.Warning, DiagnosticPhase.PRE_PIPELINE)
 def _unused_variable(program: Program, ctx):
     """A value computed and never used."""
@@ -286,8 +299,8 @@ def _is_accumulation(loop: ForStmt, it: Var, y) -> bool:
 
 
 def cast_chains(program: Program):
-    """Every chain of consecutive ``tile.cast`` ops in ``program`` (what LegalizeTileCast expands a
-    cast into): yields ``(last statement, dtype names from source to destination, mode)``; a lone
+    """Every chain of consecutive ``tile.cast`` ops of one rounding mode in ``program`` (what
+    LegalizeTileCast expands a cast into): yields ``(last statement, dtype names from source to destination, mode)``; a lone
     cast is a chain of one hop."""
     for f in program.functions:
         producer = {}
@@ -299,7 +312,10 @@ def cast_chains(program: Program):
             if id(s.var) in consumed:
                 continue  # not the end of a chain
             chain = [s]
-            while id(chain[0].value.args[0]) in producer:
+            # LegalizeTileCast keeps the mode on every hop: a cast of another mode feeding this one
+            # was written so (LowerCompositeOps' round-to-INT32-and-back is deliberate), not a chain
+            while id(chain[0].value.args[0]) in producer \
+                    and producer[id(chain[0].value.args[0])].value.args[2] == chain[0].value.args[2]:
                 chain.insert(0, producer[id(chain[0].value.args[0])])
             types = [chain[0].value.args[0].type.dtype.name] + [c.var.type.dtype.name for c in chain]
             yield s, types, s.value.args[2]

@@ -4,9 +4,10 @@ Requires: IncoreTileOps. Produces: TileOps2D — every tile (assignment, iter_ar
 InCore function has rank 2.
 
 * A tile of rank > 2 ``[d0, ..., dn-2, dn-1]`` becomes ``[d0 * ... * dn-2, dn-1]``; a rank-1 tile
-  ``[n]`` becomes ``[1, n]``. ``valid_shape`` merges the same way; a partial extent is allowed only
-  in the first leading dimension (then the valid rows are a prefix of the flattened rows), anything
-  else is a compile error.
+  ``[n]`` becomes ``[1, n]``. ``valid_shape`` merges the same way; one leading dimension may have a
+  partial (static or run-time) extent when the leading dimensions before it have extent 1 and the
+  ones after it are whole (then the valid rows are a prefix of the flattened rows), anything else
+  is a compile error.
 * ``tile.load`` / ``tile.store`` of a tensor of rank != 2 keep the tensor's rank in ``offsets`` and
   get the 2-D tile extent: they address the tensor's row-major 2-D view
   ``[prod(leading dims), last]`` from row ``linear(offsets[:-1])``. That view is faithful only when
@@ -23,7 +24,7 @@ InCore function has rank 2.
 from __future__ import annotations
 
 from pypto.errors import UnsupportedFeatureError
-from pypto.ir.nodes import Call, ConstInt, Function, MakeTuple, Program, Var
+from pypto.ir.nodes import BinOp, Call, ConstInt, Function, MakeTuple, Program, Var
 from pypto.ir.types import DynDim, TensorType, TileType, describe
 from pypto.ir.visit import Mutator
 from pypto.language.enums import KERNEL_TYPES
@@ -74,12 +75,31 @@ def flat_type(t: TileType, span=None) -> TileType:
         if len(s) == 1:
             valid = (1, v[0])
         else:
-            if any(isinstance(x, DynDim) for x in v) or any(a != b for a, b in zip(v[1:-1], s[1:-1])):
-                raise UnsupportedFeatureError(
-                    f"FlattenTileNdTo2D: tile {describe(t)} with valid_shape {list(v)} cannot be flattened: a "
-                    "partial extent is supported only in the first dimension", span)
-            valid = (_prod(v[:-1]), v[-1])
+            valid = (_merged_valid_rows(v, s, t, span), v[-1])
     return t.with_(shape=shape, valid_shape=valid)
+
+
+def _merged_valid_rows(v, s, t, span):
+    """The valid row count of the flattened tile: the valid rows must be a prefix of the merged
+    rows, i.e. one leading dim ``k`` may be partial when every leading dim before it has extent 1
+    and every one after it is whole (``[1, CHUNK, 512]`` valid ``[1, n, 512]`` -> ``n`` rows of
+    ``CHUNK``; ``[4, 8, 64]`` valid ``[3, 8, 64]`` -> 24 of 32). The partial extent may be a run-time
+    value (a Var): the rows are then ``v_k * prod(whole dims after k)`` as a scalar expression."""
+    lead_v, lead_s = v[:-1], s[:-1]
+    k = next((i for i, d in enumerate(lead_s) if d != 1), len(lead_s) - 1)
+    ok = all(isinstance(x, int) and x == 1 for x in lead_v[:k]) and \
+        all(isinstance(x, int) and x == d for x, d in zip(lead_v[k + 1:], lead_s[k + 1:]))
+    if not ok or isinstance(lead_v[k], DynDim):
+        raise UnsupportedFeatureError(
+            f"FlattenTileNdTo2D: tile {describe(t)} with valid_shape {list(v)} cannot be flattened: its valid "
+            "rows are not a prefix of the flattened rows (one leading dimension may be partial, after leading "
+            "dimensions of extent 1 and before whole ones)", span)
+    rest = _prod(lead_s[k + 1:])
+    if isinstance(lead_v[k], int):
+        return lead_v[k] * rest
+    if rest == 1:
+        return lead_v[k]
+    return BinOp("mul", lead_v[k], ConstInt(rest, lead_v[k].type.dtype), lead_v[k].type, span or lead_v[k].span)
 
 
 def _check_contiguous(op: str, extent, tshape, span) -> None:
@@ -91,9 +111,8 @@ def _check_contiguous(op: str, extent, tshape, span) -> None:
                 f"FlattenTileNdTo2D: {op} of region {list(extent)} in a tensor of shape {list(tshape)} is not "
                 f"contiguous in the leading dimensions (dim {i} spans {lead[i]} of {dims[i]}), so it has no 2-D "
                 "form; load whole trailing dimensions or use 2-D tiles", span)
-    if any(isinstance(d, DynDim) for d in dims):
-        raise UnsupportedFeatureError(f"FlattenTileNdTo2D: {op} of a tensor with dynamic leading dims "
-                                      f"{list(tshape)} cannot be flattened", span)
+    # a dynamic leading dim up to k is fine: the executors linearise the offsets with the tensor's
+    # run-time extents and check that the rows stay within their block (support.core.region)
 
 
 def _ints(values) -> MakeTuple:
@@ -157,8 +176,14 @@ class _Flatten(Mutator):
             _check_contiguous("tile.load", shape, tshape, c.span)
             new_t = flat_type(c.type, c.span)
             args[names.index("shapes")] = _ints(new_t.shape)
-            if args[names.index("valid_shape")] is not None:
-                args[names.index("valid_shape")] = _ints(new_t.effective_valid_shape)
+            vs = args[names.index("valid_shape")]
+            if vs is not None:
+                # from the argument (already visited), not the old type: a run-time extent is the
+                # Var the body defines
+                v = [e.value if isinstance(e, ConstInt) else e for e in vs.elements]
+                flat_v = (1, v[0]) if len(v) == 1 else (_merged_valid_rows(v, shape, c.type, c.span), v[-1])
+                args[names.index("valid_shape")] = MakeTuple(tuple(
+                    ConstInt(x) if isinstance(x, int) else x for x in flat_v))
         elif c.op == "tile.store":
             tile_t = old_types[0]
             _check_contiguous("tile.store", tile_t.shape, args[2].type.shape, c.span)

@@ -125,11 +125,15 @@ class PipelineResult:
 
 def run_passes(program: Program, passes: Sequence, ctx: PassContext, *, verification_level=None,
                dump_dir: Path | None = None, dump_level=PassDumpLevel.NONE, diagnostic_phase=None,
-               disabled_diagnostics=None) -> PipelineResult:
+               disabled_diagnostics=None, observe: Callable | None = None) -> PipelineResult:
     """Run ``passes`` in order. Verifies per ``verification_level``; writes ``00_frontend.py`` and
     ``NN_after_<Pass>.py`` into ``dump_dir`` when ``dump_level`` is not NONE; runs the diagnostic
     checks of :mod:`pypto.passes.diagnostics` at their phases (``diagnostic_phase``,
-    ``disabled_diagnostics``) and collects them in ``result.diagnostics``."""
+    ``disabled_diagnostics``) and collects them in ``result.diagnostics``.
+
+    ``observe(when, info, program)``, if given, is called with ``"before"`` and the pass's input,
+    then (after the manager's own verification) ``"after"`` and its result: the instruments of an
+    active :class:`pypto.passes.api.PassContext` (:func:`pypto.passes.api.observer`)."""
     phase = resolve_phase(diagnostic_phase)
     off = tuple(disabled_diagnostics or ())
     level = resolve_verification_level(verification_level)
@@ -145,6 +149,8 @@ def run_passes(program: Program, passes: Sequence, ctx: PassContext, *, verifica
         verify(program, ["TypeChecked"], ctx, "pipeline_input")
     result.add_diagnostics(run_checks(program, DP.PRE_PIPELINE, phase, off, ctx, "pipeline_input"))
     for i, info in enumerate(infos):
+        if observe is not None:
+            observe("before", info, program)
         t0 = time.perf_counter()
         try:
             new = info.run(program, ctx)
@@ -165,6 +171,8 @@ def run_passes(program: Program, passes: Sequence, ctx: PassContext, *, verifica
             verify(program, ["TypeChecked", *established], ctx, info.name)
         if level == VerificationLevel.ROUNDTRIP:
             roundtrip_check(program, info.name)
+        if observe is not None:
+            observe("after", info, program)
         result.add_diagnostics(run_checks(program, DP.POST_PASS, phase, off, ctx, info.name))
         result.stages.append((info.name, program))
         if dump_dir is not None and dump_level != PassDumpLevel.NONE:

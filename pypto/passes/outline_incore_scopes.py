@@ -17,8 +17,9 @@ calls them; and CallDirections — every call's arguments fit the callee's param
 * The scope's task attributes move to the call: ``deps`` (TaskId expressions), ``no_dep_args`` and
   ``dumps`` (captured tensors -> argument indices), ``manual`` and the TaskId Var ``as tid`` binds
   (``FuncCall.task_id_var``, defined by the call's AssignStmt).
-* A declared ``In`` tensor parameter that any function writes is an error
-  (:mod:`pypto.passes.param_writes`); the kernels outlined here get their directions from use.
+* A declared ``In`` tensor parameter that its function writes becomes ``InOut`` first
+  (:mod:`pypto.passes.param_writes`: the reference writes it in place; warning PTO-W007); the
+  kernels outlined here get their directions from use.
 """
 from __future__ import annotations
 
@@ -44,9 +45,9 @@ PRODUCES = ("SplitIncoreOrch", "CallDirections")
 
 
 def run(program: Program, ctx: PassContext) -> Program:
-    # the directions this pass establishes (CallDirections) start from the declared ones: a write
-    # to a declared In tensor is the user's error, reported here with the span of the write
-    param_writes.check_program(program)
+    # the directions this pass establishes (CallDirections) start from the declared ones, with each
+    # written In tensor parameter inferred InOut (the reference writes it in place; PTO-W007 warns)
+    program = param_writes.promote_written_in_params(program)
     out_funcs: list[Function] = []
     taken = {f.name for f in program.functions}
     for f in program.functions:

@@ -1,20 +1,21 @@
-"""The ``In`` contract: a function never writes a tensor parameter it declares ``In``.
+"""Writes into tensor parameters declared ``In``: found, reported, and inferred as ``InOut``.
 
-Decision (issue 13, item 4). A tensor parameter without ``pl.Out`` / ``pl.InOut`` is ``In``:
-read-only. A function whose body writes one (``x[...] = e``, ``pl.store(t, offs, x)``,
-``pl.assemble(x, ...)``, or passing ``x`` — or a slice of it — to a callee's ``Out`` / ``InOut``
-parameter) is rejected at compile time with the span of the write and the fix.
-
-Why an error and not a silent rule. The reference keeps the same invariant in its IR (its
-CallDirectionsResolved verifier never lets an ``In`` parameter receive a writing tag); where it
-*infers* directions — the InCore functions its outliner creates — it upgrades a written ``In`` to
-``Out`` / ``InOut``, and this compiler does the same for the kernels it outlines from ``pl.at``
-scopes. A *declared* signature is different: it is the caller's contract. Whether the caller's
-tensor changes must not depend on the executor (the simulator used to give the device its own copy
-of an ``In`` tensor and drop the write, ``torch_codegen`` wrote the caller's tensor), and guessing
-``Out`` vs ``InOut`` for the user would change which arguments a call needs. Naming the missing
-``pl.Out`` at the line that writes is what the user needs in practice (the usual cause is a
-forgotten ``pl.Out[...]`` around an output's annotation).
+Decision (issue 14, item 2; it replaces issue 13's compile error). A tensor parameter without
+``pl.Out`` / ``pl.InOut`` is ``In``. A function whose body writes one (``x[...] = e``,
+``pl.store(t, offs, x)``, ``pl.assemble(x, ...)``, or passing ``x`` — or a view of it — to a
+callee's ``Out`` / ``InOut`` parameter) runs as in the reference: tensors are passed by reference,
+so the write lands in the caller's tensor (the reference's programs rely on it: an Opaque ``main``
+that ``pl.assemble``-s into its plain ``c`` and a harness that reads ``c`` back). What the reference
+leaves implicit we make explicit, so that no executor and no dependency analysis can see the
+parameter as read-only: :func:`promote_written_in_params` turns each written ``In`` into ``InOut``
+(not ``Out``: the write may be partial and the function may read the old contents first, and
+``InOut`` orders the tasks against earlier readers *and* writers), to a fixed point across calls (a
+function passing its ``In`` parameter to a callee's written parameter writes it too). From then on
+the program is an ordinary one with an ``InOut`` parameter: DeriveCallDirections tags its tasks
+``INOUT``, the runtime orders a later reader after the write, both executors write the caller's
+tensor in place. The warning PTO-W007 (:func:`find_writes`, a PRE_PIPELINE diagnostic) names each
+such write at its line with the fix (declare ``pl.InOut`` / ``pl.Out``); ``disabled_diagnostics``
+silences it.
 
 Runs on SSA form (a version of a parameter is a distinct Var), before OutlineIncoreScopes.
 """
@@ -34,21 +35,70 @@ from pypto.ops.traits import ViewOf
 
 
 class InParamWriteError(PyptoError):
-    """A function writes a tensor parameter it declares ``In`` (read-only)."""
+    """A function writes a tensor parameter it declares ``In``: raised by :func:`check_program`
+    (the strict form, for tools that want the declared signature enforced)."""
+
+
+def find_writes(program: Program) -> list[tuple[Function, Var, Span, str]]:
+    """Every tensor parameter declared ``In`` that its function writes, directly or through a callee
+    (after the callee's own written ``In`` parameters count as written): ``(function, parameter,
+    span of the first write, how)``, in program order."""
+    found, _ = _fixed_point(program)
+    return found
+
+
+def promote_written_in_params(program: Program) -> Program:
+    """``program`` with each written ``In`` tensor parameter declared ``InOut`` (see the module
+    docstring); the program itself when there is none."""
+    found, funcs = _fixed_point(program)
+    if not found:
+        return program
+    return program.replace(functions=tuple(funcs[f.name] for f in program.functions))
 
 
 def check_program(program: Program) -> None:
     """Raise :class:`InParamWriteError` at the first write of an ``In`` tensor parameter."""
+    found = find_writes(program)
+    if found:
+        f, p, span, how = found[0]
+        where = f"'{f.name}'"
+        raise InParamWriteError(
+            f"{where} writes its In parameter '{p.name}' ({how}); declare it pl.InOut (or pl.Out)",
+            span, hint=f"declare it pl.Out[...] in the signature of {where} if the function only writes "
+                       f"'{p.name}', or pl.InOut[...] if it also reads it")
+
+
+def _fixed_point(program: Program):
+    """Promote written In tensor parameters to InOut until no function changes (a promotion can
+    make a caller's argument a write). Returns the findings (against the declared signatures) and
+    the functions by name with their final directions."""
     funcs = {f.name: f for f in program.functions}
     targets = write_targets()   # op -> index of the argument it writes (its result is a new version of it)
-    for f in program.functions:
-        _check_function(f, funcs, targets)
+    found: list = []
+    changed = True
+    while changed:
+        changed = False
+        for name in list(funcs):
+            f = funcs[name]
+            writes = _in_writes(f, funcs, targets)
+            if not writes:
+                continue
+            by_param = {id(p): (span, how) for p, span, how in writes}
+            dirs = tuple(ParamDirection.InOut if id(p) in by_param else d for p, d in zip(f.params, f.directions))
+            found.extend((f, p, *by_param[id(p)]) for p in f.params if id(p) in by_param)
+            funcs[name] = f.replace(directions=dirs)
+            changed = True
+    order = {f.name: i for i, f in enumerate(program.functions)}
+    found.sort(key=lambda x: (order[x[0].name], x[2].line, x[2].col))
+    return found, funcs
 
 
-def _check_function(f: Function, funcs: dict, targets: dict) -> None:
+def _in_writes(f: Function, funcs: dict, targets: dict) -> list[tuple[Var, Span, str]]:
+    """The In tensor parameters ``f`` writes: (parameter, span of its first write, how)."""
+    writes: dict[int, tuple] = {}
     ins = {id(p): p for p, d in zip(f.params, f.directions) if d == ParamDirection.In and isinstance(p.type, TensorType)}
     if not ins:
-        return
+        return []
     root: dict[int, Var] = dict(ins)                # id(Var) -> the In parameter it is a version/view of
     tuple_root: dict[int, list] = {}                # id(tuple Var) -> per element: In parameter or None
 
@@ -59,12 +109,7 @@ def _check_function(f: Function, funcs: dict, targets: dict) -> None:
         return root.get(id(e)) if isinstance(e, Var) else None
 
     def fail(p: Var, span: Span, how: str):
-        where = f"'{f.name}'"
-        raise InParamWriteError(
-            f"{where} writes its In parameter '{p.name}' ({how}); an In tensor is read-only, and whether the "
-            f"caller's tensor changes must not depend on the executor",
-            span, hint=f"declare it pl.Out[...] in the signature of {where} if the function only writes "
-                       f"'{p.name}', or pl.InOut[...] if it also reads it")
+        writes.setdefault(id(p), (p, span, how))
 
     def bind(var: Var, r) -> None:
         if r is not None:
@@ -114,6 +159,7 @@ def _check_function(f: Function, funcs: dict, targets: dict) -> None:
                                 f"{'pl.Out' if d == ParamDirection.Out else 'pl.InOut'}")
 
     walk(f.body)
+    return list(writes.values())
 
 
 def returned_params(f: Function) -> list[int]:

@@ -113,3 +113,13 @@ def padded_row_max(a: pl.Tensor[[64, 64], pl.FP32], out: pl.Out[pl.Tensor[[64, 1
         tmp = pl.create_tile([64, 64], dtype=pl.FP32, target_memory=pl.Mem.Vec)
         out = pl.store(pl.row_max(part, tmp), [0, 0], out)
     return out
+
+
+@pl.jit
+def writes_in_param(a: pl.Tensor[[16, 128], pl.FP32], out: pl.Out[pl.Tensor[[16, 128], pl.FP32]]):
+    # PTO-W007: `a` is declared In (no pl.InOut) and written: inferred InOut, written in place
+    with pl.at(level=pl.Level.CORE_GROUP):
+        t = pl.load(a, [0, 0], [16, 128])
+        out = pl.store(t, [0, 0], out)
+        a = pl.store(pl.mul(t, 2.0), [0, 0], a)
+    return out

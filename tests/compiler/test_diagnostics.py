@@ -18,6 +18,7 @@ CASES = {
     "PTO-W004": (K.scratch_read_after, [torch.zeros(16, 128), torch.zeros(16, 1), torch.zeros(16, 128)], "a2a3sim"),
     "PTO-P001": (K.padded_row_max, [torch.zeros(64, 64), torch.zeros(64, 1)], "a2a3sim"),
     "PTO-W006": (K.fp8_floor, [torch.zeros(16, 128), torch.zeros(16, 128, dtype=torch.float8_e4m3fn)], "a5sim"),
+    "PTO-W007": (K.writes_in_param, [torch.zeros(16, 128), torch.zeros(16, 128)], "a2a3sim"),
     "PTO-W005": (K.mixed_dtypes, [torch.zeros(16, 128), torch.zeros(16, 128, dtype=torch.float16),
                                   torch.zeros(16, 128)], "a2a3sim"),
 }

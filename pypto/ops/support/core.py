@@ -93,6 +93,23 @@ def view_region(t: torch.Tensor, offsets: Sequence[int], shape: Sequence[int], w
     return region(t, offsets, shape, what)
 
 
+def _rows_stay_in_their_block(dims, row: int, rows: int, offsets, what: str) -> None:
+    """A flattened access of ``rows`` rows from ``row`` is the N-D box it stands for only if it does
+    not run past the end of a leading dimension into the next block: rows ``[row, row + rows)`` must
+    lie in one block of every suffix product ``prod(dims[j:-1])`` at least ``rows`` long (a
+    ``[1, 16, 512]`` load at ``[b, 40, 0]`` of a ``[B, 48, 512]`` tensor would read batch ``b + 1``).
+    Raises the out-of-bounds error the N-D access would."""
+    if rows <= 0:
+        return
+    block = 1
+    for n in reversed(dims[:-1]):
+        block *= int(n)
+        if block >= rows and row // block != (row + rows - 1) // block:
+            raise SimulationError(
+                f"{what} out of bounds: offsets {list(map(int, offsets))} + {rows} flattened rows run past "
+                f"a leading dimension of the tensor of shape {list(dims)}")
+
+
 def region(t: torch.Tensor, offsets: Sequence[int], shape: Sequence[int], what: str = "access") -> torch.Tensor:
     """The view ``t[o0:o0+s0, o1:o1+s1, ...]``; raises when the region leaves the tensor."""
     dims = t.shape
@@ -116,6 +133,7 @@ def region(t: torch.Tensor, offsets: Sequence[int], shape: Sequence[int], what: 
         row = 0
         for o, n in zip(offsets[:-1], t.shape[:-1]):
             row = row * n + int(o)
+        _rows_stay_in_their_block(t.shape, row, int(shape[0]), offsets, what)
         return region(t2, [row, int(offsets[-1]) if t.dim() else 0], shape, what)
     if len(offsets) != t.dim() or len(shape) != t.dim():
         raise SimulationError(f"{what}: rank mismatch, tensor has shape {list(t.shape)}, "
