@@ -244,9 +244,12 @@ def _transpose_view_rule(a: OpArgs, span: Span) -> TileType:
 
 
 def _transpose_view_src(a) -> str:
+    # written for a tile and for a lockstep gang's view of it alike ([n, *shape]: the leading axis
+    # kept through the N-D form), so that the op is pure data movement on either (Lockstep.COPY)
     if str(a.nd_shape) == "None":               # (generated code passes attributes as source text)
         return f"{a.x}.transpose(-2, -1)"
-    return f"{a.x}.reshape({a.nd_shape}).transpose(-2, -1).flatten(0, -2)"
+    return (f"{a.x}.reshape({a.x}.shape[:{a.x}.dim() - 2] + tuple({a.nd_shape}))"
+            f".transpose(-2, -1).flatten({a.x}.dim() - 2, -2)")
 
 
 register(OpDef(
@@ -256,7 +259,7 @@ register(OpDef(
     ref=lambda a: f"{_transpose_view_src(a)}.contiguous()",
     sim=lambda a, dst: f"{dst}.copy_({_transpose_view_src(a)})",
     dsl="transpose_view", operand_kinds=("tile",),
-    traits=(MemorySpaces((MemorySpace.Vec, MemorySpace.Mat), None),),
+    traits=(MemorySpaces((MemorySpace.Vec, MemorySpace.Mat), None), Lockstep.COPY),
     doc="the transposed matrix (the reference's NZ<->ZN view; a copy on our row-major tiles)",
 ))
 
