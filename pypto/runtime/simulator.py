@@ -466,6 +466,22 @@ class Runtime:
             # afresh every iteration would pile up; the few hot tensors are simply looked up again
             self._views.clear()
 
+    def unlink(self) -> None:
+        """Break the reference cycles of a finished run (a task and the tasks waiting for it
+        reference each other; the reusable scope objects reference the runtime): its tasks,
+        intermediate tensors and views are then freed by reference counting as soon as the runtime
+        itself is dropped (the next run replaces it in ``_LAST_RUNTIME``), instead of waiting as
+        cyclic garbage for a full collection, which kept a previous run's memory alive during the
+        next one (prefill 8 x 1024: +115 MiB RSS per run). What a finished run's users read (tasks,
+        edges, gangs, dumps, times) stays."""
+        for t in self.tasks:
+            t.dependents = None
+            t.scope = None
+        for sc in self._scopes:
+            sc.rt = None
+        self._scope_stack = []
+        self._sched = None
+
     def _retire(self, t: Task) -> None:
         """``t`` gives its ring slot back (it completed and its scope ended). Without history its
         bookkeeping is dropped too: tensormap entries, creator ownership, the id lookup, edges."""
@@ -1125,6 +1141,7 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
             for core in current[0].cores:
                 core.release()
             current[0].clusters.release()
+            current[0].unlink()
     # the results first: a DFX output that cannot be written (disk full, a directory in the way)
     # must not lose the outputs of a run that succeeded
     for p, user, g in zip(params, full, gm):

@@ -56,3 +56,33 @@ def test_interrupted_run_leaves_inputs_pool_and_cache_intact(monkeypatch, where,
             for lo, hi in dirty:
                 mask[lo:hi] = False
             assert int(arr[:, mask].count_nonzero()) == 0, "pooled core memory is dirty outside its ranges"
+
+
+@pytest.mark.parametrize("interrupt", [False, True])
+def test_a_finished_run_is_freed_without_the_cycle_collector(monkeypatch, interrupt):
+    """A run's tasks, intermediate tensors and views go as soon as its runtime is dropped (no
+    reference cycles left): before, they waited as cyclic garbage for a full collection and a
+    previous run's memory stayed alive during the next one (issue 18: peak RSS)."""
+    import weakref
+
+    a = torch.randn(512, 256)
+    out = torch.zeros(512, 256)
+    if interrupt:
+        real = support.gang_store
+        monkeypatch.setattr(support, "gang_store", lambda *x, **k: (_ for _ in ()).throw(KeyboardInterrupt()))
+        with pytest.raises(KeyboardInterrupt):
+            K.softmax_rows(a, out, config=RunConfig(sim_seed=1))
+        monkeypatch.setattr(support, "gang_store", real)
+    else:
+        K.softmax_rows(a, out, config=RunConfig(sim_seed=1))
+    rt = S._LAST_RUNTIME[0]
+    # Task has __slots__ (no weak references): the runtime, its tensormap and cores stand for it
+    refs = [weakref.ref(x) for x in (rt, rt.tensormap, *rt.cores)]
+    gc.disable()
+    try:
+        S._LAST_RUNTIME.items.clear()
+        del rt
+        alive = [r for r in refs if r() is not None]
+    finally:
+        gc.enable()
+    assert alive == [], f"{len(alive)} objects of the finished run are only freed by the cycle collector"
