@@ -48,14 +48,17 @@ def _rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _median(fn, repeat: int) -> float:
+def _median(fn, repeat: int) -> tuple[float, float]:
+    """Median wall time and median CPU time (this process) of ``fn`` after one warm-up. On a loaded
+    machine the CPU time is the steadier figure (wall time includes waiting for a core)."""
     fn()
-    ts = []
+    ts, cs = [], []
     for _ in range(repeat):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         fn()
         ts.append(time.perf_counter() - t)
-    return statistics.median(ts)
+        cs.append(time.process_time() - c)
+    return statistics.median(ts), statistics.median(cs)
 
 
 def _attention(name, batch, heads, dim, block, max_blocks, ctx, q_rows, table, repeat):
@@ -82,11 +85,12 @@ def _attention(name, batch, heads, dim, block, max_blocks, ctx, q_rows, table, r
         warm = time.perf_counter() - t
     cfg = RunConfig(platform="a2a3sim", sim_seed=0)
     kw = dict(batch=batch, heads=heads, dim=dim, block=block, max_blocks=max_blocks, q_rows=q_rows)
-    tt = _median(lambda: M.torch_paged_attention(q, k, v, table, lens, scale, ref, **kw), repeat)
-    ts = _median(lambda: compiled(*args, config=cfg), repeat)
+    tt, tc = _median(lambda: M.torch_paged_attention(q, k, v, table, lens, scale, ref, **kw), repeat)
+    ts, sc = _median(lambda: compiled(*args, config=cfg), repeat)
     diff = (out - ref).abs().max().item()
     peak = _rss_mib()
     print(f"{name:<8} sim {ts * 1e3:9.1f} ms   torch {tt * 1e3:8.1f} ms   ratio {ts / tt:5.1f}x   "
+          f"(CPU time: sim {sc * 1e3:.0f} ms, torch {tc * 1e3:.0f} ms, ratio {sc / tc:.1f}x)   "
           f"max|sim-torch| {diff:.1e}   compile cold {cold * 1e3:.0f} ms warm {warm * 1e3:.1f} ms   "
           f"tensors {user / 2**20:.0f} MiB, peak RSS {peak:.0f} MiB (before the tensors {rss0:.0f} MiB; "
           f"peak / (before + tensors) = {peak / (rss0 + user / 2**20):.2f})", flush=True)
