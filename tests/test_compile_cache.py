@@ -314,3 +314,41 @@ def test_kernel_decorated_after_an_edit_is_refused(tmp_path, monkeypatch):
     os.utime(src, (time.time() + 5, time.time() + 5))
     with pytest.raises(ParserError, match="changed since it was imported"):
         _run(F.make(), 16)
+
+
+def test_warm_compile_of_the_same_program_object_skips_printing_it(monkeypatch):
+    """A program object is compiled again (a model program in a loop): its digest is remembered
+    (IR is frozen, so it cannot have changed) and the build is reused without printing the program;
+    a distinct object parsed from the same text gets its digest computed afresh."""
+    from pypto.driver import artifacts as A
+    from pypto.driver.build import compile as ir_compile
+    from pypto.language.program import parse
+
+    src = textwrap.dedent('''
+        import pypto.language as pl
+
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, a: pl.Tensor[[16, 64], pl.FP32], o: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+                o = pl.store(pl.add(pl.load(a, [0, 0], [16, 64]), 1.0), [0, 0], o)
+                return o
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, a: pl.Tensor[[16, 64], pl.FP32], o: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+                o = self.k(a, o)
+                return o
+    ''')
+    prog = parse(src)
+    first = ir_compile(prog)
+    calls = []
+    real = A.print_program
+    monkeypatch.setattr(A, "print_program", lambda p: calls.append(p) or real(p))
+    again = ir_compile(prog)
+    assert calls == [] and again.output_dir == first.output_dir
+    other = parse(src)
+    third = ir_compile(other)
+    assert calls == [other] and third.output_dir.is_dir()
+    a, o = torch.randn(16, 64), torch.zeros(16, 64)
+    again(a, o)
+    assert torch.equal(o, a + 1.0)

@@ -6,6 +6,8 @@ kernel, its inputs and the golden, as a user would have them:
     pypto doctor examples/precision/doctor_cases.py --case case3     # step 2 (padding in row_max)
     pypto doctor examples/precision/doctor_cases.py --case case4     # step 2 (split-K last-bit drift)
     pypto doctor examples/precision/doctor_cases.py --case case5     # step 5 (missing WAR edge)
+    pypto doctor examples/precision/doctor_cases.py --case case6_sum # step 2 (FP16 softmax sum, its line)
+    pypto doctor examples/precision/doctor_cases.py --case case6_dep # step 5 (softmax -> pv edge missing)
     pypto fuzz examples/precision/doctor_cases.py --case case4       # last bits only
     pypto fuzz examples/precision/doctor_cases.py --case war_fuzz    # larger: names the racing pair
 """
@@ -20,6 +22,7 @@ import case2_a5_cast_chain as c2
 import case3_padding_row_max as c3
 import case4_split_k as c4
 import case5_war as c5
+import case6_decode_attention as c6
 
 
 def case1():
@@ -65,6 +68,20 @@ def case5():
     a, buf = torch.randn(64, 64, generator=g), torch.randn(64, 64, generator=g)
     return {"kernel": c5.racy, "inputs": {"a": a, "buf": buf, "out": torch.zeros(64, 64)},
             "expected": {"out": a * a + buf}, "rtol": 1e-6, "atol": 1e-6}
+
+
+def case6_sum():
+    """A decode-layer attention step whose softmax sum accumulates in FP16."""
+    x = c6.inputs()
+    return {"kernel": c6.attention_fp16_sum, "inputs": x, "expected": {"out": c6.expected(x)},
+            "rtol": 1e-3, "atol": 4e-4}
+
+
+def case6_dep():
+    """The same step with the softmax -> pv dependency missing (a manual_dep buffer)."""
+    x = c6.inputs()
+    return {"kernel": c6.attention_missing_dep, "inputs": x, "expected": {"out": c6.expected(x)},
+            "rtol": 1e-3, "atol": 4e-4}
 
 
 @pl.jit

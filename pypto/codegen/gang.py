@@ -78,6 +78,11 @@ class GangGen:
         self.pending = 0
         self.numel = 0        # elements of the largest tile a "rows" op touches
         self.uniform: set[int] = set()   # ids of the scalar Vars that are the same for every task
+        # scalar parameters the gang kernel reads directly (a tile op's scalar operand, an ``if`` on a
+        # flag): ``GANG_SAME`` lists their positions; the runtime gangs only members whose values of
+        # them are identical and passes the first member's arguments to ``kernel_gang``
+        self.params: dict[int, int] = {}
+        self.same: set[int] = set()
         self.depth = 1
         self.spans: list[tuple[int, object]] = []   # (index into self.body, Span) per instruction
 
@@ -85,9 +90,14 @@ class GangGen:
     def generate(self) -> str:
         f = self.k.f
         params = [self.names.define(p) for p in f.params]
-        for p in f.params:
+        for i, p in enumerate(f.params):
             if not isinstance(p.type, (ScalarType, TensorType)):
                 raise NoGang(f"parameter '{p.name}' is a {type(p.type).__name__}")
+            # float and bool parameters (a scale, an is-first flag: usually the same for the tasks
+            # ready together); integer ones are usually the task's index, for which a shared-value
+            # gang would almost never form, so they keep refusing the lockstep form
+            if isinstance(p.type, ScalarType) and (p.type.dtype.is_float() or p.type.dtype.name == "BOOL"):
+                self.params[id(p)] = i
         for s in f.body:
             self.stmt(s)
         self.flush()
@@ -101,7 +111,11 @@ class GangGen:
             "    E = []",
             *self.plan,
             "    return E", "", "",
-            "def kernel_gang(v, P):",
+            f"GANG_SAME = {tuple(sorted(self.same))!r}  # scalar parameters every member must share (bits)",
+            "",
+            "",
+            *([f"def kernel_gang(v, P, {''.join(p + ', ' for p in params)}_block=(0, 1)):"] if self.same
+              else ["def kernel_gang(v, P):"]),
             "    \"\"\"The kernel for a gang of tasks in lockstep (v: gang views, P: their GANG_PLANs).\"\"\"",
             "    _c = 0",
             *self.body,
@@ -133,6 +147,17 @@ class GangGen:
     def is_uniform(self, e) -> bool:
         """No Var in ``e`` but uniform ones (``e`` is the same for every task)."""
         return e is None or all(id(x) in self.uniform for x in walk_expr(e) if isinstance(x, Var))
+
+    def is_shared(self, e) -> bool:
+        """``e`` is uniform but for scalar parameters, which then join ``GANG_SAME`` (asked only
+        where the gang kernel reads ``e``: a parameter used in addresses alone stays per task)."""
+        if e is None:
+            return True
+        vs = [x for x in walk_expr(e) if isinstance(x, Var) and id(x) not in self.uniform]
+        if not all(id(x) in self.params for x in vs):
+            return False
+        self.same.update(self.params[id(x)] for x in vs)
+        return True
 
     def scalar(self, var: Var, value) -> None:
         """``var = value`` for a scalar: in the plan; also in the gang kernel when it is uniform."""
@@ -190,7 +215,7 @@ class GangGen:
     def for_stmt(self, s: ForStmt) -> None:
         """A loop with uniform bounds: the same iterations in the plan and in the gang kernel, with
         the yields where ``kernel`` has them (before the loop and at the end of its body)."""
-        if not all(self.is_uniform(x) for x in (s.start, s.stop, s.step)):
+        if not all(self.is_shared(x) for x in (s.start, s.stop, s.step)):
             raise NoGang(f"line {s.span.line}: ForStmt whose bounds depend on the task")
         for it, init in zip(s.iter_args, s.init_values):
             if isinstance(it.type, TileType):
@@ -217,7 +242,7 @@ class GangGen:
         """An ``if`` on a uniform condition (e.g. ``k == 0`` on a loop variable): the same branch for
         every task, in the plan and in the gang kernel. Emitted as ``kernel`` emits it (no yield at
         the branches' edges), so the yields stay the same."""
-        if not self.is_uniform(s.cond):
+        if not self.is_shared(s.cond):
             raise NoGang(f"line {s.span.line}: IfStmt whose condition depends on the task")
         cond = py_expr(s.cond, self.names)
         for head, body in ((f"if {cond}:", s.then_body), ("else:", s.else_body)):
@@ -256,12 +281,12 @@ class GangGen:
                 if isinstance(a, Var) and isinstance(a.type, TileType):
                     self.tile_ref(a)
                     args.append(Src(k.view(a), a.type))
-                elif gm is not None or self.is_uniform(a):
+                elif gm is not None or self.is_shared(a):
                     args.append(Src(py_expr(a, self.names) if a is not None else "None", getattr(a, "type", None)))
                 else:
                     raise NoGang(f"line {c.span.line}: {op.name} reads a per-task value")
             else:
-                if p.kind_def.exprs and gm is None and not self.is_uniform(a):
+                if p.kind_def.exprs and gm is None and not self.is_shared(a):
                     raise NoGang(f"line {c.span.line}: {op.name} takes a per-task index")
                 args.append(p.kind_def.source(a, lambda e: py_expr(e, self.names)))
         a = op.args(tuple(args))

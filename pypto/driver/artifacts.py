@@ -48,6 +48,7 @@ import tempfile
 import threading
 import time
 import uuid
+import weakref
 from pathlib import Path
 
 import pypto
@@ -105,11 +106,32 @@ def _spans(program) -> list:
     return out
 
 
+# program object -> its digest. IR nodes are frozen, so a program's printed form and spans never
+# change: compiling the same object again (a warm compile, e.g. a model program called in a loop)
+# skips printing it (~10-20 ms for a paged-attention program). Keyed by identity, checked through a
+# weak reference so that a recycled id() never returns another program's digest.
+_DIGESTS: dict[int, tuple] = {}
+_DIGESTS_LOCK = threading.Lock()
+
+
 def program_digest(program) -> str:
     """SHA-256 of the program's printed form and its spans (see the module docstring)."""
+    hit = _DIGESTS.get(id(program))
+    if hit is not None and hit[0]() is program:
+        return hit[1]
     h = hashlib.sha256(print_program(program).encode())
     h.update(json.dumps(_spans(program)).encode())
-    return h.hexdigest()
+    digest = h.hexdigest()
+    try:
+        ref = weakref.ref(program)
+    except TypeError:   # not weak-referenceable: not memoised
+        return digest
+    with _DIGESTS_LOCK:
+        if len(_DIGESTS) > 256:
+            for k in [k for k, (r, _) in _DIGESTS.items() if r() is None]:
+                del _DIGESTS[k]
+        _DIGESTS[id(program)] = (ref, digest)
+    return digest
 
 
 def _canon(v):

@@ -126,9 +126,15 @@ def _types(program: Program, ctx) -> list:
 
     kinds = {"tensor": TensorType, "tile": TileType, "scalar": ScalarType}
     bad = []
+    typed = getattr(ctx, "typed_calls", None)
+    if typed is None:
+        typed = {}
     for f in program.functions:
         for s, c in iter_calls(f.body):
+            if typed.get(id(c)) is c:
+                continue   # this very (frozen) call passed after an earlier pass of this compile
             op = get_op(c.op)
+            nbad = len(bad)
             for p, a in zip(op.params, c.args):
                 want = kinds.get(p.kind)
                 if a is None and p.default is None:
@@ -146,6 +152,8 @@ def _types(program: Program, ctx) -> list:
             if not same:
                 bad.append((f, s, f"{c.op}: result type {describe(c.type)} but the type rule gives "
                                   f"{describe(t)}"))
+            elif len(bad) == nbad:
+                typed[id(c)] = c
     return bad
 
 

@@ -337,6 +337,8 @@ def cast_tensor(x: torch.Tensor, dst: torch.dtype, mode: str | int = "round") ->
         return x64.to(dst)
 
     fmt = _FLOAT_FMT[dst]
+    if src == torch.float32 and dst == torch.bfloat16 and mode in _BF16_FAST:
+        return _fp32_to_bf16(x, mode)
     if src_is_float:
         sfmt = _FLOAT_FMT.get(src)
         if sfmt is not None and sfmt.p <= fmt.p and sfmt.emin >= fmt.emin and sfmt.emax <= fmt.emax:
@@ -353,6 +355,29 @@ def cast_tensor(x: torch.Tensor, dst: torch.dtype, mode: str | int = "round") ->
     if src_is_float:
         out = _canonicalize_nan(out, torch.isnan(v), fmt)
     return out
+
+
+# FP32 -> BF16 under a nearest mode, on the bits (the models' hot cast: P of an attention step).
+# BF16 keeps FP32's exponent range, so rounding the 31-bit magnitude field at bit 16 as an integer is
+# the correct rounding in every binade, subnormals included: a carry out of the kept mantissa bits
+# steps the exponent (to the next binade, or from the largest finite value to the infinity pattern
+# 0x7F80, which is the overflow rule of these modes), and the sign is put back unchanged (-0, and
+# values rounding to zero keep their sign). +-inf stay inf (their low bits are zero); NaN is
+# canonicalised afterwards. Same results as the float64 path (tests/numerics: every FP32 exponent
+# with boundary, tie and random mantissas, all specials).
+_BF16_FAST = frozenset(("round", "rint", "none"))
+
+
+def _fp32_to_bf16(x: torch.Tensor, mode: str) -> torch.Tensor:
+    bits = x.contiguous().view(torch.int32).to(torch.int64)
+    mag = bits & 0x7FFFFFFF
+    if mode == "round":      # ties away from zero: add half an ULP of the result
+        mag = (mag + 0x8000) >> 16
+    else:                    # rint / none: ties to even
+        mag = (mag + (0x7FFF + ((mag >> 16) & 1))) >> 16
+    out = (mag | ((bits >> 16) & 0x8000)).to(torch.int16)   # int64 -> int16 wraps: the bit pattern
+    out = torch.where(torch.isnan(x), torch.tensor(0x7FC0, dtype=torch.int16), out)
+    return out.view(torch.bfloat16)
 
 
 def _exact_float64(x: torch.Tensor) -> torch.Tensor:

@@ -195,6 +195,8 @@ for _level in ("tensor", "tile"):
     _reg("reshape", _level, params=(Param("x", _level), Param("shape", "ints")), infer=_reshape_infer(_level),
          ref=lambda a: f"_pto.reshape_view({a.x}, {a.shape}).clone()",
          sim=lambda a, dst: f"{dst}.copy_({a.x}.reshape({dst}.shape))",
+         # on gang views ([n, *shape], dst too) the same row-major refill of each member's tile
+         traits=(Lockstep.COPY,) if _level == "tile" else (),
          # in orchestration a view (the reference's zero-copy ChipTensor reshape), count checked
          **({"orch": lambda a: f"_pto.reshape_view({a.x}, {a.shape})"} if _level == "tensor" else {}),
          operand_kinds=(_level,), doc="the same elements in another shape (row-major)")

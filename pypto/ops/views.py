@@ -243,9 +243,15 @@ def _transpose_view_rule(a: OpArgs, span: Span) -> TileType:
     return TileType(shape, t.dtype, None, valid)
 
 
-def _transpose_view_src(a) -> str:
+def _transpose_view_src(a, gang_safe: bool = False) -> str:
     if str(a.nd_shape) == "None":               # (generated code passes attributes as source text)
         return f"{a.x}.transpose(-2, -1)"
+    if gang_safe:
+        # the simulator's form, for a tile and a lockstep gang's view of it alike ([n, *shape]: the
+        # leading axis kept through the N-D form), so that the op is data movement on either
+        # (Lockstep.COPY); the same elements as the single-tile form
+        return (f"{a.x}.reshape({a.x}.shape[:{a.x}.dim() - 2] + tuple({a.nd_shape}))"
+                f".transpose(-2, -1).flatten({a.x}.dim() - 2, -2)")
     return f"{a.x}.reshape({a.nd_shape}).transpose(-2, -1).flatten(0, -2)"
 
 
@@ -254,9 +260,9 @@ register(OpDef(
     params=(Param("x", "tile", aliases=("tile",)), Param("nd_shape", "ints", None, optional=True)),
     infer=_transpose_view_rule,
     ref=lambda a: f"{_transpose_view_src(a)}.contiguous()",
-    sim=lambda a, dst: f"{dst}.copy_({_transpose_view_src(a)})",
+    sim=lambda a, dst: f"{dst}.copy_({_transpose_view_src(a, gang_safe=True)})",
     dsl="transpose_view", operand_kinds=("tile",),
-    traits=(MemorySpaces((MemorySpace.Vec, MemorySpace.Mat), None),),
+    traits=(MemorySpaces((MemorySpace.Vec, MemorySpace.Mat), None), Lockstep.COPY),
     doc="the transposed matrix (the reference's NZ<->ZN view; a copy on our row-major tiles)",
 ))
 

@@ -14,3 +14,8 @@ class PassContext:
     diagnostics: list = field(default_factory=list)
     # AutoDeriveTaskDependencies analyses AUTO scopes only when set (ir.compile / RunConfig knob)
     analyze_auto_scopes_for_deps: bool = False
+    # id -> Call of the calls the TypeChecked verification accepted in this compilation: IR nodes are
+    # frozen, so a call a pass kept unchanged (the same object) needs no second check after the next
+    # pass (the verifier ran ~20 times per compile over every call; the objects are kept alive here
+    # so that an id is never reused by another call)
+    typed_calls: dict = field(default_factory=dict, repr=False, compare=False)

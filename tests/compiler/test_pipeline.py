@@ -82,3 +82,35 @@ def test_a_pass_name_that_cannot_be_a_file_name_is_refused(name, tmp_path):
     with pytest.raises(ValueError, match="cannot be a file name"):
         Pipeline([p])
     assert not list(tmp_path.iterdir())
+
+
+def test_type_check_skips_the_calls_it_accepted_earlier_in_the_same_compile(monkeypatch):
+    """TypeChecked runs after every pass; a call object it accepted (frozen IR: the same object is
+    the same call) is not re-checked within one compilation, and a new context checks everything."""
+    import textwrap
+
+    from pypto.ir.verifier import verify
+    from pypto.language.program import parse
+    from pypto.ops.registry import OpDef
+    from pypto.passes.context import PassContext
+
+    prog = parse(textwrap.dedent('''
+        import pypto.language as pl
+
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, a: pl.Tensor[[16, 64], pl.FP32], o: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+                o = pl.store(pl.add(pl.load(a, [0, 0], [16, 64]), 1.0), [0, 0], o)
+                return o
+    '''))
+    ctx = PassContext()
+    verify(prog, ["TypeChecked"], ctx, "first")
+    assert len(ctx.typed_calls) >= 3
+    seen = []
+    real = OpDef.infer_type
+    monkeypatch.setattr(OpDef, "infer_type", lambda self, *a, **k: seen.append(self.name) or real(self, *a, **k))
+    verify(prog, ["TypeChecked"], ctx, "second")
+    assert seen == []
+    verify(prog, ["TypeChecked"], PassContext(), "fresh")
+    assert len(seen) >= 3

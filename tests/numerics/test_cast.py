@@ -579,3 +579,15 @@ def test_cast_none_truncates_float_to_int_and_rounds_the_rest():
     assert cast_tensor(x, torch.int32, "rint").tolist() == [2, -2, 3, -3, 4, 2 ** 31 - 1, 0]
     y = torch.tensor([1 + 2 ** -11, 1 + 3 * 2 ** -11])           # fp16 ties: to even, as rint
     assert cast_tensor(y, torch.float16, "none").tolist() == cast_tensor(y, torch.float16, "rint").tolist()
+
+
+@pytest.mark.parametrize("mode", ["round", "rint", "none"])
+def test_fp32_to_bf16_every_high_half(mode):
+    """The bit-level FP32 -> BF16 path of the nearest modes (cast._fp32_to_bf16) on every one of the
+    65536 sign / exponent / kept-mantissa patterns, each with the low halves that decide rounding
+    (0, 1, just below a tie, the tie, just above, all ones), against the independent oracle."""
+    high = np.arange(2**16, dtype=np.uint32) << 16
+    lows = np.array([0, 1, 0x7FFF, 0x8000, 0x8001, 0xFFFF], dtype=np.uint32)
+    bits = (high[:, None] | lows[None, :]).reshape(-1)
+    got = impl_bits(f32_from_bits(bits), torch.bfloat16, mode)
+    assert_bits_equal(got, oracle_f32_to_bf16(bits, mode), bits.view(np.float32))

@@ -8,7 +8,8 @@ import pytest
 from inproc import run_example
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "precision"
-CASES = ["case1_faulty_pass", "case2_a5_cast_chain", "case3_padding_row_max", "case4_split_k", "case5_war"]
+CASES = ["case1_faulty_pass", "case2_a5_cast_chain", "case3_padding_row_max", "case4_split_k", "case5_war",
+         "case6_decode_attention"]
 
 
 @pytest.mark.parametrize("name", CASES)

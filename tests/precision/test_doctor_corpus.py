@@ -69,6 +69,9 @@ CORPUS = {
     "worked_case3": (doctor_cases.case3, 2, "padding"),
     "worked_case4": (doctor_cases.case4, 2, "split_k"),
     "worked_case5": (doctor_cases.case5, 5, "race"),
+    # a decode-layer attention step (issue 18)
+    "decode_softmax_fp16_sum": (doctor_cases.case6_sum, 2, "accumulation"),
+    "decode_missing_softmax_pv_dep": (doctor_cases.case6_dep, 5, "race"),
 }
 REAL_BUGS = {n for n, (_, _, cause) in CORPUS.items() if cause not in ("tolerance", "split_k", "no_gap")}
 _RESULTS: dict = {}

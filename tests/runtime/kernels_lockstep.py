@@ -116,3 +116,27 @@ def task_dependent_if(a: pl.Tensor[[256, 64], pl.FP32], out: pl.Out[pl.Tensor[[2
                 x = pl.exp(x)
             out = pl.store(x, [i * 8, 0], out)
     return out
+
+
+# ---- scalar parameters a gang shares (GANG_SAME): a scale, and a flag that differs between tasks
+@pl.function(type=pl.FunctionType.InCore)
+def k_scaled_flag(x: pl.Tensor[[8, 64], pl.FP32], scale: pl.Scalar[pl.FP32], twice: pl.Scalar[pl.BOOL],
+                  o: pl.Out[pl.Tensor[[8, 64], pl.FP32]]) -> pl.Tensor[[8, 64], pl.FP32]:
+    t = pl.mul(pl.load(x, [0, 0], [8, 64]), scale)
+    if twice:
+        t2 = pl.add(t, t)
+        o = pl.store(t2, [0, 0], o)
+    else:
+        o = pl.store(t, [0, 0], o)
+    return o
+
+
+@pl.program
+class SharedScalars:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[1024, 64], pl.FP32], scale: pl.Scalar[pl.FP32],
+             out: pl.Out[pl.Tensor[[1024, 64], pl.FP32]]) -> pl.Tensor[[1024, 64], pl.FP32]:
+        for i in pl.range(128):
+            flag = i % 2 == 0
+            k_scaled_flag(pl.slice(a, [8, 64], [i * 8, 0]), scale, flag, pl.slice(out, [8, 64], [i * 8, 0]))
+        return out

@@ -318,3 +318,30 @@ def test_a_gang_yields_the_cycles_of_one_task(kernel, args):
                                 [mod.GANG_PLAN(*t.args) for t in tasks]))
     assert alone and gang == alone
     rt.cores[0].release()
+
+
+@pytest.mark.parametrize("scale", [0.5, -0.0, 3.0e38])
+def test_shared_scalar_parameters_gang_only_members_with_equal_values(scale):
+    """A tile op reading a float parameter and an ``if`` on a bool one: the kernel has a lockstep
+    form that reads them once (GANG_SAME), and the runtime gangs only tasks whose values agree bit
+    for bit (here the flag alternates between tasks: every gang has one flag value)."""
+    from pypto.runtime import run as run_program
+
+    a = torch.randn(1024, 64)
+    outs = {}
+    for lock in (False, True):
+        out = torch.zeros(1024, 64)
+        run_program(K.SharedScalars, a, scale, out, config=RunConfig(sim_seed=3, sim_lockstep=lock))
+        outs[lock] = out
+        rt = S._LAST_RUNTIME[0]
+    mod = rt.kernels["k_scaled_flag"]
+    assert mod.GANG is True and mod.GANG_SAME == (1, 2)
+    assert rt.gangs and max(len(g) for g in rt.gangs) >= 2
+    flags = {t.index: t.args[2] for t in rt.tasks if t.kind == "kernel"}
+    for g in rt.gangs:
+        assert len({flags[i] for i in g}) == 1, "a gang mixed members with different flags"
+    assert torch.equal(outs[False].view(torch.int32), outs[True].view(torch.int32))
+    s = torch.tensor(scale, dtype=torch.float32)
+    want = (a * s).view(128, 8, 64)
+    want[0::2] = want[0::2] + want[0::2]
+    assert torch.equal(outs[True].view(torch.int32), want.view(1024, 64).view(torch.int32))

@@ -372,6 +372,19 @@ def k_full_move(a: pl.Tensor, n: pl.INDEX, r: pl.INDEX, c: pl.INDEX,
 
 
 @pl.jit
+def k_reshape_transpose(a: pl.Tensor, a3: pl.Tensor, n: pl.INDEX, r: pl.INDEX, c: pl.INDEX,
+                        o_re: pl.Out[pl.Tensor], o_tv: pl.Out[pl.Tensor], o_tv3: pl.Out[pl.Tensor]):
+    for i in pl.parallel(n):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            x = pl.load(a, [i * r, 0], [r, c])
+            o_re = pl.store(pl.add(pl.reshape(x, [1, r * c]), 1), [0, i * r * c], o_re)
+            o_tv = pl.store(pl.tile.transpose_view(x), [i * c, 0], o_tv)
+            x3 = pl.load(a3, [i * 2, 0, 0], [2, r, c])
+            o_tv3 = pl.store(pl.tile.transpose_view(x3), [i * 2, 0, 0], o_tv3)
+    return o_re, o_tv, o_tv3
+
+
+@pl.jit
 def k_partial(a: pl.Tensor, n: pl.INDEX, r: pl.INDEX, c: pl.INDEX, vc: pl.INDEX,
               o_add: pl.Out[pl.Tensor], o_sum: pl.Out[pl.Tensor]):
     """valid_shape loads (zero padding, read by the reduction) and partial stores: per-task gang access."""
@@ -1000,6 +1013,26 @@ def test_full_create_move(threads, dtype, shape):
     close(o_full, a + 2.5)
     assert torch.equal(_int_view(o_move), _int_view(a))
     close(o_chain, torch.maximum(a * 2.5, a), 0)
+
+
+@pytest.mark.parametrize("shape", fast_first(((8, 16), (4, 40))))
+@pytest.mark.parametrize("dtype", (FP32, BF16, I16), ids=str)
+def test_reshape_and_transpose_view(threads, dtype, shape):
+    """tile.reshape and tile.transpose_view (2-D, and the flattened N-D form with nd_shape) on gang
+    views: the same bytes as task by task, and the layout torch gives."""
+    r, c = shape
+    a = data((N * r, c), dtype, 31)
+    a3 = data((N * 2, r, c), dtype, 32)
+
+    def call(cfg):
+        outs = [zeros((1, N * r * c), dtype), zeros((N * c, r), dtype), zeros((N * 2, c, r), dtype)]
+        k_reshape_transpose(a, a3, N, r, c, *outs, config=cfg)
+        return outs
+
+    (o_re, o_tv, o_tv3), gangs, _ = run_both(call)
+    close(o_re, (a + 1).reshape(1, -1), 0.0 if dtype == FP32 else 1e-2)
+    assert torch.equal(_int_view(o_tv), _int_view(tiled_rows(a, r).transpose(1, 2).reshape(N * c, r)))
+    assert torch.equal(_int_view(o_tv3), _int_view(a3.transpose(1, 2)))
 
 
 @pytest.mark.parametrize("dtype", (FP32, FP16), ids=str)

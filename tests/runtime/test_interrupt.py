@@ -1,0 +1,88 @@
+"""Ctrl-C (KeyboardInterrupt) in the middle of a simulator run leaves nothing corrupted: the caller's
+input tensors keep their bits, the garbage collector is running again, the recycled core memory
+starts the next run from zeros (a later run with the same seed gives the same bits as a clean one),
+and the compiled program in the build cache still runs (issue 18)."""
+import gc
+
+import pytest
+import torch
+
+import kernels_lockstep as K
+from pypto.ops import support
+from pypto.runtime import RunConfig
+from pypto.runtime import cores, simulator as S
+
+
+def _bits(t):
+    return t.view(torch.int32).clone()
+
+
+@pytest.mark.parametrize("where, after", [("store", 1), ("store", 2), ("submit", 20)])
+@pytest.mark.parametrize("lockstep", [True, False])
+def test_interrupted_run_leaves_inputs_pool_and_cache_intact(monkeypatch, where, after, lockstep):
+    torch.manual_seed(7)
+    a = torch.randn(512, 256)
+    a_bits = _bits(a)
+    cfg = RunConfig(sim_seed=11, sim_lockstep=lockstep)
+    clean = torch.zeros(512, 256)
+    K.softmax_rows(a, clean, config=cfg)
+
+    # with lockstep the kernels store through gang_store (the gangs' form), else through store
+    owner, name = (S.Runtime, "submit") if where == "submit" else (support, "gang_store" if lockstep else "store")
+    real = getattr(owner, name)
+    calls = [0]
+
+    def interrupting(*args, **kwargs):
+        calls[0] += 1
+        if calls[0] == after:
+            raise KeyboardInterrupt("Ctrl-C")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, interrupting)
+    out = torch.full((512, 256), 5.0)
+    with pytest.raises(KeyboardInterrupt):
+        K.softmax_rows(a, out, config=cfg)
+    monkeypatch.setattr(owner, name, real)
+
+    assert torch.equal(_bits(a), a_bits), "the input tensor was changed"
+    assert gc.isenabled(), "the garbage collector stayed paused"
+    # core memory came back to the pool: the next run starts from zeros and gives the clean bits
+    again = torch.zeros(512, 256)
+    K.softmax_rows(a, again, config=cfg)
+    assert torch.equal(_bits(again), _bits(clean))
+    for arrays in cores._MEM_POOL.values():
+        for arr, dirty in arrays:
+            mask = torch.ones(arr.shape[1], dtype=torch.bool)
+            for lo, hi in dirty:
+                mask[lo:hi] = False
+            assert int(arr[:, mask].count_nonzero()) == 0, "pooled core memory is dirty outside its ranges"
+
+
+@pytest.mark.parametrize("interrupt", [False, True])
+def test_a_finished_run_is_freed_without_the_cycle_collector(monkeypatch, interrupt):
+    """A run's tasks, intermediate tensors and views go as soon as its runtime is dropped (no
+    reference cycles left): before, they waited as cyclic garbage for a full collection and a
+    previous run's memory stayed alive during the next one (issue 18: peak RSS)."""
+    import weakref
+
+    a = torch.randn(512, 256)
+    out = torch.zeros(512, 256)
+    if interrupt:
+        real = support.gang_store
+        monkeypatch.setattr(support, "gang_store", lambda *x, **k: (_ for _ in ()).throw(KeyboardInterrupt()))
+        with pytest.raises(KeyboardInterrupt):
+            K.softmax_rows(a, out, config=RunConfig(sim_seed=1))
+        monkeypatch.setattr(support, "gang_store", real)
+    else:
+        K.softmax_rows(a, out, config=RunConfig(sim_seed=1))
+    rt = S._LAST_RUNTIME[0]
+    # Task has __slots__ (no weak references): the runtime, its tensormap and cores stand for it
+    refs = [weakref.ref(x) for x in (rt, rt.tensormap, *rt.cores)]
+    gc.disable()
+    try:
+        S._LAST_RUNTIME.items.clear()
+        del rt
+        alive = [r for r in refs if r() is not None]
+    finally:
+        gc.enable()
+    assert alive == [], f"{len(alive)} objects of the finished run are only freed by the cycle collector"
