@@ -736,7 +736,7 @@ class FunctionParser:
             return
         t, _, _ = parse_annotation(node.annotation, self.resolve_static, self.src,
                                    f"Variable '{node.target.id}'")
-        value = self.expr(self._typed_by_annotation(node.value, t))
+        value = self.expr(self._typed_by_annotation(node.value, t, _tile_view_valid_node(node.annotation)))
         if isinstance(t, ScalarType) and isinstance(value, (bool, int, float)) and t.dtype != TASK_ID:
             # `s: pl.Scalar[pl.INDEX] = 0` declares a scalar variable (the printed form of an
             # assignment of a constant; typically a loop-carried accumulator), not a constant
@@ -745,7 +745,7 @@ class FunctionParser:
             self._check_annotation(value.type, t, node.target.id, self.span(node))
         self.define(node.target.id, value, node, t)
 
-    def _typed_by_annotation(self, value: ast.expr, t) -> ast.expr:
+    def _typed_by_annotation(self, value: ast.expr, t, valid_node=None) -> ast.expr:
         """``x: pl.Tile[[16, 16], pl.FP32, pl.Mem.Mat] = pl.tpop_from_aiv(split=0)``: an op whose result
         type only the annotation tells (a cross-core pop) gets ``shape`` / ``dtype`` /
         ``target_memory`` from it, unless the call passes them."""
@@ -762,6 +762,9 @@ class FunctionParser:
         extra = [ast.keyword(k, ast.copy_location(ast.Constant(v), value)) for k, v in
                  (("shape", list(t.shape)), ("dtype", t.dtype), ("target_memory", t.memory_space))
                  if k not in given and v is not None]
+        if t.valid_shape is not None and "valid_shape" not in given and valid_node is not None:
+            # the annotation's pl.TileView(valid_shape=[...]) (ints or scalars of the kernel)
+            extra.append(ast.keyword("valid_shape", valid_node))
         return ast.copy_location(ast.Call(value.func, value.args, value.keywords + extra), value)
 
     def stmt_AugAssign(self, node: ast.AugAssign) -> None:
@@ -2371,6 +2374,16 @@ def _narrowed(annotated: Type, inferred: Type) -> Type:
 def _strip_memref(t: Type) -> Type:
     """A type without its address: branches of an if may yield values in different buffers."""
     return t.with_(memref=None) if isinstance(t, TileType) else t
+
+
+def _tile_view_valid_node(annotation: ast.expr):
+    """The ``valid_shape=[...]`` expression of a ``pl.TileView(...)`` inside a tile annotation, or None."""
+    for n in ast.walk(annotation):
+        if isinstance(n, ast.Call):
+            for k in n.keywords:
+                if k.arg == "valid_shape":
+                    return k.value
+    return None
 
 
 @dataclass(frozen=True)

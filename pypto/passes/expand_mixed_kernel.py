@@ -24,10 +24,10 @@ the parameters the original returned versions of. A scalar computed from a tile 
 used on the other cannot cross (pipes carry tiles): that is a located PassError.
 
 Not done here (the reference's later passes): InjectGMPipeBuffer's explicit GM buffer parameter
-(the simulator charges each pipe transfer a GM round trip on a2a3 instead), and SplitVectorKernel's
-halving of the vector work between two AIV lanes under ``pl.split`` (the split mode is kept as the
-Group's ``split`` attr for the dumps; the AIV member runs on one lane, which computes the same
-elements); on a5 (direct Acc -> Vec / Vec -> Mat paths) InferTileMemorySpace needs no cross-core
+(the simulator charges each pipe transfer a GM round trip on a2a3 instead), and LowerAutoVectorSplit's
+halving of an InCore function's vector work between two AIV lanes under ``pl.split`` (the split mode
+is kept as the Group's ``split`` attr for the dumps; the AIV member runs on one lane, which computes
+the same elements; SplitVectorKernel halves hand-written AIV functions with a ``split`` attr); on a5 (direct Acc -> Vec / Vec -> Mat paths) InferTileMemorySpace needs no cross-core
 move and the function stays one kernel.
 """
 from __future__ import annotations
