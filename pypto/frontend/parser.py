@@ -911,9 +911,13 @@ class FunctionParser:
         if isinstance(fn, DslName) and fn.name == "spmd":
             self.spmd_with(node, call)
             return
+        if isinstance(fn, DslName) and fn.name == "cluster":
+            self.cluster_scope(node, call)
+            return
         if not (isinstance(fn, DslName) and fn.name == "at"):
-            raise UnsupportedFeatureError("only 'with pl.at(...)', 'with pl.scope()' and 'with pl.manual_scope()' "
-                                          "scopes are supported", self.span(call))
+            raise UnsupportedFeatureError("only 'with pl.at(...)', 'with pl.spmd(...)', 'with pl.cluster()', "
+                                          "'with pl.scope()' and 'with pl.manual_scope()' scopes are supported",
+                                          self.span(call))
         kw = {k.arg: k.value for k in call.keywords}
         if len(call.args) > 2:
             raise ParserTypeError("pl.at takes (level, role=None) positionally; the rest by keyword", self.span(call))
@@ -1037,6 +1041,26 @@ class FunctionParser:
         if mode == ScopeMode.MANUAL:
             self.manual_scope(node, ast.copy_location(ast.Call(call.func, [], []), call))
             return
+        for s in node.body:
+            self.stmt(s)
+
+    def cluster_scope(self, node: ast.With, call: ast.Call) -> None:
+        """``with pl.cluster(name_hint=""):`` — the reference groups the dispatches inside onto one
+        physical cluster (its OutlineClusterScopes makes the body a Group function). Here the body
+        is parsed in place: each dispatch is already one task (a mixed kernel's AIC and AIV members
+        run on one simulated cluster), so the grouping changes no value and no dependency; the
+        printed program shows the body without the ``with`` (docs/compatibility.md)."""
+        if node.items[0].optional_vars is not None:
+            raise ParserSyntaxError("'with pl.cluster()' binds nothing", self.span(node.items[0].optional_vars))
+        if call.args or [k.arg for k in call.keywords if k.arg != "name_hint"]:
+            raise ParserTypeError("pl.cluster takes one keyword argument: name_hint=\"...\"", self.span(call))
+        for k in call.keywords:
+            hint = self.resolve_static(k.value)
+            if not isinstance(hint, str) or (hint and not hint.isidentifier()):
+                raise ParserTypeError("pl.cluster: name_hint must be an identifier string", self.span(k.value))
+        if self.func_type not in (FunctionType.Orchestration, FunctionType.Opaque, FunctionType.Inline):
+            raise ParserError("pl.cluster() is only allowed in an orchestration function", self.span(node),
+                              "put the pl.cluster() scope around the kernel dispatches in orchestration code")
         for s in node.body:
             self.stmt(s)
 
