@@ -925,7 +925,7 @@ class FunctionParser:
             kw.setdefault("role", call.args[1])
         level_node = kw.pop("level", call.args[0] if call.args else None)
         level = self.resolve_static(level_node) if level_node is not None else None
-        self.scheduling_hints(kw, "pl.at")
+        split = self.scheduling_hints(kw, "pl.at")
         role = self.resolve_static(kw.pop("role")) if "role" in kw else None
         if role is not None and not isinstance(role, Role):
             raise ParserTypeError(f"pl.at: role must be a pl.Role, got {_describe_static(role)}", self.span(call))
@@ -969,7 +969,7 @@ class FunctionParser:
         if item.optional_vars is not None:
             tid = self.target_var(item.optional_vars.id, ScalarType(TASK_ID), self.span(item.optional_vars))
         self.emit(ScopeStmt(level, name_hint, tuple(body), self.span(node), tid, deps, no_dep, dumps,
-                            self.manual_depth > 0))
+                            self.manual_depth > 0, split=split))
         if tid is not None:
             self.bind(item.optional_vars.id, tid, item.optional_vars)
 
@@ -989,12 +989,15 @@ class FunctionParser:
                 del self.last_bound[n]
             self.scope_locals[n] = self.span(node)
 
-    def scheduling_hints(self, kw: dict, what: str) -> None:
+    def scheduling_hints(self, kw: dict, what: str):
         """Pop the keywords of ``pl.at`` / ``pl.spmd`` that steer the device's scheduling or code
         generation and cannot change a result, after checking them: ``allow_early_resolve`` and
         ``windowize`` (bools), ``sync_start`` (bool, pl.spmd) and ``optimizations=[pl.split(mode),
         pl.cross_core_slot(slot_num=n)]`` (a list literal, as in the reference). The simulators
-        run each task once on one core, so none of them has an effect (docs/language.md)."""
+        run each task once on one core, so none of them has an effect (docs/language.md), but for
+        the split mode, which this returns (None: no split): ``pl.at`` keeps it on its scope and
+        the outlined kernel gets it as its ``split`` attr (SplitVectorKernel halves the vector
+        member of a mixed kernel between the lanes)."""
         for flag in ("allow_early_resolve", "windowize", "sync_start"):
             if flag in kw:
                 v = self.resolve_static(kw[flag])
@@ -1002,6 +1005,7 @@ class FunctionParser:
                     raise ParserTypeError(f"{what}: {flag} must be True or False, got {_describe_static(v)}",
                                           self.span(kw[flag]))
                 del kw[flag]
+        split = None   # the split mode (pl.at keeps it on its scope: the outlined kernel's split attr)
         if "optimizations" in kw:
             node = kw.pop("optimizations")
             if not isinstance(node, (ast.List, ast.Tuple)):
@@ -1024,6 +1028,9 @@ class FunctionParser:
                 slot = kws.get("slot_num")
                 if slot is not None and (isinstance(slot, bool) or not isinstance(slot, int) or slot < 1):
                     raise ParserTypeError(f"slot_num must be a positive int, got {slot!r}", self.span(e))
+                if fn.name == "split" and mode != SplitMode.NONE:
+                    split = mode
+        return split
 
     def runtime_scope(self, node: ast.With, call: ast.Call) -> None:
         """``with pl.scope(mode=pl.ScopeMode.AUTO):`` — a runtime scope (the device's PTO2_SCOPE: a

@@ -98,3 +98,31 @@ def test_odd_split_extent_is_a_located_pass_error():
     assert "odd extent 5 on axis 0" in msg
     line = next(i for i, t in enumerate(open(K.__file__).read().splitlines(), 1) if "ODD EXTENT" in t)
     assert f"kernels_split.py:{line}" in msg
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_pl_split_in_pl_at_halves_the_vector_member_bit_exact(platform):
+    from tests.mixed import kernels_auto as A
+
+    a, b, bias = _ints(A.M, A.K, seed=6), _ints(A.K, A.N, seed=7), _ints(A.M, A.N, seed=8)
+    out = torch.full((A.M, A.N), float("nan"))
+    ir.compile(A.CubeToVecLoopUpDown, platform=platform)(a, b, bias, out)
+    assert torch.equal(out, torch.relu(a @ b + bias))
+    a2, b2 = _ints(A.M, A.K, seed=9), _ints(A.K, A.M, seed=10)
+    out2 = torch.full((A.M, A.M), float("nan"))
+    ir.compile(A.VecToCubeLeftRight, platform=platform)(a2, b2, out2)
+    assert torch.equal(out2, (a2 * 2) @ (b2 - 1))
+
+
+def test_pl_split_reaches_the_outlined_kernel_and_the_lanes():
+    from tests.mixed import kernels_auto as A
+
+    text = A.CubeToVecLoopUpDown.as_python()
+    assert "optimizations=[pl.split(pl.SplitMode.UP_DOWN)]" in text
+    p = _upto(A.CubeToVecLoopUpDown, "SplitVectorKernel")
+    aiv = p.functions["main_incore_0_aiv"]
+    assert aiv.attr("dual_aiv_dispatch") is True
+    assert "pl.tile.store(r, [0 + (subblock_idx * 8), j * 32], out_1)" in aiv.as_python()
+    push = next(s.expr for s in iter_stmts(p.functions["main_incore_0_aic"].body)
+                if isinstance(getattr(s, "expr", None), Call) and s.expr.op == "tile.tpush_to_aiv")
+    assert push.args[1] == 1
