@@ -46,7 +46,7 @@ from __future__ import annotations
 
 from pypto.errors import PassError
 from pypto.ir.nodes import (
-    AssignStmt, BinOp, Call, ConstInt, EvalStmt, ForStmt, Function, MakeTuple, Var, WhileStmt,
+    AssignStmt, BinOp, Call, ConstInt, Function, MakeTuple, Var,
 )
 from pypto.ir.types import ScalarType, TileType
 from pypto.ir.visit import Mutator, iter_stmts
