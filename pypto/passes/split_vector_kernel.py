@@ -44,7 +44,7 @@ Both get ``split`` (the mode) and the AIV function ``dual_aiv_dispatch=True`` (b
 """
 from __future__ import annotations
 
-from pypto.errors import PassError
+from pypto.errors import PassError, TypeCheckError
 from pypto.ir.nodes import (
     AssignStmt, BinOp, Call, ConstInt, Function, MakeTuple, Var,
 )
@@ -241,10 +241,14 @@ class _Halver(Mutator):
             args[_index(op, "valid_shape")] = self._valid_tuple(a["valid_shape"], full, span)
             return self._retyped(c, tuple(args)), True
         if c.op == "tile.tpush_to_aic":
-            if self._is_halved(a["tile"]):
-                args[_index(op, "split")] = self.code
-                return self._retyped(c, tuple(args)), False
-            return c, False
+            if not self._is_halved(a["tile"]):
+                # the cube's pop joins the two lanes' halves: a whole tile from each lane would not fit
+                raise PassError(f"{NAME}: '{self.f.name}' pushes a tile that is not split between the lanes "
+                                f"(its axis {self.dim} is 1, or it is not derived from a split tile) to the cube, "
+                                f"whose pop joins the lanes' halves", span,
+                                "push a tile derived from a split load / pop, or write the per-lane form")
+            args[_index(op, "split")] = self.code
+            return self._retyped(c, tuple(args)), False
         if c.op == "tile.load":
             if not self._splits(c.type):
                 return c, False
@@ -341,8 +345,8 @@ def _auto_split(program) -> dict:
             continue
         try:
             lane = _Halver(aiv, mode).function(aiv).replace(attrs=_stamp(aiv, mode, True))
-        except PassError:
-            continue
+        except (PassError, TypeCheckError):
+            continue   # (a type rule refusing the halved operands: e.g. a halved tile meets a whole one)
         out[aiv.name], out[aic.name] = lane, _cube(aic, mode)
     return out
 

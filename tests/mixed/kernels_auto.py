@@ -61,3 +61,17 @@ class VecToCubeLeftRight:
             y = pl.sub(b, 1.0)
             out = pl.assemble(out, pl.matmul(x, y), [0, 0])
         return out
+
+
+@pl.program
+class ColSumUpDownFallsBack:
+    """pl.split(UP_DOWN) over a column sum of a @ b (a reduction over the split axis): the vector
+    member keeps one lane computing every element. out = colsum(a @ b)."""
+
+    @pl.function(type=pl.FunctionType.Opaque)
+    def main(self, a: pl.Tensor[[M, K], pl.FP32], b: pl.Tensor[[K, NB], pl.FP32],
+             out: pl.Out[pl.Tensor[[1, NB], pl.FP32]]) -> pl.Tensor[[1, NB], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.UP_DOWN)]):
+            c = pl.matmul(a, b)
+            out = pl.assemble(out, pl.col_sum(c), [0, 0])
+        return out

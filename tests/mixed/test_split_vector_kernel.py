@@ -126,3 +126,16 @@ def test_pl_split_reaches_the_outlined_kernel_and_the_lanes():
     push = next(s.expr for s in iter_stmts(p.functions["main_incore_0_aic"].body)
                 if isinstance(getattr(s, "expr", None), Call) and s.expr.op == "tile.tpush_to_aiv")
     assert push.args[1] == 1
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_pl_split_over_a_split_axis_reduction_keeps_one_lane_bit_exact(platform):
+    from tests.mixed import kernels_auto as A
+
+    a, b = _ints(A.M, A.K, seed=11), _ints(A.K, A.NB, seed=12)
+    out = torch.full((1, A.NB), float("nan"))
+    ir.compile(A.ColSumUpDownFallsBack, platform=platform)(a, b, out)
+    assert torch.equal(out, (a @ b).sum(0, keepdim=True))
+    if platform == "a2a3sim":
+        aiv = _upto(A.ColSumUpDownFallsBack, "SplitVectorKernel").functions["main_incore_0_aiv"]
+        assert aiv.attr("dual_aiv_dispatch") is None and aiv.attr("split") is None
