@@ -62,12 +62,10 @@ def aiv_lanes(g: Function, members) -> int:
     aiv = next((f for f, _, k in members if k == "aiv"), None)
     if aiv is None:
         return 0
-    if _split_code(aiv.attr("split")):
-        # the reference's SplitVectorKernel halves such a function's tiles per lane; not done here
-        raise CodegenError(f"AIV function '{aiv.name}' has attrs split={aiv.attr('split')!r}: halving its tiles "
-                           f"between the two vector lanes (SplitVectorKernel) is not implemented", aiv.span,
-                           "write the per-lane form: attrs={'dual_aiv_dispatch': True}, per-lane tile shapes, "
-                           "offsets from pl.tile.get_subblock_idx(); or drop the split")
+    if _split_code(aiv.attr("split")) and not aiv.attr("dual_aiv_dispatch"):
+        # SplitVectorKernel stamps dual_aiv_dispatch on every split AIV function it halves
+        raise CodegenError(f"AIV function '{aiv.name}' has attrs split={aiv.attr('split')!r} but was not split "
+                           f"per lane (SplitVectorKernel did not run)", aiv.span)
     return 2 if aiv.attr("dual_aiv_dispatch") else 1
 
 

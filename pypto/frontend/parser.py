@@ -779,7 +779,7 @@ class FunctionParser:
             return
         t, _, _ = parse_annotation(node.annotation, self.resolve_static, self.src,
                                    f"Variable '{node.target.id}'")
-        value = self.expr(self._typed_by_annotation(node.value, t))
+        value = self.expr(self._typed_by_annotation(node.value, t, _tile_view_valid_node(node.annotation)))
         if isinstance(t, ScalarType) and isinstance(value, (bool, int, float)) and t.dtype != TASK_ID:
             # `s: pl.Scalar[pl.INDEX] = 0` declares a scalar variable (the printed form of an
             # assignment of a constant; typically a loop-carried accumulator), not a constant
@@ -788,7 +788,7 @@ class FunctionParser:
             self._check_annotation(value.type, t, node.target.id, self.span(node))
         self.define(node.target.id, value, node, t)
 
-    def _typed_by_annotation(self, value: ast.expr, t) -> ast.expr:
+    def _typed_by_annotation(self, value: ast.expr, t, valid_node=None) -> ast.expr:
         """``x: pl.Tile[[16, 16], pl.FP32, pl.Mem.Mat] = pl.tpop_from_aiv(split=0)``: an op whose result
         type only the annotation tells (a cross-core pop) gets ``shape`` / ``dtype`` /
         ``target_memory`` from it, unless the call passes them."""
@@ -805,6 +805,9 @@ class FunctionParser:
         extra = [ast.keyword(k, ast.copy_location(ast.Constant(v), value)) for k, v in
                  (("shape", list(t.shape)), ("dtype", t.dtype), ("target_memory", t.memory_space))
                  if k not in given and v is not None]
+        if t.valid_shape is not None and "valid_shape" not in given and valid_node is not None:
+            # the annotation's pl.TileView(valid_shape=[...]) (ints or scalars of the kernel)
+            extra.append(ast.keyword("valid_shape", valid_node))
         return ast.copy_location(ast.Call(value.func, value.args, value.keywords + extra), value)
 
     def stmt_AugAssign(self, node: ast.AugAssign) -> None:
@@ -951,9 +954,13 @@ class FunctionParser:
         if isinstance(fn, DslName) and fn.name == "spmd":
             self.spmd_with(node, call)
             return
+        if isinstance(fn, DslName) and fn.name == "cluster":
+            self.cluster_scope(node, call)
+            return
         if not (isinstance(fn, DslName) and fn.name == "at"):
-            raise UnsupportedFeatureError("only 'with pl.at(...)', 'with pl.scope()' and 'with pl.manual_scope()' "
-                                          "scopes are supported", self.span(call))
+            raise UnsupportedFeatureError("only 'with pl.at(...)', 'with pl.spmd(...)', 'with pl.cluster()', "
+                                          "'with pl.scope()' and 'with pl.manual_scope()' scopes are supported",
+                                          self.span(call))
         kw = {k.arg: k.value for k in call.keywords}
         if len(call.args) > 2:
             raise ParserTypeError("pl.at takes (level, role=None) positionally; the rest by keyword", self.span(call))
@@ -961,7 +968,7 @@ class FunctionParser:
             kw.setdefault("role", call.args[1])
         level_node = kw.pop("level", call.args[0] if call.args else None)
         level = self.resolve_static(level_node) if level_node is not None else None
-        self.scheduling_hints(kw, "pl.at")
+        split = self.scheduling_hints(kw, "pl.at")
         role = self.resolve_static(kw.pop("role")) if "role" in kw else None
         if role is not None and not isinstance(role, Role):
             raise ParserTypeError(f"pl.at: role must be a pl.Role, got {_describe_static(role)}", self.span(call))
@@ -1005,7 +1012,7 @@ class FunctionParser:
         if item.optional_vars is not None:
             tid = self.target_var(item.optional_vars.id, ScalarType(TASK_ID), self.span(item.optional_vars))
         self.emit(ScopeStmt(level, name_hint, tuple(body), self.span(node), tid, deps, no_dep, dumps,
-                            self.manual_depth > 0))
+                            self.manual_depth > 0, split=split))
         if tid is not None:
             self.bind(item.optional_vars.id, tid, item.optional_vars)
 
@@ -1025,12 +1032,15 @@ class FunctionParser:
                 del self.last_bound[n]
             self.scope_locals[n] = self.span(node)
 
-    def scheduling_hints(self, kw: dict, what: str) -> None:
+    def scheduling_hints(self, kw: dict, what: str):
         """Pop the keywords of ``pl.at`` / ``pl.spmd`` that steer the device's scheduling or code
         generation and cannot change a result, after checking them: ``allow_early_resolve`` and
         ``windowize`` (bools), ``sync_start`` (bool, pl.spmd) and ``optimizations=[pl.split(mode),
         pl.cross_core_slot(slot_num=n)]`` (a list literal, as in the reference). The simulators
-        run each task once on one core, so none of them has an effect (docs/language.md)."""
+        run each task once on one core, so none of them has an effect (docs/language.md), but for
+        the split mode, which this returns (None: no split): ``pl.at`` keeps it on its scope and
+        the outlined kernel gets it as its ``split`` attr (SplitVectorKernel halves the vector
+        member of a mixed kernel between the lanes)."""
         for flag in ("allow_early_resolve", "windowize", "sync_start"):
             if flag in kw:
                 v = self.resolve_static(kw[flag])
@@ -1038,6 +1048,7 @@ class FunctionParser:
                     raise ParserTypeError(f"{what}: {flag} must be True or False, got {_describe_static(v)}",
                                           self.span(kw[flag]))
                 del kw[flag]
+        split = None   # the split mode (pl.at keeps it on its scope: the outlined kernel's split attr)
         if "optimizations" in kw:
             node = kw.pop("optimizations")
             if not isinstance(node, (ast.List, ast.Tuple)):
@@ -1060,6 +1071,9 @@ class FunctionParser:
                 slot = kws.get("slot_num")
                 if slot is not None and (isinstance(slot, bool) or not isinstance(slot, int) or slot < 1):
                     raise ParserTypeError(f"slot_num must be a positive int, got {slot!r}", self.span(e))
+                if fn.name == "split" and mode != SplitMode.NONE:
+                    split = mode
+        return split
 
     def runtime_scope(self, node: ast.With, call: ast.Call) -> None:
         """``with pl.scope(mode=pl.ScopeMode.AUTO):`` — a runtime scope (the device's PTO2_SCOPE: a
@@ -1077,6 +1091,26 @@ class FunctionParser:
         if mode == ScopeMode.MANUAL:
             self.manual_scope(node, ast.copy_location(ast.Call(call.func, [], []), call))
             return
+        for s in node.body:
+            self.stmt(s)
+
+    def cluster_scope(self, node: ast.With, call: ast.Call) -> None:
+        """``with pl.cluster(name_hint=""):`` — the reference groups the dispatches inside onto one
+        physical cluster (its OutlineClusterScopes makes the body a Group function). Here the body
+        is parsed in place: each dispatch is already one task (a mixed kernel's AIC and AIV members
+        run on one simulated cluster), so the grouping changes no value and no dependency; the
+        printed program shows the body without the ``with`` (docs/compatibility.md)."""
+        if node.items[0].optional_vars is not None:
+            raise ParserSyntaxError("'with pl.cluster()' binds nothing", self.span(node.items[0].optional_vars))
+        if call.args or [k.arg for k in call.keywords if k.arg != "name_hint"]:
+            raise ParserTypeError("pl.cluster takes one keyword argument: name_hint=\"...\"", self.span(call))
+        for k in call.keywords:
+            hint = self.resolve_static(k.value)
+            if not isinstance(hint, str) or (hint and not hint.isidentifier()):
+                raise ParserTypeError("pl.cluster: name_hint must be an identifier string", self.span(k.value))
+        if self.func_type not in (FunctionType.Orchestration, FunctionType.Opaque, FunctionType.Inline):
+            raise ParserError("pl.cluster() is only allowed in an orchestration function", self.span(node),
+                              "put the pl.cluster() scope around the kernel dispatches in orchestration code")
         for s in node.body:
             self.stmt(s)
 
@@ -2414,6 +2448,16 @@ def _narrowed(annotated: Type, inferred: Type) -> Type:
 def _strip_memref(t: Type) -> Type:
     """A type without its address: branches of an if may yield values in different buffers."""
     return t.with_(memref=None) if isinstance(t, TileType) else t
+
+
+def _tile_view_valid_node(annotation: ast.expr):
+    """The ``valid_shape=[...]`` expression of a ``pl.TileView(...)`` inside a tile annotation, or None."""
+    for n in ast.walk(annotation):
+        if isinstance(n, ast.Call):
+            for k in n.keywords:
+                if k.arg == "valid_shape":
+                    return k.value
+    return None
 
 
 @dataclass(frozen=True)

@@ -324,6 +324,9 @@ class ScopeStmt(Stmt):
     # count (None: one block) and dispatch predicate (as :attr:`FuncCall.predicate`), uses at the scope
     block_num: Optional[Expr] = None
     predicate: tuple = ()
+    # ``pl.at(..., optimizations=[pl.split(mode)])``: the split mode of the outlined kernel (its
+    # ``split`` attr; None: no split)
+    split: Any = None
 
 
 # ----------------------------------------------------------------------------- functions

@@ -290,6 +290,8 @@ class _Printer:
             for key, vals in (("deps", s.deps), ("no_dep_args", s.no_dep_args), ("dumps", s.dumps)):
                 if vals:
                     hint += f", {key}=[{', '.join(self.expr(v) for v in vals)}]"
+            if s.split is not None:
+                hint += f", optimizations=[pl.split({s.split!r})]"
             # the body is printed before the TaskId is named: it is not visible inside its own scope
             head = len(self.lines)
             self.emit(depth, "")

@@ -1792,10 +1792,10 @@ def tfree_to_aiv(tile: Tile, split: Any = None, id: Any = None) -> Any:
     Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
     """
 
-def tpop_from_aic(shape: Sequence[int | Scalar] | None = None, dtype: DataType | None = None, split: Any = 0, lane_stride: Any = None, id: Any = None, target_memory: MemorySpace | None = None) -> Any:
+def tpop_from_aic(shape: Sequence[int | Scalar] | None = None, dtype: DataType | None = None, split: Any = 0, lane_stride: Any = None, id: Any = None, target_memory: MemorySpace | None = None, valid_shape: Sequence[int | Scalar] | None = None) -> Any:
     """pop the next tile of the c2v pipe (waits until one is pushed).
 
-    The tile op ``tile.tpop_from_aic``: pl.tile.tpop_from_aic(shape=None, dtype=None, split=0, lane_stride=None, id=None, target_memory=None)
+    The tile op ``tile.tpop_from_aic``: pl.tile.tpop_from_aic(shape=None, dtype=None, split=0, lane_stride=None, id=None, target_memory=None, valid_shape=None)
 
     Arguments:
     * ``shape``: a list of integers (offsets, shapes) (default None)
@@ -1804,14 +1804,15 @@ def tpop_from_aic(shape: Sequence[int | Scalar] | None = None, dtype: DataType |
     * ``lane_stride``: a plain attribute (a name, a constant) (default None)
     * ``id``: a plain attribute (a name, a constant) (default None)
     * ``target_memory``: a memory space (pl.Mem.Vec) (default None)
+    * ``valid_shape``: a list of integers (offsets, shapes) (default None)
 
     Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
     """
 
-def tpop_from_aiv(shape: Sequence[int | Scalar] | None = None, dtype: DataType | None = None, split: Any = 0, lane_stride: Any = None, id: Any = None, target_memory: MemorySpace | None = None) -> Any:
+def tpop_from_aiv(shape: Sequence[int | Scalar] | None = None, dtype: DataType | None = None, split: Any = 0, lane_stride: Any = None, id: Any = None, target_memory: MemorySpace | None = None, valid_shape: Sequence[int | Scalar] | None = None) -> Any:
     """pop the next tile of the v2c pipe (waits until one is pushed).
 
-    The tile op ``tile.tpop_from_aiv``: pl.tile.tpop_from_aiv(shape=None, dtype=None, split=0, lane_stride=None, id=None, target_memory=None)
+    The tile op ``tile.tpop_from_aiv``: pl.tile.tpop_from_aiv(shape=None, dtype=None, split=0, lane_stride=None, id=None, target_memory=None, valid_shape=None)
 
     Arguments:
     * ``shape``: a list of integers (offsets, shapes) (default None)
@@ -1820,6 +1821,7 @@ def tpop_from_aiv(shape: Sequence[int | Scalar] | None = None, dtype: DataType |
     * ``lane_stride``: a plain attribute (a name, a constant) (default None)
     * ``id``: a plain attribute (a name, a constant) (default None)
     * ``target_memory``: a memory space (pl.Mem.Vec) (default None)
+    * ``valid_shape``: a list of integers (offsets, shapes) (default None)
 
     Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
     """
@@ -5237,10 +5239,10 @@ class _TileOps:
         """
 
     @staticmethod
-    def tpop_from_aic(shape: Sequence[int | Scalar] | None = None, dtype: DataType | None = None, split: Any = 0, lane_stride: Any = None, id: Any = None, target_memory: MemorySpace | None = None) -> Any:
+    def tpop_from_aic(shape: Sequence[int | Scalar] | None = None, dtype: DataType | None = None, split: Any = 0, lane_stride: Any = None, id: Any = None, target_memory: MemorySpace | None = None, valid_shape: Sequence[int | Scalar] | None = None) -> Any:
         """pop the next tile of the c2v pipe (waits until one is pushed).
 
-        The tile op ``tile.tpop_from_aic``: pl.tile.tpop_from_aic(shape=None, dtype=None, split=0, lane_stride=None, id=None, target_memory=None)
+        The tile op ``tile.tpop_from_aic``: pl.tile.tpop_from_aic(shape=None, dtype=None, split=0, lane_stride=None, id=None, target_memory=None, valid_shape=None)
 
         Arguments:
         * ``shape``: a list of integers (offsets, shapes) (default None)
@@ -5249,15 +5251,16 @@ class _TileOps:
         * ``lane_stride``: a plain attribute (a name, a constant) (default None)
         * ``id``: a plain attribute (a name, a constant) (default None)
         * ``target_memory``: a memory space (pl.Mem.Vec) (default None)
+        * ``valid_shape``: a list of integers (offsets, shapes) (default None)
 
         Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
         """
 
     @staticmethod
-    def tpop_from_aiv(shape: Sequence[int | Scalar] | None = None, dtype: DataType | None = None, split: Any = 0, lane_stride: Any = None, id: Any = None, target_memory: MemorySpace | None = None) -> Any:
+    def tpop_from_aiv(shape: Sequence[int | Scalar] | None = None, dtype: DataType | None = None, split: Any = 0, lane_stride: Any = None, id: Any = None, target_memory: MemorySpace | None = None, valid_shape: Sequence[int | Scalar] | None = None) -> Any:
         """pop the next tile of the v2c pipe (waits until one is pushed).
 
-        The tile op ``tile.tpop_from_aiv``: pl.tile.tpop_from_aiv(shape=None, dtype=None, split=0, lane_stride=None, id=None, target_memory=None)
+        The tile op ``tile.tpop_from_aiv``: pl.tile.tpop_from_aiv(shape=None, dtype=None, split=0, lane_stride=None, id=None, target_memory=None, valid_shape=None)
 
         Arguments:
         * ``shape``: a list of integers (offsets, shapes) (default None)
@@ -5266,6 +5269,7 @@ class _TileOps:
         * ``lane_stride``: a plain attribute (a name, a constant) (default None)
         * ``id``: a plain attribute (a name, a constant) (default None)
         * ``target_memory``: a memory space (pl.Mem.Vec) (default None)
+        * ``valid_shape``: a list of integers (offsets, shapes) (default None)
 
         Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
         """

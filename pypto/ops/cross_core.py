@@ -10,7 +10,8 @@ talk through pipes, one per ``(id, direction)``: ``v2c`` (vector -> cube) and ``
   of ``tile`` in the next slot; waits while every slot is taken (pushed and not yet freed).
 * ``tpop_from_aiv(split=, id=)`` (AIC) / ``tpop_from_aic(split=, id=)`` (AIV): the next pushed slot
   as a tile (shape / dtype / memory from the assignment's annotation, ``x: pl.Tile[[16, 16], pl.FP32,
-  pl.Mem.Mat] = pl.tpop_from_aiv(...)``, or ``shape=`` / ``dtype=``); waits while none is pushed.
+  pl.Mem.Mat] = pl.tpop_from_aiv(...)``, or ``shape=`` / ``dtype=``; a ``pl.TileView(valid_shape=[m, n])``
+  there, ints or run-time scalars, becomes its ``valid_shape``); waits while none is pushed.
 * ``tfree_to_aiv(tile, id=)`` (AIC) / ``tfree_to_aic(tile, id=)`` (AIV): release the oldest popped
   slot of that pipe back to the producer.
 * ``split``: 0 the tile whole, 1 / 3 halves along rows (UP_DOWN, ``3`` odd: lane 0 takes the ceil
@@ -34,6 +35,7 @@ a pop waits for its push; the set-up ops and ``tfree`` have no effect on values 
 from __future__ import annotations
 
 from pypto.errors import Span
+from pypto.ir.nodes import ConstInt
 from pypto.ir.types import ScalarType, TileType, TupleType
 from pypto.language.dtypes import INT32
 from pypto.language.enums import MemorySpace
@@ -78,7 +80,19 @@ def _pop_infer(op: str, default_space: MemorySpace):
                "or pass shape=[...] and dtype=...")
         _check_split(op, a, span)
         shape = static_ints(op, "shape", a.shape, span)
-        return TileType(shape, a.dtype, a.target_memory or default_space)
+        valid = None
+        if a.valid_shape is not None:
+            valid = []
+            for e, n in zip(a.valid_shape.elements, shape):
+                if isinstance(e, ConstInt):
+                    expect(0 <= e.value <= n, op, f"valid_shape extent {e.value} is outside [0, {n}]", span)
+                    valid.append(e.value)
+                else:
+                    expect(isinstance(getattr(e, "type", None), ScalarType) and e.type.dtype.is_int(), op,
+                           "a valid_shape extent must be an int or an integer scalar", span)
+                    valid.append(e)
+            expect(len(valid) == len(shape), op, f"valid_shape needs {len(shape)} extents, got {len(valid)}", span)
+        return TileType(shape, a.dtype, a.target_memory or default_space, tuple(valid) if valid else None)
     return infer
 
 
@@ -99,7 +113,10 @@ for _name, _dir in _POP_DIR.items():
         name=_name,
         params=(Param("shape", "ints", None, optional=True), Param("dtype", "dtype", None),
                 Param("split", "str", 0), Param("lane_stride", "str", None), Param("id", "str", None),
-                Param("target_memory", "mem", None)),
+                Param("target_memory", "mem", None),
+                # (ours: the popped tile's valid region, from a pl.TileView(valid_shape=[...]) of the
+                # assignment's annotation; ints or integer scalars — the printed form states it here)
+                Param("valid_shape", "ints", None, optional=True)),
         infer=_pop_infer(_name, MemorySpace.Mat if _dir == "v2c" else MemorySpace.Vec),
         ref=lambda a, d=_dir: f"_pto.cc_pop({d!r}, {a.id}, {a.split})",
         sim=lambda a, dst, where="", d=_dir: f"yield from _cc.pop({d!r}, {a.id}, {dst}, {a.split}, {where!r})",

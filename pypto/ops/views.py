@@ -15,8 +15,9 @@
   writes the element directly. A bare index is a flat index of a rank-1 operand. An index out of
   range is a compile error when constant, a :class:`SimulationError` at run time otherwise.
 * ``tile.set_validshape(tile, valid_rows, valid_cols)``: the tile with another valid shape (2-D,
-  each extent within the shape; constants). No data moves: the elements are unchanged (those newly
-  inside the valid region hold whatever the buffer held: a load's zeros, or earlier values).
+  each extent a constant within the shape, or an integer scalar: a run-time extent; any memory
+  space). No data moves: the elements are unchanged (those newly inside the valid region hold
+  whatever the buffer held: a load's zeros, or earlier values).
 * ``tile.transpose_view(tile)``: the reference's zero-copy NZ<->ZN reinterpretation of a fractal
   (Mat) tile, which is the transposed matrix (``[..., N, K] -> [..., K, N]``). Our tiles are stored
   row-major, not in fractal layouts, so it is the transpose itself (a copy); the valid shape is
@@ -200,12 +201,21 @@ def _set_valid_rule(a: OpArgs, span: Span) -> TileType:
     expect(len(t.shape) == 2, op, f"needs a rank-2 tile, got {describe(t)}", span)
     vals = []
     for what, e, n in (("valid_rows", a.valid_rows, t.shape[0]), ("valid_cols", a.valid_cols, t.shape[1])):
-        v = e.value if isinstance(e, ConstInt) else None
-        expect(v is not None, op, f"{what} must be a constant here (runtime valid extents are issue 16's dynamic "
-               "shapes)", span, "pass an int")
-        expect(0 <= v <= n, op, f"{what} {v} is outside [0, {n}]", span)
-        vals.append(v)
-    return TileType(t.shape, t.dtype, None, None if tuple(vals) == tuple(t.shape) else tuple(vals))
+        if isinstance(e, ConstInt):
+            expect(0 <= e.value <= n, op, f"{what} {e.value} is outside [0, {n}]", span)
+            vals.append(e.value)
+            continue
+        # a run-time extent (a scalar of the kernel: a parameter, a value read from a tensor): the
+        # result's valid shape is that expression; the ops that honour the valid region (store,
+        # the reductions) read it when they run
+        ty = getattr(e, "type", None)
+        expect(isinstance(ty, ScalarType) and ty.dtype.is_int(), op,
+               f"{what} must be an integer constant or an integer scalar, got {describe(getattr(e, 'type', e))}",
+               span, "pass an int or a pl.Scalar[pl.INDEX]")
+        vals.append(e)
+    if all(isinstance(v, int) for v in vals) and tuple(vals) == tuple(t.shape):
+        return TileType(t.shape, t.dtype, None, None)
+    return TileType(t.shape, t.dtype, None, tuple(vals))
 
 
 register(OpDef(
@@ -215,7 +225,8 @@ register(OpDef(
     ref=lambda a: f"{a.x}.clone()",
     sim=lambda a, dst: f"{dst}.copy_({a.x})",
     dsl="set_validshape", operand_kinds=("tile",),
-    traits=(VEC_SPACES, InPlaceSafe(), Lockstep.COPY),
+    # any space: a cube-side producer narrows its Acc tile before pushing it to the vector cores
+    traits=(MemorySpaces((), None), InPlaceSafe(), Lockstep.COPY),
     doc="the tile with another valid shape; no data moves",
 ))
 

@@ -18,6 +18,11 @@
 9. LegalizeTileCast         casts the platform lacks become chains of native casts
 10. AutoTileMatmulL0        a matmul whose operands exceed L0 becomes a loop over K chunks
 11. InferTileMemorySpace    every tile gets a memory space; moves where an op needs another
+11b. ExpandMixedKernel     an InCore function whose tiles cross between cube and vector cores
+                            becomes an AIC + AIV function pair called by a Group function
+11c. SplitVectorKernel      an AIV function with attrs split=UP_DOWN / LEFT_RIGHT (full-shape tiles)
+                            becomes its per-lane form on both vector cores: halved tiles, offsets
+                            + lane * half, valid extents shared out per lane
 12. NormalizeReturnOrder    a kernel's i-th result is its i-th Out/InOut parameter; call sites follow
 13. InitMemRef              every kernel tile gets a buffer of its own, ``MemRef("mem_vec_3", 0,
                             size)`` (no address yet); a loop's carried value and result share one
@@ -49,7 +54,7 @@ from pypto.passes import (
     normalize_return_order, outline_incore_scopes, simplify, unroll_loops,
 )
 from pypto.passes import (  # noqa: E402  (issue 16: mixed cube + vector kernels)
-    expand_mixed_kernel,
+    expand_mixed_kernel, split_vector_kernel,
 )
 
 PIPELINE = (
@@ -66,6 +71,7 @@ PIPELINE = (
     auto_tile_matmul_l0,
     infer_tile_memory_space,
     expand_mixed_kernel,
+    split_vector_kernel,
     normalize_return_order,
     init_mem_ref,
     memory_reuse,

@@ -24,10 +24,10 @@ the parameters the original returned versions of. A scalar computed from a tile 
 used on the other cannot cross (pipes carry tiles): that is a located PassError.
 
 Not done here (the reference's later passes): InjectGMPipeBuffer's explicit GM buffer parameter
-(the simulator charges each pipe transfer a GM round trip on a2a3 instead), and SplitVectorKernel's
-halving of the vector work between two AIV lanes under ``pl.split`` (the split mode is kept as the
-Group's ``split`` attr for the dumps; the AIV member runs on one lane, which computes the same
-elements); on a5 (direct Acc -> Vec / Vec -> Mat paths) InferTileMemorySpace needs no cross-core
+(the simulator charges each pipe transfer a GM round trip on a2a3 instead), and LowerAutoVectorSplit's
+halving of an InCore function's vector work between two AIV lanes under ``pl.split`` (the split mode
+is kept as the Group's ``split`` attr for the dumps; the AIV member runs on one lane, which computes
+the same elements; SplitVectorKernel halves hand-written AIV functions with a ``split`` attr); on a5 (direct Acc -> Vec / Vec -> Mat paths) InferTileMemorySpace needs no cross-core
 move and the function stays one kernel.
 """
 from __future__ import annotations
@@ -38,7 +38,7 @@ from pypto.ir.nodes import (
     YieldStmt,
 )
 from pypto.ir.types import TensorType, TileType, TupleType
-from pypto.ir.visit import iter_stmts, use_exprs, walk_expr
+from pypto.ir.visit import Renewer, iter_stmts, use_exprs, walk_expr
 from pypto.language.enums import FunctionType, MemorySpace
 from pypto.passes.context import PassContext
 from pypto.passes.infer_tile_memory_space import _EDGES, CROSS_CORE_EDGES
@@ -113,7 +113,7 @@ class _Splitter:
                 return True
         return False
 
-    def block(self, stmts, carried=()) -> list:
+    def block(self, stmts, carried=(), drop=frozenset()) -> list:
         out: list = []
         popped: list = []   # (Var, free op) popped in this block, freed after the last use
         for s in stmts:
@@ -121,8 +121,18 @@ class _Splitter:
                 if not self.has_work(s.body):
                     self._skip(s)
                     continue
-                body = self.block(s.body, s.iter_args)
-                out.append(s.replace(body=tuple(body)) if hasattr(s, "replace") else _replace(s, body=tuple(body)))
+                # a carried value whose initial value the other side computes (a vector accumulator
+                # of a loop that also has cube work) is that side's alone: this side's copy of the
+                # loop does not carry it
+                drop = {i for i, v in enumerate(s.init_values) if isinstance(v, Var) and id(v) in self.defined_other}
+                for i in drop:
+                    for v in (s.iter_args[i], s.return_vars[i]):
+                        self.defined_other[id(v)] = v
+                keep = [i for i in range(len(s.iter_args)) if i not in drop]
+                body = self.block(s.body, s.iter_args, drop)
+                out.append(_replace(s, body=tuple(body), iter_args=tuple(s.iter_args[i] for i in keep),
+                                    init_values=tuple(s.init_values[i] for i in keep),
+                                    return_vars=tuple(s.return_vars[i] for i in keep)))
             elif isinstance(s, IfStmt):
                 if not (self.has_work(s.then_body) or self.has_work(s.else_body)):
                     self._skip(s)
@@ -139,7 +149,10 @@ class _Splitter:
                                     f"{_other(self.side).upper()} core but the {self.side.upper()} core needs "
                                     f"the branch too", s.span, "compute the branch's values on one core kind")
                 vals = tuple(c if id(v) in self.defined_other else v
-                             for v, c in zip(s.values, carried)) if carried else s.values
+                             for i, (v, c) in enumerate(zip(s.values, carried)) if i not in drop) \
+                    if carried else s.values
+                if carried and not vals:
+                    continue   # every carried value is the other side's: this copy carries none
                 out.append(_replace(s, values=vals))
             elif isinstance(s, ReturnStmt):
                 continue   # members write their Out params in place; the Group returns them
@@ -255,7 +268,12 @@ def _expand(f: Function, split, arch: str) -> list[Function]:
         body = sp.block(f.body)
         body.insert(0, _init_call(side, sp.dirs, sp.slot, f.span))
         # the split mode stays on the Group only: the AIV member runs on one lane (see the module doc)
-        members.append(_replace(f, name=f"{f.name}_{side}", func_type=ftype, body=tuple(body), return_types=(),
+        # each member gets Vars of its own (the Group keeps the original's): no Var is shared
+        # between functions, so the printed program parses back to an equal one
+        fresh = Renewer()
+        params = tuple(fresh.fresh(p) for p in f.params)
+        members.append(_replace(f, name=f"{f.name}_{side}", func_type=ftype, params=params,
+                                body=fresh.renew(body), return_types=(),
                                 attrs=tuple((k, v) for k, v in f.attrs if k != "split")))
     # the Group: the original name and signature; calls both members, returns the original's params
     from pypto.passes.param_writes import returned_params

@@ -169,7 +169,8 @@ class _Outliner(Mutator):
         new_body.append(ReturnStmt(tuple(returns), s.span))
         rtypes = tuple(r.type for r in returns)
         self.outlined.append(Function(name, tuple(params), tuple(dirs), rtypes, tuple(new_body),
-                                      FunctionType.InCore, None, s.span))
+                                      FunctionType.InCore, None, s.span,
+                                      attrs=(("split", s.split),) if s.split is not None else ()))
 
         # the call site: results rebind the outer values that escape the scope
         results = [final[id(w)] for w in returned] + fresh_outs

@@ -265,11 +265,16 @@ class CoreLink(CoreFlags):
     def reserve(self, name: str, size: int, base: int, where: str) -> int:
         """``reserve_buffer``: the named buffer's address (``base``, or the next free one for AUTO)."""
         c = self.cluster
-        if name in c.buffers:
+        prev = c.buffers.get(name)
+        if prev is not None:
+            if prev[1] == self.core.kernel and self.core.lane not in prev[2]:
+                # the other vector lane of the same AIV function: its own UB, the same address
+                prev[2].add(self.core.lane)
+                return prev[0]
             raise SimulationError(f"{where}: buffer {name!r} reserved twice in group {c.group!r}")
         addr = base if base >= 0 else c.next_addr
         c.next_addr = max(c.next_addr, addr + size)
-        c.buffers[name] = (addr, self.core.kernel)
+        c.buffers[name] = (addr, self.core.kernel, {self.core.lane})
         return addr
 
     def import_peer(self, name: str, peer: str, where: str):

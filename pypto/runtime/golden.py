@@ -78,6 +78,10 @@ class TensorSpec:
             return torch.as_tensor(v()).to(self.dtype).reshape(shape)
         raise TypeError(f"TensorSpec '{self.name}': unsupported init_value {type(v).__name__}")
 
+    def create_tensor(self) -> torch.Tensor:
+        """The reference's name of :meth:`materialize` (its examples build their inputs with it)."""
+        return self.materialize()
+
     @property
     def is_pure_output(self) -> bool:
         """An output with no initial value: nothing to read before the kernel writes it."""

@@ -80,3 +80,33 @@ def test_reference_executor_deadlock_raises_instead_of_hanging():
     exec(compile(torch_codegen(K.PopsTwice), "<ref>", "exec"), ns)
     with pytest.raises(SimulationError, match="deadlock in the reference executor"):
         ns["main"](torch.randn(K.D, K.D), torch.zeros(K.D, K.D))
+
+
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+def test_loop_carried_vector_accumulator_of_matmuls_bit_exact(platform):
+    # the loop has cube work (the matmuls) and vector work (the accumulator): the AIC copy of the loop
+    # must not carry the Vec accumulator, whose initial value only the AIV side computes (it was an
+    # SSA error after ExpandMixedKernel: the reference's qwen3 decode scope-3 output projection)
+    from tests.mixed import kernels_carry as C
+
+    c = ir.compile(C.CarriedVectorAccumulator, platform=platform)
+    if platform == "a2a3sim":
+        from pypto.backend.platforms import get_platform
+        from pypto.passes import PIPELINE
+        from pypto.passes.context import PassContext
+        from pypto.passes.manager import run_passes
+
+        names = [p.NAME for p in PIPELINE]
+        prog = run_passes(C.CarriedVectorAccumulator, PIPELINE[:names.index("ExpandMixedKernel") + 1],
+                          PassContext(platform=get_platform(platform)), verification_level="roundtrip").program
+        aic_loop = next(s for s in prog.functions["block_aic"].body if type(s).__name__ == "ForStmt")
+        aiv_loop = next(s for s in prog.functions["block_aiv"].body if type(s).__name__ == "ForStmt")
+        assert aic_loop.iter_args == () and len(aiv_loop.iter_args) == 1
+    g = torch.Generator().manual_seed(0)
+    # small integers in BF16: products and 256-term sums are exact in FP32
+    a = torch.randint(-3, 4, (C.B, C.H), generator=g).bfloat16()
+    w = torch.randint(-3, 4, (C.H, C.H), generator=g).bfloat16()
+    r = torch.randint(-3, 4, (C.B, C.H), generator=g).bfloat16()
+    out = torch.full((C.B, C.H), float("nan"))
+    c(a, w, r, out)
+    assert torch.equal(out, a.float() @ w.float() + r.float())
