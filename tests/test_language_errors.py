@@ -1,4 +1,4 @@
-"""Errors of spec §1.7 render file:line:col, the source line and a caret; directives."""
+"""Language errors (CONTRIBUTING.md, "Errors") render file:line:col, the source line and a caret; directives."""
 import re
 
 import kernels_lang as K

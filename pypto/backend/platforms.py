@@ -2,7 +2,7 @@
 
 A :class:`Platform` is a frozen description of a simulated device: its architecture (for the native
 cast table), its cores, the bytes of each on-chip memory space and the allocation alignment.
-Numbers from the reference SoC table (spec-language §6.1).
+Numbers from the reference SoC table (docs/simulator.md, "The two platforms").
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ class Platform:
     gm_bytes_per_cycle: int = 128
     gm_latency_cycles: int = 200
     vector_bytes_per_cycle: int = 256
-    # Runtime rings (spec-runtime §3.2): per ring, task slots, output-heap bytes and dependency
+    # Runtime rings (docs/simulator.md, "Rings"): per ring, task slots, output-heap bytes and dependency
     # entries; RunConfig.ring_* override them
     ring_task_window: int = 16384
     ring_heap: int = 256 * 1024 * 1024

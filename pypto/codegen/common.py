@@ -77,15 +77,22 @@ def while_counter(names: "PyNames") -> str:
 
 
 class StmtEmitter:
-    """Python source for the structured statements both host-side generators share — the
-    orchestration module (:mod:`pypto.codegen.orchestration`) and the reference executor
-    (:mod:`pypto.debug.torch_codegen`): returns, yields into loop-carried / phi names, ``for`` loops
-    over ``range`` with their carried values, and ``if`` / ``else`` with their phis. A subclass
+    """The one statement walker of the code generators: Python source for returns, yields into
+    loop-carried / phi names, ``for`` loops over ``range`` and ``while`` loops with their carried
+    values, and ``if`` / ``else`` with their phis. Its subclasses are the orchestration module
+    (:mod:`pypto.codegen.orchestration`), the reference executor (:mod:`pypto.debug.torch_codegen`)
+    and the simulator kernel in its task and gang modes (:mod:`pypto.codegen.kernel`). A subclass
     emits assignments, evaluated calls and whatever else it knows, and may override:
 
     * :meth:`expr` — the source of an operand (default: :func:`py_expr`);
-    * :meth:`loop_body` — how a loop body is entered (the orchestration opens an AUTO scope);
-    * :meth:`emit` — a line of output (torch_codegen appends the source line as a comment).
+    * :meth:`emit` — a line of output (torch_codegen appends the source line as a comment);
+    * :meth:`head` — a control line (``for`` / ``while`` / ``if`` / ``else``; the kernel's gang
+      mode writes it to both of its streams);
+    * :meth:`loop_head`, :meth:`loop_body`, :meth:`loop_exit` — a loop's header, how its body is
+      entered (the orchestration opens an AUTO scope), the carried values read after it;
+    * :meth:`carry` — a value moved into a loop-carried / phi destination;
+    * :meth:`ret` — a return;
+    * :meth:`streams` — the line lists an empty block fills with ``pass``.
     """
 
     def __init__(self):
@@ -98,52 +105,74 @@ class StmtEmitter:
     def expr(self, e) -> str:
         return py_expr(e, self.names)
 
+    def streams(self) -> list[list[str]]:
+        """The line lists statements are written to (each gets ``pass`` where a block left it empty)."""
+        return [self.lines]
+
     def block(self, stmts, depth: int, yield_into) -> None:
-        """``stmts`` at ``depth`` (``pass`` when they emit nothing); a yield among them assigns
+        """``stmts`` at ``depth`` (``pass`` where they emit nothing); a yield among them assigns
         ``yield_into`` (the loop's iter_args or the if's return vars)."""
-        n = len(self.lines)
+        marks = [(out, len(out)) for out in self.streams()]
         for s in stmts:
             self.stmt(s, depth, yield_into)
-        if len(self.lines) == n:
-            self.emit(depth, "pass")
+        for out, n in marks:
+            if len(out) == n:
+                out.append("    " * depth + "pass")
 
     def stmt(self, s, depth: int, yield_into) -> None:
         raise NotImplementedError
 
+    def head(self, depth: int, text: str, span=None) -> None:
+        self.emit(depth, text, span)
+
+    def loop_head(self, s, depth: int, text: str) -> None:
+        self.head(depth, text, s.span)
+
     def loop_body(self, s, depth: int) -> None:
         self.block(s.body, depth + 1, s.iter_args)
 
+    def loop_exit(self, s, depth: int) -> None:
+        for rv, it in zip(s.return_vars, s.iter_args):
+            self.emit(depth, f"{self.names.define(rv)} = {self.names.use(it)}")
+
+    def carry(self, depth: int, dst, value, span) -> None:
+        self.emit(depth, f"{self.names.define(dst)} = {self.expr(value)}", span)
+
+    def ret(self, s, depth: int) -> None:
+        self.emit(depth, "return " + (", ".join(self.expr(v) for v in s.values) or "None"), s.span)
+
     def control(self, s, depth: int, yield_into) -> bool:
-        """Emit ``s`` if it is a return, yield, ``for`` or ``if``; False for any other statement."""
+        """Emit ``s`` if it is a return, yield, ``for``, ``while`` or ``if``; False for any other
+        statement."""
         if isinstance(s, ReturnStmt):
-            self.emit(depth, "return " + (", ".join(self.expr(v) for v in s.values) or "None"), s.span)
+            self.ret(s, depth)
         elif isinstance(s, YieldStmt):
             for dst, v in zip(yield_into, s.values):
-                self.emit(depth, f"{self.names.use(dst)} = {self.expr(v)}", s.span)
+                self.carry(depth, dst, v, s.span)
         elif isinstance(s, ForStmt):
             for it, init in zip(s.iter_args, s.init_values):
-                self.emit(depth, f"{self.names.define(it)} = {self.expr(init)}", s.span)
+                self.carry(depth, it, init, s.span)
             rng = ", ".join(self.expr(x) for x in (s.start, s.stop, s.step))
-            self.emit(depth, f"for {self.names.define(s.loop_var)} in range({rng}):", s.span)
+            self.loop_head(s, depth, f"for {self.names.define(s.loop_var)} in range({rng}):")
             self.loop_body(s, depth)
-            for rv, it in zip(s.return_vars, s.iter_args):
-                self.emit(depth, f"{self.names.define(rv)} = {self.names.use(it)}")
+            self.loop_exit(s, depth)
         elif isinstance(s, WhileStmt):
             for it, init in zip(s.iter_args, s.init_values):
-                self.emit(depth, f"{self.names.define(it)} = {self.expr(init)}", s.span)
+                self.carry(depth, it, init, s.span)
             count = while_counter(self.names)
             self.emit(depth, f"{count} = 0")
-            self.emit(depth, f"while {self.expr(s.cond)}:", s.span)
+            self.loop_head(s, depth, f"while {self.expr(s.cond)}:")
+            # the first line of the body counts the iteration (pypto.ops.support.while_step: a
+            # located error past RunConfig.max_while_iterations)
             self.emit(depth + 1, f"{count} = _pto.while_step({count}, {span_tuple(s.span)!r})", s.span)
             self.loop_body(s, depth)
-            for rv, it in zip(s.return_vars, s.iter_args):
-                self.emit(depth, f"{self.names.define(rv)} = {self.names.use(it)}")
+            self.loop_exit(s, depth)
         elif isinstance(s, IfStmt):
             for rv in s.return_vars:
                 self.names.define(rv)   # named before the branches assign them
-            self.emit(depth, f"if {self.expr(s.cond)}:", s.span)
+            self.head(depth, f"if {self.expr(s.cond)}:", s.span)
             self.block(s.then_body, depth + 1, s.return_vars)
-            self.emit(depth, "else:")
+            self.head(depth, "else:")
             self.block(s.else_body, depth + 1, s.return_vars)
         else:
             return False

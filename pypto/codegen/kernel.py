@@ -2,40 +2,82 @@
 
 The module defines ``TILES`` — ``(space, addr, shape, dtype)`` of every tile the kernel uses, so the
 simulator can build each core's views once — and ``kernel(v, *params)``, a generator: ``v`` is the
-list of tile views (slices of that core's memory at the allocated addresses), tensor parameters are
-global-memory tensors. Every instruction is one vectorised torch call from the op registry's
-``sim`` entry; before each global-memory access the kernel yields the simulated cycles spent since
-its previous yield plus the transfer's, which is where the scheduler may switch cores: the access
-itself then happens at the simulated time the transfer completes.
+list of tile views (slices of that core's memory at the allocated addresses), bound to named locals
+at the top of the function; tensor parameters are global-memory tensors. Every instruction is one
+vectorised torch call from the op registry's ``sim`` entry, followed by a ``# file:line`` comment
+naming the kernel source line it implements; before each global-memory access the kernel yields the
+simulated cycles spent since its previous yield plus the transfer's, which is where the scheduler
+may switch cores: the access itself then happens at the simulated time the transfer completes.
+
+One walker, :class:`KernelGen`, generates both forms of a kernel: ``mode="task"`` the ``kernel``
+function above (one task on one core), ``mode="gang"`` its lockstep form (``GANG_PLAN`` and
+``kernel_gang``, :mod:`pypto.codegen.gang`), which walks the same statements with the same tile
+table and the same yields. Both inherit the structured statements from
+:class:`~pypto.codegen.common.StmtEmitter`, the walker of the host-side generators too.
 """
 from __future__ import annotations
 
-from pypto.codegen.common import PyNames, operand_src, py_expr, py_literal, span_tuple, while_counter
-from pypto.codegen.gang import generate_gang
+import math
+import os
+
+from pypto.codegen.common import StmtEmitter, operand_src, py_expr, py_literal
+from pypto.codegen.gang import NoGang, as_generator, generate_gang, static_dims
 from pypto.codegen.scratch import dead_scratch_calls
 from pypto.errors import CodegenError
 from pypto.ir.nodes import (
-    AssignStmt, Call, EvalStmt, ForStmt, Function, IfStmt, ReturnStmt, Stmt, TupleGetItem, Var, WhileStmt, YieldStmt,
+    AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, ForStmt, Function, IfStmt, Stmt, UnaryOp,
+    Var, WhileStmt,
 )
-from pypto.ir.types import TileType
-from pypto.ops.registry import VALUE_KINDS, Src, get_op
-from pypto.ops.traits import CoreSync, GlobalMemoryAccess, Scratch
+from pypto.ir.pysource import sanitize
+from pypto.ir.types import ScalarType, TileType
+from pypto.ir.visit import walk_expr
 from pypto.language.dtypes import dtype_from_name
-from pypto.language.enums import FunctionType
+from pypto.language.enums import AtomicType, FunctionType
+from pypto.ops.registry import VALUE_KINDS, Src, get_op
+from pypto.ops.traits import CoreSync, GlobalMemoryAccess, Lockstep, Scratch
+
+# Names the generated kernel functions use themselves: the gang plan's list ``E``, the gang views'
+# plans ``P`` and access counter ``_c``, the keyword parameters ``_block`` / ``_cc``. A Var named so
+# would shadow them (a scalar called ``E`` overwrote the plan list).
+KERNEL_RESERVED = frozenset({"E", "P", "_c", "_block", "_cc"})
 
 
-class KernelGen:
-    """Generates the source of one kernel module."""
+class KernelGen(StmtEmitter):
+    """Generates the source of one kernel module (``mode="task"``) or the statements of its
+    lockstep form (``mode="gang"``, made by :func:`pypto.codegen.gang.generate_gang` with the task
+    generator as ``share``: the same tile table, so ``v[i]`` and the tile names mean the same).
 
-    def __init__(self, f: Function, platform):
+    In task mode one stream of lines is written: the kernel's body. In gang mode two: the gang
+    kernel's body (``self.lines``: tile work and yields) and the per-task plan (``self.plan``: the
+    scalar work and the arguments of each global-memory access). Control lines go to both; a
+    scalar assignment to the plan, and to the body too when it is *uniform* (the same for every
+    task). A statement the gang form cannot run raises :class:`~pypto.codegen.gang.NoGang`."""
+
+    def __init__(self, f: Function, platform, mode: str = "task", share: "KernelGen | None" = None):
+        if mode not in ("task", "gang"):
+            raise ValueError(f"KernelGen mode must be 'task' or 'gang', not {mode!r}")
+        super().__init__()
         self.f = f
         self.platform = platform
-        self.names = PyNames()
-        self.lines: list[str] = []
-        self.tiles: list[tuple] = []
-        self.slot: dict[tuple, int] = {}
+        self.mode = mode
+        self.gang = mode == "gang"
+        self.names.used |= KERNEL_RESERVED
+        if share is None:
+            self.tiles: list[tuple] = []          # (space, physical addr, shape, dtype name) per view
+            self.slot: dict[tuple, int] = {}      # that key -> index into v
+            self.tile_names: list[str] = []       # the local name of each view
+            self.tile_vars: list[list[str]] = []  # the IR names of the tiles sharing each view
+            self.dead_scratch = dead_scratch_calls(f)
+            self.namers = [self.names]
+        else:
+            self.tiles, self.slot, self.tile_names, self.tile_vars = (
+                share.tiles, share.slot, share.tile_names, share.tile_vars)
+            self.dead_scratch = share.dead_scratch
+            self.names.used |= set(self.tile_names)
+            self.namers = share.namers + [self.names]
+        # gang mode: the plan's lines; task mode: the same list as the body (one stream)
+        self.plan: list[str] = [] if self.gang else self.lines
         self.pending = 0
-        self.dead_scratch = dead_scratch_calls(f)
         # (index into self.lines, Span) of each emitted instruction: the module's SPANS table, which
         # lets the runtime name the kernel source line of a fault (an out-of-bounds access)
         self.spans: list[tuple[int, object]] = []
@@ -44,64 +86,111 @@ class KernelGen:
         # a synchronisation op of the core (pl.system.sync_src / fence / syncall, pypto.ops.sync) calls
         # ``_cc`` too; an InCore kernel makes itself a core-local one (set when such an op is emitted)
         self.core_sync = False
+        # gang mode: scalar parameters the gang kernel may read directly (a tile op's scalar operand,
+        # an ``if`` on a flag), id -> position; those it does read join ``same`` (``GANG_SAME``): the
+        # runtime gangs only members whose values of them are identical and passes the first
+        # member's arguments to ``kernel_gang``
+        self.params: dict[int, int] = {}
+        self.same: set[int] = set()
+        # gang mode only
+        self.gm: list[tuple[str, tuple]] = []   # per access site: ("r" | "w", tile shape)
+        self.numel = 0                          # elements of the largest tile a "rows" op touches
+        self.uniform: set[int] = set()          # ids of the scalar Vars that are the same for every task
 
+    # -- output --------------------------------------------------------------------------------
+    def emit(self, depth: int, text: str, span=None) -> None:
+        """A line of the body; a known ``span`` is appended as a ``# file:line`` comment."""
+        self.lines.append("    " * depth + text + _where(span))
+
+    def emit_plan(self, depth: int, text: str, span=None) -> None:
+        """A line of the scalar stream (the plan in gang mode; the body in task mode)."""
+        self.plan.append("    " * depth + text + _where(span))
+
+    def head(self, depth: int, text: str, span=None) -> None:
+        """A control line (``for`` / ``while`` / ``if`` / ``else``): in the body and the plan."""
+        self._mark(span)
+        self.emit(depth, text, span)
+        if self.gang:
+            self.emit_plan(depth, text, span)
+
+    def streams(self) -> list[list[str]]:
+        return [self.lines, self.plan] if self.gang else [self.lines]
+
+    def _mark(self, span) -> None:
+        """The next line of the body implements the statement at ``span`` (an entry of SPANS)."""
+        if span is not None and not span.is_unknown():
+            self.spans.append((len(self.lines), span))
+
+    def flush(self, depth: int) -> None:
+        """Yield the cycles spent since the previous yield (where the scheduler may switch cores)."""
+        if self.pending:
+            self.emit(depth, f"yield {self.pending}")
+            self.pending = 0
+
+    # -- tiles ---------------------------------------------------------------------------------
     def view(self, v: Var) -> str:
-        """Index into ``v`` of the tile's view (tiles sharing a buffer and type share a view)."""
+        """The local name of the tile's view (tiles sharing a buffer and type share a view)."""
         t = v.type
         if t.memref is None or t.memref.addr is None:
             raise CodegenError(f"tile '{v.name}' has no address; run AllocateMemoryAddr first", v.span)
         # the buffer's address plus the tile's offset inside it: where the tile's bytes start
         key = (t.memory_space.name, t.memref.physical_addr, tuple(t.shape), t.dtype.name)
-        if key not in self.slot:
-            self.slot[key] = len(self.tiles)
+        i = self.slot.get(key)
+        if i is None:
+            i = self.slot[key] = len(self.tiles)
             self.tiles.append(key)
-        return f"v[{self.slot[key]}]"
+            self.tile_names.append(self._tile_name(v))
+            self.tile_vars.append([])
+        if v.name not in self.tile_vars[i]:
+            self.tile_vars[i].append(v.name)
+        return self.tile_names[i]
 
-    def _mark(self, span) -> None:
-        """The next emitted line implements the statement at ``span`` (an entry of SPANS)."""
-        if span is not None and not span.is_unknown():
-            self.spans.append((len(self.lines), span))
+    def _tile_name(self, v: Var) -> str:
+        """A fresh local name for a new view, after the first tile placed there (taken in every
+        namer of the module's functions, so no Var is ever given it)."""
+        base = sanitize(v.name)
+        name, k = base, 0
+        while any(name in n.used for n in self.namers):
+            k += 1
+            name = f"{base}_{k}"
+        for n in self.namers:
+            n.used.add(name)
+        return name
 
-    def emit(self, depth: int, text: str) -> None:
-        self.lines.append("    " * depth + text)
+    def tile_bindings(self) -> list[str]:
+        """The body's first lines: each view of ``v`` bound to its tile name."""
+        return [f"    {n} = v[{i}]" for i, n in enumerate(self.tile_names)]
 
-    def generate(self) -> str:
-        params = [self.names.define(p) for p in self.f.params]
-        body_start = len(self.lines)
-        self.stmts(self.f.body, 1)
-        body = self.lines[body_start:]
-        self.lines = self.lines[:body_start]
-        head = [
-            f'"""Generated by pypto: kernel {self.f.name!r} for {self.platform.name}. Do not edit."""',
-            "import torch", "",
-            "from pypto.ops import support as _pto", "",
-            "# (memory space, byte address, shape, dtype) of each tile view; v[i] in kernel() is TILES[i]",
-            "TILES = [",
-            *[f"    ({s!r}, {a}, {tuple(sh)!r}, {py_literal(_dt(d))})," for s, a, sh, d in self.tiles],
-            "]", "", "",
-            # _block: (block index, block count) of the task's block this core runs (pl.spmd)
-            f"def kernel(v, {''.join(p + ', ' for p in params)}_block=(0, 1)"
-            + (", _cc=None):" if self.cross_core or self.core_sync else "):"),
-        ]
-        doc = "    " + f'"""{self.f.name}({", ".join(params)})"""'
-        if self.core_sync and not self.cross_core:
-            doc += "\n    _cc = _pto.core_flags(_cc, _block)"
-        text = "\n".join(head + [doc] + body + ["    if False:", "        yield 0", "", ""])
-        gang = generate_gang(self)
-        # module line number of self.lines[i] is i + first; of the gang text's line j, j + gang_first
-        first = len(head) + 2 - body_start + doc.count("\n")
-        gang_first = text.count("\n") + 1
-        spans = {i + first: sp for i, sp in self.spans}
-        spans.update({j + gang_first: sp for j, sp in self.gang_spans.items()})
-        spans = {n: (sp.file, sp.line, sp.col, sp.end_line, sp.end_col) for n, sp in sorted(spans.items())}
-        table = ["", "# line -> source span (file, line, col, end_line, end_col) of the instruction it implements",
-                 f"SPANS = {spans!r}", f"KERNEL_NAME = {'kernel ' + repr(self.f.name)!r}", ""]
-        return text + gang + "\n".join(table)
+    def static_tile(self, v: Var) -> None:
+        """Gang mode: a tile of the gang kernel must have a static shape and valid shape."""
+        t = v.type
+        if not (static_dims(t.shape) and static_dims(t.valid_shape)):
+            raise NoGang(f"tile '{v.name}' has a dynamic shape")
 
-    def stmts(self, stmts, depth: int, yield_into=()) -> None:
-        for s in stmts:
-            self.stmt(s, depth, yield_into)
+    def expr(self, e) -> str:
+        """An operand: a tile's view name, or a scalar expression."""
+        if isinstance(e, Var) and isinstance(e.type, TileType):
+            return self.view(e)
+        return py_expr(e, self.names)
 
+    ref = expr
+
+    def is_uniform(self, e) -> bool:
+        """No Var in ``e`` but uniform ones (``e`` is the same for every task)."""
+        return e is None or all(id(x) in self.uniform for x in walk_expr(e) if isinstance(x, Var))
+
+    def is_shared(self, e) -> bool:
+        """``e`` is uniform but for scalar parameters, which then join ``GANG_SAME`` (asked only
+        where the gang kernel reads ``e``: a parameter used in addresses alone stays per task)."""
+        if e is None:
+            return True
+        vs = [x for x in walk_expr(e) if isinstance(x, Var) and id(x) not in self.uniform]
+        if not all(id(x) in self.params for x in vs):
+            return False
+        self.same.update(self.params[id(x)] for x in vs)
+        return True
+
+    # -- statements ----------------------------------------------------------------------------
     def stmt(self, s: Stmt, depth: int, yield_into=()) -> None:
         self.stmt_span = s.span   # where a call without its own span is (a cross-core op's wait)
         if isinstance(s, AssignStmt):
@@ -109,87 +198,70 @@ class KernelGen:
         elif isinstance(s, EvalStmt):
             if isinstance(s.expr, Call):
                 self.call(s.expr, None, depth)
-        elif isinstance(s, ReturnStmt):
-            self.flush(depth)
-            self.emit(depth, "return " + ", ".join(self.ref(v) for v in s.values))
-        elif isinstance(s, ForStmt):
-            self.for_stmt(s, depth)
-        elif isinstance(s, WhileStmt):
-            self.while_stmt(s, depth)
-        elif isinstance(s, IfStmt):
-            self._mark(s.span)
-            self.emit(depth, f"if {py_expr(s.cond, self.names)}:")
-            self.block(s.then_body, depth + 1, s.return_vars)
-            self.emit(depth, "else:")
-            self.block(s.else_body, depth + 1, s.return_vars)
-            for rv in s.return_vars:
-                self.names.define(rv)
-        elif isinstance(s, YieldStmt):
-            for dst, val in zip(yield_into, s.values):
-                self.carry(dst, val, depth)
-        else:
+        elif self.gang and isinstance(s, ForStmt) and not all(self.is_shared(x) for x in (s.start, s.stop, s.step)):
+            raise NoGang(f"line {s.span.line}: ForStmt whose bounds depend on the task")
+        elif self.gang and isinstance(s, IfStmt) and not self.is_shared(s.cond):
+            raise NoGang(f"line {s.span.line}: IfStmt whose condition depends on the task")
+        elif self.gang and isinstance(s, WhileStmt):
+            raise NoGang(f"line {s.span.line}: {type(s).__name__} (the instruction stream depends on the task)")
+        elif not self.control(s, depth, yield_into):
+            if self.gang:
+                raise NoGang(f"line {s.span.line}: {type(s).__name__} (the instruction stream depends on the task)")
             raise CodegenError(f"cannot generate kernel code for {type(s).__name__}", s.span)
 
-    def block(self, stmts, depth, yield_into) -> None:
-        n = len(self.lines)
-        self.stmts(stmts, depth, yield_into)
-        if len(self.lines) == n:
-            self.emit(depth, "pass")
+    def ret(self, s, depth: int) -> None:
+        self.flush(depth)
+        if not self.gang:   # (the gang kernel returns nothing: its tasks' outputs are in place)
+            super().ret(s, depth)
 
-    def carry(self, dst: Var, val, depth: int) -> None:
-        """Move a loop-carried / phi value into its destination (tiles: copy into the buffer)."""
+    def carry(self, depth: int, dst: Var, val, span=None) -> None:
+        """Move a loop-carried / phi value into its destination (tiles: copy into the buffer). In
+        gang mode a carried scalar is a task-dependent value, kept in the plan only (addresses may
+        use it; the gang kernel never reads it)."""
         if isinstance(dst.type, TileType):
+            if self.gang:
+                self.static_tile(dst)
             d, s = self.view(dst), self.ref(val)
             if d != s:
-                self.emit(depth, f"{d}.copy_({s})")
+                self.emit(depth, f"{d}.copy_({s})", span)
         else:
-            self.emit(depth, f"{self.names.define(dst)} = {self.ref(val)}")
+            self.emit_plan(depth, f"{self.names.define(dst)} = {self.ref(val)}", span)
 
-    def ref(self, e) -> str:
-        if isinstance(e, Var) and isinstance(e.type, TileType):
-            return self.view(e)
-        return py_expr(e, self.names)
-
-    def for_stmt(self, s: ForStmt, depth: int) -> None:
-        for it, init in zip(s.iter_args, s.init_values):
-            self.carry(it, init, depth)
-        lv = self.names.define(s.loop_var)
-        rng = ", ".join(py_expr(x, self.names) for x in (s.start, s.stop, s.step))
+    def loop_head(self, s, depth: int, text: str) -> None:
         self.flush(depth)
-        self._mark(s.span)  # a zero step at run time faults on this line: name the pl.range
-        self.emit(depth, f"for {lv} in range({rng}):")
+        if self.gang:   # a loop with uniform bounds: the same iterations in the plan and the gang kernel
+            self.uniform.add(id(s.loop_var))
+        self.head(depth, text, s.span)   # (a zero step at run time faults on this line: the pl.range)
+
+    def loop_body(self, s, depth: int) -> None:
         self.block(s.body, depth + 1, s.iter_args)
         self.flush(depth + 1)
-        for rv, it in zip(s.return_vars, s.iter_args):
-            if not isinstance(rv.type, TileType):
-                self.emit(depth, f"{self.names.define(rv)} = {self.names.use(it)}")
 
-    def while_stmt(self, s: WhileStmt, depth: int) -> None:
-        """``while cond:`` over the carried values; the first line of the body counts the iteration
-        (:func:`pypto.ops.support.while_step`: a located error past RunConfig.max_while_iterations)."""
-        for it, init in zip(s.iter_args, s.init_values):
-            self.carry(it, init, depth)
-        count = while_counter(self.names)
-        self.flush(depth)
-        self.emit(depth, f"{count} = 0")
-        self._mark(s.span)
-        self.emit(depth, f"while {py_expr(s.cond, self.names)}:")
-        self.emit(depth + 1, f"{count} = _pto.while_step({count}, {span_tuple(s.span)!r})")
-        self.block(s.body, depth + 1, s.iter_args)
-        self.flush(depth + 1)
+    def loop_exit(self, s, depth: int) -> None:
         for rv, it in zip(s.return_vars, s.iter_args):
             if not isinstance(rv.type, TileType):
-                self.emit(depth, f"{self.names.define(rv)} = {self.names.use(it)}")
+                self.emit_plan(depth, f"{self.names.define(rv)} = {self.names.use(it)}")
 
     def assign(self, s: AssignStmt, depth: int) -> None:
         v = s.value
         if isinstance(v, Call):
             self.call(v, s.var, depth)
-        elif isinstance(v, Var) and isinstance(s.var.type, TileType):
-            self.carry(s.var, v, depth)
-        elif isinstance(v, TupleGetItem) or not isinstance(v, Call):
-            self.emit(depth, f"{self.names.define(s.var)} = {py_expr(v, self.names)}")
+        elif isinstance(s.var.type, TileType):
+            self.carry(depth, s.var, v, s.span)
+        elif not self.gang:
+            self.emit(depth, f"{self.names.define(s.var)} = {py_expr(v, self.names)}", s.span)
+        elif isinstance(s.var.type, ScalarType) and isinstance(v, (Var, ConstInt, ConstFloat, ConstBool,
+                                                                        BinOp, UnaryOp)):
+            # in the plan; in the gang kernel too when it is uniform
+            text = f"{self.names.define(s.var)} = {py_expr(v, self.names)}"
+            self.emit_plan(depth, text, s.span)
+            if self.is_uniform(v):
+                self.uniform.add(id(s.var))
+                self.emit(depth, text, s.span)
+        else:
+            raise NoGang(f"line {s.span.line}: assignment of a {type(s.var.type).__name__}")
 
+    # -- instructions --------------------------------------------------------------------------
     def call(self, c: Call, result: Var | None, depth: int) -> None:
         op = get_op(c.op, c.span)
         if op.sim is None:
@@ -202,20 +274,42 @@ class KernelGen:
         missing = op.platform_rule(self.platform.arch, c.args) if op.platform_rule is not None else None
         if missing:
             raise CodegenError(f"op '{c.op}' on {self.platform.name}: {missing}", c.span)
+        gm = op.trait(GlobalMemoryAccess)
+        form = None
+        if self.gang:
+            lockstep = op.trait(Lockstep)
+            form = lockstep.form if lockstep is not None else None
+            if gm is None and lockstep is None:
+                raise NoGang(f"line {c.span.line}: {op.name} has no lockstep form")
+            if form == "plan":
+                self.plan_scalar(op, c, result, depth)
+                return
         args = []
         for p, a in zip(op.params, c.args):
             if p.kind in VALUE_KINDS:   # (type None: an omitted optional operand)
+                if self.gang:
+                    if isinstance(a, Var) and isinstance(a.type, TileType):
+                        self.static_tile(a)
+                    elif gm is None and not self.is_shared(a):
+                        raise NoGang(f"line {c.span.line}: {op.name} reads a per-task value")
                 args.append(operand_src(self.ref(a), a, lambda d: py_expr(d, self.names)))
             else:
+                if self.gang and p.kind_def.exprs and gm is None and not self.is_shared(a):
+                    raise NoGang(f"line {c.span.line}: {op.name} takes a per-task index")
                 args.append(p.kind_def.source(a, lambda e: py_expr(e, self.names)))
         a = op.args(tuple(args))
-        gm = op.trait(GlobalMemoryAccess)
         if gm is not None:
             # the transfer's cycles elapse first: the GM read / write (atomic add included) happens at
             # the simulated moment it completes, so accesses of different cores race in time order
             self.pending += self.cost(c)
             self.flush(depth)
+            if self.gang:
+                self.gang_access(op, a, c, result, depth)
+                return
         kw = {} if not op.has(Scratch) or id(c) not in self.dead_scratch else {"keep_scratch": False}
+        if self.gang:
+            self.gang_instruction(op, a, c, result, form, kw, depth)
+            return
         sync = op.has(CoreSync)
         self.core_sync = self.core_sync or sync
         if op.waits or sync:
@@ -235,13 +329,74 @@ class KernelGen:
         self._mark(c.span)
         wkw = {"where": kw["where"]} if op.waits or sync else {}   # (the other ops' statement forms take no kw)
         if result is not None and isinstance(result.type, TileType):
-            self.emit(depth, op.sim(a, Src(self.view(result), result.type), **kw))
+            self.emit(depth, op.sim(a, Src(self.view(result), result.type), **kw), c.span)
         elif result is not None:  # a tensor (tile.store) or a scalar (tile.read)
-            self.emit(depth, f"{self.names.define(result)} = {op.sim(a, None, **wkw)}")
+            self.emit(depth, f"{self.names.define(result)} = {op.sim(a, None, **wkw)}", c.span)
         else:
-            self.emit(depth, op.sim(a, None, **wkw))
+            self.emit(depth, op.sim(a, None, **wkw), c.span)
         if gm is None:
             self.pending += self.cost(c)
+
+    def plan_scalar(self, op, c: Call, result: Var | None, depth: int) -> None:
+        """Gang mode, an op of lockstep form ``"plan"``: a per-task scalar (the block index, a
+        tensor's extent) computed in each member's plan, so only addresses and extents of
+        global-memory accesses may use it."""
+        if result is None or isinstance(result.type, TileType):
+            raise NoGang(f"line {c.span.line}: {op.name} must produce a scalar")
+        plan_args = [Src(py_expr(a, self.names), getattr(a, "type", None)) if p.kind in VALUE_KINDS
+                     else Src(py_literal(a), None) for p, a in zip(op.params, c.args)]
+        self.emit_plan(depth, f"{self.names.define(result)} = {op.sim(op.args(tuple(plan_args)), None)}", c.span)
+
+    def gang_instruction(self, op, a, c: Call, result: Var | None, form, kw, depth: int) -> None:
+        """Gang mode, a tile instruction: the same torch call on the gang views (``"gang"`` form:
+        each member's own call, e.g. matmul's BLAS call per task)."""
+        if result is not None and not isinstance(result.type, TileType):
+            raise NoGang(f"line {c.span.line}: {op.name} produces a scalar")
+        dst = None
+        if result is not None:
+            self.static_tile(result)
+            dst = Src(self.view(result), result.type)
+        self._mark(c.span)
+        if form == "gang":
+            self.emit(depth, op.sim(a, dst, gang=True, **kw), c.span)
+        else:
+            self.emit(depth, op.sim(a, dst, **kw), c.span)
+            if form == "rows":
+                for x in (*c.args, result):
+                    if isinstance(x, Var) and isinstance(x.type, TileType):
+                        self.numel = max(self.numel, math.prod(x.type.shape))
+        self.pending += self.cost(c)
+
+    def gang_access(self, op, a, c: Call, result: Var | None, depth: int) -> None:
+        """Gang mode, a load or store: the plan records its per-task arguments, the gang kernel
+        makes it for every member with the members' entries of this access."""
+        site = len(self.gm)
+        if op.name == "tile.load" and getattr(c.args[0].type, "layout", None) is not None:
+            # a packed MX scale tensor: its load unpacks the layout (_pto.load_mx_into), which the
+            # gang's plain per-member copy would not
+            raise NoGang(f"line {c.span.line}: a load from a packed {c.args[0].type.layout.name} tensor has no "
+                         "lockstep form")
+        if op.name == "tile.load":
+            self.static_tile(result)
+            self.emit_plan(depth, f"E.append(({site}, ({a.tensor}, {a.offsets}, {a.valid_shape})))", c.span)
+            # the footprint is the valid region: a load reads, a store writes nothing else
+            self.gm.append(("r", tuple(result.type.effective_valid_shape)))
+            self._mark(c.span)
+            self.emit(depth, f"_pto.gang_load_into({self.view(result)}, [p[_c][1] for p in P])", c.span)
+        elif op.name == "tile.store" and a.atomic != repr(AtomicType.Add):
+            tile = c.args[0]
+            self.static_tile(tile)
+            valid = "None" if tile.type.valid_shape is None else repr(list(tile.type.valid_shape))
+            self.emit_plan(depth, f"E.append(({site}, ({a.offsets}, {a.tensor}, {valid})))", c.span)
+            self.gm.append(("w", tuple(tile.type.effective_valid_shape)))
+            self._mark(c.span)
+            self.emit(depth, f"_pto.gang_store({a.tile}, [p[_c][1] for p in P])", c.span)
+            if result is not None:   # the stored-into tensor, for later accesses of this task
+                self.emit_plan(depth, f"{self.names.define(result)} = {a.tensor}")
+        else:
+            raise NoGang(f"line {c.span.line}: {op.name}{' (atomic)' if op.name == 'tile.store' else ''} "
+                         "has no lockstep form")
+        self.emit(depth, "_c += 1")
 
     def cost(self, c: Call) -> int:
         """Simulated cycles of one instruction: GM transfers by bandwidth plus latency, vector ops
@@ -259,10 +414,54 @@ class KernelGen:
             return self.platform.gm_latency_cycles + nbytes // self.platform.gm_bytes_per_cycle
         return 1 + nbytes // self.platform.vector_bytes_per_cycle
 
-    def flush(self, depth: int) -> None:
-        if self.pending:
-            self.emit(depth, f"yield {self.pending}")
-            self.pending = 0
+    # -- the module ----------------------------------------------------------------------------
+    def walk(self) -> list[str]:
+        """Walk the function's body (depth 1); returns its parameters' names. (The body ends in a
+        return, which yields what is pending; the gang kernel's plain end does too.)"""
+        params = [self.names.define(p) for p in self.f.params]
+        self.block(self.f.body, 1, ())
+        if self.gang:
+            self.flush(1)
+        return params
+
+    def generate(self) -> str:
+        """The kernel module's source (task mode)."""
+        params = self.walk()
+        body = as_generator(self.lines)
+        head = [
+            f'"""Generated by pypto: kernel {self.f.name!r} for {self.platform.name}. Do not edit."""',
+            "import torch", "",
+            "from pypto.ops import support as _pto", "",
+            "# (memory space, byte address, shape, dtype) of each tile view; v[i] in kernel() is TILES[i]",
+            "TILES = [",
+            *[f"    ({s!r}, {a}, {tuple(sh)!r}, {py_literal(_dt(d))}),  # v[{i}]: {', '.join(names)}"
+              for i, ((s, a, sh, d), names) in enumerate(zip(self.tiles, self.tile_vars))],
+            "]", "", "",
+            # _block: (block index, block count) of the task's block this core runs (pl.spmd)
+            f"def kernel(v, {''.join(p + ', ' for p in params)}_block=(0, 1)"
+            + (", _cc=None):" if self.cross_core or self.core_sync else "):"),
+            "    " + f'"""{self.f.name}({", ".join(params)})"""',
+            *(["    _cc = _pto.core_flags(_cc, _block)"] if self.core_sync and not self.cross_core else []),
+            *self.tile_bindings(),
+        ]
+        text = "\n".join(head + body + ["", ""])
+        gang, gang_spans = generate_gang(self)
+        # module line number (1-based) of body line i is i + first; of the gang text's line j, j + gang_first
+        first = len(head) + 1
+        gang_first = text.count("\n") + 1
+        spans = {i + first: sp for i, sp in self.spans}
+        spans.update({j + gang_first: sp for j, sp in gang_spans.items()})
+        spans = {n: (sp.file, sp.line, sp.col, sp.end_line, sp.end_col) for n, sp in sorted(spans.items())}
+        table = ["", "# line -> source span (file, line, col, end_line, end_col) of the instruction it implements",
+                 f"SPANS = {spans!r}", f"KERNEL_NAME = {'kernel ' + repr(self.f.name)!r}", ""]
+        return text + gang + "\n".join(table)
+
+
+def _where(span) -> str:
+    """`` # file:line`` of ``span`` (empty when unknown), as torch_codegen writes it."""
+    if span is None or span.is_unknown():
+        return ""
+    return f"  # {os.path.basename(span.file)}:{span.line}"
 
 
 def _dt(name: str):

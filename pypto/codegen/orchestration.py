@@ -5,7 +5,7 @@ Python, ``tensor.create`` allocates global memory through ``rt``, and each call 
 function becomes ``rt.submit(kernel, args, tags, returns=...)`` — one task. Only ops with an ``orch``
 entry in the registry may appear here; any other op is the "Misplaced tensor op" error.
 
-**Runtime tags** (spec-runtime §3.3) are the compiler's decision, made by the pass
+**Runtime tags** (docs/language.md, "Task dependencies") are the compiler's decision, made by the pass
 :mod:`pypto.passes.derive_call_directions` (the Out -> InOut promotion rules R-seq, R-prior,
 R-enclosing live there) and stored in ``FuncCall.arg_directions``; this module emits them verbatim.
 A call without them (a pipeline that dropped DeriveCallDirections) is an :class:`InternalError`.

@@ -1970,7 +1970,7 @@ class FunctionParser:
             elif k.arg == "attrs":
                 continue
             elif k.arg == "allow_early_resolve":
-                # a pure scheduling hint of the device runtime (spec-language §5): accepted and
+                # a pure scheduling hint of the device runtime (docs/language.md, "Task dependencies"): accepted and
                 # checked, with no effect on results; the simulator's schedule ignores it
                 if not (isinstance(k.value, ast.Constant) and isinstance(k.value.value, bool)):
                     raise ParserTypeError("allow_early_resolve must be True or False", self.span(k.value))
@@ -1990,7 +1990,7 @@ class FunctionParser:
                         predicate=predicate, **attrs)
 
     def task_predicate(self, node: ast.expr) -> tuple:
-        """``predicate=(t[i, j] OP int_literal)`` (spec-runtime §3.6; OP one of == != < <= > >=):
+        """``predicate=(t[i, j] OP int_literal)`` (docs/language.md, "Task dependencies"; OP one of == != < <= > >=):
         ``(cmp, value, t, i, j)`` for :attr:`FuncCall.predicate`."""
         span = self.span(node)
         hint = "predicate=(flags[0] == 1): one element of a tensor, a comparison, an int literal"

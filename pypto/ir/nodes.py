@@ -120,7 +120,7 @@ class FuncCall(Expr):
     args: tuple[Expr, ...]
     type: Type
     span: Span = _NOSPAN
-    # task attributes of the dispatch (spec-language §5), set by OutlineIncoreScopes from the pl.at
+    # task attributes of the dispatch (docs/language.md, "Task dependencies"), set by OutlineIncoreScopes from the pl.at
     # scope or by ``pl.submit``: explicit TaskId dependencies, argument indices tagged NO_DEP,
     # argument indices dumped at enable_dump_args=1, submitted as in a manual scope, and the Var
     # this call *defines* bound to the task's TaskId (``res, tid = pl.submit(...)``; not a use)
@@ -142,7 +142,7 @@ class FuncCall(Expr):
     # ``pl.submit(..., predicate=(t[i, j] == 3))``: ``(cmp, value, t, i, j)`` with ``cmp`` one of
     # eq ne lt le gt ge and ``value`` an int literal; the runtime reads the element when the task's
     # dependencies are done and retires the task without running it when the comparison is false
-    # (spec-runtime §3.6). Flat, so generic walkers and mutators see ``t`` and the indices as uses
+    # (docs/language.md, "Task dependencies"). Flat, so generic walkers and mutators see ``t`` and the indices as uses
     predicate: tuple = ()
     # ``pl.spmd_submit(..., core_num=n)`` / ``with pl.spmd(n)``: one task of ``n`` blocks, block ``i``
     # on its own core reading ``pl.tile.get_block_idx() == i``; None: one block

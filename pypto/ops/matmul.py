@@ -1,6 +1,6 @@
 """Matrix multiply on the cube unit: ``tile.matmul`` / ``tile.matmul_acc`` (Left x Right -> Acc),
 ``tile.extract`` (a sub-block copy, optionally transposed, e.g. Mat -> Left), and at tensor level
-``tensor.matmul`` / ``tensor.matmul_acc`` with a ``lower`` hook (spec-language §4.3).
+``tensor.matmul`` / ``tensor.matmul_acc`` with a ``lower`` hook (docs/language.md, "Matmul").
 
 Accumulator dtype (fixed by the hardware): FP16/BF16/FP32 x same -> FP32, INT8 x INT8 -> INT32. A
 tile-level ``out_dtype`` other than that is an error. The product's valid shape is ``[lhs valid M,

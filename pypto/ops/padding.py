@@ -1,5 +1,5 @@
 """``fillpad``: fill every element outside a tile's ``valid_shape`` with a constant, so that a
-following reduction (which reads the whole physical tile, spec §6.2) sees the reduction's identity.
+following reduction (which reads the whole physical tile, docs/language.md, "Sum, max and min reductions") sees the reduction's identity.
 
 * ``pad_value``: ``pl.PadValue.zero`` (default) -> 0; ``pl.PadValue.max`` -> +inf for floats, the
   dtype's largest value for integers; ``pl.PadValue.min`` -> -inf for floats, the smallest value

@@ -21,7 +21,7 @@ Semantics (identical in the reference and the simulator: both call
 * **Tensor level** (``pl.row_sum(tensor)``) takes no ``tmp_tile`` and lowers to the *sequential*
   tile form (no scratch tile, so nothing extra to fit on chip). The tree order is reachable only
   at tile level by passing ``tmp_tile``.
-* **Reductions read the padding** (spec §6.2): the whole physical tile participates, including
+* **Reductions read the padding** (docs/language.md, "Sum, max and min reductions"): the whole physical tile participates, including
   elements outside ``valid_shape`` (zero after a ``pl.load`` with a narrower ``valid_shape``).
   Pad with the reduction's identity first: ``pl.fillpad(t, pl.PadValue.min)`` before ``row_max``.
 * Result ``valid_shape``: a row reduction keeps the input's valid rows (``[vr, 1]``), a column
@@ -95,7 +95,7 @@ def _tensor_rule(op: str, axis: int):
 
 
 def _dsl_check(dsl: str):
-    """``pl.row_*(tile)`` dispatched from the DSL must name its scratch tile (spec §1.7)."""
+    """``pl.row_*(tile)`` dispatched from the DSL must name its scratch tile (a located error)."""
     def check(args: list, kwargs: dict, span: Span) -> None:
         if len(args) < 2 and kwargs.get("tmp_tile") is None:
             raise InvalidOperationError(

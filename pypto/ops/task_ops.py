@@ -1,5 +1,5 @@
 """TaskId arrays (orchestration only): ``pl.array.create(n, pl.TASK_ID)`` and ``tids[i] = tid``;
-``pl.system.task_dummy(deps=[...])``, a join task (spec-runtime §3.6).
+``pl.system.task_dummy(deps=[...])``, a join task (docs/language.md, "Task dependencies").
 
 An array of TaskIds is typed as a 1-D ``TASK_ID`` tensor of the orchestration; it never reaches a
 kernel. ``deps=[tids]`` waits for every slot (an unset slot is ``None`` and is dropped). At runtime it

@@ -1,5 +1,5 @@
 """AutoDeriveTaskDependencies: the compiler finds, for the task arguments it can reason about, the
-producer tasks the runtime's tensormap lookup would find (spec-compiler §3.8, spec-runtime §3.4),
+producer tasks the runtime's tensormap lookup would find (docs/compiler.md, "The pipeline"),
 records them as edges on the consumer call and rewrites the argument's tag so the runtime skips the
 lookup.
 
@@ -33,7 +33,7 @@ overlapping entries is exactly what the runtime would find, and
 * ``INPUT`` becomes ``NO_DEP``: the edges replace the lookup; nothing else changes (an INPUT never
   registers);
 * ``INOUT`` becomes ``OUTPUT_EXISTING``: the edges replace the lookup and OUTPUT_EXISTING keeps the
-  registration (spec-runtime §3.4 step 4 registers both), so later readers still find this task. The
+  registration (the runtime registers both, docs/simulator.md), so later readers still find this task. The
   one thing lost is the lookup's *removal* of covered entries; the runtime's map then keeps entries
   it would have dropped, which can only give later (un-rewritten) lookups more producers, never
   fewer — so the task graph with the knob is at least as ordering as without it.

@@ -1,5 +1,5 @@
 """DeriveCallDirections: every task dispatch of an orchestration function gets its per-argument
-runtime tags (spec-runtime §3.3, spec-compiler §3.8), stored in ``FuncCall.arg_directions``.
+runtime tags (docs/compiler.md, "The pipeline"), stored in ``FuncCall.arg_directions``.
 
 Requires: SplitIncoreOrch, CallDirections. Produces: CallDirectionsResolved (checked by the verifier:
 one tag per argument, a tensor gets a tensor tag, a scalar ``SCALAR``, an ``In`` parameter never a

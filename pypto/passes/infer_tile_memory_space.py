@@ -12,7 +12,7 @@ Requires: IncoreTileOps. Produces: TileMemoryInferred.
 * Backward demand: a ``tile.load`` without ``target_memory`` whose result feeds an operand that
   must be in Mat, Left or Right (a cube op) lands in Mat (a DDR load lands in Vec or Mat only).
 * Inserted moves that touch a cube space (Left, Right, Acc) follow the platform's legal edges
-  (spec-language §6.1): a2a3 Mat->{Left,Right,Bias}, Acc->Mat; a5 adds Vec->Mat and Acc->Vec. A
+  (docs/simulator.md, "The two platforms"): a2a3 Mat->{Left,Right,Bias}, Acc->Mat; a5 adds Vec->Mat and Acc->Vec. A
   route of several hops inserts each (e.g. Acc->Mat->Left for a matmul result fed to a matmul).
   No route is a compile error: on a2a3 an Acc tile (a matmul result) cannot feed a vector op --
   store it to GM with ``pl.store`` and continue in another scope, or target a5.
@@ -44,7 +44,7 @@ def run(program: Program, ctx: PassContext) -> Program:
 
 
 _CUBE = (MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc)
-# legal direct on-chip moves per architecture (spec-language §6.1)
+# legal direct on-chip moves per architecture (docs/simulator.md, "The two platforms")
 _EDGES = {
     "a2a3": {MemorySpace.Mat: (MemorySpace.Left, MemorySpace.Right, MemorySpace.Bias),
              MemorySpace.Acc: (MemorySpace.Mat,)},

@@ -1,8 +1,8 @@
 """UnrollLoops: every ``pl.unroll`` loop (ForKind.Unroll) is replaced by one copy of its body per
 iteration, and every ``pl.pipeline(..., stage=F)`` loop (ForKind.Pipeline) by a loop of stride
 ``F * step`` whose body is ``F`` copies (for ``i``, ``i + step``, ...) followed by a sequential tail
-loop for the last ``(stop - start) mod (F * step)`` iterations (spec-language §3.3: "body
-replicated F times, stride F*step, tail handled"). The iterations run in the same order either way,
+loop for the last ``(stop - start) mod (F * step)`` iterations (docs/language.md,
+"Loops: `pl.range`, carried values"). The iterations run in the same order either way,
 so a pipelined loop computes what the ``pl.range`` loop computes; the copies give the memory planner
 and the scheduler F iterations' worth of independent instructions, as on the device.
 

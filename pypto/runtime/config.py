@@ -1,6 +1,7 @@
 """``RunConfig``: how a kernel is compiled and run (``from pypto.runtime import RunConfig``).
 
-Every field of spec-runtime §1 is accepted and validated; the simulator reads ``platform``, the DFX
+Every field of the reference's ``RunConfig`` is accepted and validated (docs/compatibility.md,
+"``RunConfig`` fields"); the simulator reads ``platform``, the DFX
 flags (``enable_dep_gen``, ``enable_dump_args``, ``enable_chip_swimlane``), ``sim_seed``, ``sim_poison`` and
 ``dump_budget_bytes`` and the ring sizes (a scope that holds more tasks, heap bytes or dependency
 entries than its ring has deadlocks the device: the simulator reports it, see
@@ -13,7 +14,7 @@ import enum
 import os
 import warnings
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import ClassVar, Optional
 
 from pypto.backend.platforms import get_platform
 from pypto.backend.backend_type import BackendType
@@ -109,9 +110,15 @@ class RunConfig:
     and ``enable_scope_stats`` (no hardware counters), ``memory_planner``, ``dump_ptoas_passes``.
     """
 
+    # The fields that do nothing on a simulator (validated, then unused; "no effect" below and in
+    # docs/compatibility.md): a program may set them for a device run and still run here.
+    SIM_NO_EFFECT: ClassVar[frozenset] = frozenset({
+        "device_id", "aicpu_thread_num", "enable_pmu", "enable_scope_stats", "memory_planner",
+        "dump_ptoas_passes"})
+
     # the reference's fields, in its order (positional construction binds the same way) ...
     platform: str = "a2a3sim"
-    device_id: int = 0
+    device_id: int = 0                      # no effect on a simulator: one simulated device
     rtol: float = 1e-5
     atol: float = 1e-5
     strategy: OptimizationStrategy = OptimizationStrategy.Default
@@ -122,21 +129,21 @@ class RunConfig:
     codegen_only: bool = False
     enable_chip_swimlane: int = 0
     enable_dump_args: int = 0
-    enable_pmu: int = 0
+    enable_pmu: int = 0                     # no effect on a simulator: no hardware counters
     enable_dep_gen: bool = False
-    enable_scope_stats: bool = False
+    enable_scope_stats: bool = False        # no effect on a simulator: no hardware counters
     compile_profiling: bool = False
     diagnostic_phase: object = None
     disabled_diagnostics: object = None
     golden_data_dir: Optional[str] = None
-    aicpu_thread_num: Optional[int] = None
+    aicpu_thread_num: Optional[int] = None  # no effect on a simulator: the scheduler is not threaded
     ring_task_window: object = None
     ring_heap: object = None
     ring_dep_pool: object = None
     distributed_config: object = None
     analyze_auto_scopes_for_deps: bool = False
-    memory_planner: object = None
-    dump_ptoas_passes: bool = False
+    memory_planner: object = None           # no effect on a simulator: recorded in compiled_meta.json
+    dump_ptoas_passes: bool = False         # no effect on a simulator: there is no ptoas step
     # ... then ours
     verification_level: object = None
     sim_seed: Optional[int] = None

@@ -1,4 +1,5 @@
-"""Dependency inference of the runtime (spec-runtime §3.3-3.4) and the ``deps.json`` writer (§4).
+"""Dependency inference of the runtime (docs/simulator.md, "What a run does"; docs/language.md,
+"Task dependencies") and the ``deps.json`` writer (docs/simulator.md, "Debug outputs (DFX)").
 
 A tensor argument is a *view* over a GM buffer: ``base`` (the buffer's address), ``start`` (offset in
 elements), ``shape`` and ``strides`` (elements). Producers register their views in the
@@ -140,7 +141,7 @@ _BIG = 1 << 62
 
 
 class TensorMap:
-    """Registered producers per base buffer (spec §3.4 steps B and 4)."""
+    """Registered producers per base buffer (the tensormap the runtime's dependency inference looks up)."""
 
     def __init__(self):
         self.buckets: dict[int, _Bucket] = {}
@@ -272,7 +273,7 @@ class StableAddresses:
 
 
 def deps_document(tasks) -> dict:
-    """The deps.json object of spec §4 from the runtime's submit log (``Runtime.tasks``).
+    """The deps.json object (docs/simulator.md, "Debug outputs (DFX)") from the runtime's submit log (``Runtime.tasks``).
 
     ``buffer_addr`` (and the ``tensor_id`` hashed from it) is a stable address (:class:`StableAddresses`),
     not the host pointer: two runs of one program give the same document."""

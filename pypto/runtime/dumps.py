@@ -1,4 +1,4 @@
-"""Tensor dumps (``RunConfig.enable_dump_args``, spec-runtime §5).
+"""Tensor dumps (``RunConfig.enable_dump_args``, docs/simulator.md, "Debug outputs (DFX)").
 
 Level 1 dumps the arguments marked by ``pl.dump_tag(t)`` (forward-sticky: every later task taking that
 tensor object) or by a submit's ``dumps=[...]``; level 2 every task's tensor inputs, outputs and

@@ -1,6 +1,6 @@
 """Golden files (seed step 1): record a reference once, compare later runs against the artefact.
 
-Layout under ``data_dir`` (spec-runtime §2.4): ``in/<name>.pt`` for inputs (and the initial value of
+Layout under ``data_dir`` (the reference's golden layout; docs/compile-cache.md says where it lives): ``in/<name>.pt`` for inputs (and the initial value of
 in-out tensors), ``out/<name>.pt`` for the golden outputs, plus our ``manifest.json`` recording for
 every file its SHA-256, dtype and shape, and for the whole set the tolerance, the dtype path, the
 seed and a free-text rationale. ``golden.py`` beside it re-emits the golden function for people.

@@ -1,4 +1,4 @@
-"""``pypto.runtime.run``: compile, run, and compare with a golden — both forms of spec-runtime §2.1.
+"""``pypto.runtime.run``: compile, run, and compare with a golden — both forms of the reference's harness (docs/compatibility.md, "Name table").
 
 * ``run(program, *tensors, config=None) -> CompiledProgram`` compiles (and runs when tensors are
   given), as the current reference does.

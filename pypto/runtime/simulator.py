@@ -6,7 +6,7 @@
   address the compiler allocated, built once per (kernel, core).
 * **Tasks.** The generated orchestration submits tasks through :class:`Runtime` (``submit``,
   ``create_tensor``, ``scope``, ``dump_tag``); dependencies are inferred at submit time exactly as
-  spec-runtime §3.4 (:mod:`pypto.runtime.deps`): explicit ``deps=`` edges, creator edges to the alloc
+  docs/simulator.md, "What a run does" (:mod:`pypto.runtime.deps`): explicit ``deps=`` edges, creator edges to the alloc
   task of a ``tensor.create`` tensor, tensormap lookup (RAW, and WAW through ``INOUT``) against the
   registered producers of the same buffer, registration of ``INOUT`` / ``OUTPUT_EXISTING``. WAR is
   deliberately not tracked, as on the device. A manual scope skips the lookup and the registration.
@@ -229,7 +229,7 @@ class _Scope:
 
 class Runtime:
     """The device side of one call: GM allocation, task submission with dependency inference
-    (spec-runtime §3.4), and the multi-core discrete-event scheduler.
+    (docs/simulator.md, "What a run does"), and the multi-core discrete-event scheduler.
 
     Orchestration-facing API (what generated orchestration code calls on ``_rt``):
 
@@ -532,7 +532,7 @@ class Runtime:
         return v
 
     def _infer(self, task: Task, deps) -> None:
-        """Spec-runtime §3.4, in order: explicit edges; (unless manual) creator edges, tensormap
+        """The runtime's dependency inference (docs/simulator.md, "What a run does"), in order: explicit edges; (unless manual) creator edges, tensormap
         lookup for INPUT/INOUT, registration of INOUT/OUTPUT_EXISTING."""
         fanin = task.fanin
         edges = task.edges
@@ -590,8 +590,8 @@ class Runtime:
 
     def _predicate(self, task: Task, predicate) -> None:
         """Check and attach a ``predicate=(tensor, index, cmp, value)``: the element exists, and
-        every task registered as writing it is a dependency of ``task`` (spec-runtime §3.6: "the
-        producer of t must be in deps="), so that the value read at dispatch is settled."""
+        every task registered as writing it is a dependency of ``task`` (docs/language.md, "Task
+        dependencies": the producer of the predicate's tensor must be a dependency), so that the value read at dispatch is settled."""
         t, index, cmp, value = predicate
         if cmp not in _PRED_CMP:
             raise SimulationError(f"task '{task.kernel}': unknown predicate comparison {cmp!r}")

@@ -8,7 +8,7 @@ clock of 1 cycle = 1 ns), named after its kernel, with ``args`` holding the task
 hex) and the task's predecessors. From level 2 on, tasks that take no core (tensor allocations,
 dummies) appear as instant events (``ph: "i"``) on the orchestrator lane (``tid`` -1); a task whose
 ``pl.submit(predicate=...)`` was false always does (``cat: "skipped"``).
-``chip_swimlane_records.json`` holds the raw records in cycles (spec-runtime §6).
+``chip_swimlane_records.json`` holds the raw records in cycles (docs/simulator.md, "Debug outputs (DFX)").
 """
 from __future__ import annotations
 

@@ -4,9 +4,9 @@ multi-hop cast chain LegalizeTileCast emits on a2a3sim and a5sim, each certified
 The docs page is this command's output; a test regenerates it and fails when it is stale."""
 from __future__ import annotations
 
-import argparse
 import sys
-from pathlib import Path
+
+from pypto.tools import generated_file
 
 MODES = ("round", "rint")
 SAMPLES = 20_000
@@ -37,18 +37,9 @@ def render() -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m pypto.tools.cast_table")
-    ap.add_argument("-o", "--output", type=Path, default=None, help="write here instead of stdout")
-    args = ap.parse_args(argv)
-    text = render()
-    if args.output is None:
-        sys.stdout.write(text)
-    else:
-        from pypto.safe_files import atomic_write_text
-
-        atomic_write_text(args.output, text)
-        print(f"wrote {args.output}")
-    return 0
+    """Write the table (``-o``) or print it."""
+    return generated_file.main("pypto.tools.cast_table", "Write the cast-chain table (docs/cast-chains.md).",
+                              render, argv)
 
 
 if __name__ == "__main__":

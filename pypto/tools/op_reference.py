@@ -16,9 +16,9 @@ family shares it; a family without one fails the test.
 """
 from __future__ import annotations
 
-import argparse
 import sys
-from pathlib import Path
+
+from pypto.tools import generated_file
 
 # the numerics contract of each op family (the module of pypto/ops/ defining the op)
 FAMILY_CONTRACT = {
@@ -202,23 +202,8 @@ def render() -> str:
 
 def main(argv=None) -> int:
     """Write the page (``-o``) or print it."""
-    ap = argparse.ArgumentParser(prog="python -m pypto.tools.op_reference",
-                                 description="Write the op reference generated from the op registry.")
-    ap.add_argument("-o", "--output", type=Path, default=None, help="where to write it (default: print it)")
-    args = ap.parse_args(argv)
-    page = render()
-    if args.output is None:
-        sys.stdout.write(page)
-        return 0
-    from pypto.safe_files import atomic_write_text
-
-    try:
-        atomic_write_text(args.output, page)
-    except OSError as e:
-        print(f"op_reference: error: {e}", file=sys.stderr)
-        return 2
-    print(f"wrote {args.output}")
-    return 0
+    return generated_file.main("pypto.tools.op_reference",
+                              "Write the op reference generated from the op registry.", render, argv)
 
 
 if __name__ == "__main__":

@@ -10,11 +10,12 @@ an op, run this tool.
 """
 from __future__ import annotations
 
-import argparse
 import inspect
 import sys
 import types
 from pathlib import Path
+
+from pypto.tools import generated_file
 
 STUB = Path(__file__).resolve().parent.parent / "language" / "__init__.pyi"
 # the names the annotations of ParamKind use, and where they come from
@@ -112,23 +113,8 @@ def render() -> str:
 
 def main(argv=None) -> int:
     """Write the stub (``-o``) or print it."""
-    ap = argparse.ArgumentParser(prog="python -m pypto.tools.stubgen",
-                                 description="Write pypto/language/__init__.pyi from the op registry.")
-    ap.add_argument("-o", "--output", type=Path, default=None, help="where to write it (default: print it)")
-    args = ap.parse_args(argv)
-    text = render()
-    if args.output is None:
-        sys.stdout.write(text)
-        return 0
-    from pypto.safe_files import atomic_write_text
-
-    try:
-        atomic_write_text(args.output, text)
-    except OSError as e:
-        print(f"stubgen: error: {e}", file=sys.stderr)
-        return 2
-    print(f"wrote {args.output}")
-    return 0
+    return generated_file.main("pypto.tools.stubgen", "Write pypto/language/__init__.pyi from the op registry.",
+                              render, argv)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,25 @@ def test_runconfig_fields_in_the_references_order():
     assert names[:len(ref)] == ref
 
 
+def test_fields_without_effect_on_the_simulator_are_marked():
+    # each is a field, commented so at its definition, named in the class docstring's "No effect"
+    # sentence and in docs/compatibility.md's RunConfig table
+    import inspect
+    from pathlib import Path
+
+    import pypto.runtime.config as config
+
+    fields = {f.name for f in dataclasses.fields(RunConfig)}
+    assert RunConfig.SIM_NO_EFFECT <= fields and "SIM_NO_EFFECT" not in fields
+    src = inspect.getsource(config)
+    no_effect = RunConfig.__doc__.split("No effect on the simulator")[1]
+    compat = (Path(__file__).parents[2] / "docs" / "compatibility.md").read_text().split("### `RunConfig` fields")[1]
+    for name in RunConfig.SIM_NO_EFFECT:
+        line = next(ln for ln in src.splitlines() if ln.startswith(f"    {name}: "))
+        assert "# no effect on a simulator" in line, line
+        assert f"``{name}``" in no_effect and f"`{name}`" in compat, name
+
+
 def test_backend_type_follows_the_platform():
     assert RunConfig(platform="a5sim").backend_type is BackendType.Ascend950
     # as in the reference the platform decides; the field is overwritten, never mixed

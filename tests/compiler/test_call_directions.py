@@ -1,5 +1,5 @@
 """DeriveCallDirections and the CallDirectionsResolved property: every task dispatch of the
-orchestration carries its per-argument runtime tags (spec-runtime §3.3: INPUT / INOUT /
+orchestration carries its per-argument runtime tags (docs/language.md, "Task dependencies": INPUT / INOUT /
 OUTPUT_EXISTING / NO_DEP, SCALAR for scalars; Out promoted to INOUT by R-seq, R-prior, R-enclosing),
 printed in the IR as ``attrs={"arg_directions": [...]}``, parsed back, checked by the verifier and
 emitted verbatim by orchestration codegen."""

@@ -1,4 +1,4 @@
-"""PassDumpLevel CONCISE vs EXPLICIT (spec-compiler §2 ``dump_passes``, §1.1 ``concise``).
+"""PassDumpLevel CONCISE vs EXPLICIT (``dump_passes``; docs/compiler.md, "Pass dumps, validate_ir, ir_trace").
 
 EXPLICIT annotates every assignment with its Var's full type; CONCISE leaves an annotation out
 exactly when the parser re-infers the same type, so both forms parse back to a structurally equal

@@ -1,4 +1,4 @@
-"""``pl.pipeline(..., stage=F)`` (spec-language §3.3) and ``for i in pl.spmd(n)`` (§7, T3).
+"""``pl.pipeline(..., stage=F)`` (docs/language.md, "Loops") and ``for i in pl.spmd(n)`` (examples/canonical/t3_spmd_add.py).
 
 UnrollLoops replicates a pipelined body F times per iteration of stride F * step and runs the
 leftover iterations in a tail loop; results equal the ``pl.range`` loop's, every stage prints and

@@ -140,3 +140,16 @@ class SharedScalars:
             flag = i % 2 == 0
             k_scaled_flag(pl.slice(a, [8, 64], [i * 8, 0]), scale, flag, pl.slice(out, [8, 64], [i * 8, 0]))
         return out
+
+
+@pl.jit
+def named_like_the_plan(a: pl.Tensor[[256, 64], pl.FP32], out: pl.Out[pl.Tensor[[256, 64], pl.FP32]]):
+    # scalars named E and P: names GANG_PLAN and kernel_gang use themselves
+    for i in pl.parallel(32):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            for k in pl.range(2):
+                E = i * 8
+                P = k * 32
+                x = pl.load(a, [E, P], [8, 32])
+                out = pl.store(pl.add(x, 1.0), [E, P], out)
+    return out

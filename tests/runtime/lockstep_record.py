@@ -18,12 +18,24 @@ import os
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
+
 from pypto.driver.compiled import CompiledProgram
 from pypto.ir.visit import iter_calls
 from pypto.language.jit import JITFunction
 
 # op -> the tests (pytest node ids) in which it ran in a lockstep gang
 GANGED: dict[str, set[str]] = defaultdict(set)
+# node ids of the tests of the recording modules that ran in this process (under pytest-xdist a
+# worker runs only its share of the session's items, and not necessarily in file order)
+RAN: set[str] = set()
+
+
+@pytest.fixture(autouse=True)
+def lockstep_recorder_ran(request):
+    """Autouse in the recording modules (they import it): notes the test in :data:`RAN`."""
+    RAN.add(request.node.nodeid)
+    yield
 
 
 def _current_test() -> str:

@@ -1,5 +1,5 @@
-"""AutoDeriveTaskDependencies (spec-compiler §3.8) and the runtime's compiler edges (spec-runtime
-§3.4, §4 ``source: "compiler"``).
+"""AutoDeriveTaskDependencies (docs/compiler.md) and the runtime's compiler edges (docs/simulator.md;
+``source: "compiler"`` in ``deps.json``).
 
 The load-bearing property: for every multi-task kernel of the examples and the test kernel
 modules, the task graph compiled with ``analyze_auto_scopes_for_deps=True`` orders at least

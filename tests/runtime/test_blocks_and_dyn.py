@@ -14,6 +14,11 @@ from pypto.ir import structural_equal
 from pypto.runtime import RunConfig, run
 from pypto.runtime import simulator as S
 
+# the gang record and its check run in one process (pytest-xdist: --dist loadgroup, scripts/test.sh);
+# the autouse fixture notes each test as run (tests/runtime/lockstep_record.py)
+pytestmark = pytest.mark.xdist_group("lockstep_record")
+from lockstep_record import lockstep_recorder_ran  # noqa: E402,F401
+
 R, C = K.R, K.C
 
 

@@ -209,6 +209,17 @@ def test_the_kernel_module_says_why_it_has_no_lockstep_form():
     assert "GANG = True" in module_source(K.softmax_rows, torch.randn(512, 256), torch.zeros(512, 256))
 
 
+def test_scalars_named_like_the_gang_codes_own_names_do_not_shadow_them():
+    # a scalar called E overwrote GANG_PLAN's list E (AttributeError: 'int' object has no attribute
+    # 'append'); P and _c are kernel_gang's plans and access counter
+    a = torch.randn(256, 64)
+    out_off, out_on = torch.zeros(256, 64), torch.zeros(256, 64)
+    run(K.named_like_the_plan, a, out_off, seed=1, lockstep=False)
+    rt = run(K.named_like_the_plan, a, out_on, seed=1)
+    assert rt.gangs
+    assert torch.equal(out_on, a + 1.0) and torch.equal(out_off.view(torch.int32), out_on.view(torch.int32))
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("kernel, shapes, dtype", [
     (K.looped_body, [(256, 64)], torch.float32),

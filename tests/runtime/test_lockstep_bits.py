@@ -21,6 +21,11 @@ from pypto.runtime import simulator as S
 from pypto.runtime.gangs import GRAIN
 from pypto.runtime.config import RunConfig
 
+# the gang record and its check run in one process (pytest-xdist: --dist loadgroup, scripts/test.sh);
+# the autouse fixture notes each test as run (tests/runtime/lockstep_record.py)
+pytestmark = pytest.mark.xdist_group("lockstep_record")
+from lockstep_record import lockstep_recorder_ran  # noqa: E402,F401
+
 FP32, FP16, BF16 = torch.float32, torch.float16, torch.bfloat16
 I32, I16, I8 = torch.int32, torch.int16, torch.int8
 FLOATS = (FP32, FP16, BF16)

@@ -11,6 +11,11 @@ import torch
 import pypto.language as pl
 from test_lockstep_bits import close, run_both, threads  # noqa: F401  (threads: the fixture)
 
+# the gang record and its check run in one process (pytest-xdist: --dist loadgroup, scripts/test.sh);
+# the autouse fixture notes each test as run (tests/runtime/lockstep_record.py)
+pytestmark = pytest.mark.xdist_group("lockstep_record")
+from lockstep_record import lockstep_recorder_ran  # noqa: E402,F401
+
 FP32, FP16, BF16 = torch.float32, torch.float16, torch.bfloat16
 
 

@@ -6,7 +6,9 @@ The recording tests are those of :data:`RECORDERS` whose body calls ``run_both``
 entry here. This module sorts after all of them (pytest runs files in name order), so its check runs
 last. It judges whenever every recording test ran at least once before it (the fast tier keeps one
 case of each, so ``pytest -m "not slow"`` judges too), and skips, naming what is missing, when only
-part of them was selected.
+part of them was selected. Under pytest-xdist the recorders and this module are one
+``xdist_group`` (one worker, in file order) under ``--dist loadgroup``; under another distribution
+the recorders that ran in other workers are missing here, and the check skips.
 """
 from __future__ import annotations
 
@@ -17,6 +19,9 @@ import pytest
 
 import lockstep_record
 from pypto.ops.registry import all_ops
+
+# the gang record and its check run in one process (pytest-xdist: --dist loadgroup, scripts/test.sh)
+pytestmark = pytest.mark.xdist_group("lockstep_record")
 
 HERE = Path(__file__).parent
 # the modules whose tests record gangs (each must import lockstep_record or use run_both)
@@ -59,9 +64,12 @@ def test_never_ganged_ops_have_a_lockstep_form():
 
 
 def test_every_op_with_a_lockstep_form_ran_in_a_gang(request):
-    items = request.session.items
-    before = {(Path(i.path).name, getattr(i, "originalname", i.name)) for i in items[:items.index(request.node)]}
-    missing_runs = [f"{m}::{t}" for m in RECORDERS for t in recording_tests(m) if (m, t) not in before]
+    # every selected case of every recording test must have run in this process already (not merely
+    # sort before this one: a pytest-xdist worker runs only its share of the items, in its order)
+    recorders = {(m, t) for m in RECORDERS for t in recording_tests(m)}
+    selected = [((Path(i.path).name, getattr(i, "originalname", i.name)), i.nodeid) for i in request.session.items]
+    missing_runs = [f"{m}::{t}" for m, t in sorted(recorders - {key for key, _ in selected})]
+    missing_runs += [nodeid for key, nodeid in selected if key in recorders and nodeid not in lockstep_record.RAN]
     if missing_runs:
         pytest.skip(f"{len(missing_runs)} recording tests did not run before this one (e.g. {missing_runs[0]}): "
                     "the record of ganged ops is incomplete")

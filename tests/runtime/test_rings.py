@@ -1,4 +1,4 @@
-"""Ring sizes (spec-runtime §3.2): a scope that holds more task slots, heap bytes or dependency
+"""Ring sizes (docs/simulator.md, "Rings"): a scope that holds more task slots, heap bytes or dependency
 entries than its ring has deadlocks the device; the simulator reports it, and smaller loads run."""
 import pytest
 import torch

@@ -1,4 +1,4 @@
-"""Runtime dependency inference (spec-runtime §3.3-3.4), DFX outputs and seeded scheduling."""
+"""Runtime dependency inference (docs/simulator.md, "What a run does"), DFX outputs and seeded scheduling."""
 import inspect
 import json
 import warnings

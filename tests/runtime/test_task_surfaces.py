@@ -1,4 +1,4 @@
-"""Task surfaces of the DSL (spec-language §3.1, §5; spec-runtime §3.6): ``pl.at(...) as tid``,
+"""Task surfaces of the DSL (docs/language.md, "Task dependencies"): ``pl.at(...) as tid``,
 ``deps=``, ``no_dep_args=``, ``dumps=``, ``pl.manual_scope()``, ``pl.create_tensor(manual_dep=True)``,
 ``pl.submit`` / ``pl.no_dep`` (printed form), and the probe pattern. End to end: IR round trip,
 generated orchestration, the runtime's edges, deps.json and the dump files."""

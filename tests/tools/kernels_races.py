@@ -243,7 +243,7 @@ def no_dep_overlap(a: pl.Tensor[[128, 64], pl.FP32], out: pl.Out[pl.Tensor[[128,
 
 @pl.jit
 def no_dep_disjoint(a: pl.Tensor[[256, 128], pl.FP32], out: pl.Out[pl.Tensor[[256, 128], pl.FP32]]):
-    """spec-language §7 T2: disjoint bands with no_dep_args=[out] — correct, not a race."""
+    """examples/canonical/t2_disjoint_bands.py: disjoint bands with no_dep_args=[out] — correct, not a race."""
     for i in pl.range(4):
         with pl.at(level=CG, name_hint="band", no_dep_args=[out]):
             t = pl.load(a, [i * 64, 0], [64, 128])

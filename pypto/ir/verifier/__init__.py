@@ -1,0 +1,48 @@
+"""IR properties and their checks. The pass manager checks, after each pass, the properties that
+pass produces (and keeps checking those already established), at ``VerificationLevel.BASIC``.
+
+A failure raises :class:`VerificationError` naming the pass, the property, the offending statement
+printed as IR, and its source span.
+
+One module per concern, each registering its checks in :data:`PROPERTIES` (:mod:`.registry`):
+:mod:`.structure` (SSA, NoNestedCalls, types, SplitIncoreOrch), :mod:`.tiles` (kernel tiles: ops,
+memory spaces, memrefs, addresses, rank 2), :mod:`.calls` (ReturnParamsExplicit, CallDirections,
+the derived task dependencies) and :mod:`.memory` (NoLiveOverlap).
+"""
+from __future__ import annotations
+
+from pypto.errors import VerificationError
+from pypto.ir.nodes import Program
+from pypto.ir.printer import _Printer
+# the checks register in this order (the order of PROPERTIES): front half, tiles, calls, memory
+from pypto.ir.verifier import structure  # noqa: F401,I001
+from pypto.ir.verifier import tiles  # noqa: F401
+from pypto.ir.verifier import calls  # noqa: F401
+from pypto.ir.verifier import memory  # noqa: F401
+from pypto.ir.verifier.calls import return_roots
+from pypto.ir.verifier.registry import PROPERTIES, Check, prop
+
+__all__ = ["PROPERTIES", "Check", "prop", "return_roots", "verify"]
+
+
+def verify(program: Program, properties, ctx, pass_name: str) -> None:
+    """Check ``properties``; raise :class:`VerificationError` on the first failure."""
+    for name in properties:
+        check = PROPERTIES.get(name)
+        if check is None:
+            continue
+        bad = check(program, ctx)
+        if bad:
+            f, s, msg = bad[0]
+            text = ""
+            if s is not None:
+                p = _Printer()
+                try:
+                    p.stmt(s, 1)
+                    text = "\n".join(p.lines[:3])
+                except Exception:  # printing a malformed statement must not hide the report
+                    text = f"    {type(s).__name__}"
+            more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+            raise VerificationError(
+                f"Verification failed after '{pass_name}' for property {name} in function '{f.name}': "
+                f"{msg}{more}\n  offending statement:\n{text}", getattr(s, "span", None))
