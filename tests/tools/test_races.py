@@ -117,6 +117,8 @@ def test_fix_is_verified_by_the_simulator():
 EXPECTED_RACY = {
     "precision/case5_war.py::racy": {("WAR", "reader", "writer")},
     "precision/doctor_cases.py::war_racy": {("WAR", "reader", "writer")},
+    # the planted missing dependency of precision case 6 (manual_dep on P)
+    "precision/case6_decode_attention.py::attention_missing_dep": {("RAW", "softmax", "pv")},
 }
 
 # entries whose signature cannot build inputs (bare pl.Tensor, dynamic dims, scalars): the inputs the
