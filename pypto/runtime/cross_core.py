@@ -19,8 +19,6 @@ what its partner did (finished, or waits itself) — never a hang.
 """
 from __future__ import annotations
 
-import sys
-
 import torch
 
 from pypto.errors import SimulationError
@@ -48,18 +46,6 @@ def _join(into: dict, token: dict) -> dict:
         into[c] = list(vec) if have is None else [max(x, y) for x, y in zip(have, vec)]
     return into
 
-
-def _kernel_where() -> str:
-    """``file:line`` of the generated kernel line running now (its module's SPANS table)."""
-    f = sys._getframe(1)
-    while f is not None:
-        spans = f.f_globals.get("SPANS")
-        if spans is not None and "KERNEL_NAME" in f.f_globals:
-            sp = spans.get(f.f_lineno)
-            if sp is not None:
-                return f"{sp[0]}:{sp[1]}"
-        f = f.f_back
-    return "<unknown>"
 
 
 class _Wait:
@@ -501,7 +487,7 @@ class Cluster:
             lo = view.storage_offset() * view.element_size()
             n = sum((d - 1) * st for d, st in zip(view.shape, view.stride())) + 1 if view.numel() else 0
             self.accesses.append((core, view.untyped_storage().data_ptr(), lo, lo + n * view.element_size(), write,
-                                  what == support.STORE_ATOMIC, core.epoch, _PIPE_AT[pipe], seen, _kernel_where()))
+                                  what == support.STORE_ATOMIC, core.epoch, _PIPE_AT[pipe], seen, support.kernel_where()))
         return note
 
     def _find_races(self) -> None:

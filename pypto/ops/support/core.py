@@ -8,6 +8,7 @@ them may be imported first.
 from __future__ import annotations
 
 import contextlib
+import sys
 import contextvars
 import threading
 from typing import Callable, Iterator, Sequence
@@ -756,3 +757,17 @@ def tensor_matmul(a: torch.Tensor, b: torch.Tensor, out_dtype=None, a_trans=Fals
 def relu(x: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
     """``max(x, 0)`` (NaN propagates); torch.relu has no ``out=``, so both executors use this."""
     return torch.clamp_min(x, 0) if out is None else torch.clamp_min(x, 0, out=out)
+
+
+def kernel_where() -> str:
+    """``file:line`` of the generated kernel instruction running now (the kernel module's SPANS
+    table), for run-time errors and race records raised from helpers the kernel called."""
+    f = sys._getframe(1)
+    while f is not None:
+        spans = f.f_globals.get("SPANS")
+        if spans is not None and "KERNEL_NAME" in f.f_globals:
+            sp = spans.get(f.f_lineno)
+            if sp is not None:
+                return f"{sp[0]}:{sp[1]}"
+        f = f.f_back
+    return "<unknown>"

@@ -32,6 +32,7 @@ from typing import Any, Callable
 import torch
 
 from pypto.errors import SimulationError
+from pypto.ops.support.core import kernel_where
 
 # simulated cycles one unsatisfied check of a wait costs before the next check
 WAIT_POLL_CYCLES = 64
@@ -640,20 +641,6 @@ def is_window(t: torch.Tensor) -> bool:
     w = getattr(_TLS, "world", None)
     return w is not None and t.untyped_storage().data_ptr() in w._by_storage
 
-
-def kernel_where() -> str:
-    """``file:line`` of the kernel instruction running now (the generated module's SPANS table)."""
-    import sys
-
-    f = sys._getframe(1)
-    while f is not None:
-        spans = f.f_globals.get("SPANS")
-        if spans is not None and "KERNEL_NAME" in f.f_globals:
-            sp = spans.get(f.f_lineno)
-            if sp is not None:
-                return f"{sp[0]}:{sp[1]}"
-        f = f.f_back
-    return "<unknown>"
 
 
 def local_recorder(world: World, rank: int):
