@@ -14,3 +14,15 @@ class PassContext:
     diagnostics: list = field(default_factory=list)
     # AutoDeriveTaskDependencies analyses AUTO scopes only when set (ir.compile / RunConfig knob)
     analyze_auto_scopes_for_deps: bool = False
+    # AutoTileMatmulL0 may realise the chooser's double-buffered-C (dbC = 2) design: on when the memory
+    # planner is DSA_RP or PTOAS, or PYPTO with enable_pypto_l0c_double_buffer=True (the reference's
+    # gates; see l0c_double_buffer_enabled)
+    l0c_double_buffer: bool = False
+
+
+def l0c_double_buffer_enabled(memory_planner, enable_pypto_l0c_double_buffer) -> bool:
+    """Whether a compilation with these settings lets AutoTileMatmulL0 double-buffer Acc: the
+    reference enables dbC = 2 unconditionally under the DSA_RP and PTOAS planners and, under its
+    default PYPTO planner, only on the experimental opt-in flag."""
+    name = getattr(memory_planner, "value", memory_planner) or "PYPTO"
+    return str(name).upper() in ("DSA_RP", "PTOAS") or bool(enable_pypto_l0c_double_buffer)
