@@ -60,6 +60,13 @@ Requires: IncoreTileOps. Produces: MatmulL0Tiled.
   (INT32) sums of ``kc``-long chunk products, added in K order. The reference picks its tile with
   a roofline cost model; ours is simpler, so for some shapes its K block (and hence the last bits)
   differs from the reference's device run, never the accumulation rule.
+* Double-buffered C (when ``PassContext.l0c_double_buffer``: planner DSA_RP / PTOAS, or PYPTO with
+  ``enable_pypto_l0c_double_buffer``): a plain ``tile.matmul`` drained by one ``tile.store`` or
+  into a Mat scratch, whose roofline design (:func:`choose_dbc_design`) is dbC = 2 with full K,
+  becomes nested loops over its full ``[tm, tn]`` tiles; the inner (moving) loop, marked
+  ``attrs={"pipeline_double_buffer_c": True}``, runs two tiles per iteration as matmul, matmul,
+  drain, drain, so the two results hold two Acc slots; boundary tiles follow straight-line. Full
+  K per tile: the values equal the untiled matmul's (docs/compiler.md).
 """
 from __future__ import annotations
 
