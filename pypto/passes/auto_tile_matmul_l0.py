@@ -459,11 +459,13 @@ class _Tile(Mutator):
                                    var.type.dtype.bits // 8)
         if design is None:
             return None
-        if self._cube_operand_only(var, rest) or any(
-                isinstance(x, AssignStmt) and isinstance(x.value, Call) and x.value.op == "tile.cast"
-                and x.value.args[0] is var for x in rest):
+        casts = [x for x in rest if isinstance(x, AssignStmt) and isinstance(x.value, Call)
+                 and x.value.op == "tile.cast" and x.value.args[0] is var]
+        if self._cube_operand_only(var, rest) or casts:
             if self._cube_operand_only(var, rest) and var.type.dtype.name == "FP32" and self.platform.arch == "a2a3":
                 return None  # a2a3 drains Acc -> Mat narrowing only: the single-buffered path reports it
+            if any(self._foldable(x.value) is not None for x in casts):
+                return None  # not a FIXPIPE drain: the single-buffered path keeps or refuses the vector cast
             chain = self._scratch_chain(s, rest)
             if chain is None or m * n * chain[1].bits // 8 > self.platform.capacity(M.Mat):
                 return None

@@ -148,3 +148,17 @@ def test_dbc_every_stage_roundtrips():
     args = [a, b, out]
     K.mm_store.compile(*args, config=cfg)(*args, config=cfg)
     H.assert_same_bits(out, a @ b, "roundtrip-verified dbC run")
+
+
+def test_dbc_leaves_a_vector_cast_alone_on_a5():
+    """A cast FIXPIPE cannot do (mode="round") keeps its vector cast on a5 under dbC too: the
+    compile succeeds and the values equal the single-buffered run's."""
+    g = torch.Generator().manual_seed(9)
+    assert choose_dbc_design(get_platform("a5sim"), 160, 64, 160, 2, 2, 4) is not None  # the producer's design
+    a = torch.randn(160, 64, generator=g).bfloat16()
+    b = (torch.randn(64, 160, generator=g) / 8).bfloat16()
+    e = (torch.randn(160, 64, generator=g) / 16).bfloat16()
+    out = torch.zeros(160, 64)
+    dbc, _ = _run(KS.chain_round, [a, b, e, out], "a5sim", "DSA_RP")
+    plain, _ = _run(KS.chain_round, [a, b, e, out], "a5sim")
+    H.assert_same_bits(dbc[3], plain[3], "round-mode chain under dbC vs single-buffered")
