@@ -467,7 +467,18 @@ class _Tile(Mutator):
             if any(self._foldable(x.value) is not None for x in casts):
                 return None  # not a FIXPIPE drain: the single-buffered path keeps or refuses the vector cast
             chain = self._scratch_chain(s, rest)
-            if chain is None or m * n * chain[1].bits // 8 > self.platform.capacity(M.Mat):
+            if chain is None:
+                return None
+            # the scratch is carried through the loops, and a carried tile has its own buffer at
+            # each loop level (the create, the inner iter_arg, the assemble result, and the outer
+            # iter_arg when there is an outer loop): the dbC grid is taken only when those copies
+            # and the producer's operands fit Mat, else the straight-line single-buffered grid
+            # (one scratch, assembled in place) is used
+            outer = (m // design.tm) if design.rows_outer else (n // design.tn)
+            copies = 3 + (outer > 1)
+            need = copies * m * n * chain[1].bits // 8 + sum(x.type.dtype.bits // 8 * x.type.shape[0] * x.type.shape[1]
+                                                             for x in (a, b))
+            if need > self.platform.capacity(M.Mat):
                 return None
             return "scratch", (s, a, b, design, None, chain)
         if _count_uses(var, rest) != 1:

@@ -162,3 +162,22 @@ def test_dbc_leaves_a_vector_cast_alone_on_a5():
     dbc, _ = _run(KS.chain_round, [a, b, e, out], "a5sim", "DSA_RP")
     plain, _ = _run(KS.chain_round, [a, b, e, out], "a5sim")
     H.assert_same_bits(dbc[3], plain[3], "round-mode chain under dbC vs single-buffered")
+
+
+def test_dbc_scratch_falls_back_when_mat_is_short():
+    """``[256, 192] @ [192, 256]`` into a BF16 scratch: the producer's dbC grid would carry the
+    128 KiB scratch through its loop (three Mat copies plus the 96 KiB operands, over a2a3's
+    512 KiB), so the producer takes the straight-line grid; the consumer still takes dbC. The
+    result is the untiled chain's (full-K consumer tiles)."""
+    g = torch.Generator().manual_seed(11)
+    a = torch.randn(256, 192, generator=g).bfloat16()
+    b = (torch.randn(192, 256, generator=g) / 16).bfloat16()
+    e = (torch.randn(256, 64, generator=g) / 16).bfloat16()
+    out = torch.zeros(256, 64)
+    dbc, compiled = _run(KS.chain_bf16, [a, b, e, out], "a2a3sim", "DSA_RP")
+    assert len(_marked_loops(compiled)) == 1
+    plain, _ = _run(KS.chain_bf16, [a, b, e, out], "a2a3sim")
+    c = plain[3]  # the producer is the same single-buffered grid in both runs: only the consumer differs
+    assert (dbc[3] - c).abs().max() <= 1e-4
+    cb = torch.from_numpy((a.float() @ b.float()).numpy().astype(ml_dtypes.bfloat16).astype("float32"))
+    H.assert_same_bits(dbc[3], cb @ e.float(), "consumer dbC vs the untiled FP32 chain")
