@@ -20,7 +20,7 @@ from pypto.driver.compiled import CompiledProgram
 from pypto.errors import PyptoError, Span, UnsupportedFeatureError
 from pypto.ir.nodes import Program
 from pypto.passes import PIPELINE
-from pypto.passes.context import PassContext
+from pypto.passes.context import PassContext, l0c_double_buffer_enabled
 from pypto.passes.diagnostics import Diagnostic, Severity
 from pypto.passes.manager import PassDumpLevel, PipelineResult, emit_diagnostics, resolve_dump_level, run_passes
 from pypto.passes.api import PassContext as OuterContext, disabled_names, observer
@@ -37,7 +37,8 @@ def run_pipeline(program: Program, options: dict, dump_dir: Path | None = None,
     """Run the (default or given) pipeline with the compile options of ``options``."""
     platform = get_platform(options.get("platform") or "a2a3sim")
     ctx = PassContext(platform=platform,
-                      analyze_auto_scopes_for_deps=bool(options.get("analyze_auto_scopes_for_deps", False)))
+                      analyze_auto_scopes_for_deps=bool(options.get("analyze_auto_scopes_for_deps", False)),
+                      l0c_double_buffer=bool(options.get("l0c_double_buffer", False)))
     if passes is None:
         passes = options.get("passes")
     return run_passes(program, passes if passes is not None else default_pipeline(), ctx,
@@ -150,6 +151,11 @@ def compile(program: Program, output_dir=None, strategy=None, dump_passes=True, 
                                memory_planner=memory_planner, runtime=runtime,
                                analyze_auto_scopes_for_deps=analyze_auto_scopes_for_deps)
     options["dump_passes"] = dump_level
+    outer = OuterContext.current()
+    flag = enable_pypto_l0c_double_buffer
+    if flag is None and outer is not None:
+        flag = outer.get_enable_pypto_l0c_double_buffer()
+    options["l0c_double_buffer"] = l0c_double_buffer_enabled(options["memory_planner"], flag)
     recorded = {"strategy": strategy.name, "skip_ptoas": bool(skip_ptoas),
                 "memory_planner": _enum_name(options["memory_planner"]) or "PYPTO",
                 "enable_pypto_l0c_double_buffer": enable_pypto_l0c_double_buffer,

@@ -1201,6 +1201,7 @@ class FunctionParser:
         kw = {k.arg: k.value for k in call.keywords}
         init_node = kw.pop("init_values", None)
         stage_node = kw.pop("stage", None) if kind == ForKind.Pipeline else None
+        attrs = self._loop_attrs(kw.pop("attrs"), fn.name) if "attrs" in kw else ()
         if kw:
             raise UnsupportedFeatureError(f"pl.{fn.name} keyword(s) not supported: {', '.join(kw)}", span)
         bounds = [self.expr(a) for a in call.args]
@@ -1238,10 +1239,37 @@ class FunctionParser:
             if type(step) is not int or step <= 0:
                 raise ParserTypeError(f"pl.pipeline step must be a literal int > 0, got {_describe_static(step)}",
                                       span, "the lowered loop's stride is stage * step")
+        self._pending_loop_attrs = attrs
         if init_node is not None:
             self._explicit_for(node, kind, start, stop, step, init_node, stage)
         else:
             self._implicit_for(node, kind, start, stop, step, stage)
+
+    def _take_loop_attrs(self) -> tuple:
+        """The attrs= of the loop header being built (read once: a nested loop sets its own)."""
+        attrs, self._pending_loop_attrs = getattr(self, "_pending_loop_attrs", ()), ()
+        return attrs
+
+    def _loop_attrs(self, node: ast.expr, fn: str) -> tuple:
+        """``attrs={"key": value, ...}`` of a loop header (printed IR carries the loop attributes this
+        way): a dict literal of string keys and bool / int / float / str constants, as sorted pairs."""
+        hint = 'attrs={"pipeline_double_buffer_c": True}'
+        if not isinstance(node, ast.Dict):
+            raise ParserTypeError(f"pl.{fn} attrs= must be a dict literal", self.span(node), hint)
+        out = {}
+        for k, v in zip(node.keys, node.values):
+            if not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
+                raise ParserTypeError(f"pl.{fn} attrs= keys must be string literals", self.span(k or node), hint)
+            if isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.USub) and isinstance(v.operand, ast.Constant) \
+                    and type(v.operand.value) in (int, float):
+                val = -v.operand.value
+            elif isinstance(v, ast.Constant) and type(v.value) in (bool, int, float, str):
+                val = v.value
+            else:
+                raise ParserTypeError(f"pl.{fn} attrs['{k.value}'] must be a bool, int, float or str literal",
+                                      self.span(v), hint)
+            out[k.value] = val
+        return tuple(sorted(out.items()))
 
     def spmd_head(self, call: ast.Call, span: Span) -> tuple:
         """The arguments of ``pl.spmd(n, name_hint=, deps=, predicate=, sync_start=, optimizations=,
@@ -1372,6 +1400,7 @@ class FunctionParser:
         tensor, zero), and after the loop holds the last iteration's value (on a zero-trip loop
         the initial one, as unspecified as the device's). Other names first bound in the body are
         not visible after it."""
+        loop_attrs = self._take_loop_attrs()  # before the body: its loops take their own
         span = self.span(node)
         name, loop_var = self._loop_var(node.target)
         outer = self.scope
@@ -1411,6 +1440,7 @@ class FunctionParser:
                     self.define(n, v, node)
                 for n in demoted:
                     self.define(n, self._scalar_const(outer[n], inner[n], node), node)
+                self._pending_loop_attrs = loop_attrs  # the re-parse takes them again
                 self._implicit_for(node, kind, start, stop, step, stage, spmd_span, retry=False)
                 return
         for n, before in outer.items():
@@ -1431,7 +1461,7 @@ class FunctionParser:
             sp, hint, deps = spmd_span
             body = [ScopeStmt(Level.CORE_GROUP, hint, tuple(body), sp, None, deps, (), (), self.manual_depth > 0)]
         self.emit(ForStmt(loop_var, to_expr(start, span), to_expr(stop, span), to_expr(step, span),
-                          (), (), tuple(body), (), kind, span, stage))
+                          (), (), tuple(body), (), kind, span, stage, loop_attrs))
 
     def _scalar_const(self, value, later, node: ast.AST) -> Expr:
         """Python constant ``value`` as a scalar of the type the loop body gives the name."""
@@ -1489,6 +1519,7 @@ class FunctionParser:
                           f"assign '{name}' before the loop so that it becomes loop-carried")
 
     def _explicit_for(self, node: ast.For, kind, start, stop, step, init_node: ast.expr, stage: int = 1) -> None:
+        loop_attrs = self._take_loop_attrs()  # before the body: its loops take their own
         span = self.span(node)
         t = node.target
         if not (isinstance(t, ast.Tuple) and len(t.elts) == 2 and isinstance(t.elts[1], ast.Tuple)):
@@ -1549,7 +1580,7 @@ class FunctionParser:
         rvs = tuple(Var(n, self.declared.pop(n, it.type), self.span(last)) for n, it in zip(rv_names, iter_args))
         body.append(YieldStmt(tuple(values), self.span(last)))
         self.emit(ForStmt(loop_var, to_expr(start, span), to_expr(stop, span), to_expr(step, span),
-                          tuple(iter_args), tuple(inits), tuple(body), rvs, kind, span, stage))
+                          tuple(iter_args), tuple(inits), tuple(body), rvs, kind, span, stage, loop_attrs))
         if targets:
             for n, rv in zip(targets, rvs):
                 self.bind_result(n, rv, last)

@@ -267,6 +267,15 @@ class ForStmt(Stmt):
     # ``pl.pipeline(..., stage=F)``: the body is replicated F times per iteration of stride F * step
     # (UnrollLoops lowers it; 1 for every other kind)
     stage: int = 1
+    # loop attributes (the reference's ``ForStmt.attrs``): sorted ``(key, value)`` pairs, values
+    # bool / int / float / str. Passes read them as scheduling marks, e.g. AutoTileMatmulL0's
+    # ``pipeline_double_buffer_c`` (the loop's cube results alternate between two Acc slots). The
+    # printer writes them as ``attrs={...}`` on the loop header and the parser reads them back.
+    attrs: tuple = ()
+
+    def attr(self, key: str, default=None):
+        """The value of loop attribute ``key`` (``default`` when absent)."""
+        return dict(self.attrs).get(key, default)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ ROUNDTRIP verification use the explicit form.
 from __future__ import annotations
 
 import enum
+import json
 import math
 from typing import Any
 
@@ -309,6 +310,8 @@ class _Printer:
             raise TypeError(f"cannot print statement {s!r}")
 
     def for_stmt(self, s: ForStmt, depth: int) -> None:
+        """``for i[, (carried,)] in pl.<kind>(bounds[, stage=F][, init_values=(...)][, attrs={...}]):``
+        (loop attributes last, keys double-quoted, as the reference prints them)."""
         fn = {ForKind.Sequential: "range", ForKind.Parallel: "parallel", ForKind.Unroll: "unroll",
               ForKind.Pipeline: "pipeline"}[s.kind]
         start, stop, step = (self.expr(x) for x in (s.start, s.stop, s.step))
@@ -318,6 +321,7 @@ class _Printer:
         if s.kind == ForKind.Pipeline:
             args.append(f"stage={s.stage}")
         inits = [self.expr(v) for v in s.init_values]
+        attrs = f"attrs={{{', '.join(f'{json.dumps(k)}: {_attr_value(v)}' for k, v in s.attrs)}}}" if s.attrs else None
         loop_var = self.namer.define(s.loop_var)
         for it, init in zip(s.iter_args, s.init_values):
             if it.type != getattr(init, "type", None):
@@ -326,8 +330,10 @@ class _Printer:
         if s.iter_args:
             carried = ", ".join(self.namer.define(v) for v in s.iter_args)
             args.append(f"init_values=({', '.join(inits)},)")
+            args += [attrs] if attrs else []
             self.emit(depth, f"for {loop_var}, ({carried},) in pl.{fn}({', '.join(args)}):")
         else:
+            args += [attrs] if attrs else []
             self.emit(depth, f"for {loop_var} in pl.{fn}({', '.join(args)}):")
         self.body(s.body, depth + 1, s.return_vars)
 
@@ -379,6 +385,18 @@ def _float(v: float) -> str:
     if math.isinf(v):
         return 'float("inf")' if v > 0 else '-float("inf")'
     return repr(float(v))
+
+
+def _attr_value(v) -> str:
+    """A loop attribute value as a Python literal the parser reads back (bool before int: a bool is
+    an int in Python)."""
+    if isinstance(v, bool):
+        return "True" if v else "False"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return _float(v)
+    return json.dumps(v)
 
 
 def print_function(f: Function, concise: bool = False, program: Program | None = None) -> str:

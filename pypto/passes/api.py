@@ -321,7 +321,12 @@ class PassContext:
 
 def _pass_ctx() -> _Ctx:
     """Our per-compilation context for a directly called pass: the configured backend's simulator."""
-    return _Ctx(platform=get_platform(default_platform()))
+    from pypto.passes.context import l0c_double_buffer_enabled
+
+    outer = PassContext.current()
+    dbc = outer is not None and l0c_double_buffer_enabled(outer.get_memory_planner(),
+                                                          outer.get_enable_pypto_l0c_double_buffer())
+    return _Ctx(platform=get_platform(default_platform()), l0c_double_buffer=dbc)
 
 
 def observer(instruments):

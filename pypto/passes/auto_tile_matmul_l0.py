@@ -60,6 +60,13 @@ Requires: IncoreTileOps. Produces: MatmulL0Tiled.
   (INT32) sums of ``kc``-long chunk products, added in K order. The reference picks its tile with
   a roofline cost model; ours is simpler, so for some shapes its K block (and hence the last bits)
   differs from the reference's device run, never the accumulation rule.
+* Double-buffered C (when ``PassContext.l0c_double_buffer``: planner DSA_RP / PTOAS, or PYPTO with
+  ``enable_pypto_l0c_double_buffer``): a plain ``tile.matmul`` drained by one ``tile.store`` or
+  into a Mat scratch, whose roofline design (:func:`choose_dbc_design`) is dbC = 2 with full K,
+  becomes nested loops over its full ``[tm, tn]`` tiles; the inner (moving) loop, marked
+  ``attrs={"pipeline_double_buffer_c": True}``, runs two tiles per iteration as matmul, matmul,
+  drain, drain, so the two results hold two Acc slots; boundary tiles follow straight-line. Full
+  K per tile: the values equal the untiled matmul's (docs/compiler.md).
 """
 from __future__ import annotations
 
@@ -76,11 +83,13 @@ REQUIRES = ("IncoreTileOps",)
 PRODUCES = ("MatmulL0Tiled",)
 
 _OPS = ("tile.matmul", "tile.matmul_acc", "tile.matmul_bias")
+# the loop attribute marking a dbC = 2 loop (the reference's kPipelineDoubleBufferCAttr)
+DOUBLE_BUFFER_C = "pipeline_double_buffer_c"
 
 
 def run(program: Program, ctx: PassContext) -> Program:
     return program.replace(functions=tuple(
-        _Tile(ctx.platform).function(f) if f.func_type in KERNEL_TYPES else f for f in program.functions))
+        _Tile(ctx.platform, ctx.l0c_double_buffer).function(f) if f.func_type in KERNEL_TYPES else f for f in program.functions))
 
 
 def choose_k_chunk(m: int, k: int, n: int, elem_bytes: int, left: int, right: int,
@@ -139,6 +148,40 @@ def choose_mn_tile(m: int, k: int, n: int, esz: int, acc_bytes: int, left: int, 
     return None if best is None else best[1]
 
 
+class _Design:
+    """The chooser's double-buffered-C design point for one matmul: ``tm x tn`` output tiles, full
+    K, ``rows_outer`` (the outer loop walks M row blocks, the Left panel stays and the Right panel
+    moves) or not (the outer loop walks N column blocks)."""
+
+    def __init__(self, tm: int, tn: int, rows_outer: bool):
+        self.tm, self.tn, self.rows_outer = tm, tn, rows_outer
+
+
+def choose_dbc_design(platform, m: int, k: int, n: int, bytes_a: int, bytes_b: int, bytes_c: int):
+    """The reference's roofline chooser (:func:`pypto.pypto_core.l0_tile_chooser.choose_l0_tile`)
+    run with ``platform``'s L0 capacities and every regime allowed; a :class:`_Design` when its
+    answer is a double-buffered-C, full-K output tiling, else None (the other tilings keep our
+    own rule)."""
+    from pypto.pypto_core import l0_tile_chooser as ch
+
+    cfg = ch.L0TileConfig()
+    cfg.M, cfg.K, cfg.N = m, k, n
+    cfg.l0a_bytes, cfg.l0b_bytes = platform.capacity(M.Left), platform.capacity(M.Right)
+    cfg.l0c_bytes = platform.capacity(M.Acc)
+    cfg.bytes_a, cfg.bytes_b, cfg.bytes_c = bytes_a, bytes_b, bytes_c
+    cfg.allow_a_stationary = cfg.allow_b_stationary = cfg.allow_double_buffer_c = True
+    cfg.allow_k_boundary = True
+    try:
+        r = ch.choose_l0_tile(cfg)
+    except ValueError:
+        return None
+    if not r.double_buffer_c or r.k != k:
+        return None
+    rows_outer = r.stationarity == ch.Stationarity.AStationary or (
+        r.stationarity == ch.Stationarity.OutputStationary and r.os_holds_a)
+    return _Design(r.m, r.n, rows_outer)
+
+
 def _edges(arch: str) -> dict:
     from pypto.passes.infer_tile_memory_space import _EDGES
 
@@ -156,6 +199,15 @@ def _count_uses(v: Var, stmts) -> int:
     return sum(1 for e in iter_exprs(stmts) if e is v)
 
 
+def _add_expr(off, d):
+    """``off + d`` for an int or index-expression ``d``."""
+    if isinstance(d, int):
+        return _add(off, d)
+    if isinstance(off, ConstInt) and off.value == 0:
+        return d
+    return BinOp("add", off, d, ScalarType(INDEX), getattr(off, "span", None))
+
+
 def _add(off, d: int):
     """``off + d`` as an index expression (folded when ``off`` is a constant)."""
     if d == 0:
@@ -166,9 +218,10 @@ def _add(off, d: int):
 
 
 class _Tile(Mutator):
-    def __init__(self, platform):
+    def __init__(self, platform, dbc: bool = False):
         super().__init__()
         self.platform = platform
+        self.dbc = dbc  # the chooser's double-buffered-C design may be realised (planner gate)
         self.results: set[int] = set()  # ids of (original) matmul result Vars
         self.folded: dict[int, Var] = {}  # id of a cast statement -> the Mat scratch replacing its result
         self.links: dict[int, list] = {}  # id of a split matmul statement -> its matmul_acc chain
@@ -355,6 +408,13 @@ class _Tile(Mutator):
                 if _count_uses(var, (s,)) or any(_count_uses(c[0], (s,)) for c in plan[-1]):
                     self._mn_error(plan[0], "its result is read by something other than one tile.store")
             if isinstance(v, Call) and v.op in _OPS:
+                dbc = self._dbc_plan(s, stmts[i + 1:]) if self.dbc else None
+                if dbc is not None and dbc[0] == "store":  # drained by its one tile.store
+                    pending[id(s.var)] = dbc[1]
+                    continue
+                if dbc is not None:  # drained into a Mat scratch read by matmuls
+                    out.extend(self._dbc_grid(*dbc[1]))
+                    continue
                 plan = self._plan(s)
                 if plan is not None:
                     chain = self._scratch_chain(s, stmts[i + 1:])
@@ -374,6 +434,171 @@ class _Tile(Mutator):
         for plan in pending.values():
             self._mn_error(plan[0], "its result is not stored in the same block")
         return tuple(out)
+
+    # -- double-buffered C (the chooser's dbC = 2 design) ------------------------------------
+
+    def _dbc_plan(self, s: AssignStmt, rest):
+        """``("store", plan)`` / ``("scratch", args)`` when the chooser's design for matmul ``s`` is a
+        double-buffered-C full-K output tiling and its result goes to one ``tile.store`` (the store
+        comes through :meth:`stmts`' pending map) or only to matmuls through a Mat scratch; else None
+        (the statement takes the single-buffered paths)."""
+        v, var = s.value, s.var
+        if v.op != "tile.matmul" or any(x is True for x in v.args[3:5]):
+            return None
+        ops = self._operands(s)
+        if ops is None or ops[0] is not None or self.bias is not None:
+            return None
+        _, a, b = ops
+        if not (isinstance(var.type, TileType) and len(var.type.shape) == 2
+                and all(isinstance(d, int) for d in var.type.shape)):
+            return None
+        if any(x.type.valid_shape is not None and tuple(x.type.valid_shape) != tuple(x.type.shape) for x in (a, b)):
+            return None
+        (m, k), (_, n) = a.type.shape, b.type.shape
+        design = choose_dbc_design(self.platform, m, k, n, a.type.dtype.bits // 8, b.type.dtype.bits // 8,
+                                   var.type.dtype.bits // 8)
+        if design is None:
+            return None
+        casts = [x for x in rest if isinstance(x, AssignStmt) and isinstance(x.value, Call)
+                 and x.value.op == "tile.cast" and x.value.args[0] is var]
+        if self._cube_operand_only(var, rest) or casts:
+            if self._cube_operand_only(var, rest) and var.type.dtype.name == "FP32" and self.platform.arch == "a2a3":
+                return None  # a2a3 drains Acc -> Mat narrowing only: the single-buffered path reports it
+            if any(self._foldable(x.value) is not None for x in casts):
+                return None  # not a FIXPIPE drain: the single-buffered path keeps or refuses the vector cast
+            chain = self._scratch_chain(s, rest)
+            if chain is None:
+                return None
+            # the scratch is carried through the loops, and a carried tile has its own buffer at
+            # each loop level (the create, the inner iter_arg, the assemble result, and the outer
+            # iter_arg when there is an outer loop): the dbC grid is taken only when those copies
+            # and the producer's operands fit Mat, else the straight-line single-buffered grid
+            # (one scratch, assembled in place) is used
+            outer = (m // design.tm) if design.rows_outer else (n // design.tn)
+            copies = 3 + (outer > 1)
+            need = copies * m * n * chain[1].bits // 8 + sum(x.type.dtype.bits // 8 * x.type.shape[0] * x.type.shape[1]
+                                                             for x in (a, b))
+            if need > self.platform.capacity(M.Mat):
+                return None
+            return "scratch", (s, a, b, design, None, chain)
+        if _count_uses(var, rest) != 1:
+            return None
+        for x in rest:
+            if _count_uses(var, (x,)):
+                ok = isinstance(x, AssignStmt) and isinstance(x.value, Call) and x.value.op == "tile.store" \
+                    and x.value.args[0] is var
+                return ("store", (s, a, b, None, design, ())) if ok else None
+        return None
+
+    def _dbc_grid(self, mm: AssignStmt, a: Var, b: Var, d: "_Design", store, chain=None):
+        """The chooser's dbC = 2 grid of ``mm`` (full K per ``[tm, tn]`` output tile), drained by
+        ``store`` (a ``tile.store`` per tile, the tensor chained) or into a Mat scratch (``chain``).
+
+        The full tiles are two nested loops: the outer one walks the stationary axis (M row blocks
+        when ``d.rows_outer``, else N column blocks) and extracts that panel once; the inner one,
+        marked ``pipeline_double_buffer_c``, walks the moving axis two tiles per iteration in the
+        order matmul, matmul, drain, drain, so the two results are live together in two Acc slots
+        (tile i's drain can overlap tile i+1's MAD on the device). An odd last full tile follows the
+        inner loop; the partial boundary tiles (M or N not a multiple of the tile) follow the loops
+        straight-line. Every output element is still one full-K cube accumulation, so the values
+        equal the untiled matmul's bit for bit."""
+        (m, k), (_, n) = a.type.shape, b.type.shape
+        tm, tn, sp, name = d.tm, d.tn, mm.span, mm.var.name
+        rdt = mm.var.type.dtype
+        idx_t = ScalarType(INDEX)
+        out: list = []
+        if store is not None:
+            st = self.rebuild(store.value)
+            cur = self.var(store.value.args[2])
+            offs = st.args[1].elements
+
+            def drain(sub, mi, ni, cur, body):
+                so = list(offs)
+                so[-2], so[-1] = _add_expr(so[-2], mi), _add_expr(so[-1], ni)
+                res = Var(f"{store.var.name}__d", store.var.type, store.span)
+                body.append(AssignStmt(res, Call("tile.store", (sub, MakeTuple(tuple(so)), cur, *st.args[3:]),
+                                                 store.var.type, store.span), store.span))
+                return res
+        else:
+            cast, dt = chain
+            mt = TileType((m, n), dt, M.Mat)
+            cur = Var(f"{name}__mat", mt, sp)
+            out.append(AssignStmt(cur, Call("tile.create", (_ints(m, n), dt, M.Mat), mt, sp), sp))
+
+            def drain(sub, mi, ni, cur, body):
+                res = Var(f"{name}__mat", mt, sp)
+                body.append(AssignStmt(res, Call("tile.assemble", (cur, sub, _ints(mi, ni)), mt, sp), sp))
+                return res
+
+        def extract(src, offs, shape, space, vname, body):
+            t = TileType(shape, src.type.dtype, space)
+            x = Var(vname, t, sp)
+            body.append(AssignStmt(x, Call("tile.extract", (src, _ints(*offs), _ints(*shape), space, False), t, sp),
+                                   sp))
+            return x
+
+        def tile(mi, ni, em, en, lhs, rhs, body):
+            """One [em, en] full-K result at (mi, ni); ``lhs`` / ``rhs``: a panel already in L0, or None."""
+            lhs = lhs or extract(a, (mi, 0), (em, k), M.Left, f"{name}__a", body)
+            rhs = rhs or extract(b, (0, ni), (k, en), M.Right, f"{name}__b", body)
+            sub = Var(f"{name}__c", TileType((em, en), rdt), sp)
+            body.append(AssignStmt(sub, Call("tile.matmul", (lhs, rhs, None, False, False), sub.type, sp), sp))
+            return sub
+
+        o_t, i_t = (tm, tn) if d.rows_outer else (tn, tm)
+        outer_n, inner_n = (m // tm, n // tn) if d.rows_outer else (n // tn, m // tm)
+
+        def at(o_off, i_off):  # (mi, ni) of a tile by its outer / inner offsets
+            return (o_off, i_off) if d.rows_outer else (i_off, o_off)
+
+        def outer_body(o_off, cur, body):
+            if d.rows_outer:
+                panel = (extract(a, (o_off, 0), (tm, k), M.Left, f"{name}__a", body), None)
+            else:
+                panel = (None, extract(b, (0, o_off), (k, tn), M.Right, f"{name}__b", body))
+            pairs = inner_n // 2
+            jo = Var(f"{name}__j", idx_t, sp)
+            it = Var(f"{name}__it", cur.type, sp)
+            inner: list = []
+            subs = [(tile(*at(o_off, _add(jo, s * i_t)), tm, tn, *panel, inner), _add(jo, s * i_t)) for s in (0, 1)]
+            c = it
+            for sub, i_off in subs:  # both drains after both matmuls: two Acc slots live together
+                c = drain(sub, *at(o_off, i_off), c, inner)
+            inner.append(YieldStmt((c,), sp))
+            rv = Var(f"{name}__it", cur.type, sp)
+            body.append(ForStmt(loop_var=jo, start=ConstInt(0), stop=ConstInt(pairs * 2 * i_t),
+                                step=ConstInt(2 * i_t), iter_args=(it,), init_values=(cur,), body=tuple(inner),
+                                return_vars=(rv,), span=sp, attrs=((DOUBLE_BUFFER_C, True),)))
+            cur = rv
+            if inner_n % 2:  # the odd last full tile of this panel
+                i_off = (inner_n - 1) * i_t
+                cur = drain(tile(*at(o_off, i_off), tm, tn, *panel, body), *at(o_off, i_off), cur, body)
+            return cur
+
+        if outer_n > 1:
+            oo = Var(f"{name}__o", idx_t, sp)
+            it = Var(f"{name}__ot", cur.type, sp)
+            body: list = []
+            c = outer_body(oo, it, body)
+            body.append(YieldStmt((c,), sp))
+            rv = Var(f"{name}__ot", cur.type, sp)
+            out.append(ForStmt(loop_var=oo, start=ConstInt(0), stop=ConstInt(outer_n * o_t), step=ConstInt(o_t),
+                               iter_args=(it,), init_values=(cur,), body=tuple(body), return_vars=(rv,), span=sp))
+            cur = rv
+        else:
+            cur = outer_body(0, cur, out)
+        for mi in range(0, m, tm):  # the partial boundary tiles
+            for ni in range(0, n, tn):
+                em, en = min(tm, m - mi), min(tn, n - ni)
+                if (em, en) != (tm, tn):
+                    cur = drain(tile(mi, ni, em, en, None, None, out), mi, ni, cur, out)
+        if store is not None:
+            self.redefine(store.var, cur)
+        elif chain[0] is None:
+            self.redefine(mm.var, cur)
+        else:
+            self.folded[id(chain[0])] = cur
+        return out
 
     # -- M/N split ---------------------------------------------------------------------------
 
@@ -441,6 +666,8 @@ class _Tile(Mutator):
 
     def _grid(self, store: AssignStmt, mm: AssignStmt, a: Var, b: Var, bias, tile, casts):
         """The sub-tile grid of ``mm`` feeding ``store`` (through ``casts``)."""
+        if isinstance(tile, _Design):
+            return self._dbc_grid(mm, a, b, tile, store)
         (m, k), (_, n) = a.type.shape, b.type.shape
         if casts:  # the casts run in Vec: the sub-tile's FP32 copy and its cast results must fit there
             p = self.platform

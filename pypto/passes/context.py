@@ -19,3 +19,15 @@ class PassContext:
     # pass (the verifier ran ~20 times per compile over every call; the objects are kept alive here
     # so that an id is never reused by another call)
     typed_calls: dict = field(default_factory=dict, repr=False, compare=False)
+    # AutoTileMatmulL0 may realise the chooser's double-buffered-C (dbC = 2) design: on when the memory
+    # planner is DSA_RP or PTOAS, or PYPTO with enable_pypto_l0c_double_buffer=True (the reference's
+    # gates; see l0c_double_buffer_enabled)
+    l0c_double_buffer: bool = False
+
+
+def l0c_double_buffer_enabled(memory_planner, enable_pypto_l0c_double_buffer) -> bool:
+    """Whether a compilation with these settings lets AutoTileMatmulL0 double-buffer Acc: the
+    reference enables dbC = 2 unconditionally under the DSA_RP and PTOAS planners and, under its
+    default PYPTO planner, only on the experimental opt-in flag."""
+    name = getattr(memory_planner, "value", memory_planner) or "PYPTO"
+    return str(name).upper() in ("DSA_RP", "PTOAS") or bool(enable_pypto_l0c_double_buffer)

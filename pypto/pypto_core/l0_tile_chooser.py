@@ -20,9 +20,10 @@ wall. The model constants default to the reference's (measured on its device); t
 :class:`L0TileConfig`.
 
 This is the reference's chooser as a function, the design points its tests pin. Our
-AutoTileMatmulL0 does not realise them yet: it tiles with
+AutoTileMatmulL0 realises its double-buffered-C full-K designs when dbC is enabled
+(:func:`pypto.passes.auto_tile_matmul_l0.choose_dbc_design`); otherwise it tiles with
 :func:`pypto.passes.auto_tile_matmul_l0.choose_mn_tile` / ``choose_k_chunk`` (output-stationary,
-one L0C buffer, K chunks that divide K), so the tiles it emits can differ from this answer
+one L0C buffer, K chunks that divide K), so those tiles can differ from this answer
 (docs/compatibility.md); every tiling it emits accumulates each output element correctly.
 """
 from __future__ import annotations
