@@ -81,9 +81,9 @@ def compile_settings(*, platform, verification_level=None, diagnostic_phase=None
 
 
 # Options of the reference's ``ir.compile`` that have no effect on the simulator: accepted, recorded
-# in ``compiled_meta.json`` ("compile_options") and listed in docs/compatibility.md.
-RECORDED_ONLY = ("skip_ptoas", "memory_planner", "enable_pypto_l0c_double_buffer", "emit_source_loc",
-                 "dump_ptoas_passes", "runtime")
+# in ``compiled_meta.json`` ("compile_options") and listed in docs/compatibility.md. (memory_planner
+# and enable_pypto_l0c_double_buffer are recorded too, and gate AutoTileMatmulL0's dbC=2 tiling.)
+RECORDED_ONLY = ("skip_ptoas", "emit_source_loc", "dump_ptoas_passes", "runtime")
 
 
 def compile(program: Program, output_dir=None, strategy=None, dump_passes=True, backend_type=None,
@@ -115,9 +115,12 @@ def compile(program: Program, output_dir=None, strategy=None, dump_passes=True, 
     * ``profiling``: writes ``report/pipeline_profile.txt`` / ``.json`` (wall time per pass, codegen).
     * ``analyze_auto_scopes_for_deps``: AutoDeriveTaskDependencies replaces the runtime's tensormap
       lookups it can prove by compiler edges in AUTO scopes.
-    * ``skip_ptoas``, ``memory_planner``, ``enable_pypto_l0c_double_buffer``, ``emit_source_loc``,
-      ``dump_ptoas_passes``, ``runtime``: accepted and recorded; nothing on the simulator depends on
-      them (no ptoas step, one memory planner, one runtime; see docs/compatibility.md).
+    * ``memory_planner``, ``enable_pypto_l0c_double_buffer``: recorded; one memory planner runs
+      whatever their values, which decide only whether AutoTileMatmulL0 may double-buffer Acc
+      (dbC=2 under ``DSA_RP`` / ``PTOAS``, or ``PYPTO`` with the flag, as in the reference).
+    * ``skip_ptoas``, ``emit_source_loc``, ``dump_ptoas_passes``, ``runtime``: accepted and
+      recorded; nothing on the simulator depends on them (no ptoas step, one runtime; see
+      docs/compatibility.md).
     * ``distributed_config``: a ``@pl.program`` with a ``@pl.function(level=pl.Level.HOST)``
       orchestrator compiles into a ``DistributedCompiledProgram`` (docs/distributed.md); any other
       program is refused.

@@ -75,9 +75,10 @@ class RunConfig:
     (``RunConfig(backend_type=BackendType.Ascend950)`` alone still runs a2a3sim; give
     ``platform="a5sim"``). ``strategy`` is ``OptimizationStrategy.Default`` (the only one).
     ``rtol`` / ``atol`` are the harness's golden-comparison tolerances. ``compile_profiling`` writes
-    ``report/pipeline_profile.{txt,json}``. ``memory_planner`` (a ``MemoryPlanner``) and
-    ``dump_ptoas_passes`` are recorded in ``compiled_meta.json`` and change nothing here (one memory
-    planner, no ptoas). ``distributed_config`` (a ``DistributedConfig``) gives the cards of a
+    ``report/pipeline_profile.{txt,json}``. ``memory_planner`` (a ``MemoryPlanner``) is recorded in
+    ``compiled_meta.json``; one memory planner runs whatever its value, which decides only whether
+    AutoTileMatmulL0 may double-buffer Acc (``DSA_RP`` / ``PTOAS``: dbC=2, as in the reference;
+    docs/compiler.md). ``dump_ptoas_passes`` is recorded and changes nothing here (no ptoas). ``distributed_config`` (a ``DistributedConfig``) gives the cards of a
     ``@pl.jit.host`` program (docs/distributed.md). ``codegen_only`` compiles without running; ``golden_data_dir`` is where the golden
     form of :func:`pypto.runtime.run` keeps its data files. ``dump_passes`` (bool or ``PassDumpLevel``) writes
     ``passes_dump/`` into the artifact directory; ``save_kernels_dir`` chooses that directory (default:
@@ -107,14 +108,13 @@ class RunConfig:
 
     No effect on the simulator (validated, then unused; docs/compatibility.md): ``device_id`` (there
     is one simulated device), ``aicpu_thread_num`` (the scheduler is not threaded), ``enable_pmu``
-    and ``enable_scope_stats`` (no hardware counters), ``memory_planner``, ``dump_ptoas_passes``.
+    and ``enable_scope_stats`` (no hardware counters), ``dump_ptoas_passes``.
     """
 
     # The fields that do nothing on a simulator (validated, then unused; "no effect" below and in
     # docs/compatibility.md): a program may set them for a device run and still run here.
     SIM_NO_EFFECT: ClassVar[frozenset] = frozenset({
-        "device_id", "aicpu_thread_num", "enable_pmu", "enable_scope_stats", "memory_planner",
-        "dump_ptoas_passes"})
+        "device_id", "aicpu_thread_num", "enable_pmu", "enable_scope_stats", "dump_ptoas_passes"})
 
     # the reference's fields, in its order (positional construction binds the same way) ...
     platform: str = "a2a3sim"
@@ -142,7 +142,7 @@ class RunConfig:
     ring_dep_pool: object = None
     distributed_config: object = None
     analyze_auto_scopes_for_deps: bool = False
-    memory_planner: object = None           # no effect on a simulator: recorded in compiled_meta.json
+    memory_planner: object = None           # recorded; DSA_RP / PTOAS let AutoTileMatmulL0 double-buffer Acc
     dump_ptoas_passes: bool = False         # no effect on a simulator: there is no ptoas step
     # ... then ours
     verification_level: object = None
