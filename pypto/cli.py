@@ -235,11 +235,17 @@ def main(argv=None) -> int:
     import os
 
     args = build_parser().parse_args(argv)
-    if args.command in ("doctor", "fuzz"):
-        # they run the kernel many times: its pl.debug_print lines would repeat per run and, with
-        # --json, break the JSON on stdout. Silenced unless PYPTO_DEBUG_PRINT is set explicitly
-        os.environ.setdefault("PYPTO_DEBUG_PRINT", "0")
-    return args.func(args)
+    silence = args.command in ("doctor", "fuzz") and "PYPTO_DEBUG_PRINT" not in os.environ
+    if not silence:
+        return args.func(args)
+    # they run the kernel many times: its pl.debug_print lines would repeat per run and, with
+    # --json, break the JSON on stdout. Silenced unless PYPTO_DEBUG_PRINT is set explicitly, for
+    # this command only (main(argv) called in-process must not change the caller's environment)
+    os.environ["PYPTO_DEBUG_PRINT"] = "0"
+    try:
+        return args.func(args)
+    finally:
+        os.environ.pop("PYPTO_DEBUG_PRINT", None)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 traceback), ``--json`` and ``to_dict()``, help text for every option; fuzz does not call a
 deterministic race clean."""
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -128,3 +129,16 @@ def test_fuzz_clean_case_exits_0(script):
     p = _run("fuzz", script, "--seeds", "2", "--jobs", "1")
     assert p.returncode == 0, p.stdout + p.stderr[-2000:]
     assert "verdict: clean" in p.stdout and "race detector: no unordered" in p.stdout
+
+
+def test_main_leaves_the_callers_environment_alone(script, monkeypatch):
+    # doctor / fuzz silence pl.debug_print for their own run only: main(argv) called in-process (a
+    # notebook, a test) must not switch the caller's debug prints off afterwards
+    from pypto.cli import main
+
+    monkeypatch.delenv("PYPTO_DEBUG_PRINT", raising=False)
+    assert main(["doctor", str(script), "--case", "nope"]) == 2
+    assert "PYPTO_DEBUG_PRINT" not in os.environ
+    monkeypatch.setenv("PYPTO_DEBUG_PRINT", "1")
+    assert main(["doctor", str(script), "--case", "nope"]) == 2
+    assert os.environ["PYPTO_DEBUG_PRINT"] == "1"
