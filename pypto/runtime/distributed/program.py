@@ -254,6 +254,7 @@ class DistributedCompiledProgram:
                          alloc=lambda r, n: torch.empty(n, dtype=torch.uint8))   # never read: nothing runs
         h.run(h.tree.body)
         self.launches = [(ln.rank, ln.name, str(ln.compiled.output_dir)) for ln in h.launches_seen]
+        self.window_groups = [(b.name, sorted(rs)) for b, rs in zip(h.buffers, h.window_ranks)]
         self._output_dir.mkdir(parents=True, exist_ok=True)
         meta = {"name": self.host.name, "device_ids": list(self.distributed_config.device_ids),
                 "platform": self.config.platform,
@@ -300,6 +301,8 @@ def _interpreter(prog: DistributedCompiledProgram, world, bound: dict, cfg: RunC
         h.env["self"] = ProgramSelf(prog.host.program, subs)
     h.dyn.update(bind_dynamic(prog.host.annotations(), bound, lambda n: bound.get(n, scope.get(n))))
     h.tree = tree
+    if not compile_only:
+        h.window_groups = getattr(prog, "window_groups", None)
     return h
 
 
