@@ -109,6 +109,7 @@ class HostInterpreter:
         # found by a dry run of the body (``window_ranks`` records the ranks launched with each)
         self.window_groups: list[tuple[str, list[int]]] | None = None
         self.window_ranks: list[set[int]] = []
+        self.tensor_arg = None   # (rank, host tensor) -> the launch argument; None: the tensor itself
 
     # -- helpers ---------------------------------------------------------------------------
     def span(self, node: ast.AST) -> Span:
@@ -427,6 +428,9 @@ class HostInterpreter:
         params = getattr(compiled, "meta", {}).get("params", [])
         runtime_args = [_fit_window(a, p) if id(a) in windows else a
                         for a, p in zip(runtime_args, params or [None] * len(runtime_args))]
+        if self.tensor_arg is not None:   # a host tensor becomes the card's argument (make_tensor_arg)
+            runtime_args = [self.tensor_arg(rank, a) if isinstance(a, torch.Tensor) and id(a) not in windows else a
+                            for a in runtime_args]
         s = self.span(e)
         ln = Launch(rank, _fname(fn), compiled, runtime_args, f"{s.file}:{s.line}")
         self.plan.add(ln)

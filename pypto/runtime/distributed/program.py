@@ -350,6 +350,11 @@ def execute_distributed_compiled(compiled: DistributedCompiledProgram, args: tup
     try:
         h = _interpreter(compiled, world, bound, cfg, alloc=alloc,
                          flush=lambda plan: engine.run_phase(plan, world, run_cfg))
+        # every host tensor of a launch goes through the runtime's make_tensor_arg (looked up on its
+        # module at each launch, so a caller's wrapper of it is used)
+        from simpler_setup import torch_interop
+
+        h.tensor_arg = lambda rank, t: torch_interop.make_tensor_arg(cards[rank], t)
         value = h.run(h.tree.body)
         if allocated_outs:
             # the return-style call: the outputs it allocated are the result
