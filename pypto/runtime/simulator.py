@@ -36,6 +36,7 @@
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import gc
 import heapq
@@ -1344,6 +1345,21 @@ class DfxWriteWarning(RuntimeWarning):
     unaffected (they were copied back before any DFX file was written)."""
 
 
+# Where a run's DFX outputs go instead of ``<work_dir>/dfx_outputs`` (a context variable, so the
+# ranks of a multi-rank run, each a thread, file their dispatches apart: ``dfx_outputs/rank{r}/d{k}``)
+_DFX_DIR: "contextvars.ContextVar[Path | None]" = contextvars.ContextVar("pypto_dfx_dir", default=None)
+
+
+@contextlib.contextmanager
+def dfx_dir(path):
+    """Within the block, the DFX outputs of a run are written to ``path`` (None: the default)."""
+    token = _DFX_DIR.set(Path(path) if path is not None else None)
+    try:
+        yield
+    finally:
+        _DFX_DIR.reset(token)
+
+
 def write_dfx(rt: Runtime, cfg, work_dir: Path, kernel_ids: dict) -> None:
     """Write the DFX outputs the config asks for under ``<work_dir>/dfx_outputs/`` and print where.
 
@@ -1351,7 +1367,7 @@ def write_dfx(rt: Runtime, cfg, work_dir: Path, kernel_ids: dict) -> None:
     no permission, a directory where the file goes) is a :class:`DfxWriteWarning` naming the file
     and the cause, and the others are still written. The run has succeeded by then; its results
     are already in the caller's tensors."""
-    dfx = Path(work_dir) / "dfx_outputs"
+    dfx = _DFX_DIR.get() or Path(work_dir) / "dfx_outputs"
 
     def attempt(what: str, write) -> None:
         try:

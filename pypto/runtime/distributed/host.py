@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import ast
 import builtins
+import json
 import operator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -109,6 +111,8 @@ class HostInterpreter:
         # found by a dry run of the body (``window_ranks`` records the ranks launched with each)
         self.window_groups: list[tuple[str, list[int]]] | None = None
         self.window_ranks: list[set[int]] = []
+        self.dfx_base = None     # <output_dir>/dfx_outputs of a run asking for DFX output (per-dispatch dirs)
+        self.dispatches: dict[int, int] = {}   # rank -> dispatches made this run
         self.tensor_arg = None   # (rank, host tensor) -> the launch argument; None: the tensor itself
 
     # -- helpers ---------------------------------------------------------------------------
@@ -372,6 +376,21 @@ class HostInterpreter:
         self.buffers.append(buf)
         return buf
 
+    def _dfx_dir(self, rank: int, fn, compiled):
+        """The DFX directory of rank ``rank``'s next dispatch, ``<dfx_base>/rank{r}/d{k}`` (``k``
+        counts the card's dispatches of this run), with ``dispatch_program.json`` naming the
+        program that ran there; None when the run asks for no DFX output."""
+        if self.dfx_base is None:
+            return None
+        k = self.dispatches.get(rank, 0)
+        self.dispatches[rank] = k + 1
+        d = Path(self.dfx_base) / f"rank{rank}" / f"d{k}"
+        d.mkdir(parents=True, exist_ok=True)
+        out = getattr(compiled, "output_dir", None)
+        (d / "dispatch_program.json").write_text(json.dumps(
+            {"rank": rank, "dispatch": k, "program": _fname(fn), "output_dir": str(out) if out else None}))
+        return d
+
     def _group_of(self, name: str):
         """The communication group of the next window buffer: the ranks whose launches use it, as
         the reference clusters window buffers into comm domains by the devices they are dispatched
@@ -432,7 +451,7 @@ class HostInterpreter:
             runtime_args = [self.tensor_arg(rank, a) if isinstance(a, torch.Tensor) and id(a) not in windows else a
                             for a in runtime_args]
         s = self.span(e)
-        ln = Launch(rank, _fname(fn), compiled, runtime_args, f"{s.file}:{s.line}")
+        ln = Launch(rank, _fname(fn), compiled, runtime_args, f"{s.file}:{s.line}", self._dfx_dir(rank, fn, compiled))
         self.plan.add(ln)
         self.launches_seen.append(ln)
         # the value of the launch: its Out / InOut arguments (filled once the phase has run)

@@ -311,6 +311,10 @@ def _rank_config(cfg: RunConfig) -> RunConfig:
     import dataclasses
 
     fields = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg) if f.init}
+    if fields.get("enable_chip_swimlane"):
+        # a multi-rank swimlane co-enables dep_gen (as the reference's driver does): the converter
+        # of each dispatch's records needs its task graph
+        fields["enable_dep_gen"] = True
     fields["distributed_config"] = None
     fields["distributed_backend"] = None
     fields["backend_type"] = None
@@ -355,6 +359,8 @@ def execute_distributed_compiled(compiled: DistributedCompiledProgram, args: tup
         from simpler_setup import torch_interop
 
         h.tensor_arg = lambda rank, t: torch_interop.make_tensor_arg(cards[rank], t)
+        if cfg.any_dfx_enabled():   # one directory per dispatch: dfx_outputs/rank{r}/d{k}
+            h.dfx_base = compiled.output_dir / "dfx_outputs"
         value = h.run(h.tree.body)
         if allocated_outs:
             # the return-style call: the outputs it allocated are the result
