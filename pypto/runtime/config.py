@@ -1,11 +1,12 @@
 """``RunConfig``: how a kernel is compiled and run (``from pypto.runtime import RunConfig``).
 
 Every field of spec-runtime §1 is accepted and validated; the simulator reads ``platform``, the DFX
-flags (``enable_dep_gen``, ``enable_dump_args``, ``enable_chip_swimlane``), ``sim_seed``, ``sim_poison`` and
-``dump_budget_bytes`` and the ring sizes (a scope that holds more tasks, heap bytes or dependency
+flags (``enable_dep_gen``, ``enable_dump_args``, ``enable_chip_swimlane``, ``enable_scope_stats``),
+``sim_seed``, ``sim_poison`` and ``dump_budget_bytes`` and the ring sizes (a scope that holds more tasks, heap bytes or dependency
 entries than its ring has deadlocks the device: the simulator reports it, see
-:meth:`pypto.runtime.simulator.Runtime.scope`). ``device_id``, ``aicpu_thread_num``, ``enable_pmu``
-and ``enable_scope_stats`` are validated but have no effect on the simulator.
+:meth:`pypto.runtime.simulator.Runtime.scope`; ``enable_scope_stats`` writes what each scope held of
+its ring: :mod:`pypto.runtime.scope_stats`). ``device_id``, ``aicpu_thread_num`` and ``enable_pmu``
+are validated but have no effect on the simulator.
 """
 from __future__ import annotations
 
@@ -106,7 +107,7 @@ class RunConfig:
 
     No effect on the simulator (validated, then unused; docs/compatibility.md): ``device_id`` (there
     is one simulated device), ``aicpu_thread_num`` (the scheduler is not threaded), ``enable_pmu``
-    and ``enable_scope_stats`` (no hardware counters), ``memory_planner``, ``dump_ptoas_passes``.
+    (no hardware counters), ``memory_planner``, ``dump_ptoas_passes``.
     """
 
     # the reference's fields, in its order (positional construction binds the same way) ...

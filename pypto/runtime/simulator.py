@@ -64,6 +64,7 @@ from pypto.runtime.deps import (
 )
 from pypto.runtime.dumps import AFTER, BEFORE, DumpCollector
 from pypto.runtime.faults import locate
+from pypto.runtime import scope_stats
 from pypto.runtime.trace import rxty
 from pypto.ops.support.debug import DebugPrint, PrintRecord, emit as emit_print
 from pypto.ops.support.sync import BlockBarrier
@@ -213,6 +214,8 @@ class _Scope:
     def __exit__(self, *exc):
         rt = self.rt
         h = rt._held[rt._depth]
+        if rt.scope_stats is not None:   # (RunConfig.enable_scope_stats: pypto.runtime.scope_stats)
+            scope_stats.sample(rt.scope_stats, rt._scope_stack[-1].ring, rt._depth, self.manual, h)
         h[0] = h[1] = h[2] = 0      # scope_end: its tasks' slots, heap and edges can be retired
         rec = rt._scope_stack.pop()
         rec.open = False
@@ -299,6 +302,7 @@ class Runtime:
         self._live = [0, 0, 0, 0]            # per ring: task slots taken (submitted, not retired)
         self.max_live = [0, 0, 0, 0]         # per ring: the most slots ever taken at once (tests, stats)
         self._scope_stack: list[_ScopeRec] = [_ScopeRec(0)]   # the function scope never ends
+        self.scope_stats: list | None = None   # the ended scopes' samples, when enable_scope_stats
         self._fresh: list[Task] = []         # tasks linked with nothing to wait for, not yet seen by the scheduler
         self._sched = None                   # the scheduler's state between runs (_SchedState)
         self.drains = 0                      # how often a full window made the orchestrator wait
@@ -1076,6 +1080,8 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
                                   rings=cfg.ring_limits(), lockstep=cfg.sim_lockstep, streaming=True,
                                   keep_history=keep_history, protect=protect)
         _LAST_RUNTIME[:] = [rt]
+        if cfg.enable_scope_stats:
+            rt.scope_stats = []
         from pypto import progress
 
         # a run of more than a second shows "run <name>: done/submitted tasks" on a terminal (drawn
@@ -1388,6 +1394,11 @@ def write_dfx(rt: Runtime, cfg, work_dir: Path, kernel_ids: dict) -> None:
             if d is not None:
                 print(f"args_dump written to {d} — inspect with: python -m simpler_setup.tools.dump_viewer {d}")
         attempt("the tensor dump (args_dump/)", dumps)
+    if cfg.enable_scope_stats and rt.scope_stats is not None:
+        def stats():
+            path = scope_stats.write(rt, dfx)
+            print(f"scope stats written to {path} (line 1: ring sizes; then one line per scope)")
+        attempt("scope_stats.jsonl", stats)
     if cfg.enable_chip_swimlane:
         def swimlane():
             path = write_swimlane(rt, dfx, cfg.enable_chip_swimlane)
