@@ -525,3 +525,29 @@ class ProgramSubGroup:
             self.swap_orch(x[r], yb[r], pld.window(buf_b, [N], dtype=pl.FP32),
                            pld.window(sig_b, [1, 1], dtype=pl.INT32), ib[r], device=r)
         return ya
+
+
+@pl.program
+class ProgramWithSubWorker:
+    """Each rank doubles its row; the ``check`` sub-worker (host Python) then records the sum of
+    the output, so a test can tell which function ran."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def double(self, x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]]) -> pl.Tensor[[1, N], pl.FP32]:
+        return pl.store(pl.mul(pl.load(x, [0, 0], [1, N]), 2.0), [0, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def double_orch(self, x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]]) -> pl.Tensor[[1, N], pl.FP32]:
+        return self.double(x, y)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)
+    def check(y: pl.Tensor[[2, 1, N], pl.FP32], seen: pl.Tensor[[1], pl.FP32]):
+        seen[0] = -1.0   # the generated sub-worker's mark (an override writes something else)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self, x: pl.Tensor[[2, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[2, 1, N], pl.FP32]],
+             seen: pl.Tensor[[1], pl.FP32]) -> pl.Tensor[[2, 1, N], pl.FP32]:
+        for r in pl.range(2):
+            self.double_orch(x[r], y[r], device=r)
+        self.check(y, seen)
+        return y

@@ -323,7 +323,7 @@ def _rank_config(cfg: RunConfig) -> RunConfig:
 
 def execute_distributed_compiled(compiled: DistributedCompiledProgram, args: tuple, kwargs: dict | None = None,
                                  config: RunConfig | None = None, *, workers: list | None = None,
-                                 world_hook=None) -> Any:
+                                 world_hook=None, sub_worker_overrides: dict | None = None) -> Any:
     """Run ``compiled`` once with the caller's tensors (see the module docstring). ``workers``: the
     per-rank cards to run on (a :class:`DistributedWorker`'s); default fresh ones. ``world_hook(world)``
     sees the run's :class:`pypto.ops.support.dist.World` before anything runs."""
@@ -359,6 +359,13 @@ def execute_distributed_compiled(compiled: DistributedCompiledProgram, args: tup
         from simpler_setup import torch_interop
 
         h.tensor_arg = lambda rank, t: torch_interop.make_tensor_arg(cards[rank], t)
+        if sub_worker_overrides and isinstance(h.env.get("self"), ProgramSelf):
+            from pypto.runtime.distributed.continuous import override_call
+
+            subs = h.env["self"]._subworkers
+            for name, fn in sub_worker_overrides.items():
+                if name in subs:
+                    subs[name] = override_call(fn)
         if cfg.any_dfx_enabled():   # one directory per dispatch: dfx_outputs/rank{r}/d{k}
             h.dfx_base = compiled.output_dir / "dfx_outputs"
         value = h.run(h.tree.body)
@@ -372,6 +379,24 @@ def execute_distributed_compiled(compiled: DistributedCompiledProgram, args: tup
         if own:
             for c in cards:
                 c.close()
+
+
+def _check_overrides(programs, overrides: dict) -> dict:
+    """``sub_worker_overrides``: every name a ``role=pl.Role.SubWorker`` function of each program's
+    host, every value callable; a clear ValueError otherwise (before any card starts)."""
+    from pypto.frontend.host_methods import host_methods
+
+    for p in programs:
+        prog = p.host.program
+        names = {m.name for m in host_methods(prog) if m.is_subworker} if prog is not None else set()
+        unknown = sorted(set(overrides) - names)
+        if unknown:
+            raise ValueError(f"sub_worker_overrides: {', '.join(map(repr, unknown))} are not sub-workers of "
+                             f"'{p.host.name}' (its sub-workers: {', '.join(sorted(names)) or 'none'})")
+    for name, fn in overrides.items():
+        if not callable(fn):
+            raise ValueError(f"sub_worker_overrides['{name}'] must be callable (fn(args)), got {type(fn).__name__}")
+    return dict(overrides)
 
 
 def _allocate_outputs(host, args: tuple, kwargs: dict) -> tuple[tuple, dict, list]:
@@ -446,7 +471,8 @@ class DistributedWorker:
     ``worker(*args)`` / ``worker.run(program, *args)`` run and wait; ``worker.submit(...)`` returns a
     :class:`DistributedRunHandle`. Windows are zeroed for each run (the reference's default reset)."""
 
-    def __init__(self, programs, config: RunConfig | None = None, **kwargs):
+    def __init__(self, programs, config: RunConfig | None = None, *, sub_worker_overrides: dict | None = None,
+                 **kwargs):
         if isinstance(programs, DistributedCompiledProgram):
             programs = [programs]
         if not programs:
@@ -457,6 +483,7 @@ class DistributedWorker:
                 raise ValueError("every program of a DistributedWorker must use the same device_ids and platform")
         self.programs = list(programs)
         self.config = config or first.config
+        self.sub_worker_overrides = _check_overrides(self.programs, sub_worker_overrides or {})
         self.cards = [ChipWorker(_rank_config(self.config)) for _ in range(first.nranks)]
         self._lock = threading.Lock()
         self._closed = False
@@ -468,7 +495,8 @@ class DistributedWorker:
         if program not in self.programs:
             raise ValueError(f"{program!r} was not prepared on this worker")
         with self._lock:
-            return execute_distributed_compiled(program, args, kwargs, config or self.config, workers=self.cards)
+            return execute_distributed_compiled(program, args, kwargs, config or self.config, workers=self.cards,
+                                                sub_worker_overrides=self.sub_worker_overrides)
 
     def __call__(self, *args, config: RunConfig | None = None, **kwargs):
         return self.run(self.programs[0], *args, config=config, **kwargs)
