@@ -284,7 +284,12 @@ def _interpreter(prog: DistributedCompiledProgram, world, bound: dict, cfg: RunC
             compiled = prog.host.compiled_function(fn.name, run_cfg.platform)
             names = compiled.param_names
             return compiled, list(args) + [kwargs[n] for n in names[len(args):] if n in kwargs]
-        compiled = fn.compile(*args, config=run_cfg, **kwargs)
+        # a card-resident DeviceTensor specialises the kernel as its device-memory view does (the
+        # launch still passes the DeviceTensor: the card runs on its memory)
+        from pypto.runtime.device_tensor import DeviceTensor
+
+        view = lambda a: a.device_view() if isinstance(a, DeviceTensor) else a   # noqa: E731
+        compiled = fn.compile(*map(view, args), config=run_cfg, **{k: view(v) for k, v in kwargs.items()})
         sig = inspect.signature(fn.fn).bind(*args, **kwargs)
         sig.apply_defaults()
         return compiled, [sig.arguments[n] for n in compiled.param_names]
@@ -441,6 +446,20 @@ def _with_dc(cfg: RunConfig, dc) -> RunConfig:
     return RunConfig(**fields)
 
 
+class DistributedProgramHandle:
+    """``worker.register(compiled)``: runs that one program on the worker's cards (``handle(*args)``);
+    ``closed`` once the worker is closed, after which a call is a RuntimeError."""
+
+    def __init__(self, worker: "DistributedWorker", compiled):
+        self.worker, self.compiled = worker, compiled
+        self.closed = False
+
+    def __call__(self, *args, config: RunConfig | None = None, **kwargs):
+        if self.closed:
+            raise RuntimeError("a DistributedProgramHandle called after close() of its worker")
+        return self.worker.run(self.compiled, *args, config=config, **kwargs)
+
+
 class DistributedRunHandle:
     """One submitted run of a :class:`DistributedWorker` (``wait()`` returns its result or raises)."""
 
@@ -487,11 +506,15 @@ class DistributedWorker:
         self.cards = [ChipWorker(_rank_config(self.config)) for _ in range(first.nranks)]
         self._lock = threading.Lock()
         self._closed = False
+        # resident tensors this worker allocated and has not freed, as (card, DeviceTensor):
+        # close() frees them (a program's weights need no explicit free_tensor)
+        self._owned_tensors: list[tuple[int, Any]] = []
+        self._handles: list[DistributedProgramHandle] = []
 
     def run(self, program, *args, config: RunConfig | None = None, **kwargs):
         """Run ``program`` (one of the prepared ones) once on these cards."""
         if self._closed:
-            raise RuntimeError("DistributedWorker is closed")
+            raise RuntimeError("DistributedWorker.run called after close()")
         if program not in self.programs:
             raise ValueError(f"{program!r} was not prepared on this worker")
         with self._lock:
@@ -499,7 +522,21 @@ class DistributedWorker:
                                                 sub_worker_overrides=self.sub_worker_overrides)
 
     def __call__(self, *args, config: RunConfig | None = None, **kwargs):
+        """Run the one prepared program (with several, which one is meant is ambiguous: a TypeError)."""
+        if len(self.programs) != 1:
+            raise TypeError(f"worker(*args) is ambiguous: this DistributedWorker holds {len(self.programs)} "
+                            "programs; call worker.run(compiled, *args) or worker.register(compiled)(*args)")
         return self.run(self.programs[0], *args, config=config, **kwargs)
+
+    def register(self, program) -> "DistributedProgramHandle":
+        """A handle that runs ``program`` (one of the prepared ones, by identity) on these cards."""
+        if self._closed:
+            raise RuntimeError("DistributedWorker.register called after close()")
+        if not any(program is p for p in self.programs):
+            raise ValueError(f"{program!r} was not prepared on this worker (register takes one of its programs)")
+        h = DistributedProgramHandle(self, program)
+        self._handles.append(h)
+        return h
 
     def submit(self, program, *args, config: RunConfig | None = None, **kwargs) -> DistributedRunHandle:
         """Start a run in the background."""
@@ -517,20 +554,25 @@ class DistributedWorker:
     # -- device memory of the cards (tensors resident between runs)
     def alloc_tensor(self, shape, dtype, *, init=None, worker_id: int = 0):
         """A :class:`DeviceTensor` resident on card ``worker_id`` (rank), from ``init`` or zeros."""
-        return self._card(worker_id).alloc_tensor(shape, dtype, init=init)
+        t = self._card(worker_id).alloc_tensor(shape, dtype, init=init)
+        self._owned_tensors.append((worker_id, t))
+        return t
+
+    def _disown(self, t) -> None:
+        self._owned_tensors = [(r, o) for r, o in self._owned_tensors if o is not t]
 
     def free_tensor(self, t, *, worker_id: int | None = None) -> None:
         """Release a resident tensor (of whichever card holds it when ``worker_id`` is None)."""
         from pypto.runtime.device_tensor import StackedDeviceTensor
 
         if isinstance(t, StackedDeviceTensor):
-            for r, part in zip(t.worker_ids, t.shards):
-                self._card(r).free_tensor(part)
+            self.free_stacked_tensor(t)
             return
         cards = [self._card(worker_id)] if worker_id is not None else \
             [c for c in self.cards if t.buffer is not None and t.buffer.owner() is c]
         for c in cards:
             c.free_tensor(t)
+        self._disown(t)
 
     def alloc_stacked_tensor(self, host, *, worker_ids=None):
         """One resident slice ``host[i]`` per card ``worker_ids[i]`` (default every rank), as a
@@ -542,12 +584,14 @@ class DistributedWorker:
             raise ValueError(f"alloc_stacked_tensor: {host.shape[0]} slices for {len(ids)} workers")
         parts = [self._card(r).alloc_tensor(tuple(host.shape[1:]), host.dtype, init=host[i].contiguous())
                  for i, r in enumerate(ids)]
+        self._owned_tensors.extend(zip(ids, parts))
         return StackedDeviceTensor(parts, tuple(host.shape), ids)
 
     def free_stacked_tensor(self, t) -> None:
         """Release every shard of a :class:`StackedDeviceTensor`."""
         for r, part in zip(t.worker_ids, t.shards):
             self._card(r).free_tensor(part)
+            self._disown(part)
 
     def copy_stacked_from(self, t, host) -> None:
         """Read every shard of ``t`` back into ``host[i]`` (a ``[B, *tail]`` host tensor)."""
@@ -566,6 +610,11 @@ class DistributedWorker:
     def close(self) -> None:
         """Release the cards."""
         if not self._closed:
+            for r, t in self._owned_tensors:   # what the caller did not free
+                self.cards[r].free_tensor(t)
+            self._owned_tensors = []
+            for h in self._handles:
+                h.closed = True
             for c in self.cards:
                 c.close()
             self._closed = True
