@@ -551,3 +551,22 @@ class ProgramWithSubWorker:
             self.double_orch(x[r], y[r], device=r)
         self.check(y, seen)
         return y
+
+
+@pl.program
+class ProgramInlineChips:
+    """Two chip programs written inline in the host (``with pl.at(level=pl.Level.CHIP)``): block 0
+    adds, block 1 subtracts; the host returns block 0's output."""
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self, a: pl.Tensor[[16, 64], pl.FP32], b: pl.Tensor[[16, 64], pl.FP32],
+             s: pl.Out[pl.Tensor[[16, 64], pl.FP32]], d: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+        with pl.at(level=pl.Level.CHIP, role=pl.Role.Orchestrator):
+            with pl.at(level=pl.Level.CORE_GROUP):
+                out = pl.add(a, b)
+                res = pl.assemble(s, out, [0, 0])
+        with pl.at(level=pl.Level.CHIP, role=pl.Role.Orchestrator):
+            with pl.at(level=pl.Level.CORE_GROUP):
+                out = pl.sub(a, b)
+                pl.assemble(d, out, [0, 0])
+        return res

@@ -22,6 +22,7 @@ from typing import Any
 import torch
 
 from pypto.errors import ParserError, Span, UnsupportedFeatureError
+from pypto.frontend.host_inline import INLINE_KW
 from pypto.ir.types import DynDim
 from pypto.language.dtypes import INT32, DataType, dtype_from_name
 from pypto.ops.support import dist as support_dist
@@ -416,7 +417,8 @@ class HostInterpreter:
 
     def launch(self, e, fn, args, kwargs) -> None:
         # without device= a launch goes to rank 0 (the first card of device_ids)
-        rank = kwargs.pop("device", 0)
+        block = kwargs.pop(INLINE_KW, None)   # an inline pl.at(level=CHIP) block k runs on chip k % ranks
+        rank = kwargs.pop("device", 0 if block is None else block % self.nranks)
         if isinstance(rank, bool) or not isinstance(rank, int) or not 0 <= rank < self.nranks:
             raise self.error(f"device={rank!r} is not a rank of this program (0..{self.nranks - 1})", e,
                              cls=ParserError)
