@@ -114,3 +114,27 @@ class P:
     with pytest.raises(ParserTypeError, match="dynamic dimension 'N' is used as a value") as e:
         spec.loader.exec_module(mod)
     assert "dyn_unbound.py:10:" in str(e.value) and "pl.Scalar" in str(e.value)
+
+
+@pl.program
+class PastTheEnd:
+    """Reads row ``r + 1`` for every ``r < M``: the last iteration reads past the tensor."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def shift(self, a: pl.Tensor[[M, C], pl.FP32], c: pl.Out[pl.Tensor[[M, C], pl.FP32]]) -> pl.Tensor[[M, C], pl.FP32]:
+        for r in pl.range(M):
+            c = pl.store(pl.load(a, [r + 1, 0], [1, C]), [r, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[M, C], pl.FP32], c: pl.Out[pl.Tensor[[M, C], pl.FP32]]) -> pl.Tensor[[M, C], pl.FP32]:
+        c = self.shift(a, c)
+        return c
+
+
+def test_an_access_past_the_dynamic_extent_is_a_run_time_error():
+    from pypto.errors import SimulationError
+
+    with pytest.raises(SimulationError) as e:
+        run(PastTheEnd, torch.randn(5, C), torch.zeros(5, C))
+    assert "test_dyn_values.py" in str(e.value)
