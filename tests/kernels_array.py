@@ -54,3 +54,26 @@ def array_escapes(src: pl.Tensor[[1, 32], pl.FP32], dst: pl.InOut[pl.Tensor[[32,
         r = pl.cast(arr[0], pl.INDEX)
         dst = pl.store(pl.load(src, [0, 0], [1, 32]), [r, 0], dst)
     return dst
+
+
+@pl.jit
+def array_counts(index_t: pl.Tensor[[1, 8], pl.INT32], src: pl.Tensor[[1, 32], pl.FP32],
+                 dst: pl.InOut[pl.Tensor[[32, 32], pl.FP32]]):
+    """A histogram in an INT32 array written with INDEX values (``cur + 1``: INT32 plus an int
+    literal is INDEX, stored converted): dst[8 * e + counts[e]] = src for each bucket e; and an
+    INDEX value past INT32 stored truncated (2**32 + 3 -> 3): dst[28 + 3] = src."""
+    with pl.at(level=pl.Level.CORE_GROUP):
+        idx = pl.load(index_t, [0, 0], [1, 8])
+        s = pl.load(src, [0, 0], [1, 32])
+        counts = pl.array.create(4, pl.INT32)
+        for k in pl.range(8):
+            e: pl.Scalar[pl.INT32] = pl.tile.read(idx, [0, k])
+            cur = counts[e]
+            counts[e] = cur + 1
+        for e in pl.range(4):
+            dst = pl.store(s, [8 * e + pl.cast(counts[e], pl.INDEX), 0], dst)
+        big: pl.Scalar[pl.INDEX] = 4294967299
+        wide = pl.array.create(1, pl.INT32)
+        wide[0] = big
+        dst = pl.store(s, [28 + pl.cast(wide[0], pl.INDEX), 0], dst)
+    return dst

@@ -29,6 +29,15 @@ def test_array_written_and_read_in_loops():
     check_all(K.array_loop, (SRC, torch.zeros(32, 32)), {1: want})
 
 
+def test_index_values_are_stored_converted_to_the_element_type():
+    idx = torch.tensor([[0, 2, 2, 3, 2, 0, 1, 2]], dtype=torch.int32)
+    want = torch.zeros(32, 32)
+    for e, n in enumerate((2, 1, 4, 1)):
+        want[8 * e + n] = SRC[0]
+    want[31] = SRC[0]   # 2**32 + 3 truncated to INT32 is 3 (the device's index_cast), not saturated
+    check_all(K.array_counts, (idx, SRC, torch.zeros(32, 32)), {2: want})
+
+
 def test_every_stage_roundtrips():
     prog = K.array_row._specialize((torch.zeros(1, 8, dtype=torch.int32), SRC, torch.zeros(32, 32)), {}).program
     for stage, p in run_pipeline(prog, {"platform": "a2a3sim"}).stages:
@@ -69,7 +78,9 @@ class P:
 def test_type_errors_are_located():
     assert "integers or BOOL" in _err("        arr = pl.array.create(4, pl.FP32)\n")
     assert "must be a INT32 scalar" in _err("        arr = pl.array.create(4, pl.INT32)\n"
-                                             "        x: pl.Scalar[pl.INDEX] = 1\n        arr[0] = x\n")
+                                             "        x: pl.Scalar[pl.FP32] = 1.0\n        arr[0] = x\n")
+    assert "must be a INT32 scalar" in _err("        arr = pl.array.create(4, pl.INT32)\n"
+                                             "        x: pl.Scalar[pl.INT64] = 1\n        arr[0] = x\n")
     assert "one scalar index" in _err("        arr = pl.array.create(4, pl.INT32)\n        y = arr[0:2]\n")
 
 

@@ -144,6 +144,18 @@ def compile(program: Program, output_dir=None, strategy=None, dump_passes=True, 
         raise UnsupportedFeatureError(
             "ir.compile(distributed_config=...): multi-rank (L3) programs are not simulated by this package; "
             "compile a single-chip program (without distributed_config)")
+    from pypto.driver import multi_orch
+
+    roots = multi_orch.orchestration_roots(program)
+    if len(roots) > 1 and passes is None:
+        # several independent orchestrations: one sub-build each (pypto.driver.multi_orch)
+        base = Path(output_dir) if output_dir is not None else None
+        subs = {r: compile(multi_orch.sub_program(program, r),
+                           None if base is None else base / "next_levels" / r, strategy, dump_passes, backend_type,
+                           skip_ptoas, verification_level, diagnostic_phase, disabled_diagnostics, memory_planner,
+                           enable_pypto_l0c_double_buffer, profiling, platform, None, analyze_auto_scopes_for_deps,
+                           emit_source_loc, dump_ptoas_passes, runtime) for r in roots}
+        return multi_orch.MultiOrchCompiledProgram(program, subs, base)
     if backend_type is not None:
         BackendType.of(backend_type)  # a clear error for a bad value, even when platform wins
     plat = get_platform(platform_of(platform, backend_type))

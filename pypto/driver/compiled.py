@@ -94,6 +94,11 @@ class CompiledProgram:
         return BackendType(self.meta["backend_type"])
 
     @property
+    def name(self) -> str:
+        """The program's name (a multi-orchestration sub-build is named after its orchestration)."""
+        return self.meta["name"]
+
+    @property
     def param_names(self) -> list[str]:
         """Names of the entry's parameters, in order."""
         return [p["name"] for p in self.meta["params"]]

@@ -98,6 +98,7 @@ from pypto.language.enums import (
 from pypto.numerics.cast import normalize_mode
 from pypto.ops.registry import write_target
 from pypto.frontend import loop_exits, while_loops
+from pypto.frontend.dyn_values import dim_value, is_dyn_value
 from pypto.frontend.arrays import (
     array_annotation, array_create, array_element, array_read, array_write,
 )
@@ -556,6 +557,7 @@ class FunctionParser:
             self.scope[p.name] = v
             pvars.append(v)
             dirs.append(p.direction)
+        self.param_vars = tuple(pvars)   # (pypto.frontend.dyn_values: the tensors a dynamic dim is read from)
         body = list(fdef.body)
         if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
                 and isinstance(body[0].value.value, str):
@@ -1204,7 +1206,8 @@ class FunctionParser:
         attrs = self._loop_attrs(kw.pop("attrs"), fn.name) if "attrs" in kw else ()
         if kw:
             raise UnsupportedFeatureError(f"pl.{fn.name} keyword(s) not supported: {', '.join(kw)}", span)
-        bounds = [self.expr(a) for a in call.args]
+        # a pl.dynamic dim as a bound is the run-time extent of the parameter carrying it
+        bounds = [dim_value(self, b, span, call) if is_dyn_value(b) else b for b in map(self.expr, call.args)]
         if not 1 <= len(bounds) <= 3:
             raise ParserTypeError(f"pl.{fn.name} takes (stop), (start, stop) or (start, stop, step)", span)
         start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (*bounds, 1)[:3]
@@ -1882,6 +1885,8 @@ class FunctionParser:
                 return self._PYOPS[op](a, b)
             except Exception as e:
                 raise ParserTypeError(f"cannot fold constant expression: {e}", span) from None
+        # a pl.dynamic dim met with a run-time scalar (``i < NR``): its run-time value
+        a, b = (dim_value(self, x, span, None) if is_dyn_value(x) else x for x in (a, b))
         for v in (a, b):
             if kind_of(v) != "scalar":
                 raise ParserTypeError(

@@ -18,6 +18,7 @@ from pypto.ir.nodes import Program
 from pypto.ir.types import TupleType
 from pypto.language.enums import FunctionType, Level, SplitMode
 from pypto.frontend.specialize import _Specializer
+from pypto.frontend.host_inline import outline as outline_chip_blocks
 from pypto.frontend.host_methods import HostMethod, register as register_host_methods
 
 
@@ -44,18 +45,33 @@ def parse_program_class(cls: ast.ClassDef, src: SourceInfo, globals_: dict, pyfu
         raise ParserSyntaxError("an @pl.program class may only contain @pl.function methods", src.span(stray[0]))
     static = _static_resolver(globals_, src)
     hosts = []
+    inline: list = []   # chip programs written inline in a HOST method (pypto.frontend.host_inline)
     for m in list(methods):
         is_host, role = _host_role(m, static)
         if is_host:
             args = [a.arg for a in m.args.args]
             own = args[1:] if args[:1] == ["self"] else args
             anns = [a.annotation for a in m.args.args][len(args) - len(own):]
+            methods.remove(m)
+            if role == "Orchestrator":
+                m, outlined = outline_chip_blocks(m, tuple(own), tuple(anns), static, src)
+                inline.extend(outlined)
             hosts.append(HostMethod(m.name, m, src, globals_, tuple(own), tuple(anns), role,
                                     (pyfuncs or {}).get(m.name)))
-            methods.remove(m)
     headers: dict[str, tuple] = {}
     for m in methods:
         headers[m.name] = _header(m, src, static)
+    for fdef, ret_ann in inline:
+        params, _, _, _, _ = _header(fdef, src, static)
+        ret: tuple = ()
+        if ret_ann is not None:
+            t, _, _ = parse_annotation(ret_ann, static, src, f"Return type of '{fdef.name}'")
+            ret = t.types if isinstance(t, TupleType) else (t,)
+        if fdef.name in headers:
+            raise ParserError(f"the inline chip program '{fdef.name}' has the name of a method of the program",
+                              src.span(fdef))
+        headers[fdef.name] = (params, ret, FunctionType.Orchestration, None, ())
+        methods.append(fdef)
 
     def self_function(name: str, span: Span) -> Callee:
         if name not in headers:

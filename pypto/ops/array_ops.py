@@ -46,13 +46,19 @@ def _get_infer(a: OpArgs, span: Span) -> ScalarType:
 def _update_infer(a: OpArgs, span: Span) -> ArrayType:
     t = _array_of(a, "array.update_element", span)
     vt = getattr(a.value, "type", None)
-    expect(vt == ScalarType(t.dtype), "array.update_element",
+    # INDEX (the machine word of loop variables and addresses) goes into any integer array and any
+    # integer into an INDEX array, as in the reference: ``counts[e] = counts[e] + 1`` (an INT32 plus
+    # an int literal is INDEX) stores the value converted to the element type (truncated, as the
+    # device's index_cast; pypto.ops.support.while_loops.IntArray)
+    word = vt is not None and isinstance(vt, ScalarType) and t.dtype.name != "BOOL" and vt.dtype.is_int() \
+        and "INDEX" in (vt.dtype.name, t.dtype.name)
+    expect(vt == ScalarType(t.dtype) or word, "array.update_element",
            f"the value must be a {t.dtype.name} scalar (the array's element type), got "
            f"{getattr(vt, 'dtype', vt)!r}", span, f"pl.cast(v, {t.dtype!r})")
     return t
 
 
-_create_src = lambda a: f"[0] * {a.extent}"   # noqa: E731  (the one source of both executors)
+_create_src = lambda a: f"_pto.array_new({a.extent}, {a.dtype})"   # noqa: E731  (the one source of both executors)
 _get_src = lambda a: f"_pto.array_get({a.array}, {a.index})"   # noqa: E731
 _set_src = lambda a: f"_pto.array_set({a.array}, {a.index}, {a.value})"   # noqa: E731
 

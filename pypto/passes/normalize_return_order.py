@@ -11,8 +11,11 @@ Requires: SplitIncoreOrch, IncoreTileOps. Produces: ReturnParamsExplicit (checke
 * Every call site follows: the ``TupleGetItem`` indices of the call's result are remapped; a call
   whose single result becomes one of several is rewritten ``r = call`` ->
   ``r_ret = call; r = r_ret[k]``.
-* A returned value that is not a version of any Out/InOut parameter is a compile error (an InCore
-  function can only hand results back through its output tensors).
+* A returned In parameter, unchanged (``return src``: the reference accepts it), is not a result of
+  the kernel: it is dropped from the returns and every call site takes the argument it passed for
+  that parameter instead (the same tensor, nothing to copy).
+* Any other returned value that is not a version of an Out/InOut parameter is a compile error (an
+  InCore function can only hand results back through its output tensors).
 """
 from __future__ import annotations
 
@@ -59,12 +62,16 @@ def _normalize(f: Function):
     roots = return_roots(f)
     if len(roots) == len(outs) and all(r is p for r, p in zip(roots, outs)):
         return f, None
+    ins = {id(p): j for j, (p, d) in enumerate(zip(f.params, f.directions)) if d == ParamDirection.In}
     for v, r in zip(ret.values, roots):
-        if r is None:
+        if r is None and not (isinstance(v, Var) and id(v) in ins):
             raise InternalError(f"InCore function '{f.name}' returns '{getattr(v, 'name', v)}', which is not a "
                                 "version of any of its Out/InOut parameters", ret.span)
     finals = _final_versions(f)
     values, perm = [], [0] * len(roots)
+    for i, (v, r) in enumerate(zip(ret.values, roots)):
+        if r is None:
+            perm[i] = _Arg(ins[id(v)])   # an In parameter passed through: the caller's argument
     for k, p in enumerate(outs):
         hit = [i for i, r in enumerate(roots) if r is p]
         if hit:
@@ -98,6 +105,10 @@ def _final_versions(f: Function) -> dict[int, Var]:
     return final
 
 
+class _Arg(int):
+    """In a call-site permutation: the old result is the call's argument of this index."""
+
+
 class _CallSites(Mutator):
     def __init__(self, remap, funcs):
         super().__init__()
@@ -113,6 +124,13 @@ class _CallSites(Mutator):
         g = self.funcs[value.func]
         rtypes = g.return_types
         call = value.replace(type=rtypes[0] if len(rtypes) == 1 else TupleType(rtypes))
+        if old_n == 1 and isinstance(perm[0], _Arg):
+            holder = Var(f"{s.var.name}_ret", call.type, s.span)
+            return [AssignStmt(holder, call, s.span), s.replace(value=value.args[perm[0]])]
+        if any(isinstance(k, _Arg) for k in perm):
+            holder = self.redefine(s.var, Var(s.var.name, call.type, s.var.span))
+            self.holders[id(holder)] = (perm, value.args, len(rtypes))
+            return s.replace(var=holder, value=call)
         if len(rtypes) == 1:
             return s.replace(value=call)
         if old_n == 1:
@@ -126,5 +144,11 @@ class _CallSites(Mutator):
     def visit_TupleGetItem(self, e: TupleGetItem):
         e = self.rebuild(e)
         perm = self.holders.get(id(e.value)) if isinstance(e.value, Var) else None
+        if isinstance(perm, tuple):   # results mixing kernel outputs and passed-through arguments
+            perm, args, n = perm
+            k = perm[e.index]
+            if isinstance(k, _Arg):
+                return args[k]
+            return e.value if n == 1 else e.replace(index=k)
         return e.replace(index=perm[e.index]) if perm is not None else e
 

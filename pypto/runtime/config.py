@@ -2,11 +2,12 @@
 
 Every field of the reference's ``RunConfig`` is accepted and validated (docs/compatibility.md,
 "``RunConfig`` fields"); the simulator reads ``platform``, the DFX
-flags (``enable_dep_gen``, ``enable_dump_args``, ``enable_chip_swimlane``), ``sim_seed``, ``sim_poison`` and
-``dump_budget_bytes`` and the ring sizes (a scope that holds more tasks, heap bytes or dependency
+flags (``enable_dep_gen``, ``enable_dump_args``, ``enable_chip_swimlane``, ``enable_scope_stats``),
+``sim_seed``, ``sim_poison`` and ``dump_budget_bytes`` and the ring sizes (a scope that holds more tasks, heap bytes or dependency
 entries than its ring has deadlocks the device: the simulator reports it, see
-:meth:`pypto.runtime.simulator.Runtime.scope`). ``device_id``, ``aicpu_thread_num``, ``enable_pmu``
-and ``enable_scope_stats`` are validated but have no effect on the simulator.
+:meth:`pypto.runtime.simulator.Runtime.scope`; ``enable_scope_stats`` writes what each scope held of
+its ring: :mod:`pypto.runtime.scope_stats`). ``device_id``, ``aicpu_thread_num`` and ``enable_pmu``
+are validated but have no effect on the simulator.
 """
 from __future__ import annotations
 
@@ -108,13 +109,13 @@ class RunConfig:
 
     No effect on the simulator (validated, then unused; docs/compatibility.md): ``device_id`` (there
     is one simulated device), ``aicpu_thread_num`` (the scheduler is not threaded), ``enable_pmu``
-    and ``enable_scope_stats`` (no hardware counters), ``dump_ptoas_passes``.
+    (no hardware counters), ``dump_ptoas_passes``.
     """
 
     # The fields that do nothing on a simulator (validated, then unused; "no effect" below and in
     # docs/compatibility.md): a program may set them for a device run and still run here.
     SIM_NO_EFFECT: ClassVar[frozenset] = frozenset({
-        "device_id", "aicpu_thread_num", "enable_pmu", "enable_scope_stats", "dump_ptoas_passes"})
+        "device_id", "aicpu_thread_num", "enable_pmu", "dump_ptoas_passes"})
 
     # the reference's fields, in its order (positional construction binds the same way) ...
     platform: str = "a2a3sim"
@@ -131,7 +132,7 @@ class RunConfig:
     enable_dump_args: int = 0
     enable_pmu: int = 0                     # no effect on a simulator: no hardware counters
     enable_dep_gen: bool = False
-    enable_scope_stats: bool = False        # no effect on a simulator: no hardware counters
+    enable_scope_stats: bool = False        # dfx_outputs/scope_stats/scope_stats.jsonl (the ring model)
     compile_profiling: bool = False
     diagnostic_phase: object = None
     disabled_diagnostics: object = None

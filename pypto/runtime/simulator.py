@@ -36,6 +36,7 @@
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import gc
 import heapq
@@ -64,6 +65,7 @@ from pypto.runtime.deps import (
 )
 from pypto.runtime.dumps import AFTER, BEFORE, DumpCollector
 from pypto.runtime.faults import locate
+from pypto.runtime import scope_stats
 from pypto.runtime.trace import rxty
 from pypto.ops.support.debug import DebugPrint, PrintRecord, emit as emit_print
 from pypto.ops.support.sync import BlockBarrier
@@ -213,6 +215,8 @@ class _Scope:
     def __exit__(self, *exc):
         rt = self.rt
         h = rt._held[rt._depth]
+        if rt.scope_stats is not None:   # (RunConfig.enable_scope_stats: pypto.runtime.scope_stats)
+            scope_stats.sample(rt.scope_stats, rt._scope_stack[-1].ring, rt._depth, self.manual, h)
         h[0] = h[1] = h[2] = 0      # scope_end: its tasks' slots, heap and edges can be retired
         rec = rt._scope_stack.pop()
         rec.open = False
@@ -300,6 +304,7 @@ class Runtime:
         self._live = [0, 0, 0, 0]            # per ring: task slots taken (submitted, not retired)
         self.max_live = [0, 0, 0, 0]         # per ring: the most slots ever taken at once (tests, stats)
         self._scope_stack: list[_ScopeRec] = [_ScopeRec(0)]   # the function scope never ends
+        self.scope_stats: list | None = None   # the ended scopes' samples, when enable_scope_stats
         self._fresh: list[Task] = []         # tasks linked with nothing to wait for, not yet seen by the scheduler
         self._sched = None                   # the scheduler's state between runs (_SchedState)
         self.drains = 0                      # how often a full window made the orchestrator wait
@@ -1129,6 +1134,8 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
                                   rings=cfg.ring_limits(), lockstep=cfg.sim_lockstep, streaming=True,
                                   keep_history=keep_history, protect=protect)
         _LAST_RUNTIME[:] = [rt]
+        if cfg.enable_scope_stats:
+            rt.scope_stats = []
         from pypto import progress
 
         # a run of more than a second shows "run <name>: done/submitted tasks" on a terminal (drawn
@@ -1399,6 +1406,21 @@ class DfxWriteWarning(RuntimeWarning):
     unaffected (they were copied back before any DFX file was written)."""
 
 
+# Where a run's DFX outputs go instead of ``<work_dir>/dfx_outputs`` (a context variable, so the
+# ranks of a multi-rank run, each a thread, file their dispatches apart: ``dfx_outputs/rank{r}/d{k}``)
+_DFX_DIR: "contextvars.ContextVar[Path | None]" = contextvars.ContextVar("pypto_dfx_dir", default=None)
+
+
+@contextlib.contextmanager
+def dfx_dir(path):
+    """Within the block, the DFX outputs of a run are written to ``path`` (None: the default)."""
+    token = _DFX_DIR.set(Path(path) if path is not None else None)
+    try:
+        yield
+    finally:
+        _DFX_DIR.reset(token)
+
+
 def write_dfx(rt: Runtime, cfg, work_dir: Path, kernel_ids: dict) -> None:
     """Write the DFX outputs the config asks for under ``<work_dir>/dfx_outputs/`` and print where.
 
@@ -1406,7 +1428,7 @@ def write_dfx(rt: Runtime, cfg, work_dir: Path, kernel_ids: dict) -> None:
     no permission, a directory where the file goes) is a :class:`DfxWriteWarning` naming the file
     and the cause, and the others are still written. The run has succeeded by then; its results
     are already in the caller's tensors."""
-    dfx = Path(work_dir) / "dfx_outputs"
+    dfx = _DFX_DIR.get() or Path(work_dir) / "dfx_outputs"
 
     def attempt(what: str, write) -> None:
         try:
@@ -1427,6 +1449,11 @@ def write_dfx(rt: Runtime, cfg, work_dir: Path, kernel_ids: dict) -> None:
             if d is not None:
                 print(f"args_dump written to {d} — inspect with: python -m simpler_setup.tools.dump_viewer {d}")
         attempt("the tensor dump (args_dump/)", dumps)
+    if cfg.enable_scope_stats and rt.scope_stats is not None:
+        def stats():
+            path = scope_stats.write(rt, dfx)
+            print(f"scope stats written to {path} (line 1: ring sizes; then one line per scope)")
+        attempt("scope_stats.jsonl", stats)
     if cfg.enable_chip_swimlane:
         def swimlane():
             path = write_swimlane(rt, dfx, cfg.enable_chip_swimlane)

@@ -478,3 +478,95 @@ class ProgramNoHost:
     def drain_orch(self, data: pl.Tensor[[1, N], pl.FP32],
                    y: pl.Out[pl.Tensor[[1, N], pl.FP32]]) -> pl.Tensor[[1, N], pl.FP32]:
         return self.drain(data, y)
+
+
+@pl.program
+class ProgramSubGroup:
+    """Windows used by a subset of the ranks: ``buf_a`` only by ranks {0, 1}, ``buf_b`` only by
+    ranks {1, 2} (so each is its own communication group: in ``buf_b``'s, group rank 0 is rank 1).
+    Each launch exchanges its row with its group peer and reports its group rank and size. The
+    windows are viewed ``[N]`` for kernels declaring ``[1, N]`` (the same memory)."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def swap(self, x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+             data: pl.InOut[pld.DistributedTensor[[1, N], pl.FP32]],
+             sig: pl.InOut[pld.DistributedTensor[[1, 1], pl.INT32]],
+             info: pl.Out[pl.Tensor[[1, 2], pl.INT32]]) -> pl.Tensor[[1, N], pl.FP32]:
+        pl.store(pl.load(x, [0, 0], [1, N]), [0, 0], data)
+        ctx = pld.get_comm_ctx(data)
+        me = pld.rank(ctx)
+        peer = 1 - me
+        pld.system.notify(sig, peer=peer, offsets=[0, 0], value=1, op=pld.NotifyOp.AtomicAdd)
+        pld.system.wait(signal=sig, offsets=[0, 0], expected=1, cmp=pld.WaitCmp.Ge)
+        pl.tensor.write(info, [0, 0], pl.cast(me, pl.INT32))
+        pl.tensor.write(info, [0, 1], pl.cast(pld.nranks(ctx), pl.INT32))
+        got = pld.tile.remote_load(data, peer=peer, offsets=[0, 0], shape=[1, N])
+        return pl.store(got, [0, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def swap_orch(self, x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+                  data: pl.InOut[pld.DistributedTensor[[1, N], pl.FP32]],
+                  sig: pl.InOut[pld.DistributedTensor[[1, 1], pl.INT32]],
+                  info: pl.Out[pl.Tensor[[1, 2], pl.INT32]]) -> pl.Tensor[[1, N], pl.FP32]:
+        return self.swap(x, y, data, sig, info)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self, x: pl.Tensor[[3, 1, N], pl.FP32], ya: pl.Out[pl.Tensor[[3, 1, N], pl.FP32]],
+             yb: pl.Out[pl.Tensor[[3, 1, N], pl.FP32]], ia: pl.Out[pl.Tensor[[3, 1, 2], pl.INT32]],
+             ib: pl.Out[pl.Tensor[[3, 1, 2], pl.INT32]]) -> pl.Tensor[[3, 1, N], pl.FP32]:
+        buf_a = pld.alloc_window_buffer(N * pl.FP32.get_byte())
+        sig_a = pld.alloc_window_buffer(pl.INT32.get_byte())
+        buf_b = pld.alloc_window_buffer(N * pl.FP32.get_byte())
+        sig_b = pld.alloc_window_buffer(pl.INT32.get_byte())
+        for r in pl.range(2):
+            self.swap_orch(x[r], ya[r], pld.window(buf_a, [N], dtype=pl.FP32),
+                           pld.window(sig_a, [1, 1], dtype=pl.INT32), ia[r], device=r)
+        for r in pl.range(1, 3):
+            self.swap_orch(x[r], yb[r], pld.window(buf_b, [N], dtype=pl.FP32),
+                           pld.window(sig_b, [1, 1], dtype=pl.INT32), ib[r], device=r)
+        return ya
+
+
+@pl.program
+class ProgramWithSubWorker:
+    """Each rank doubles its row; the ``check`` sub-worker (host Python) then records the sum of
+    the output, so a test can tell which function ran."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def double(self, x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]]) -> pl.Tensor[[1, N], pl.FP32]:
+        return pl.store(pl.mul(pl.load(x, [0, 0], [1, N]), 2.0), [0, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def double_orch(self, x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]]) -> pl.Tensor[[1, N], pl.FP32]:
+        return self.double(x, y)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.SubWorker)
+    def check(y: pl.Tensor[[2, 1, N], pl.FP32], seen: pl.Tensor[[1], pl.FP32]):
+        seen[0] = -1.0   # the generated sub-worker's mark (an override writes something else)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self, x: pl.Tensor[[2, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[2, 1, N], pl.FP32]],
+             seen: pl.Tensor[[1], pl.FP32]) -> pl.Tensor[[2, 1, N], pl.FP32]:
+        for r in pl.range(2):
+            self.double_orch(x[r], y[r], device=r)
+        self.check(y, seen)
+        return y
+
+
+@pl.program
+class ProgramInlineChips:
+    """Two chip programs written inline in the host (``with pl.at(level=pl.Level.CHIP)``): block 0
+    adds, block 1 subtracts; the host returns block 0's output."""
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self, a: pl.Tensor[[16, 64], pl.FP32], b: pl.Tensor[[16, 64], pl.FP32],
+             s: pl.Out[pl.Tensor[[16, 64], pl.FP32]], d: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+        with pl.at(level=pl.Level.CHIP, role=pl.Role.Orchestrator):
+            with pl.at(level=pl.Level.CORE_GROUP):
+                out = pl.add(a, b)
+                res = pl.assemble(s, out, [0, 0])
+        with pl.at(level=pl.Level.CHIP, role=pl.Role.Orchestrator):
+            with pl.at(level=pl.Level.CORE_GROUP):
+                out = pl.sub(a, b)
+                pl.assemble(d, out, [0, 0])
+        return res

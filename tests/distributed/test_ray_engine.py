@@ -106,3 +106,23 @@ def test_fuzz_command_on_ray(tmp_path):
     assert p.returncode == 0, p.stdout + p.stderr[-2000:]
     d = json.loads(p.stdout)
     assert d["clean"] is True and d["seeds"] == [0, 1] and d["golden_checked"], d
+
+
+def test_sub_world_groups_on_ray():
+    """A window used by ranks {1, 2} is a group of two on the Ray ranks too (its members travel
+    with the window), so rank 2's peer 0 is rank 1 there as in-process."""
+    from pypto import ir
+
+    x = torch.randn(3, 1, N)
+    got = {}
+    for backend in ("inproc", "ray"):
+        compiled = ir.compile(K.ProgramSubGroup, platform="a2a3sim",
+                              distributed_config=DistributedConfig(device_ids=[0, 1, 2]))
+        ya, yb = torch.zeros(3, 1, N), torch.zeros(3, 1, N)
+        ia, ib = torch.zeros(3, 1, 2, dtype=torch.int32), torch.zeros(3, 1, 2, dtype=torch.int32)
+        run_cfg = RunConfig(platform="a2a3sim", sim_seed=3, distributed_backend=None if backend == "inproc" else backend,
+                            distributed_config=DistributedConfig(device_ids=[0, 1, 2]))
+        compiled(x, ya, yb, ia, ib, config=run_cfg)
+        got[backend] = (ya, yb, ia, ib)
+        assert torch.equal(yb[1], x[2]) and torch.equal(yb[2], x[1])
+    assert all(torch.equal(a, b) for a, b in zip(got["inproc"], got["ray"]))

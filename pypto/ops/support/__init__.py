@@ -36,7 +36,7 @@ from pypto.ops.support.matmul_ext import (  # noqa: E402,F401
 )
 from pypto.ops.support.debug import DebugPrint, debug_print_ref, valid as debug_valid  # noqa: E402,F401
 from pypto.ops.support.geometry import REFERENCE_PLATFORM, available_cores, reference_platform  # noqa: E402,F401
-from pypto.ops.support.while_loops import array_get, array_set, reshape_view, while_limit, while_step  # noqa: E402,F401
+from pypto.ops.support.while_loops import array_get, array_new, array_set, reshape_view, while_limit, while_step  # noqa: E402,F401
 from pypto.ops.support.cross_core import (  # noqa: E402,F401  (the reference forms of the pipe ops)
     event_set as cc_event_set, event_wait as cc_event_wait, noop as cc_noop, pop as cc_pop, push as cc_push,
     run_group as cc_run_group, syncall as cc_syncall,

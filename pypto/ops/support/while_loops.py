@@ -13,6 +13,8 @@ from __future__ import annotations
 import contextlib
 import contextvars
 
+import torch
+
 from pypto.errors import SimulationError, Span
 
 DEFAULT_WHILE_LIMIT = 1 << 20
@@ -34,6 +36,31 @@ def while_limit(n: int | None):
         _LIMIT.reset(token)
 
 
+class IntArray(list):
+    """The run-time value of an integer ``pl.Array``: a list of Python ints that wraps every
+    written value to the element type (two's complement), as the device's store into an ``i32``
+    stack slot does. It matters for a value of another integer type (an ``INDEX`` count written
+    into an ``INT32`` array is converted as the device's ``index_cast`` would: truncated)."""
+
+    __slots__ = ("bits", "signed")
+
+    def wrap(self, v):
+        m = 1 << self.bits
+        v = int(v) & (m - 1)
+        return v - m if self.signed and v >= m >> 1 else v
+
+
+def array_new(n: int, dtype):
+    """A fresh ``pl.array.create(n, dtype)``: ``n`` zeros (an :class:`IntArray` for an integer
+    ``dtype``, a plain list for BOOL)."""
+    if dtype == torch.bool:
+        return [False] * n
+    arr = IntArray([0] * n)
+    info = torch.iinfo(dtype)
+    arr.bits, arr.signed = info.bits, info.min < 0
+    return arr
+
+
 def array_get(arr: list, i: int):
     """Element ``i`` of a ``pl.array`` (a Python list at run time); a bad index is a SimulationError
     (located by the caller's SPANS), not an IndexError from inside generated code."""
@@ -48,7 +75,7 @@ def array_set(arr: list, i: int, v):
     i = int(i)
     if not 0 <= i < len(arr):
         raise SimulationError(f"pl.array index {i} is out of range for an array of {len(arr)} element(s)")
-    arr[i] = v
+    arr[i] = arr.wrap(v) if type(arr) is IntArray else v
     return arr
 
 

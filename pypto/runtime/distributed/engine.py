@@ -31,6 +31,7 @@ class Launch:
     compiled: Any
     args: list
     where: str
+    dfx_dir: Any = None   # where this dispatch's DFX outputs go (dfx_outputs/rank{r}/d{k}); None: default
 
 
 @dataclass
@@ -64,6 +65,8 @@ class InProcessEngine(Engine):
     name = "inprocess"
 
     def run_phase(self, plan: RankPlan, world: support_dist.World, config) -> None:
+        from pypto.runtime.simulator import dfx_dir
+
         errors: dict[int, BaseException] = {}
         with world.lock:
             world.join_all()   # the host joined every rank before this phase
@@ -78,7 +81,8 @@ class InProcessEngine(Engine):
                 rec = support_dist.local_recorder(world, rank) if world.record_accesses else None
                 with recording(rec) if rec is not None else contextlib.nullcontext():
                     for ln in plan.launches.get(rank, []):
-                        ln.compiled(*ln.args, config=config)
+                        with dfx_dir(ln.dfx_dir):
+                            ln.compiled(*ln.args, config=config)
             except BaseException as e:  # reported below, in rank order
                 err = e
                 errors[rank] = e

@@ -13,15 +13,18 @@ from __future__ import annotations
 
 import ast
 import builtins
+import json
 import operator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import torch
 
 from pypto.errors import ParserError, Span, UnsupportedFeatureError
+from pypto.frontend.host_inline import INLINE_KW
 from pypto.ir.types import DynDim
-from pypto.language.dtypes import INT32, DataType
+from pypto.language.dtypes import INT32, DataType, dtype_from_name
 from pypto.ops.support import dist as support_dist
 from pypto.runtime.distributed.builtins import builtin_for
 from pypto.runtime.distributed.engine import Launch, RankPlan
@@ -66,6 +69,24 @@ class WindowView:
         return raw[:size].view(self.dtype.torch).reshape(self.shape)
 
 
+def _fit_window(a: torch.Tensor, p: dict | None) -> torch.Tensor:
+    """A window view given for a kernel parameter declared in another static shape of the same
+    element count and dtype (``pld.window(buf, [64])`` for a ``[1, 64]`` parameter) is that
+    parameter's view of the same memory: a window is raw device memory and the program reads it
+    in its own declared shape, as the reference passes the window address. Anything else is left
+    for the program's argument check to refuse."""
+    if p is None or p.get("kind") != "TensorType" or None in p.get("shape", [None]):
+        return a
+    shape = [int(d) for d in p["shape"]]
+    n = 1
+    for d in shape:
+        n *= d
+    if list(a.shape) != shape and a.numel() == n and a.dtype == dtype_from_name(p["dtype"]).torch \
+            and a.is_contiguous():
+        return a.view(shape)
+    return a
+
+
 WINDOW_FLOOR = 4096   # the reference pads every window to at least 4 KiB
 
 
@@ -87,6 +108,13 @@ class HostInterpreter:
         self.builtin = builtin          # Builtin -> compiled per-rank program (host collectives)
         self._signal: WindowView | None = None
         self.plan_windows: dict[int, dict] = {}   # window buffer -> rank -> queued launches using it
+        # the communication group of each window buffer (allocation order: (name, member ranks)),
+        # found by a dry run of the body (``window_ranks`` records the ranks launched with each)
+        self.window_groups: list[tuple[str, list[int]]] | None = None
+        self.window_ranks: list[set[int]] = []
+        self.dfx_base = None     # <output_dir>/dfx_outputs of a run asking for DFX output (per-dispatch dirs)
+        self.dispatches: dict[int, int] = {}   # rank -> dispatches made this run
+        self.tensor_arg = None   # (rank, host tensor) -> the launch argument; None: the tensor itself
 
     # -- helpers ---------------------------------------------------------------------------
     def span(self, node: ast.AST) -> Span:
@@ -344,9 +372,41 @@ class HostInterpreter:
         for r in range(self.nranks):
             buf.tensors[r] = self.alloc(r, buf.nbytes)
         # the window's rank-0..n views register their storage with the world
-        buf.window = self.world.add_window(name, {r: t for r, t in buf.tensors.items()})
+        buf.window = self.world.add_window(name, {r: t for r, t in buf.tensors.items()}, self._group_of(name))
+        self.window_ranks.append(set())
         self.buffers.append(buf)
         return buf
+
+    def _dfx_dir(self, rank: int, fn, compiled):
+        """The DFX directory of rank ``rank``'s next dispatch, ``<dfx_base>/rank{r}/d{k}`` (``k``
+        counts the card's dispatches of this run), with ``dispatch_program.json`` naming the
+        program that ran there; None when the run asks for no DFX output."""
+        if self.dfx_base is None:
+            return None
+        k = self.dispatches.get(rank, 0)
+        self.dispatches[rank] = k + 1
+        d = Path(self.dfx_base) / f"rank{rank}" / f"d{k}"
+        d.mkdir(parents=True, exist_ok=True)
+        out = getattr(compiled, "output_dir", None)
+        (d / "dispatch_program.json").write_text(json.dumps(
+            {"rank": rank, "dispatch": k, "program": _fname(fn), "output_dir": str(out) if out else None}))
+        return d
+
+    def _group_of(self, name: str):
+        """The communication group of the next window buffer: the ranks whose launches use it, as
+        the reference clusters window buffers into comm domains by the devices they are dispatched
+        to. A buffer that only ranks ``{1, 2}`` use is a group of two (group rank 0 is device 1, so
+        a kernel's ``peer=0`` there is device 1); one used by every rank, or not known from a dry
+        run, is the world group."""
+        i = len(self.buffers)
+        if self.window_groups is None or i >= len(self.window_groups) or self.window_groups[i][0] != name:
+            return None
+        members = self.window_groups[i][1]
+        if not members or members == list(range(self.nranks)):
+            return None
+        g = support_dist.CommGroup(len(self.world.groups), members)
+        self.world.groups.append(g)
+        return g
 
     def window(self, e, args, kwargs) -> WindowView:
         dtype = kwargs.pop("dtype", args[2] if len(args) > 2 else None)
@@ -357,7 +417,8 @@ class HostInterpreter:
 
     def launch(self, e, fn, args, kwargs) -> None:
         # without device= a launch goes to rank 0 (the first card of device_ids)
-        rank = kwargs.pop("device", 0)
+        block = kwargs.pop(INLINE_KW, None)   # an inline pl.at(level=CHIP) block k runs on chip k % ranks
+        rank = kwargs.pop("device", 0 if block is None else block % self.nranks)
         if isinstance(rank, bool) or not isinstance(rank, int) or not 0 <= rank < self.nranks:
             raise self.error(f"device={rank!r} is not a rank of this program (0..{self.nranks - 1})", e,
                              cls=ParserError)
@@ -377,15 +438,25 @@ class HostInterpreter:
         for b in bufs:
             uses = self.plan_windows.setdefault(b, {})
             uses[rank] = uses.get(rank, 0) + 1
+        for i, buf in enumerate(self.buffers):
+            if id(buf) in bufs:
+                self.window_ranks[i].add(rank)
         resolved = [a.on(rank) if isinstance(a, WindowView) else a for a in args]
         kw = {k: (v.on(rank) if isinstance(v, WindowView) else v) for k, v in kwargs.items()}
+        windows = {id(a) for a in [*resolved, *kw.values()] if isinstance(a, torch.Tensor)} - \
+            {id(a) for a in [*args, *kwargs.values()]}
         compiled, runtime_args = self.compile_launch(fn, resolved, kw)
+        params = getattr(compiled, "meta", {}).get("params", [])
+        runtime_args = [_fit_window(a, p) if id(a) in windows else a
+                        for a, p in zip(runtime_args, params or [None] * len(runtime_args))]
+        if self.tensor_arg is not None:   # a host tensor becomes the card's argument (make_tensor_arg)
+            runtime_args = [self.tensor_arg(rank, a) if isinstance(a, torch.Tensor) and id(a) not in windows else a
+                            for a in runtime_args]
         s = self.span(e)
-        ln = Launch(rank, _fname(fn), compiled, runtime_args, f"{s.file}:{s.line}")
+        ln = Launch(rank, _fname(fn), compiled, runtime_args, f"{s.file}:{s.line}", self._dfx_dir(rank, fn, compiled))
         self.plan.add(ln)
         self.launches_seen.append(ln)
         # the value of the launch: its Out / InOut arguments (filled once the phase has run)
-        params = getattr(compiled, "meta", {}).get("params", [])
         outs = [a for p, a in zip(params, runtime_args) if p.get("direction") in ("Out", "InOut")]
         return outs[0] if len(outs) == 1 else (tuple(outs) if outs else None)
 

@@ -254,6 +254,7 @@ class DistributedCompiledProgram:
                          alloc=lambda r, n: torch.empty(n, dtype=torch.uint8))   # never read: nothing runs
         h.run(h.tree.body)
         self.launches = [(ln.rank, ln.name, str(ln.compiled.output_dir)) for ln in h.launches_seen]
+        self.window_groups = [(b.name, sorted(rs)) for b, rs in zip(h.buffers, h.window_ranks)]
         self._output_dir.mkdir(parents=True, exist_ok=True)
         meta = {"name": self.host.name, "device_ids": list(self.distributed_config.device_ids),
                 "platform": self.config.platform,
@@ -283,7 +284,12 @@ def _interpreter(prog: DistributedCompiledProgram, world, bound: dict, cfg: RunC
             compiled = prog.host.compiled_function(fn.name, run_cfg.platform)
             names = compiled.param_names
             return compiled, list(args) + [kwargs[n] for n in names[len(args):] if n in kwargs]
-        compiled = fn.compile(*args, config=run_cfg, **kwargs)
+        # a card-resident DeviceTensor specialises the kernel as its device-memory view does (the
+        # launch still passes the DeviceTensor: the card runs on its memory)
+        from pypto.runtime.device_tensor import DeviceTensor
+
+        view = lambda a: a.device_view() if isinstance(a, DeviceTensor) else a   # noqa: E731
+        compiled = fn.compile(*map(view, args), config=run_cfg, **{k: view(v) for k, v in kwargs.items()})
         sig = inspect.signature(fn.fn).bind(*args, **kwargs)
         sig.apply_defaults()
         return compiled, [sig.arguments[n] for n in compiled.param_names]
@@ -300,6 +306,8 @@ def _interpreter(prog: DistributedCompiledProgram, world, bound: dict, cfg: RunC
         h.env["self"] = ProgramSelf(prog.host.program, subs)
     h.dyn.update(bind_dynamic(prog.host.annotations(), bound, lambda n: bound.get(n, scope.get(n))))
     h.tree = tree
+    if not compile_only:
+        h.window_groups = getattr(prog, "window_groups", None)
     return h
 
 
@@ -308,6 +316,10 @@ def _rank_config(cfg: RunConfig) -> RunConfig:
     import dataclasses
 
     fields = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg) if f.init}
+    if fields.get("enable_chip_swimlane"):
+        # a multi-rank swimlane co-enables dep_gen (as the reference's driver does): the converter
+        # of each dispatch's records needs its task graph
+        fields["enable_dep_gen"] = True
     fields["distributed_config"] = None
     fields["distributed_backend"] = None
     fields["backend_type"] = None
@@ -316,7 +328,7 @@ def _rank_config(cfg: RunConfig) -> RunConfig:
 
 def execute_distributed_compiled(compiled: DistributedCompiledProgram, args: tuple, kwargs: dict | None = None,
                                  config: RunConfig | None = None, *, workers: list | None = None,
-                                 world_hook=None) -> Any:
+                                 world_hook=None, sub_worker_overrides: dict | None = None) -> Any:
     """Run ``compiled`` once with the caller's tensors (see the module docstring). ``workers``: the
     per-rank cards to run on (a :class:`DistributedWorker`'s); default fresh ones. ``world_hook(world)``
     sees the run's :class:`pypto.ops.support.dist.World` before anything runs."""
@@ -347,6 +359,20 @@ def execute_distributed_compiled(compiled: DistributedCompiledProgram, args: tup
     try:
         h = _interpreter(compiled, world, bound, cfg, alloc=alloc,
                          flush=lambda plan: engine.run_phase(plan, world, run_cfg))
+        # every host tensor of a launch goes through the runtime's make_tensor_arg (looked up on its
+        # module at each launch, so a caller's wrapper of it is used)
+        from simpler_setup import torch_interop
+
+        h.tensor_arg = lambda rank, t: torch_interop.make_tensor_arg(cards[rank], t)
+        if sub_worker_overrides and isinstance(h.env.get("self"), ProgramSelf):
+            from pypto.runtime.distributed.continuous import override_call
+
+            subs = h.env["self"]._subworkers
+            for name, fn in sub_worker_overrides.items():
+                if name in subs:
+                    subs[name] = override_call(fn)
+        if cfg.any_dfx_enabled():   # one directory per dispatch: dfx_outputs/rank{r}/d{k}
+            h.dfx_base = compiled.output_dir / "dfx_outputs"
         value = h.run(h.tree.body)
         if allocated_outs:
             # the return-style call: the outputs it allocated are the result
@@ -358,6 +384,24 @@ def execute_distributed_compiled(compiled: DistributedCompiledProgram, args: tup
         if own:
             for c in cards:
                 c.close()
+
+
+def _check_overrides(programs, overrides: dict) -> dict:
+    """``sub_worker_overrides``: every name a ``role=pl.Role.SubWorker`` function of each program's
+    host, every value callable; a clear ValueError otherwise (before any card starts)."""
+    from pypto.frontend.host_methods import host_methods
+
+    for p in programs:
+        prog = p.host.program
+        names = {m.name for m in host_methods(prog) if m.is_subworker} if prog is not None else set()
+        unknown = sorted(set(overrides) - names)
+        if unknown:
+            raise ValueError(f"sub_worker_overrides: {', '.join(map(repr, unknown))} are not sub-workers of "
+                             f"'{p.host.name}' (its sub-workers: {', '.join(sorted(names)) or 'none'})")
+    for name, fn in overrides.items():
+        if not callable(fn):
+            raise ValueError(f"sub_worker_overrides['{name}'] must be callable (fn(args)), got {type(fn).__name__}")
+    return dict(overrides)
 
 
 def _allocate_outputs(host, args: tuple, kwargs: dict) -> tuple[tuple, dict, list]:
@@ -402,6 +446,20 @@ def _with_dc(cfg: RunConfig, dc) -> RunConfig:
     return RunConfig(**fields)
 
 
+class DistributedProgramHandle:
+    """``worker.register(compiled)``: runs that one program on the worker's cards (``handle(*args)``);
+    ``closed`` once the worker is closed, after which a call is a RuntimeError."""
+
+    def __init__(self, worker: "DistributedWorker", compiled):
+        self.worker, self.compiled = worker, compiled
+        self.closed = False
+
+    def __call__(self, *args, config: RunConfig | None = None, **kwargs):
+        if self.closed:
+            raise RuntimeError("a DistributedProgramHandle called after close() of its worker")
+        return self.worker.run(self.compiled, *args, config=config, **kwargs)
+
+
 class DistributedRunHandle:
     """One submitted run of a :class:`DistributedWorker` (``wait()`` returns its result or raises)."""
 
@@ -432,7 +490,8 @@ class DistributedWorker:
     ``worker(*args)`` / ``worker.run(program, *args)`` run and wait; ``worker.submit(...)`` returns a
     :class:`DistributedRunHandle`. Windows are zeroed for each run (the reference's default reset)."""
 
-    def __init__(self, programs, config: RunConfig | None = None, **kwargs):
+    def __init__(self, programs, config: RunConfig | None = None, *, sub_worker_overrides: dict | None = None,
+                 **kwargs):
         if isinstance(programs, DistributedCompiledProgram):
             programs = [programs]
         if not programs:
@@ -443,21 +502,41 @@ class DistributedWorker:
                 raise ValueError("every program of a DistributedWorker must use the same device_ids and platform")
         self.programs = list(programs)
         self.config = config or first.config
+        self.sub_worker_overrides = _check_overrides(self.programs, sub_worker_overrides or {})
         self.cards = [ChipWorker(_rank_config(self.config)) for _ in range(first.nranks)]
         self._lock = threading.Lock()
         self._closed = False
+        # resident tensors this worker allocated and has not freed, as (card, DeviceTensor):
+        # close() frees them (a program's weights need no explicit free_tensor)
+        self._owned_tensors: list[tuple[int, Any]] = []
+        self._handles: list[DistributedProgramHandle] = []
 
     def run(self, program, *args, config: RunConfig | None = None, **kwargs):
         """Run ``program`` (one of the prepared ones) once on these cards."""
         if self._closed:
-            raise RuntimeError("DistributedWorker is closed")
+            raise RuntimeError("DistributedWorker.run called after close()")
         if program not in self.programs:
             raise ValueError(f"{program!r} was not prepared on this worker")
         with self._lock:
-            return execute_distributed_compiled(program, args, kwargs, config or self.config, workers=self.cards)
+            return execute_distributed_compiled(program, args, kwargs, config or self.config, workers=self.cards,
+                                                sub_worker_overrides=self.sub_worker_overrides)
 
     def __call__(self, *args, config: RunConfig | None = None, **kwargs):
+        """Run the one prepared program (with several, which one is meant is ambiguous: a TypeError)."""
+        if len(self.programs) != 1:
+            raise TypeError(f"worker(*args) is ambiguous: this DistributedWorker holds {len(self.programs)} "
+                            "programs; call worker.run(compiled, *args) or worker.register(compiled)(*args)")
         return self.run(self.programs[0], *args, config=config, **kwargs)
+
+    def register(self, program) -> "DistributedProgramHandle":
+        """A handle that runs ``program`` (one of the prepared ones, by identity) on these cards."""
+        if self._closed:
+            raise RuntimeError("DistributedWorker.register called after close()")
+        if not any(program is p for p in self.programs):
+            raise ValueError(f"{program!r} was not prepared on this worker (register takes one of its programs)")
+        h = DistributedProgramHandle(self, program)
+        self._handles.append(h)
+        return h
 
     def submit(self, program, *args, config: RunConfig | None = None, **kwargs) -> DistributedRunHandle:
         """Start a run in the background."""
@@ -475,20 +554,25 @@ class DistributedWorker:
     # -- device memory of the cards (tensors resident between runs)
     def alloc_tensor(self, shape, dtype, *, init=None, worker_id: int = 0):
         """A :class:`DeviceTensor` resident on card ``worker_id`` (rank), from ``init`` or zeros."""
-        return self._card(worker_id).alloc_tensor(shape, dtype, init=init)
+        t = self._card(worker_id).alloc_tensor(shape, dtype, init=init)
+        self._owned_tensors.append((worker_id, t))
+        return t
+
+    def _disown(self, t) -> None:
+        self._owned_tensors = [(r, o) for r, o in self._owned_tensors if o is not t]
 
     def free_tensor(self, t, *, worker_id: int | None = None) -> None:
         """Release a resident tensor (of whichever card holds it when ``worker_id`` is None)."""
         from pypto.runtime.device_tensor import StackedDeviceTensor
 
         if isinstance(t, StackedDeviceTensor):
-            for r, part in zip(t.worker_ids, t.shards):
-                self._card(r).free_tensor(part)
+            self.free_stacked_tensor(t)
             return
         cards = [self._card(worker_id)] if worker_id is not None else \
             [c for c in self.cards if t.buffer is not None and t.buffer.owner() is c]
         for c in cards:
             c.free_tensor(t)
+        self._disown(t)
 
     def alloc_stacked_tensor(self, host, *, worker_ids=None):
         """One resident slice ``host[i]`` per card ``worker_ids[i]`` (default every rank), as a
@@ -500,12 +584,14 @@ class DistributedWorker:
             raise ValueError(f"alloc_stacked_tensor: {host.shape[0]} slices for {len(ids)} workers")
         parts = [self._card(r).alloc_tensor(tuple(host.shape[1:]), host.dtype, init=host[i].contiguous())
                  for i, r in enumerate(ids)]
+        self._owned_tensors.extend(zip(ids, parts))
         return StackedDeviceTensor(parts, tuple(host.shape), ids)
 
     def free_stacked_tensor(self, t) -> None:
         """Release every shard of a :class:`StackedDeviceTensor`."""
         for r, part in zip(t.worker_ids, t.shards):
             self._card(r).free_tensor(part)
+            self._disown(part)
 
     def copy_stacked_from(self, t, host) -> None:
         """Read every shard of ``t`` back into ``host[i]`` (a ``[B, *tail]`` host tensor)."""
@@ -524,6 +610,11 @@ class DistributedWorker:
     def close(self) -> None:
         """Release the cards."""
         if not self._closed:
+            for r, t in self._owned_tensors:   # what the caller did not free
+                self.cards[r].free_tensor(t)
+            self._owned_tensors = []
+            for h in self._handles:
+                h.closed = True
             for c in self.cards:
                 c.close()
             self._closed = True

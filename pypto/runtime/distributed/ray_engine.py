@@ -164,7 +164,8 @@ def _encode_rank(world: support_dist.World, rank: int, launches: list) -> tuple[
             if a[0] == "S":
                 sidx, lo = index[a[1]]
                 args[k] = ("S", sidx, _desc(a[2], lo))
-    windows = [(w.name, w.tensors[rank].clone()) for w in world.windows]
+    # each window with its comm group (id and members: a sub-world group counts peers in its own ranks)
+    windows = [(w.name, w.tensors[rank].clone(), w.group.gid, w.group.members) for w in world.windows]
     return {"rank": rank, "windows": windows, "storages": storages, "launches": encoded}, outs
 
 
@@ -311,8 +312,12 @@ class _Rank:
     # -- a phase
     def install(self, job: dict) -> None:
         world = RayWorld(self, self.nranks)
-        for name, data in job["windows"]:
-            world.add_window(name, {self.rank: data})
+        for name, data, gid, members in job["windows"]:
+            while len(world.groups) <= gid:
+                world.groups.append(None)
+            if world.groups[gid] is None:
+                world.groups[gid] = support_dist.CommGroup(gid, members)
+            world.add_window(name, {self.rank: data}, world.groups[gid])
         self.world, self.job = world, job
 
     def execute(self, config) -> Any:
