@@ -351,7 +351,8 @@ def decode_layer(tokens: int, heads: int, kv_heads: int, dim: int, inter: int, b
     RB = 8   # rows per RMSNorm / residual task: [8, H] FP32 tiles (three of them at H = 2048 fill Vec)
     assert T % RB == 0, f"tokens ({T}) must be a multiple of {RB}"
     rms_in, residual_rms = layer_kernels(RB, H)
-    proj_h, proj_i = proj_kernel(T, H), proj_kernel(T, I)
+    proj_h = proj_kernel(T, H)
+    proj_i = proj_h if I == H else proj_kernel(T, I)   # one kernel per K (kernels are named by it)
     rope_q, rope_k, cast_v = rope_kernels(T, NH, D)
     swiglu, residual_out = mlp_kernels(T, RB, H, C)
     pa_init, pa_qk, pa_softmax, pa_pv, pa_update, _ = attention_kernels(QPK, B, D)
