@@ -77,29 +77,28 @@ def conflict(gm, plans) -> bool:
     members' ``GANG_PLAN`` results (``(site, arguments)`` per access) in member order. Only storages
     some member writes are examined."""
     storage_of: dict[int, int] = {}   # id(tensor) -> its storage (the same tensors recur in every plan)
-
-    def storage(t) -> int:
-        s = storage_of.get(id(t))
-        if s is None:
-            s = storage_of[id(t)] = t.untyped_storage().data_ptr()
-        return s
-
     # one pass: each access with its storage; a written storage that only one member touches (its
     # private intermediate buffers: the common case) cannot make a conflict, so only storages
     # written by someone and touched by two or more members get their byte ranges computed
     entries = []
     written: set = set()
     touched: dict[int, int] = {}   # storage -> the one member touching it, or -1 for several
+    append = entries.append
     for k, plan in enumerate(plans):
         for site, entry in plan:
             kind, shape = gm[site]
-            t, offsets = (entry[0], entry[1]) if kind == "r" else (entry[1], entry[0])
-            key = storage(t)
+            if kind == "r":
+                t, offsets = entry[0], entry[1]
+            else:
+                t, offsets = entry[1], entry[0]
+            key = storage_of.get(id(t))
+            if key is None:
+                key = storage_of[id(t)] = t.untyped_storage().data_ptr()
             if kind == "w":
                 written.add(key)
             m = touched.get(key, k)
             touched[key] = k if m == k else -1
-            entries.append((key, k, kind, t, offsets, shape))
+            append((key, k, kind, t, offsets, shape))
     shared = {key for key in written if touched[key] == -1}
     if not shared:
         return False
