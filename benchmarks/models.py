@@ -1,12 +1,20 @@
 """Model programs on the simulator against torch eager doing the same math, same machine, same run.
 
-    python benchmarks/models.py [--only decode|prefill] [--context 1024] [--batch 64] [--repeat 3]
+    python benchmarks/models.py [--only decode|prefill|qwen3] [--context 1024] [--batch 64] [--repeat 3]
                                 [--threads N]
 
 * ``decode``: paged-attention decode (benchmarks/model_kernels.py) at the size of the reference's
   examples/models/04_paged_attention main(): batch 64, 16 heads, head_dim 128, BF16 KV cache in pages
   of 128 rows, 256 pages per request (max_model_len 32768), context 8192 (``--context 8192``; the
   default 1024 keeps the KV cache at 64 MiB... the pool is sized by ``--max-blocks``).
+* ``qwen3``: a Qwen3-style decode layer in BF16 (benchmarks/model_kernels.decode_layer): input
+  RMSNorm, Q / K / V projections, RoPE, the new token's K / V written into a paged cache, grouped-
+  query paged attention, O projection + residual, post-attention RMSNorm, SwiGLU MLP + residual.
+  Default: 16 requests (the reference's batch), 8 query / 2 KV heads of 128 (hidden 1024),
+  intermediate 3072, context 1024 -- about 7 s in all on a loaded 2-core machine. The reference's
+  Qwen3-32B layer (examples/models/qwen3_jit) is 16 requests, 64 / 8 heads (hidden 8192),
+  intermediate 25600, max_seq 4096: ``--q-heads 64 --kv-heads 8 --inter 25600 --qwen-context 4096``
+  (1.2 GiB of BF16 weights; minutes here). The output is checked against torch (``QWEN3_TOL``).
 * ``prefill``: flash-attention prefill, the same online-softmax pipeline over a contiguous K / V
   (each head is one "request" whose pages are in order), 64-row query tiles: ``--heads`` heads of
   ``--seq`` tokens.
@@ -96,9 +104,81 @@ def _attention(name, batch, heads, dim, block, max_blocks, ctx, q_rows, table, r
           f"peak / (before + tensors) = {peak / (rss0 + user / 2**20):.2f})", flush=True)
 
 
+QWEN3_TOL = 5e-3   # max |sim - torch| of the layer's FP32 output (values ~1-5); see _qwen3
+
+
+def _qwen3(args) -> None:
+    """The Qwen3-style decode layer (``model_kernels.decode_layer``) against torch eager doing the same
+    math. Tolerance: both sides round to BF16 at the same points (normed activations, Q / K / V, P,
+    the attention output, the SwiGLU product) but sum in different orders (row sums: a tree against
+    torch's vectorised sum; GEMMs: 16x256x128 tiles against whole-row GEMMs), so an FP32 difference
+    of ~1e-6 can flip a BF16 rounding (2^-8 relative) of an activation, which reaches the FP32 output
+    through the next projection scaled by a 1/sqrt(K) weight: ~1e-4. A 1% error in the softmax scale
+    alone gives 1e-2; a wrong index, page or head gives O(1) differences."""
+    T, NH, NKV, D, I, B = args.batch, args.q_heads, args.kv_heads, 128, args.inter, 128
+    ctx = args.context
+    mb = ctx // B
+    H = NH * D
+    g = torch.Generator().manual_seed(0)
+
+    def w(*shape, fan_in=None):
+        t = torch.randn(*shape, generator=g)
+        return (t / math.sqrt(fan_in) if fan_in else t).to(torch.bfloat16)
+
+    rss0 = _rss_mib()
+    x = w(T, H)
+    w_in, w_post = (1.0 + 0.1 * torch.randn(1, H, generator=g)).to(torch.bfloat16), \
+        (1.0 + 0.1 * torch.randn(1, H, generator=g)).to(torch.bfloat16)
+    wq, wk, wv = w(H, H, fan_in=H), w(H, NKV * D, fan_in=H), w(H, NKV * D, fan_in=H)
+    wo, wg, wu, wd = w(H, H, fan_in=H), w(H, I, fan_in=H), w(H, I, fan_in=H), w(I, H, fan_in=I)
+    k_cache, v_cache = w(NKV * T * mb * B, D), w(NKV * T * mb * B, D)
+    table = torch.randperm(T * mb, generator=torch.Generator().manual_seed(1)).to(torch.int32)
+    lens = torch.full((T,), ctx, dtype=torch.int32)
+    inv_freq = 1.0e6 ** (-torch.arange(0, D, 2, dtype=torch.float64) / D)   # Qwen3's rope_theta 1e6
+    ang = (lens.double() - 1)[:, None] * inv_freq[None, :]
+    cos, sin = ang.cos().float(), ang.sin().float()
+    eps, scale = 1e-6, 1.0 / math.sqrt(D)
+    out, ref = torch.zeros(T, H), torch.zeros(T, H)
+    kc_ref, vc_ref = k_cache.clone(), v_cache.clone()
+    tensors = (x, w_in, wq, wk, wv, cos, sin, k_cache, v_cache, table, lens, wo, w_post, wg, wu, wd, out)
+    user = sum(t.numel() * t.element_size() for t in tensors)
+
+    opts = RunConfig(platform="a2a3sim").compile_options()
+    t = time.perf_counter()
+    program = M.decode_layer(T, NH, NKV, D, I, B, mb)
+    with contextlib.redirect_stderr(io.StringIO()):   # the intended BF16 double-rounding warnings
+        compiled = ir_compile(program, **opts)
+        cold = time.perf_counter() - t
+        t = time.perf_counter()
+        ir_compile(program, **opts)
+        warm = time.perf_counter() - t
+    cfg = RunConfig(platform="a2a3sim", sim_seed=0)
+    sim_args = (x, w_in, wq, wk, wv, cos, sin, k_cache, v_cache, table, lens, wo, w_post, wg, wu, wd,
+                eps, scale, out)
+    ref_args = (x, w_in, wq, wk, wv, cos, sin, kc_ref, vc_ref, table, lens, wo, w_post, wg, wu, wd,
+                eps, scale, ref)
+    kw = dict(tokens=T, heads=NH, kv_heads=NKV, dim=D, inter=I, block=B, max_blocks=mb)
+    tt, tc = _median(lambda: M.torch_decode_layer(*ref_args, **kw), args.repeat)
+    ts, sc = _median(lambda: compiled(*sim_args, config=cfg), args.repeat)
+    diff = (out - ref).abs().max().item()
+    # the caches: the rows written agree to one BF16 ulp (2^-7 relative: an FP32 difference of the
+    # K / V projections between differently shaped GEMMs can flip the BF16 rounding); all others exact
+    cache_diff = max(((a.float() - b.float()).abs() / b.float().abs().clamp_min(2.0**-126)).max().item()
+                     for a, b in ((k_cache, kc_ref), (v_cache, vc_ref)))
+    peak = _rss_mib()
+    print(f"qwen3 b{T} h{NH}/{NKV}x{D} hidden {H} inter {I} ctx {ctx}: sim {ts * 1e3:.1f} ms   "
+          f"torch {tt * 1e3:.1f} ms   ratio {ts / tt:.1f}x   (CPU time: sim {sc * 1e3:.0f} ms, torch "
+          f"{tc * 1e3:.0f} ms, ratio {sc / tc:.1f}x)   max|sim-torch| {diff:.1e} (output max "
+          f"{ref.abs().max().item():.1f}, tolerance {QWEN3_TOL}), KV cache max relative diff {cache_diff:.1e}   "
+          f"compile cold {cold * 1e3:.0f} ms warm {warm * 1e3:.1f} ms   tensors {user / 2**20:.0f} MiB, "
+          f"peak RSS {peak:.0f} MiB (before the tensors {rss0:.0f} MiB)", flush=True)
+    assert diff <= QWEN3_TOL, f"qwen3 layer: max |sim - torch| {diff} > {QWEN3_TOL}"
+    assert cache_diff <= 2.0**-7, f"qwen3 layer: the KV cache differs by {cache_diff} (relative)"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--only", choices=["decode", "prefill"], default=None)
+    ap.add_argument("--only", choices=["decode", "prefill", "qwen3"], default=None)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--batch", type=int, default=64)
@@ -107,6 +187,11 @@ def main() -> None:
                     help="pages per request in the pool (default: context / 128; 256 is the reference's size)")
     ap.add_argument("--heads", type=int, default=8, help="prefill: heads")
     ap.add_argument("--seq", type=int, default=1024, help="prefill: tokens")
+    ap.add_argument("--q-heads", type=int, default=8, help="qwen3: query heads (hidden = heads x 128)")
+    ap.add_argument("--kv-heads", type=int, default=2, help="qwen3: key / value heads")
+    ap.add_argument("--inter", type=int, default=3072, help="qwen3: MLP intermediate size")
+    ap.add_argument("--qwen-context", type=int, default=1024, help="qwen3: context incl. the new token")
+    ap.add_argument("--qwen-batch", type=int, default=16, help="qwen3: requests (decode tokens)")
     args = ap.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -123,6 +208,8 @@ def main() -> None:
         table = torch.arange(args.heads * mb, dtype=torch.int32)   # contiguous: head h's keys in order
         _attention(f"prefill h{args.heads} s{args.seq}", args.heads, args.seq, 128, 128, mb, args.seq, 64,
                    table, args.repeat)
+    if args.only in (None, "qwen3"):
+        _qwen3(argparse.Namespace(**{**vars(args), "batch": args.qwen_batch, "context": args.qwen_context}))
 
 
 if __name__ == "__main__":

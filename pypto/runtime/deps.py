@@ -66,11 +66,15 @@ class View:
         self.start = start = t.storage_offset()
         self.shape = shape = tuple(t.shape)
         self.strides = strides = tuple(t.stride())
-        extent = 0
-        if all(shape):
-            extent = 1
-            for s, k in zip(shape, strides):
-                extent += (s - 1) * k
+        if len(shape) == 2:   # the common case, without the generic loop
+            s0, s1 = shape
+            extent = 1 + (s0 - 1) * strides[0] + (s1 - 1) * strides[1] if s0 and s1 else 0
+        else:
+            extent = 0
+            if all(shape):
+                extent = 1
+                for s, k in zip(shape, strides):
+                    extent += (s - 1) * k
         self.lo = start * es
         self.hi = (start + extent) * es
         self.buffer_numel = st.nbytes() // es
@@ -115,6 +119,8 @@ def overlap(c: View, p: View) -> int:
     """Overlap of consumer view ``c`` with producer view ``p`` (same base buffer)."""
     if c.lo >= p.hi or p.lo >= c.hi:
         return NO_OVERLAP
+    if c is p:   # the same view object (a tensor passed again): identical boxes contain each other
+        return OTHER if c.box() is None else COVERED
     if c.dtype != p.dtype or c.strides != p.strides or len(c.shape) != len(p.shape):
         return OTHER
     cb, pb = c.box(), p.box()
@@ -155,6 +161,18 @@ class TensorMap:
             return ()
         los = b.los
         vlo = v.lo
+        if len(los) == 1:
+            # one producer (a fresh intermediate's writer, a running accumulator): the bisection
+            # below would select it exactly when its byte range intersects v's, which overlap()
+            # tests first anyway
+            pv, p = b.ents[0]
+            ov = overlap(v, pv)
+            if ov == NO_OVERLAP:
+                return ()
+            if remove_covered and ov == COVERED:
+                los.clear()
+                b.ents.clear()
+            return [(p, ov, pv)]
         i = bisect_right(los, (vlo - b.maxlen, _BIG))
         j = bisect_left(los, (v.hi, 0))
         hits = []

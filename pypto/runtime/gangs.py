@@ -77,37 +77,36 @@ def conflict(gm, plans) -> bool:
     members' ``GANG_PLAN`` results (``(site, arguments)`` per access) in member order. Only storages
     some member writes are examined."""
     storage_of: dict[int, int] = {}   # id(tensor) -> its storage (the same tensors recur in every plan)
-
-    def storage(t) -> int:
-        s = storage_of.get(id(t))
-        if s is None:
-            s = storage_of[id(t)] = t.untyped_storage().data_ptr()
-        return s
-
-    # one pass: each access with its storage; a written storage that only one member touches (its
+    # first pass: each access's storage; a written storage that only one member touches (its
     # private intermediate buffers: the common case) cannot make a conflict, so only storages
-    # written by someone and touched by two or more members get their byte ranges computed
-    entries = []
+    # written by someone and touched by two or more members get their byte ranges computed (second
+    # pass, in the same order); most gangs end after the first pass, which builds nothing per access
     written: set = set()
     touched: dict[int, int] = {}   # storage -> the one member touching it, or -1 for several
     for k, plan in enumerate(plans):
         for site, entry in plan:
-            kind, shape = gm[site]
-            t, offsets = (entry[0], entry[1]) if kind == "r" else (entry[1], entry[0])
-            key = storage(t)
+            kind = gm[site][0]
+            t = entry[0] if kind == "r" else entry[1]
+            key = storage_of.get(id(t))
+            if key is None:
+                key = storage_of[id(t)] = t.untyped_storage().data_ptr()
             if kind == "w":
                 written.add(key)
             m = touched.get(key, k)
             touched[key] = k if m == k else -1
-            entries.append((key, k, kind, t, offsets, shape))
     shared = {key for key in written if touched[key] == -1}
     if not shared:
         return False
+    # second pass, only for the storages two members share and someone writes: the byte ranges
     by_storage: dict[int, list] = {}
-    for key, k, kind, t, offsets, shape in entries:
-        if key in shared:
-            lo, hi, box = _access(t, offsets, shape)
-            by_storage.setdefault(key, []).append((lo, hi, k, kind == "w", box))
+    for k, plan in enumerate(plans):
+        for site, entry in plan:
+            kind, shape = gm[site]
+            t, offsets = (entry[0], entry[1]) if kind == "r" else (entry[1], entry[0])
+            key = storage_of[id(t)]
+            if key in shared:
+                lo, hi, box = _access(t, offsets, shape)
+                by_storage.setdefault(key, []).append((lo, hi, k, kind == "w", box))
     for spans in by_storage.values():
         # sweep by start: an earlier range overlaps the current one while its end is past its start
         spans.sort(key=lambda s: (s[0], s[1], s[2]))

@@ -333,7 +333,8 @@ class Runtime:
             torch.full(list(shape), init_value, dtype=dtype)
         task = self._new_task("__alloc__", "alloc", [t], [OUTPUT], self._manual_depth > 0)
         self._hold(1, t.numel() * t.element_size())
-        v = task.views[0] = self._view(t)
+        v = task.views[0] = View(t)   # a fresh tensor: never in the view cache (an entry for a dead
+        self._views[id(t)] = (t, v)   # tensor that had the same id is replaced, as _view does)
         base = v.base
         self.owner[base] = task
         if manual_dep:
@@ -560,12 +561,18 @@ class Runtime:
         owners = self.owner
         manual_dep = self.manual_dep
         tensormap = self.tensormap
+        buckets = tensormap.buckets
         Tensor = torch.Tensor
+        lookups = 0
         for i, a in enumerate(task.args):
             if not isinstance(a, Tensor):
                 continue
             hit = vcache.get(id(a))
-            v = views[i] = hit[1] if hit is not None and hit[0] is a else self._view(a)
+            if hit is not None and hit[0] is a:
+                v = views[i] = hit[1]
+            else:
+                v = views[i] = View(a)
+                vcache[id(a)] = (a, v)
             tag = tags[i]
             if tag == OUTPUT:
                 continue
@@ -579,17 +586,19 @@ class Runtime:
                     edges.append((owner, i, "creator", None, None))
             if manual_dep and base in manual_dep:
                 continue
-            if tag == INPUT or tag == INOUT:
-                self.tensormap_lookups += 1
-            if (tag == INPUT or tag == INOUT) and base in tensormap.buckets:
-                for p, ov, pv in tensormap.lookup(v, tag == INOUT):
-                    if p is not task:
-                        fanin.add(p.index)
-                        edges.append((p, i, "tensormap", ov, pv))
-            if tag == INOUT or tag == OUTPUT_EXISTING:
+            inout = tag == INOUT
+            if inout or tag == INPUT:
+                lookups += 1
+                if base in buckets:
+                    for p, ov, pv in tensormap.lookup(v, inout):
+                        if p is not task:
+                            fanin.add(p.index)
+                            edges.append((p, i, "tensormap", ov, pv))
+            if inout or tag == OUTPUT_EXISTING:
                 if register is None:
                     register = []
                 register.append(v)
+        self.tensormap_lookups += lookups
         if register:
             task.registered = [(v.base, tensormap.register(v, task)) for v in register]
 

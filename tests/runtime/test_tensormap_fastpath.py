@@ -1,0 +1,52 @@
+"""The tensormap's shortcuts give what the general lookup gives: a bucket with one producer (no
+bisection) and a consumer passing the very view object it registered (no box comparison)."""
+import random
+
+import torch
+
+from pypto.runtime.deps import COVERED, NO_OVERLAP, TensorMap, View, overlap
+
+
+def _random_view(buf: torch.Tensor, rng: random.Random) -> torch.Tensor:
+    rows, cols = buf.shape
+    r0, c0 = rng.randrange(rows), rng.randrange(cols)
+    r1, c1 = rng.randint(r0, rows), rng.randint(c0, cols)   # empty views included
+    t = buf[r0:r1, c0:c1]
+    if rng.random() < 0.2:
+        t = buf.view(-1)[rng.randrange(buf.numel()):][: rng.randrange(1, 40)].view(-1, 1)   # other strides
+    return t
+
+
+def _general(entries, v, remove_covered):
+    """The lookup by its definition: every registered view that overlaps, first byte ascending, newest
+    first among equal first bytes."""
+    found = [(seq, p, overlap(v, pv), pv) for seq, (pv, p) in enumerate(entries)]
+    found = [f for f in found if f[2] != NO_OVERLAP]
+    found.sort(key=lambda f: (f[3].lo, -f[0]))
+    return [(p, ov, pv) for _, p, ov, pv in found]
+
+
+def test_single_producer_lookup_matches_the_definition():
+    rng = random.Random(7)
+    buf = torch.zeros(12, 10)
+    for _ in range(3000):
+        tm = TensorMap()
+        pt = _random_view(buf, rng)
+        pv = View(pt)
+        tm.register(pv, "producer")
+        v = pv if rng.random() < 0.3 else View(_random_view(buf, rng))
+        remove = rng.random() < 0.5
+        want = _general([(pv, "producer")], v, remove)
+        assert list(tm.lookup(v, remove)) == want
+        left = tm.buckets[pv.base].ents
+        dropped = remove and want and want[0][1] == COVERED
+        assert left == ([] if dropped else [(pv, "producer")])
+
+
+def test_same_view_object_overlap_is_that_of_an_equal_view():
+    rng = random.Random(8)
+    buf = torch.zeros(12, 10)
+    for _ in range(2000):
+        t = _random_view(buf, rng)
+        a = View(t)
+        assert overlap(a, a) == overlap(a, View(t)) == overlap(View(t), a)
