@@ -23,7 +23,7 @@ these names.
   every pass; ROUNDTRIP: also print -> parse -> structural equality).
 * ``MemoryPlanner`` and ``RuntimeKind`` are accepted and recorded (``compiled_meta.json``); the
   simulator always plans memory with our MemoryReuse + AllocateMemoryAddr and runs the tensormap
-  runtime, so they change no result (docs/compatibility.md).
+  runtime; the planner only gates AutoTileMatmulL0's dbC=2 tiling (docs/compatibility.md).
 """
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ import types
 
 from pypto.backend.backend_type import default_platform
 from pypto.backend.platforms import get_platform
-from pypto.errors import InternalError, InvalidOperationError, PassTypeError, PyptoError, UnsupportedFeatureError
+from pypto.errors import UnsupportedFeatureError
 from pypto.ir.nodes import ScopeStmt
 from pypto.ir.verifier import verify
 from pypto.ir.visit import iter_stmts
@@ -42,12 +42,13 @@ from pypto.language.enums import Level
 from pypto.passes.context import PassContext as _Ctx
 from pypto.passes.diagnostics import CHECKS, Diagnostic, DiagnosticPhase, resolve_phase
 from pypto.passes.manager import (
-    PassInfo, VerificationLevel, as_pass, emit_diagnostics, resolve_verification_level, run_passes,
+    PassInfo, VerificationLevel, as_pass, emit_diagnostics, resolve_verification_level, run_one, run_passes,
 )
 
 
 class MemoryPlanner(enum.Enum):
-    """Who plans on-chip memory in the reference. Here: recorded only (our planner always runs)."""
+    """Who plans on-chip memory in the reference. Here our planner always runs; the value is
+    recorded and gates AutoTileMatmulL0's double-buffered Acc (dbC=2 under ``DSA_RP`` / ``PTOAS``)."""
 
     PYPTO = "PYPTO"
     DSA_RP = "DSA_RP"
@@ -359,14 +360,7 @@ class Pass:
         observe = observer(ctx.get_instruments() if ctx else ())
         if observe is not None:
             observe("before", self.info, program)
-        try:
-            out = self.info.run(program, _pass_ctx())
-        except InvalidOperationError as e:
-            raise PassTypeError(e.message, e.span, e.hint) from e
-        except PyptoError:
-            raise
-        except Exception as e:
-            raise InternalError(f"pass '{self.get_name()}' failed: {type(e).__name__}: {e}") from e
+        out = run_one(self.info, program, _pass_ctx())
         if observe is not None:
             observe("after", self.info, out)
         return out

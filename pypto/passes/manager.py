@@ -123,6 +123,21 @@ class PipelineResult:
                 self.diagnostics.append(d)
 
 
+def run_one(info: PassInfo, program: Program, ctx: PassContext) -> Program:
+    """Run one pass, its failures translated: a type rule rejecting a call a pass built or
+    re-checked is a :class:`PassTypeError` (the source parsed, so not a ParserError; message, span
+    and hint kept), a user error passes through, anything else is an :class:`InternalError` naming
+    the pass."""
+    try:
+        return info.run(program, ctx)
+    except InvalidOperationError as e:
+        raise PassTypeError(e.message, e.span, e.hint) from e
+    except PyptoError:
+        raise
+    except Exception as e:
+        raise InternalError(f"pass '{info.name}' failed: {type(e).__name__}: {e}") from e
+
+
 def run_passes(program: Program, passes: Sequence, ctx: PassContext, *, verification_level=None,
                dump_dir: Path | None = None, dump_level=PassDumpLevel.NONE, diagnostic_phase=None,
                disabled_diagnostics=None, observe: Callable | None = None) -> PipelineResult:
@@ -152,16 +167,7 @@ def run_passes(program: Program, passes: Sequence, ctx: PassContext, *, verifica
         if observe is not None:
             observe("before", info, program)
         t0 = time.perf_counter()
-        try:
-            new = info.run(program, ctx)
-        except InvalidOperationError as e:
-            # a type rule rejected a call a pass built or re-checked: the source parsed, so this is
-            # not a ParserError (errors.py: PassTypeError); message, span and hint are kept
-            raise PassTypeError(e.message, e.span, e.hint) from e
-        except PyptoError:
-            raise
-        except Exception as e:
-            raise InternalError(f"pass '{info.name}' failed: {type(e).__name__}: {e}") from e
+        new = run_one(info, program, ctx)
         if not isinstance(new, Program):
             raise TypeError(f"pass '{info.name}' returned {type(new).__name__}, not a Program")
         result.timings.append((info.name, time.perf_counter() - t0))
