@@ -105,3 +105,26 @@ class StaticAgree:
              c: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
         c = self.head(a, c)
         return c
+
+
+FLAT = pl.dynamic("FLAT")
+
+
+@pl.program
+class DimAfterCall:
+    """The callee's ``M`` is 16 from the static reshape and the caller's run-time ``M`` from ``c``;
+    ``pl.tensor.dim`` of the call's result must read ``c``'s rows (it once folded to 16)."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def copy16(self, a: pl.Tensor[[M, N], pl.FP32],
+               c: pl.Out[pl.Tensor[[M, N], pl.FP32]]) -> pl.Tensor[[M, N], pl.FP32]:
+        return pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[FLAT], pl.FP32], c: pl.Out[pl.Tensor[[M, N], pl.FP32]],
+             rows: pl.Out[pl.Tensor[[1], pl.INT64]]) -> pl.Tensor[[M, N], pl.FP32]:
+        a2 = pl.reshape(a, [16, 16])
+        c = self.copy16(a2, c)
+        n = pl.tensor.dim(c, 0)
+        pl.tensor.write(rows, [0], pl.cast(n, pl.INT64))
+        return c

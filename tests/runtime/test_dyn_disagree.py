@@ -144,3 +144,16 @@ def test_a_dim_used_as_a_value_is_a_located_error(tmp_path, line, col, text):
     assert "the dynamic dimension 'M' is used as a value" in msg
     assert "dimension 0 of 'a' and dimension 0 of 'c' may be given different extents" in msg
     assert "hint: read the extent of the tensor you mean: pl.tensor.dim(a, 0)" in msg
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_the_extent_of_a_calls_result_is_read_from_the_tensor(platform):
+    """Regression: a static argument used to bind ``M`` for the result type, so ``pl.tensor.dim`` of
+    the result folded to 16 for a 32-row ``c`` (a silently wrong number)."""
+    a, c, rows = torch.randn(256), torch.full((32, 16), float("nan")), torch.zeros(1, dtype=torch.int64)
+    run(K.DimAfterCall, a, c, rows, config=RunConfig(platform=platform))
+    assert rows.tolist() == [32]
+    assert torch.equal(c[:16], a.reshape(16, 16)) and c[16:].isnan().all()
+    assert "pl.tensor.dim(c, 0)" in K.DimAfterCall.functions["main"].as_python()
+    for run_ in _ref(K.DimAfterCall, a, c.clone(), rows.clone()):
+        assert run_[2].tolist() == [32]
