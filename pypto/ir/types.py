@@ -18,8 +18,10 @@ from pypto.language.enums import MemorySpace, TensorLayout
 class DynDim:
     """A symbolic (dynamic) dimension, ``M = pl.dynamic("M")``: the extent is known only at run time.
 
-    Two DynDims with the same name are the same extent. Printed as the bare name, with a
-    ``M = pl.dynamic("M")`` line before the program.
+    Two DynDims with the same name are the same symbol: bound to one extent where the tensors
+    agree on it, left unbound where parameters give it different extents (each keeps its own, see
+    :func:`bind_extents`). Printed as the bare name, with a ``M = pl.dynamic("M")`` line before the
+    program.
     """
 
     name: str
