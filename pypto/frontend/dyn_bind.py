@@ -1,12 +1,20 @@
 """Binding the dynamic dimensions of a callee at a call (``pl.dynamic`` dims bound at an incore call).
 
-A parameter ``a: pl.Tensor[[M, N], pl.FP32]`` accepts a tensor of any extent in each dynamic dim; the
-dims of one call are bound together: every argument that uses ``M`` must give it the same extent
-(``M`` is 64 from ``a`` and 48 from ``b`` is an error at the argument). A composite dim (``M * 2``)
-is solved for its one unbound dim when it is linear in it (a 32-row argument binds ``M = 16``), and
-checked once its dims are bound (a 31-row argument is an error: no integer ``M``). The callee's
-return types are the declared ones with the bound dims substituted, so a static caller keeps static
-types and a dynamic caller (its own tensors ``[K, 128]``) passes its dims on.
+A parameter ``a: pl.Tensor[[M, N], pl.FP32]`` accepts a tensor of any extent in each dynamic dim.
+When the arguments that use ``M`` agree on its extent, ``M`` is bound to it. A composite dim
+(``M * 2``) is solved for its one unbound dim when it is linear in it (a 32-row argument binds
+``M = 16``), and checked once its dims are bound (a 31-row argument is an error: no integer ``M``).
+The callee's return types are the declared ones with the bound dims substituted, so a static caller
+keeps static types and a dynamic caller (its own tensors ``[K, 128]``) passes its dims on.
+
+When the arguments disagree (``M`` is 256 from ``a`` and 16 from ``c``; or the caller's ``N`` from
+one argument and its ``M`` from another, as after a ``pl.transpose``), this is not an error: as in
+the reference, each parameter's extent is what its tensor has, read at run time, and the kernel's
+loads and stores are bounds-checked against the actual tensors. ``M`` then has no one value: it is
+left unbound, so a return type that uses it keeps the symbolic ``M`` (a run-time extent that
+``pl.tensor.dim`` reads from the tensor, never a number folded from one of the arguments), and a
+composite dim that uses it is not checked. A dim's value is never read in a body (extents come from
+``pl.tensor.dim(t, axis)``), so no result can depend on which argument's extent ``M`` "is".
 
 The callee itself is compiled once for every extent (its dims stay symbolic); a kernel reads an
 extent at run time with ``pl.tensor.dim(t, axis)``.
@@ -23,7 +31,7 @@ def bind_call(name: str, param_types, args, spans) -> dict:
     ``dim name -> int | DynDim``. Raises a located ParserTypeError at the first argument that does
     not fit."""
     env: dict = {}
-    source: dict = {}          # dim name -> index of the argument that bound it
+    seen: dict = {}            # dim name -> the extents its bare occurrences get
     deferred = []
     for i, (a, t) in enumerate(zip(args, param_types)):
         if t is None:
@@ -43,31 +51,26 @@ def bind_call(name: str, param_types, args, spans) -> dict:
             if isinstance(p, DynExpr):
                 deferred.append((i, axis, p, g))
             elif isinstance(p, DynDim):
-                have = env.get(p.name)
-                if have is None:
-                    env[p.name], source[p.name] = g, i
-                elif have != g and _run_time(have, g):
-                    # one argument gives a static extent, another the caller's run-time extent
-                    # (``c: [M, N]`` of a dynamic orchestrator next to a ``[16, 32]`` reshape): they
-                    # meet at run time, as in the reference, where the kernel's accesses are
-                    # bounds-checked; the static extent is the binding (it types the results)
-                    if isinstance(g, int):
-                        env[p.name], source[p.name] = g, i
-                elif have != g:
-                    raise ParserTypeError(
-                        f"{name}() argument {i}: dimension {axis} is {g} but the dynamic dimension '{p.name}' "
-                        f"is {have} from argument {source[p.name]}", spans[i],
-                        "every tensor that uses one pl.dynamic dimension must have the same extent there")
+                extents = seen.setdefault(p.name, [])
+                if g not in extents:
+                    extents.append(g)
             elif p != g:
                 why = f"got {describe(at)}" if not isinstance(g, DynDim) else \
                     f"got the dynamic extent '{g.name}' for the static extent {p}"
                 raise ParserTypeError(f"{name}() argument {i}: expected {describe(t)}, {why}", spans[i],
                                       None if not isinstance(g, DynDim) else
                                       "declare the parameter's dimension dynamic too (pl.dynamic)")
+    for dim, extents in seen.items():
+        if len(extents) == 1:
+            env[dim] = extents[0]
+        # else: the arguments disagree, each parameter keeps its own extent and ``dim`` stays
+        # unbound (the module docstring): binding one of them would type the results with an
+        # extent some argument does not have (a pl.tensor.dim folded to the wrong number)
     ints = {k: v for k, v in env.items() if isinstance(v, int)}
+    ambiguous = {k for k, v in seen.items() if len(v) > 1}
     for i, axis, p, g in deferred:
-        if isinstance(g, DynDim):
-            continue   # a dynamic caller: the extents meet at run time
+        if isinstance(g, DynDim) or _names(p) & ambiguous:
+            continue   # a dynamic caller, or a dim with no one value: the extents meet at run time
         if not solve_dim(p, g, ints):
             have = ", ".join(f"{k} = {v}" for k, v in sorted(ints.items()) if k in _names(p))
             raise ParserTypeError(
@@ -84,11 +87,6 @@ def bound_type(t, env: dict):
     if isinstance(t, TupleType):
         return TupleType(tuple(bound_type(x, env) for x in t.types))
     return t
-
-
-def _run_time(a, b) -> bool:
-    """Whether one of two extents is a run-time one (a caller's dynamic dim) and the other static."""
-    return (isinstance(a, int) and isinstance(b, (DynDim, RtDim))) or (isinstance(b, int) and isinstance(a, (DynDim, RtDim)))
 
 
 def _dynamic(t: TensorType) -> bool:

@@ -7,9 +7,11 @@ parameter's tensor, so the parser turns it into ``pl.tensor.dim(inp, 0)`` (read 
 tensor the task was given; no load) — one function is compiled for every extent, exactly as for
 its shapes. A composite dim (``NR * 2``) becomes the same arithmetic over those reads.
 
-Which parameter is read does not matter for a correct call: every tensor that uses one dynamic
-dim is checked to have the same extent there when the call is bound
-(:mod:`pypto.frontend.dyn_bind`). A dim that no tensor parameter carries has no value inside the
+The parameter read is the first one, in parameter order, that has the dim as an extent. Where
+the arguments agree on the dim (the usual case) which one is read does not matter; the
+arguments may also give it different extents (each parameter keeps its own: see
+:func:`pypto.ir.types.bind_extents`, as in the reference), and then the value is that first
+parameter's extent — a rule stated in docs/language.md, "Dynamic shapes". A dim that no tensor parameter carries has no value inside the
 function: that is a located error naming the fix (pass it as a ``pl.Scalar`` parameter).
 """
 from __future__ import annotations

@@ -72,7 +72,9 @@ from pypto.ir.nodes import (
 )
 from pypto.ir.types import (
     DynDim,
+    DynExpr,
     MemRef,
+    RtDim,
     ScalarType,
     TensorType,
     TileType,
@@ -486,8 +488,6 @@ def _shape(node: ast.AST, resolve, src: SourceInfo, what: str) -> tuple[int, ...
             dims.append(v)
             continue
         if isinstance(v, Var) and isinstance(v.type, ScalarType) and v.type.dtype.is_int():
-            from pypto.ir.types import RtDim
-
             dims.append(RtDim(v.name))   # a local's run-time extent, as printed (`buf: pl.Tensor[[rows, 32], ..]`)
             continue
         if isinstance(v, bool) or not isinstance(v, int):
@@ -557,7 +557,11 @@ class FunctionParser:
             self.scope[p.name] = v
             pvars.append(v)
             dirs.append(p.direction)
+<<<<<<< ours
         self.param_vars = tuple(pvars)   # (pypto.frontend.dyn_values: the tensors a dynamic dim is read from)
+=======
+        self.param_vars = tuple(pvars)   # (dyn_value_error names the parameters that declare a dim)
+>>>>>>> theirs
         body = list(fdef.body)
         if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
                 and isinstance(body[0].value.value, str):
@@ -1212,6 +1216,7 @@ class FunctionParser:
             raise ParserTypeError(f"pl.{fn.name} takes (stop), (start, stop) or (start, stop, step)", span)
         start, stop, step = (0, bounds[0], 1) if len(bounds) == 1 else (*bounds, 1)[:3]
         for b, what in ((start, "start"), (stop, "stop"), (step, "step")):
+            self.dyn_value_error(b, span)
             if kind_of(b) != "scalar":
                 raise ParserTypeError(f"pl.{fn.name} {what} must be a scalar, got {_describe_static(b)}", span)
         for b, what in ((start, "start"), (stop, "stop"), (step, "step")):
@@ -1884,10 +1889,13 @@ class FunctionParser:
             try:
                 return self._PYOPS[op](a, b)
             except Exception as e:
+                for v in (a, b):   # `M * 1.0`, `M < 4`: a dim is not a number (M * 2 is a composite dim)
+                    self.dyn_value_error(v, span)
                 raise ParserTypeError(f"cannot fold constant expression: {e}", span) from None
         # a pl.dynamic dim met with a run-time scalar (``i < NR``): its run-time value
         a, b = (dim_value(self, x, span, None) if is_dyn_value(x) else x for x in (a, b))
         for v in (a, b):
+            self.dyn_value_error(v, span)
             if kind_of(v) != "scalar":
                 raise ParserTypeError(
                     f"Python operators work on scalars only, got {_describe_static(v)}", span,
@@ -2354,6 +2362,27 @@ class FunctionParser:
             return tmp
         return self.operand(v, span)
 
+    def dyn_value_error(self, v: Any, span: Span) -> None:
+        """Refuse a ``pl.dynamic`` dim used as a value where it has none: one no tensor parameter
+        carries (a carried dim was already turned into its first carrier's run-time extent by
+        :func:`pypto.frontend.dyn_values.dim_value`), or one folded with a constant it cannot
+        combine with (``M * 1.0``). The body reads the extent it means from a tensor."""
+        if not isinstance(v, DynDim) or isinstance(v, RtDim):
+            return
+        from pypto.ir.types import dim_names
+
+        names = dim_names(v)
+        uses = [(p.name, axis) for p in getattr(self, "param_vars", ()) if isinstance(p.type, TensorType)
+                for axis, d in enumerate(p.type.shape) if isinstance(d, DynDim) and not isinstance(d, DynExpr)
+                and d.name in names]
+        where = ("; " + " and ".join(f"dimension {axis} of '{n}'" for n, axis in uses)
+                 + " may be given different extents" if len(uses) > 1 else "")
+        uses = [f"pl.tensor.dim({n}, {axis})" for n, axis in uses]
+        raise ParserTypeError(
+            f"the dynamic dimension '{v.name}' is used as a value: a pl.dynamic dim names the extents of "
+            f"parameters and has no one value in a body{where}", span,
+            f"read the extent of the tensor you mean: {uses[0] if uses else 'pl.tensor.dim(t, axis)'}")
+
     def convert_arg(self, op: str, p, v: Any, span: Span) -> Any:
         kind = p.kind
         if kind in ("tensor", "tile", "scalar", "value", "any"):
@@ -2385,6 +2414,7 @@ class FunctionParser:
                                             f"{_describe_static(v)}", span)
             elems = []
             for x in v:
+                self.dyn_value_error(x, span)
                 if _is_static(x) and (isinstance(x, bool) or not isinstance(x, int)):
                     raise InvalidOperationError(f"pl.{op}: '{p.name}' must hold integers, got {x!r}", span)
                 if not _is_static(x) and kind_of(x) != "scalar":

@@ -18,8 +18,10 @@ from pypto.language.enums import MemorySpace, TensorLayout
 class DynDim:
     """A symbolic (dynamic) dimension, ``M = pl.dynamic("M")``: the extent is known only at run time.
 
-    Two DynDims with the same name are the same extent. Printed as the bare name, with a
-    ``M = pl.dynamic("M")`` line before the program.
+    Two DynDims with the same name are the same symbol: bound to one extent where the tensors
+    agree on it, left unbound where parameters give it different extents (each keeps its own, see
+    :func:`bind_extents`). Printed as the bare name, with a ``M = pl.dynamic("M")`` line before the
+    program.
     """
 
     name: str
@@ -191,27 +193,45 @@ def dim_from_text(text: str):
 
 def bind_extents(named_shapes) -> str | None:
     """Check the extents ``[(what, dims, shape)]`` of tensors bound together (the entry's arguments):
-    every bare dim gets one extent, every composite dim must evaluate to its extent. Returns ``None``
-    when they fit, else a sentence naming the first that does not."""
+    a bare dim whose occurrences agree gets that one extent, and every composite dim must evaluate to
+    its extent. Returns ``None`` when they fit, else a sentence naming the first that does not.
+
+    A bare dim whose occurrences disagree (``a_flat: [M]`` given 256 elements next to ``c: [M, N]``
+    given 16 rows) is not an error: as in the reference, each parameter's extent is what its tensor
+    has (the program reads extents with ``pl.tensor.dim``, never a dim's value), so nothing is bound
+    for that dim (:func:`ambiguous_dims`) and the composite dims that use it are not checked."""
     env: dict = {}
-    src: dict = {}
     later = []
+    ambiguous = ambiguous_dims((dims, shape) for _, dims, shape in named_shapes)
     for what, dims, shape in named_shapes:
         for axis, (d, n) in enumerate(zip(dims, shape)):
             if isinstance(d, DynExpr):
                 later.append((what, axis, d, n))
-            elif isinstance(d, DynDim):
-                if d.name in env and env[d.name] != n:
-                    return (f"argument '{what}' has extent {n} in dimension {axis}, but the dynamic dimension "
-                            f"'{d.name}' is {env[d.name]} from argument '{src[d.name]}'")
+            elif isinstance(d, DynDim) and d.name not in ambiguous:
                 env.setdefault(d.name, n)
-                src.setdefault(d.name, what)
     for what, axis, d, n in later:
+        if dim_names(d) & ambiguous:
+            continue
         if not solve_dim(d, n, env):
             bound = ", ".join(f"{k} = {env[k]}" for k in sorted(dim_names(d)) if isinstance(env.get(k), int))
             return (f"argument '{what}' has extent {n} in dimension {axis}, which '{d.name}' cannot be"
                     + (f" with {bound}" if bound else ""))
     return None
+
+
+def ambiguous_dims(shapes) -> set:
+    """Names of the bare dynamic dims that get different extents from ``shapes`` (pairs of declared
+    dims and actual extents): the dims whose value is not one number (each parameter keeps its own
+    extent there)."""
+    seen: dict = {}
+    out = set()
+    for dims, shape in shapes:
+        for d, n in zip(dims, shape):
+            if isinstance(d, DynDim) and not isinstance(d, DynExpr):
+                if d.name in seen and seen[d.name] != n:
+                    out.add(d.name)
+                seen.setdefault(d.name, n)
+    return out
 
 
 def is_static_shape(shape) -> bool:

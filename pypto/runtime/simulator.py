@@ -1266,9 +1266,11 @@ def _in_generated_code(e: BaseException) -> bool:
 
 
 def _check_dynamic_dims(params, full) -> None:
-    """The entry's dynamic dims (``pl.dynamic``) take one extent per call: every argument using
-    ``M`` must agree on it and a composite dim (``M * 2``) must evaluate to its extent. The same
-    build serves every extent (the cache key holds the dims, not their values)."""
+    """The entry's dynamic dims (``pl.dynamic``): a composite dim (``M * 2``) must evaluate to its
+    extent. A bare dim the arguments give different extents is not bound (each parameter keeps its
+    tensor's extent, as in the reference; see :func:`pypto.ir.types.bind_extents`): nothing at run
+    time reads a dim's value, every extent is read from its tensor. The same build serves every
+    extent (the cache key holds the dims, not their values)."""
     from pypto.ir.types import bind_extents, dim_from_text
 
     shapes = [(p["name"], [dim_from_text(x) if x is not None else d for x, d in zip(p["dims"], p["shape"])],

@@ -69,6 +69,11 @@ def dyn_conflict(x: pl.Tensor[[HD, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[HD, 1, 
 
 
 @pl.jit.host
+def dyn_conflict_value(x: pl.Tensor[[HD, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[HD, 1, N], pl.FP32]]):
+    return HD + 0
+
+
+@pl.jit.host
 def bad_broadcast_root(x: pl.Tensor[[MAXR, 1, N], pl.FP32]):
     buf = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
     data = pld.tensor.broadcast(pld.window(buf, [1, N], dtype=pl.FP32), root=5)

@@ -57,10 +57,15 @@ def test_a_broadcast_root_outside_the_ranks_is_an_error():
         H.bad_broadcast_root(torch.ones(MAXR, 1, N), config=cfg(2))
 
 
-def test_dynamic_extent_disagreement_is_an_error():
-    with pytest.raises(ParserError, match="HD is 4 by one host argument and 3"):
-        H.dyn_conflict(torch.zeros(4, 1, N), torch.zeros(3, 1, N), config=cfg(2))
+def test_dynamic_extent_disagreement_keeps_each_extent_and_its_value_is_an_error():
+    """Arguments may give HD different extents (each keeps its own, as in the reference); reading
+    HD's value in the body is then a located error, never one of the two silently."""
+    assert H.dyn_conflict(torch.zeros(4, 1, N), torch.zeros(3, 1, N), config=cfg(2)) == 4
     assert H.dyn_conflict(torch.zeros(3, 1, N), torch.zeros(3, 1, N), config=cfg(2)) == 3
+    assert H.dyn_conflict_value(torch.zeros(3, 1, N), torch.zeros(3, 1, N), config=cfg(2)) == 3
+    with pytest.raises(ParserError, match="HD has no one value: 'x' dim 0 is 4, 'y' dim 0 is 3") as ei:
+        H.dyn_conflict_value(torch.zeros(4, 1, N), torch.zeros(3, 1, N), config=cfg(2))
+    assert "kernels_host.py" in str(ei.value) and "x.shape[0]" in str(ei.value)
 
 
 def test_host_collective_runs_as_a_next_level_build():

@@ -145,35 +145,7 @@ def test_composite_dynamic_rows_compile_once_and_check_extents():
         run(K.DynRows, torch.randn(8, C), torch.zeros(6, C))
 
 
-def test_one_dynamic_dim_takes_one_extent_per_call(tmp_path):
-    src = '''import pypto.language as pl
-
-M = pl.dynamic("M")
-
-
-@pl.program
-class P:
-    @pl.function(type=pl.FunctionType.InCore)
-    def k(self, a: pl.Tensor[[M, 64], pl.FP32], c: pl.Out[pl.Tensor[[M, 64], pl.FP32]]) -> pl.Tensor[[M, 64], pl.FP32]:
-        return pl.store(pl.load(a, [0, 0], [8, 64]), [0, 0], c)
-
-    @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, a: pl.Tensor[[16, 64], pl.FP32], c: pl.Out[pl.Tensor[[8, 64], pl.FP32]]) -> pl.Tensor[[8, 64], pl.FP32]:
-        c = self.k(a, c)
-        return c
-'''
-    path = tmp_path / "bad_dyn.py"
-    path.write_text(src)
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("bad_dyn", path)
-    mod = importlib.util.module_from_spec(spec)
-    import sys
-
-    sys.modules["bad_dyn"] = mod
-    with pytest.raises(PyptoError, match="dynamic dimension 'M' is 16 from argument 0") as e:
-        spec.loader.exec_module(mod)
-    assert "bad_dyn.py:14:23" in str(e.value) and "argument 1" in str(e.value)   # the disagreeing argument
+# (a dim given different extents by different arguments: tests/runtime/test_dyn_disagree.py)
 
 
 # ------------------------------------------------------------------ runtime valid_shape

@@ -98,7 +98,7 @@ class HostInterpreter:
     def __init__(self, scope: dict, src, nranks: int, world: support_dist.World, *, alloc, compile_launch, flush,
                  builtin=None, compile_only: bool = False):
         self.scope, self.src, self.nranks, self.world = scope, src, nranks, world
-        self.dyn: dict[str, int] = {}   # pl.dynamic extents, bound from the host parameters' shapes
+        self.dyn: dict = {}   # pl.dynamic extents (or AmbiguousExtent), bound from the host parameters' shapes
         self.alloc, self.compile_launch, self.flush_fn = alloc, compile_launch, flush
         self.compile_only = compile_only
         self.plan = RankPlan(nranks)
@@ -132,7 +132,12 @@ class HostInterpreter:
                 if v.name not in self.dyn:
                     raise self.error(f"the dynamic extent {v.name} is not bound by a host parameter's shape", node,
                                      cls=ParserError)
-                return self.dyn[v.name]
+                got = self.dyn[v.name]
+                if isinstance(got, AmbiguousExtent):
+                    raise self.error(f"the dynamic extent {v.name} has no one value: {got.describe()}", node,
+                                     f"read the extent meant from its tensor: {got.uses[0][0]}.shape"
+                                     f"[{got.uses[0][1]}]", cls=ParserError)
+                return got
             return v
         if name in _SAFE_BUILTINS:
             return _SAFE_BUILTINS[name]
@@ -555,10 +560,23 @@ def _fname(fn) -> str:
     return fn.name if isinstance(fn, ProgramMethod) else fn.__name__
 
 
-def bind_dynamic(annotations, values: dict, resolve) -> dict[str, int]:
+@dataclass(frozen=True)
+class AmbiguousExtent:
+    """A ``pl.dynamic`` dim the host arguments give different extents: each parameter keeps its own
+    (as in the reference), and reading the dim's value in the body is a located error."""
+
+    uses: tuple   # (parameter, dim, extent) of every occurrence
+
+    def describe(self) -> str:
+        return ", ".join(f"'{p}' dim {d} is {n}" for p, d, n in self.uses)
+
+
+def bind_dynamic(annotations, values: dict, resolve) -> dict:
     """The extents of ``pl.dynamic`` dims in host parameter annotations (``pl.Tensor[[NR, 1, N], ...]``,
-    also inside ``pl.Out[...]`` / ``pl.InOut[...]``), read from the arguments' shapes."""
-    out: dict[str, int] = {}
+    also inside ``pl.Out[...]`` / ``pl.InOut[...]``), read from the arguments' shapes. A dim the
+    arguments disagree on maps to an :class:`AmbiguousExtent` (using its value is then an error:
+    taking the first silently would size the program for one argument and misread the other)."""
+    uses: dict[str, list] = {}
     for name, ann in annotations:
         v = values.get(name)
         if ann is None or not isinstance(v, torch.Tensor):
@@ -573,13 +591,8 @@ def bind_dynamic(annotations, values: dict, resolve) -> dict[str, int]:
             if isinstance(d, ast.Name) and i < v.dim():
                 obj = resolve(d.id)
                 if isinstance(obj, DynDim):
-                    have = out.setdefault(obj.name, int(v.shape[i]))
-                    if have != int(v.shape[i]):
-                        # two arguments disagree on one extent: taking the first silently would
-                        # size the program for one of them and misread the other
-                        raise ParserError(f"the dynamic extent {obj.name} is {have} by one host argument and "
-                                          f"{int(v.shape[i])} by '{name}' (dim {i})")
-    return out
+                    uses.setdefault(obj.name, []).append((name, i, int(v.shape[i])))
+    return {k: u[0][2] if len({n for _, _, n in u}) == 1 else AmbiguousExtent(tuple(u)) for k, u in uses.items()}
 
 
 class _Return(Exception):
