@@ -557,11 +557,8 @@ class FunctionParser:
             self.scope[p.name] = v
             pvars.append(v)
             dirs.append(p.direction)
-<<<<<<< ours
-        self.param_vars = tuple(pvars)   # (pypto.frontend.dyn_values: the tensors a dynamic dim is read from)
-=======
-        self.param_vars = tuple(pvars)   # (dyn_value_error names the parameters that declare a dim)
->>>>>>> theirs
+        # (pypto.frontend.dyn_values: the tensors a dynamic dim is read from; dyn_value_error names them)
+        self.param_vars = tuple(pvars)
         body = list(fdef.body)
         if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
                 and isinstance(body[0].value.value, str):
