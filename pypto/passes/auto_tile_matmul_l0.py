@@ -70,6 +70,7 @@ Requires: IncoreTileOps. Produces: MatmulL0Tiled.
 """
 from __future__ import annotations
 
+from pypto.backend import l0_tile_chooser as ch
 from pypto.errors import CapacityError, InvalidOperationError, PassError
 from pypto.ir.nodes import AssignStmt, BinOp, Call, ConstInt, ForStmt, MakeTuple, Program, Var, YieldStmt
 from pypto.ir.types import ScalarType, TileType
@@ -158,12 +159,10 @@ class _Design:
 
 
 def choose_dbc_design(platform, m: int, k: int, n: int, bytes_a: int, bytes_b: int, bytes_c: int):
-    """The reference's roofline chooser (:func:`pypto.pypto_core.l0_tile_chooser.choose_l0_tile`)
+    """The reference's roofline chooser (:func:`pypto.backend.l0_tile_chooser.choose_l0_tile`)
     run with ``platform``'s L0 capacities and every regime allowed; a :class:`_Design` when its
     answer is a double-buffered-C, full-K output tiling, else None (the other tilings keep our
     own rule)."""
-    from pypto.pypto_core import l0_tile_chooser as ch
-
     cfg = ch.L0TileConfig()
     cfg.M, cfg.K, cfg.N = m, k, n
     cfg.l0a_bytes, cfg.l0b_bytes = platform.capacity(M.Left), platform.capacity(M.Right)

@@ -3,7 +3,7 @@
 import pytest
 
 from pypto.errors import PyptoError, SimulationError
-from pypto.ir.nodes import ConstInt, Var
+from pypto.ir.nodes import ConstFloat, ConstInt, Var
 from pypto.ir.types import ArrayType, ScalarType
 from pypto.language.dtypes import FP32, INDEX, INT32
 from pypto.ops import support as _pto
@@ -20,13 +20,16 @@ def test_type_rules():
     for bad in ((0, INT32), (4, FP32)):
         with pytest.raises(PyptoError):
             get_op("array.create").infer_type(bad, None)
+    # INDEX (the machine word) goes into an integer array, as in the reference (stored truncated);
+    # a float does not
+    assert get_op("array.update_element").infer_type((arr, ConstInt(1), ConstInt(3, INDEX)), None) == arr.type
     with pytest.raises(PyptoError, match="INT32 scalar"):
-        get_op("array.update_element").infer_type((arr, ConstInt(1), ConstInt(3, INDEX)), None)
+        get_op("array.update_element").infer_type((arr, ConstInt(1), ConstFloat(3.0, FP32)), None)
 
 
 def test_run_time_forms_are_in_place_and_bounds_checked():
     create, get, put = (get_op(n) for n in sorted(COVERED_OPS))
-    assert create.ref(create.args(("4", "INT32"))) == "[0] * 4"
+    assert create.ref(create.args(("4", "INT32"))) == "_pto.array_new(4, INT32)"
     assert put.ref(put.args(("a", "i", "v"))) == "_pto.array_set(a, i, v)"
     assert get.sim(get.args(("a", "i")), None) == "_pto.array_get(a, i)"
     a = [0] * 3
