@@ -7,6 +7,7 @@ import torch
 
 import pypto.language as pl
 from pypto import ir
+from pypto.errors import UnsupportedFeatureError
 from pypto.ir.distributed_compiled_program import DistributedConfig
 from pypto.runtime import DistributedWorker, RunConfig
 
@@ -89,3 +90,21 @@ def test_two_programs_share_a_resident_tensor():
     finally:
         rt.close()
     assert rt._owned_tensors == []
+
+
+def test_the_reference_constructor_keywords_are_checked_never_ignored():
+    cfg = RunConfig(platform="a2a3sim", distributed_config=DistributedConfig(device_ids=[0]))
+    fill_c = fill.compile(torch.randn(T, T), torch.zeros(T, T), config=cfg)
+    keep = torch.zeros(2)
+    rt = DistributedWorker(fill_c, inherited_host_tensors=[keep], startup_timeout_s=5.0, reset_persistent_windows=True)
+    assert rt.inherited_host_tensors == (keep,)
+    rt.close()
+    # windows kept across runs are not simulated: a program relying on them must not see zeros silently
+    with pytest.raises(UnsupportedFeatureError, match="persistent"):
+        DistributedWorker(fill_c, persistent=True)
+    with pytest.raises(TypeError, match="inherited_host_tensors"):
+        DistributedWorker(fill_c, inherited_host_tensors=[1.0])
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        DistributedWorker(fill_c, presistent=True)   # a typo is an error, not a silently ignored option
+    with pytest.raises(TypeError, match="not both"):
+        DistributedWorker(fill_c, callbacks={"x": print}, sub_worker_overrides={"x": print})

@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from pypto.errors import PyptoError
+from pypto.errors import PyptoError, UnsupportedFeatureError
 from pypto.ir.distributed_compiled_program import DistributedConfig
 from pypto.ops.support import dist as support_dist
 from pypto.runtime.config import RunConfig
@@ -490,8 +490,28 @@ class DistributedWorker:
     ``worker(*args)`` / ``worker.run(program, *args)`` run and wait; ``worker.submit(...)`` returns a
     :class:`DistributedRunHandle`. Windows are zeroed for each run (the reference's default reset)."""
 
-    def __init__(self, programs, config: RunConfig | None = None, *, sub_worker_overrides: dict | None = None,
-                 **kwargs):
+    def __init__(self, programs, config: RunConfig | None = None, *, persistent: bool = False,
+                 reset_persistent_windows: bool | None = None, callbacks: dict | None = None,
+                 sub_worker_overrides: dict | None = None, inherited_host_tensors=None,
+                 startup_timeout_s: float | None = None):
+        # The reference's keywords. ``callbacks`` is its other name for ``sub_worker_overrides``;
+        # ``inherited_host_tensors`` (host tensors a forked rank process inherits) and
+        # ``startup_timeout_s`` (rank process start-up) have nothing to do in process, so they are
+        # checked and kept; persistent windows (kept across runs) are not simulated, and a program
+        # relying on them would silently see zeroed windows here, so asking for them is an error.
+        if persistent or reset_persistent_windows is False:
+            raise UnsupportedFeatureError(
+                "DistributedWorker(persistent=True): windows kept across runs are not simulated; every run "
+                "starts from zeroed windows (docs/distributed.md)")
+        if callbacks and sub_worker_overrides:
+            raise TypeError("DistributedWorker: give callbacks or sub_worker_overrides, not both (the same thing)")
+        sub_worker_overrides = sub_worker_overrides or callbacks
+        inherited = tuple(inherited_host_tensors) if inherited_host_tensors is not None else ()
+        if not all(isinstance(t, torch.Tensor) for t in inherited):
+            raise TypeError("DistributedWorker inherited_host_tensors entries must be torch.Tensor objects")
+        if startup_timeout_s is not None and not (isinstance(startup_timeout_s, (int, float)) and startup_timeout_s > 0):
+            raise ValueError(f"DistributedWorker startup_timeout_s must be a positive number, got {startup_timeout_s!r}")
+        self.inherited_host_tensors = inherited
         if isinstance(programs, DistributedCompiledProgram):
             programs = [programs]
         if not programs:
