@@ -19,7 +19,7 @@ Requires: SplitIncoreOrch, IncoreTileOps. Produces: ReturnParamsExplicit (checke
 """
 from __future__ import annotations
 
-from pypto.errors import InternalError
+from pypto.errors import PassError
 from pypto.ir.nodes import (
     AssignStmt, ForStmt, FuncCall, Function, Program, ReturnStmt, TupleGetItem, Var, WhileStmt,
 )
@@ -65,8 +65,13 @@ def _normalize(f: Function):
     ins = {id(p): j for j, (p, d) in enumerate(zip(f.params, f.directions)) if d == ParamDirection.In}
     for v, r in zip(ret.values, roots):
         if r is None and not (isinstance(v, Var) and id(v) in ins):
-            raise InternalError(f"InCore function '{f.name}' returns '{getattr(v, 'name', v)}', which is not a "
-                                "version of any of its Out/InOut parameters", ret.span)
+            # a user program (a reshape / new tensor returned as is), not a compiler fault: a
+            # kernel's results are the global tensors it writes, which the caller passes in
+            raise PassError(f"InCore function '{f.name}' returns '{getattr(v, 'name', v)}', which is neither "
+                            "one of its Out/InOut parameters (after its stores) nor an In parameter passed "
+                            "through unchanged: a kernel returns the tensors it writes", ret.span,
+                            "add an output parameter (out: pl.Out[pl.Tensor[[...], dtype]]), write the value into "
+                            "it (out = pl.assemble(out, value, [0, 0]) or pl.store) and return out")
     finals = _final_versions(f)
     values, perm = [], [0] * len(roots)
     for i, (v, r) in enumerate(zip(ret.values, roots)):
@@ -76,7 +81,8 @@ def _normalize(f: Function):
         hit = [i for i, r in enumerate(roots) if r is p]
         if hit:
             for i in hit[1:]:
-                raise InternalError(f"InCore function '{f.name}' returns parameter '{p.name}' twice", ret.span)
+                raise PassError(f"InCore function '{f.name}' returns parameter '{p.name}' twice", ret.span,
+                                f"return '{p.name}' once (the caller can use the one result twice)")
             perm[hit[0]] = k
             values.append(ret.values[hit[0]])
         else:

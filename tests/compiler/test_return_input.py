@@ -67,3 +67,33 @@ def test_an_input_returned_with_an_output_keeps_both_results():
     c, d = torch.zeros(16, 32), torch.zeros(16, 32)
     run(PassMixed, a, c, d)
     assert torch.equal(c, a + 1.0) and torch.equal(d, a + (a + 1.0))
+
+
+@pl.program
+class ReturnsAView:
+    """``k`` returns a reshape of its input: a new tensor no parameter holds."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[16, 32], pl.FP32]) -> pl.Tensor[[32, 16], pl.FP32]:
+        return pl.reshape(a, [32, 16])
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 32], pl.FP32],
+             out: pl.Out[pl.Tensor[[32, 16], pl.FP32]]) -> pl.Tensor[[32, 16], pl.FP32]:
+        r = self.k(a)
+        out = pl.assemble(out, r, [0, 0])
+        return out
+
+
+def test_a_kernel_returning_a_tensor_no_parameter_holds_is_a_located_error(tmp_path):
+    # a user program, not a compiler fault: a PassError at the return naming the fix (it was an
+    # InternalError)
+    import pytest
+
+    from pypto.errors import PassError
+
+    with pytest.raises(PassError) as e:
+        ir_compile(ReturnsAView, tmp_path, dump_passes=False)
+    msg = str(e.value)
+    assert "test_return_input.py" in msg and "return pl.reshape(a, [32, 16])" in msg and "^" in msg, msg
+    assert "returns 'reshape" in msg and "pl.Out[" in e.value.hint
