@@ -1846,10 +1846,39 @@ class FunctionParser:
             return hi - lo
         if it.lower is not None and it.upper is not None and isinstance(it.upper, ast.BinOp) \
                 and isinstance(it.upper.op, ast.Add) and ast.dump(it.upper.left) == ast.dump(it.lower):
-            ext = self.expr(it.upper.right)
+            ext = self.expr(it.upper.right)   # ``i:i+16`` (any static expression after the +)
             if isinstance(ext, int):
                 return ext
+        if it.lower is not None and it.upper is not None:
+            # ``r+1:r+2``, ``i-1:i+3``: the same run-time base plus int constants on both
+            # sides, so the extent is the constants' difference (compared on the source's AST)
+            (base_lo, c_lo), (base_hi, c_hi) = self._offset_form(it.lower), self._offset_form(it.upper)
+            if base_lo == base_hi and isinstance(c_lo, int) and isinstance(c_hi, int):
+                return c_hi - c_lo
         raise UnsupportedFeatureError("a slice extent must be static", self.span(it), _static_slice_hint(it))
+
+    def _offset_form(self, node: ast.expr):
+        """``(terms, c)`` with ``node`` = the sum of the signed run-time ``terms`` (``ast.dump`` text,
+        sorted) plus the int ``c``, through ``+`` / ``-`` chains; constants are int literals or names
+        bound to ints. Only literals and names are evaluated (no code is emitted)."""
+        terms: list = []
+        const = 0
+
+        def walk(n: ast.expr, sign: int) -> None:
+            nonlocal const
+            if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Sub)):
+                walk(n.left, sign)
+                walk(n.right, sign if isinstance(n.op, ast.Add) else -sign)
+                return
+            if isinstance(n, (ast.Constant, ast.Name)):
+                v = self.expr(n)
+                if isinstance(v, int) and not isinstance(v, bool):
+                    const += sign * v
+                    return
+            terms.append((sign, ast.dump(n)))
+
+        walk(node, 1)
+        return tuple(sorted(terms)), const
 
     def expr_UnaryOp(self, node: ast.UnaryOp) -> Any:
         v = self.expr(node.operand)

@@ -84,3 +84,18 @@ def sin_cos(x: pl.Tensor[[32, 128], pl.FP32], s: pl.Out[pl.Tensor[[32, 128], pl.
         s = pl.store(pl.sin(t), [0, 0], s)
         c = pl.store(pl.cos(t), [0, 0], c)
     return s, c
+
+
+SHIFT = 2
+
+
+@pl.jit
+def shifted_rows(x: pl.Tensor[[8, 64], pl.FP32], out: pl.Out[pl.Tensor[[8, 64], pl.FP32]]):
+    """Slices whose bounds are one run-time base plus constants on both sides (``r + 1:r + 2``,
+    ``r + SHIFT - 1:r + SHIFT``): the extent is the constants' difference, as the reference reads it."""
+    for r in pl.range(6):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            out[r + 1 : r + 2, :] = pl.mul(x[r + 1 : r + 2, :], 2.0)
+        with pl.at(level=pl.Level.CORE_GROUP):
+            out[r + SHIFT - 1 : SHIFT + r, :] = pl.add(x[r + SHIFT - 1 : SHIFT + r, :], 1.0)
+    return out

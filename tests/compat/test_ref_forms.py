@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from kernels_ref_forms import DimAnnotatedInt64, StaticAndRunTimeExtents
+from kernels_ref_forms import DimAnnotatedInt64, StaticAndRunTimeExtents, shifted_rows
 from pypto import ir
 from pypto.ir.nodes import AssignStmt, Call
 from pypto.ir.visit import iter_stmts
@@ -54,3 +54,16 @@ def test_a_flattened_access_that_would_run_into_the_next_batch_is_an_error():
     assert torch.equal(core.load(t, [1, 12, 0], [8, 4]), t[1, 12:20])   # the last rows of batch 1
     with pytest.raises(SimulationError, match="run past a leading dimension"):
         core.load(t, [0, 16, 0], [8, 4])    # rows 16..23 of batch 0: 4 of them are batch 1's
+
+
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+def test_slice_bounds_with_one_run_time_base_have_a_static_extent(platform):
+    from pypto.runtime import RunConfig
+
+    x = torch.randn(8, 64)
+    out = torch.zeros(8, 64)
+    shifted_rows(x, out, config=RunConfig(platform=platform, sim_seed=0))
+    want = torch.zeros(8, 64)
+    for r in range(6):   # the second scope of each iteration rewrites the row the first one wrote
+        want[r + 1] = x[r + 1] + 1.0
+    assert torch.equal(out, want)
