@@ -75,33 +75,18 @@ def test_ray_deadlock_names_every_rank():
     assert all(f"rank {r} in pld.system.wait" in str(ei.value) for r in range(4)), str(ei.value)
 
 
-FUZZ_CASE = '''
-import torch
-import pypto.language as pl
-
-
-@pl.jit
-def add(a: pl.Tensor[[32, 32], pl.FP32], out: pl.Out[pl.Tensor[[32, 32], pl.FP32]]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        out[:] = pl.add(a, 1.0)
-    return out
-
-
-def case():
-    a = torch.randn(32, 32)
-    return {"kernel": add, "inputs": {"a": a, "out": torch.zeros(32, 32)}, "expected": {"out": a + 1.0}}
-'''
 
 
 def test_fuzz_command_on_ray(tmp_path):
     """``pypto fuzz --backend ray``: the seeds run as Ray tasks on the same cluster."""
     import json
 
+    from cli_cases import ADD_CASE
     from inproc import run_main
     from pypto.cli import main
 
     script = tmp_path / "cases.py"
-    script.write_text(FUZZ_CASE)
+    script.write_text(ADD_CASE)
     p = run_main(main, "fuzz", str(script), "--seeds", "2", "--backend", "ray", "--json")
     assert p.returncode == 0, p.stdout + p.stderr[-2000:]
     d = json.loads(p.stdout)

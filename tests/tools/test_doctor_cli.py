@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from cli_cases import ADD_CASE
 from inproc import run_main
 from pypto.cli import build_parser, main
 
@@ -28,22 +29,7 @@ def _run_process(*args, timeout=600):
                           timeout=timeout)
 
 
-CLEAN = '''
-import torch
-import pypto.language as pl
-
-
-@pl.jit
-def add(a: pl.Tensor[[32, 32], pl.FP32], out: pl.Out[pl.Tensor[[32, 32], pl.FP32]]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        out[:] = pl.add(a, 1.0)
-    return out
-
-
-def case():
-    a = torch.randn(32, 32)
-    return {"kernel": add, "inputs": {"a": a, "out": torch.zeros(32, 32)}, "expected": {"out": a + 1.0}}
-
+CLEAN = ADD_CASE + '''
 
 def broken():
     return {"kernel": add, "inputs": {"a": torch.zeros(8, 8), "out": torch.zeros(32, 32)},
