@@ -35,7 +35,6 @@ import math
 import os
 import platform
 import resource
-import statistics
 import sys
 import tempfile
 import time
@@ -47,6 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("PYPTO_PROG_BUILD_DIR", tempfile.mkdtemp(prefix="pypto_bench_"))
 
 import model_kernels as M  # noqa: E402
+from sim_vs_torch import median_times  # noqa: E402
 
 from pypto.driver.build import compile as ir_compile  # noqa: E402
 from pypto.runtime import RunConfig  # noqa: E402
@@ -54,19 +54,6 @@ from pypto.runtime import RunConfig  # noqa: E402
 
 def _rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def _median(fn, repeat: int) -> tuple[float, float]:
-    """Median wall time and median CPU time (this process) of ``fn`` after one warm-up. On a loaded
-    machine the CPU time is the steadier figure (wall time includes waiting for a core)."""
-    fn()
-    ts, cs = [], []
-    for _ in range(repeat):
-        t, c = time.perf_counter(), time.process_time()
-        fn()
-        ts.append(time.perf_counter() - t)
-        cs.append(time.process_time() - c)
-    return statistics.median(ts), statistics.median(cs)
 
 
 def _attention(name, batch, heads, dim, block, max_blocks, ctx, q_rows, table, repeat):
@@ -93,8 +80,8 @@ def _attention(name, batch, heads, dim, block, max_blocks, ctx, q_rows, table, r
         warm = time.perf_counter() - t
     cfg = RunConfig(platform="a2a3sim", sim_seed=0)
     kw = dict(batch=batch, heads=heads, dim=dim, block=block, max_blocks=max_blocks, q_rows=q_rows)
-    tt, tc = _median(lambda: M.torch_paged_attention(q, k, v, table, lens, scale, ref, **kw), repeat)
-    ts, sc = _median(lambda: compiled(*args, config=cfg), repeat)
+    tt, tc = median_times(lambda: M.torch_paged_attention(q, k, v, table, lens, scale, ref, **kw), repeat)
+    ts, sc = median_times(lambda: compiled(*args, config=cfg), repeat)
     diff = (out - ref).abs().max().item()
     peak = _rss_mib()
     print(f"{name:<8} sim {ts * 1e3:9.1f} ms   torch {tt * 1e3:8.1f} ms   ratio {ts / tt:5.1f}x   "
@@ -158,8 +145,8 @@ def _qwen3(args) -> None:
     ref_args = (x, w_in, wq, wk, wv, cos, sin, kc_ref, vc_ref, table, lens, wo, w_post, wg, wu, wd,
                 eps, scale, ref)
     kw = dict(tokens=T, heads=NH, kv_heads=NKV, dim=D, inter=I, block=B, max_blocks=mb)
-    tt, tc = _median(lambda: M.torch_decode_layer(*ref_args, **kw), args.repeat)
-    ts, sc = _median(lambda: compiled(*sim_args, config=cfg), args.repeat)
+    tt, tc = median_times(lambda: M.torch_decode_layer(*ref_args, **kw), args.repeat)
+    ts, sc = median_times(lambda: compiled(*sim_args, config=cfg), args.repeat)
     diff = (out - ref).abs().max().item()
     # the caches: the rows written agree to one BF16 ulp (2^-7 relative: an FP32 difference of the
     # K / V projections between differently shaped GEMMs can flip the BF16 rounding); all others exact

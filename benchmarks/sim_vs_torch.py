@@ -42,9 +42,10 @@ from pypto.runtime import RunConfig  # noqa: E402
 CPU: dict = {}   # the median CPU time (process_time: all threads) of each median_time call, by fn
 
 
-def median_time(fn, repeat: int) -> float:
-    """Median wall time of ``repeat`` calls after a warm-up; the median CPU time goes to ``CPU[fn]``
-    (on a loaded machine the wall time includes waiting for a core; the CPU time does not)."""
+def median_times(fn, repeat: int) -> tuple[float, float]:
+    """Median wall time and median CPU time (this process: all threads) of ``repeat`` calls of
+    ``fn`` after a warm-up (on a loaded machine the wall time includes waiting for a core; the CPU
+    time does not)."""
     fn()
     ts, cs = [], []
     for _ in range(repeat):
@@ -52,8 +53,13 @@ def median_time(fn, repeat: int) -> float:
         fn()
         ts.append(time.perf_counter() - t)
         cs.append(time.process_time() - c)
-    CPU[fn] = statistics.median(cs)
-    return statistics.median(ts)
+    return statistics.median(ts), statistics.median(cs)
+
+
+def median_time(fn, repeat: int) -> float:
+    """Median wall time of ``repeat`` calls after a warm-up; the median CPU time goes to ``CPU[fn]``."""
+    wall, CPU[fn] = median_times(fn, repeat)
+    return wall
 
 
 def bench(name, kernel, args, torch_fn, repeat, tasks=None):
