@@ -119,7 +119,7 @@ class World:
         self.groups: list[CommGroup] = [CommGroup(0, list(range(nranks)))]
         self.progress = 0
         self.finished: set[int] = set()
-        self.failed: dict[int, BaseException] = {}
+        self.failed: dict[int, BaseException | str] = {}   # (the Ray engine sends the message)
         self.blocked: dict[int, str] = {}          # world rank -> "what at file:line"
         self._rdv: dict[tuple, _Rendezvous] = {}
         self._seq: dict[tuple, int] = {}

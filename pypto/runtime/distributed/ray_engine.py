@@ -263,13 +263,9 @@ class _Hub:
             self.world.bump()
 
     def rank_done(self, rank: int, failure: str | None) -> None:
-        w = self.world
-        with w.lock:
-            w.finished.add(rank)
-            if failure is not None:
-                w.failed[rank] = failure
-            w.blocked.pop(rank, None)
-            w.bump()
+        # the rank's error travels as its message (an exception may not pickle); the world only
+        # names failed ranks with it
+        self.world.rank_done(rank, failure)
 
     def arrive(self, rank, key, n, part, where, finish):
         with self.world.lock:
