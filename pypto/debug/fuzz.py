@@ -103,10 +103,10 @@ class FuzzReport:
 
 
 def _run_one(out_dir: str, args: list, seed: int, out_idx: list[int]) -> list[torch.Tensor]:
-    from pypto.driver.compiled import CompiledProgram
+    from pypto.runtime.artifacts import open_artifacts
     from pypto.runtime.config import RunConfig
 
-    compiled = CompiledProgram.from_dir(out_dir)
+    compiled = open_artifacts(out_dir).compiled   # checked against the build's meta, as every tool opens it
     run_args = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
     compiled(*run_args, config=RunConfig(platform=compiled.platform, sim_seed=seed))
     return [run_args[i] for i in out_idx]

@@ -178,15 +178,13 @@ def collect_accesses(compiled, args: list, seed: int = 0):
 
     Returns ``(runtime, accesses per task, out-of-bounds messages)``.
     """
-    from pypto.backend.platforms import get_platform
     from pypto.errors import SimulationError
     from pypto.ops import support
-    from pypto.runtime.simulator import Runtime
+    from pypto.runtime.artifacts import open_artifacts
 
-    kernels, orch = compiled.load_modules()
-    rt = Runtime(get_platform(compiled.platform), kernels, seed)
-    gm = [a.detach().clone().contiguous() if isinstance(a, torch.Tensor) else a for a in args]
-    orch.orchestrate(rt, *gm)
+    arts = open_artifacts(compiled)
+    kernels = arts.kernels
+    rt, gm = arts.submit(args, seed)
     accesses: list[list[Access]] = []
     oob: list[str] = []
     core = rt.cores[0]
@@ -446,15 +444,13 @@ def _bits(t: torch.Tensor) -> torch.Tensor:
 def detect_uninitialized(kernel_or_compiled, args, *, platform: str = "a2a3sim", seed: int = 0) -> UninitReport:
     """Find every task store that writes values computed from core memory the kernel never wrote (see
     the module docstring), for one call of a kernel (``@pl.jit``) or a :class:`CompiledProgram`."""
-    from pypto.backend.platforms import get_platform
-    from pypto.runtime.simulator import Runtime
+    from pypto.runtime.artifacts import open_artifacts
 
     compiled, run_args = _compiled_and_args(kernel_or_compiled, args, platform)
     lowered = compiled.lowered
-    kernels, orch = compiled.load_modules()
-    rt = Runtime(get_platform(compiled.platform), kernels, seed)
-    gm = [a.detach().clone().contiguous() if isinstance(a, torch.Tensor) else a for a in run_args]
-    orch.orchestrate(rt, *gm)
+    arts = open_artifacts(compiled)
+    kernels = arts.kernels
+    rt, gm = arts.submit(run_args, seed)
     core = rt.cores[0]
     lines: dict[str, _OpLines] = {}
     report = UninitReport(tasks=sum(1 for t in rt.tasks if t.kernel in kernels))

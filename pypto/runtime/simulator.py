@@ -32,22 +32,22 @@
   dtype; separate pool) and tile loads leave the padding of partially valid tiles poisoned too
   (:func:`pypto.ops.support.poisoning`), so a result that picks up padding or a never-written tile
   turns into NaN.
+
+This module is the runtime and its scheduler, and :func:`execute` (one call). The task graph and its
+dependency inference are :mod:`pypto.runtime.task_graph`; a call's arguments and return values
+:mod:`pypto.runtime.arguments`; the DFX outputs :mod:`pypto.runtime.dfx`; a build opened to drive a
+:class:`Runtime` by hand (the race detector, the doctor) :mod:`pypto.runtime.artifacts`.
 """
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import functools
 import gc
 import heapq
-import operator
 import random
 import struct
 import sys
 import threading
-import warnings
-from pathlib import Path
-from typing import NamedTuple
 
 import torch
 
@@ -55,28 +55,29 @@ from pypto.backend.platforms import Platform, get_platform
 from pypto.errors import SimulationError
 from pypto.language.dtypes import dtype_from_name
 from pypto.ir.tags import ALL_TAGS, MAY_WRITE_TAGS
-from pypto.numerics.formats import fp4_pack, fp4_unpack
+from pypto.numerics.formats import fp4_pack
 from pypto.ops.support.while_loops import while_limit
 from pypto.runtime.cores import Core, CoreMemory
 from pypto.runtime.cross_core import Clusters
 from pypto.runtime.gangs import conflict, gang_size
-from pypto.runtime.deps import (
-    INOUT, INPUT, NO_DEP, OUTPUT, OUTPUT_EXISTING, SCALAR, TensorMap, View, normalize_tag,
-)
+from pypto.runtime.deps import INPUT, OUTPUT, TensorMap, View, normalize_tag
 from pypto.runtime.dumps import AFTER, BEFORE, DumpCollector
 from pypto.runtime.faults import locate
-from pypto.runtime import scope_stats
 from pypto.runtime.trace import rxty
 from pypto.ops.support.debug import DebugPrint, PrintRecord, emit as emit_print
 from pypto.ops.support.sync import BlockBarrier
 
 from pypto.runtime.modules import load_module  # noqa: F401  (re-exported: tools load modules by path)
 from pypto.ops.support import _RECORDER
-from pypto.ops.support import dist as support_dist
 from pypto.runtime.config import RunConfig
-from pypto.runtime.deps import write_deps
-from pypto.runtime.device_tensor import DeviceTensor, StackedDeviceTensor
-from pypto.runtime.trace import write_swimlane
+# the task graph, a call's arguments and its DFX outputs live in their own modules; their names stay
+# importable from here (tools and tests use pypto.runtime.simulator._unpack_fp4, dfx_dir, ...)
+from pypto.runtime.arguments import (  # noqa: F401
+    _check_dynamic_dims, _check_writable, _device_view, _in_place_args, _plain_scalar, _returned_values,
+    _unpack_fp4, _window_args,
+)
+from pypto.runtime.dfx import DfxWriteWarning, dfx_dir, write_dfx  # noqa: F401
+from pypto.runtime.task_graph import SubmitResult, Task, TaskGraph, _Scope, _ScopeRec  # noqa: F401
 
 
 class _PerThread(threading.local):
@@ -113,125 +114,7 @@ def last_prints() -> list:
     return list(_LAST_RUNTIME[0].prints) if _LAST_RUNTIME else []
 
 
-class Task:
-    """One submitted task: a kernel invocation, an alloc task (``create_tensor``) or a dummy.
-
-    ``task_id`` is ``(ring << 32) | local``; ``index`` its position in the submit log; ``fanin`` the
-    indices of the tasks it waits for; ``edges`` ``(pred task, arg slot, source, overlap, producer
-    view)`` as inferred (one per match, for deps.json)."""
-
-    __slots__ = ("index", "task_id", "kernel", "kind", "args", "tags", "views", "manual", "fanin", "edges",
-                 "dependents", "waiting", "start", "end", "core", "dump_sel", "func_ids", "kernel_ids", "snap",
-                 "pred", "skipped", "done", "scope", "registered", "blocks", "block", "parent", "left", "runs")
-
-    def __init__(self, index, task_id, kernel, kind, args, tags, manual):
-        self.index = index
-        self.task_id = task_id
-        self.kernel = kernel
-        self.kind = kind            # "kernel" | "alloc" | "dummy" | "snapshot"
-        self.args = args
-        self.tags = tags
-        self.views = {}
-        self.manual = manual
-        self.fanin = set()
-        self.edges = []
-        self.dependents = []
-        self.waiting = 0
-        self.start = 0.0
-        self.end = 0.0
-        self.core = -1
-        self.dump_sel = None        # level 1: the arg slots to dump; level 2: None (everything)
-        self.func_ids = (-1,)
-        self.kernel_ids = (-1, -1, -1)
-        self.snap = -1
-        self.pred = None            # pl.submit(predicate=...): (tensor, index, cmp, value)
-        self.skipped = False        # retired without running (its predicate was false)
-        self.done = False           # completed (its dependents were released)
-        self.scope = None           # the _ScopeRec it was submitted in (None: a snapshot, no ring slot)
-        self.registered = None      # [(base, tensormap key)] of the views it registered
-        # a multi-block task (pl.spmd): ``blocks`` > 1; when ready it is run as ``blocks`` block runs
-        # (Tasks with ``parent`` set and ``block`` their index), each on its own core; it completes when
-        # the last one does (``left`` counts those still to finish, ``runs`` (core, start, end, block))
-        self.blocks = 1
-        self.block = 0
-        self.parent = None
-        self.left = 0
-        self.runs = None
-
-    @property
-    def tid(self) -> int:
-        return self.task_id
-
-    @property
-    def deps(self) -> set:
-        return self.fanin
-
-    def __repr__(self) -> str:
-        return f"Task(r{self.task_id >> 32}t{self.task_id & 0xFFFFFFFF}, {self.kernel!r})"
-
-
-class SubmitResult(NamedTuple):
-    """What :meth:`Runtime.submit` returns: the kernel's returned GM tensors (``None``, one tensor,
-    or a tuple, per ``returns``) and the task's id."""
-
-    value: object
-    task_id: int
-
-
-class _ScopeRec:
-    """One executed scope (one loop iteration's body, or the function's): its ring, whether it is
-    still open, and its tasks that completed while it was open (they keep their ring slots until it
-    ends)."""
-
-    __slots__ = ("ring", "open", "done")
-
-    def __init__(self, ring: int):
-        self.ring = ring
-        self.open = True
-        self.done: list = []
-
-
-class _Scope:
-    __slots__ = ("rt", "manual")
-
-    def __init__(self, rt, manual):
-        self.rt = rt
-        self.manual = manual
-
-    def __enter__(self):
-        rt = self.rt
-        if rt._manual_depth:
-            kind = "MANUAL" if self.manual else "AUTO"
-            raise SimulationError(f"a {kind} scope cannot be opened inside a manual scope")
-        rt._depth += 1
-        if self.manual:
-            rt._manual_depth += 1
-        held = rt._held
-        if len(held) <= rt._depth:
-            held.append([0, 0, 0])
-        rt._scope_stack.append(_ScopeRec(rt._depth if rt._depth < 3 else 3))
-        return self
-
-    def __exit__(self, *exc):
-        rt = self.rt
-        h = rt._held[rt._depth]
-        if rt.scope_stats is not None:   # (RunConfig.enable_scope_stats: pypto.runtime.scope_stats)
-            scope_stats.sample(rt.scope_stats, rt._scope_stack[-1].ring, rt._depth, self.manual, h)
-        h[0] = h[1] = h[2] = 0      # scope_end: its tasks' slots, heap and edges can be retired
-        rec = rt._scope_stack.pop()
-        rec.open = False
-        if rec.done:
-            retire = rt._retire
-            for t in rec.done:
-                retire(t)
-        rec.done = None
-        rt._depth -= 1
-        if self.manual:
-            rt._manual_depth -= 1
-        return False
-
-
-class Runtime:
+class Runtime(TaskGraph):
     """The device side of one call: GM allocation, task submission with dependency inference
     (docs/simulator.md, "What a run does"), and the multi-core discrete-event scheduler.
 
@@ -528,137 +411,6 @@ class Runtime:
                 f"{limit}; on the device the orchestrator blocks forever. Raise RunConfig."
                 f"{self._HELD[what].split('(')[1][:-1]}, or give the loop body its own scope so that its "
                 "tasks retire sooner")
-
-    def _view(self, t: torch.Tensor) -> View:
-        hit = self._views.get(id(t))
-        if hit is not None and hit[0] is t:
-            return hit[1]
-        v = View(t)
-        self._views[id(t)] = (t, v)
-        return v
-
-    def _infer(self, task: Task, deps) -> None:
-        """The runtime's dependency inference (docs/simulator.md, "What a run does"), in order: explicit edges; (unless manual) creator edges, tensormap
-        lookup for INPUT/INOUT, registration of INOUT/OUTPUT_EXISTING."""
-        fanin = task.fanin
-        edges = task.edges
-        if deps:
-            for d in _flatten(deps):
-                p = self.by_id.get(d) if d is not None else None
-                if p is None or p is task:
-                    continue  # None, invalid or unknown ids are dropped
-                fanin.add(p.index)
-                edges.append((p, -1, "explicit", None, None))
-        if task.manual:
-            for i, a in enumerate(task.args):
-                if isinstance(a, torch.Tensor):
-                    task.views[i] = self._view(a)
-            return
-        register = None
-        tags = task.tags
-        views = task.views
-        vcache = self._views
-        owners = self.owner
-        manual_dep = self.manual_dep
-        tensormap = self.tensormap
-        buckets = tensormap.buckets
-        Tensor = torch.Tensor
-        lookups = 0
-        for i, a in enumerate(task.args):
-            if not isinstance(a, Tensor):
-                continue
-            hit = vcache.get(id(a))
-            if hit is not None and hit[0] is a:
-                v = views[i] = hit[1]
-            else:
-                v = views[i] = View(a)
-                vcache[id(a)] = (a, v)
-            tag = tags[i]
-            if tag == OUTPUT:
-                continue
-            if tag == SCALAR:
-                raise ValueError(f"task '{task.kernel}': tensor argument {i} is tagged SCALAR")
-            base = v.base
-            if owners:
-                owner = owners.get(base)
-                if owner is not None and owner is not task:
-                    fanin.add(owner.index)
-                    edges.append((owner, i, "creator", None, None))
-            if manual_dep and base in manual_dep:
-                continue
-            inout = tag == INOUT
-            if inout or tag == INPUT:
-                lookups += 1
-                if base in buckets:
-                    for p, ov, pv in tensormap.lookup(v, inout):
-                        if p is not task:
-                            fanin.add(p.index)
-                            edges.append((p, i, "tensormap", ov, pv))
-            if inout or tag == OUTPUT_EXISTING:
-                if register is None:
-                    register = []
-                register.append(v)
-        self.tensormap_lookups += lookups
-        if register:
-            task.registered = [(v.base, tensormap.register(v, task)) for v in register]
-
-    def _predicate(self, task: Task, predicate) -> None:
-        """Check and attach a ``predicate=(tensor, index, cmp, value)``: the element exists, and
-        every task registered as writing it is a dependency of ``task`` (docs/language.md, "Task
-        dependencies": the producer of the predicate's tensor must be a dependency), so that the value read at dispatch is settled."""
-        t, index, cmp, value = predicate
-        if cmp not in _PRED_CMP:
-            raise SimulationError(f"task '{task.kernel}': unknown predicate comparison {cmp!r}")
-        if not isinstance(t, torch.Tensor) or len(index) != t.dim() or not all(
-                0 <= int(i) < n for i, n in zip(index, t.shape)):
-            raise SimulationError(f"task '{task.kernel}': predicate element {list(map(int, index))} is outside the "
-                                  f"tensor (shape {list(getattr(t, 'shape', []))})")
-        elem = t[tuple(slice(int(i), int(i) + 1) for i in index)]
-        for p, _, _ in self.tensormap.lookup(self._view(elem), False):
-            if p is not task and p.index not in task.fanin:
-                raise SimulationError(
-                    f"task '{task.kernel}': its predicate reads element {list(map(int, index))} of a tensor that "
-                    f"task {p!r} writes, which is not among its dependencies; the value read at dispatch would "
-                    f"depend on the schedule. Add that task's TaskId to deps=")
-        task.pred = (elem, _PRED_CMP[cmp], value)
-
-    def _compiler_edges(self, task: Task, compiler_deps) -> None:
-        """Edges the compiler recorded in place of tensormap lookups: ``(arg, site)`` -> the latest
-        task of ``site``. A site never submitted means the compiler's proof does not match this
-        orchestration (a compiler bug): an error, never a silently dropped dependency."""
-        for arg, site in compiler_deps:
-            p = self._sites.get(site)
-            if p is None:
-                raise SimulationError(f"task '{task.kernel}': compiler dependency edge of argument {arg} names "
-                                      f"task site {site}, which has not been submitted")
-            if p is not task:
-                task.fanin.add(p.index)
-                task.edges.append((p, arg, "compiler", None, None))
-
-    def _link(self, task: Task) -> None:
-        """Register ``task`` with its not yet completed predecessors (every fanin entry has an edge
-        naming the predecessor); a task with nothing to wait for is handed to the scheduler."""
-        w = 0
-        if task.fanin:
-            edges = task.edges
-            if len(edges) == len(task.fanin):
-                for e in edges:
-                    p = e[0]
-                    if not p.done:
-                        p.dependents.append(task)
-                        w += 1
-            else:
-                seen = set()
-                for e in edges:
-                    p = e[0]
-                    if p.index not in seen:
-                        seen.add(p.index)
-                        if not p.done:
-                            p.dependents.append(task)
-                            w += 1
-        task.waiting = w
-        if w == 0:
-            self._fresh.append(task)
 
     # ------------------------------------------------------------------ scheduling
     def run_all(self) -> None:
@@ -988,10 +740,6 @@ def _arg_key(t: Task, positions) -> tuple:
     return tuple(out)
 
 
-_PRED_CMP = {"eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le, "gt": operator.gt,
-             "ge": operator.ge}
-
-
 def _skip(t: Task) -> bool:
     """Whether ``t`` (its dependencies done) is retired without running: its predicate is false."""
     elem, cmp, value = t.pred
@@ -1060,14 +808,6 @@ _TAGSET = frozenset(ALL_TAGS)
 # tags under which a task may write its argument (NO_DEP only skips dependency tracking: the
 # kernel may still write, so it counts)
 _WRITE_TAGS = MAY_WRITE_TAGS
-
-
-def _flatten(deps):
-    for d in deps:
-        if isinstance(d, (list, tuple)):
-            yield from _flatten(d)
-        else:
-            yield d
 
 
 def execute(compiled, args: tuple, kwargs: dict, config=None):
@@ -1213,29 +953,6 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
     return _returned_values(returned[0], gm, full)
 
 
-def _returned_values(value, gm: list, full: list):
-    """What the call returns: ``None`` when the program returns only its (written in place)
-    arguments; otherwise the returned values, a tensor the program created itself as a copy out of
-    the simulated global memory (the reference executor returns it too: issue 13, a result the
-    simulator used to drop), an argument as the caller's own tensor."""
-    vals = value if isinstance(value, tuple) else (value,) if value is not None else ()
-
-    def own(v):
-        for g, user in zip(gm, full):
-            if v is g or (isinstance(v, torch.Tensor) and isinstance(g, torch.Tensor) and v.shape == g.shape
-                          and v.data_ptr() == g.data_ptr()):
-                return user
-        return None
-
-    if all(own(v) is not None for v in vals):
-        return None
-    def fresh(v):   # a tensor the program made; FP4 leaves in the caller's packed form
-        return fp4_pack(v) if v.dtype == torch.float4_e2m1fn_x2 else v.clone()
-
-    out = tuple(own(v) if own(v) is not None else fresh(v) if isinstance(v, torch.Tensor) else v for v in vals)
-    return out if isinstance(value, tuple) else out[0]
-
-
 @contextlib.contextmanager
 def python_faults():
     """Faults of generated code that Python itself raises become :class:`SimulationError` s (issue
@@ -1265,93 +982,6 @@ def _in_generated_code(e: BaseException) -> bool:
     return bool(frames) and frames[-1][0].f_globals.get("__name__", "").startswith("pypto_gen_")
 
 
-def _check_dynamic_dims(params, full) -> None:
-    """The entry's dynamic dims (``pl.dynamic``): a composite dim (``M * 2``) must evaluate to its
-    extent. A bare dim the arguments give different extents is not bound (each parameter keeps its
-    tensor's extent, as in the reference; see :func:`pypto.ir.types.bind_extents`): nothing at run
-    time reads a dim's value, every extent is read from its tensor. The same build serves every
-    extent (the cache key holds the dims, not their values)."""
-    from pypto.ir.types import bind_extents, dim_from_text
-
-    shapes = [(p["name"], [dim_from_text(x) if x is not None else d for x, d in zip(p["dims"], p["shape"])],
-               list(a.shape))
-              for p, a in zip(params, full)
-              if p["kind"] == "TensorType" and any(x is not None for x in p.get("dims") or ())]
-    if shapes:
-        why = bind_extents(shapes)
-        if why is not None:
-            raise TypeError(why)
-
-
-def _check_writable(p: dict, a: torch.Tensor) -> None:
-    """Argument checks made before anything runs (issue 13, item 15): a tensor the simulator cannot
-    read, or an output it could not write back after the whole run, is rejected naming the
-    parameter — not discovered at write-back (results lost) or, for a meta tensor, never (a run
-    that "succeeds" with no data)."""
-    name, d = p["name"], p["direction"]
-    if a.device.type != "cpu":
-        raise TypeError(f"argument '{name}' is on device '{a.device}': the simulator reads and writes CPU tensors "
-                        f"(a meta tensor holds no data at all); pass a CPU tensor, e.g. {name}.cpu() or "
-                        f"torch.zeros(..., device='cpu')")
-    if d not in ("Out", "InOut"):
-        return
-    if a.requires_grad:
-        raise TypeError(f"argument '{name}' ({d}) requires grad: results are written into it in place, outside "
-                        f"autograd; pass {name}.detach() or a tensor created without requires_grad")
-    if a.numel() > 1 and torch._debug_has_internal_overlap(a) != 0:
-        raise TypeError(f"argument '{name}' ({d}) is a view in which several elements share memory (e.g. an "
-                        f"expand()ed tensor, stride {list(a.stride())}): results cannot be written into it; pass "
-                        f"a tensor with its own storage, e.g. {name}.contiguous() or torch.empty(...)")
-
-
-def _unpack_fp4(params, full: list) -> dict:
-    """Replace each packed FP4 tensor argument (``float4_e2m1fn_x2``, ``[..., n/2]``, the reference's
-    call form) in ``full`` by its unpacked copy ``[..., n]`` (the simulator's storage); returns the
-    caller's tensors by index, to be packed back into after the run."""
-    packed = {}
-    for i, (p, a) in enumerate(zip(params, full)):
-        if p["kind"] == "TensorType" and p["dtype"] == "FP4" and isinstance(a, torch.Tensor) \
-                and a.dtype == torch.float4_e2m1fn_x2:
-            want = list(p["shape"])
-            if a.dim() != len(want) or (want[-1] is not None and a.shape[-1] * 2 != want[-1]):
-                raise TypeError(f"argument '{p['name']}' has shape {list(a.shape)} float4_e2m1fn_x2 (packed, two "
-                                f"FP4 codes per byte); the program was compiled for {want} FP4 codes, i.e. a "
-                                f"packed last dimension of {want[-1] // 2}")
-            packed[i] = a
-            full[i] = fp4_unpack(a)
-    return packed
-
-
-def _device_view(value, param: dict):
-    """A worker-resident :class:`DeviceTensor` as the view of device memory the program runs on (its
-    results stay there); a multi-rank ``StackedDeviceTensor`` is refused; anything else unchanged."""
-    if isinstance(value, DeviceTensor):
-        return value.device_view()
-    if isinstance(value, StackedDeviceTensor):
-        raise TypeError(f"argument '{param['name']}': a StackedDeviceTensor feeds a multi-rank (L3) program, "
-                        "which this package does not simulate; pass a DeviceTensor or a torch.Tensor")
-    return value
-
-
-def _plain_scalar(value, param: dict):
-    """A ``ctypes`` scalar (``c_int64(5)``, ``c_float(0.5)``: the reference's scalar arguments) as the
-    Python number it holds; anything else unchanged. A ctypes value for a tensor parameter, or a
-    float ctypes value for an integer parameter, is a ``TypeError`` (never a silent truncation)."""
-    import ctypes
-
-    if not isinstance(value, ctypes._SimpleCData):
-        return value
-    if param["kind"] == "TensorType":
-        raise TypeError(f"argument '{param['name']}' must be a torch.Tensor, got {type(value).__name__}")
-    v = value.value
-    if isinstance(v, bytes):  # c_char
-        v = v[0] if v else 0
-    dt = param.get("dtype") or ""
-    if isinstance(v, float) and not dt.startswith(("FP", "BF")):
-        raise TypeError(f"argument '{param['name']}' is {dt}, got the floating-point {type(value).__name__}({v})")
-    return v
-
-
 @contextlib.contextmanager
 def gc_paused():
     """Python's cyclic garbage collector off for the block (restored after; nesting is fine).
@@ -1369,40 +999,6 @@ def gc_paused():
             gc.enable()
 
 
-def _in_place_args(params, full) -> set:
-    """Indices of the tensor arguments the simulated device may use as its global memory in place
-    instead of a copy. Copying a large tensor costs page faults on fresh memory (~4 ms per 16 MB
-    here, the largest single cost of a softmax run), and the copy is unobservable when:
-
-    * the parameter is ``In`` (never written: checked after submission by :func:`_writes_into`,
-      which falls back to copies) or ``Out`` (the results land there anyway; on an error the
-      tensor may hold part of them — InOut parameters are always copied, so a failing run leaves
-      them as they were);
-    * the tensor is contiguous and owns its whole storage at offset 0 (so the runtime sees the same
-      buffer bounds and offsets as for a copy: deps.json and the tensormap are unchanged), and no
-      other tensor argument shares that storage (an aliased pair must stay two buffers)."""
-    tensors = [(i, a) for i, a in enumerate(full) if isinstance(a, torch.Tensor)]
-    counts: dict[int, int] = {}
-    for _, a in tensors:
-        ptr = a.untyped_storage().data_ptr()
-        counts[ptr] = counts.get(ptr, 0) + 1
-    direct = set()
-    for i, a in tensors:
-        st = a.untyped_storage()
-        if (params[i]["direction"] in ("In", "Out") and counts[st.data_ptr()] == 1 and a.is_contiguous()
-                and a.storage_offset() == 0 and st.nbytes() == a.numel() * a.element_size()
-                and not a.requires_grad and a.device.type == "cpu"):
-            direct.add(i)
-    return direct
-
-
-def _window_args(full) -> set:
-    """Indices of the arguments that are window buffers of a multi-rank run (issue 17): other ranks
-    read and write them while this rank runs, so they are this rank's global memory in place, never
-    a copy (a copy would hide every remote write)."""
-    return {i for i, a in enumerate(full) if isinstance(a, torch.Tensor) and support_dist.is_window(a)}
-
-
 def _writes_into(rt: Runtime, tensors) -> bool:
     """True when a submitted task may write one of ``tensors`` (an OUTPUT / INOUT /
     OUTPUT_EXISTING / NO_DEP argument on the same storage, :attr:`Runtime.written_bases`)."""
@@ -1412,61 +1008,3 @@ def _writes_into(rt: Runtime, tensors) -> bool:
     return not bases.isdisjoint(rt.written_bases)
 
 
-class DfxWriteWarning(RuntimeWarning):
-    """A DFX output (deps.json, tensor dumps, swimlane) could not be written; the run's results are
-    unaffected (they were copied back before any DFX file was written)."""
-
-
-# Where a run's DFX outputs go instead of ``<work_dir>/dfx_outputs`` (a context variable, so the
-# ranks of a multi-rank run, each a thread, file their dispatches apart: ``dfx_outputs/rank{r}/d{k}``)
-_DFX_DIR: "contextvars.ContextVar[Path | None]" = contextvars.ContextVar("pypto_dfx_dir", default=None)
-
-
-@contextlib.contextmanager
-def dfx_dir(path):
-    """Within the block, the DFX outputs of a run are written to ``path`` (None: the default)."""
-    token = _DFX_DIR.set(Path(path) if path is not None else None)
-    try:
-        yield
-    finally:
-        _DFX_DIR.reset(token)
-
-
-def write_dfx(rt: Runtime, cfg, work_dir: Path, kernel_ids: dict) -> None:
-    """Write the DFX outputs the config asks for under ``<work_dir>/dfx_outputs/`` and print where.
-
-    Each output is written atomically and on its own: one that fails with an ``OSError`` (disk full,
-    no permission, a directory where the file goes) is a :class:`DfxWriteWarning` naming the file
-    and the cause, and the others are still written. The run has succeeded by then; its results
-    are already in the caller's tensors."""
-    dfx = _DFX_DIR.get() or Path(work_dir) / "dfx_outputs"
-
-    def attempt(what: str, write) -> None:
-        try:
-            write()
-        except OSError as e:
-            warnings.warn(f"{what} could not be written under {dfx}: {e}. The run's results are not affected; "
-                          "free space or remove what is in the way to get the DFX output",
-                          DfxWriteWarning, stacklevel=4)
-
-    if cfg.enable_dep_gen:
-        def deps():
-            path = write_deps(rt.tasks, dfx, Path(work_dir), kernel_ids)
-            print(f"deps.json written to {path} — inspect with:\n  python -m json.tool {path}")
-        attempt("deps.json", deps)
-    if cfg.enable_dump_args and rt.dump is not None:
-        def dumps():
-            d = rt.dump.write(dfx)
-            if d is not None:
-                print(f"args_dump written to {d} — inspect with: python -m simpler_setup.tools.dump_viewer {d}")
-        attempt("the tensor dump (args_dump/)", dumps)
-    if cfg.enable_scope_stats and rt.scope_stats is not None:
-        def stats():
-            path = scope_stats.write(rt, dfx)
-            print(f"scope stats written to {path} (line 1: ring sizes; then one line per scope)")
-        attempt("scope_stats.jsonl", stats)
-    if cfg.enable_chip_swimlane:
-        def swimlane():
-            path = write_swimlane(rt, dfx, cfg.enable_chip_swimlane)
-            print(f"swimlane written to {path} — open it in https://ui.perfetto.dev or chrome://tracing")
-        attempt("swimlane.json", swimlane)

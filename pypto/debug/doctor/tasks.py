@@ -107,21 +107,15 @@ def _split_span(text: str):
 def _add_timeline(report, compiled, bound, seed: int, expected, rtol, atol, race) -> None:
     """The simulated task timeline of a failing seed (``seed`` when it fails, else the first of the
     next 64 that does), the racing pair highlighted, as a figure of the report."""
-    from pypto.backend.platforms import get_platform
     from pypto.debug import visual
-    from pypto.runtime.simulator import Runtime, load_module
+    from pypto.runtime.artifacts import open_artifacts
     from pypto.runtime.trace import swimlane_document
 
-    meta, out = compiled.meta, compiled.output_dir
-    kernels = {name: load_module(out / rel) for name, rel in meta["kernels"].items()}
-    kernel_ids = {name: i for i, name in enumerate(meta["kernels"])}
+    arts = open_artifacts(compiled)
     names = compiled.param_names
 
     def run(s):
-        rt = Runtime(get_platform(compiled.platform), kernels, s, kernel_ids=kernel_ids)
-        gm = [bound[n].detach().clone().contiguous() if isinstance(bound[n], torch.Tensor) else bound[n]
-              for n in names]
-        load_module(out / meta["orchestration"]).orchestrate(rt, *gm)
+        rt, gm = arts.submit([bound[n] for n in names], s)
         try:
             rt.run_all()
         finally:
@@ -175,18 +169,16 @@ def _first_differing_task(compiled, bound, platform, seed: int = 0) -> Optional[
 
     with reference_platform(platform):   # (pl.system.available_*_count() of the program's platform)
         ns[lowered.entry.name](*args)
-    from pypto.backend.platforms import get_platform
-    from pypto.runtime.simulator import Runtime, load_module
+    from pypto.runtime.artifacts import open_artifacts
 
-    meta, out = compiled.meta, compiled.output_dir
-    kernels = {name: load_module(out / rel) for name, rel in meta["kernels"].items()}
-    rt = Runtime(get_platform(platform), kernels, seed)
+    arts = open_artifacts(compiled)
+    rt = arts.runtime(seed)
     after: dict[int, list] = {}
     rt.on_complete = lambda t: after.__setitem__(
         t.index, [a.clone() if isinstance(a, torch.Tensor) else a for a in t.args])
     gm = [bound[n].detach().clone().contiguous() if isinstance(bound[n], torch.Tensor) else bound[n]
           for n in compiled.param_names]
-    load_module(out / meta["orchestration"]).orchestrate(rt, *gm)
+    arts.orchestration.orchestrate(rt, *gm)
     rt.run_all()
     tasks = [t for t in rt.tasks if t.kernel in incore]
     from pypto.runtime.trace import rxty

@@ -1,0 +1,160 @@
+"""A call's arguments on their way into the simulated device and its results on the way back.
+
+Before anything runs, each argument is checked against the build's parameters and brought into the
+form the device holds (:func:`_plain_scalar`: ctypes scalars; :func:`_device_view`: worker-resident
+tensors; :func:`_unpack_fp4`: packed FP4; :func:`_check_writable`, :func:`_check_dynamic_dims`); the
+arguments that may serve as global memory in place of a copy are chosen (:func:`_in_place_args`,
+:func:`_window_args`); after the run, :func:`_returned_values` is what the call returns.
+:func:`pypto.runtime.simulator.execute` runs these steps in order.
+"""
+from __future__ import annotations
+
+import torch
+
+from pypto.numerics.formats import fp4_pack, fp4_unpack
+from pypto.ops.support import dist as support_dist
+from pypto.runtime.device_tensor import DeviceTensor, StackedDeviceTensor
+
+
+def _returned_values(value, gm: list, full: list):
+    """What the call returns: ``None`` when the program returns only its (written in place)
+    arguments; otherwise the returned values, a tensor the program created itself as a copy out of
+    the simulated global memory (the reference executor returns it too: issue 13, a result the
+    simulator used to drop), an argument as the caller's own tensor."""
+    vals = value if isinstance(value, tuple) else (value,) if value is not None else ()
+
+    def own(v):
+        for g, user in zip(gm, full):
+            if v is g or (isinstance(v, torch.Tensor) and isinstance(g, torch.Tensor) and v.shape == g.shape
+                          and v.data_ptr() == g.data_ptr()):
+                return user
+        return None
+
+    if all(own(v) is not None for v in vals):
+        return None
+    def fresh(v):   # a tensor the program made; FP4 leaves in the caller's packed form
+        return fp4_pack(v) if v.dtype == torch.float4_e2m1fn_x2 else v.clone()
+
+    out = tuple(own(v) if own(v) is not None else fresh(v) if isinstance(v, torch.Tensor) else v for v in vals)
+    return out if isinstance(value, tuple) else out[0]
+
+
+def _check_dynamic_dims(params, full) -> None:
+    """The entry's dynamic dims (``pl.dynamic``): a composite dim (``M * 2``) must evaluate to its
+    extent. A bare dim the arguments give different extents is not bound (each parameter keeps its
+    tensor's extent, as in the reference; see :func:`pypto.ir.types.bind_extents`): nothing at run
+    time reads a dim's value, every extent is read from its tensor. The same build serves every
+    extent (the cache key holds the dims, not their values)."""
+    from pypto.ir.types import bind_extents, dim_from_text
+
+    shapes = [(p["name"], [dim_from_text(x) if x is not None else d for x, d in zip(p["dims"], p["shape"])],
+               list(a.shape))
+              for p, a in zip(params, full)
+              if p["kind"] == "TensorType" and any(x is not None for x in p.get("dims") or ())]
+    if shapes:
+        why = bind_extents(shapes)
+        if why is not None:
+            raise TypeError(why)
+
+
+def _check_writable(p: dict, a: torch.Tensor) -> None:
+    """Argument checks made before anything runs (issue 13, item 15): a tensor the simulator cannot
+    read, or an output it could not write back after the whole run, is rejected naming the
+    parameter — not discovered at write-back (results lost) or, for a meta tensor, never (a run
+    that "succeeds" with no data)."""
+    name, d = p["name"], p["direction"]
+    if a.device.type != "cpu":
+        raise TypeError(f"argument '{name}' is on device '{a.device}': the simulator reads and writes CPU tensors "
+                        f"(a meta tensor holds no data at all); pass a CPU tensor, e.g. {name}.cpu() or "
+                        f"torch.zeros(..., device='cpu')")
+    if d not in ("Out", "InOut"):
+        return
+    if a.requires_grad:
+        raise TypeError(f"argument '{name}' ({d}) requires grad: results are written into it in place, outside "
+                        f"autograd; pass {name}.detach() or a tensor created without requires_grad")
+    if a.numel() > 1 and torch._debug_has_internal_overlap(a) != 0:
+        raise TypeError(f"argument '{name}' ({d}) is a view in which several elements share memory (e.g. an "
+                        f"expand()ed tensor, stride {list(a.stride())}): results cannot be written into it; pass "
+                        f"a tensor with its own storage, e.g. {name}.contiguous() or torch.empty(...)")
+
+
+def _unpack_fp4(params, full: list) -> dict:
+    """Replace each packed FP4 tensor argument (``float4_e2m1fn_x2``, ``[..., n/2]``, the reference's
+    call form) in ``full`` by its unpacked copy ``[..., n]`` (the simulator's storage); returns the
+    caller's tensors by index, to be packed back into after the run."""
+    packed = {}
+    for i, (p, a) in enumerate(zip(params, full)):
+        if p["kind"] == "TensorType" and p["dtype"] == "FP4" and isinstance(a, torch.Tensor) \
+                and a.dtype == torch.float4_e2m1fn_x2:
+            want = list(p["shape"])
+            if a.dim() != len(want) or (want[-1] is not None and a.shape[-1] * 2 != want[-1]):
+                raise TypeError(f"argument '{p['name']}' has shape {list(a.shape)} float4_e2m1fn_x2 (packed, two "
+                                f"FP4 codes per byte); the program was compiled for {want} FP4 codes, i.e. a "
+                                f"packed last dimension of {want[-1] // 2}")
+            packed[i] = a
+            full[i] = fp4_unpack(a)
+    return packed
+
+
+def _device_view(value, param: dict):
+    """A worker-resident :class:`DeviceTensor` as the view of device memory the program runs on (its
+    results stay there); a multi-rank ``StackedDeviceTensor`` is refused; anything else unchanged."""
+    if isinstance(value, DeviceTensor):
+        return value.device_view()
+    if isinstance(value, StackedDeviceTensor):
+        raise TypeError(f"argument '{param['name']}': a StackedDeviceTensor feeds a multi-rank (L3) program, "
+                        "which this package does not simulate; pass a DeviceTensor or a torch.Tensor")
+    return value
+
+
+def _plain_scalar(value, param: dict):
+    """A ``ctypes`` scalar (``c_int64(5)``, ``c_float(0.5)``: the reference's scalar arguments) as the
+    Python number it holds; anything else unchanged. A ctypes value for a tensor parameter, or a
+    float ctypes value for an integer parameter, is a ``TypeError`` (never a silent truncation)."""
+    import ctypes
+
+    if not isinstance(value, ctypes._SimpleCData):
+        return value
+    if param["kind"] == "TensorType":
+        raise TypeError(f"argument '{param['name']}' must be a torch.Tensor, got {type(value).__name__}")
+    v = value.value
+    if isinstance(v, bytes):  # c_char
+        v = v[0] if v else 0
+    dt = param.get("dtype") or ""
+    if isinstance(v, float) and not dt.startswith(("FP", "BF")):
+        raise TypeError(f"argument '{param['name']}' is {dt}, got the floating-point {type(value).__name__}({v})")
+    return v
+
+
+def _in_place_args(params, full) -> set:
+    """Indices of the tensor arguments the simulated device may use as its global memory in place
+    instead of a copy. Copying a large tensor costs page faults on fresh memory (~4 ms per 16 MB
+    here, the largest single cost of a softmax run), and the copy is unobservable when:
+
+    * the parameter is ``In`` (never written: checked after submission by :func:`_writes_into`,
+      which falls back to copies) or ``Out`` (the results land there anyway; on an error the
+      tensor may hold part of them — InOut parameters are always copied, so a failing run leaves
+      them as they were);
+    * the tensor is contiguous and owns its whole storage at offset 0 (so the runtime sees the same
+      buffer bounds and offsets as for a copy: deps.json and the tensormap are unchanged), and no
+      other tensor argument shares that storage (an aliased pair must stay two buffers)."""
+    tensors = [(i, a) for i, a in enumerate(full) if isinstance(a, torch.Tensor)]
+    counts: dict[int, int] = {}
+    for _, a in tensors:
+        ptr = a.untyped_storage().data_ptr()
+        counts[ptr] = counts.get(ptr, 0) + 1
+    direct = set()
+    for i, a in tensors:
+        st = a.untyped_storage()
+        if (params[i]["direction"] in ("In", "Out") and counts[st.data_ptr()] == 1 and a.is_contiguous()
+                and a.storage_offset() == 0 and st.nbytes() == a.numel() * a.element_size()
+                and not a.requires_grad and a.device.type == "cpu"):
+            direct.add(i)
+    return direct
+
+
+def _window_args(full) -> set:
+    """Indices of the arguments that are window buffers of a multi-rank run (issue 17): other ranks
+    read and write them while this rank runs, so they are this rank's global memory in place, never
+    a copy (a copy would hide every remote write)."""
+    return {i for i, a in enumerate(full) if isinstance(a, torch.Tensor) and support_dist.is_window(a)}
