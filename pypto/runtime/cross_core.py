@@ -147,6 +147,7 @@ class CoreLink(CoreFlags):
 
     # -------------------------------------------------------------- sync (pypto.ops.sync)
     def fence(self, where: str = "") -> None:
+        support.note_fence()
         if self.cluster.check:
             self.core.fence()
 
