@@ -119,3 +119,18 @@ def test_mode_1_on_the_cube_is_refused_with_the_line():
         _prog("pass", SET.format(m=1))(*_args())
     assert "mode 1 synchronises the vector cores of a cluster" in str(e.value)
     assert "ffts_mode=2" in e.value.hint
+
+
+def test_a_member_with_an_out_parameter_it_does_not_write_compiles():
+    # the cube declares `out` pl.Out (only the vector lanes write it): the cube then returns two values
+    # and the group picks one (`r = r_ret[1]`); group codegen used to refuse that with a wrong message
+    # ("may only call its AIC and AIV functions")
+    src = _SRC.format(vec_sync=f"{SET.format(m=1)}\n        {WAIT}", cube_sync="pass").replace(
+        "ws: pl.Tensor[[16, 16], pl.FP32], out: pl.Tensor[[16, 16], pl.FP32],",
+        "ws: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]],")
+    assert src.count("out: pl.Out[") == 4
+    c = ir.compile(pl.parse(src), platform="a2a3sim")
+    a, b, ws, out, mm = _args()
+    c(a, b, ws, out, mm)
+    assert torch.equal(out, torch.cat([a[H:], a[:H]]) + 1)
+    torch.testing.assert_close(mm.double(), a.double() @ b.double(), rtol=1e-5, atol=1e-4)
