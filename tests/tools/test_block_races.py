@@ -156,3 +156,16 @@ def test_sweep_checks_only_overlaps_of_different_blocks_no_barrier_orders():
     assert find_block_races("r0t0", "k", 64, reads) == []
     writes = [_acc(b, 0, 8, True, where="k.py:w") for b in range(64)]
     assert len(find_block_races("r0t0", "k", 64, writes)) == 1
+
+
+def test_fuzz_reports_a_block_race_and_is_not_clean():
+    import json
+
+    from pypto.debug.fuzz import fuzz
+
+    rep = fuzz(same_place, (_a(), torch.zeros(R, C)), seeds=2, jobs=1)
+    assert not rep.races and len(rep.task_internal) == 1 and not rep.clean
+    assert "race between blocks of task" in rep.format() and "FINDING" in rep.format()
+    d = json.loads(json.dumps(rep.to_dict()))
+    assert d["task_internal_races"][0]["kind"] == "WAW" and d["clean"] is False
+    assert fuzz(disjoint, (_a(), torch.zeros(4 * R, C)), seeds=2, jobs=1).clean
