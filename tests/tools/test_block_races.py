@@ -169,3 +169,15 @@ def test_fuzz_reports_a_block_race_and_is_not_clean():
     d = json.loads(json.dumps(rep.to_dict()))
     assert d["task_internal_races"][0]["kind"] == "WAW" and d["clean"] is False
     assert fuzz(disjoint, (_a(), torch.zeros(4 * R, C)), seeds=2, jobs=1).clean
+
+
+def test_doctor_settles_on_the_block_race_with_its_line():
+    from pypto.debug.doctor import doctor
+
+    a = _a()
+    rep = doctor(same_place, {"a": a, "out": torch.zeros(R, C)}, expected={"out": a[:R] + 1}, seeds=2)
+    assert rep.cause == "block_order", rep.format()
+    assert _line("SAME PLACE STORE") in rep.format()
+    assert "atomic=pl.AtomicType.Add" in rep.format()
+    clean = doctor(disjoint, {"a": a, "out": torch.zeros(4 * R, C)}, expected={"out": a + 1}, seeds=2)
+    assert clean.cause == "no_gap", clean.format()
