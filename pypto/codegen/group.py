@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from pypto.codegen.common import PyNames
 from pypto.errors import CodegenError
-from pypto.ir.nodes import AssignStmt, EvalStmt, FuncCall, Function, Program, ReturnStmt, Var
+from pypto.ir.nodes import AssignStmt, EvalStmt, FuncCall, Function, Program, ReturnStmt, TupleGetItem, Var
 from pypto.language.enums import FunctionType, SplitMode
 from pypto.passes.param_writes import returned_params
 
@@ -32,10 +32,15 @@ def group_members(g: Function, program: Program) -> list[tuple[Function, FuncCal
     """``(callee, call, core kind)`` of each member call of group ``g``, in body order; raises a
     located :class:`CodegenError` for a body that is not one AIC and one AIV call of parameters."""
     out = []
+    results: set = set()   # vars a member call assigned: their tuple elements may be picked
     for s in g.body:
         call = s.value if isinstance(s, AssignStmt) else s.expr if isinstance(s, EvalStmt) else None
         if isinstance(s, ReturnStmt):
             continue
+        if isinstance(call, TupleGetItem) and isinstance(call.value, Var) and id(call.value) in results:
+            continue   # `r = r_ret[k]`: one of the values a member returns (its several Out parameters)
+        if isinstance(s, AssignStmt) and isinstance(call, FuncCall):
+            results.add(id(s.var))
         if not isinstance(call, FuncCall):
             raise CodegenError(f"Group function '{g.name}' may only call its AIC and AIV functions "
                                f"(and return)", s.span, "move other work into the AIC / AIV functions")
@@ -73,14 +78,20 @@ def group_returned_params(g: Function, program: Program) -> list[int]:
     """For each value the group returns, the index of the group parameter it is a version of
     (through the member call that returned it), -1 otherwise."""
     root: dict[int, int] = {id(p): i for i, p in enumerate(g.params)}
+    parts: dict[int, list] = {}   # a member call's tuple result: the group parameter of each element
     for s in g.body:
         if isinstance(s, AssignStmt) and isinstance(s.value, FuncCall):
             callee = program.get_function(s.value.func)
-            rp = returned_params(callee)
+            rp = [root.get(id(s.value.args[i]), -1) if i >= 0 else -1 for i in returned_params(callee)]
             if len(rp) == 1 and rp[0] >= 0:
-                a = s.value.args[rp[0]]
-                if id(a) in root:
-                    root[id(s.var)] = root[id(a)]
+                root[id(s.var)] = rp[0]
+            elif len(rp) > 1:
+                parts[id(s.var)] = rp
+        elif (isinstance(s, AssignStmt) and isinstance(s.value, TupleGetItem)
+              and isinstance(s.value.value, Var) and id(s.value.value) in parts):
+            k = parts[id(s.value.value)]
+            if 0 <= s.value.index < len(k) and k[s.value.index] >= 0:
+                root[id(s.var)] = k[s.value.index]
         if isinstance(s, ReturnStmt):
             return [root.get(id(v), -1) if isinstance(v, Var) else -1 for v in s.values]
     return []

@@ -49,6 +49,9 @@ class FuzzReport:
     differing_seeds: list[int]
     output_names: list[str]
     races: list = field(default_factory=list)
+    # races inside one task: between the cores of a mixed-kernel cluster (pypto.debug.core_races) and
+    # between the blocks of a multi-block task (pypto.debug.block_races)
+    task_internal: list = field(default_factory=list)
     detail: str = ""
     races_checked: bool = False
     golden_checked: bool = False
@@ -58,7 +61,8 @@ class FuzzReport:
     @property
     def clean(self) -> bool:
         """No variation beyond the last bits, no race, and (when given) the expected output matched."""
-        return self.classification != "larger" and not self.races and not self.golden_failures
+        return (self.classification != "larger" and not self.races and not self.task_internal
+                and not self.golden_failures)
 
     def format(self) -> str:
         """What ``pypto fuzz`` prints."""
@@ -76,18 +80,21 @@ class FuzzReport:
                              f"({self.golden_detail})")
             else:
                 lines.append(f"  expected output: every run matches it ({self.golden_detail})")
-        if self.races_checked and not self.races:
+        found = list(self.races) + list(self.task_internal)
+        if self.races_checked and not found:
             lines.append("  race detector: no unordered conflicting accesses")
-        if self.races and self.classification != "larger":
+        if found and self.classification != "larger":
             lines.append("  but the race detector finds a race: the result depends on an order the simulated "
                          "schedules happened not to vary")
-        for r in self.races:
+        for r in found:
             lines.append("  " + r.format().replace("\n", "\n  "))
         lines.append("verdict: " + ("clean" if self.clean else "FINDING (see above)"))
         return "\n".join(lines)
 
     def to_dict(self) -> dict:
         """JSON-ready form (``pypto fuzz --json``)."""
+        from pypto.debug.jsonable import jsonable
+
         return {"kernel": self.kernel, "seeds": list(self.seeds), "classification": self.classification,
                 "max_abs_diff": self.max_abs_diff, "differing_seeds": list(self.differing_seeds),
                 "outputs": list(self.output_names), "detail": self.detail, "clean": self.clean,
@@ -95,6 +102,8 @@ class FuzzReport:
                 "races": [{"kind": r.kind, "first": r.first, "second": r.second, "first_kernel": r.first_kernel,
                            "second_kernel": r.second_kernel, "first_span": r.first_span,
                            "second_span": r.second_span, "fix": r.fix} for r in self.races],
+                "task_internal_races": [dict(jsonable(r), fix=r.fix, text=r.format())
+                                        for r in self.task_internal],
                 "golden_checked": self.golden_checked, "golden_failures": list(self.golden_failures),
                 "golden_detail": self.golden_detail}
 
@@ -218,8 +227,8 @@ def fuzz(kernel, args: Sequence, *, seeds: int | Sequence[int] = 16, platform: s
         from pypto.debug.races import detect_races
 
         report.races_checked = True
-        report.races = detect_races(compiled, run_args, platform=platform,
-                                    seed=differing[0] if differing else seed_list[0]).races
+        found = detect_races(compiled, run_args, platform=platform, seed=differing[0] if differing else seed_list[0])
+        report.races, report.task_internal = found.races, found.cores + found.blocks
     if verbose:
         clear()
         print(report.format())

@@ -47,6 +47,12 @@ class Access:
     write: bool
     op: str
     atomic: bool = False   # an atomic-add store: commutes with other atomic adds to the same memory
+    # of a multi-block task only (pypto.debug.block_races.BlockTrack): the block, the barriers it had
+    # passed, the phase from which the other blocks see it, the source line
+    block: int = 0
+    phase: int = 0
+    published: int = 0
+    where: str = ""
 
 
 @dataclass
@@ -83,11 +89,13 @@ class RaceReport:
     pipe: list = field(default_factory=list)
     # unordered conflicting accesses of two cores of one cluster (pypto.debug.core_races.CoreRace)
     cores: list = field(default_factory=list)
+    # conflicting accesses of two blocks of one multi-block task (pypto.debug.block_races.BlockRace)
+    blocks: list = field(default_factory=list)
 
     @property
     def findings(self) -> list:
-        """Every ordering bug found: task races, cross-core races, pipe hazards."""
-        return list(self.races) + list(self.cores) + list(self.pipe)
+        """Every ordering bug found: task races, cross-core races, block races, pipe hazards."""
+        return list(self.races) + list(self.cores) + list(self.blocks) + list(self.pipe)
 
     def to_dict(self) -> dict:
         """JSON-ready form: every race (kind, tasks, kernels, lines, overlap, fix) and the out-of-bounds list."""
@@ -97,12 +105,13 @@ class RaceReport:
 
     def format(self) -> str:
         """The whole report."""
-        if not self.races and not self.out_of_bounds and not self.pipe and not self.cores:
+        if not self.races and not self.out_of_bounds and not self.pipe and not self.cores and not self.blocks:
             return f"race detector: {self.tasks} tasks, no unordered conflicting accesses"
-        lines = [f"race detector: {self.tasks} tasks, {len(self.races) + len(self.cores)} race(s)"
+        lines = [f"race detector: {self.tasks} tasks, {len(self.races) + len(self.cores) + len(self.blocks)} race(s)"
                  + (f", {len(self.pipe)} pipe hazard(s)" if self.pipe else "")]
         lines += [r.format() for r in self.races]
         lines += [r.format() for r in self.cores]
+        lines += [r.format() for r in self.blocks]
         lines += [h.format() for h in self.pipe]
         lines += [f"out of bounds: {o}" for o in self.out_of_bounds]
         return "\n".join(lines)
@@ -180,6 +189,8 @@ def collect_accesses(compiled, args: list, seed: int = 0):
     """
     from pypto.errors import SimulationError
     from pypto.ops import support
+    from pypto.debug.block_races import BlockTrack
+    from pypto.ops.support.sync import BlockBarrier
     from pypto.runtime.artifacts import open_artifacts
 
     arts = open_artifacts(compiled)
@@ -196,24 +207,34 @@ def collect_accesses(compiled, args: list, seed: int = 0):
         if task.kernel not in kernels:
             continue  # allocation / dummy tasks touch no memory
 
-        def record(what: str, view: torch.Tensor, _log=log) -> None:
+        n = getattr(task, "blocks", 1)
+        track_blocks = BlockTrack() if n > 1 else None
+
+        def record(what: str, view: torch.Tensor, _log=log, _track=track_blocks) -> None:
             lo = view.storage_offset() * view.element_size()
             span = sum((s - 1) * st for s, st in zip(view.shape, view.stride())) + 1 if view.numel() else 0
-            _log.append(Access(view.untyped_storage().data_ptr(), lo, lo + span * view.element_size(),
-                               what in support.WRITE_TAGS, what, what == support.STORE_ATOMIC))
+            acc = Access(view.untyped_storage().data_ptr(), lo, lo + span * view.element_size(),
+                         what in support.WRITE_TAGS, what, what == support.STORE_ATOMIC)
+            if _track is not None:
+                _track.access(acc, support.kernel_where())
+            _log.append(acc)
+        if track_blocks is not None:
+            record.fence = track_blocks.fence   # support.note_fence: a kernel's fence / bar_all
         mod = kernels[task.kernel]
         views = core.tile_views(task.kernel, mod.TILES)
         # a mixed-kernel group runs its members on a cluster (pypto.runtime.cross_core)
         kw = {"_group": rt.clusters.get(0)} if getattr(mod, "GROUP", None) is not None else {}
         with support.recording(record):
             try:
-                # every block of a multi-block task (their accesses are the task's; blocks of one
-                # task are not checked against each other)
-                n = getattr(task, "blocks", 1)
+                # every block of a multi-block task: their accesses are the task's (against other
+                # tasks) and are checked against each other between barriers (pypto.debug.block_races)
                 for b in range(n):
-                    for _ in (mod.kernel(views, *task.args, **kw) if n == 1 else
+                    if track_blocks is not None:
+                        track_blocks.start(b)
+                    for y in (mod.kernel(views, *task.args, **kw) if n == 1 else
                               mod.kernel(views, *task.args, _block=(b, n), **kw)):
-                        pass
+                        if track_blocks is not None and y.__class__ is BlockBarrier:
+                            track_blocks.barrier()
             except SimulationError as e:
                 oob.append(f"task {rxty(task.task_id)} ({task.kernel}): {e.message}")
     return rt, accesses, oob
@@ -236,9 +257,19 @@ def detect_races(kernel_or_compiled, args, *, platform: str = "a2a3sim", seed: i
     from pypto.debug.core_races import CoreRace
     from pypto.debug.pipe_hazards import pipe_hazards
 
+    from pypto.debug.block_races import find_block_races
+
     report = RaceReport(tasks=sum(1 for t in rt.tasks if t.kernel in compiled.meta["kernels"]), out_of_bounds=oob,
                         pipe=pipe_hazards(lowered),
                         cores=[CoreRace(*r) for r in rt.clusters.get(0).races])
+    block_seen = set()
+    for t, acc in zip(rt.tasks, accesses):
+        n_blocks = getattr(t, "blocks", 1)
+        if n_blocks > 1 and acc:
+            for r in find_block_races(rxty(t.task_id), t.kernel, n_blocks, acc):
+                if (r.kind, r.first_where, r.second_where) not in block_seen:   # once per scope, not per call
+                    block_seen.add((r.kind, r.first_where, r.second_where))
+                    report.blocks.append(r)
     seen = set()
     for j in track(range(n), "race detector: task pairs"):
         for i in range(j):

@@ -12,7 +12,8 @@ kernel states against what it does (:mod:`pypto.runtime.cross_core`):
   no ``sync_src`` before it on the same core waits for ever on the device (nothing else can set a
   core's own flag) and is a located :class:`~pypto.errors.SimulationError` here.
 * ``sync_set(event_id, pipe=, ffts_mode=, core_type=)`` / ``sync_wait(event_id, pipe=, core_type=)``:
-  a cross-core event of the cluster (FFTS mode 2). A vector lane's set is for the cube; the cube's
+  a cross-core event of the cluster (FFTS mode 2; modes 1 and 0 are barriers of the event among the
+  vector lanes / the cores of one kind, :meth:`pypto.runtime.cross_core.CoreLink.event_set`). A vector lane's set is for the cube; the cube's
   wait takes one set of *every* vector lane (the reference's V->C reduction); the cube's set wakes
   each lane; a lane's wait takes one set of the cube. The set releases what the setting core did on
   ``pipe`` (a store is on MTE3, FIX from the cube's accumulator; a load on MTE2), plus everything

@@ -147,6 +147,7 @@ class CoreLink(CoreFlags):
 
     # -------------------------------------------------------------- sync (pypto.ops.sync)
     def fence(self, where: str = "") -> None:
+        support.note_fence()
         if self.cluster.check:
             self.core.fence()
 
@@ -157,18 +158,47 @@ class CoreLink(CoreFlags):
                                   hint=f"drop core_type in an explicit {self.side.upper()} function, or move the op")
 
     def event_set(self, event_id, pipe: str, ffts_mode, core_type, where: str) -> None:
-        """``sync_set``: a vector lane's event is for the cube; the cube's is for every lane."""
+        """``sync_set`` in FFTS mode 2 (the default): a vector lane's event is for the cube, the cube's
+        for every lane. Mode 1 (vector lanes only) and mode 0 (every core of the setter's kind in the
+        launch) are barriers of the event: each participant's set counts as an arrival, and when all
+        have arrived every participant's event is raised once — the CANN semantics of
+        ``CrossCoreSetFlag<mode>``. A cluster running its vector function on one lane stands for both
+        subblocks (both set on the device), so that lane completes a mode-1 barrier alone."""
         self._side_check("sync_set", core_type, where)
-        if ffts_mode not in (None, 2):
-            raise SimulationError(f"{where}: sync_set(ffts_mode={ffts_mode}) is not modelled by the simulator "
-                                  "(mode 2, the cube <-> vector events of one cluster, is)",
-                                  hint="use ffts_mode=2 (or omit it)")
-        c = self.cluster
+        c, ev = self.cluster, int(event_id)
         tok = self.core.token(pipe) if c.check else None
-        targets = [("aic", self.core.lane)] if self.side == "aiv" else [("aiv", ln) for ln in range(c.lanes)]
-        for t in targets:
-            c.events.setdefault((int(event_id),) + t, []).append((tok, self.core.clock))
-        c.event_log.setdefault((int(event_id), self.side), []).append(where)
+        c.event_log.setdefault((ev, self.side), []).append(where)
+        if ffts_mode in (None, 2):
+            targets = [("aic", self.core.lane)] if self.side == "aiv" else [("aiv", ln) for ln in range(c.lanes)]
+            for t in targets:
+                c.events.setdefault((ev,) + t, []).append((tok, self.core.clock))
+            return
+        if ffts_mode == 1 and self.side == "aic":
+            raise SimulationError(f"{where}: sync_set(ffts_mode=1) on the {self.core.name} core ({self.core.kernel}): "
+                                  "mode 1 synchronises the vector cores of a cluster, the cube has no part in it",
+                                  hint="use ffts_mode=2 for a cube -> vector event, ffts_mode=0 for all cube cores")
+        if ffts_mode == 0 and (self.block[1] if len(self.block) > 1 else 1) > 1:
+            raise SimulationError(f"{where}: sync_set(ffts_mode=0) in a group task of {self.block[1]} blocks: a "
+                                  "mode-0 event spans every core of its kind in the launch, and the simulator "
+                                  "models it within one cluster only",
+                                  hint="use pl.system.syncall(...) for a barrier across blocks, or launch one block")
+        # mode 1, or mode 0 in a one-block launch: the participants are this side's cores of the cluster
+        lanes = range(c.lanes) if self.side == "aiv" else (0,)
+        n = c.syncalls.get((("ffts", ev, self.side), self.core.index), 0)
+        c.syncalls[(("ffts", ev, self.side), self.core.index)] = n + 1
+        arrived = c.arrivals.setdefault((("ffts", ev, self.side), n), {})
+        arrived[self.core.lane] = (tok, self.core.clock)
+        if len(arrived) == len(lanes):
+            joined = None
+            if c.check:
+                joined = {}
+                for t, _ in arrived.values():
+                    _join(joined, t)
+            at = max(t for _, t in arrived.values())
+            # the event lands where a wait of this side looks for it: a lane's own key, the cube's one per lane
+            keys = [(ev, "aiv", ln) for ln in lanes] if self.side == "aiv" else [(ev, "aic", ln) for ln in range(c.lanes)]
+            for k in keys:
+                c.events.setdefault(k, []).append((joined, at))
 
     def event_wait(self, event_id, pipe: str, core_type, where: str):
         """``sync_wait``: the cube takes one set of every lane; a lane one set of the cube."""
@@ -488,6 +518,9 @@ class Cluster:
             n = sum((d - 1) * st for d, st in zip(view.shape, view.stride())) + 1 if view.numel() else 0
             self.accesses.append((core, view.untyped_storage().data_ptr(), lo, lo + n * view.element_size(), write,
                                   what == support.STORE_ATOMIC, core.epoch, _PIPE_AT[pipe], seen, support.kernel_where()))
+        fence = getattr(outer, "fence", None)
+        if fence is not None:   # the block tracker of a multi-block group (pypto.debug.block_races)
+            note.fence = fence
         return note
 
     def _find_races(self) -> None:

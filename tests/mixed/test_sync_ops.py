@@ -269,6 +269,17 @@ def test_without_the_barrier_a_block_reads_a_row_not_yet_written():
     assert torch.equal(out[:24], a[8:] + 1)
 
 
+def test_the_race_detector_finds_the_exchange_without_its_barrier_and_not_with_it():
+    # the blocks of one task: block i reads block i+1's row; only the fenced syncall orders them
+    soft = 'pl.system.syncall(core_type="aiv_only", mode="soft", gm_workspace=sw, used_cores=4)'
+    for barrier, n in (("pass", 1), (soft, 0)):
+        c = ir.compile(pl.parse(_EXCHANGE.format(nb=4, barrier=barrier)), platform="a2a3sim")
+        rep = detect_races(c, [torch.randn(32, 16), torch.zeros(32, 16), torch.zeros(16, dtype=torch.int32),
+                               torch.zeros(32, 16)])
+        assert len(rep.blocks) == n, rep.format()
+        assert all(r.kind == "RAW" and r.blocks == 4 for r in rep.blocks)
+
+
 @pytest.mark.parametrize("barrier, words", [
     ('pl.system.syncall(core_type="aiv_only")',
      "the hard syncall(core_type='aiv_only') waits for every one of the 48 such cores of the a2a3sim chip, "

@@ -142,23 +142,40 @@ def tolerance_verdict(ctx: DoctorSession) -> bool:
 
 
 def _core_order(report: "DoctorReport", ctx) -> bool:
-    """Settle on an ordering bug between the cores of a mixed kernel (a race inside a cluster, a
-    read after tfree): checked first in a program with Group functions, since such a bug makes any
-    result (or none) possible. Both source lines are in the finding and the conclusion."""
+    """Settle on an ordering bug inside a task: between the cores of a mixed kernel (a race inside a
+    cluster, a read after tfree) or between the blocks of a multi-block task; checked first in a
+    program with Group functions or multi-block launches, since such a bug makes any result (or none)
+    possible. Both source lines are in the finding and the conclusion."""
+    from pypto.ir.nodes import FuncCall, ScopeStmt
+    from pypto.ir.visit import iter_exprs, iter_stmts
     from pypto.language.enums import FunctionType
 
     lowered = ctx.compiled.lowered
-    if lowered is None or not any(f.func_type == FunctionType.Group for f in lowered.functions):
+    if lowered is None:
+        return False
+    # the blocks of a multi-block task race the same way (pypto.debug.block_races)
+    blocks = any(isinstance(e, FuncCall) and e.block_num is not None
+                 for f in lowered.functions for e in iter_exprs(f.body)) or any(
+        isinstance(st, ScopeStmt) and st.block_num is not None for f in lowered.functions for st in iter_stmts(f.body))
+    if not blocks and not any(f.func_type == FunctionType.Group for f in lowered.functions):
         return False
     races = ctx.races()
-    if not races.cores and not races.pipe:
+    if not races.cores and not races.pipe and not races.blocks:
         return False
     report.add(5, "race detector", "explains", races.format())
-    bug = (races.cores or races.pipe)[0]
+    bug = (races.cores or races.blocks or races.pipe)[0]
     if races.cores:
         what = (f"{bug.second_core} ({bug.second_kernel}, {bug.second_where}) and {bug.first_core} "
                 f"({bug.first_kernel}, {bug.first_where}) of mixed-kernel group '{bug.group}' touch the same "
                 "global memory with no synchronisation ordering them")
+    elif races.blocks:
+        what = (f"blocks {bug.first_block} ({bug.first_where}) and {bug.second_block} ({bug.second_where}) of task "
+                f"{bug.task} ({bug.kernel}, {bug.blocks} blocks) touch the same global memory with no barrier "
+                "between them")
+        report.settle(5, what, bug.fix, "block_order",
+                      _verification("could not verify", "the fix changes the blocks' offsets or adds a barrier, "
+                                                        "which the doctor does not edit"))
+        return True
     else:
         what = (f"{bug.kind} in kernel '{bug.kernel}': tile '{bug.tile}' released at {bug.first}, used at "
                 f"{bug.second}; the producer core may have refilled the slot")

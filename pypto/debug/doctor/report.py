@@ -29,6 +29,7 @@ CAUSES = {
     "kernel_as_written": "the kernel as written disagrees with the golden",
     "race": "two tasks race on global memory",
     "core_order": "the cores of a mixed kernel are not ordered: a missing wait, fence or tfree order",
+    "block_order": "the blocks of a multi-block task touch the same memory with no barrier between them",
     "uninitialized": "a store writes values computed from uninitialized memory",
     "device_differs": "the device result differs from the program's meaning",
     # multi-rank programs (pypto.debug.dist_doctor)

@@ -68,6 +68,16 @@ def fill_bytes(t: torch.Tensor, byte: int) -> None:
         t.copy_(pattern.view(t.dtype).view(t.shape))
 
 
+def note_fence() -> None:
+    """A kernel's ``fence`` (or ``bar_all``): a recorder with a ``fence`` attribute (the race detector's
+    block tracker, :mod:`pypto.debug.block_races`) is told, since a barrier publishes fenced accesses only."""
+    rec = _RECORDER.get()
+    if rec is not None:
+        f = getattr(rec, "fence", None)
+        if f is not None:
+            f()
+
+
 @contextlib.contextmanager
 def recording(callback: Callable[[str, torch.Tensor], None]) -> Iterator[None]:
     """Within the block, report every GM access of generated kernels to ``callback(what, view)``."""

@@ -12,7 +12,7 @@ is: on the device such a wait never ends (no other core can set a core's own fla
 """
 from __future__ import annotations
 
-from .core import SimulationError
+from .core import SimulationError, note_fence
 
 
 class CoreFlags:
@@ -52,7 +52,9 @@ class CoreFlags:
             self.fence(where)
 
     def fence(self, where: str = "") -> None:
-        """``fence``: every global-memory access before it completes first (in order already here)."""
+        """``fence``: every global-memory access before it completes first (in order already here;
+        the race detector notes it: a barrier publishes only fenced accesses to other blocks)."""
+        note_fence()
 
     def set_ffts(self, where: str = "") -> None:
         """``set_ffts``: the simulated FFTS unit needs no workspace."""
