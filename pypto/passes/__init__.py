@@ -95,6 +95,11 @@ from pypto.passes.api import (  # noqa: E402,F401
 )
 
 from pypto.passes import lower_composite_ops  # noqa: E402  (the reference's; not in PIPELINE, see its module)
+# the HOST orchestrator's pipeline (issue 17): the reference's distributed passes over the host body
+from pypto.passes import host_pipeline  # noqa: E402,F401
+from pypto.passes.host_pipeline import (  # noqa: E402,F401
+    lower_host_tensor_collectives, materialize_comm_domain_scopes, synthesize_allreduce_signals,
+)
 
 _api.make_modules_callable((*PIPELINE, lower_composite_ops))
 fuse_create_assemble_to_slice = _api.fuse_create_assemble_to_slice

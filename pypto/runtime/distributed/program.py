@@ -254,7 +254,9 @@ class DistributedCompiledProgram:
                          alloc=lambda r, n: torch.empty(n, dtype=torch.uint8))   # never read: nothing runs
         h.run(h.tree.body)
         self.launches = [(ln.rank, ln.name, str(ln.compiled.output_dir)) for ln in h.launches_seen]
-        self.window_groups = [(b.name, sorted(rs)) for b, rs in zip(h.buffers, h.window_ranks)]
+        # each window buffer's comm group (MaterializeCommDomainScopes), in allocation order
+        self.window_groups = [(b.name, list(b.window.group.members)) for b in h.buffers]
+        self.host_ir = h.host_ir
         self._output_dir.mkdir(parents=True, exist_ok=True)
         meta = {"name": self.host.name, "device_ids": list(self.distributed_config.device_ids),
                 "platform": self.config.platform,
@@ -305,9 +307,15 @@ def _interpreter(prog: DistributedCompiledProgram, world, bound: dict, cfg: RunC
         subs = {m.name: m.pyfunc for m in host_methods(prog.host.program) if m.is_subworker}
         h.env["self"] = ProgramSelf(prog.host.program, subs)
     h.dyn.update(bind_dynamic(prog.host.annotations(), bound, lambda n: bound.get(n, scope.get(n))))
-    h.tree = tree
-    if not compile_only:
-        h.window_groups = getattr(prog, "window_groups", None)
+    # the host pass pipeline (pypto.passes.host_pipeline) lowers the body the interpreter runs: with
+    # this call's arguments bound, so the comm domains of a program with dynamic shapes are those
+    # of this run's extents
+    from pypto.passes.host_ir import HostIR, HostPassContext, run_host_pipeline
+
+    dump = prog.output_dir / "passes_dump" if compile_only and cfg.dump_passes else None
+    hctx = HostPassContext(prog.nranks, scope, env=dict(h.env), dyn=dict(h.dyn), src=src, dump_dir=dump)
+    h.host_ir = run_host_pipeline(HostIR(tree), hctx)
+    h.tree = h.host_ir.node
     return h
 
 
