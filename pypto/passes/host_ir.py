@@ -83,6 +83,10 @@ class HostPassContext:
     env: dict = field(default_factory=dict)
     dyn: dict = field(default_factory=dict)
     src: Any = None                    # SourceInfo of the body (spans of errors)
+    # what a launch of a per-rank program is (the runtime's JITFunction / ProgramMethod test) and
+    # the keyword an inline ``pl.at(level=CHIP)`` block's launch carries its block index in
+    is_dispatch: Any = lambda obj: False   # noqa: E731
+    inline_kw: str = "_pypto_inline_chip"
     dump_dir: Path | None = None       # passes_dump/ of a compile asked to dump
     timings: dict = field(default_factory=dict)
 

@@ -300,9 +300,6 @@ class _Walk:
         return next((k.value for k in call.keywords if k.arg == pname), None)
 
     def calls(self, e: ast.expr) -> None:
-        from pypto.language.jit import JITFunction
-        from pypto.runtime.distributed.host import ProgramMethod
-
         for c in [n for n in ast.walk(e) if isinstance(n, ast.Call)]:
             kind = collective_kind(c, self.ctx)
             if kind is not None:
@@ -310,7 +307,7 @@ class _Walk:
                 if slots:
                     self.pairs.append(slots)
                 continue
-            if builtin_kind(c) is None and not isinstance(self.callee(c), (JITFunction, ProgramMethod)):
+            if builtin_kind(c) is None and not self.ctx.is_dispatch(self.callee(c)):
                 continue
             slots = {self.slot_of(a) for a in [*c.args, *(k.value for k in c.keywords)]} - {None}
             if not slots:
@@ -322,16 +319,14 @@ class _Walk:
                     self.uses[s].add(dev)
 
     def device(self, c: ast.Call):
-        from pypto.frontend.host_inline import INLINE_KW
-
         kw = {k.arg: k.value for k in c.keywords}
         if "device" in kw:
             v = self.known(kw["device"])
             if isinstance(v, bool) or not isinstance(v, int):
                 return _UnknownDevice(kw["device"])
             return v if 0 <= v < self.ctx.nranks else None   # out of range: the launch reports it
-        if INLINE_KW in kw:   # an inline pl.at(level=CHIP) block k runs on chip k % ranks
-            return self.value(kw[INLINE_KW]) % self.ctx.nranks
+        if self.ctx.inline_kw in kw:   # an inline pl.at(level=CHIP) block k runs on chip k % ranks
+            return self.value(kw[self.ctx.inline_kw]) % self.ctx.nranks
         return 0
 
 

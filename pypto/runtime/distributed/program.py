@@ -313,7 +313,11 @@ def _interpreter(prog: DistributedCompiledProgram, world, bound: dict, cfg: RunC
     from pypto.passes.host_ir import HostIR, HostPassContext, run_host_pipeline
 
     dump = prog.output_dir / "passes_dump" if compile_only and cfg.dump_passes else None
-    hctx = HostPassContext(prog.nranks, scope, env=dict(h.env), dyn=dict(h.dyn), src=src, dump_dir=dump)
+    from pypto.frontend.host_inline import INLINE_KW
+    from pypto.language.jit import JITFunction
+
+    hctx = HostPassContext(prog.nranks, scope, env=dict(h.env), dyn=dict(h.dyn), src=src, dump_dir=dump,
+                           is_dispatch=lambda f: isinstance(f, (JITFunction, ProgramMethod)), inline_kw=INLINE_KW)
     h.host_ir = run_host_pipeline(HostIR(tree), hctx)
     h.tree = h.host_ir.node
     return h
