@@ -1,0 +1,41 @@
+"""Host orchestrators for the host pass pipeline tests (module level: parsed from source)."""
+import pypto.language as pl
+import pypto.language.distributed as pld
+
+from tests.distributed.kernels_dist import MAXR, N, consume_rank, publish_rank
+
+
+@pl.jit.host
+def subset_allreduce(x: pl.Tensor[[MAXR, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[MAXR, 1, N], pl.FP32]]):
+    """Ranks 1 and 2 publish, allreduce (a signal-less host collective) and read back: the window
+    is a domain of devices [1, 2], so the collective is two dispatches."""
+    data_buf = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+    for r in pl.range(1, 3):
+        publish_rank(x[r], pld.window(data_buf, [1, N], dtype=pl.FP32), device=r)
+    data = pld.window(data_buf, [1, N], dtype=pl.FP32)
+    data = pld.tensor.allreduce(data, op=pld.ReduceOp.Sum)
+    for r in pl.range(1, 3):
+        consume_rank(data, y[r], device=r)
+
+
+@pl.jit.host
+def looped_allreduce(x: pl.Tensor[[MAXR, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[MAXR, 1, N], pl.FP32]]):
+    """Two rounds of publish + signal-less allreduce in a host loop (its signal is allocated once,
+    before the loop); the second round reduces the first round's sums."""
+    data_buf = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+    data = pld.window(data_buf, [1, N], dtype=pl.FP32)
+    for rnd in pl.range(2):
+        for r in pl.range(pld.world_size()):
+            if rnd == 0:
+                publish_rank(x[r], data, device=r)
+        data = pld.tensor.allreduce(data, op=pld.ReduceOp.Sum)
+    for r in pl.range(pld.world_size()):
+        consume_rank(data, y[r], device=r)
+
+
+@pl.jit.host
+def value_device(x: pl.Tensor[[MAXR, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[MAXR, 1, N], pl.FP32]],
+                 where: pl.Tensor[[1], pl.INT32]):
+    """The launch's device is a value the host reads from a tensor: unknown before the run."""
+    data_buf = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+    publish_rank(x[0], pld.window(data_buf, [1, N], dtype=pl.FP32), device=int(where[0]))
