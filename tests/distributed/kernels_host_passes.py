@@ -39,3 +39,27 @@ def value_device(x: pl.Tensor[[MAXR, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[MAXR,
     """The launch's device is a value the host reads from a tensor: unknown before the run."""
     data_buf = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
     publish_rank(x[0], pld.window(data_buf, [1, N], dtype=pl.FP32), device=int(where[0]))
+
+
+@pl.jit.incore
+def accumulate_k(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+                 acc: pld.DistributedTensor[[1, N], pl.FP32]):
+    t = pl.add(pl.load(acc, [0, 0], [1, N]), pl.load(x, [0, 0], [1, N]))
+    pl.store(t, [0, 0], acc)
+    y = pl.store(t, [0, 0], y)
+    return y
+
+
+@pl.jit
+def accumulate_rank(x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+                    acc: pld.DistributedTensor[[1, N], pl.FP32]):
+    return accumulate_k(x, y, acc)
+
+
+@pl.jit.host
+def accumulate(x: pl.Tensor[[2, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[2, 1, N], pl.FP32]], nbytes: int):
+    """Each rank adds its row into its window and reads the running sum back: what the window
+    holds when the run starts shows whether it persisted."""
+    acc_buf = pld.alloc_window_buffer(nbytes)
+    for r in pl.range(pld.world_size()):
+        accumulate_rank(x[r], y[r], pld.window(acc_buf, [1, N], dtype=pl.FP32), device=r)

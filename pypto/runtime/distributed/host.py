@@ -113,6 +113,9 @@ class HostInterpreter:
         self._domain_groups: dict = {}   # domain devices -> its CommGroup
         self.window_ranks: list[set[int]] = []
         self._lhs: str | None = None      # the name an allocation is bound to (its comm-domain slot)
+        # ``window_alloc(slot, nbytes, domain) -> {rank: uint8 tensor}``: where window buffers come
+        # from when set (a DistributedWorker's window store); else ``alloc`` per rank
+        self.window_alloc = None
         self._builtin_ranks: set | None = None   # ranks with a builtin dispatch in the queued phase
         self.dfx_base = None     # <output_dir>/dfx_outputs of a run asking for DFX output (per-dispatch dirs)
         self.dispatches: dict[int, int] = {}   # rank -> dispatches made this run
@@ -391,10 +394,16 @@ class HostInterpreter:
     def alloc_window_bytes(self, name: str, nbytes: int) -> WindowBuffer:
         """A window buffer of ``nbytes`` (at least the 4 KiB floor) on every rank."""
         buf = WindowBuffer(name, max(nbytes, WINDOW_FLOOR))
-        for r in range(self.nranks):
-            buf.tensors[r] = self.alloc(r, buf.nbytes)
+        group = self._group_of(name)
+        if self.window_alloc is not None:   # the run's window store (a persistent worker keeps them)
+            domain = next((d for d in (self.host_ir.domains or ()) if name in d.slots), None) \
+                if self.host_ir is not None else None
+            buf.tensors.update(self.window_alloc(name, buf.nbytes, domain))
+        else:
+            for r in range(self.nranks):
+                buf.tensors[r] = self.alloc(r, buf.nbytes)
         # the window's rank-0..n views register their storage with the world
-        buf.window = self.world.add_window(name, {r: t for r, t in buf.tensors.items()}, self._group_of(name))
+        buf.window = self.world.add_window(name, {r: t for r, t in buf.tensors.items()}, group)
         self.window_ranks.append(set())
         self.buffers.append(buf)
         return buf
