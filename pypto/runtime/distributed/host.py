@@ -408,7 +408,7 @@ class HostInterpreter:
         self.buffers.append(buf)
         return buf
 
-    def _dfx_dir(self, rank: int, fn, compiled):
+    def _dfx_dir(self, rank: int, program: str, compiled):
         """The DFX directory of rank ``rank``'s next dispatch, ``<dfx_base>/rank{r}/d{k}`` (``k``
         counts the card's dispatches of this run), with ``dispatch_program.json`` naming the
         program that ran there; None when the run asks for no DFX output."""
@@ -420,7 +420,7 @@ class HostInterpreter:
         d.mkdir(parents=True, exist_ok=True)
         out = getattr(compiled, "output_dir", None)
         (d / "dispatch_program.json").write_text(json.dumps(
-            {"rank": rank, "dispatch": k, "program": _fname(fn), "output_dir": str(out) if out else None}))
+            {"rank": rank, "dispatch": k, "program": program, "output_dir": str(out) if out else None}))
         return d
 
     def _group_of(self, name: str):
@@ -486,7 +486,8 @@ class HostInterpreter:
             runtime_args = [self.tensor_arg(rank, a) if isinstance(a, torch.Tensor) and id(a) not in windows else a
                             for a in runtime_args]
         s = self.span(e)
-        ln = Launch(rank, _fname(fn), compiled, runtime_args, f"{s.file}:{s.line}", self._dfx_dir(rank, fn, compiled))
+        ln = Launch(rank, _fname(fn), compiled, runtime_args, f"{s.file}:{s.line}",
+                    self._dfx_dir(rank, _fname(fn), compiled))
         self.plan.add(ln)
         self.launches_seen.append(ln)
         # the value of the launch: its Out / InOut arguments (filled once the phase has run)
@@ -547,7 +548,11 @@ class HostInterpreter:
         b = builtin_for(kind, views, op, root, mode)
         compiled = self.builtin(b)
         s = self.span(e)
-        ln = Launch(rank, b.variant, compiled, [v.on(rank) for v in b.views], f"{s.file}:{s.line}")
+        # a builtin dispatch is a dispatch of its card like any other: its DFX outputs get their own
+        # dfx_outputs/rank{r}/d{k} (the ranks would otherwise overwrite each other's in the shared
+        # next_levels build directory)
+        ln = Launch(rank, b.variant, compiled, [v.on(rank) for v in b.views], f"{s.file}:{s.line}",
+                    self._dfx_dir(rank, b.variant, compiled))
         self.plan.add(ln)
         self.launches_seen.append(ln)
         self._builtin_ranks = (self._builtin_ranks or set()) | {rank}
