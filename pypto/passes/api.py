@@ -476,11 +476,11 @@ ABSENT = {
     "materialize_semantic_aliases": "tile aliases are tracked by InitMemRef / MemoryReuse",
     "fold_no_op_reshape": "Simplify / FinalSimplify fold what the simulator needs folded",
     "expand_manual_phase_fence": "manual scopes are ordered by the runtime's explicit deps",
-    "materialize_dist_tensor_ctx": "collectives run in the multi-rank engine (pypto.runtime.distributed)",
+    "materialize_dist_tensor_ctx": "a kernel's pld.get_comm_ctx reads the group its window carries at run time",
     "materialize_valid_shape_symbols": "valid shapes are values of the tile type",
     "materialize_runtime_scopes": "the simulator's runtime opens its scopes itself",
     "classify_iter_arg_carry": "ConvertToSSA classifies loop-carried values",
-    "insert_comm_fence": "collectives run in the multi-rank engine (pypto.runtime.distributed)",
+    "insert_comm_fence": "simulated global memory is coherent (no cache to invalidate, no fence to order)",
     "run_verifier": "use pypto.ir.verifier.verify or a VerificationInstrument",
 }
 
