@@ -37,6 +37,9 @@
 17. AutoDeriveTaskDependencies  (only with ``analyze_auto_scopes_for_deps``) producer edges the
                             compiler can prove are recorded on the consumer call
 18. FinalSimplify           Simplify once more on the final program
+19. InsertCommFence         kernels: a cache invalidate + fence after each write into a window view,
+                            a fence after each remote write, an invalidate after each wait (the
+                            reference's data-before-signal markers; no-ops on the simulator)
 
 The frontend emits pre-SSA IR with nested calls (see :mod:`pypto.frontend.parser`): passes 1-2
 work on that form, SSA is verified from pass 3 on and NoNestedCalls from pass 5 on.
@@ -56,6 +59,7 @@ from pypto.passes import (
 from pypto.passes import (  # noqa: E402  (issue 16: mixed cube + vector kernels)
     expand_mixed_kernel, split_vector_kernel,
 )
+from pypto.passes import insert_comm_fence  # noqa: E402  (issue 17: multi-rank kernels)
 
 PIPELINE = (
     inline_functions,
@@ -79,6 +83,7 @@ PIPELINE = (
     derive_call_directions,
     auto_derive_task_dependencies,
     final_simplify,
+    insert_comm_fence,
 )
 
 

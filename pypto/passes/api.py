@@ -427,7 +427,8 @@ FACTORIES = {name: name for name in (
     "inline_functions", "unroll_loops", "convert_to_ssa", "simplify", "flatten_call_expr", "outline_incore_scopes",
     "convert_tensor_to_tile_ops", "lower_composite_ops", "flatten_tile_nd_to_2d", "legalize_tile_cast",
     "auto_tile_matmul_l0", "infer_tile_memory_space", "expand_mixed_kernel", "normalize_return_order", "init_mem_ref",
-    "memory_reuse", "allocate_memory_addr", "derive_call_directions", "auto_derive_task_dependencies")}
+    "memory_reuse", "allocate_memory_addr", "derive_call_directions", "auto_derive_task_dependencies",
+    "insert_comm_fence")}
 FACTORIES["fuse_create_assemble_to_slice"] = "fuse_create_assemble"
 
 # Reference passes whose post-condition holds by construction in our IR: the Pass returns the
@@ -480,7 +481,6 @@ ABSENT = {
     "materialize_valid_shape_symbols": "valid shapes are values of the tile type",
     "materialize_runtime_scopes": "the simulator's runtime opens its scopes itself",
     "classify_iter_arg_carry": "ConvertToSSA classifies loop-carried values",
-    "insert_comm_fence": "simulated global memory is coherent (no cache to invalidate, no fence to order)",
     "run_verifier": "use pypto.ir.verifier.verify or a VerificationInstrument",
 }
 

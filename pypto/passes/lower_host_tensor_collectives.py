@@ -1,6 +1,8 @@
 """LowerHostTensorCollectives (HOST pass 3, the reference's name): each host collective becomes the
 per-rank dispatches of its builtin program.
 
+Requires: CommDomainScopesMaterialized. Produces: CommDomainScopesMaterialized.
+
 ``data = pld.tensor.allreduce(data, sig, op=pld.ReduceOp.Sum)`` over a world-domain window becomes::
 
     for __r_0 in pl.range(pld.world_size()):

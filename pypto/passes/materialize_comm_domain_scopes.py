@@ -1,6 +1,8 @@
 """MaterializeCommDomainScopes (HOST pass 2, the reference's name): which ranks use each window
 buffer, and the comm domains those sets form.
 
+Requires: nothing. Produces: CommDomainScopesMaterialized.
+
 A window buffer's device set is the set of ranks whose dispatches (``f(..., device=r)`` of a
 per-rank program, ``self.f(..., device=r)`` in a ``@pl.program``, a lowered ``builtin.tensor.*``)
 receive a view of it. The set is found without running anything: the body is walked with every

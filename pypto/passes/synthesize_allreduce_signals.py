@@ -1,6 +1,8 @@
 """SynthesizeAllReduceSignals (HOST pass 1, the reference's name): a host collective called without
 a signal window gets an explicit one.
 
+Requires: nothing. Produces: nothing.
+
 ``data = pld.tensor.allreduce(data, op=pld.ReduceOp.Sum)`` becomes::
 
     __allreduce_signal_world_size_0 = pld.world_size()
