@@ -15,6 +15,8 @@ every kernel (InCore / AIC / AIV) statement list, nested bodies included:
 * after a **remote publishing write** — ``remote_store`` / ``put`` — ``system.fence()`` (the
   peer-region invalidate is the op's own, as in the reference's codegen);
 * after a **wait** — ``pld.system.wait`` / ``defer_wait`` — the whole-GM ``system.cacheinvalid()``;
+* after a **call of another function** from a kernel (an opaque write: its body is not analysed
+  here, it may write any window) — the whole-GM ``system.cacheinvalid()`` and ``system.fence()``;
 * a notify needs nothing (the write it publishes carries its fence).
 
 Markers already in place (a region invalidate of the target then a fence; a whole-GM invalidate
@@ -23,13 +25,12 @@ after a wait; a fence after a remote write) are not repeated, so the pass is ide
 On the simulator the markers change no value and no time: its global memory has no data cache and
 every access completes in program order (``pypto/ops/sync.py``). They are inserted so the lowered
 kernels are the reference's — in a pass dump, in printed IR — and a kernel ported to the device
-keeps its contract. Calls of other functions from a kernel (the reference's "opaque" writes, marked
-with a whole-GM invalidate + fence) do not occur in our kernels: the frontend inlines them.
+keeps its contract.
 """
 from __future__ import annotations
 
 from pypto.ir.nodes import (
-    AssignStmt, Call, ConstInt, EvalStmt, ForStmt, IfStmt, MakeTuple, Program, ScopeStmt, WhileStmt,
+    AssignStmt, Call, ConstInt, EvalStmt, ForStmt, FuncCall, IfStmt, MakeTuple, Program, ScopeStmt, WhileStmt,
 )
 from pypto.ir.types import TensorType, TupleType
 from pypto.language.enums import KERNEL_TYPES
@@ -63,6 +64,11 @@ def _call_of(s):
     return None
 
 
+def _is_func_call(s) -> bool:
+    v = s.value if isinstance(s, AssignStmt) else s.expr if isinstance(s, EvalStmt) else None
+    return isinstance(v, FuncCall)
+
+
 def _is(s, op: str, nargs_none: bool | None = None) -> bool:
     c = _call_of(s)
     if c is None or c.op != op:
@@ -92,6 +98,9 @@ def _block(stmts: tuple) -> tuple:
         c = _call_of(s)
         if c is not None:
             out.extend(_markers_for(s, c, after))
+        elif _is_func_call(s) and not (len(after) == 2 and _is(after[0], "system.cacheinvalid", nargs_none=True)
+                                       and _is(after[1], "system.fence")):
+            out.extend([_marker("system.cacheinvalid", (), s.span), _marker("system.fence", (), s.span)])
         i += 1
     return tuple(out)
 
