@@ -137,3 +137,12 @@ def test_print_host_shows_each_domain_as_a_comment():
     text = print_host(HostIR(fn, (CommDomain("comm_d0", (0, 2), ("a",)),)))
     assert text.split("\n")[1] == "    # pld.comm_domain: devices=[0, 2], slots=[a]"
     assert parse_host(text).domains is None
+
+
+def test_ir_compile_of_a_program_dumps_its_host_method_stages():
+    compiled = ir.compile(K.ProgramHostScale, platform="a2a3sim", distributed_config=DistributedConfig(device_ids=[0, 1]))
+    d = compiled.output_dir / "passes_dump"
+    last = (d / f"host_03_after_{NAMES[-1]}.py").read_text()
+    assert last.startswith("def host(self, x:")
+    assert "builtin.tensor.allreduce(data, __allreduce_signal_0, op=pld.ReduceOp.Max, device=__r_0)" in last
+    parse_host(last)

@@ -161,15 +161,17 @@ class ProgramHost:
         return compiled
 
 
-def compile_program_host(program, distributed_config: DistributedConfig, *, platform: str | None = None):
-    """``ir.compile(program, distributed_config=...)`` of a ``@pl.program`` with a HOST method."""
+def compile_program_host(program, distributed_config: DistributedConfig, *, platform: str | None = None,
+                         dump_passes=False):
+    """``ir.compile(program, distributed_config=...)`` of a ``@pl.program`` with a HOST method
+    (``dump_passes``: the host pipeline's stages go to ``<output_dir>/passes_dump/``)."""
     from pypto.frontend.host_methods import host_methods
 
     methods = [m for m in host_methods(program) if not m.is_subworker]
     if len(methods) != 1:
         raise PyptoError(f"program '{program.name}' has {len(methods)} HOST-level orchestrators; a multi-rank "
                          "program has exactly one (sub-workers: role=pl.Role.SubWorker)")
-    cfg = RunConfig(platform=platform or "a2a3sim", distributed_config=distributed_config)
+    cfg = RunConfig(platform=platform or "a2a3sim", distributed_config=distributed_config, dump_passes=dump_passes)
     prog = DistributedCompiledProgram(ProgramHost(program, methods[0]), distributed_config, cfg, None)
     sample = _sample_arguments(prog.host, prog.nranks)
     if sample is not None:
