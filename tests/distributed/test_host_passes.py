@@ -146,3 +146,16 @@ def test_ir_compile_of_a_program_dumps_its_host_method_stages():
     assert last.startswith("def host(self, x:")
     assert "builtin.tensor.allreduce(data, __allreduce_signal_0, op=pld.ReduceOp.Max, device=__r_0)" in last
     parse_host(last)
+
+
+def test_the_reference_factory_form_runs_a_host_pass_and_refuses_a_program():
+    from pypto import passes
+    from pypto.passes.host_ir import HostPassContext
+
+    p = passes.synthesize_allreduce_signals()
+    fn = ast.parse("def h(x):\n    b = pld.alloc_window_buffer(64)\n    d = pld.window(b, [16], dtype=pl.FP32)\n"
+                   "    d = pld.tensor.allreduce(d, op=pld.ReduceOp.Sum)\n").body[0]
+    out = p(HostIR(fn), HostPassContext(2, {}))
+    assert "pld.tensor.allreduce(d, __allreduce_signal_0, op=pld.ReduceOp.Sum)" in print_host(out)
+    with pytest.raises(TypeError, match="HostIR"):
+        p(object(), HostPassContext(2, {}))
