@@ -6,8 +6,11 @@ pl.range(...)`` / ``range(...)`` loops, ``if``, ``return``; integer arithmetic; 
 ``pld.alloc_window_buffer(shape, dtype=...)`` / ``(nbytes)``; ``pld.window(buf, shape, dtype=...)``;
 indexing a host tensor (``x[r]``); calls of ``@pl.jit`` per-rank programs with ``device=r``; and the
 host-level collectives ``pld.tensor.allreduce`` / ``allgather`` / ``reduce_scatter`` / ``broadcast``
-over window views. Launches are queued per rank; a host collective and the end of the body run the
-queued launches (all ranks concurrently, :mod:`pypto.runtime.distributed.engine`) first.
+over window views. The body interpreted is the host pass pipeline's output
+(:mod:`pypto.passes.host_pipeline`): each window buffer's comm domain is known, and each host
+collective is its builtin dispatches ``builtin.tensor.<kind>(..., device=r)``. Launches are queued
+per rank; a collective's dispatches, a host read of a tensor and the end of the body run the queued
+launches (all ranks concurrently, :mod:`pypto.runtime.distributed.engine`) first.
 """
 from __future__ import annotations
 
@@ -26,6 +29,9 @@ from pypto.frontend.host_inline import INLINE_KW
 from pypto.ir.types import DynDim
 from pypto.language.dtypes import INT32, DataType, dtype_from_name
 from pypto.ops.support import dist as support_dist
+# the host collectives and their window-view parameters: one definition, the host passes'
+from pypto.passes.host_ir import COLLECTIVE_PARAMS as _COLLECTIVE_PARAMS
+from pypto.passes.host_ir import HOST_COLLECTIVES as _HOST_COLLECTIVES
 from pypto.runtime.distributed.builtins import builtin_for
 from pypto.runtime.distributed.engine import Launch, RankPlan
 
@@ -657,12 +663,3 @@ def _op_name(h: HostInterpreter, e, v, default: str) -> str:
         raise h.error(f"op={v!r} is not a reduce op", e, f"use pld.ReduceOp.{' / '.join(_REDUCE_OPS)}",
                       cls=ParserError)
     return name
-
-
-_HOST_COLLECTIVES = {"dist.allreduce", "dist.broadcast", "dist.allgather", "dist.reduce_scatter", "dist.all_to_all",
-                     "dist.all_to_all_v", "dist.barrier"}
-# the window-view parameters of each host collective, in the reference's positional order
-_COLLECTIVE_PARAMS = {"allreduce": ("target", "signal"), "reduce_scatter": ("target", "signal"),
-                      "broadcast": ("target", "signal"), "allgather": ("local", "target", "signal"),
-                      "all_to_all": ("input", "target", "signal"), "barrier": ("signal",),
-                      "all_to_all_v": ("input", "target", "signal", "send_counts", "recv_counts")}
