@@ -63,3 +63,14 @@ def accumulate(x: pl.Tensor[[2, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[2, 1, N], 
     acc_buf = pld.alloc_window_buffer(nbytes)
     for r in pl.range(pld.world_size()):
         accumulate_rank(x[r], y[r], pld.window(acc_buf, [1, N], dtype=pl.FP32), device=r)
+
+
+@pl.jit.host
+def aliased_allreduce(x: pl.Tensor[[MAXR, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[MAXR, 1, N], pl.FP32]]):
+    """Data and signal views of one window buffer: refused (they would race in the collective)."""
+    buf = pld.alloc_window_buffer(2 * N * 4)
+    for r in pl.range(pld.world_size()):
+        publish_rank(x[r], pld.window(buf, [1, N], dtype=pl.FP32), device=r)
+    data = pld.window(buf, [1, N], dtype=pl.FP32)
+    sig = pld.window(buf, [2, 1], dtype=pl.INT32)
+    data = pld.tensor.allreduce(data, sig, op=pld.ReduceOp.Sum)

@@ -159,3 +159,13 @@ def test_the_reference_factory_form_runs_a_host_pass_and_refuses_a_program():
     assert "pld.tensor.allreduce(d, __allreduce_signal_0, op=pld.ReduceOp.Sum)" in print_host(out)
     with pytest.raises(TypeError, match="HostIR"):
         p(object(), HostPassContext(2, {}))
+
+
+def test_aliased_collective_operands_are_a_located_error():
+    from pypto.errors import ParserError
+
+    with pytest.raises(ParserError) as e:
+        H.aliased_allreduce(torch.randn(MAXR, 1, N), torch.zeros(MAXR, 1, N), config=cfg(2))
+    msg = str(e.value)
+    assert "'target' and 'signal' are views of the same window buffer 'buf'" in msg
+    assert "kernels_host_passes.py" in msg and "pld.tensor.allreduce(data, sig" in msg

@@ -529,6 +529,15 @@ class HostInterpreter:
                 raise self.error(f"pld.tensor.{kind} on the host takes window views (pld.window(...)); "
                                  f"'{pname}' is {type(v).__name__}", e, cls=ParserError)
             views[pname] = v
+        # the reference's rule: every window operand its own allocation. Two views of one buffer
+        # race inside the builtin (a reduction overwriting its operand, a notify landing on data)
+        seen: dict = {}
+        for pname, v in views.items():
+            if id(v.buf) in seen:
+                raise self.error(f"pld.tensor.{kind}: '{seen[id(v.buf)]}' and '{pname}' are views of the same window "
+                                 f"buffer '{v.buf.name}'", e, "give each operand its own pld.alloc_window_buffer "
+                                 "(aliased operands race inside the collective)", cls=ParserError)
+            seen[id(v.buf)] = pname
         op = root = mode = None
         if kind in ("allreduce", "reduce_scatter"):
             op = _op_name(self, e, kwargs.pop("op", None), "Sum")
