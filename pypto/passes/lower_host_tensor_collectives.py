@@ -41,24 +41,27 @@ PRODUCES = frozenset({"CommDomainScopesMaterialized"})
 
 
 def run(ir: HostIR, ctx: HostPassContext) -> HostIR:
+    from pypto.passes.materialize_comm_domain_scopes import walk
+
     used = names_in(ir.node)
-    return ir.with_body(_block(ir.node.body, ir, ctx, used))
+    slots = walk(ir, ctx).collective_slots
+    return ir.with_body(_block(ir.node.body, ir, ctx, used, slots))
 
 
-def _block(stmts, ir: HostIR, ctx: HostPassContext, used: set) -> list:
+def _block(stmts, ir: HostIR, ctx: HostPassContext, used: set, slots: dict) -> list:
     out = []
     for s in stmts:
         if isinstance(s, (ast.For, ast.While, ast.If, ast.With)):
             c = copy.copy(s)
-            c.body = _block(s.body, ir, ctx, used)
+            c.body = _block(s.body, ir, ctx, used, slots)
             if hasattr(s, "orelse"):
-                c.orelse = _block(s.orelse, ir, ctx, used)
+                c.orelse = _block(s.orelse, ir, ctx, used, slots)
             out.append(c)
             continue
         call = s.value if isinstance(s, (ast.Assign, ast.Expr, ast.Return)) else None
         kind = collective_kind(call, ctx) if isinstance(call, ast.Call) else None
         if kind is not None and (not isinstance(s, ast.Assign) or len(s.targets) == 1):
-            out.extend(_lower(s, call, kind, ir, ctx, used))
+            out.extend(_lower(s, call, kind, ir, ctx, used, slots))
             continue
         for n in ast.walk(s):
             if isinstance(n, ast.Call) and collective_kind(n, ctx) is not None:
@@ -70,7 +73,7 @@ def _block(stmts, ir: HostIR, ctx: HostPassContext, used: set) -> list:
     return out
 
 
-def _lower(s: ast.stmt, call: ast.Call, kind: str, ir: HostIR, ctx: HostPassContext, used: set) -> list:
+def _lower(s: ast.stmt, call: ast.Call, kind: str, ir: HostIR, ctx: HostPassContext, used: set, slots: dict) -> list:
     params = COLLECTIVE_PARAMS[kind]
     kws = {k.arg: k.value for k in call.keywords}
     if any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
@@ -91,7 +94,7 @@ def _lower(s: ast.stmt, call: ast.Call, kind: str, ir: HostIR, ctx: HostPassCont
             v = located(name(tmp), v)
         views.append(v)
     result = views[params.index("signal" if kind == "barrier" else "target")]
-    devices = _devices(ir, views, params)
+    devices = _devices(call, ir, slots)
     extra = [ast.keyword(k, v) for k, v in kws.items()]
 
     def dispatch(dev: ast.expr) -> ast.stmt:
@@ -114,43 +117,15 @@ def _lower(s: ast.stmt, call: ast.Call, kind: str, ir: HostIR, ctx: HostPassCont
     return pre + body
 
 
-def _devices(ir: HostIR, views, params):
-    """The devices of the collective's domain: a tuple, or None for the world. Its windows share
-    one device set (MaterializeCommDomainScopes merges a collective's windows), so the first view
-    whose buffer has a domain decides."""
-    order = [p for p in ("target", "local", "input", "signal", "send_counts", "recv_counts") if p in params]
-    return _view_devices(ir, [views[params.index(p)].id for p in order])
-
-
-def _view_devices(ir: HostIR, view_names):
-    slots = _view_slots(ir.node)
-    for v in view_names:
-        for slot in slots.get(v, ()):
-            d = ir.devices_of(slot)
-            if d is not False:
-                return d
+def _devices(call: ast.Call, ir: HostIR, slots: dict):
+    """The devices of the collective's domain: a tuple, or None for the world. Its operands share
+    one device set (MaterializeCommDomainScopes merges a collective's windows), so the first buffer
+    with a domain decides; which buffers they view comes from the same flow-sensitive walk."""
+    for slot in sorted(slots.get(id(call), ())):
+        d = ir.devices_of(slot)
+        if d is not False:
+            return d
     return None
-
-
-def _view_slots(fn: ast.FunctionDef) -> dict:
-    """name -> the buffer names it may view (``v = pld.window(buf, ...)``, aliases ``w = v``), from
-    every assignment in the body (flow-insensitive: one name naming views of two buffers in
-    different places gives both; the domains agree when the collective is valid)."""
-    out: dict = {}
-    assigns = [n for n in ast.walk(fn) if isinstance(n, ast.Assign) and len(n.targets) == 1
-               and isinstance(n.targets[0], ast.Name)]
-    for _ in range(3):
-        for a in assigns:
-            t, v = a.targets[0].id, a.value
-            if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "window" \
-                    and v.args and isinstance(v.args[0], ast.Name):
-                out.setdefault(t, set()).add(v.args[0].id)
-            elif isinstance(v, ast.Name) and v.id in out and v.id != t:
-                out.setdefault(t, set()).update(out[v.id])
-            elif isinstance(v, ast.Call) and v.args and isinstance(v.args[0], ast.Name) and v.args[0].id in out:
-                # x = pld.tensor.<collective>(x, ...): the result is a view of its first operand's buffer
-                out.setdefault(t, set()).update(out[v.args[0].id])
-    return out
 
 
 def _fresh(used: set, base: str) -> str:

@@ -41,9 +41,16 @@ PRODUCES = frozenset({"CommDomainScopesMaterialized"})
 _STEP_BUDGET = 200_000   # statement visits; past it, further loops are walked once with an unknown variable
 
 
-def run(ir: HostIR, ctx: HostPassContext) -> HostIR:
+def walk(ir: HostIR, ctx: HostPassContext) -> "_Walk":
+    """The body walked with the values known before the run (the analysis behind the domains;
+    LowerHostTensorCollectives reads which buffers each collective's operands view from it)."""
     w = _Walk(ctx)
     w.block(ir.node.body)
+    return w
+
+
+def run(ir: HostIR, ctx: HostPassContext) -> HostIR:
+    w = walk(ir, ctx)
     for _ in range(len(w.pairs) + 1):   # a collective's windows share one device set (to a fixed point)
         changed = False
         for group in w.pairs:
@@ -105,6 +112,7 @@ class _Walk:
         self.allocs: list = []     # slot names, source order
         self.uses: dict = {}       # slot -> set of ranks (or _UnknownDevice)
         self.pairs: list = []      # the slots of one host collective
+        self.collective_slots: dict = {}   # id(collective call node) -> the slots of its operands
         self.steps = 0
 
     # -- static values --------------------------------------------------------------------
@@ -308,6 +316,7 @@ class _Walk:
                 slots = {self.slot_of(self.param(c, kind, p)) for p in COLLECTIVE_PARAMS[kind]} - {None}
                 if slots:
                     self.pairs.append(slots)
+                    self.collective_slots.setdefault(id(c), set()).update(slots)
                 continue
             if builtin_kind(c) is None and not self.ctx.is_dispatch(self.callee(c)):
                 continue

@@ -2,6 +2,7 @@
 import pypto.language as pl
 import pypto.language.distributed as pld
 
+from pypto.language.distributed import window as win
 from tests.distributed.kernels_dist import MAXR, N, consume_rank, publish_rank
 
 
@@ -74,3 +75,17 @@ def aliased_allreduce(x: pl.Tensor[[MAXR, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[
     data = pld.window(buf, [1, N], dtype=pl.FP32)
     sig = pld.window(buf, [2, 1], dtype=pl.INT32)
     data = pld.tensor.allreduce(data, sig, op=pld.ReduceOp.Sum)
+
+
+@pl.jit.host
+def subset_allreduce_bare_names(x: pl.Tensor[[MAXR, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[MAXR, 1, N], pl.FP32]]):
+    """subset_allreduce with the window op imported under another name: the domain of the
+    collective's operands is found by what they are, not how they are spelled."""
+    data_buf = pld.alloc_window_buffer([1, N], dtype=pl.FP32)
+    for r in pl.range(2, 4):
+        publish_rank(x[r], win(data_buf, [1, N], dtype=pl.FP32), device=r)
+    data = win(data_buf, [1, N], dtype=pl.FP32)
+    alias = data
+    alias = pld.tensor.allreduce(alias, op=pld.ReduceOp.Sum)
+    for r in pl.range(2, 4):
+        consume_rank(alias, y[r], device=r)

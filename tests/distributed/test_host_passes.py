@@ -169,3 +169,15 @@ def test_aliased_collective_operands_are_a_located_error():
     msg = str(e.value)
     assert "'target' and 'signal' are views of the same window buffer 'buf'" in msg
     assert "kernels_host_passes.py" in msg and "pld.tensor.allreduce(data, sig" in msg
+
+
+def test_the_collective_domain_follows_the_operands_not_their_spelling():
+    x = torch.randn(MAXR, 1, N)
+    y = torch.full((MAXR, 1, N), -7.0)
+    compiled = H.subset_allreduce_bare_names.compile(x, y, config=cfg(4, dump_passes=True))
+    text = (compiled.output_dir / f"passes_dump/host_03_after_{NAMES[-1]}.py").read_text()
+    assert "builtin.tensor.allreduce(alias, __allreduce_signal_0, op=pld.ReduceOp.Sum, device=2)" in text
+    assert "device=3)" in text and "for __r_0" not in text
+    compiled(x, y, config=cfg(4))
+    assert torch.equal(y[2], x[2] + x[3]) and torch.equal(y[3], x[2] + x[3])
+    assert torch.equal(y[0], torch.full((1, N), -7.0))
