@@ -214,9 +214,11 @@ def names_in(node: ast.AST) -> set:
 
 
 def located(new: ast.AST, old: ast.AST) -> ast.AST:
-    """``new`` (and every node under it) at ``old``'s source location."""
+    """``new`` (and every generated node under it) at ``old``'s source location. Nodes that already
+    have a location are the source's own (an operand moved into generated code): they keep it, and
+    the source tree is never modified."""
     for n in ast.walk(new):
-        if isinstance(n, (ast.stmt, ast.expr)):
+        if isinstance(n, (ast.stmt, ast.expr)) and getattr(n, "lineno", None) is None:
             ast.copy_location(n, old)
             if getattr(old, "end_lineno", None) is not None:
                 n.end_lineno, n.end_col_offset = old.end_lineno, old.end_col_offset

@@ -181,3 +181,15 @@ def test_the_collective_domain_follows_the_operands_not_their_spelling():
     compiled(x, y, config=cfg(4))
     assert torch.equal(y[2], x[2] + x[3]) and torch.equal(y[3], x[2] + x[3])
     assert torch.equal(y[0], torch.full((1, N), -7.0))
+
+
+def test_the_pipeline_leaves_the_source_tree_as_it_was():
+    from pypto.passes.host_ir import HostPassContext, run_host_pipeline
+
+    tree, _ = H.subset_allreduce.parsed()
+    before = ast.dump(tree, include_attributes=True)
+    ctx = HostPassContext(4, H.subset_allreduce.scope(), env={"x": torch.zeros(MAXR, 1, N),
+                                                                "y": torch.zeros(MAXR, 1, N)})
+    out = run_host_pipeline(HostIR(tree), ctx)
+    assert ast.dump(tree, include_attributes=True) == before
+    assert all(getattr(n, "lineno", None) for n in ast.walk(out.node) if isinstance(n, (ast.stmt, ast.expr)))
