@@ -140,7 +140,8 @@ def compile(program: Program, output_dir=None, strategy=None, dump_passes=True, 
             # a @pl.program with a HOST-level orchestrator: the multi-rank engine (issue 17)
             from pypto.runtime.distributed.program import compile_program_host
 
-            return compile_program_host(program, distributed_config, platform=platform_of(platform, backend_type))
+            return compile_program_host(program, distributed_config, platform=platform_of(platform, backend_type),
+                                        dump_passes=dump_passes)
         raise UnsupportedFeatureError(
             "ir.compile(distributed_config=...): multi-rank (L3) programs are not simulated by this package; "
             "compile a single-chip program (without distributed_config)")

@@ -326,7 +326,7 @@ def parse_annotation(node: ast.AST, resolve: Callable[[ast.AST], Any], src: Sour
         items = _slice_items(node.slice)
         if len(items) != 2:
             raise ParserTypeError(f"{what}: pld.DistributedTensor needs [[shape], dtype]", span)
-        return TensorType(_shape(items[0], resolve, src, what), _dtype(items[1], resolve, src, what)), \
+        return TensorType(_shape(items[0], resolve, src, what), _dtype(items[1], resolve, src, what), window=True), \
             ParamDirection.InOut, False
     if obj is ann.Tile:
         items = _slice_items(node.slice) if isinstance(node, ast.Subscript) else []

@@ -34,9 +34,17 @@ from pypto.ir.visit import defined_vars, iter_exprs
 _INDENT = "    "
 
 
+def _PLD_IMPORT(prog) -> list:   # noqa: N802
+    """The import a printed program needs when a parameter is a window view (``pld.DistributedTensor``)."""
+    uses = any(isinstance(p.type, TensorType) and p.type.window for f in prog.functions for p in f.params)
+    return ["import pypto.language.distributed as pld"] if uses else []
+
+
 def print_type(t: Type) -> str:
     """DSL spelling of a type annotation."""
     if isinstance(t, TensorType):
+        if t.window and t.layout is None:   # a window view: the reference's spelling
+            return f"pld.DistributedTensor[{_ints(t.shape)}, {t.dtype!r}]"
         layout = "" if t.layout is None else f", pl.TensorLayout.{t.layout.name}"
         return f"pl.Tensor[{_ints(t.shape)}, {t.dtype!r}{layout}]"
     if isinstance(t, TileType):
@@ -412,7 +420,7 @@ def print_program(prog: Program, concise: bool = False) -> str:
     """The whole program as an ``@pl.program`` class (``# pypto.program: <name>`` header).
     ``concise`` drops every assignment annotation the parser re-infers (see the module docstring)."""
     funcs = {f.name: f for f in prog.functions}
-    lines = [f"# pypto.program: {prog.name}", "import pypto.language as pl", ""]
+    lines = [f"# pypto.program: {prog.name}", "import pypto.language as pl", *_PLD_IMPORT(prog), ""]
     dyn = _dyn_dims(prog)
     lines.extend(f'{n} = pl.dynamic("{n}")' for n in dyn)
     lines.extend(["", "@pl.program", f"class {prog.name}:"])

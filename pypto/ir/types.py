@@ -7,7 +7,7 @@ run, that buffer's address).
 from __future__ import annotations
 from pypto import pyast  # ast.parse behind a lock (CPython 3.11 is not thread-safe there)
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 from pypto.language.dtypes import DataType
@@ -266,6 +266,11 @@ class TensorType(Type):
     shape: tuple[int, ...]
     dtype: DataType
     layout: Optional[TensorLayout] = None
+    # a view of a window buffer (a ``pld.DistributedTensor`` parameter, issue 17): other ranks may
+    # read and write it, so InsertCommFence marks the writes that publish into it. Not part of the
+    # type's identity (a window view passes where a plain tensor of that shape is declared, as in
+    # the reference, whose DistributedTensorType is a TensorType).
+    window: bool = field(default=False, compare=False)
 
     @property
     def nbytes(self) -> int:

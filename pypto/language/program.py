@@ -62,13 +62,14 @@ def parse(code: str, filename: str | None = None):
     ``pl.parse`` auto-detects. Module-level ``NAME = <literal>`` / ``pl.dynamic(...)`` lines name
     constants the kernels use; nothing else of the text is executed."""
     import pypto.language as pl
+    import pypto.language.distributed as pld
     from pypto.frontend.program_parser import parse_function_def, parse_program_class
     from pypto.frontend.source import string_source
 
     tree, src = string_source(code, filename)
     classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
     funcs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
-    globals_ = {"pl": pl}
+    globals_ = {"pl": pl, "pld": pld}   # pld: printed window-view parameters (pld.DistributedTensor)
     for node in tree.body:  # module-level constants: `N = 64`, `SHAPE = [32, 64]`
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             try:

@@ -37,6 +37,9 @@
 17. AutoDeriveTaskDependencies  (only with ``analyze_auto_scopes_for_deps``) producer edges the
                             compiler can prove are recorded on the consumer call
 18. FinalSimplify           Simplify once more on the final program
+19. InsertCommFence         kernels: a cache invalidate + fence after each write into a window view,
+                            a fence after each remote write, an invalidate after each wait (the
+                            reference's data-before-signal markers; no-ops on the simulator)
 
 The frontend emits pre-SSA IR with nested calls (see :mod:`pypto.frontend.parser`): passes 1-2
 work on that form, SSA is verified from pass 3 on and NoNestedCalls from pass 5 on.
@@ -56,6 +59,7 @@ from pypto.passes import (
 from pypto.passes import (  # noqa: E402  (issue 16: mixed cube + vector kernels)
     expand_mixed_kernel, split_vector_kernel,
 )
+from pypto.passes import insert_comm_fence  # noqa: E402  (issue 17: multi-rank kernels)
 
 PIPELINE = (
     inline_functions,
@@ -79,6 +83,7 @@ PIPELINE = (
     derive_call_directions,
     auto_derive_task_dependencies,
     final_simplify,
+    insert_comm_fence,
 )
 
 
@@ -95,6 +100,11 @@ from pypto.passes.api import (  # noqa: E402,F401
 )
 
 from pypto.passes import lower_composite_ops  # noqa: E402  (the reference's; not in PIPELINE, see its module)
+# the HOST orchestrator's pipeline (issue 17): the reference's distributed passes over the host body
+from pypto.passes import host_pipeline  # noqa: E402,F401
+from pypto.passes.host_pipeline import (  # noqa: E402,F401
+    lower_host_tensor_collectives, materialize_comm_domain_scopes, synthesize_allreduce_signals,
+)
 
 _api.make_modules_callable((*PIPELINE, lower_composite_ops))
 fuse_create_assemble_to_slice = _api.fuse_create_assemble_to_slice

@@ -427,7 +427,8 @@ FACTORIES = {name: name for name in (
     "inline_functions", "unroll_loops", "convert_to_ssa", "simplify", "flatten_call_expr", "outline_incore_scopes",
     "convert_tensor_to_tile_ops", "lower_composite_ops", "flatten_tile_nd_to_2d", "legalize_tile_cast",
     "auto_tile_matmul_l0", "infer_tile_memory_space", "expand_mixed_kernel", "normalize_return_order", "init_mem_ref",
-    "memory_reuse", "allocate_memory_addr", "derive_call_directions", "auto_derive_task_dependencies")}
+    "memory_reuse", "allocate_memory_addr", "derive_call_directions", "auto_derive_task_dependencies",
+    "insert_comm_fence")}
 FACTORIES["fuse_create_assemble_to_slice"] = "fuse_create_assemble"
 
 # Reference passes whose post-condition holds by construction in our IR: the Pass returns the
@@ -476,14 +477,10 @@ ABSENT = {
     "materialize_semantic_aliases": "tile aliases are tracked by InitMemRef / MemoryReuse",
     "fold_no_op_reshape": "Simplify / FinalSimplify fold what the simulator needs folded",
     "expand_manual_phase_fence": "manual scopes are ordered by the runtime's explicit deps",
-    "synthesize_allreduce_signals": "collectives run in the multi-rank engine (pypto.runtime.distributed)",
-    "materialize_comm_domain_scopes": "collectives run in the multi-rank engine (pypto.runtime.distributed)",
-    "lower_host_tensor_collectives": "collectives run in the multi-rank engine (pypto.runtime.distributed)",
-    "materialize_dist_tensor_ctx": "collectives run in the multi-rank engine (pypto.runtime.distributed)",
+    "materialize_dist_tensor_ctx": "a kernel's pld.get_comm_ctx reads the group its window carries at run time",
     "materialize_valid_shape_symbols": "valid shapes are values of the tile type",
     "materialize_runtime_scopes": "the simulator's runtime opens its scopes itself",
     "classify_iter_arg_carry": "ConvertToSSA classifies loop-carried values",
-    "insert_comm_fence": "collectives run in the multi-rank engine (pypto.runtime.distributed)",
     "run_verifier": "use pypto.ir.verifier.verify or a VerificationInstrument",
 }
 

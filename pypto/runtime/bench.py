@@ -146,14 +146,16 @@ def benchmark(compiled, args: Sequence[Any], *, rounds: int = 100, warmup: int =
               reset_persistent_windows: bool | None = None) -> BenchmarkStats:
     """Register ``compiled`` on one :class:`~pypto.runtime.ChipWorker` and launch it ``warmup + rounds``
     times with ``args``; the warmup launches are not measured. ``platform`` / ``device_id`` override
-    the config's. ``persistent`` / ``reset_persistent_windows`` concern multi-rank programs (not
-    simulated) and must keep their defaults."""
+    the config's. ``persistent`` / ``reset_persistent_windows`` concern the window buffers of a
+    multi-rank program's worker (``DistributedCompiledProgram.prepare``), which this single-card
+    benchmark does not run, so they must keep their defaults."""
     for name, v in (("rounds", rounds), ("warmup", warmup)):
         if isinstance(v, bool) or not isinstance(v, int) or v < (1 if name == "rounds" else 0):
             raise ValueError(f"benchmark({name}={v!r}): must be an int >= {1 if name == 'rounds' else 0}")
     if persistent or reset_persistent_windows:
-        raise ValueError("benchmark(persistent=...): persistent windows belong to multi-rank programs, which "
-                         "this package does not simulate")
+        raise ValueError("benchmark(): persistent/reset_persistent_windows apply only to a multi-rank "
+                         "DistributedCompiledProgram (its worker keeps window buffers across runs: "
+                         "compiled.prepare(persistent=True)); this benchmark runs one card")
     cfg = config or RunConfig(platform=compiled.platform)
     if platform is not None or device_id is not None:
         import dataclasses

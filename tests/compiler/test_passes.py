@@ -47,7 +47,7 @@ def test_pipeline_positions():
                      "OutlineIncoreScopes", "ConvertTensorToTileOps", "FuseCreateAssembleToView",
                      "FlattenTileNdTo2D", "LegalizeTileCast", "AutoTileMatmulL0", "InferTileMemorySpace",
                      "ExpandMixedKernel", "SplitVectorKernel", "NormalizeReturnOrder", "InitMemRef", "MemoryReuse", "AllocateMemoryAddr", "DeriveCallDirections",
-                     "AutoDeriveTaskDependencies", "FinalSimplify"]
+                     "AutoDeriveTaskDependencies", "FinalSimplify", "InsertCommFence"]
     for p in PIPELINE:
         assert p.__doc__ and "Requires" in p.__doc__ and "Produces" in p.__doc__, p.NAME
 

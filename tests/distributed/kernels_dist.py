@@ -527,6 +527,49 @@ class ProgramSubGroup:
         return ya
 
 
+SGD = pl.dynamic("SGD")
+
+
+@pl.program
+class ProgramSubGroupDyn:
+    """ProgramSubGroup's exchange with dynamic host shapes and a scalar host parameter (no sample
+    arguments, so nothing is dry-run at compile time): ``buf`` is used by ranks ``first`` ..
+    ``first + 1`` only, a group of two whose group rank 0 is rank ``first``."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def swap(self, x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+             data: pl.InOut[pld.DistributedTensor[[1, N], pl.FP32]],
+             sig: pl.InOut[pld.DistributedTensor[[1, 1], pl.INT32]],
+             info: pl.Out[pl.Tensor[[1, 2], pl.INT32]]) -> pl.Tensor[[1, N], pl.FP32]:
+        pl.store(pl.load(x, [0, 0], [1, N]), [0, 0], data)
+        ctx = pld.get_comm_ctx(data)
+        me = pld.rank(ctx)
+        peer = 1 - me
+        pld.system.notify(sig, peer=peer, offsets=[0, 0], value=1, op=pld.NotifyOp.AtomicAdd)
+        pld.system.wait(signal=sig, offsets=[0, 0], expected=1, cmp=pld.WaitCmp.Ge)
+        pl.tensor.write(info, [0, 0], pl.cast(me, pl.INT32))
+        pl.tensor.write(info, [0, 1], pl.cast(pld.nranks(ctx), pl.INT32))
+        got = pld.tile.remote_load(data, peer=peer, offsets=[0, 0], shape=[1, N])
+        return pl.store(got, [0, 0], y)
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def swap_orch(self, x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
+                  data: pl.InOut[pld.DistributedTensor[[1, N], pl.FP32]],
+                  sig: pl.InOut[pld.DistributedTensor[[1, 1], pl.INT32]],
+                  info: pl.Out[pl.Tensor[[1, 2], pl.INT32]]) -> pl.Tensor[[1, N], pl.FP32]:
+        return self.swap(x, y, data, sig, info)
+
+    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
+    def host(self, x: pl.Tensor[[SGD, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[SGD, 1, N], pl.FP32]],
+             info: pl.Out[pl.Tensor[[SGD, 1, 2], pl.INT32]], first: pl.Scalar[pl.INT32]):
+        buf = pld.alloc_window_buffer(N * pl.FP32.get_byte())
+        sig = pld.alloc_window_buffer(pl.INT32.get_byte())
+        for r in pl.range(first, first + 2):
+            self.swap_orch(x[r], y[r], pld.window(buf, [N], dtype=pl.FP32),
+                           pld.window(sig, [1, 1], dtype=pl.INT32), info[r], device=r)
+        return y
+
+
 @pl.program
 class ProgramWithSubWorker:
     """Each rank doubles its row; the ``check`` sub-worker (host Python) then records the sum of

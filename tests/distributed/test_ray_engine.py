@@ -111,3 +111,36 @@ def test_sub_world_groups_on_ray():
         got[backend] = (ya, yb, ia, ib)
         assert torch.equal(yb[1], x[2]) and torch.equal(yb[2], x[1])
     assert all(torch.equal(a, b) for a, b in zip(got["inproc"], got["ray"]))
+
+
+def test_per_dispatch_dfx_on_ray_matches_in_process():
+    """Each dispatch's DFX outputs (a chip swimlane, which brings its task graph) land in
+    ``dfx_outputs/rank{r}/d{k}`` on Ray as in-process: the actor writes them on its node and ships
+    them back. Same directories, same files, and the same task graphs (deps.json)."""
+    import json
+
+    from pypto import ir
+
+    files = {}
+    for backend in (None, "ray"):
+        compiled = ir.compile(K.ProgramHostScale, platform="a2a3sim",
+                              distributed_config=DistributedConfig(device_ids=[0, 1]))
+        base = compiled.output_dir / "dfx_outputs"
+        import shutil
+
+        shutil.rmtree(base, ignore_errors=True)
+        x, y = torch.randn(2, 1, N), torch.zeros(2, 1, N)
+        compiled(x, y, config=RunConfig(platform="a2a3sim", sim_seed=1, enable_chip_swimlane=True,
+                                        distributed_backend=backend,
+                                        distributed_config=DistributedConfig(device_ids=[0, 1])))
+        assert torch.equal(y[0], x.max(dim=0).values)
+        files[backend] = {str(p.relative_to(base)): p.read_bytes() for p in sorted(base.rglob("*")) if p.is_file()}
+    assert sorted(files[None]) == sorted(files["ray"])
+    lanes = [k for k in files["ray"] if k.endswith("chip_swimlane_records.json")]
+    assert len(lanes) == 6 and all(files["ray"][k] for k in lanes)   # the swimlane (with dep_gen) per dispatch
+    deps = [k for k in files["ray"] if k.endswith("deps.json")]
+    assert len(deps) == 6   # fill, the host allreduce, drain on each of 2 ranks
+    for k in deps:
+        assert json.loads(files["ray"][k]) == json.loads(files[None][k]), k
+    progs = [json.loads(files["ray"][f"rank0/d{i}/dispatch_program.json"])["program"] for i in range(3)]
+    assert progs[0] == "fill_orch" and progs[-1] == "drain_orch"

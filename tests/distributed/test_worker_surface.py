@@ -7,7 +7,6 @@ import torch
 
 import pypto.language as pl
 from pypto import ir
-from pypto.errors import UnsupportedFeatureError
 from pypto.ir.distributed_compiled_program import DistributedConfig
 from pypto.runtime import DistributedWorker, RunConfig
 
@@ -96,12 +95,17 @@ def test_the_reference_constructor_keywords_are_checked_never_ignored():
     cfg = RunConfig(platform="a2a3sim", distributed_config=DistributedConfig(device_ids=[0]))
     fill_c = fill.compile(torch.randn(T, T), torch.zeros(T, T), config=cfg)
     keep = torch.zeros(2)
-    rt = DistributedWorker(fill_c, inherited_host_tensors=[keep], startup_timeout_s=5.0, reset_persistent_windows=True)
-    assert rt.inherited_host_tensors == (keep,)
+    rt = DistributedWorker(fill_c, inherited_host_tensors=[keep], startup_timeout_s=5.0, persistent=True,
+                           reset_persistent_windows=True)
+    assert rt.inherited_host_tensors == (keep,) and rt.persistent and rt.reset_persistent_windows
     rt.close()
-    # windows kept across runs are not simulated: a program relying on them must not see zeros silently
-    with pytest.raises(UnsupportedFeatureError, match="persistent"):
-        DistributedWorker(fill_c, persistent=True)
+    # persistent workers reset their kept windows by default (the reference's rule); a reset
+    # without persistence is its ValueError (tests/distributed/test_persistent_windows.py)
+    rt = DistributedWorker(fill_c, persistent=True)
+    assert rt.reset_persistent_windows
+    rt.close()
+    with pytest.raises(ValueError, match="requires persistent=True"):
+        DistributedWorker(fill_c, reset_persistent_windows=True)
     with pytest.raises(TypeError, match="inherited_host_tensors"):
         DistributedWorker(fill_c, inherited_host_tensors=[1.0])
     with pytest.raises(TypeError, match="unexpected keyword"):

@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from pypto.errors import PyptoError, UnsupportedFeatureError
+from pypto.errors import PyptoError
 from pypto.ir.distributed_compiled_program import DistributedConfig
 from pypto.ops.support import dist as support_dist
 from pypto.runtime.config import RunConfig
@@ -161,15 +161,17 @@ class ProgramHost:
         return compiled
 
 
-def compile_program_host(program, distributed_config: DistributedConfig, *, platform: str | None = None):
-    """``ir.compile(program, distributed_config=...)`` of a ``@pl.program`` with a HOST method."""
+def compile_program_host(program, distributed_config: DistributedConfig, *, platform: str | None = None,
+                         dump_passes=False):
+    """``ir.compile(program, distributed_config=...)`` of a ``@pl.program`` with a HOST method
+    (``dump_passes``: the host pipeline's stages go to ``<output_dir>/passes_dump/``)."""
     from pypto.frontend.host_methods import host_methods
 
     methods = [m for m in host_methods(program) if not m.is_subworker]
     if len(methods) != 1:
         raise PyptoError(f"program '{program.name}' has {len(methods)} HOST-level orchestrators; a multi-rank "
                          "program has exactly one (sub-workers: role=pl.Role.SubWorker)")
-    cfg = RunConfig(platform=platform or "a2a3sim", distributed_config=distributed_config)
+    cfg = RunConfig(platform=platform or "a2a3sim", distributed_config=distributed_config, dump_passes=dump_passes)
     prog = DistributedCompiledProgram(ProgramHost(program, methods[0]), distributed_config, cfg, None)
     sample = _sample_arguments(prog.host, prog.nranks)
     if sample is not None:
@@ -254,7 +256,9 @@ class DistributedCompiledProgram:
                          alloc=lambda r, n: torch.empty(n, dtype=torch.uint8))   # never read: nothing runs
         h.run(h.tree.body)
         self.launches = [(ln.rank, ln.name, str(ln.compiled.output_dir)) for ln in h.launches_seen]
-        self.window_groups = [(b.name, sorted(rs)) for b, rs in zip(h.buffers, h.window_ranks)]
+        # each window buffer's comm group (MaterializeCommDomainScopes), in allocation order
+        self.window_groups = [(b.name, list(b.window.group.members)) for b in h.buffers]
+        self.host_ir = h.host_ir
         self._output_dir.mkdir(parents=True, exist_ok=True)
         meta = {"name": self.host.name, "device_ids": list(self.distributed_config.device_ids),
                 "platform": self.config.platform,
@@ -305,9 +309,19 @@ def _interpreter(prog: DistributedCompiledProgram, world, bound: dict, cfg: RunC
         subs = {m.name: m.pyfunc for m in host_methods(prog.host.program) if m.is_subworker}
         h.env["self"] = ProgramSelf(prog.host.program, subs)
     h.dyn.update(bind_dynamic(prog.host.annotations(), bound, lambda n: bound.get(n, scope.get(n))))
-    h.tree = tree
-    if not compile_only:
-        h.window_groups = getattr(prog, "window_groups", None)
+    # the host pass pipeline (pypto.passes.host_pipeline) lowers the body the interpreter runs: with
+    # this call's arguments bound, so the comm domains of a program with dynamic shapes are those
+    # of this run's extents
+    from pypto.passes.host_ir import HostIR, HostPassContext, run_host_pipeline
+
+    dump = prog.output_dir / "passes_dump" if compile_only and cfg.dump_passes else None
+    from pypto.frontend.host_inline import INLINE_KW
+    from pypto.language.jit import JITFunction
+
+    hctx = HostPassContext(prog.nranks, scope, env=dict(h.env), dyn=dict(h.dyn), src=src, dump_dir=dump,
+                           is_dispatch=lambda f: isinstance(f, (JITFunction, ProgramMethod)), inline_kw=INLINE_KW)
+    h.host_ir = run_host_pipeline(HostIR(tree), hctx)
+    h.tree = h.host_ir.node
     return h
 
 
@@ -328,10 +342,13 @@ def _rank_config(cfg: RunConfig) -> RunConfig:
 
 def execute_distributed_compiled(compiled: DistributedCompiledProgram, args: tuple, kwargs: dict | None = None,
                                  config: RunConfig | None = None, *, workers: list | None = None,
-                                 world_hook=None, sub_worker_overrides: dict | None = None) -> Any:
+                                 world_hook=None, sub_worker_overrides: dict | None = None,
+                                 windows: "WindowStore | None" = None) -> Any:
     """Run ``compiled`` once with the caller's tensors (see the module docstring). ``workers``: the
     per-rank cards to run on (a :class:`DistributedWorker`'s); default fresh ones. ``world_hook(world)``
-    sees the run's :class:`pypto.ops.support.dist.World` before anything runs."""
+    sees the run's :class:`pypto.ops.support.dist.World` before anything runs. ``windows``: where
+    the run's window buffers come from (a worker's :class:`WindowStore`); default fresh ones,
+    freed when the run ends."""
     cfg = config or compiled.config
     if cfg.distributed_config is None:
         cfg = _with_dc(cfg, compiled.distributed_config)
@@ -364,6 +381,8 @@ def execute_distributed_compiled(compiled: DistributedCompiledProgram, args: tup
         from simpler_setup import torch_interop
 
         h.tensor_arg = lambda rank, t: torch_interop.make_tensor_arg(cards[rank], t)
+        if windows is not None:
+            h.window_alloc = windows.run_allocator(compiled, cards)
         if sub_worker_overrides and isinstance(h.env.get("self"), ProgramSelf):
             from pypto.runtime.distributed.continuous import override_call
 
@@ -381,6 +400,8 @@ def execute_distributed_compiled(compiled: DistributedCompiledProgram, args: tup
     finally:
         for rank, t in allocated:
             cards[rank].free_tensor(t)
+        if windows is not None:
+            windows.end_run(compiled, cards)
         if own:
             for c in cards:
                 c.close()
@@ -484,11 +505,94 @@ class DistributedRunHandle:
         return self.wait(timeout)
 
 
+class WindowStore:
+    """The window buffers of a :class:`DistributedWorker`'s runs, in its cards' memory.
+
+    Not persistent (the default): each run allocates its window buffers afresh (zero-filled) and
+    frees them when it ends. ``persistent=True`` (the reference's ``prepare(persistent=True)``):
+    each program's comm domains are allocated on its first run and kept — the same card memory —
+    by every later run of that program on the worker, until ``close()``; ``reset=True`` (the
+    reference's default for persistent workers) zeroes them before each reuse, ``reset=False``
+    leaves what the previous run wrote (a program that carries state across runs in its windows,
+    e.g. epoch counters or self-clearing credits). A window buffer is identified by its program,
+    its slot (the name its allocation is bound to) and its occurrence in the run; a later run
+    asking it with another size or comm group is a ValueError (the reference's "changed
+    specification"), not a silent reallocation.
+
+    ``_next_alloc_id`` counts the comm domains allocated on the cards (the reference's worker
+    counts its domain allocations under that name): once per domain per run without
+    persistence, once per domain and program with it."""
+
+    def __init__(self, persistent: bool = False, reset: bool = False):
+        self.persistent, self.reset = persistent, reset
+        self._next_alloc_id = 0
+        self._kept: dict = {}        # (program id, slot, occurrence) -> (spec, {rank: tensor})
+        self._domains: set = set()   # (program id, domain) allocated (this run, or ever when persistent)
+        self._run: dict = {}         # id(program) -> this run's allocations [(card, tensor)] and occurrences
+        self._kept_handles: list = []   # (card, DeviceTensor) of the kept windows
+
+    def run_allocator(self, program, cards):
+        """The ``window_alloc`` of one run of ``program`` (see HostInterpreter.window_alloc)."""
+        pid = id(program)
+        state = self._run[pid] = {"allocated": [], "seen": {}}
+        if not self.persistent:
+            self._domains = {k for k in self._domains if k[0] != pid}
+
+        def alloc(slot: str, nbytes: int, domain) -> dict:
+            k = state["seen"].get(slot, 0)
+            state["seen"][slot] = k + 1
+            members = tuple(range(len(cards))) if domain is None or domain.devices is None else domain.devices
+            spec = (nbytes, members)
+            dkey = (pid, domain.name if domain is not None else f"slot:{slot}")
+            key = (pid, slot, k)
+            if self.persistent and key in self._kept:
+                prior, tensors = self._kept[key]
+                if prior != spec:
+                    raise ValueError(f"persistent window buffer '{slot}' changed specification between runs of "
+                                     f"the program: {prior[0]} bytes on ranks {list(prior[1])} before, {nbytes} "
+                                     f"bytes on ranks {list(members)} now (close the worker and prepare a new one)")
+                if self.reset:
+                    for t in tensors.values():
+                        t.zero_()
+                return tensors
+            if dkey not in self._domains:
+                self._domains.add(dkey)
+                self._next_alloc_id += 1
+            tensors = {}
+            for r in range(len(cards)):
+                t = cards[r].alloc_tensor([nbytes], torch.uint8)
+                tensors[r] = t.device_view()
+                if self.persistent:
+                    self._kept.setdefault(key, (spec, {}))
+                    self._kept[key][1][r] = tensors[r]
+                    self._kept_handles.append((r, t))
+                else:
+                    state["allocated"].append((r, t))
+            return tensors
+
+        return alloc
+
+    def end_run(self, program, cards) -> None:
+        """Free what the run allocated and does not keep."""
+        state = self._run.pop(id(program), None)
+        for r, t in (state or {}).get("allocated", []):
+            cards[r].free_tensor(t)
+
+    def close(self, cards) -> None:
+        """Free the kept windows."""
+        for r, t in self._kept_handles:
+            cards[r].free_tensor(t)
+        self._kept_handles = []
+        self._kept.clear()
+
+
 class DistributedWorker:
     """Simulated cards (one :class:`ChipWorker` per rank) kept across runs of prepared programs.
 
     ``worker(*args)`` / ``worker.run(program, *args)`` run and wait; ``worker.submit(...)`` returns a
-    :class:`DistributedRunHandle`. Windows are zeroed for each run (the reference's default reset)."""
+    :class:`DistributedRunHandle`. Window buffers are allocated per run, or with ``persistent=True``
+    kept across runs of each program (zeroed before each reuse unless
+    ``reset_persistent_windows=False``): :class:`WindowStore`."""
 
     def __init__(self, programs, config: RunConfig | None = None, *, persistent: bool = False,
                  reset_persistent_windows: bool | None = None, callbacks: dict | None = None,
@@ -497,12 +601,12 @@ class DistributedWorker:
         # The reference's keywords. ``callbacks`` is its other name for ``sub_worker_overrides``;
         # ``inherited_host_tensors`` (host tensors a forked rank process inherits) and
         # ``startup_timeout_s`` (rank process start-up) have nothing to do in process, so they are
-        # checked and kept; persistent windows (kept across runs) are not simulated, and a program
-        # relying on them would silently see zeroed windows here, so asking for them is an error.
-        if persistent or reset_persistent_windows is False:
-            raise UnsupportedFeatureError(
-                "DistributedWorker(persistent=True): windows kept across runs are not simulated; every run "
-                "starts from zeroed windows (docs/distributed.md)")
+        # checked and kept. ``reset_persistent_windows`` defaults to ``persistent`` (the reference's
+        # rule); asking for a reset without persistence is its ValueError.
+        if reset_persistent_windows is None:
+            reset_persistent_windows = bool(persistent)
+        elif reset_persistent_windows and not persistent:
+            raise ValueError("DistributedWorker reset_persistent_windows=True requires persistent=True")
         if callbacks and sub_worker_overrides:
             raise TypeError("DistributedWorker: give callbacks or sub_worker_overrides, not both (the same thing)")
         sub_worker_overrides = sub_worker_overrides or callbacks
@@ -524,6 +628,12 @@ class DistributedWorker:
         self.config = config or first.config
         self.sub_worker_overrides = _check_overrides(self.programs, sub_worker_overrides or {})
         self.cards = [ChipWorker(_rank_config(self.config)) for _ in range(first.nranks)]
+        self.persistent = bool(persistent)
+        self.reset_persistent_windows = bool(reset_persistent_windows)
+        # the window buffers of the runs (the reference's worker is ``_w``; ours counts its comm
+        # domain allocations under the reference's name, ``_w._next_alloc_id``)
+        self._w = WindowStore(self.persistent, self.reset_persistent_windows)
+        self._failed: BaseException | None = None
         self._lock = threading.Lock()
         self._closed = False
         # resident tensors this worker allocated and has not freed, as (card, DeviceTensor):
@@ -538,8 +648,18 @@ class DistributedWorker:
         if program not in self.programs:
             raise ValueError(f"{program!r} was not prepared on this worker")
         with self._lock:
-            return execute_distributed_compiled(program, args, kwargs, config or self.config, workers=self.cards,
-                                                sub_worker_overrides=self.sub_worker_overrides)
+            if self._failed is not None:
+                # the kept windows are in whatever state the failed run left them: running on them
+                # would compute from half-written data
+                raise RuntimeError(f"an earlier run on this persistent DistributedWorker failed ({self._failed!r}); "
+                                   "its kept windows are not reusable: close it and prepare a new one")
+            try:
+                return execute_distributed_compiled(program, args, kwargs, config or self.config, workers=self.cards,
+                                                    sub_worker_overrides=self.sub_worker_overrides, windows=self._w)
+            except BaseException as e:
+                if self.persistent:
+                    self._failed = e
+                raise
 
     def __call__(self, *args, config: RunConfig | None = None, **kwargs):
         """Run the one prepared program (with several, which one is meant is ambiguous: a TypeError)."""
@@ -635,6 +755,7 @@ class DistributedWorker:
             self._owned_tensors = []
             for h in self._handles:
                 h.closed = True
+            self._w.close(self.cards)
             for c in self.cards:
                 c.close()
             self._closed = True

@@ -152,14 +152,16 @@ def _encode_rank(world: support_dist.World, rank: int, launches: list) -> tuple[
             if j < len(directions) and directions[j] in ("Out", "InOut"):
                 outs.append((i, j, t))
         spec_key, spec = _program_spec(ln.compiled)
-        encoded.append((ln.name, spec_key, spec, args))
+        # a dispatch with a DFX directory (the run asks for DFX output): the actor files its
+        # outputs in a directory of its own node and ships them back (see _Rank.execute)
+        encoded.append((ln.name, spec_key, spec, args, ln.dfx_dir is not None))
     # storages: ship the covered byte span, starting on an aligned boundary
     index, storages = {}, []
     for ptr, (st, lo, hi) in spans.items():
         lo -= lo % _ALIGN
         index[ptr] = (len(storages), lo)
         storages.append(_raw(st)[lo:hi].clone())
-    for _, _, _, args in encoded:
+    for _, _, _, args, _ in encoded:
         for k, a in enumerate(args):
             if a[0] == "S":
                 sidx, lo = index[a[1]]
@@ -316,27 +318,44 @@ class _Rank:
             world.add_window(name, {self.rank: data}, world.groups[gid])
         self.world, self.job = world, job
 
-    def execute(self, config) -> Any:
-        """Run this rank's launches; None, or the failure (an exception that survives pickling)."""
+    def execute(self, config) -> tuple:
+        """Run this rank's launches: ``(None or the failure (an exception that survives pickling),
+        {launch index: {relative path: bytes}})``, the second the DFX files each dispatch that asked
+        for them wrote. They are written into a temporary directory of the actor's node (the host's
+        ``dfx_outputs/rank{r}/d{k}`` need not exist there) and travel back with the result, so
+        per-dispatch DFX works on a remote node as in process."""
+        import tempfile
+
         from pypto.driver.compiled import CompiledProgram
+        from pypto.runtime.simulator import dfx_dir
 
         world, job = self.world, self.job
         storages = job["storages"]
         err = None
+        dfx: dict = {}
         support_dist.install(world, self.rank)
         try:
-            for name, key, (meta, sources, platform, out_dir), args in job["launches"]:
+            for i, (name, key, (meta, sources, platform, out_dir), args, wants_dfx) in enumerate(job["launches"]):
                 prog = self.programs.get(key)
                 if prog is None:
                     prog = self.programs[key] = CompiledProgram(None, None, Path(out_dir), platform, meta,
                                                                 sources=sources)
-                prog(*[self._arg(a, storages) for a in args], config=config)
+                if not wants_dfx:
+                    prog(*[self._arg(a, storages) for a in args], config=config)
+                    continue
+                with tempfile.TemporaryDirectory(prefix=f"pypto-rank{self.rank}-d") as tmp:
+                    try:
+                        with dfx_dir(tmp):
+                            prog(*[self._arg(a, storages) for a in args], config=config)
+                    finally:   # what a failed dispatch wrote is shipped too (its partial trace)
+                        dfx[i] = {str(f.relative_to(tmp)): f.read_bytes()
+                                  for f in sorted(Path(tmp).rglob("*")) if f.is_file()}
         except BaseException as e:   # returned to the host, which raises the root cause
             err = e
         finally:
             support_dist.install(None, None)
             _ray().get(self.hub.rank_done.remote(self.rank, None if err is None else str(err)))
-        return None if err is None else _portable(err)
+        return (None if err is None else _portable(err)), dfx
 
     def collect(self) -> tuple[list, list]:
         """This rank's windows and every tensor argument of its launches, after the phase."""
@@ -431,6 +450,19 @@ def shutdown() -> None:
         _POOLS.clear()
 
 
+def _write_dfx(launches: list, dfx: dict) -> None:
+    """Write the DFX files an actor shipped back under each launch's ``dfx_dir`` (relative paths
+    from the actor; one escaping the directory is refused, not written elsewhere)."""
+    for i, files in dfx.items():
+        base = Path(launches[i].dfx_dir).resolve()
+        for rel, data in files.items():
+            dst = (base / rel).resolve()
+            if base not in dst.parents:
+                raise SimulationError(f"a rank's DFX file '{rel}' lies outside its dispatch directory {base}")
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            dst.write_bytes(data)
+
+
 class RayEngine(Engine):
     """Every rank a Ray actor (see the module docstring)."""
 
@@ -452,7 +484,10 @@ class RayEngine(Engine):
                                       [r for r in range(n) if r not in active]))
         ray.get([pool.ranks[r].install.remote(jobs[r]) for r in range(n)])
         del jobs
-        failures = ray.get([pool.ranks[r].execute.remote(config) for r in active])
+        results = ray.get([pool.ranks[r].execute.remote(config) for r in active])
+        failures = [f for f, _ in results]
+        for r, (_, dfx) in zip(active, results):   # each dispatch's DFX files, into its host directory
+            _write_dfx(plan.launches[r], dfx)
         collected = ray.get([pool.ranks[r].collect.remote() for r in range(n)])
         rng_state, seq = ray.get(pool.hub.end.remote())
         world._order_rng.setstate(rng_state)
