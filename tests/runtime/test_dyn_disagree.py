@@ -169,3 +169,33 @@ def test_the_extent_of_a_calls_result_is_read_from_the_tensor(platform):
     assert "pl.tensor.dim(c, 0)" in K.DimAfterCall.functions["main"].as_python()
     for run_ in _ref(K.DimAfterCall, a, c.clone(), rows.clone()):
         assert run_[2].tolist() == [32]
+
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("rows_x, rows_y, rows_w", [(8, 4, 4), (8, 6, 2), (10, 3, 7)])
+def test_a_dim_value_is_read_from_the_carrier_the_reference_reads(platform, rows_x, rows_y, rows_w):
+    """The reference defines a dim used as a value once per function: a kernel recovers it from the
+    first parameter whose extent it can invert (``a: [M * 2]`` -> ``rows(a) // 2``), an orchestration
+    from the first *bare* carrier (``z: [M]``, after the composite ``x``). Before, both read the first
+    bare carrier, so the kernel gave ``rows(b)`` where the arguments disagree (the last two cases)."""
+    x, y, w = torch.zeros(rows_x, 4), torch.zeros(rows_y, 4), torch.zeros(rows_w, 4)
+    z = torch.zeros(rows_x // 2, 4)
+    out = torch.full((2,), -1, dtype=torch.int64)
+    run(K.DimValueRule, x, y, w, z, out, config=RunConfig(platform=platform))
+    assert out.tolist() == [rows_x // 2, rows_x // 2]
+    count, main = K.DimValueRule.functions["count"].as_python(), K.DimValueRule.functions["main"].as_python()
+    assert "pl.tensor.dim(a, 0) // 2" in count, count
+    assert "pl.tensor.dim(z, 0)" in main and "pl.tensor.dim(x, 0)" not in main, main
+
+
+def test_a_composite_dim_value_is_computed_from_its_parts(tmp_path):
+    """``M * 2`` as a value is ``M``'s value times 2 (the reference prints ``M * 2`` over its one
+    definition of ``M``), not the extent of a parameter that happens to be ``[M * 2]``."""
+    src = _HEAD.replace("a: pl.Tensor[[M], pl.FP32]", "a: pl.Tensor[[M * 2], pl.FP32], b: pl.Tensor[[M], pl.FP32]") \
+        + "        for i in pl.range(M * 2):\n            t = pl.add(t, t)\n" \
+        + "        return pl.store(t, [0, 0], c)\n"
+    from pypto.ir.printer import print_program
+
+    text = print_program(_load(tmp_path, "dyn_value_composite", src).P)
+    assert "pl.range((pl.tensor.dim(a, 0) // 2) * 2)" in text, text
