@@ -135,5 +135,16 @@ class SimulationError(PyptoError):
     """The simulated device hit a fault (out-of-bounds access, deadlock, ...)."""
 
 
+class IRBuilderError(PyptoError, RuntimeError):
+    """:class:`pypto.ir.IRBuilder` used out of order (a statement outside a function, a loop closed
+    with unequal iter_args and return_vars, a result read before its ``with`` block ended ...); the
+    span is the builder call's line in the user's code. A ``RuntimeError``, as the reference's."""
+
+
+class IRBuilderTypeError(IRBuilderError, TypeError, ValueError):
+    """A type given to :class:`pypto.ir.IRBuilder` disagrees with the one it infers (the reference
+    raises ``ValueError`` or ``TypeError`` there: this is both)."""
+
+
 class InternalError(PyptoError, RuntimeError):
     """A compiler invariant broke: a bug in pypto, not in the kernel. Names the pass and the op."""
