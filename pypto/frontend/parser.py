@@ -104,7 +104,7 @@ from pypto.frontend.dyn_values import dim_value, is_dyn_value
 from pypto.frontend.arrays import (
     array_annotation, array_create, array_element, array_read, array_write,
 )
-from pypto.ir.types import ArrayType
+from pypto.ir.types import ArrayType, HandleType
 from pypto.ir.nodes import BINOPS, COMPARISONS, INT_BINOPS
 from pypto.ops.registry import REQUIRED, dsl_candidates, get_op
 
@@ -209,6 +209,8 @@ def kind_of(v: Any) -> str:
             return "tile"
         if isinstance(t, ScalarType):
             return "scalar"
+        if isinstance(t, HandleType):
+            return "handle"
         return "other"
     if isinstance(v, (bool, int, float)):
         return "scalar"
@@ -353,6 +355,8 @@ def parse_annotation(node: ast.AST, resolve: Callable[[ast.AST], Any], src: Sour
         if len(items) != 1:
             raise ParserTypeError(f"{what}: pl.Scalar needs [dtype]", span)
         return ScalarType(_dtype(items[0], resolve, src, what)), ParamDirection.In, True
+    if obj in ann.HANDLES:   # pl.PrefetchAsyncContext / AsyncEvent / AsyncSession (pypto.ops.prefetch)
+        return HandleType(obj.kind), ParamDirection.In, False
     if obj is ann.Array:
         return array_annotation(node, resolve, src, what, _slice_items, _dtype), ParamDirection.In, False
     if obj is ann.Tuple:
@@ -2411,7 +2415,7 @@ class FunctionParser:
 
     def convert_arg(self, op: str, p, v: Any, span: Span) -> Any:
         kind = p.kind
-        if kind in ("tensor", "tile", "scalar", "value", "any"):
+        if kind in ("tensor", "tile", "scalar", "value", "any", "handle"):
             if kind == "scalar" and _is_static(v) and isinstance(v, (bool, int, float)):
                 return to_expr(v, span)
             k = kind_of(v)
