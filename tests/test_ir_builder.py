@@ -300,9 +300,15 @@ def test_misuse_is_a_located_builder_error():
         with ib.function("f") as f:
             with ib.for_loop(i, 0, 1, 1):
                 f.param("x", ScalarType(pl.INDEX))
-    with pytest.raises(IRBuilderError, match="declares 'helper' but never adds it"):
-        with ib.program("P") as p:
-            p.declare_function("helper")
+    with ib.program("P") as p:   # (as the reference: declared and never added, and empty, is allowed)
+        assert p.declare_function("helper") is p.get_global_var("helper")
+        with pytest.raises(IRBuilderError, match="is declared but not added to the program yet"):
+            with ib.function("main"):
+                ib.call(p.get_global_var("helper"))
+    assert p.get_result().functions == ()
+    with pytest.raises(IRBuilderError, match="function 'nonexistent' is not declared"):
+        with ib.program("Q") as q:
+            q.get_global_var("nonexistent")
     assert not ib._stack
 
 

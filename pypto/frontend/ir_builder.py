@@ -563,13 +563,8 @@ class IRBuilder:
         return self._open(ctx, ProgramBuilder(self, ctx), self._end_program)
 
     def _end_program(self, ctx: _ProgramCtx) -> Program:
-        added = {f.name for f in ctx.functions}
-        missing = [n for n in ctx.declared if n not in added]
-        if missing:
-            raise IRBuilderError(f"{ctx.describe()} declares {', '.join(map(repr, missing))} but never adds it",
-                                 ctx.span, "build the function and call p.add_function(f.get_result())")
-        if not ctx.functions:
-            raise IRBuilderError(f"{ctx.describe()} has no functions", ctx.span)
+        # (as the reference: a declared function need not be added, and a program may be empty; a
+        # call of a function not added is refused at the call, ``ib.call``)
         return Program(ctx.name, tuple(ctx.functions), ctx.span)
 
     # ------------------------------------------------------------------ single statements
