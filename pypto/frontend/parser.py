@@ -557,6 +557,10 @@ class FunctionParser:
             if isinstance(p.type, ArrayType):   # (pypto.ops.array_ops: one kernel's stack)
                 raise ParserTypeError(f"parameter '{p.name}': a pl.Array cannot be a parameter, an on-core array "
                                       "lives in one kernel", p.span, "create it with pl.array.create in the kernel")
+            if isinstance(p.type, HandleType):   # (pypto.ops.prefetch: kernel-local handles)
+                raise ParserTypeError(f"parameter '{p.name}': a pl.{p.type.kind} cannot be a parameter, a prefetch "
+                                      "handle lives in one kernel", p.span,
+                                      "make it in the kernel: pl.prefetch.make_context() / async_prefetch / session")
             v = Var(p.name, p.type, p.span)
             self.scope[p.name] = v
             pvars.append(v)

@@ -10,7 +10,7 @@ import torch
 
 import pypto.runtime.simulator as S
 from pypto.debug.torch_codegen import torch_codegen
-from pypto.errors import InvalidOperationError, PyptoError, SimulationError
+from pypto.errors import InvalidOperationError, ParserTypeError, PyptoError, SimulationError
 from pypto.ir import assert_structural_equal
 from pypto.ir import compile as ir_compile
 from pypto.language.program import parse as parse_program
@@ -87,6 +87,12 @@ class P:
         spec.loader.exec_module(mod)
     finally:
         sys.modules.pop("pf_err", None)
+
+
+def test_a_handle_parameter_is_a_located_error(tmp_path):
+    with pytest.raises(ParserTypeError) as e:
+        _load(tmp_path, "        e = 1", "a: pl.Tensor[[1, 64], pl.FP32], evt: pl.AsyncEvent")
+    assert "parameter 'evt': a pl.AsyncEvent cannot be a parameter" in str(e.value) and "pf_err.py:" in str(e.value)
 
 
 @pytest.mark.parametrize("params, body, text", [
