@@ -340,3 +340,38 @@ def test_type_errors_and_refused_constructs():
         with ib.function("o"):
             with ib.scope(ir.ScopeKind.CommDomain):
                 pass
+
+
+def test_reference_style_scalar_code_builds_the_same_ir():
+    """Builder code in the reference's style (``ir.Add(x, y, dtype, span)``, ``ir.ConstInt(v, dtype,
+    span)``, ``ir.YieldStmt([v], span)``): a loop summing ``i`` and an if taking the larger of two
+    values. The scalar constructors build our BinOps; the function prints and parses back. (Loop
+    values are INDEX, as a ``pl.range`` variable parses.)"""
+    from pypto.language.dtypes import INDEX
+
+    sp = ir.Span.unknown()
+    ib = ir.IRBuilder()
+    with ib.function("sum_max") as f:
+        n = f.param("n", ir.ScalarType(INDEX))
+        y = f.param("y", ir.ScalarType(INDEX))
+        f.return_type(ir.ScalarType(INDEX))
+        i = ib.var("i", ir.ScalarType(INDEX))
+        with ib.for_loop(i, ir.ConstInt(0, INDEX, sp), n, ir.ConstInt(1, INDEX, sp)) as loop:
+            acc = loop.iter_arg("acc", ir.ConstInt(0, INDEX, sp))
+            loop.return_var("acc_out")
+            ib.emit(ir.YieldStmt([ir.Add(acc, i, INDEX, sp)], sp))
+        total = loop.output()
+        with ib.if_stmt(ir.Gt(total, y, INDEX, sp)) as b:
+            b.return_var("m", ir.ScalarType(INDEX))
+            ib.emit(ir.YieldStmt([total], sp))
+            b.else_()
+            ib.emit(ir.YieldStmt([y], sp))
+        ib.return_stmt(b.output())
+    func = f.get_result()
+    assert func.body[0].body[-1].values[0] == BinOp("add", func.body[0].iter_args[0], i, ScalarType(INDEX))
+    assert func.body[1].cond.type == ScalarType(pl.BOOL) and func.body[1].cond.op == "gt"
+    text = func.as_python()
+    assert "acc + i" in text and "if acc_out > y:" in text, text
+    with ib.program("P") as p:
+        p.add_function(func)
+    ir.assert_structural_equal(parse_program(p.get_result().as_python()), p.get_result())

@@ -10,6 +10,8 @@ the names the reference reaches through ``pypto.ir`` still work and load it on f
 :mod:`pypto.passes`) and ``PassContext`` / ``VerificationMode`` / ``DiagnosticCheck(Set)`` (from
 :mod:`pypto.pypto_core.passes`). Also the type classes, ``IRMutator`` / ``IRVisitor``,
 ``FunctionType`` / ``ParamDirection`` / ``MemorySpace`` and the dtype constants (``ir.FP32``), and
+the node classes (``ir.Var``, ``ir.ConstInt``, ``ir.YieldStmt`` ...), ``ir.Span``, the reference's
+scalar expression constructors (``ir.Add(x, y, dtype, span)``, :mod:`pypto.ir.scalar_exprs`),
 ``IRBuilder`` (with its helper classes and ``ScopeKind``; module ``pypto.ir.builder``, an alias of
 :mod:`pypto.frontend.ir_builder`, loaded on first access). See docs/compatibility.md.
 """
@@ -17,9 +19,15 @@ import importlib
 import sys
 import types as _types
 
+from pypto.errors import Span
 from pypto.ir.equality import StructuralMismatch, assert_structural_equal, structural_equal
-from pypto.ir.nodes import Function, Program
+from pypto.ir.nodes import (  # the node classes, as the reference's pypto.ir re-exports its native ones
+    AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, Expr, ForStmt, FuncCall, Function, IfStmt,
+    MakeTuple, Program, ReturnStmt, ScopeStmt, Stmt, TupleGetItem, UnaryOp, Var, WhileStmt, YieldStmt,
+)
 from pypto.ir.printer import print_program as python_print
+from pypto.ir.scalar_exprs import *  # noqa: F403  (ir.Add(x, y, dtype, span) ...: the reference's scalar nodes)
+from pypto.ir.scalar_exprs import __all__ as _SCALAR_EXPRS
 from pypto.ir.types import MemRef, ScalarType, TensorType, TileType, TupleType, Type
 from pypto.ir.visit import Mutator as IRMutator
 from pypto.ir.visit import Visitor as IRVisitor
@@ -41,7 +49,9 @@ __all__ = ["compile", "default_pipeline", "run_pipeline", "CompiledProgram", "St
            "BF16", "BOOL", "FP16", "FP32", "INDEX", "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32",
            "UINT64", "FP4", "FP8E4M3FN", "FP8E5M2", "FP8E8M0", "HF4", "HF8", "INT4", "UINT4", "IRBuilder",
            "FunctionBuilder", "ForLoopBuilder", "WhileLoopBuilder", "IfStmtBuilder", "ScopeBuilder", "ProgramBuilder",
-           "GlobalVar", "ScopeKind"]
+           "GlobalVar", "ScopeKind", "Span", *_SCALAR_EXPRS, "AssignStmt", "BinOp", "Call", "ConstBool",
+           "ConstFloat", "ConstInt", "EvalStmt", "Expr", "ForStmt", "FuncCall", "IfStmt", "MakeTuple", "ReturnStmt",
+           "ScopeStmt", "Stmt", "TupleGetItem", "UnaryOp", "Var", "WhileStmt", "YieldStmt"]
 
 # The driver's modules under their old (and the reference's) names: ``import pypto.ir.compile``
 # gives the module ``pypto.driver.build`` itself (see pypto.module_alias).
