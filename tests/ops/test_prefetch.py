@@ -134,3 +134,37 @@ class P:
     with pytest.raises(PyptoError) as e:   # a kernel op: placed in orchestration code, the build refuses it
         ir_compile(mod.P)
     assert "pf_orch.py:8" in str(e.value) and "pl.at" in str(e.value), str(e.value)
+
+
+def test_the_ir_builder_builds_the_same_prefetch_kernel():
+    """``ir.IRBuilder`` with ``ib.call("prefetch.*", ...)`` builds the kernel the parser makes."""
+    from pypto import ir
+    from pypto.ir.types import ScalarType
+    from pypto.language.dtypes import BOOL, FP32
+
+    ib = ir.IRBuilder()
+    t = ib.tensor_type([1, K.COLS], FP32)
+    with ib.program("CopyAfterPrefetch") as p:
+        with ib.function("kernel", type=ir.FunctionType.InCore) as f:
+            a = f.param("a", t)
+            out = f.param("out", t, direction=ir.ParamDirection.Out)
+            f.return_type(t)
+            ctx = ib.let("ctx", ib.call("prefetch.make_context"))
+            evt = ib.let("evt", ib.call("prefetch.async_prefetch", a, ctx))
+            session = ib.let("session", ib.call("prefetch.session", ctx))
+            done = ib.let("done", ib.call("prefetch.wait", evt, session))
+            assert done.type == ScalarType(BOOL)
+            tile = ib.let("t", ib.call("tile.load", a, [0, 0], [1, K.COLS]))
+            with ib.if_stmt(done):
+                ib.assign(tile, ib.call("tile.adds", tile, 0.0))
+            ib.assign(out, ib.call("tile.store", tile, [0, 0], out))
+            ib.return_stmt(out)
+        p.add_function(f.get_result())
+        with ib.function("main", type=ir.FunctionType.Orchestration) as f:
+            a = f.param("a", t)
+            out = f.param("out", t, direction=ir.ParamDirection.Out)
+            f.return_type(t)
+            ib.assign(out, ib.call("kernel", a, out))
+            ib.return_stmt(out)
+        p.add_function(f.get_result())
+    assert_structural_equal(p.get_result(), K.CopyAfterPrefetch)
