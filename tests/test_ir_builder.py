@@ -251,6 +251,22 @@ def test_types_memrefs_views_and_attrs():
                          attrs={"b": 1, "a": True}) as loop:
             pass
     assert loop.get_result().attrs == (("a", True), ("b", 1))
+    with ib.function("h") as f:
+        with ib.for_loop(i, 0, 8, 1, kind=ir.ForKind.Pipeline, attrs={"pipeline_stages": 2}) as loop:
+            pass
+    assert loop.get_result().stage == 2 and loop.get_result().attrs == ()
+
+
+def test_a_construct_left_open_is_reported_where_it_began():
+    ib = ir.IRBuilder()
+    with pytest.raises(IRBuilderError,
+                       match=r"cannot end program 'P' .*: function 'f' \(begun at .*test_ir_builder.py"):
+        with ib.program("P"):
+            ib.function("f").__enter__()   # never exited
+    assert not ib._stack
+    with pytest.raises(IRBuilderError, match="cannot begin function 'g': already inside function 'f'"):
+        ib.function("f").__enter__()
+        ib.function("g")
 
 
 # ----------------------------------------------------------------------------- misuse

@@ -302,6 +302,7 @@ class _Block:
             if self.ctx not in stack:
                 raise IRBuilderError(f"{self.ctx.describe()} was already ended", self.ctx.span)
             inner = stack[-1]
+            del stack[stack.index(self.ctx):]   # dropped (with what is open inside it): the builder stays usable
             raise IRBuilderError(f"cannot end {self.ctx.describe()}: {inner.describe()} inside it is still open",
                                  inner.span, "end the inner construct first (leave its 'with' block)")
         stack.pop()
@@ -397,9 +398,15 @@ class IRBuilder:
                                          span)
         if not isinstance(kind, ForKind):
             raise IRBuilderTypeError(f"kind must be an ir.ForKind, got {kind!r}", span)
+        attrs = dict(attrs or {})
+        # the reference's pipeline depth attribute is our ForStmt.stage (pl.pipeline(..., stage=F))
+        stage = attrs.pop("pipeline_stages", 1)
+        if kind != ForKind.Pipeline and stage != 1 or isinstance(stage, bool) or not isinstance(stage, int) \
+                or stage < 1:
+            raise IRBuilderTypeError(f"pipeline_stages={stage!r}: a positive int, on a ForKind.Pipeline loop", span)
         ctx = _ForCtx(span)
-        ctx.loop_var, ctx.bounds, ctx.for_kind = loop_var, bounds, kind
-        ctx.attrs = tuple(sorted((attrs or {}).items()))
+        ctx.loop_var, ctx.bounds, ctx.for_kind, ctx.stage = loop_var, bounds, kind, stage
+        ctx.attrs = tuple(sorted(attrs.items()))
         return self._open(ctx, ForLoopBuilder(self, ctx), self._end_for)
 
     def _check_yield(self, ctx, body: list, targets: list, what: str) -> None:
@@ -428,7 +435,7 @@ class IRBuilder:
         self._check_yield(ctx, ctx.stmts, ctx.iter_args, "iteration arguments")
         start, stop, step = ctx.bounds
         s = ForStmt(ctx.loop_var, start, stop, step, tuple(ctx.iter_args), tuple(ctx.init_values),
-                    tuple(ctx.stmts), tuple(ctx.return_vars), ctx.for_kind, ctx.span, attrs=ctx.attrs)
+                    tuple(ctx.stmts), tuple(ctx.return_vars), ctx.for_kind, ctx.span, stage=ctx.stage, attrs=ctx.attrs)
         self._top().add(s)
         return s
 
