@@ -391,3 +391,15 @@ def test_reference_style_scalar_code_builds_the_same_ir():
     with ib.program("P") as p:
         p.add_function(func)
     ir.assert_structural_equal(parse_program(p.get_result().as_python()), p.get_result())
+
+
+def test_an_explicit_span_is_kept_and_the_reference_span_form_works():
+    ib = ir.IRBuilder()
+    sp = ir.Span("model.py", 10, 1)   # the reference's three-argument form
+    with ib.function("f", span=sp) as f:
+        x = f.param("x", ScalarType(pl.INDEX), span=sp)
+        f.return_type(ScalarType(pl.INDEX))
+        ib.return_stmt(x)
+    func = f.get_result()
+    assert (func.span.filename, func.span.begin_line, func.span.begin_column) == ("model.py", 10, 1)
+    assert func.params[0].span is sp and func.body[0].span.file.endswith("test_ir_builder.py")
