@@ -24,14 +24,20 @@ dim used as a value (``pl.range(0, M * 2, 2)``) is computed from its parts, each
 above (as the reference prints ``M * 2`` over the defined ``M``). A dim no tensor parameter carries
 has no value inside the function: that is a located error naming the fix (pass it as a
 ``pl.Scalar`` parameter). docs/language.md, "Dynamic shapes", states the rule for users.
+
+The reference also folds ``pl.tensor.dim(t, axis)`` in an Orchestration function whose ``t`` has a
+parameter's bare dim at ``axis`` onto that dim (its parser's ``_fold_tensor_dim``: one name per
+extent), so such a read is the dim's value — the first bare carrier's extent, whichever tensor is
+named. :func:`orchestration_dim_read` does the same.
 """
 from __future__ import annotations
 
 from typing import Any
 
 from pypto.errors import ParserTypeError, Span
+from pypto.ir.nodes import ConstInt
 from pypto.ir.types import DynDim, DynExpr, RtDim, TensorType
-from pypto.language.enums import KERNEL_TYPES
+from pypto.language.enums import KERNEL_TYPES, FunctionType
 
 _OPS = {"*": "mul", "+": "add", "-": "sub", "//": "floordiv"}
 
@@ -85,6 +91,27 @@ def _carrier(fp, name: str, invertible: bool):
                 if steps is not None:
                     return v, axis, steps
     return None
+
+
+def orchestration_dim_read(fp, x, axis):
+    """``(param, axis)`` that ``pl.tensor.dim(x, axis)`` reads in function ``fp``: in an Orchestration
+    function, where ``x``'s extent at ``axis`` is a bare dim a tensor parameter carries, that dim's
+    first bare carrier (the reference's fold); None where the read stays ``x``'s own."""
+    if fp.func_type != FunctionType.Orchestration or not isinstance(getattr(x, "type", None), TensorType):
+        return None
+    if not isinstance(axis, ConstInt):
+        return None
+    shape = x.type.shape
+    i = axis.value + len(shape) if axis.value < 0 else axis.value
+    if not 0 <= i < len(shape):
+        return None
+    d = shape[i]
+    if not (isinstance(d, DynDim) and _bare(d, d.name)):
+        return None
+    hit = _carrier(fp, d.name, invertible=False)
+    if hit is None or (hit[0] is x and hit[1] == i):
+        return None
+    return hit[0], ConstInt(hit[1], span=axis.span)
 
 
 def dim_value(fp, d: Any, span: Span, node) -> Any:

@@ -100,7 +100,7 @@ from pypto.language.enums import (
 from pypto.numerics.cast import normalize_mode
 from pypto.ops.registry import write_target
 from pypto.frontend import loop_exits, while_loops
-from pypto.frontend.dyn_values import dim_value, is_dyn_value
+from pypto.frontend.dyn_values import dim_value, is_dyn_value, orchestration_dim_read
 from pypto.frontend.arrays import (
     array_annotation, array_create, array_element, array_read, array_write,
 )
@@ -2368,6 +2368,10 @@ class FunctionParser:
                 values.append(p.default)
                 continue
             values.append(self.convert_arg(op.name, p, bound[p.name], span))
+        if op.name == "tensor.dim":   # an Orchestration read of a parameter's dim reads its first carrier
+            hit = orchestration_dim_read(self, values[0], values[1])
+            if hit is not None:
+                values[0], values[1] = hit
         vals = tuple(values)
         try:
             t = op.infer_type(vals, span)

@@ -159,3 +159,30 @@ class DimValueRule:
         m = pl.tensor.dim(y, 1) * 0 + M
         out = self.count(x, y, w, m, out)
         return out
+
+
+@pl.program
+class DimFoldOrch:
+    """``pl.tensor.dim(c, 0)`` in an Orchestration function, ``c``'s rows declared ``M`` and ``M`` first
+    carried by ``a`` (``[M]``, the flat form): the reference folds the read onto ``M``, whose value is
+    ``a``'s extent (its ``_fold_tensor_dim``; codegen defines ``M`` from the first bare carrier)."""
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[M], pl.FP32], c: pl.Tensor[[M, N], pl.FP32],
+             rows: pl.Out[pl.Tensor[[1], pl.INT64]]) -> pl.Tensor[[1], pl.INT64]:
+        n = pl.tensor.dim(c, 0)
+        pl.tensor.write(rows, [0], pl.cast(n, pl.INT64))
+        return rows
+
+
+@pl.program
+class DimFoldOpaque:
+    """The same read in an Opaque function: the reference folds only in Orchestration functions, so
+    it reads ``c``."""
+
+    @pl.function
+    def main(self, a: pl.Tensor[[M], pl.FP32], c: pl.Tensor[[M, N], pl.FP32],
+             rows: pl.Out[pl.Tensor[[1], pl.INT64]]) -> pl.Tensor[[1], pl.INT64]:
+        n = pl.tensor.dim(c, 0)
+        pl.tensor.write(rows, [0], pl.cast(n, pl.INT64))
+        return rows

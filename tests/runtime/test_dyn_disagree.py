@@ -199,3 +199,23 @@ def test_a_composite_dim_value_is_computed_from_its_parts(tmp_path):
 
     text = print_program(_load(tmp_path, "dyn_value_composite", src).P)
     assert "pl.range((pl.tensor.dim(a, 0) // 2) * 2)" in text, text
+
+
+def test_an_orchestration_dim_read_of_a_parameters_dim_is_the_dims_value():
+    """As the reference: in an Orchestration function ``pl.tensor.dim(c, 0)`` of ``c: [M, N]`` is ``M``,
+    the extent of ``M``'s first bare carrier ``a`` (256 elements; ``c`` has 16 rows). An Opaque function
+    keeps ``c``'s own read (the reference folds in Orchestration functions only)."""
+    rows = torch.zeros(1, dtype=torch.int64)
+    run(K.DimFoldOrch, torch.randn(256), torch.randn(16, 8), rows, config=RunConfig(platform="a2a3sim"))
+    assert rows.tolist() == [256]
+    assert "pl.tensor.dim(a, 0)" in K.DimFoldOrch.as_python()
+    assert "pl.tensor.dim(c, 0)" in K.DimFoldOpaque.as_python()
+
+
+def test_an_entry_that_is_no_orchestration_is_a_clear_error():
+    """Regression: an Opaque entry with no pl.at scope has no orchestration module; running it was an
+    AttributeError deep in the simulator."""
+    from pypto.errors import CodegenError
+
+    with pytest.raises(CodegenError, match="has no orchestration to run: its entry function 'main'"):
+        run(K.DimFoldOpaque, torch.randn(256), torch.randn(16, 8), torch.zeros(1, dtype=torch.int64))
