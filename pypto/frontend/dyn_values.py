@@ -28,7 +28,8 @@ has no value inside the function: that is a located error naming the fix (pass i
 The reference also folds ``pl.tensor.dim(t, axis)`` in an Orchestration function whose ``t`` has a
 parameter's bare dim at ``axis`` onto that dim (its parser's ``_fold_tensor_dim``: one name per
 extent), so such a read is the dim's value — the first bare carrier's extent, whichever tensor is
-named. :func:`orchestration_dim_read` does the same.
+named (outside ``pl.at`` scopes: inside one the dim is the outlined kernel's, read from the tensors
+the kernel captures, so there the tensor named is read). :func:`orchestration_dim_read` does the same.
 """
 from __future__ import annotations
 
@@ -98,6 +99,10 @@ def orchestration_dim_read(fp, x, axis):
     function, where ``x``'s extent at ``axis`` is a bare dim a tensor parameter carries, that dim's
     first bare carrier (the reference's fold); None where the read stays ``x``'s own."""
     if fp.func_type != FunctionType.Orchestration or not isinstance(getattr(x, "type", None), TensorType):
+        return None
+    if getattr(fp, "scope_depth", 0):
+        # inside a pl.at scope the reference's folded dim becomes the outlined kernel's, recovered from
+        # the kernel's own (captured) tensors: the tensor named is the nearest we can say
         return None
     if not isinstance(axis, ConstInt):
         return None

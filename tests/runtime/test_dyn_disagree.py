@@ -219,3 +219,28 @@ def test_an_entry_that_is_no_orchestration_is_a_clear_error():
 
     with pytest.raises(CodegenError, match="has no orchestration to run: its entry function 'main'"):
         run(K.DimFoldOpaque, torch.randn(256), torch.randn(16, 8), torch.zeros(1, dtype=torch.int64))
+
+
+def test_inside_a_scope_the_dim_read_stays_on_the_tensor_named(tmp_path):
+    src = '''import pypto.language as pl
+
+M = pl.dynamic("M")
+N = pl.dynamic("N")
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[M], pl.FP32], c: pl.Out[pl.Tensor[[M, N], pl.FP32]]) -> pl.Tensor[[M, N], pl.FP32]:
+        n = pl.tensor.dim(c, 0)
+        with pl.at(level=pl.Level.CORE_GROUP):
+            r = pl.tensor.dim(c, 0)
+            t = pl.load(c, [0, 0], [8, 8])
+            c = pl.store(pl.adds(t, pl.cast(r + n, pl.FP32)), [0, 0], c)
+        return c
+'''
+    from pypto.ir.printer import print_program
+
+    text = print_program(_load(tmp_path, "dim_in_scope", src).P)
+    assert "n: pl.Scalar[pl.INDEX] = pl.tensor.dim(a, 0)" in text and "r: pl.Scalar[pl.INDEX] = pl.tensor.dim(c, 0)" \
+        in text, text
