@@ -18,8 +18,19 @@ class Span:
     file: str
     line: int
     col: int
-    end_line: int
-    end_col: int
+    end_line: int = -1   # -1: the start's (the reference's three-argument ``ir.Span(file, line, col)``)
+    end_col: int = -1
+
+    def __post_init__(self):
+        if self.end_line == -1:
+            object.__setattr__(self, "end_line", self.line)
+        if self.end_col == -1:
+            object.__setattr__(self, "end_col", self.col)
+
+    # the reference's field names
+    filename = property(lambda self: self.file, doc="``file`` (the reference's name)")
+    begin_line = property(lambda self: self.line, doc="``line`` (the reference's name)")
+    begin_column = property(lambda self: self.col, doc="``col`` (the reference's name)")
 
     @staticmethod
     def unknown() -> "Span":
@@ -133,6 +144,17 @@ class PlatformError(PyptoError, ValueError):
 
 class SimulationError(PyptoError):
     """The simulated device hit a fault (out-of-bounds access, deadlock, ...)."""
+
+
+class IRBuilderError(PyptoError, RuntimeError):
+    """:class:`pypto.ir.IRBuilder` used out of order (a statement outside a function, a loop closed
+    with unequal iter_args and return_vars, a result read before its ``with`` block ended ...); the
+    span is the builder call's line in the user's code. A ``RuntimeError``, as the reference's."""
+
+
+class IRBuilderTypeError(IRBuilderError, TypeError, ValueError):
+    """A type given to :class:`pypto.ir.IRBuilder` disagrees with the one it infers (the reference
+    raises ``ValueError`` or ``TypeError`` there: this is both)."""
 
 
 class InternalError(PyptoError, RuntimeError):

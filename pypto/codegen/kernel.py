@@ -30,16 +30,16 @@ from pypto.ir.nodes import (
 )
 from pypto.ir.pysource import sanitize
 from pypto.ir.types import ScalarType, TileType
-from pypto.ir.visit import walk_expr
+from pypto.ir.visit import iter_calls, walk_expr
 from pypto.language.dtypes import dtype_from_name
 from pypto.language.enums import AtomicType, FunctionType
 from pypto.ops.registry import VALUE_KINDS, Src, get_op
-from pypto.ops.traits import CoreSync, GlobalMemoryAccess, Lockstep, Scratch
+from pypto.ops.traits import Clocked, CoreSync, GlobalMemoryAccess, Lockstep, Scratch
 
 # Names the generated kernel functions use themselves: the gang plan's list ``E``, the gang views'
 # plans ``P`` and access counter ``_c``, the keyword parameters ``_block`` / ``_cc``. A Var named so
 # would shadow them (a scalar called ``E`` overwrote the plan list).
-KERNEL_RESERVED = frozenset({"E", "P", "_c", "_block", "_cc"})
+KERNEL_RESERVED = frozenset({"E", "P", "_c", "_block", "_cc", "_clk"})
 
 
 class KernelGen(StmtEmitter):
@@ -78,6 +78,8 @@ class KernelGen(StmtEmitter):
         # gang mode: the plan's lines; task mode: the same list as the body (one stream)
         self.plan: list[str] = [] if self.gang else self.lines
         self.pending = 0
+        # the kernel keeps a count of its yielded cycles, ``_clk``, for its Clocked ops (pl.prefetch)
+        self.clocked = any(get_op(c.op).has(Clocked) for _, c in iter_calls(f.body))
         # (index into self.lines, Span) of each emitted instruction: the module's SPANS table, which
         # lets the runtime name the kernel source line of a fault (an out-of-bounds access)
         self.spans: list[tuple[int, object]] = []
@@ -124,6 +126,8 @@ class KernelGen(StmtEmitter):
     def flush(self, depth: int) -> None:
         """Yield the cycles spent since the previous yield (where the scheduler may switch cores)."""
         if self.pending:
+            if self.clocked:   # (a Clocked op reads the kernel's cycle count: pl.prefetch)
+                self.emit(depth, f"_clk.t += {self.pending}")
             self.emit(depth, f"yield {self.pending}")
             self.pending = 0
 
@@ -312,6 +316,9 @@ class KernelGen(StmtEmitter):
             return
         sync = op.has(CoreSync)
         self.core_sync = self.core_sync or sync
+        clock = op.has(Clocked)
+        if clock:   # the clock must hold every cycle before the op
+            self.flush(depth)
         if op.waits or sync:
             # a cross-core op: its cycles so far elapse first (it may wait on a peer core from then on)
             if op.waits and not self.cross_core:
@@ -328,6 +335,8 @@ class KernelGen(StmtEmitter):
             kw["cycles"] = self.pending
         self._mark(c.span)
         wkw = {"where": kw["where"]} if op.waits or sync else {}   # (the other ops' statement forms take no kw)
+        if clock:
+            wkw = {"platform": self.platform}
         if result is not None and isinstance(result.type, TileType):
             self.emit(depth, op.sim(a, Src(self.view(result), result.type), **kw), c.span)
         elif result is not None:  # a tensor (tile.store) or a scalar (tile.read)
@@ -419,6 +428,8 @@ class KernelGen(StmtEmitter):
         """Walk the function's body (depth 1); returns its parameters' names. (The body ends in a
         return, which yields what is pending; the gang kernel's plain end does too.)"""
         params = [self.names.define(p) for p in self.f.params]
+        if self.clocked:
+            self.emit(1, "_clk = _pto.Clock()")
         self.block(self.f.body, 1, ())
         if self.gang:
             self.flush(1)

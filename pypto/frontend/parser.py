@@ -100,11 +100,11 @@ from pypto.language.enums import (
 from pypto.numerics.cast import normalize_mode
 from pypto.ops.registry import write_target
 from pypto.frontend import loop_exits, while_loops
-from pypto.frontend.dyn_values import dim_value, is_dyn_value
+from pypto.frontend.dyn_values import dim_value, is_dyn_value, orchestration_dim_read
 from pypto.frontend.arrays import (
     array_annotation, array_create, array_element, array_read, array_write,
 )
-from pypto.ir.types import ArrayType
+from pypto.ir.types import ArrayType, HandleType
 from pypto.ir.nodes import BINOPS, COMPARISONS, INT_BINOPS
 from pypto.ops.registry import REQUIRED, dsl_candidates, get_op
 
@@ -209,6 +209,8 @@ def kind_of(v: Any) -> str:
             return "tile"
         if isinstance(t, ScalarType):
             return "scalar"
+        if isinstance(t, HandleType):
+            return "handle"
         return "other"
     if isinstance(v, (bool, int, float)):
         return "scalar"
@@ -353,6 +355,8 @@ def parse_annotation(node: ast.AST, resolve: Callable[[ast.AST], Any], src: Sour
         if len(items) != 1:
             raise ParserTypeError(f"{what}: pl.Scalar needs [dtype]", span)
         return ScalarType(_dtype(items[0], resolve, src, what)), ParamDirection.In, True
+    if obj in ann.HANDLES:   # pl.PrefetchAsyncContext / AsyncEvent / AsyncSession (pypto.ops.prefetch)
+        return HandleType(obj.kind), ParamDirection.In, False
     if obj is ann.Array:
         return array_annotation(node, resolve, src, what, _slice_items, _dtype), ParamDirection.In, False
     if obj is ann.Tuple:
@@ -553,6 +557,10 @@ class FunctionParser:
             if isinstance(p.type, ArrayType):   # (pypto.ops.array_ops: one kernel's stack)
                 raise ParserTypeError(f"parameter '{p.name}': a pl.Array cannot be a parameter, an on-core array "
                                       "lives in one kernel", p.span, "create it with pl.array.create in the kernel")
+            if isinstance(p.type, HandleType):   # (pypto.ops.prefetch: kernel-local handles)
+                raise ParserTypeError(f"parameter '{p.name}': a pl.{p.type.kind} cannot be a parameter, a prefetch "
+                                      "handle lives in one kernel", p.span,
+                                      "make it in the kernel: pl.prefetch.make_context() / async_prefetch / session")
             v = Var(p.name, p.type, p.span)
             self.scope[p.name] = v
             pvars.append(v)
@@ -2360,6 +2368,10 @@ class FunctionParser:
                 values.append(p.default)
                 continue
             values.append(self.convert_arg(op.name, p, bound[p.name], span))
+        if op.name == "tensor.dim":   # an Orchestration read of a parameter's dim reads its first carrier
+            hit = orchestration_dim_read(self, values[0], values[1])
+            if hit is not None:
+                values[0], values[1] = hit
         vals = tuple(values)
         try:
             t = op.infer_type(vals, span)
@@ -2411,7 +2423,7 @@ class FunctionParser:
 
     def convert_arg(self, op: str, p, v: Any, span: Span) -> Any:
         kind = p.kind
-        if kind in ("tensor", "tile", "scalar", "value", "any"):
+        if kind in ("tensor", "tile", "scalar", "value", "any", "handle"):
             if kind == "scalar" and _is_static(v) and isinstance(v, (bool, int, float)):
                 return to_expr(v, span)
             k = kind_of(v)

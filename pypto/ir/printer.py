@@ -25,7 +25,7 @@ from pypto.ir.nodes import (
     UnaryOp, Var, YieldStmt,
 )
 from pypto.ir.pysource import Namer, sanitize
-from pypto.ir.types import ArrayType, DynDim, RtDim, ScalarType, dim_names, TensorType, TileType, TupleType, Type
+from pypto.ir.types import ArrayType, DynDim, HandleType, RtDim, ScalarType, dim_names, TensorType, TileType, TupleType, Type
 from pypto.language.dtypes import FP32, INDEX, DataType
 from pypto.language.enums import ForKind, ParamDirection
 from pypto.errors import PyptoError
@@ -65,6 +65,8 @@ def print_type(t: Type) -> str:
         return f"pl.Tuple[{', '.join(print_type(x) for x in t.types)}]"
     if isinstance(t, ArrayType):
         return f"pl.Array[{t.extent}, {t.dtype!r}]"
+    if isinstance(t, HandleType):
+        return f"pl.{t.kind}"
     raise TypeError(f"cannot print type {t!r}")
 
 

@@ -358,6 +358,18 @@ class ArrayType(Type):
 
 
 @dataclass(frozen=True)
+class HandleType(Type):
+    """An opaque handle of the async-prefetch ops (``pl.prefetch``, :mod:`pypto.ops.prefetch`): ``kind``
+    is ``"PrefetchAsyncContext"``, ``"AsyncEvent"`` or ``"AsyncSession"`` (the reference's handle
+    types; annotated and printed ``pl.<kind>``). A kernel-local value: never a parameter."""
+
+    kind: str
+
+
+HANDLE_KINDS = ("PrefetchAsyncContext", "AsyncEvent", "AsyncSession")
+
+
+@dataclass(frozen=True)
 class TupleType(Type):
     """Several values, e.g. the results of a call to a function returning more than one tensor."""
 
@@ -400,4 +412,6 @@ def describe(t: Type) -> str:
         return "Tuple[" + ", ".join(describe(x) for x in t.types) + "]"
     if isinstance(t, ArrayType):
         return f"Array[{t.extent}, {t.dtype.name}]"
+    if isinstance(t, HandleType):
+        return t.kind
     return type(t).__name__

@@ -15,9 +15,12 @@ from __future__ import annotations
 
 from pypto.language.annotations import (
     Array,
+    AsyncEvent,
+    AsyncSession,
     InOut,
     MemRef,
     Out,
+    PrefetchAsyncContext,
     Scalar,
     Tensor,
     Tile,
@@ -83,6 +86,7 @@ inline = jit.inline   # @pl.inline: a helper spliced into each call site (= @pl.
 tile = OpNamespace("tile")
 tensor = OpNamespace("tensor")
 dist = OpNamespace("dist")  # issue 17: the printed form of pld.* ops (pl.dist.notify(...)) parses back
+prefetch = OpNamespace("prefetch")   # pl.prefetch.make_context / async_prefetch / session / wait (pypto/ops/prefetch.py)
 
 
 class MaskPattern:
@@ -245,6 +249,9 @@ __all__ = [
     "TileView",
     "Tuple",
     "Array",
+    "AsyncEvent",
+    "AsyncSession",
+    "PrefetchAsyncContext",
     "array",
     "at",
     "const",
@@ -262,6 +269,7 @@ __all__ = [
     "parse",
     "parse_program",
     "pipeline",
+    "prefetch",
     "program",
     "range",
     "scope",

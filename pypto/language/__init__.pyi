@@ -11,9 +11,12 @@ from pypto.language.enums import AtomicType, MemorySpace, PadValue
 
 from pypto.language.constructs import DslName
 from pypto.language.annotations import Array as Array
+from pypto.language.annotations import AsyncEvent as AsyncEvent
+from pypto.language.annotations import AsyncSession as AsyncSession
 from pypto.language.annotations import InOut as InOut
 from pypto.language.annotations import MemRef as MemRef
 from pypto.language.annotations import Out as Out
+from pypto.language.annotations import PrefetchAsyncContext as PrefetchAsyncContext
 from pypto.language.annotations import Scalar as Scalar
 from pypto.language.annotations import Tensor as Tensor
 from pypto.language.annotations import TensorView as TensorView
@@ -87,6 +90,7 @@ manual_scope: DslName
 no_dep: DslName
 parallel: DslName
 pipeline: DslName
+prefetch: Any
 range: DslName
 scope: DslName
 split: DslName

@@ -116,3 +116,27 @@ class MemRef:
 
     def __getitem__(self, index):
         return self
+
+
+class PrefetchAsyncContext:
+    """``ctx: pl.PrefetchAsyncContext = pl.prefetch.make_context()``: the handle of an async GM -> L2
+    prefetch context (annotation only)."""
+
+    kind = "PrefetchAsyncContext"
+
+
+class AsyncEvent:
+    """``evt: pl.AsyncEvent = pl.prefetch.async_prefetch(t, ctx)``: an in-flight prefetch's completion
+    event (annotation only)."""
+
+    kind = "AsyncEvent"
+
+
+class AsyncSession:
+    """``s: pl.AsyncSession = pl.prefetch.session(ctx)``: the session of a prefetch context, waited on
+    with its events (annotation only)."""
+
+    kind = "AsyncSession"
+
+
+HANDLES = (PrefetchAsyncContext, AsyncEvent, AsyncSession)

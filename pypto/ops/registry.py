@@ -64,6 +64,7 @@ KINDS: dict[str, ParamKind] = {k.name: k for k in (
     ParamKind("scalar", True, "Scalar | int | float", "a scalar (a literal or a scalar value)"),
     ParamKind("value", True, "Tensor | Tile", "a tensor or a tile"),
     ParamKind("any", True, "Tensor | Tile | Scalar", "a tensor, a tile or a scalar (what pl.debug_print prints)"),
+    ParamKind("handle", True, "Any", "an opaque handle (pl.PrefetchAsyncContext, pl.AsyncEvent, pl.AsyncSession)"),
     ParamKind("ints", False, "Sequence[int | Scalar]", "a list of integers (offsets, shapes)", exprs=True),
     ParamKind("task_ids", False, "Sequence[Any]", "a list of TaskIds / TaskId arrays (pl.system.task_dummy)",
               exprs=True),
@@ -353,6 +354,7 @@ def _load() -> None:
             from pypto.ops import cross_core  # noqa: F401  (issue 16: AIC <-> AIV pipes of a mixed kernel)
             from pypto.ops import sync  # noqa: F401  (issue 16: pl.system flags, events, barriers, fence, syncall)
             from pypto.ops import distributed  # noqa: F401  (issue 17: pld.* ops in kernels)
+            from pypto.ops import prefetch  # noqa: F401  (issue 16: pl.prefetch async GM -> L2 prefetch)
         finally:
             _loader = None
         _loaded = True

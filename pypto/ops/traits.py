@@ -142,6 +142,13 @@ class CoreSync(Trait):
     """A synchronisation op of the running core: ``sim`` calls ``_cc`` (flags, barriers, fences)."""
 
 
+@dataclass(frozen=True)
+class Clocked(Trait):
+    """The op reads the kernel's cycle clock ``_clk`` (the async prefetch: its transfer overlaps the
+    kernel's later instructions): the generator yields the pending cycles first, keeps ``_clk`` up to
+    date at every yield, and passes ``platform=`` to ``sim``."""
+
+
 def from_legacy(gm: Optional[str] = None, batch: Optional[str] = None, scratch: Optional[str] = None,
                 inplace_safe: bool = False, input_spaces: tuple = (), result_space: Any = None) -> tuple[Trait, ...]:
     """The traits meant by the pre-trait ``OpDef`` keywords (the compatibility path, see the module

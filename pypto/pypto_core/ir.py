@@ -9,6 +9,8 @@ from pypto.ir.nodes import (
     AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, Expr, ForStmt, FuncCall, Function, IfStmt,
     MakeTuple, Node, Program, ReturnStmt, ScopeStmt, Stmt, TupleGetItem, UnaryOp, Var, WhileStmt, YieldStmt,
 )
+from pypto.ir.scalar_exprs import *  # noqa: F403  (the reference's scalar nodes, as BinOp / UnaryOp builders)
+from pypto.ir.scalar_exprs import __all__ as _SCALAR_EXPRS
 from pypto.ir.types import DynDim, MemRef, ScalarType, TensorType, TileType, TupleType, Type
 from pypto.ir.visit import Mutator as IRMutator
 from pypto.ir.visit import Visitor as IRVisitor
@@ -20,4 +22,4 @@ __all__ = ["AssignStmt", "BinOp", "Call", "ConstBool", "ConstFloat", "ConstInt",
            "EvalStmt", "Expr", "ForKind", "ForStmt", "FuncCall", "Function", "FunctionType", "IRMutator", "IRVisitor",
            "IfStmt", "Level", "MakeTuple", "MemRef", "MemorySpace", "Node", "ParamDirection", "Program", "ReturnStmt",
            "Role", "ScalarType", "ScopeStmt", "Span", "Stmt", "TensorType", "TileType", "TupleGetItem", "TupleType",
-           "Type", "UnaryOp", "Var", "WhileStmt", "YieldStmt"]
+           "Type", "UnaryOp", "Var", "WhileStmt", "YieldStmt", *_SCALAR_EXPRS]

@@ -52,7 +52,7 @@ import threading
 import torch
 
 from pypto.backend.platforms import Platform, get_platform
-from pypto.errors import SimulationError
+from pypto.errors import CodegenError, SimulationError
 from pypto.language.dtypes import dtype_from_name
 from pypto.ir.tags import ALL_TAGS, MAY_WRITE_TAGS
 from pypto.numerics.formats import fp4_pack
@@ -860,6 +860,12 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
     platform = get_platform(compiled.platform)
     out = compiled.output_dir
     kernels, orch = compiled.load_modules()
+    if orch is None:   # (an entry that is not orchestration code: nothing would submit the kernels)
+        raise CodegenError(
+            f"program '{meta['name']}' has no orchestration to run: its entry function '{meta['entry']}' is not an "
+            "Orchestration function and has no 'with pl.at(...)' scope that would make it one",
+            None, "declare the entry @pl.function(type=pl.FunctionType.Orchestration), or put its kernel work in "
+                  "'with pl.at(level=pl.Level.CORE_GROUP):'")
     kernel_ids = {name: i for i, name in enumerate(meta["kernels"])}
 
     # Without deps.json or a swimlane, nobody reads the task log after the run: a program that

@@ -69,6 +69,8 @@ FAMILY_CONTRACT = {
                  "(a bad index is a located error).",
     "cross_core": "Exact: a pipe moves a tile's bytes between an AIC and an AIV core unchanged (a split "
                   "carries a half); no arithmetic.",
+    "prefetch": "No numerics: a cache hint that changes no value; the simulator models the transfer's time "
+                "(hidden behind the work before the wait), not an L2.",
     "sync": "No numerics: flags, events, barriers and fences order work and change no value (a wait that "
             "can never end is a located error; docs/simulator.md, \"Synchronisation\").",
     "distributed": "put / get / remote_load / remote_store copy bytes exactly; a collective reduces in the "

@@ -41,7 +41,8 @@ def completeness_problems(ops: dict[str, OpDef]) -> list[str]:
             problems.append(f"{name}: no type rule")
         if not callable(op.ref):
             problems.append(f"{name}: no ref")
-        if name.startswith(("tile.", "array.", "dist.")):   # array.*: on-core scalar arrays; dist.*: pld ops in kernels
+        # array.*: on-core scalar arrays; dist.*: pld ops in kernels; prefetch.*: pl.prefetch (kernel ops)
+        if name.startswith(("tile.", "array.", "dist.", "prefetch.")):
             if not callable(op.sim):
                 problems.append(f"{name}: tile op without sim")
         elif name.startswith(("tensor.", "system.")):   # system.*: orchestration queries of the device
@@ -52,7 +53,7 @@ def completeness_problems(ops: dict[str, OpDef]) -> list[str]:
                 problems.append(f"{name}: tensor op with neither a lowers_to naming a registered tile op "
                                 f"(got {op.lowers_to!r}) nor an orch")
         else:
-            problems.append(f"{name}: name is neither tile.*, array.*, dist.*, tensor.* nor system.*")
+            problems.append(f"{name}: name is neither tile.*, array.*, dist.*, prefetch.*, tensor.* nor system.*")
     return problems
 
 

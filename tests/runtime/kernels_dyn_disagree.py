@@ -128,3 +128,61 @@ class DimAfterCall:
         n = pl.tensor.dim(c, 0)
         pl.tensor.write(rows, [0], pl.cast(n, pl.INT64))
         return c
+
+
+
+R = pl.dynamic("R")
+Q = pl.dynamic("Q")
+
+
+@pl.program
+class DimValueRule:
+    """``M`` used as a value where ``a`` (``[M * 2, N]``), ``b`` and ``c`` (``[M, N]``) disagree on it:
+    the kernel reads ``a`` (the first carrier it can invert: ``rows(a) // 2``), as the reference's kernel
+    wrapper does; ``out[0]`` gets that ``M``. The entry's own ``M`` (``main``'s ``[M * 2]`` ``x`` and
+    ``[M]`` ``z``, bound as one) is read from ``z``, its first *bare* carrier, as the reference's
+    orchestration codegen does; ``out[1]`` gets it."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def count(self, a: pl.Tensor[[M * 2, N], pl.FP32], b: pl.Tensor[[M, N], pl.FP32],
+              c: pl.Tensor[[M, N], pl.FP32], m_orch: pl.Scalar[pl.INDEX],
+              out: pl.Out[pl.Tensor[[2], pl.INT64]]) -> pl.Tensor[[2], pl.INT64]:
+        m = pl.tensor.dim(b, 1) * 0 + M     # M as a scalar value (pl.cast takes a scalar, not a dim)
+        pl.tensor.write(out, [0], pl.cast(m, pl.INT64))
+        pl.tensor.write(out, [1], pl.cast(m_orch, pl.INT64))
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[M * 2, N], pl.FP32], y: pl.Tensor[[R, N], pl.FP32],
+             w: pl.Tensor[[Q, N], pl.FP32], z: pl.Tensor[[M, N], pl.FP32],
+             out: pl.Out[pl.Tensor[[2], pl.INT64]]) -> pl.Tensor[[2], pl.INT64]:
+        m = pl.tensor.dim(y, 1) * 0 + M
+        out = self.count(x, y, w, m, out)
+        return out
+
+
+@pl.program
+class DimFoldOrch:
+    """``pl.tensor.dim(c, 0)`` in an Orchestration function, ``c``'s rows declared ``M`` and ``M`` first
+    carried by ``a`` (``[M]``, the flat form): the reference folds the read onto ``M``, whose value is
+    ``a``'s extent (its ``_fold_tensor_dim``; codegen defines ``M`` from the first bare carrier)."""
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[M], pl.FP32], c: pl.Tensor[[M, N], pl.FP32],
+             rows: pl.Out[pl.Tensor[[1], pl.INT64]]) -> pl.Tensor[[1], pl.INT64]:
+        n = pl.tensor.dim(c, 0)
+        pl.tensor.write(rows, [0], pl.cast(n, pl.INT64))
+        return rows
+
+
+@pl.program
+class DimFoldOpaque:
+    """The same read in an Opaque function: the reference folds only in Orchestration functions, so
+    it reads ``c``."""
+
+    @pl.function
+    def main(self, a: pl.Tensor[[M], pl.FP32], c: pl.Tensor[[M, N], pl.FP32],
+             rows: pl.Out[pl.Tensor[[1], pl.INT64]]) -> pl.Tensor[[1], pl.INT64]:
+        n = pl.tensor.dim(c, 0)
+        pl.tensor.write(rows, [0], pl.cast(n, pl.INT64))
+        return rows

@@ -169,3 +169,78 @@ def test_the_extent_of_a_calls_result_is_read_from_the_tensor(platform):
     assert "pl.tensor.dim(c, 0)" in K.DimAfterCall.functions["main"].as_python()
     for run_ in _ref(K.DimAfterCall, a, c.clone(), rows.clone()):
         assert run_[2].tolist() == [32]
+
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("rows_x, rows_y, rows_w", [(8, 4, 4), (8, 6, 2), (10, 3, 7)])
+def test_a_dim_value_is_read_from_the_carrier_the_reference_reads(platform, rows_x, rows_y, rows_w):
+    """The reference defines a dim used as a value once per function: a kernel recovers it from the
+    first parameter whose extent it can invert (``a: [M * 2]`` -> ``rows(a) // 2``), an orchestration
+    from the first *bare* carrier (``z: [M]``, after the composite ``x``). Before, both read the first
+    bare carrier, so the kernel gave ``rows(b)`` where the arguments disagree (the last two cases)."""
+    x, y, w = torch.zeros(rows_x, 4), torch.zeros(rows_y, 4), torch.zeros(rows_w, 4)
+    z = torch.zeros(rows_x // 2, 4)
+    out = torch.full((2,), -1, dtype=torch.int64)
+    run(K.DimValueRule, x, y, w, z, out, config=RunConfig(platform=platform))
+    assert out.tolist() == [rows_x // 2, rows_x // 2]
+    count, main = K.DimValueRule.functions["count"].as_python(), K.DimValueRule.functions["main"].as_python()
+    assert "pl.tensor.dim(a, 0) // 2" in count, count
+    assert "pl.tensor.dim(z, 0)" in main and "pl.tensor.dim(x, 0)" not in main, main
+
+
+def test_a_composite_dim_value_is_computed_from_its_parts(tmp_path):
+    """``M * 2`` as a value is ``M``'s value times 2 (the reference prints ``M * 2`` over its one
+    definition of ``M``), not the extent of a parameter that happens to be ``[M * 2]``."""
+    src = _HEAD.replace("a: pl.Tensor[[M], pl.FP32]", "a: pl.Tensor[[M * 2], pl.FP32], b: pl.Tensor[[M], pl.FP32]") \
+        + "        for i in pl.range(M * 2):\n            t = pl.add(t, t)\n" \
+        + "        return pl.store(t, [0, 0], c)\n"
+    from pypto.ir.printer import print_program
+
+    text = print_program(_load(tmp_path, "dyn_value_composite", src).P)
+    assert "pl.range((pl.tensor.dim(a, 0) // 2) * 2)" in text, text
+
+
+def test_an_orchestration_dim_read_of_a_parameters_dim_is_the_dims_value():
+    """As the reference: in an Orchestration function ``pl.tensor.dim(c, 0)`` of ``c: [M, N]`` is ``M``,
+    the extent of ``M``'s first bare carrier ``a`` (256 elements; ``c`` has 16 rows). An Opaque function
+    keeps ``c``'s own read (the reference folds in Orchestration functions only)."""
+    rows = torch.zeros(1, dtype=torch.int64)
+    run(K.DimFoldOrch, torch.randn(256), torch.randn(16, 8), rows, config=RunConfig(platform="a2a3sim"))
+    assert rows.tolist() == [256]
+    assert "pl.tensor.dim(a, 0)" in K.DimFoldOrch.as_python()
+    assert "pl.tensor.dim(c, 0)" in K.DimFoldOpaque.as_python()
+
+
+def test_an_entry_that_is_no_orchestration_is_a_clear_error():
+    """Regression: an Opaque entry with no pl.at scope has no orchestration module; running it was an
+    AttributeError deep in the simulator."""
+    from pypto.errors import CodegenError
+
+    with pytest.raises(CodegenError, match="has no orchestration to run: its entry function 'main'"):
+        run(K.DimFoldOpaque, torch.randn(256), torch.randn(16, 8), torch.zeros(1, dtype=torch.int64))
+
+
+def test_inside_a_scope_the_dim_read_stays_on_the_tensor_named(tmp_path):
+    src = '''import pypto.language as pl
+
+M = pl.dynamic("M")
+N = pl.dynamic("N")
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[M], pl.FP32], c: pl.Out[pl.Tensor[[M, N], pl.FP32]]) -> pl.Tensor[[M, N], pl.FP32]:
+        n = pl.tensor.dim(c, 0)
+        with pl.at(level=pl.Level.CORE_GROUP):
+            r = pl.tensor.dim(c, 0)
+            t = pl.load(c, [0, 0], [8, 8])
+            c = pl.store(pl.adds(t, pl.cast(r + n, pl.FP32)), [0, 0], c)
+        return c
+'''
+    from pypto.ir.printer import print_program
+
+    text = print_program(_load(tmp_path, "dim_in_scope", src).P)
+    assert "n: pl.Scalar[pl.INDEX] = pl.tensor.dim(a, 0)" in text and "r: pl.Scalar[pl.INDEX] = pl.tensor.dim(c, 0)" \
+        in text, text

@@ -7,7 +7,7 @@ flat namespace generated code sees; the helpers live in modules by concern:
 
 * :mod:`~pypto.ops.support.core`: regions, load/store, cast, reductions, matmul, the access recorder;
 * one module per op family of the catalogue (``argreduce``, ``elementwise``, ``index``, ``create``,
-  ``sort``, ``views``, ``paged``, ``matmul_ext``, ``debug``, ``while_loops``, ``cross_core``, ``sync``, ``dist``), importing only ``core`` and each other;
+  ``sort``, ``views``, ``paged``, ``matmul_ext``, ``debug``, ``while_loops``, ``cross_core``, ``sync``, ``dist``, ``prefetch``), importing only ``core`` and each other;
 * :mod:`~pypto.ops.support.geometry`: the device geometry of the reference executor.
 
 Nothing here imports the package itself, so any module may be imported first
@@ -43,3 +43,6 @@ from pypto.ops.support.cross_core import (  # noqa: E402,F401  (the reference fo
 )
 from pypto.ops.support.sync import CoreFlags, core_flags  # noqa: E402,F401  (pl.system flags, barriers, fence)
 from pypto.ops.support import dist  # noqa: E402,F401  (pld.* ops, reached as _pto.dist)
+from pypto.ops.support.prefetch import (  # noqa: E402,F401  (pl.prefetch)
+    Clock, PrefetchContext, prefetch_stall, prefetch_start, prefetch_wait,
+)
