@@ -307,11 +307,7 @@ class KernelGen(StmtEmitter):
                 self.gang_access(op, a, c, result, depth)
                 return
         kw = {} if not op.has(Scratch) or id(c) not in self.dead_scratch else {"keep_scratch": False}
-        if self.gang:
-            self.gang_instruction(op, a, c, result, form, kw, depth)
-            return
         sync = op.has(CoreSync)
-        self.core_sync = self.core_sync or sync
         if op.waits or sync:
             # a cross-core op: its cycles so far elapse first (it may wait on a peer core from then on)
             if op.waits and not self.cross_core:
@@ -322,6 +318,11 @@ class KernelGen(StmtEmitter):
             self.flush(depth)
             sp = c.span if c.span is not None and not c.span.is_unknown() else getattr(self, "stmt_span", None)
             kw["where"] = "" if sp is None or sp.is_unknown() else f"{sp.file}:{sp.line}"
+        if self.gang:
+            # (a cross-core op with a lockstep form: the same ``_cc`` call, on the gang's cluster)
+            self.gang_instruction(op, a, c, result, form, kw, depth)
+            return
+        self.core_sync = self.core_sync or sync
         if op.yields:
             # the record carries the cycles not yet yielded; they stay pending (the schedule is the
             # one without the print)
