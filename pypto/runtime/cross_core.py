@@ -561,7 +561,9 @@ class Cluster:
                                    o[0].name, o[0].kernel, o[9], ov, bool(o[8].get(w[0].index))))
 
     def _deadlock(self, waiting, cores) -> str:
-        lines = [f"deadlock in mixed-kernel group {self.group!r} (cluster {self.index}): every running core "
+        where = (f"cluster {self.index}" if self.n == 1 else
+                 f"clusters {self.index}-{self.index + self.n - 1}: a lockstep gang of {self.n} tasks, each stuck alike")
+        lines = [f"deadlock in mixed-kernel group {self.group!r} ({where}): every running core "
                  f"waits on a partner that can never act"]
         for c in waiting:
             w = c.wait
