@@ -347,6 +347,7 @@ class KernelGen(StmtEmitter):
         plan_args = [Src(py_expr(a, self.names), getattr(a, "type", None)) if p.kind in VALUE_KINDS
                      else Src(py_literal(a), None) for p, a in zip(op.params, c.args)]
         self.emit_plan(depth, f"{self.names.define(result)} = {op.sim(op.args(tuple(plan_args)), None)}", c.span)
+        self.pending += self.cost(c)   # the instruction's cycles, as the task kernel counts them
 
     def gang_instruction(self, op, a, c: Call, result: Var | None, form, kw, depth: int) -> None:
         """Gang mode, a tile instruction: the same torch call on the gang views (``"gang"`` form:
@@ -417,12 +418,12 @@ class KernelGen(StmtEmitter):
 
     # -- the module ----------------------------------------------------------------------------
     def walk(self) -> list[str]:
-        """Walk the function's body (depth 1); returns its parameters' names. (The body ends in a
-        return, which yields what is pending; the gang kernel's plain end does too.)"""
+        """Walk the function's body (depth 1); returns its parameters' names. A return yields what
+        is pending; a body that ends without one (an AIC / AIV member function) leaves its last
+        instructions' cycles unyielded in both forms: the gang kernel must yield exactly what the
+        task kernel does (a trailing yield here made a gang's cores finish later than alone)."""
         params = [self.names.define(p) for p in self.f.params]
         self.block(self.f.body, 1, ())
-        if self.gang:
-            self.flush(1)
         return params
 
     def generate(self) -> str:

@@ -191,3 +191,30 @@ def test_a_member_without_a_lockstep_form_keeps_the_group_per_task():
     whys = [kernels[name].GANG_WHY for name, *_ in group.GROUP["members"] if not kernels[name].GANG]
     assert any("reserve_buffer" in w or "import_peer_buffer" in w for w in whys), whys
     assert group_gang(group, kernels, Clusters(None, kernels, 1, False)) is None
+
+
+def _yields(source: str, fn: str) -> list[str]:
+    """The yield statements of function ``fn`` of a generated kernel module, in order (their text:
+    the cycles, or the cross-core op waited on)."""
+    body = source.split(f"\ndef {fn}(", 1)[1].split("\n\n\n", 1)[0]
+    return [re.sub(r"\s+#.*", "", line.strip()) for line in body.splitlines()
+            if re.match(r"\s+yield\b", line)]
+
+
+@pytest.mark.parametrize("name", ["PingPong", "SplitLanes", "Blocks"])
+def test_gang_kernels_yield_what_their_task_kernels_yield(name):
+    """A gang kernel yields the same cycles and makes the same cross-core waits at the same points
+    as its task kernel: none after the last instruction of a body without a return (the group
+    members), one cycle for a per-task scalar computed in the plan (get_subblock_idx, get_block_idx
+    of the Blocks program's spmd loop), so a gang's clocks are each member's."""
+    if name == "Blocks":
+        import kernels_blocks
+
+        kernels, _ = ir.compile(kernels_blocks.Blocks, platform="a2a3sim").load_modules()
+    else:
+        kernels, _ = compiled(name).load_modules()
+    members = [m for m in kernels.values() if getattr(m, "GANG", False)]
+    assert len(members) == 2   # (Blocks: the spmd loop's kernel and poison)
+    for m in members:
+        src = open(m.__file__, encoding="utf-8").read()
+        assert _yields(src, "kernel") == _yields(src, "kernel_gang"), m.KERNEL_NAME
