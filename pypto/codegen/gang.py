@@ -29,7 +29,9 @@ The generated module then also defines (next to ``TILES`` and ``kernel``):
   global-memory footprint. The scheduler gangs only tasks whose footprints do not conflict (no task
   writes what another reads or writes), so lockstep is indistinguishable from any interleaving of them;
 * ``kernel_gang(v, P)``: the gang kernel (``v`` the gang views, ``P`` the members' plans); it yields
-  the same cycles at the same points as ``kernel``.
+  the same cycles at the same points as ``kernel``. An AIC / AIV member function of a mixed-kernel
+  group takes ``_cc`` too: its gang of clusters (:class:`pypto.runtime.cross_core.GroupGang` composes
+  a Group's lockstep form from its members').
 
 The statements of both functions come from the kernel's own walker in gang mode
 (:class:`pypto.codegen.kernel.KernelGen` with ``mode="gang"``): the plan keeps the scalar work and

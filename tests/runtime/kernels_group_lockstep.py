@@ -212,3 +212,19 @@ def mm_overlap(q: pl.Tensor, k: pl.Tensor, n: pl.INDEX, r: pl.INDEX, h: pl.INDEX
             s = pl.matmul(pl.move(a, target_memory=pl.Mem.Left), pl.move(b, target_memory=pl.Mem.Right))
             out = pl.store(pl.exp(s), [i * h, 0], out)
     return out
+
+
+@pl.program
+class MixedBlocks:
+    """One multi-block mixed task (pl.spmd: the blocks are natural gang members): block ob adds 1 to
+    its 16 rows of a on the vector core, the cube multiplies them by b, the vector core adds 1."""
+
+    @pl.function(type=pl.FunctionType.Opaque)
+    def main(self, a: pl.Tensor[[N * 16, 64], pl.FP32], b: pl.Tensor[[64, 32], pl.FP32],
+             out: pl.Out[pl.Tensor[[N * 16, 32], pl.FP32]]) -> pl.Tensor[[N * 16, 32], pl.FP32]:
+        for ob in pl.spmd(N, name_hint="mix"):
+            m0 = ob * 16
+            x = pl.add(pl.slice(a, [16, 64], [m0, 0]), 1.0)
+            c = pl.matmul(x, b)
+            out = pl.assemble(out, pl.add(c, 1.0), [m0, 0])
+        return out

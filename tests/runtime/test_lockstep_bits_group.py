@@ -31,12 +31,12 @@ FP16, FP32 = torch.float16, torch.float32
 mm_softmax, mm_overlap = K.mm_softmax, K.mm_overlap   # (in this namespace: the gang record finds their builds)
 
 
-def compiled(name: str):
+def compiled(name: str, platform: str = "a2a3sim"):
     """The program ``name`` of kernels_group_lockstep compiled once, kept in this module's globals (where
     the gang record looks for the builds of the kernels it ran)."""
-    key = f"_compiled_{name}"
+    key = f"_compiled_{name}_{platform}"
     if key not in globals():
-        globals()[key] = ir.compile(getattr(K, name), platform="a2a3sim")
+        globals()[key] = ir.compile(getattr(K, name), platform=platform)
     return globals()[key]
 
 
@@ -69,14 +69,16 @@ def test_mm_softmax_group_gangs_bit_identical(threads, flavor):
         close(out, e / e.sum(-1, keepdim=True), 1e-5)
 
 
-def test_ping_pong_group_gangs_bit_identical(threads):
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+def test_ping_pong_group_gangs_bit_identical(threads, platform):
     """Both directions of a pipe, 2-slot rings (a push waits for a tfree in each direction), a loop
-    in the cube function, every pipe op on both sides."""
+    in the cube function, every pipe op on both sides; on a5 the pipes are on-chip copies."""
     a, w = data((K.N * K.R, K.C), FP32, 21, "normal"), data((K.C, K.C), FP32, 22, "normal")
 
     def call(cfg):
         out = torch.zeros(K.N * K.R, K.C)
-        compiled("PingPong")(a, w, out, config=cfg)
+        compiled("PingPong", platform)(a, w, out, config=RunConfig(platform=platform, sim_seed=cfg.sim_seed,
+                                                                   sim_lockstep=cfg.sim_lockstep))
         return [out]
 
     (out,), gangs, rt = run_both(call)
@@ -218,3 +220,18 @@ def test_gang_kernels_yield_what_their_task_kernels_yield(name):
     for m in members:
         src = open(m.__file__, encoding="utf-8").read()
         assert _yields(src, "kernel") == _yields(src, "kernel_gang"), m.KERNEL_NAME
+
+
+def test_multi_block_mixed_task_gangs_its_blocks_bit_identical():
+    """The blocks of one pl.spmd mixed task run as gangs of clusters (block index in the plans)."""
+    a = data((K.N * 16, 64), FP32, 61, "normal") * 0.1
+    b = data((64, 32), FP32, 62, "normal") * 0.1
+
+    def call(cfg):
+        out = torch.zeros(K.N * 16, 32)
+        compiled("MixedBlocks")(a, b, out, config=cfg)
+        return [out]
+
+    (out,), gangs, rt = run_both(call)
+    assert_group_gangs(rt)
+    close(out, (a + 1) @ b + 1, 1e-4)
