@@ -635,7 +635,7 @@ class GroupGang:
     function has a lockstep form (:func:`group_gang`)."""
 
     GANG = True
-    TILES: list = []
+    TILES: tuple = ()   # (the members' tiles are in the clusters' memories)
 
     def __init__(self, mod, kernels: dict, clusters: Clusters):
         spec = self.GROUP = mod.GROUP
