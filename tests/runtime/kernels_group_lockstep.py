@@ -228,3 +228,43 @@ class MixedBlocks:
             c = pl.matmul(x, b)
             out = pl.assemble(out, pl.add(c, 1.0), [m0, 0])
         return out
+
+
+
+@pl.program
+class Scaled:
+    """out_i = exp(scale * (a_i @ w)): the vector function reads the float scalar parameter ``scale``
+    in a tile op (every gang member must share its value: its GANG_SAME, mapped to the group's)."""
+
+    @pl.function(type=pl.FunctionType.AIC)
+    def cube(self, a: pl.Tensor[[N * R, C], pl.FP32], w: pl.Tensor[[C, C], pl.FP32], scale: pl.Scalar[pl.FP32],
+             i: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor[[N * R, C], pl.FP32]]):
+        pl.aic_initialize_pipe(dir_mask=1, slot_size=SLOT, id=0)
+        x = pl.load(a, [i * R, 0], [R, C], target_memory=pl.Mem.Mat)
+        y = pl.load(w, [0, 0], [C, C], target_memory=pl.Mem.Mat)
+        c = pl.matmul(pl.move(x, target_memory=pl.Mem.Left), pl.move(y, target_memory=pl.Mem.Right))
+        pl.tpush_to_aiv(c, split=0, id=0)
+
+    @pl.function(type=pl.FunctionType.AIV)
+    def vec(self, a: pl.Tensor[[N * R, C], pl.FP32], w: pl.Tensor[[C, C], pl.FP32], scale: pl.Scalar[pl.FP32],
+            i: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor[[N * R, C], pl.FP32]]) -> pl.Tensor[[N * R, C], pl.FP32]:
+        pl.aiv_initialize_pipe(dir_mask=1, slot_size=SLOT, id=0)
+        h: pl.Tile[[R, C], pl.FP32, pl.Mem.Vec] = pl.tpop_from_aic(split=0, id=0)
+        e = pl.exp(pl.mul(h, scale))
+        pl.tfree_to_aic(h, id=0)
+        out = pl.store(e, [i * R, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Group)
+    def grp(self, a: pl.Tensor[[N * R, C], pl.FP32], w: pl.Tensor[[C, C], pl.FP32], scale: pl.Scalar[pl.FP32],
+            i: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor[[N * R, C], pl.FP32]]) -> pl.Tensor[[N * R, C], pl.FP32]:
+        self.cube(a, w, scale, i, out)
+        r = self.vec(a, w, scale, i, out)
+        return r
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[N * R, C], pl.FP32], w: pl.Tensor[[C, C], pl.FP32], scale: pl.Scalar[pl.FP32],
+             out: pl.Out[pl.Tensor[[N * R, C], pl.FP32]]) -> pl.Tensor[[N * R, C], pl.FP32]:
+        for i in pl.parallel(N):
+            out = self.grp(a, w, scale, i, out)
+        return out

@@ -235,3 +235,23 @@ def test_multi_block_mixed_task_gangs_its_blocks_bit_identical():
     (out,), gangs, rt = run_both(call)
     assert_group_gangs(rt)
     close(out, (a + 1) @ b + 1, 1e-4)
+
+
+def test_group_gang_reading_a_float_parameter_bit_identical():
+    """The vector member reads a float scalar parameter in a tile op: its GANG_SAME maps to the
+    group's parameter, and the gang runs with the first member's value (all members share it)."""
+    from pypto.runtime.cross_core import Clusters, group_gang
+
+    a = data((K.N * K.R, K.C), FP32, 71, "normal") * 0.1
+    w = data((K.C, K.C), FP32, 72, "normal") * 0.1
+
+    def call(cfg):
+        out = torch.zeros(K.N * K.R, K.C)
+        compiled("Scaled")(a, w, 0.37, out, config=cfg)
+        return [out]
+
+    (out,), gangs, rt = run_both(call)
+    assert_group_gangs(rt)
+    group = next(m for m in rt.kernels.values() if getattr(m, "GROUP", None) is not None)
+    assert group_gang(group, rt.kernels, Clusters(None, rt.kernels, 1, False)).GANG_SAME == (2,)
+    close(out, torch.exp(0.37 * (a @ w)), 1e-5)
