@@ -562,7 +562,8 @@ class Cluster:
 
     def _deadlock(self, waiting, cores) -> str:
         where = (f"cluster {self.index}" if self.n == 1 else
-                 f"clusters {self.index}-{self.index + self.n - 1}: a lockstep gang of {self.n} tasks, each stuck alike")
+                 f"clusters {self.index}-{self.index + self.n - 1}: a lockstep gang of {self.n} tasks, "
+                 "each stuck alike")
         lines = [f"deadlock in mixed-kernel group {self.group!r} ({where}): every running core "
                  f"waits on a partner that can never act"]
         for c in waiting:
