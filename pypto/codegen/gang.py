@@ -29,7 +29,9 @@ The generated module then also defines (next to ``TILES`` and ``kernel``):
   global-memory footprint. The scheduler gangs only tasks whose footprints do not conflict (no task
   writes what another reads or writes), so lockstep is indistinguishable from any interleaving of them;
 * ``kernel_gang(v, P)``: the gang kernel (``v`` the gang views, ``P`` the members' plans); it yields
-  the same cycles at the same points as ``kernel``.
+  the same cycles at the same points as ``kernel``. An AIC / AIV member function of a mixed-kernel
+  group takes ``_cc`` too: its gang of clusters (:class:`pypto.runtime.cross_core.GroupGang` composes
+  a Group's lockstep form from its members').
 
 The statements of both functions come from the kernel's own walker in gang mode
 (:class:`pypto.codegen.kernel.KernelGen` with ``mode="gang"``): the plan keeps the scalar work and
@@ -86,6 +88,7 @@ def generate_gang(kgen) -> tuple[str, dict]:
         params = g.walk()
     except NoGang as e:
         return f"GANG = False\nGANG_WHY = {str(e)!r}\n", {}
+    cc = ", _cc=None" if g.cross_core else ""
     head = [
         "GANG = True",
         f"GANG_NUMEL = {g.numel}  # elements of the largest tile a per-row op touches (gang sizing)",
@@ -99,8 +102,9 @@ def generate_gang(kgen) -> tuple[str, dict]:
         f"GANG_SAME = {tuple(sorted(g.same))!r}  # scalar parameters every member must share (bits)",
         "",
         "",
-        *([f"def kernel_gang(v, P, {''.join(p + ', ' for p in params)}_block=(0, 1)):"] if g.same
-          else ["def kernel_gang(v, P):"]),
+        # (_cc: a member of a mixed-kernel group talks to its gang of clusters, pypto.runtime.cross_core)
+        *([f"def kernel_gang(v, P, {''.join(p + ', ' for p in params)}_block=(0, 1){cc}):"] if g.same
+          else [f"def kernel_gang(v, P{cc}):"]),
         "    \"\"\"The kernel for a gang of tasks in lockstep (v: gang views, P: their GANG_PLANs).\"\"\"",
         *g.tile_bindings(),
         "    _c = 0",   # the index of the next global-memory access in each member's plan

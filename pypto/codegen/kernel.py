@@ -311,11 +311,7 @@ class KernelGen(StmtEmitter):
                 self.gang_access(op, a, c, result, depth)
                 return
         kw = {} if not op.has(Scratch) or id(c) not in self.dead_scratch else {"keep_scratch": False}
-        if self.gang:
-            self.gang_instruction(op, a, c, result, form, kw, depth)
-            return
         sync = op.has(CoreSync)
-        self.core_sync = self.core_sync or sync
         clock = op.has(Clocked)
         if clock:   # the clock must hold every cycle before the op
             self.flush(depth)
@@ -329,6 +325,11 @@ class KernelGen(StmtEmitter):
             self.flush(depth)
             sp = c.span if c.span is not None and not c.span.is_unknown() else getattr(self, "stmt_span", None)
             kw["where"] = "" if sp is None or sp.is_unknown() else f"{sp.file}:{sp.line}"
+        if self.gang:
+            # (a cross-core op with a lockstep form: the same ``_cc`` call, on the gang's cluster)
+            self.gang_instruction(op, a, c, result, form, kw, depth)
+            return
+        self.core_sync = self.core_sync or sync
         if op.yields:
             # the record carries the cycles not yet yielded; they stay pending (the schedule is the
             # one without the print)
@@ -355,6 +356,7 @@ class KernelGen(StmtEmitter):
         plan_args = [Src(py_expr(a, self.names), getattr(a, "type", None)) if p.kind in VALUE_KINDS
                      else Src(py_literal(a), None) for p, a in zip(op.params, c.args)]
         self.emit_plan(depth, f"{self.names.define(result)} = {op.sim(op.args(tuple(plan_args)), None)}", c.span)
+        self.pending += self.cost(c)   # the instruction's cycles, as the task kernel counts them
 
     def gang_instruction(self, op, a, c: Call, result: Var | None, form, kw, depth: int) -> None:
         """Gang mode, a tile instruction: the same torch call on the gang views (``"gang"`` form:
@@ -425,14 +427,14 @@ class KernelGen(StmtEmitter):
 
     # -- the module ----------------------------------------------------------------------------
     def walk(self) -> list[str]:
-        """Walk the function's body (depth 1); returns its parameters' names. (The body ends in a
-        return, which yields what is pending; the gang kernel's plain end does too.)"""
+        """Walk the function's body (depth 1); returns its parameters' names. A return yields what
+        is pending; a body that ends without one (an AIC / AIV member function) leaves its last
+        instructions' cycles unyielded in both forms: the gang kernel must yield exactly what the
+        task kernel does (a trailing yield here made a gang's cores finish later than alone)."""
         params = [self.names.define(p) for p in self.f.params]
         if self.clocked:
             self.emit(1, "_clk = _pto.Clock()")
         self.block(self.f.body, 1, ())
-        if self.gang:
-            self.flush(1)
         return params
 
     def generate(self) -> str:

@@ -41,6 +41,14 @@ from pypto.language.dtypes import INT32
 from pypto.language.enums import MemorySpace
 from pypto.ops.registry import OpArgs, OpDef, Param, register
 from pypto.ops.rules import expect, static_ints
+from pypto.ops.traits import Lockstep
+
+# The pipe ops run on a lockstep gang of clusters too (pypto.runtime.cross_core, a cluster with a
+# gang axis): a push copies the gang's tiles into one slot entry, a pop copies it out, the set-up
+# and tfree move nothing; the waits are the same for every member (their instruction streams are
+# the same), so one wait stands for all. Hence the "copy" form. The buffer ops (reserve / import)
+# have none: their addresses are scalars the kernels may read.
+_GANG = (Lockstep.COPY,)
 
 # split codes (pto-isa TileSplitAxis): 0 none, 1 up-down, 2 left-right, 3 / 4 the same over an odd extent
 SPLIT_CODES = (0, 1, 2, 3, 4)
@@ -104,7 +112,7 @@ for _name, _dir in _PUSH_DIR.items():
         infer=_push_infer(_name), ref=lambda a, d=_dir: f"_pto.cc_push({d!r}, {a.id}, {a.tile}, {a.split})",
         sim=lambda a, dst, where="", d=_dir: (f"yield from _cc.push({d!r}, {a.id}, {a.tile}, {a.split}, "
                                              f"{where!r})"),
-        dsl=_name.split(".")[1], operand_kinds=("tile",), waits=True,
+        dsl=_name.split(".")[1], operand_kinds=("tile",), waits=True, traits=_GANG,
         doc=f"push a tile into the {_dir} pipe (waits while its ring is full)",
     ))
 
@@ -120,7 +128,7 @@ for _name, _dir in _POP_DIR.items():
         infer=_pop_infer(_name, MemorySpace.Mat if _dir == "v2c" else MemorySpace.Vec),
         ref=lambda a, d=_dir: f"_pto.cc_pop({d!r}, {a.id}, {a.split})",
         sim=lambda a, dst, where="", d=_dir: f"yield from _cc.pop({d!r}, {a.id}, {dst}, {a.split}, {where!r})",
-        dsl=_name.split(".")[1], operand_kinds=(), waits=True,
+        dsl=_name.split(".")[1], operand_kinds=(), waits=True, traits=_GANG,
         doc=f"pop the next tile of the {_dir} pipe (waits until one is pushed)",
     ))
 
@@ -130,7 +138,7 @@ for _name, _dir in _FREE_DIR.items():
         params=(Param("tile", "tile"), Param("split", "str", None), Param("id", "str", None)),
         infer=_statement, ref=_no_value(_name),
         sim=lambda a, dst, where="", d=_dir: f"_cc.free({d!r}, {a.id}, {a.tile}, {where!r})",
-        dsl=_name.split(".")[1], operand_kinds=("tile",), waits=True,
+        dsl=_name.split(".")[1], operand_kinds=("tile",), waits=True, traits=_GANG,
         doc=f"release the oldest popped slot of the {_dir} pipe to its producer",
     ))
 
@@ -163,7 +171,7 @@ for _side in ("aic", "aiv"):
         infer=_init_infer(_name), ref=_no_value(_name),
         sim=lambda a, dst, where="", s=_side: (f"_cc.init_pipe({s!r}, {a.dir_mask}, {a.slot_size}, "
                                               f"{a.slot_num}, {a.local_slot_num}, {a.id}, {where!r})"),
-        dsl=f"{_side}_initialize_pipe", operand_kinds=(), waits=True,
+        dsl=f"{_side}_initialize_pipe", operand_kinds=(), waits=True, traits=_GANG,
         doc=f"declare a cross-core pipe on the {_side.upper()} side",
     ))
 

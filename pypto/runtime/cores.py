@@ -21,18 +21,21 @@ from pypto.backend.platforms import Platform
 from pypto.errors import SimulationError
 from pypto.language.enums import MemorySpace
 
-_MEM_POOL: dict[tuple, list] = {}   # (platform, space, cores, fill) -> [(tensor, dirty byte ranges)]
+# (platform, space, cores, fill) -> [(tensor, dirty (lo, hi, first row, row step) ranges)]
+_MEM_POOL: dict[tuple, list] = {}
 _POOL_LOCK = threading.Lock()       # runs in several threads share the pool
 
 
 def _merge(ranges) -> list:
-    """Sorted, disjoint union of byte ranges ``(lo, hi)``."""
+    """Per row set ``(first row, row step)``, the sorted, disjoint union of its byte ranges: the
+    ranges ``(lo, hi, first, step)`` merged (rows ``first::step`` of each)."""
     out: list = []
-    for lo, hi in sorted(ranges):
-        if out and lo <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], hi)
+    for lo, hi, first, step in sorted(ranges, key=lambda r: (r[2], r[3], r[0], r[1])):
+        last = out[-1] if out else None
+        if last is not None and last[2:] == [first, step] and lo <= last[1]:
+            last[1] = max(last[1], hi)
         else:
-            out.append([lo, hi])
+            out.append([lo, hi, first, step])
     return out
 
 
@@ -51,7 +54,9 @@ class CoreMemory:
         self.cores = cores
         self.fill = 0xFF if poison else 0   # the byte core memory starts as
         self.arrays: dict[MemorySpace, torch.Tensor] = {}
-        self.dirty: dict[MemorySpace, set] = {}   # byte ranges some view was built on (any core)
+        # (lo, hi, first row, row step): byte ranges some view was built on, on rows first::step (the
+        # rows a view covers; any single core or gang: all rows)
+        self.dirty: dict[MemorySpace, set] = {}
 
     def array(self, space: MemorySpace) -> torch.Tensor:
         """The ``[cores, capacity]`` byte tensor of ``space``."""
@@ -63,8 +68,8 @@ class CoreMemory:
                 taken = free.pop() if free else None
             if taken is not None:
                 arr, dirty = taken
-                for lo, hi in dirty:
-                    arr[:, lo:hi].fill_(fill)
+                for lo, hi, first, step in dirty:
+                    arr[first::step, lo:hi].fill_(fill)
             else:
                 arr = torch.full((self.cores, self.platform.capacity(space)), fill, dtype=torch.uint8)
             self.arrays[space] = arr
@@ -73,14 +78,18 @@ class CoreMemory:
 
     def view(self, space: str, addr: int, shape, dtype, cores: slice, what: str) -> torch.Tensor:
         """The tile ``(space, addr, shape, dtype)`` on the cores ``cores`` (a slice of rows): shape
-        ``[n, *shape]``, or ``shape`` itself when ``cores`` is an int."""
+        ``[n, *shape]``, or ``shape`` itself when ``cores`` is an int. A slice ``first::step`` (the
+        cube or vector rows of the clusters) marks only those rows for clearing at the next call."""
         sp = MemorySpace[space]
         arr = self.array(sp)
         nbytes = _nbytes(shape, dtype)
         if addr + nbytes > arr.shape[1]:
             raise SimulationError(f"kernel {what}: tile at {space}+{addr} ({nbytes} B) exceeds "
                                   f"the core's {space} memory ({arr.shape[1]} B)")
-        self.dirty[sp].add((addr, addr + nbytes))
+        if isinstance(cores, slice) and cores.stop is None and (cores.step or 1) > 1:
+            self.dirty[sp].add((addr, addr + nbytes, cores.start or 0, cores.step))
+        else:
+            self.dirty[sp].add((addr, addr + nbytes, 0, 1))
         rows = arr[cores, addr:addr + nbytes].view(dtype)
         return rows.view(shape) if isinstance(cores, int) else rows.view(rows.shape[0], *shape)
 

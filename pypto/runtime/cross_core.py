@@ -78,11 +78,12 @@ class Pipe:
         return f"pipe {self.direction} ({_DIRS[self.direction]}) id {self.id}"
 
 
-def _halves(t: torch.Tensor, split: int, lanes: int) -> list:
-    """Lane parts of ``t`` under split code ``split`` (odd codes: lane 0 takes the ceil half)."""
+def _halves(t: torch.Tensor, split: int, lanes: int, lead: int = 0) -> list:
+    """Lane parts of ``t`` under split code ``split`` (odd codes: lane 0 takes the ceil half);
+    ``lead``: 1 when ``t`` has a gang axis in front (a lockstep gang of clusters)."""
     if not split or lanes < 2:
         return [t] * max(lanes, 1)
-    axis = 0 if split in (1, 3) else 1
+    axis = (0 if split in (1, 3) else 1) + lead
     n = t.shape[axis]
     first = (n + 1) // 2 if split in (3, 4) else n // 2
     return [t.narrow(axis, 0, first), t.narrow(axis, first, n - first)]
@@ -319,7 +320,7 @@ class CoreLink(CoreFlags):
         if direction == "v2c":   # a vector lane pushes its part to the cube
             targets = [(self.core.lane, tile)]
         else:                    # the cube pushes to every lane: the whole tile, or each lane its half
-            targets = list(enumerate(_halves(tile, split, p.lanes)))
+            targets = list(enumerate(_halves(tile, split, p.lanes, c.lead)))
         lanes = [ln for ln, _ in targets]
         while any(p.taken(ln) >= p.slot_num for ln in lanes):
             yield _Wait(lambda: all(p.taken(ln) < p.slot_num for ln in lanes),
@@ -347,8 +348,9 @@ class CoreLink(CoreFlags):
                 self.core.acquire(part[2])
         self.core.clock = max([self.core.clock] + [t for _, t, _ in parts])
         data = [d for d, _, _ in parts]
+        lead = self.cluster.lead
         if direction == "v2c" and split and len(data) > 1:
-            value = torch.cat(data, dim=0 if split in (1, 3) else 1)
+            value = torch.cat(data, dim=(0 if split in (1, 3) else 1) + lead)
         else:
             value = data[0]   # one lane, or both lanes' unsplit copies: lane 0's
             if len(data) > 1 and not (data[0].shape == data[1].shape and torch.equal(
@@ -361,8 +363,8 @@ class CoreLink(CoreFlags):
                                       hint="push each lane's half with split=1 (rows) or 2 (columns), or push "
                                            "the same tile from both lanes")
         if tuple(value.shape) != tuple(dst.shape):
-            raise SimulationError(f"{where}: tpop on {p.label()} into a {list(dst.shape)} tile, but the slot holds "
-                                  f"{list(value.shape)} (split {split})",
+            raise SimulationError(f"{where}: tpop on {p.label()} into a {list(dst.shape)[lead:]} tile, but the slot "
+                                  f"holds {list(value.shape)[lead:]} (split {split})",
                                   hint="make the popped tile's annotation match what the producer pushes")
         if value.dtype != dst.dtype:
             # a pipe moves bytes unchanged (the family's contract): no silent conversion
@@ -389,10 +391,16 @@ class CoreLink(CoreFlags):
 
 
 class Cluster:
-    """The cluster the scheduler's core ``index`` stands for when it runs a Group task."""
+    """The cluster the scheduler's core ``index`` stands for when it runs a Group task; with
+    ``n`` > 1, the ``n`` adjacent clusters ``index .. index + n - 1`` running a lockstep gang of
+    Group tasks (:meth:`run_gang`): every tile view has a leading gang axis, every member kernel is
+    its lockstep form (``kernel_gang``), and each pipe slot holds the whole gang's tiles."""
 
-    def __init__(self, index: int, platform, kernels: dict, memory: CoreMemory, shared: dict | None = None):
+    def __init__(self, index: int, platform, kernels: dict, memory: CoreMemory, shared: dict | None = None,
+                 n: int = 1):
         self.index = index
+        self.n = n                       # clusters in lockstep (1: one Group task)
+        self.lead = 1 if n > 1 else 0    # the gang axis in front of every tile's dimensions
         self.shared = {} if shared is None else shared   # kernel -> its tiles' views over all rows
         self.platform = platform
         self.kernels = kernels
@@ -425,7 +433,7 @@ class Cluster:
 
     def transfer_cycles(self, t: torch.Tensor) -> int:
         """Cycles of one pipe transfer: a GM round trip on a2a3 (GM pipe buffers), an on-chip copy on a5."""
-        nbytes = t.numel() * t.element_size()
+        nbytes = t.numel() // self.n * t.element_size()   # (one member's tile in a gang)
         plat = self.platform
         if plat.arch == "a5":
             return 1 + nbytes // plat.vector_bytes_per_cycle
@@ -435,24 +443,35 @@ class Cluster:
         key = (kernel, row)
         v = self.views.get(key)
         if v is None:
-            # one view over every core's row per tile, shared by the clusters of the run (built once),
-            # indexed by this core's row: cheaper than a view from the memory per cluster and tile
-            rows = self.shared.get(kernel)
+            # one view per tile over the same core of every cluster (rows row % 3, + 3, ...: the
+            # cube's or one vector lane's), shared by the clusters of the run (built once), indexed
+            # by this cluster: cheaper than a view from the memory per cluster and tile, and only
+            # those rows are cleared for the next call
+            part = row % 3
+            rows = self.shared.get((kernel, part))
             if rows is None:
-                rows = self.shared[kernel] = [
-                    self.memory.view(space, addr, shape, dtype, slice(None), kernel)
+                rows = self.shared[(kernel, part)] = [
+                    self.memory.view(space, addr, shape, dtype, slice(part, None, 3), kernel)
                     for space, addr, shape, dtype in self.kernels[kernel].TILES]
-            v = self.views[key] = [t[row] for t in rows]
+            i = row // 3
+            # a gang: the clusters' tiles side by side, one view per tile with the gang axis in front
+            v = [t[i] for t in rows] if self.n == 1 else [t[i:i + self.n] for t in rows]
+            self.views[key] = v
         return v
 
-    def run(self, spec: dict, params: tuple, block):
-        """Run the group ``spec`` (a group module's ``GROUP``) on this cluster; a generator yielding
-        the group's simulated cycles to the scheduler."""
+    def _start(self, spec: dict) -> None:
+        """Fresh per-run state for the group ``spec``."""
         self.group, self.pipes, self.buffers, self.next_addr = spec["name"], {}, {}, 0
         self.events, self.event_log, self.syncalls, self.arrivals, self.released = {}, {}, {}, {}, set()
         self.lanes = max(spec["aiv_lanes"], 1)
         self.kernel_names = [m[0] for m in spec["members"]]
-        self.cores = cores = []
+        self.cores = []
+
+    def run(self, spec: dict, params: tuple, block):
+        """Run the group ``spec`` (a group module's ``GROUP``) on this cluster; a generator yielding
+        the group's simulated cycles to the scheduler."""
+        self._start(spec)
+        cores = self.cores
         for name, kind, arg_index, _site in spec["members"]:
             lanes = range(spec["aiv_lanes"]) if kind == "aiv" else (0,)
             for lane in lanes:
@@ -463,6 +482,35 @@ class Cluster:
                 cc = CoreLink(self, core, kind, blk)
                 core.gen = self.kernels[name].kernel(self._views(name, row), *args, _block=blk, _cc=cc)
                 cores.append(core)
+        return (yield from self._interleave(cores))
+
+    def run_gang(self, spec: dict, plans: list, params: tuple):
+        """Run ``n`` Group tasks of ``spec`` in lockstep on this gang of clusters: ``plans`` are the
+        members' plans (:meth:`GroupGang.GANG_PLAN`, each holding its cores' plans), ``params`` the
+        first member's arguments (read only for the members' ``GANG_SAME`` parameters, which every
+        member of the gang shares). The cores run exactly as in :meth:`run`, each its member's
+        ``kernel_gang``; the waits and clocks are those of every member (their instruction streams
+        are the same), so the cycles yielded are each member's."""
+        self._start(spec)
+        cores = self.cores
+        for name, kind, arg_index, _site in spec["members"]:
+            mod = self.kernels[name]
+            lanes = range(spec["aiv_lanes"]) if kind == "aiv" else (0,)
+            for lane in lanes:
+                core = _Core("AIC" if kind == "aic" else f"AIV{lane}", name, lane, len(cores))
+                row = 3 * self.index + (0 if kind == "aic" else 1 + lane)
+                P = [plan.parts[core.index] for plan in plans]
+                cc = CoreLink(self, core, kind, (0, 1, lane))
+                views = self._views(name, row)
+                if mod.GANG_SAME:
+                    core.gen = mod.kernel_gang(views, P, *[params[i] for i in arg_index], _cc=cc)
+                else:
+                    core.gen = mod.kernel_gang(views, P, _cc=cc)
+                cores.append(core)
+        return (yield from self._interleave(cores))
+
+    def _interleave(self, cores: list):
+        """Drive the cores of a run in simulated time (the earliest runnable first) to the end."""
         outer = support._RECORDER.get() if self.check else None
         self.accesses = []
         now = 0.0
@@ -546,7 +594,10 @@ class Cluster:
                                    o[0].name, o[0].kernel, o[9], ov, bool(o[8].get(w[0].index))))
 
     def _deadlock(self, waiting, cores) -> str:
-        lines = [f"deadlock in mixed-kernel group {self.group!r} (cluster {self.index}): every running core "
+        where = (f"cluster {self.index}" if self.n == 1 else
+                 f"clusters {self.index}-{self.index + self.n - 1}: a lockstep gang of {self.n} tasks, "
+                 "each stuck alike")
+        lines = [f"deadlock in mixed-kernel group {self.group!r} ({where}): every running core "
                  f"waits on a partner that can never act"]
         for c in waiting:
             w = c.wait
@@ -577,13 +628,15 @@ class Clusters:
         self.clusters: dict = {}
         self.shared: dict = {}
 
-    def get(self, index: int) -> Cluster:
+    def get(self, index: int, n: int = 1) -> Cluster:
+        """Cluster ``index``; with ``n`` > 1 the gang of clusters ``index .. index + n - 1``."""
         if self.memory is None:
             self.memory = CoreMemory(self.platform, 3 * self.ncores, self.poison)
             self.shared = {}
-        c = self.clusters.get(index)
+        key = index if n == 1 else (index, n)
+        c = self.clusters.get(key)
         if c is None:
-            c = self.clusters[index] = Cluster(index, self.platform, self.kernels, self.memory, self.shared)
+            c = self.clusters[key] = Cluster(index, self.platform, self.kernels, self.memory, self.shared, n)
         return c
 
     def release(self) -> None:
@@ -592,3 +645,73 @@ class Clusters:
             self.memory = None
         self.clusters = {}
         self.shared = {}
+
+
+class _GroupPlan(list):
+    """One Group task's global-memory accesses as one plan (``(site, arguments)`` in the sites of
+    :attr:`GroupGang.GANG_GM`: what the scheduler's footprint check reads), and in ``parts`` each
+    of its cores' own ``GANG_PLAN`` (what that core's ``kernel_gang`` reads)."""
+
+    __slots__ = ("parts",)
+
+
+class GroupGang:
+    """The lockstep form of a Group kernel module (:mod:`pypto.codegen.group`), composed from its
+    members' (:mod:`pypto.codegen.gang`): it offers the scheduler what a kernel module with a
+    lockstep form does (``GANG_NUMEL``, ``GANG_GM``, ``GANG_SAME``, ``GANG_PLAN``,
+    ``kernel_gang``), and builds its views itself: a gang of adjacent clusters (:meth:`gang_views`).
+
+    A gang of Group tasks is sound for the same reasons as one of InCore tasks: every member core's
+    instruction stream does not depend on the task (each member function has a lockstep form), so
+    the cores of every cluster of the gang wait, resume and yield at the same points and clocks,
+    and the pipes carry every cluster's tiles at once; the footprint rule (no member writes what
+    another touches) covers the accesses of all the cores of each task. Built only when every member
+    function has a lockstep form (:func:`group_gang`)."""
+
+    GANG = True
+    TILES: tuple = ()   # (the members' tiles are in the clusters' memories)
+
+    def __init__(self, mod, kernels: dict, clusters: Clusters):
+        spec = self.GROUP = mod.GROUP
+        self.clusters = clusters
+        self.cores = []   # (member GANG_PLAN, group parameter of each argument, lane, first site)
+        gm: list = []
+        same: set = set()
+        numel = 0
+        for name, kind, arg_index, _site in spec["members"]:
+            m = kernels[name]
+            for lane in (range(spec["aiv_lanes"]) if kind == "aiv" else (0,)):
+                self.cores.append((m.GANG_PLAN, arg_index, lane, len(gm)))
+                gm.extend(m.GANG_GM)
+            same.update(arg_index[i] for i in m.GANG_SAME)
+            numel = max(numel, m.GANG_NUMEL)
+        self.GANG_GM = gm
+        self.GANG_SAME = tuple(sorted(same))
+        self.GANG_NUMEL = numel
+
+    def GANG_PLAN(self, *params, _block=(0, 1)) -> _GroupPlan:  # noqa: N802  (the kernel modules' name)
+        """The task's plan: each core's (the AIV member's once per lane, with its lane in ``_block``
+        as :meth:`Cluster.run` passes it), the sites shifted into this group's ``GANG_GM``."""
+        out = _GroupPlan()
+        out.parts = parts = []
+        for plan, arg_index, lane, first in self.cores:
+            p = plan(*[params[i] for i in arg_index], _block=(_block[0], _block[1], lane))
+            parts.append(p)
+            out.extend([(first + site, e) for site, e in p] if first else p)
+        return out
+
+    def gang_views(self, first: int, n: int) -> Cluster:
+        """What the gang kernel runs on: the gang of clusters ``first .. first + n - 1``."""
+        return self.clusters.get(first, n)
+
+    def kernel_gang(self, cluster: Cluster, plans: list, *params):
+        """The gang of Group tasks (``plans``: theirs, in member order) on ``cluster``."""
+        return cluster.run_gang(self.GROUP, plans, params)
+
+
+def group_gang(mod, kernels: dict, clusters: Clusters) -> GroupGang | None:
+    """The lockstep form of Group kernel module ``mod`` (:class:`GroupGang`), or None when one of its
+    member functions has none (its kernel module's ``GANG_WHY`` says why)."""
+    if not all(getattr(kernels[name], "GANG", False) for name, *_ in mod.GROUP["members"]):
+        return None
+    return GroupGang(mod, kernels, clusters)

@@ -58,7 +58,7 @@ from pypto.ir.tags import ALL_TAGS, MAY_WRITE_TAGS
 from pypto.numerics.formats import fp4_pack
 from pypto.ops.support.while_loops import while_limit
 from pypto.runtime.cores import Core, CoreMemory
-from pypto.runtime.cross_core import Clusters
+from pypto.runtime.cross_core import Clusters, group_gang
 from pypto.runtime.gangs import conflict, gang_size
 from pypto.runtime.deps import INPUT, OUTPUT, TensorMap, View, normalize_tag
 from pypto.runtime.dumps import AFTER, BEFORE, DumpCollector
@@ -519,8 +519,10 @@ class Runtime(TaskGraph):
                         key = (kname, first, len(members))
                         views = view_cache.get(key)
                         if views is None:
-                            views = view_cache[key] = self.memory.gang_views(kname, first, len(members),
-                                                                             gang[0].TILES)
+                            own = getattr(gang[0], "gang_views", None)   # a Group's: a gang of clusters
+                            views = view_cache[key] = (own(first, len(members)) if own is not None else
+                                                       self.memory.gang_views(kname, first, len(members),
+                                                                              gang[0].TILES))
                         for j, t in enumerate(members):
                             p = t.parent if t.parent is not None else t
                             if dump is not None and (dump.level == 2 or p.dump_sel) and p.core < 0:
@@ -668,6 +670,8 @@ class Runtime(TaskGraph):
         threads = torch.get_num_threads()
         out = {}
         for name, mod in self.kernels.items():
+            if getattr(mod, "GROUP", None) is not None:   # a mixed kernel: its members' lockstep forms
+                mod = group_gang(mod, self.kernels, self.clusters)
             if getattr(mod, "GANG", False):
                 numel = mod.GANG_NUMEL
                 if gang_size(len(self.cores), numel, threads) >= 2:

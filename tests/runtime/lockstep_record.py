@@ -60,10 +60,14 @@ def ganged_ops(rt, namespace: dict) -> set[str]:
     by_index = {t.index: t for t in rt.tasks}
     ops: set[str] = set()
     for name in sorted({by_index[i].kernel for g in rt.gangs for i in g}):
-        out_dir = Path(rt.kernels[name].__file__).resolve().parents[2]   # <out>/kernels/aiv/<name>.py
-        fn = _function(name, out_dir, namespace)
-        assert fn is not None, f"kernel {name} (built in {out_dir}) is not defined in the namespace given"
-        ops |= {c.op for _, c in iter_calls(fn.body)}
+        mod = rt.kernels[name]
+        out_dir = Path(mod.__file__).resolve().parents[2]   # <out>/kernels/aiv/<name>.py
+        # a mixed-kernel group's gang runs its member functions' lockstep forms (pypto.runtime.cross_core)
+        group = getattr(mod, "GROUP", None)
+        for fname in [name] + ([m[0] for m in group["members"]] if group is not None else []):
+            fn = _function(fname, out_dir, namespace)
+            assert fn is not None, f"kernel {fname} (built in {out_dir}) is not defined in the namespace given"
+            ops |= {c.op for _, c in iter_calls(fn.body)}
     return ops
 
 

@@ -54,10 +54,11 @@ def test_interrupted_run_leaves_inputs_pool_and_cache_intact(monkeypatch, where,
     # the session)
     for key, arrays in cores._MEM_POOL.items():
         for arr, dirty in arrays:
-            mask = torch.ones(arr.shape[1], dtype=torch.bool)
-            for lo, hi in dirty:
-                mask[lo:hi] = False
-            assert int((arr[:, mask] != key[-1]).count_nonzero()) == 0, "pooled core memory is dirty outside its ranges"
+            # (a range covers rows first::step: the cube or a vector lane's rows of the clusters)
+            mask = torch.ones(arr.shape, dtype=torch.bool)
+            for lo, hi, first, step in dirty:
+                mask[first::step, lo:hi] = False
+            assert int((arr[mask] != key[-1]).count_nonzero()) == 0, "pooled core memory is dirty outside its ranges"
 
 
 @pytest.mark.parametrize("interrupt", [False, True])

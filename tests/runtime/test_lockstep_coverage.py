@@ -25,14 +25,13 @@ pytestmark = pytest.mark.xdist_group("lockstep_record")
 
 HERE = Path(__file__).parent
 # the modules whose tests record gangs (each must import lockstep_record or use run_both)
-RECORDERS = ("test_lockstep_bits.py", "test_lockstep_bits_mm.py", "test_blocks_and_dyn.py")
+RECORDERS = ("test_lockstep_bits.py", "test_lockstep_bits_mm.py", "test_blocks_and_dyn.py",
+             "test_lockstep_bits_group.py")
 
 # ops with a lockstep form that no gang can run today, and why
 NEVER_GANGED = {
     "tile.tensor_dim": "a run-time extent is a per-task value: any use of it (a data operand, a loop bound) makes "
                        "the kernel's GANG_WHY refuse ganging, so the form exists for when that rule is relaxed",
-    "tile.get_subblock_idx": "the same: the codegen counts it as a per-task value (GANG_WHY 'reads a per-task "
-                             "value'), although it is 0 in every block",
 }
 
 
@@ -55,6 +54,7 @@ def test_the_recording_tests_are_found():
     assert "test_binary_array" in found["test_lockstep_bits.py"]
     assert found["test_lockstep_bits_mm.py"] == ["test_matmul_bias_and_gemv", "test_batch_matmul"]
     assert found["test_blocks_and_dyn.py"] == ["test_blocks_gang_in_lockstep_bit_identical_to_one_by_one"]
+    assert "test_ping_pong_group_gangs_bit_identical" in found["test_lockstep_bits_group.py"]
     assert all(found.values())
 
 
