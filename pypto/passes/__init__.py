@@ -18,6 +18,8 @@
 9. LegalizeTileCast         casts the platform lacks become chains of native casts
 10. AutoTileMatmulL0        a matmul whose operands exceed L0 becomes a loop over K chunks
 11. InferTileMemorySpace    every tile gets a memory space; moves where an op needs another
+11a. LowerAutoVectorSplit  an InCore kernel with pl.split_aiv regions gets split_aiv (and the
+                            regions' common split mode); each region head becomes the lane index
 11b. ExpandMixedKernel     an InCore function whose tiles cross between cube and vector cores
                             becomes an AIC + AIV function pair called by a Group function
 11c. SplitVectorKernel      an AIV function with attrs split=UP_DOWN / LEFT_RIGHT (full-shape tiles)
@@ -54,7 +56,7 @@ from pypto.passes import (
     normalize_return_order, outline_incore_scopes, simplify, unroll_loops,
 )
 from pypto.passes import (  # noqa: E402  (issue 16: mixed cube + vector kernels)
-    expand_mixed_kernel, split_vector_kernel,
+    expand_mixed_kernel, lower_auto_vector_split, split_vector_kernel,
 )
 
 PIPELINE = (
@@ -70,6 +72,7 @@ PIPELINE = (
     legalize_tile_cast,
     auto_tile_matmul_l0,
     infer_tile_memory_space,
+    lower_auto_vector_split,
     expand_mixed_kernel,
     split_vector_kernel,
     normalize_return_order,

@@ -340,7 +340,7 @@ def _auto_split(program) -> dict:
             continue
         names = {f.name: f for f in program.functions}
         aic, aiv = names.get(f"{g.name}_aic"), names.get(f"{g.name}_aiv")
-        if aic is None or aiv is None or any(f.attr("split") is not None or f.attr("dual_aiv_dispatch")
+        if aic is None or aiv is None or any(f.attr("split") is not None or f.attr("dual_aiv_dispatch") or f.attr("split_aiv")
                                              or split_mode(f) is not None for f in (aic, aiv)):
             continue
         try:

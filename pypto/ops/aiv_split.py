@@ -1,0 +1,124 @@
+"""The named AIC <-> AIV boundary of a ``pl.split_aiv`` region (the reference's ``aiv_shard`` /
+``aic_gather``), and the region's lane marker.
+
+``for aiv_id in pl.split_aiv(2, mode=M):`` opens a region whose body runs on both vector lanes of
+the cluster (``aiv_id`` is the lane, 0 or 1). Inside it:
+
+* ``pl.aiv_shard(x)`` (cube -> vector): ``x`` is a cube tile (the matmul's Acc result); each lane
+  receives its half of it along the split axis of ``M`` (UP_DOWN: rows, LEFT_RIGHT: columns; NONE:
+  the whole tile, on both lanes). The result lives in Vec.
+* ``pl.aic_gather(v)`` (vector -> cube): each lane hands its half; the cube receives the two halves
+  joined along the split axis (NONE: the tile as it is; both lanes push it, so it must be the same
+  on both). The result lives in Mat (the cube's L1).
+
+The mode is inherited from the enclosing region (the parser fills ``split=int(mode)``); the
+explicit tile form ``pl.tile.aiv_shard(t, split=n)`` is what the printer writes. A Tensor operand
+(``pl.matmul`` at tensor level inside ``pl.at``) takes the tensor form, which
+ConvertTensorToTileOps lowers 1:1 to the tile form.
+
+These ops never execute: ExpandMixedKernel folds each into a push on the producing core and a pop
+(plus its free) on the consuming one, with the mode's split code, so their values are the pipes'
+(:mod:`pypto.ops.cross_core`, :mod:`pypto.runtime.cross_core`). Their ``sim`` / ``ref`` entries
+report the op as unlowered instead of computing something else.
+
+The region's head, ``aiv_id = pl.tile.split_aiv_lane(mode=M)``, is the parsed form of the ``for``:
+the lane index (``tile.get_subblock_idx``) plus the region's mode. LowerAutoVectorSplit consumes
+it: it stamps ``split_aiv`` (and the common ``split`` mode) on the outlined kernel and replaces it
+by ``tile.get_subblock_idx()``.
+
+Limits (located errors, not wrong values): the split axis must have an even extent that is fully
+valid (an odd or ragged boundary needs pto-isa's odd split codes and per-lane valid extents, which
+these ops do not model yet: pad the tile, or use mode NONE with ``aiv_id`` offsets).
+"""
+from __future__ import annotations
+
+from pypto.errors import Span
+from pypto.ir.nodes import ConstInt
+from pypto.ir.types import ScalarType, TensorType, TileType
+from pypto.language.dtypes import INDEX
+from pypto.language.enums import MemorySpace
+from pypto.ops.registry import OpArgs, OpDef, Param, register
+from pypto.ops.rules import expect
+from pypto.ops.traits import MemorySpaces, ReadsBlock
+
+MODES = (0, 1, 2)   # the region's SplitMode as an int: 0 NONE, 1 UP_DOWN, 2 LEFT_RIGHT
+_UNLOWERED = "_pto.unlowered({!r})"
+
+
+def _boundary_infer(op: str, grow: bool, space: MemorySpace):
+    """``aiv_shard`` halves (``grow=False``) / ``aic_gather`` doubles the split axis."""
+    def infer(a: OpArgs, span: Span):
+        t = a.tile.type
+        level = op.split(".")[0]
+        want = TileType if level == "tile" else TensorType
+        expect(isinstance(t, want), op, f"takes a {'Tile' if level == 'tile' else 'Tensor'} operand", span)
+        expect(a.split in MODES, op, f"split must be 0 (NONE), 1 (UP_DOWN) or 2 (LEFT_RIGHT), got {a.split!r}",
+               span)
+        if a.split == 0:
+            shape, valid = tuple(t.shape), getattr(t, "valid_shape", None)
+        else:
+            expect(len(t.shape) == 2, op, f"splits a 2-D operand, got rank {len(t.shape)}", span)
+            d = a.split - 1
+            n = t.shape[d]
+            expect(isinstance(n, int), op, f"the split axis {d} needs a static extent", span)
+            valid = getattr(t, "valid_shape", None)
+            if valid is not None:
+                v = valid[d]
+                v = v.value if isinstance(v, ConstInt) else v
+                expect(v == n, op, f"the split axis {d} is only partly valid ({v} of {n}): each lane's share of "
+                       "a ragged extent is not modelled", span,
+                       "pad the tile to a full extent (pl.fillpad), or use mode=pl.SplitMode.NONE and address "
+                       "each lane's rows with aiv_id")
+            if grow:
+                n2 = 2 * n
+            else:
+                expect(n % 2 == 0, op, f"the split axis {d} has an odd extent {n}: the lanes would hold "
+                       f"{(n + 1) // 2} and {n // 2} (pto-isa's odd split codes are not modelled)", span,
+                       "pad the axis to an even extent")
+                n2 = n // 2
+            shape = tuple(n2 if i == d else s for i, s in enumerate(t.shape))
+            valid = None if valid is None else tuple(n2 if i == d else s for i, s in enumerate(valid))
+        if level == "tensor":
+            return TensorType(shape, t.dtype)
+        return TileType(shape, t.dtype, space, valid)
+    return infer
+
+
+for _level in ("tensor", "tile"):
+    for _op, _grow, _space, _doc in (
+            ("aiv_shard", False, MemorySpace.Vec,
+             "cube -> vector crossing of a pl.split_aiv region: each lane gets its half of the cube tile "
+             "along the region's split axis (mode NONE: the whole tile)"),
+            ("aic_gather", True, MemorySpace.Mat,
+             "vector -> cube crossing of a pl.split_aiv region: the cube gets the lanes' halves joined "
+             "along the region's split axis (mode NONE: the tile as it is)")):
+        _name = f"{_level}.{_op}"
+        register(OpDef(
+            name=_name,
+            params=(Param("tile", _level, aliases=("x",)), Param("split", "str", None)),
+            infer=_boundary_infer(_name, _grow, _space),
+            ref=lambda a, n=_name: _UNLOWERED.format(n),
+            sim=None if _level == "tensor" else (lambda a, dst, n=_name: _UNLOWERED.format(n)),
+            dsl=_op, operand_kinds=(_level,),
+            lowers_to=f"tile.{_op}" if _level == "tensor" else None,
+            traits=() if _level == "tensor" else (MemorySpaces((), _space),),
+            doc=_doc,
+        ))
+
+
+def _lane_infer(a: OpArgs, span: Span):
+    expect(a.mode in MODES, "tile.split_aiv_lane", f"mode must be 0 (NONE), 1 (UP_DOWN) or 2 (LEFT_RIGHT), "
+           f"got {a.mode!r}", span)
+    return ScalarType(INDEX)
+
+
+register(OpDef(
+    name="tile.split_aiv_lane",
+    params=(Param("mode", "str"),),
+    infer=_lane_infer,
+    # (the lane, as tile.get_subblock_idx: LowerAutoVectorSplit replaces the op by that one)
+    ref=lambda a: "(_block[2] if len(_block) > 2 else 0)",
+    sim=lambda a, dst: "(_block[2] if len(_block) > 2 else 0)",
+    traits=(ReadsBlock(),),
+    doc="the head of a 'for aiv_id in pl.split_aiv(2, mode=...)' region: the vector lane (0 or 1)",
+))

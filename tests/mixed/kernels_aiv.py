@@ -1,0 +1,50 @@
+"""Kernels with pl.split_aiv regions and the named crossings pl.aiv_shard / pl.aic_gather (written
+for tests/mixed/test_split_aiv.py)."""
+import pypto.language as pl
+
+M, K, N = 16, 32, 16
+H = M // 2
+
+
+@pl.program
+class ShardUpDown:
+    """The cube computes a @ b; each lane takes its half of the rows and stores relu(x + 1) there."""
+
+    @pl.function(type=pl.FunctionType.Opaque)
+    def main(self, a: pl.Tensor[[M, K], pl.FP32], b: pl.Tensor[[K, N], pl.FP32],
+             out: pl.Out[pl.Tensor[[M, N], pl.FP32]]) -> pl.Tensor[[M, N], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="shard"):
+            acc = pl.matmul(a, b)
+            for aiv_id in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
+                h = pl.relu(pl.add(pl.aiv_shard(acc), 1.0))
+                out = pl.assemble(out, h, [aiv_id * H, 0])
+        return out
+
+
+@pl.program
+class GatherLeftRight:
+    """Each lane forms its column half of x = a * 2 (columns aiv_id * K/2 ...); the cube gets the
+    joined tile and computes x @ b."""
+
+    @pl.function(type=pl.FunctionType.Opaque)
+    def main(self, a: pl.Tensor[[M, K], pl.FP32], b: pl.Tensor[[K, N], pl.FP32],
+             out: pl.Out[pl.Tensor[[M, N], pl.FP32]]) -> pl.Tensor[[M, N], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="gather"):
+            for aiv_id in pl.split_aiv(2, mode=pl.SplitMode.LEFT_RIGHT):
+                x = pl.mul(pl.slice(a, [M, K // 2], [0, aiv_id * (K // 2)]), 2.0)
+                xs = pl.aic_gather(x)
+            out = pl.assemble(out, pl.matmul(xs, b), [0, 0])
+        return out
+
+
+@pl.program
+class NoneRegionVector:
+    """A task-parallel region: both lanes run the whole body, each on the rows aiv_id picks."""
+
+    @pl.function(type=pl.FunctionType.Opaque)
+    def main(self, a: pl.Tensor[[M, N], pl.FP32], out: pl.Out[pl.Tensor[[M, N], pl.FP32]]) -> pl.Tensor[[M, N], pl.FP32]:
+        for aiv_id in pl.split_aiv(2, mode=pl.SplitMode.NONE):
+            base = aiv_id * H
+            t = pl.load(a, [base, 0], [H, N])
+            out = pl.store(pl.add(t, t), [base, 0], out)
+        return out
