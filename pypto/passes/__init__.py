@@ -22,6 +22,9 @@
                             regions' common split mode); each region head becomes the lane index
 11b. ExpandMixedKernel     an InCore function whose tiles cross between cube and vector cores
                             becomes an AIC + AIV function pair called by a Group function
+11b'. InjectGMPipeBuffer  (a2a3) each function setting up a cross-core pipe, and its kernel-side
+                            callers, get the GM slot workspace ``__gm_pipe_buffer`` as a parameter;
+                            orchestration creates one per dispatch
 11c. SplitVectorKernel      an AIV function with attrs split=UP_DOWN / LEFT_RIGHT (full-shape tiles)
                             becomes its per-lane form on both vector cores: halved tiles, offsets
                             + lane * half, valid extents shared out per lane
@@ -56,7 +59,7 @@ from pypto.passes import (
     normalize_return_order, outline_incore_scopes, simplify, unroll_loops,
 )
 from pypto.passes import (  # noqa: E402  (issue 16: mixed cube + vector kernels)
-    expand_mixed_kernel, lower_auto_vector_split, split_vector_kernel,
+    expand_mixed_kernel, inject_gm_pipe_buffer, lower_auto_vector_split, split_vector_kernel,
 )
 
 PIPELINE = (
@@ -74,6 +77,7 @@ PIPELINE = (
     infer_tile_memory_space,
     lower_auto_vector_split,
     expand_mixed_kernel,
+    inject_gm_pipe_buffer,
     split_vector_kernel,
     normalize_return_order,
     init_mem_ref,
