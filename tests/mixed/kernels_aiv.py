@@ -48,3 +48,44 @@ class NoneRegionVector:
             t = pl.load(a, [base, 0], [H, N])
             out = pl.store(pl.add(t, t), [base, 0], out)
         return out
+
+
+@pl.program
+class ShardOfVectorValue:
+    """Misuse: pl.aiv_shard of a value already on the vector lanes."""
+
+    @pl.function(type=pl.FunctionType.Opaque)
+    def main(self, a: pl.Tensor[[M, N], pl.FP32], out: pl.Out[pl.Tensor[[M, N], pl.FP32]]) -> pl.Tensor[[M, N], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            for aiv_id in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
+                t = pl.load(a, [0, 0], [M, N])
+                h = pl.aiv_shard(t)   # SHARD OF A VECTOR TILE
+                out = pl.store(h, [aiv_id * H, 0], out)
+        return out
+
+
+@pl.program
+class UnnamedCrossing:
+    """Misuse: a lane value feeds the cube without pl.aic_gather."""
+
+    @pl.function(type=pl.FunctionType.Opaque)
+    def main(self, a: pl.Tensor[[M, K], pl.FP32], b: pl.Tensor[[K, N], pl.FP32],
+             out: pl.Out[pl.Tensor[[M, N], pl.FP32]]) -> pl.Tensor[[M, N], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            for aiv_id in pl.split_aiv(2, mode=pl.SplitMode.NONE):
+                x = pl.mul(a, 2.0)
+            out = pl.assemble(out, pl.matmul(x, b), [0, 0])   # UNNAMED CROSSING
+        return out
+
+
+@pl.program
+class SplitAndRegions:
+    """Misuse: pl.split(...) on a scope that also opens a pl.split_aiv region."""
+
+    @pl.function(type=pl.FunctionType.Opaque)
+    def main(self, a: pl.Tensor[[M, N], pl.FP32], out: pl.Out[pl.Tensor[[M, N], pl.FP32]]) -> pl.Tensor[[M, N], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.UP_DOWN)]):
+            for aiv_id in pl.split_aiv(2, mode=pl.SplitMode.NONE):   # SPLIT AND REGION
+                t = pl.load(a, [aiv_id * H, 0], [H, N])
+                out = pl.store(t, [aiv_id * H, 0], out)
+        return out
