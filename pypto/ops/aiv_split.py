@@ -62,7 +62,7 @@ def _boundary_infer(op: str, grow: bool, space: MemorySpace):
             n = t.shape[d]
             expect(isinstance(n, int), op, f"the split axis {d} needs a static extent", span)
             valid = getattr(t, "valid_shape", None)
-            if valid is not None:
+            if valid is not None and getattr(a, "valid_shape", None) is None:
                 v = valid[d]
                 v = v.value if isinstance(v, ConstInt) else v
                 expect(v == n, op, f"the split axis {d} is only partly valid ({v} of {n}): each lane's share of "
@@ -80,6 +80,22 @@ def _boundary_infer(op: str, grow: bool, space: MemorySpace):
             valid = None if valid is None else tuple(n2 if i == d else s for i, s in enumerate(valid))
         if level == "tensor":
             return TensorType(shape, t.dtype)
+        lane_valid = getattr(a, "valid_shape", None)
+        if lane_valid is not None:
+            # the lane's valid region, stated (LowerAutoVectorSplit writes the share of a ragged
+            # extent each lane gets, an expression of the lane index)
+            expect(len(lane_valid.elements) == len(shape), op,
+                   f"valid_shape needs {len(shape)} extents, got {len(lane_valid.elements)}", span)
+            valid = []
+            for e, n in zip(lane_valid.elements, shape):
+                if isinstance(e, ConstInt):
+                    expect(0 <= e.value <= n, op, f"valid_shape extent {e.value} is outside [0, {n}]", span)
+                    valid.append(e.value)
+                else:
+                    expect(isinstance(getattr(e, "type", None), ScalarType) and e.type.dtype.is_int(), op,
+                           "a valid_shape extent must be an int or an integer scalar", span)
+                    valid.append(e)
+            valid = tuple(valid)
         return TileType(shape, t.dtype, space, valid)
     return infer
 
@@ -95,7 +111,10 @@ for _level in ("tensor", "tile"):
         _name = f"{_level}.{_op}"
         register(OpDef(
             name=_name,
-            params=(Param("tile", _level, aliases=("x",)), Param("split", "str", None)),
+            params=(Param("tile", _level, aliases=("x",)), Param("split", "str", None),
+                    # (ours, the shard's tile form: each lane's valid region of a ragged boundary)
+                    *((Param("valid_shape", "ints", None, optional=True),)
+                      if (_level, _op) == ("tile", "aiv_shard") else ())),
             infer=_boundary_infer(_name, _grow, _space),
             ref=lambda a, n=_name: _UNLOWERED.format(n),
             sim=None if _level == "tensor" else (lambda a, dst, n=_name: _UNLOWERED.format(n)),

@@ -23,12 +23,16 @@ calls it unchanged), calls ``<name>_aic`` then ``<name>_aiv`` with all its param
 the parameters the original returned versions of. A scalar computed from a tile on one side and
 used on the other cannot cross (pipes carry tiles): that is a located PassError.
 
-Not done here (the reference's later passes): InjectGMPipeBuffer's explicit GM buffer parameter
-(the simulator charges each pipe transfer a GM round trip on a2a3 instead), and LowerAutoVectorSplit's
-halving of an InCore function's vector work between two AIV lanes under ``pl.split`` (the split mode
-is kept as the Group's ``split`` attr for the dumps; the AIV member runs on one lane, which computes
-the same elements; SplitVectorKernel halves hand-written AIV functions with a ``split`` attr); on a5 (direct Acc -> Vec / Vec -> Mat paths) InferTileMemorySpace needs no cross-core
-move and the function stays one kernel.
+The named crossings of a kernel LowerAutoVectorSplit put in per-lane form (``pl.split_aiv``
+regions, or an automatic ``pl.split``), ``y = tile.aiv_shard(x, split=m)`` /
+``y = tile.aic_gather(x, split=m)``, become a push with split code ``m`` on the producer and a pop
+of ``y``'s type (each lane's half / the joined tile) with code ``m`` on the consumer; such a kernel
+(attr ``split_aiv``) keeps its attrs on both members, its vector member runs on both lanes
+(SplitVectorKernel stamps ``dual_aiv_dispatch``), and without cube work it has no AIC member. The
+lane index (``tile.get_subblock_idx``) and the scalars computed from it belong to the vector side.
+The GM workspace of the pipes on a2a3 is InjectGMPipeBuffer's (the next pass). On a5 (direct
+Acc -> Vec / Vec -> Mat paths) InferTileMemorySpace needs no cross-core move and a kernel without
+named crossings stays one kernel.
 """
 from __future__ import annotations
 
@@ -85,8 +89,11 @@ def _side_of_spaces(spaces) -> str:
     return AIC if cube else AIV
 
 
-def _stmt_side(s) -> str:
+def stmt_side(s) -> str:
     """The side of a plain statement (not a loop, not a cross-core move)."""
+    v = s.value if isinstance(s, AssignStmt) else None
+    if isinstance(v, Call) and v.op == "tile.get_subblock_idx":
+        return AIV   # the vector lane's index: the cube has none
     exprs = use_exprs(s)
     spaces = [_space(x) for e in exprs for x in walk_expr(e)]
     if isinstance(s, AssignStmt):
@@ -116,7 +123,7 @@ class _Splitter:
                     return True
             elif cross_core_move(s, self.arch) or boundary(s):
                 return True
-            elif not isinstance(s, (YieldStmt, ReturnStmt)) and _stmt_side(s) == self.side:
+            elif not isinstance(s, (YieldStmt, ReturnStmt)) and stmt_side(s) == self.side:
                 return True
         return False
 
@@ -166,13 +173,17 @@ class _Splitter:
             elif isinstance(s, ReturnStmt):
                 continue   # members write their Out params in place; the Group returns them
             else:
-                side = _stmt_side(s)
+                side = stmt_side(s)
                 if side == "both":
                     raise PassError(f"{NAME}: a statement of '{self.fname}' reads tiles of both the cube and the "
                                     f"vector cores", s.span,
                                     "move one operand first (pl.move(x, target_memory=...)); pipes carry tiles "
                                     "between the cores")
-                if side in (self.side, SHARED):
+                if side == SHARED and isinstance(s, AssignStmt) and not isinstance(s.var.type, TensorType) \
+                        and any(isinstance(x, Var) and id(x) in self.defined_other
+                                for e in use_exprs(s) for x in walk_expr(e)):
+                    self._skip(s)   # a scalar of the other side's values (aiv_id * 8): that side's alone
+                elif side in (self.side, SHARED):
                     self._check_reads(s)
                     out.append(s)
                 else:
@@ -253,7 +264,9 @@ class _Splitter:
         t = dst.type
         shape = MakeTuple(tuple(ConstInt(d) for d in t.shape), s.span)
         op = "tile.tpop_from_aic" if shard else "tile.tpop_from_aiv"
-        pop = AssignStmt(dst, Call(op, (shape, t.dtype, mode, None, 0, t.memory_space), t, s.span), s.span)
+        valid = None if t.valid_shape is None else MakeTuple(
+            tuple(ConstInt(v) if isinstance(v, int) else v for v in t.valid_shape), s.span)
+        pop = AssignStmt(dst, Call(op, (shape, t.dtype, mode, None, 0, t.memory_space, valid), t, s.span), s.span)
         popped.append((dst, "tile.tfree_to_aic" if shard else "tile.tfree_to_aiv", s.span))
         self.defined_other[id(src)] = src
         return [pop]

@@ -2,7 +2,7 @@
 per-lane form, ready for ExpandMixedKernel (the reference's pass of the same name, before the
 expansion).
 
-Requires: TileMemoryInferred. Produces: AivRegionsLowered.
+Requires: TileMemoryInferred. Produces: AivRegionsLowered (regions consumed, split kernels per lane).
 
 A region (``for aiv_id in pl.split_aiv(2, mode=M):``) reaches this pass as its head,
 ``aiv_id = pl.tile.split_aiv_lane(mode=M)``, followed by its body in place
@@ -28,18 +28,27 @@ reference additionally halves a full-width body of a data-parallel region that n
 which is not done here (such a body would run whole on both lanes: the same values, computed
 twice).
 
-The automatic ``pl.split`` path (an InCore kernel with a ``split`` attr and no regions) is not
-rewritten here: SplitVectorKernel halves the vector member after the expansion (see its module),
-which gives the per-lane form the reference builds here.
+The automatic path: an InCore kernel with a ``split`` attr (``pl.at(...,
+optimizations=[pl.split(mode)])``) whose cube and vector work cross (a2a3) is rewritten into the
+same per-lane form: ``subblock_idx = tile.get_subblock_idx()`` first; the vector side halved on
+the split axis (loads / stores at ``+ subblock_idx * half``, generators and results halved, a
+ragged valid extent shared out per lane: the halving of SplitVectorKernel's ``_Halver``); the cube
+side whole; each cross-core ``tile.move`` named (``tile.aiv_shard`` with the lane's valid region,
+or ``tile.aic_gather`` of a halved tile); ``split_aiv`` stamped next to ``split``. Where the
+halving refuses (a reduction over the split axis, a reshape of a halved tile, an odd extent, a
+position-dependent generator) the kernel is left as it is and runs on one vector lane, which
+computes the same values. On a5 a kernel with no cross-core move stays one kernel (nothing to do).
 """
 from __future__ import annotations
 
-from pypto.errors import PassError
-from pypto.ir.nodes import AssignStmt, Call, Function
+from pypto.errors import InvalidOperationError, PassError, TypeCheckError
+from pypto.ir.nodes import AssignStmt, Call, Function, MakeTuple, Var
 from pypto.ir.visit import Mutator, iter_stmts
-from pypto.language.enums import FunctionType, SplitMode
+from pypto.language.enums import FunctionType, MemorySpace, SplitMode
+from pypto.ops.builder import build
 from pypto.passes.context import PassContext
-from pypto.passes.expand_mixed_kernel import BOUNDARY_OPS, cross_core_move
+from pypto.passes.expand_mixed_kernel import BOUNDARY_OPS, cross_core_move, stmt_side
+from pypto.passes.split_vector_kernel import _CODE, _Halver, _int, _mode_of
 
 NAME = "LowerAutoVectorSplit"
 REQUIRES = ("TileMemoryInferred",)
@@ -96,6 +105,76 @@ def _lower(f: Function, arch: str) -> Function:
     return _Heads().function(f).replace(attrs=tuple(attrs))
 
 
+class _MixedHalver(_Halver):
+    """The per-lane form of a mixed InCore body (the automatic ``pl.split`` path): statements of
+    the vector side go through the halving of :class:`~pypto.passes.split_vector_kernel._Halver`,
+    the cube side's stay whole, and each crossing becomes a named one: ``y = tile.move(acc, Vec)``
+    -> ``y = tile.aiv_shard(acc, split=m)`` (the lane's half, with its share of a ragged valid
+    extent), ``y = tile.move(v, Mat)`` of a halved ``v`` -> ``y = tile.aic_gather(v, split=m)``."""
+
+    def __init__(self, f: Function, mode: SplitMode, arch: str):
+        super().__init__(f, mode)
+        self.arch = arch
+
+    def visit_AssignStmt(self, s):
+        if cross_core_move(s, self.arch):
+            return self._crossing(s)
+        if stmt_side(s) == "aic":
+            return self.default_stmt(s)
+        return super().visit_AssignStmt(s)
+
+    def visit_EvalStmt(self, s):
+        if stmt_side(s) == "aic":
+            return self.default_stmt(s)
+        return super().visit_EvalStmt(s)
+
+    def _crossing(self, s):
+        src, span = self.expr(s.value.args[0]), s.span
+        if s.var.type.memory_space == MemorySpace.Vec:   # cube -> vector
+            if not self._splits(s.var.type):
+                raise PassError(f"{NAME}: '{s.var.name}' crosses to the vector lanes with extent 1 on the split axis",
+                                span)
+            full = tuple(s.var.type.shape)
+            h = self._half(full[self.dim], "the crossing tile", span)
+            valid = s.var.type.valid_shape
+            lane_valid = None
+            if valid is not None and valid[self.dim] != full[self.dim]:
+                lane_valid = self._valid_tuple(MakeTuple(tuple(_int(v, span) for v in valid), span), full, span)
+            c = build("tile.aiv_shard", span, tile=src, split=self.code, valid_shape=lane_valid)
+            del h
+            v = Var(s.var.name, c.type, s.var.span)
+            self.halved.add(id(v))
+            self.redefine(s.var, v)
+            return s.replace(var=v, value=c)
+        if not self._is_halved(src):   # vector -> cube of a value the lanes do not share out
+            raise PassError(f"{NAME}: '{getattr(src, 'name', src)}' crosses to the cube whole; the lanes hold "
+                            "halves only of split tiles", span)
+        c = build("tile.aic_gather", span, tile=src, split=self.code)
+        if c.type.shape != s.var.type.shape:
+            raise PassError(f"{NAME}: the gathered tile {list(c.type.shape)} differs from the crossing "
+                            f"{list(s.var.type.shape)}", span)
+        v = Var(s.var.name, c.type, s.var.span) if c.type != s.var.type else s.var
+        self.redefine(s.var, v)
+        return s.replace(var=v, value=c)
+
+
+def _auto(f: Function, arch: str) -> Function:
+    """An InCore kernel with a ``split`` attr (``pl.split(mode)`` on its scope) whose cube and vector
+    work cross: its per-lane form (the vector side halved, the crossings named), stamped
+    ``split_aiv``. Where the halving refuses (a reduction over the split axis, a reshape of a
+    halved tile, an odd extent...) the kernel stays as it is: ExpandMixedKernel then gives one
+    vector lane every element, the same values (the split is a placement choice)."""
+    mode = _mode_of(f.attr("split"))
+    if f.func_type != FunctionType.InCore or mode not in _CODE or f.attr("split_aiv") \
+            or not any(cross_core_move(s, arch) for s in iter_stmts(f.body)):
+        return f
+    try:
+        lane = _MixedHalver(f, mode, arch).function(f)
+    except (PassError, TypeCheckError, InvalidOperationError):
+        return f
+    return lane.replace(attrs=tuple((k, v) for k, v in f.attrs if k != "split_aiv") + (("split_aiv", True),))
+
+
 def run(program, ctx: PassContext):
     arch = ctx.platform.arch
-    return program.replace(functions=tuple(_lower(f, arch) for f in program.functions))
+    return program.replace(functions=tuple(_auto(_lower(f, arch), arch) for f in program.functions))

@@ -32,9 +32,10 @@ static shape argument applied to a halved tile (reshape, slice, ...): write thos
 per-lane form (``attrs={"split_aiv": True}``, tiles and offsets per lane).
 
 The members of a mixed kernel ExpandMixedKernel made from an InCore function with a split
-(``pl.at(..., optimizations=[pl.split(mode)])``) are halved the same way (the reference does that
-in LowerAutoVectorSplit, before the expansion); where the halving refuses, they keep the one-lane
-form (see :func:`_auto_split`).
+(``pl.at(..., optimizations=[pl.split(mode)])``) or with ``pl.split_aiv`` regions arrive in per-lane
+form already (LowerAutoVectorSplit halves the vector side before the expansion, marking the kernel
+``split_aiv``): they only get the attrs. The per-lane rewriting of one function body
+(:class:`_Halver`) is shared with LowerAutoVectorSplit.
 
 The AIC function keeps its tiles whole: its ``tpush_to_aiv`` / ``tpop_from_aiv`` get the mode's
 split code (the pipe hands each lane its half, and joins the halves the lanes push).
@@ -326,38 +327,9 @@ def _cube(f: Function, mode: SplitMode) -> Function:
     return _Codes().function(f).replace(attrs=_stamp(f, mode, False))
 
 
-def _auto_split(program) -> dict:
-    """The per-lane forms of the members of each mixed kernel ExpandMixedKernel made from an InCore
-    function with a split (``pl.at(..., optimizations=[pl.split(mode)])`` or ``attrs={"split":
-    mode}``): its Group ``g`` carries the mode and calls ``g_aic`` and ``g_aiv``. A member body the
-    halving refuses (a reduction over the split axis, a reshape of a halved tile, ...) keeps the
-    one-lane form ExpandMixedKernel gave it: one vector core then computes every element, the same
-    values (the split is a placement choice, not a change of meaning)."""
-    out = {}
-    for g in program.functions:
-        mode = _mode_of(g.attr("split")) if g.func_type == FunctionType.Group else None
-        if mode not in _CODE:
-            continue
-        names = {f.name: f for f in program.functions}
-        aic, aiv = names.get(f"{g.name}_aic"), names.get(f"{g.name}_aiv")
-        if aic is None or aiv is None or any(f.attr("split") is not None or f.attr("dual_aiv_dispatch") or f.attr("split_aiv")
-                                             or split_mode(f) is not None for f in (aic, aiv)):
-            continue
-        try:
-            lane = _Halver(aiv, mode).function(aiv).replace(attrs=_stamp(aiv, mode, True))
-        except (PassError, TypeCheckError):
-            continue   # (a type rule refusing the halved operands: e.g. a halved tile meets a whole one)
-        out[aiv.name], out[aic.name] = lane, _cube(aic, mode)
-    return out
-
-
 def run(program, ctx: PassContext):
-    auto = _auto_split(program)
     funcs = []
     for f in program.functions:
-        if f.name in auto:
-            funcs.append(auto[f.name])
-            continue
         if f.func_type not in (FunctionType.AIV, FunctionType.AIC):
             funcs.append(f)
             continue
