@@ -89,3 +89,15 @@ class SplitAndRegions:
                 t = pl.load(a, [aiv_id * H, 0], [H, N])
                 out = pl.store(t, [aiv_id * H, 0], out)
         return out
+
+
+@pl.program
+class RaggedTail:
+    """A slice whose box (16 rows) passes the end of a 13-row tensor, valid to its 13 rows."""
+
+    @pl.function(type=pl.FunctionType.Opaque)
+    def main(self, a: pl.Tensor[[13, N], pl.FP32], out: pl.Out[pl.Tensor[[M, N], pl.FP32]]) -> pl.Tensor[[M, N], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t = pl.slice(a, [M, N], [0, 0], valid_shape=[13, N])
+            out = pl.assemble(out, pl.add(t, 1.0), [0, 0])
+        return out

@@ -194,3 +194,37 @@ def test_unlowered_crossing_refuses_to_run():
 
     with pytest.raises(PyptoError, match="ExpandMixedKernel lowers"):
         _pto.unlowered("tile.aiv_shard")
+
+
+def test_automatic_split_is_lowered_before_the_expansion_into_named_crossings():
+    from tests.mixed import kernels_auto as A
+
+    f = _upto(A.CubeToVecLoopUpDown, "LowerAutoVectorSplit").functions["main_incore_0"]
+    assert f.attr("split_aiv") is True and f.attr("split") == pl.SplitMode.UP_DOWN
+    text = f.as_python()
+    assert "pl.tile.aiv_shard(c, split=1)" in text and "pl.tile.move(c, pl.Mem.Vec)" not in text
+    assert "pl.tile.store(r, [0 + (subblock_idx * 8), j * 32], out_1)" in text
+    # the cube side stays whole
+    assert "pl.Tile[[16, 32], pl.FP32, pl.Mem.Acc] = pl.tile.matmul" in text
+    # a split over a reduction of the split axis is left whole (one lane, same values)
+    g = _upto(A.ColSumUpDownFallsBack, "LowerAutoVectorSplit").functions["main_incore_0"]
+    assert g.attr("split_aiv") is None and "aiv_shard" not in g.as_python()
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_slice_box_past_the_tensor_reads_only_its_valid_rows(platform):
+    a = _ints(13, K.N, seed=6)
+    out = torch.full((K.M, K.N), float("nan"))
+    ir.compile(K.RaggedTail, platform=platform)(a, out)
+    assert torch.equal(out[:13], a + 1) and out[13:].isnan().all()
+
+
+def test_slice_valid_region_past_the_tensor_is_still_a_located_error():
+    body = "            t = pl.slice(a, [16, 16], [0, 0], valid_shape=[17, 16])"
+    with pytest.raises(PyptoError) as e:
+        _parse(body)
+    assert "may only narrow" in str(e.value) or "leaves the tensor" in str(e.value)
+    body = "            t = pl.slice(a, [16, 16], [4, 0], valid_shape=[13, 16])\n            o = pl.assemble(o, t, [0, 0])"
+    with pytest.raises(PyptoError) as e:
+        _parse(body)
+    assert "offset 4 + extent 13 > size 16" in str(e.value)
