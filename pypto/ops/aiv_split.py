@@ -100,6 +100,47 @@ def _boundary_infer(op: str, grow: bool, space: MemorySpace):
     return infer
 
 
+def lane_share(v, lane, h: int, span):
+    """Lane ``lane``'s share of a valid extent ``v`` of a split axis whose halves are ``h`` long:
+    ``min(max(v, lane * h) - lane * h, h)`` (lane 0 ``min(v, h)``, lane 1 the rest, at least 0)."""
+    from pypto.ir.nodes import BinOp
+
+    def b(op, x, y):
+        return BinOp(op, x, y, ScalarType(INDEX), span)
+
+    v = ConstInt(v, INDEX, span) if isinstance(v, int) else v
+    start = b("mul", lane, ConstInt(h, INDEX, span))
+    return b("min", b("sub", b("max", v, start), start), ConstInt(h, INDEX, span))
+
+
+def _lower_shard(call, var, conv):
+    """tensor.aiv_shard in a kernel: tile.aiv_shard of the operand's tile. A cube tile valid to
+    ``V`` of its ``n`` rows / columns on the split axis (a ragged tail) gives each lane its share
+    of ``V`` (:func:`lane_share`), stated on the shard's ``valid_shape`` (the lane is
+    ``tile.get_subblock_idx()``): a store of the shard then writes the lane's valid rows only."""
+    from pypto.ir.nodes import AssignStmt, Call, MakeTuple, Var
+    from pypto.ops.builder import build
+
+    span = call.span
+    x, split = conv.as_tile(call.args[0], span), call.args[1]
+    t, stmts, valid = x.type, [], None
+    if isinstance(t, TileType) and split in (1, 2) and t.valid_shape is not None and len(t.shape) == 2:
+        d = split - 1
+        v = t.valid_shape[d]
+        v = v.value if isinstance(v, ConstInt) else v
+        if v != t.shape[d] and isinstance(t.shape[d], int) and t.shape[d] % 2 == 0:
+            lane = Var(f"{var.name}_lane", ScalarType(INDEX), span)
+            stmts.append(AssignStmt(lane, Call("tile.get_subblock_idx", (), ScalarType(INDEX), span), span))
+            h = t.shape[d] // 2
+            el = [ConstInt(e, INDEX, span) if isinstance(e, int) else e for e in t.valid_shape]
+            el[d] = lane_share(t.valid_shape[d], lane, h, span)
+            valid = MakeTuple(tuple(el), span)
+    c = build("tile.aiv_shard", span, tile=x, split=split, valid_shape=valid)
+    nv = Var(var.name, c.type, var.span)
+    stmts.append(AssignStmt(nv, c, span))
+    return stmts, nv
+
+
 for _level in ("tensor", "tile"):
     for _op, _grow, _space, _doc in (
             ("aiv_shard", False, MemorySpace.Vec,
@@ -120,6 +161,7 @@ for _level in ("tensor", "tile"):
             sim=None if _level == "tensor" else (lambda a, dst, n=_name: _UNLOWERED.format(n)),
             dsl=_op, operand_kinds=(_level,),
             lowers_to=f"tile.{_op}" if _level == "tensor" else None,
+            lower=_lower_shard if (_level, _op) == ("tensor", "aiv_shard") else None,
             traits=() if _level == "tensor" else (MemorySpaces((), _space),),
             doc=_doc,
         ))

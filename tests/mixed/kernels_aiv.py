@@ -101,3 +101,20 @@ class RaggedTail:
             t = pl.slice(a, [M, N], [0, 0], valid_shape=[13, N])
             out = pl.assemble(out, pl.add(t, 1.0), [0, 0])
         return out
+
+
+VALID_M = 5
+
+
+@pl.jit
+def ragged_shard(a: pl.Tensor[[VALID_M, K], pl.FP32], w: pl.Tensor[[N, K], pl.FP32],
+                 out: pl.Out[pl.Tensor[[M, N], pl.FP32]]) -> pl.Tensor[[M, N], pl.FP32]:
+    """A product valid to 5 of its 16 rows, shared out UP_DOWN: lane 0 holds 5 valid rows, lane 1
+    none; each lane stores its own."""
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="ragged"):
+        a_tile = pl.slice(a, [M, K], [0, 0], valid_shape=[VALID_M, K])
+        acc = pl.matmul(a_tile, w[0:N, 0:K], b_trans=True, out_dtype=pl.FP32)
+        for aiv_id in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
+            shard = pl.relu(pl.aiv_shard(acc))
+            out[aiv_id * H: aiv_id * H + H, 0:N] = shard
+    return out

@@ -228,3 +228,25 @@ def test_slice_valid_region_past_the_tensor_is_still_a_located_error():
     with pytest.raises(PyptoError) as e:
         _parse(body)
     assert "offset 4 + extent 13 > size 16" in str(e.value)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_ragged_shard_gives_each_lane_its_share_of_the_valid_rows(platform):
+    from pypto.runtime import RunConfig
+
+    kernel = K.ragged_shard
+    a = _ints(K.VALID_M, K.K, seed=7) / 4
+    w = _ints(K.N, K.K, seed=8) / 4
+    out = torch.full((K.M, K.N), float("nan"))
+    kernel(a, w, out, config=RunConfig(platform=platform))
+    # small quarter-integers: every fp32 product and sum is exact, relu too: bit for bit
+    assert torch.equal(out[:K.VALID_M], torch.relu(a @ w.T))
+    assert out[K.VALID_M:].isnan().all()   # no lane writes rows past the valid extent
+
+
+def test_ragged_shard_states_each_lanes_share_on_the_pop():
+    from pypto.runtime import RunConfig
+
+    text = K.ragged_shard.lower(config=RunConfig(platform="a2a3sim")).as_python()
+    # lane 0: min(5, 8) = 5 rows, lane 1: max(5 - 8, 0) = 0 rows
+    assert "valid_shape=[min(max(5, aiv_shard__tmp_v1_lane * 8) - (aiv_shard__tmp_v1_lane * 8), 8), 16]" in text
