@@ -26,9 +26,12 @@ the lane index (``tile.get_subblock_idx``) plus the region's mode. LowerAutoVect
 it: it stamps ``split_aiv`` (and the common ``split`` mode) on the outlined kernel and replaces it
 by ``tile.get_subblock_idx()``.
 
-Limits (located errors, not wrong values): the split axis must have an even extent that is fully
-valid (an odd or ragged boundary needs pto-isa's odd split codes and per-lane valid extents, which
-these ops do not model yet: pad the tile, or use mode NONE with ``aiv_id`` offsets).
+A cube tile valid to part of its split axis is shared out by valid extent: the tensor form's
+lowering (and LowerAutoVectorSplit) states each lane's share on the shard's ``valid_shape``
+(:func:`lane_share`); the tile form without ``valid_shape`` refuses such an operand. Limits
+(located errors, not wrong values): an odd split extent (pto-isa's odd split codes 3 / 4 and lane
+strides are not modelled: pad the axis), a gather of a tile partly valid on the split axis (the
+lanes' bands would not abut).
 """
 from __future__ import annotations
 
