@@ -27,7 +27,7 @@ nothing.
 """
 from __future__ import annotations
 
-from pypto.ir.nodes import AssignStmt, Call, EvalStmt, FuncCall, Function, Var
+from pypto.ir.nodes import AssignStmt, Call, FuncCall, Function, Var
 from pypto.ir.types import TensorType
 from pypto.ir.visit import Mutator, iter_exprs, iter_stmts
 from pypto.language.dtypes import FP32

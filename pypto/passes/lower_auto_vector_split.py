@@ -32,7 +32,7 @@ The automatic path: an InCore kernel with a ``split`` attr (``pl.at(...,
 optimizations=[pl.split(mode)])``) whose cube and vector work cross (a2a3) is rewritten into the
 same per-lane form: ``subblock_idx = tile.get_subblock_idx()`` first; the vector side halved on
 the split axis (loads / stores at ``+ subblock_idx * half``, generators and results halved, a
-ragged valid extent shared out per lane: the halving of SplitVectorKernel's ``_Halver``); the cube
+ragged valid extent shared out per lane: the halving of :mod:`pypto.passes.split_axis`); the cube
 side whole; each cross-core ``tile.move`` named (``tile.aiv_shard`` with the lane's valid region,
 or ``tile.aic_gather`` of a halved tile); ``split_aiv`` stamped next to ``split``. Where the
 halving refuses (a reduction over the split axis, a reshape of a halved tile, an odd extent, a
@@ -48,7 +48,7 @@ from pypto.language.enums import FunctionType, MemorySpace, SplitMode
 from pypto.ops.builder import build
 from pypto.passes.context import PassContext
 from pypto.passes.expand_mixed_kernel import BOUNDARY_OPS, cross_core_move, stmt_side
-from pypto.passes.split_vector_kernel import _CODE, _Halver, _int, _mode_of
+from pypto.passes.split_axis import CODE, Halver, as_index, mode_of
 
 NAME = "LowerAutoVectorSplit"
 REQUIRES = ("TileMemoryInferred",)
@@ -105,15 +105,15 @@ def _lower(f: Function, arch: str) -> Function:
     return _Heads().function(f).replace(attrs=tuple(attrs))
 
 
-class _MixedHalver(_Halver):
+class _MixedHalver(Halver):
     """The per-lane form of a mixed InCore body (the automatic ``pl.split`` path): statements of
-    the vector side go through the halving of :class:`~pypto.passes.split_vector_kernel._Halver`,
+    the vector side go through the halving of :class:`~pypto.passes.split_axis.Halver`,
     the cube side's stay whole, and each crossing becomes a named one: ``y = tile.move(acc, Vec)``
     -> ``y = tile.aiv_shard(acc, split=m)`` (the lane's half, with its share of a ragged valid
     extent), ``y = tile.move(v, Mat)`` of a halved ``v`` -> ``y = tile.aic_gather(v, split=m)``."""
 
     def __init__(self, f: Function, mode: SplitMode, arch: str):
-        super().__init__(f, mode)
+        super().__init__(f, mode, NAME)
         self.arch = arch
 
     def visit_AssignStmt(self, s):
@@ -139,7 +139,7 @@ class _MixedHalver(_Halver):
             valid = s.var.type.valid_shape
             lane_valid = None
             if valid is not None and valid[self.dim] != full[self.dim]:
-                lane_valid = self._valid_tuple(MakeTuple(tuple(_int(v, span) for v in valid), span), full, span)
+                lane_valid = self._valid_tuple(MakeTuple(tuple(as_index(v, span) for v in valid), span), full, span)
             c = build("tile.aiv_shard", span, tile=src, split=self.code, valid_shape=lane_valid)
             del h
             v = Var(s.var.name, c.type, s.var.span)
@@ -164,8 +164,8 @@ def _auto(f: Function, arch: str) -> Function:
     ``split_aiv``. Where the halving refuses (a reduction over the split axis, a reshape of a
     halved tile, an odd extent...) the kernel stays as it is: ExpandMixedKernel then gives one
     vector lane every element, the same values (the split is a placement choice)."""
-    mode = _mode_of(f.attr("split"))
-    if f.func_type != FunctionType.InCore or mode not in _CODE or f.attr("split_aiv") \
+    mode = mode_of(f.attr("split"))
+    if f.func_type != FunctionType.InCore or mode not in CODE or f.attr("split_aiv") \
             or not any(cross_core_move(s, arch) for s in iter_stmts(f.body)):
         return f
     try:
