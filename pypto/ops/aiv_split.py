@@ -28,10 +28,11 @@ by ``tile.get_subblock_idx()``.
 
 A cube tile valid to part of its split axis is shared out by valid extent: the tensor form's
 lowering (and LowerAutoVectorSplit) states each lane's share on the shard's ``valid_shape``
-(:func:`lane_share`); the tile form without ``valid_shape`` refuses such an operand. Limits
-(located errors, not wrong values): an odd split extent (pto-isa's odd split codes 3 / 4 and lane
-strides are not modelled: pad the axis), a gather of a tile partly valid on the split axis (the
-lanes' bands would not abut).
+(:func:`lane_share`); the tile form without ``valid_shape`` refuses such an operand. An odd
+extent ``n`` gives both lanes the ceil half as their box, lane 1 valid to one less (ExpandMixedKernel
+then uses pto-isa's odd split codes 3 / 4). Limits (located errors, not wrong values): a gather of
+a tile partly valid on the split axis (the lanes' bands would not abut); ``lane_stride`` (the
+reference's balanced partition of a ragged boundary) is not modelled.
 """
 from __future__ import annotations
 
@@ -75,10 +76,14 @@ def _boundary_infer(op: str, grow: bool, space: MemorySpace):
             if grow:
                 n2 = 2 * n
             else:
-                expect(n % 2 == 0, op, f"the split axis {d} has an odd extent {n}: the lanes would hold "
-                       f"{(n + 1) // 2} and {n // 2} (pto-isa's odd split codes are not modelled)", span,
-                       "pad the axis to an even extent")
-                n2 = n // 2
+                # an odd extent: both lanes get the ceil half as their box (pto-isa's odd split codes
+                # 3 / 4), lane 1 valid to one row / column less; the lanes' extents must be stated
+                expect(n % 2 == 0 or level == "tensor" or getattr(a, "valid_shape", None) is not None, op,
+                       f"the split axis {d} has an odd extent {n}: the lanes hold {(n + 1) // 2} and {n // 2}, "
+                       "which the tile form cannot tell apart", span,
+                       "write pl.aiv_shard on the Tensor (its lowering states each lane's extent), pass "
+                       "valid_shape=[...] per lane, or pad the axis to an even extent")
+                n2 = (n + 1) // 2
             shape = tuple(n2 if i == d else s for i, s in enumerate(t.shape))
             valid = None if valid is None else tuple(n2 if i == d else s for i, s in enumerate(valid))
         if level == "tensor":
@@ -127,16 +132,17 @@ def _lower_shard(call, var, conv):
     span = call.span
     x, split = conv.as_tile(call.args[0], span), call.args[1]
     t, stmts, valid = x.type, [], None
-    if isinstance(t, TileType) and split in (1, 2) and t.valid_shape is not None and len(t.shape) == 2:
+    if isinstance(t, TileType) and split in (1, 2) and len(t.shape) == 2 and \
+            (t.valid_shape is not None or t.shape[split - 1] % 2):
         d = split - 1
-        v = t.valid_shape[d]
+        v = t.effective_valid_shape[d]
         v = v.value if isinstance(v, ConstInt) else v
-        if v != t.shape[d] and isinstance(t.shape[d], int) and t.shape[d] % 2 == 0:
+        if (v != t.shape[d] or t.shape[d] % 2) and isinstance(t.shape[d], int):
             lane = Var(f"{var.name}_lane", ScalarType(INDEX), span)
             stmts.append(AssignStmt(lane, Call("tile.get_subblock_idx", (), ScalarType(INDEX), span), span))
-            h = t.shape[d] // 2
-            el = [ConstInt(e, INDEX, span) if isinstance(e, int) else e for e in t.valid_shape]
-            el[d] = lane_share(t.valid_shape[d], lane, h, span)
+            h = (t.shape[d] + 1) // 2   # (an odd extent: the ceil half, lane 1 one less)
+            el = [ConstInt(e, INDEX, span) if isinstance(e, int) else e for e in t.effective_valid_shape]
+            el[d] = lane_share(t.effective_valid_shape[d], lane, h, span)
             valid = MakeTuple(tuple(el), span)
     c = build("tile.aiv_shard", span, tile=x, split=split, valid_shape=valid)
     nv = Var(var.name, c.type, var.span)

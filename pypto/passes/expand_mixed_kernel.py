@@ -249,6 +249,8 @@ class _Splitter:
                             f"{getattr(_space(src), 'name', None)}", s.span,
                             "pl.aiv_shard brings a cube result to the lanes, pl.aic_gather a lane result to "
                             "the cube; a value already on the right core needs no crossing")
+        if shard and mode in (1, 2) and src.type.shape[mode - 1] % 2:
+            mode += 2   # an odd extent: pto-isa's odd code (lane 0 the ceil half, lane 1 the rest)
         direction = "c2v" if shard else "v2c"
         self.dirs.add(direction)
         self.slot = max(self.slot, (src if shard else dst).type.nbytes)   # the whole tile rides one slot

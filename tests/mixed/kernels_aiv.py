@@ -118,3 +118,18 @@ def ragged_shard(a: pl.Tensor[[VALID_M, K], pl.FP32], w: pl.Tensor[[N, K], pl.FP
             shard = pl.relu(pl.aiv_shard(acc))
             out[aiv_id * H: aiv_id * H + H, 0:N] = shard
     return out
+
+
+ODD, ODD_HALF = 17, 9
+
+
+@pl.jit
+def odd_shard(a: pl.Tensor[[ODD, K], pl.FP32], w: pl.Tensor[[N, K], pl.FP32],
+              out: pl.Out[pl.Tensor[[ODD, N], pl.FP32]]) -> pl.Tensor[[ODD, N], pl.FP32]:
+    """17 rows shared out UP_DOWN: lane 0 rows 0-8, lane 1 rows 9-16 (pto-isa's odd split code)."""
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="odd"):
+        acc = pl.matmul(a[0:ODD, 0:K], w[0:N, 0:K], b_trans=True, out_dtype=pl.FP32)
+        for aiv_id in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
+            shard = pl.aiv_shard(acc)
+            out[aiv_id * ODD_HALF: aiv_id * ODD_HALF + ODD_HALF, 0:N] = shard
+    return out

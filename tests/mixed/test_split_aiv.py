@@ -169,12 +169,26 @@ def test_region_misuse_is_a_located_parser_error(body, cls, msg):
     assert msg in str(e.value) and "^" in str(e.value)
 
 
-def test_odd_split_extent_is_a_located_type_error():
+def test_odd_split_extent_in_the_tile_form_is_a_located_type_error():
+    # the tile form cannot tell the lanes' 8 and 7 rows apart (the Tensor form's lowering does)
     body = ("            for i in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):\n"
-            "                t = pl.aiv_shard(pl.slice(a, [15, 16], [0, 0]))")
+            "                t = pl.tile.aiv_shard(pl.load(a, [0, 0], [15, 16]), split=1)")
     with pytest.raises(InvalidOperationError) as e:
         _parse(body)
-    assert "odd extent 15" in str(e.value) and "pad the axis" in str(e.value)
+    assert "odd extent 15" in str(e.value) and "valid_shape" in str(e.value) and "^" in str(e.value)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_odd_split_extent_gives_lane_0_the_ceil_half_bit_exact(platform):
+    from pypto.runtime import RunConfig
+
+    a, w = _ints(K.ODD, K.K, seed=9), _ints(K.N, K.K, seed=10)
+    out = torch.full((K.ODD, K.N), float("nan"))
+    K.odd_shard(a, w, out, config=RunConfig(platform=platform))
+    assert torch.equal(out, a @ w.T)   # rows 0-8 from lane 0, rows 9-16 from lane 1
+    text = K.odd_shard.lower(config=RunConfig(platform=platform)).as_python()
+    assert "pl.tile.tpush_to_aiv(acc, split=3, id=0)" in text          # pto-isa's odd code
+    assert "valid_shape=[min(max(17, shard_lane * 9) - (shard_lane * 9), 9), 16]" in text
 
 
 @pytest.mark.parametrize("prog, marker, msg", [
