@@ -236,8 +236,8 @@ class _Splitter:
         ``y = tile.aic_gather(x, split=m)`` (vector -> cube: the cube pops the lanes' halves
         joined): a push with split code ``m`` on the producer, a pop of ``y``'s type with code
         ``m`` (then a free after its last use) on the consumer. Code 0 (a NONE region): the cube's
-        push reaches both lanes whole, and its pop takes lane 0's tile (both lanes push; the
-        reference leaves which one arrives unspecified)."""
+        push reaches both lanes whole; both lanes push to the cube's pop, which the cluster
+        executor refuses when their tiles differ (the reference delivers an unspecified one)."""
         c = s.value
         src, mode, dst = c.args[0], c.args[1], s.var
         shard = c.op == "tile.aiv_shard"

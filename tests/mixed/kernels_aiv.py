@@ -133,3 +133,17 @@ def odd_shard(a: pl.Tensor[[ODD, K], pl.FP32], w: pl.Tensor[[N, K], pl.FP32],
             shard = pl.aiv_shard(acc)
             out[aiv_id * ODD_HALF: aiv_id * ODD_HALF + ODD_HALF, 0:N] = shard
     return out
+
+
+@pl.program
+class NoneGatherDiffers:
+    """Misuse: out of a NONE region each lane gathers a different tile (rows aiv_id * M ...)."""
+
+    @pl.function(type=pl.FunctionType.Opaque)
+    def main(self, a: pl.Tensor[[2 * M, K], pl.FP32], b: pl.Tensor[[K, N], pl.FP32],
+             out: pl.Out[pl.Tensor[[M, N], pl.FP32]]) -> pl.Tensor[[M, N], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            for aiv_id in pl.split_aiv(2, mode=pl.SplitMode.NONE):
+                x = pl.aic_gather(pl.mul(pl.slice(a, [M, K], [aiv_id * M, 0]), 2.0))   # LANES DIFFER
+            out = pl.assemble(out, pl.matmul(x, b), [0, 0])
+        return out

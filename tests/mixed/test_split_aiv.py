@@ -264,3 +264,19 @@ def test_ragged_shard_states_each_lanes_share_on_the_pop():
     text = K.ragged_shard.lower(config=RunConfig(platform="a2a3sim")).as_python()
     # lane 0: min(5, 8) = 5 rows, lane 1: max(5 - 8, 0) = 0 rows
     assert "valid_shape=[min(max(5, aiv_shard__tmp_v1_lane * 8) - (aiv_shard__tmp_v1_lane * 8), 8), 16]" in text
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_none_region_gather_needs_the_same_tile_on_both_lanes(platform):
+    from pypto.errors import SimulationError
+
+    c = ir.compile(K.NoneGatherDiffers, platform=platform)
+    b = _ints(K.K, K.N, seed=12)
+    same = _ints(K.M, K.K, seed=11).repeat(2, 1)           # both lanes hold the same rows
+    out = torch.full((K.M, K.N), float("nan"))
+    c(same, b, out)
+    assert torch.equal(out, (same[:K.M] * 2) @ b)
+    differ = _ints(2 * K.M, K.K, seed=13)
+    with pytest.raises(SimulationError) as e:
+        c(differ, b, torch.zeros(K.M, K.N))
+    assert "different tiles" in str(e.value)
