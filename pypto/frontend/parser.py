@@ -977,6 +977,7 @@ class FunctionParser:
         level_node = kw.pop("level", call.args[0] if call.args else None)
         level = self.resolve_static(level_node) if level_node is not None else None
         split = self.scheduling_hints(kw, "pl.at")
+        slot_num = self.last_slot_num
         role = self.resolve_static(kw.pop("role")) if "role" in kw else None
         if role is not None and not isinstance(role, Role):
             raise ParserTypeError(f"pl.at: role must be a pl.Role, got {_describe_static(role)}", self.span(call))
@@ -1020,7 +1021,7 @@ class FunctionParser:
         if item.optional_vars is not None:
             tid = self.target_var(item.optional_vars.id, ScalarType(TASK_ID), self.span(item.optional_vars))
         self.emit(ScopeStmt(level, name_hint, tuple(body), self.span(node), tid, deps, no_dep, dumps,
-                            self.manual_depth > 0, split=split))
+                            self.manual_depth > 0, split=split, slot_num=slot_num))
         if tid is not None:
             self.bind(item.optional_vars.id, tid, item.optional_vars)
 
@@ -1057,6 +1058,7 @@ class FunctionParser:
                                           self.span(kw[flag]))
                 del kw[flag]
         split = None   # the split mode (pl.at keeps it on its scope: the outlined kernel's split attr)
+        self.last_slot_num = None   # pl.cross_core_slot(slot_num=n): pl.at keeps it on its scope too
         if "optimizations" in kw:
             node = kw.pop("optimizations")
             if not isinstance(node, (ast.List, ast.Tuple)):
@@ -1081,6 +1083,8 @@ class FunctionParser:
                     raise ParserTypeError(f"slot_num must be a positive int, got {slot!r}", self.span(e))
                 if fn.name == "split" and mode != SplitMode.NONE:
                     split = mode
+                if slot is not None:
+                    self.last_slot_num = slot
         return split
 
     def runtime_scope(self, node: ast.With, call: ast.Call) -> None:

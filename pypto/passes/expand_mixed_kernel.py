@@ -319,9 +319,12 @@ def _is_mixed(f: Function, arch: str) -> bool:
     return bool(f.attr("split_aiv")) or any(cross_core_move(s, arch) or boundary(s) for s in iter_stmts(f.body))
 
 
-def _init_call(side: str, dirs: set, slot: int, span):
+def _init_call(side: str, dirs: set, slot: int, span, slot_num=None):
+    """``<side>_initialize_pipe`` of pipe 0: the directions used, slots as large as the largest
+    crossing tile, ``slot_num`` the kernel's ``pl.cross_core_slot(slot_num=n)`` (None: the
+    default ring depth)."""
     mask = (1 if "c2v" in dirs else 0) | (2 if "v2c" in dirs else 0)
-    return EvalStmt(Call(f"tile.{side}_initialize_pipe", (None, None, mask, slot, None, None, 0), TupleType(()),
+    return EvalStmt(Call(f"tile.{side}_initialize_pipe", (None, None, mask, slot, slot_num, None, 0), TupleType(()),
                          span), span)
 
 
@@ -334,7 +337,7 @@ def _expand(f: Function, split, arch: str) -> list[Function]:
             continue   # pl.split_aiv regions without cube work: the lanes alone (no AIC member)
         body = sp.block(f.body)
         if sp.dirs:
-            body.insert(0, _init_call(side, sp.dirs, sp.slot, f.span))
+            body.insert(0, _init_call(side, sp.dirs, sp.slot, f.span, f.attr("slot_num")))
         # the split mode stays on the Group only: the AIV member runs on one lane (see the module doc)
         # each member gets Vars of its own (the Group keeps the original's): no Var is shared
         # between functions, so the printed program parses back to an equal one

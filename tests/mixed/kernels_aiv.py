@@ -29,7 +29,7 @@ class GatherLeftRight:
     @pl.function(type=pl.FunctionType.Opaque)
     def main(self, a: pl.Tensor[[M, K], pl.FP32], b: pl.Tensor[[K, N], pl.FP32],
              out: pl.Out[pl.Tensor[[M, N], pl.FP32]]) -> pl.Tensor[[M, N], pl.FP32]:
-        with pl.at(level=pl.Level.CORE_GROUP, name_hint="gather"):
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="gather", optimizations=[pl.cross_core_slot(slot_num=2)]):
             for aiv_id in pl.split_aiv(2, mode=pl.SplitMode.LEFT_RIGHT):
                 x = pl.mul(pl.slice(a, [M, K // 2], [0, aiv_id * (K // 2)]), 2.0)
                 xs = pl.aic_gather(x)

@@ -280,3 +280,14 @@ def test_none_region_gather_needs_the_same_tile_on_both_lanes(platform):
     with pytest.raises(SimulationError) as e:
         c(differ, b, torch.zeros(K.M, K.N))
     assert "different tiles" in str(e.value)
+
+
+def test_cross_core_slot_sets_the_ring_depth_of_the_pipes():
+    text = K.GatherLeftRight.as_python()
+    assert "optimizations=[pl.cross_core_slot(slot_num=2)]" in text and pl.parse(text).as_python() == text
+    p = _upto(K.GatherLeftRight, "InjectGMPipeBuffer")
+    for name in ("gather_aic", "gather_aiv"):
+        init = next(c for c in _calls(p.functions[name]) if getattr(c, "op", "").endswith("initialize_pipe"))
+        assert init.args[4] == 2, name                                   # slot_num
+    # the workspace follows: one FP32 [16, 32] slot (2048 bytes) x 2 slots = 1024 words
+    assert p.functions["gather"].params[-1].type.shape == (1024,)
