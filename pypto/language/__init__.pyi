@@ -203,15 +203,16 @@ def aiv_initialize_pipe(c2v_consumer_buf: Scalar | int | float | None = None, v2
     Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
     """
 
-def aiv_shard(tile: Tensor | Tile, split: Any = None) -> Any:
+def aiv_shard(*args: Any, **kwargs: Any) -> Any:
     """cube -> vector crossing of a pl.split_aiv region: each lane gets its half of the cube tile along the region's split axis (mode NONE: the whole tile); dispatches on the operands' kinds to one of:
 
     * ``pl.tensor.aiv_shard(tile, split=None)``: cube -> vector crossing of a pl.split_aiv region: each lane gets its half of the cube tile along the region's split axis (mode NONE: the whole tile)
-    * ``pl.tile.aiv_shard(tile, split=None)``: cube -> vector crossing of a pl.split_aiv region: each lane gets its half of the cube tile along the region's split axis (mode NONE: the whole tile)
+    * ``pl.tile.aiv_shard(tile, split=None, valid_shape=None)``: cube -> vector crossing of a pl.split_aiv region: each lane gets its half of the cube tile along the region's split axis (mode NONE: the whole tile)
 
     Arguments:
     * ``tile``: a tensor or a tile
     * ``split``: a plain attribute (a name, a constant) (default None)
+    * ``valid_shape``: a list of integers (offsets, shapes) (default None)
 
     Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
     """
@@ -3573,14 +3574,15 @@ class _TileOps:
         """
 
     @staticmethod
-    def aiv_shard(tile: Tile, split: Any = None) -> Any:
+    def aiv_shard(tile: Tile, split: Any = None, valid_shape: Sequence[int | Scalar] | None = None) -> Any:
         """cube -> vector crossing of a pl.split_aiv region: each lane gets its half of the cube tile along the region's split axis (mode NONE: the whole tile).
 
-        The tile op ``tile.aiv_shard``: pl.tile.aiv_shard(tile, split=None)
+        The tile op ``tile.aiv_shard``: pl.tile.aiv_shard(tile, split=None, valid_shape=None)
 
         Arguments:
         * ``tile``: a tile
         * ``split``: a plain attribute (a name, a constant) (default None)
+        * ``valid_shape``: a list of integers (offsets, shapes) (default None)
 
         Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
         """

@@ -291,3 +291,23 @@ def test_cross_core_slot_sets_the_ring_depth_of_the_pipes():
         assert init.args[4] == 2, name                                   # slot_num
     # the workspace follows: one FP32 [16, 32] slot (2048 bytes) x 2 slots = 1024 words
     assert p.functions["gather"].params[-1].type.shape == (1024,)
+
+
+@pytest.mark.parametrize("level", ["CONCISE", "EXPLICIT"])
+def test_dump_files_of_the_mixed_kernel_passes_parse_back(level, tmp_path):
+    from pypto.passes.manager import PassDumpLevel
+    from pypto.runtime import RunConfig
+
+    a, w = _ints(K.ODD, K.K), _ints(K.N, K.K)
+    out = tmp_path / level
+    K.odd_shard.compile(a, w, torch.zeros(K.ODD, K.N),
+                        config=RunConfig(platform="a2a3sim", dump_passes=PassDumpLevel[level],
+                                         save_kernels_dir=str(out)))
+    files = {p.name.split("_after_")[-1][:-3]: p for p in (out / "passes_dump").glob("*_after_*.py")}
+    for name in ("LowerAutoVectorSplit", "ExpandMixedKernel", "InjectGMPipeBuffer", "SplitVectorKernel"):
+        text = files[name].read_text()
+        reparsed = pl.parse(text)
+        if level == "EXPLICIT":
+            assert reparsed.as_python() == text, name   # the explicit dump is the printed program
+    assert "pl.tile.aiv_shard(" in files["LowerAutoVectorSplit"].read_text()
+    assert "__gm_pipe_buffer" in files["InjectGMPipeBuffer"].read_text()
