@@ -69,6 +69,8 @@ FAMILY_CONTRACT = {
                  "(a bad index is a located error).",
     "cross_core": "Exact: a pipe moves a tile's bytes between an AIC and an AIV core unchanged (a split "
                   "carries a half); no arithmetic.",
+    "aiv_split": "Exact: the named crossings of a pl.split_aiv region become pipe pushes / pops, which move "
+                 "a tile's bytes unchanged (each lane its half, the cube the joined tile); no arithmetic.",
     "sync": "No numerics: flags, events, barriers and fences order work and change no value (a wait that "
             "can never end is a located error; docs/simulator.md, \"Synchronisation\").",
     "distributed": "put / get / remote_load / remote_store copy bytes exactly; a collective reduces in the "
