@@ -135,13 +135,12 @@ class _MixedHalver(Halver):
                 raise PassError(f"{NAME}: '{s.var.name}' crosses to the vector lanes with extent 1 on the split axis",
                                 span)
             full = tuple(s.var.type.shape)
-            h = self._half(full[self.dim], "the crossing tile", span)
+            self._half(full[self.dim], "the crossing tile", span)   # (an odd extent: refused, kept whole)
             valid = s.var.type.valid_shape
             lane_valid = None
             if valid is not None and valid[self.dim] != full[self.dim]:
                 lane_valid = self._valid_tuple(MakeTuple(tuple(as_index(v, span) for v in valid), span), full, span)
             c = build("tile.aiv_shard", span, tile=src, split=self.code, valid_shape=lane_valid)
-            del h
             v = Var(s.var.name, c.type, s.var.span)
             self.halved.add(id(v))
             self.redefine(s.var, v)
