@@ -147,3 +147,18 @@ class NoneGatherDiffers:
                 x = pl.aic_gather(pl.mul(pl.slice(a, [M, K], [aiv_id * M, 0]), 2.0))   # LANES DIFFER
             out = pl.assemble(out, pl.matmul(x, b), [0, 0])
         return out
+
+
+@pl.jit
+def none_region_in_spmd_pipeline(a: pl.Tensor[[M, N], pl.FP32], c: pl.Out[pl.Tensor[[M, N], pl.FP32]]):
+    """A NONE region in a pl.spmd task, around a pl.pipeline loop: each lane accumulates its rows
+    (aiv_id * H ...) four times (the reference's split_aiv_none codegen kernel, smaller)."""
+    for blk in pl.spmd(2):  # noqa: B007
+        for aiv_id in pl.split_aiv(2, mode=pl.SplitMode.NONE):
+            base = aiv_id * H
+            acc = pl.load(a, [base, 0], [H, N])
+            for sb in pl.pipeline(1, 4, stage=2):  # noqa: B007
+                t = pl.load(a, [base, 0], [H, N])
+                acc = pl.add(acc, t)
+            c = pl.store(acc, [base, 0], c)
+    return c

@@ -311,3 +311,13 @@ def test_dump_files_of_the_mixed_kernel_passes_parse_back(level, tmp_path):
             assert reparsed.as_python() == text, name   # the explicit dump is the printed program
     assert "pl.tile.aiv_shard(" in files["LowerAutoVectorSplit"].read_text()
     assert "__gm_pipe_buffer" in files["InjectGMPipeBuffer"].read_text()
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_none_region_in_an_spmd_task_around_a_pipeline_loop(platform):
+    from pypto.runtime import RunConfig
+
+    a = _ints(K.M, K.N, seed=14)
+    c = torch.full((K.M, K.N), float("nan"))
+    K.none_region_in_spmd_pipeline(a, c, config=RunConfig(platform=platform))
+    assert torch.equal(c, a * 4)   # both lanes' rows written (lane 1 missing would leave NaN)
