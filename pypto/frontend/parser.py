@@ -111,6 +111,10 @@ from pypto.ops.registry import REQUIRED, dsl_candidates, get_op
 # ----------------------------------------------------------------------------- context
 
 
+# a pl.split_aiv region's mode as the int its ops carry (0 NONE, 1 UP_DOWN, 2 LEFT_RIGHT)
+_MODE_INT = {SplitMode.NONE: 0, SplitMode.UP_DOWN: 1, SplitMode.LEFT_RIGHT: 2}
+
+
 @dataclass
 class SourceInfo:
     """Where the parsed text came from: file name and the offsets of the snippet inside the file."""
@@ -535,6 +539,7 @@ class FunctionParser:
         self.returns: list[ReturnStmt] = []
         self.declared: dict[str, Type] = {}   # `x: T` declarations awaiting a yield target
         self.scope_depth = 0                  # nesting of pl.at scopes
+        self.split_aiv_modes: list = []      # modes of the open pl.split_aiv regions (pl.aiv_shard takes it)
         self.last_bound: dict[str, Var] = {}  # name -> the Var it was last bound to (any block)
         self.hoist_to: tuple | None = None    # (block before the pl.at scope, the scope's body block)
         self.fdef: ast.FunctionDef | None = None  # the function being parsed (look-ahead of loops)
@@ -980,6 +985,7 @@ class FunctionParser:
         level_node = kw.pop("level", call.args[0] if call.args else None)
         level = self.resolve_static(level_node) if level_node is not None else None
         split = self.scheduling_hints(kw, "pl.at")
+        slot_num = self.last_slot_num
         role = self.resolve_static(kw.pop("role")) if "role" in kw else None
         if role is not None and not isinstance(role, Role):
             raise ParserTypeError(f"pl.at: role must be a pl.Role, got {_describe_static(role)}", self.span(call))
@@ -1023,7 +1029,7 @@ class FunctionParser:
         if item.optional_vars is not None:
             tid = self.target_var(item.optional_vars.id, ScalarType(TASK_ID), self.span(item.optional_vars))
         self.emit(ScopeStmt(level, name_hint, tuple(body), self.span(node), tid, deps, no_dep, dumps,
-                            self.manual_depth > 0, split=split))
+                            self.manual_depth > 0, split=split, slot_num=slot_num))
         if tid is not None:
             self.bind(item.optional_vars.id, tid, item.optional_vars)
 
@@ -1060,6 +1066,7 @@ class FunctionParser:
                                           self.span(kw[flag]))
                 del kw[flag]
         split = None   # the split mode (pl.at keeps it on its scope: the outlined kernel's split attr)
+        self.last_slot_num = None   # pl.cross_core_slot(slot_num=n): pl.at keeps it on its scope too
         if "optimizations" in kw:
             node = kw.pop("optimizations")
             if not isinstance(node, (ast.List, ast.Tuple)):
@@ -1084,6 +1091,8 @@ class FunctionParser:
                     raise ParserTypeError(f"slot_num must be a positive int, got {slot!r}", self.span(e))
                 if fn.name == "split" and mode != SplitMode.NONE:
                     split = mode
+                if slot is not None:
+                    self.last_slot_num = slot
         return split
 
     def runtime_scope(self, node: ast.With, call: ast.Call) -> None:
@@ -1184,6 +1193,9 @@ class FunctionParser:
                  "pipeline": ForKind.Pipeline, "spmd": ForKind.Parallel}
         if isinstance(fn, DslName) and fn.name == "while_":
             while_loops.parse_while_iter(self, node, call)
+            return
+        if isinstance(fn, DslName) and fn.name == "split_aiv":
+            self.split_aiv_for(node, call)
             return
         if not (isinstance(fn, DslName) and fn.name in kinds):
             raise ParserSyntaxError(
@@ -1362,6 +1374,62 @@ class FunctionParser:
                 self.bind(tid_name, tid, item.optional_vars)
             return
         self._spmd_scope(node, span, n, hint, deps, predicate, item.optional_vars, None)
+
+    def split_aiv_for(self, node: ast.For, call: ast.Call) -> None:
+        """``for aiv_id in pl.split_aiv(2, mode=pl.SplitMode.M):`` — a region whose body runs on
+        both vector lanes of the cluster, ``aiv_id`` the lane (0 or 1). The region is transparent
+        (its names stay visible after it, as the reference's): the body is parsed in place after
+        ``aiv_id = pl.tile.split_aiv_lane(mode=M)``, the region's head, which LowerAutoVectorSplit
+        consumes (pypto.ops.aiv_split). ``pl.aiv_shard`` / ``pl.aic_gather`` in the body take the
+        region's mode. Outside any ``pl.at`` scope the region is wrapped in one (as the reference
+        does), so it becomes a kernel of its own."""
+        span = self.span(node)
+        if node.orelse:
+            raise ParserSyntaxError("a pl.split_aiv region has no 'else'", span)
+        n = [self.resolve_static(a) for a in call.args]
+        kw = {k.arg: k.value for k in call.keywords}
+        mode = self.resolve_static(kw.pop("mode")) if "mode" in kw else None
+        if kw or len(n) != 1 or isinstance(n[0], bool) or n[0] != 2:
+            raise ParserTypeError("pl.split_aiv takes the lane count 2 and mode=pl.SplitMode.<M>: "
+                                  "for aiv_id in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN)", self.span(call))
+        if not isinstance(mode, SplitMode):
+            raise ParserTypeError(f"pl.split_aiv(mode=...) must be a pl.SplitMode, got {_describe_static(mode)}",
+                                  self.span(call), "NONE: both lanes run the whole body; UP_DOWN / LEFT_RIGHT: "
+                                  "pl.aiv_shard / pl.aic_gather split rows / columns between the lanes")
+        if self.split_aiv_modes:
+            raise ParserError("pl.split_aiv regions do not nest", span, "close the outer region first")
+        if not self.scope_depth:
+            if self.func_type in KERNEL_TYPES:
+                raise ParserError("a pl.split_aiv region belongs in a pl.at(level=pl.Level.CORE_GROUP) scope or "
+                                  "a plain @pl.function / @pl.jit body, not in a kernel function", span,
+                                  "write it in the orchestrating function: it is outlined into a kernel there")
+            # a bare region: its own CORE_GROUP scope (outlined into a kernel of its own)
+            self.scope_depth += 1
+            saved, saved_hoist = self.block, self.hoist_to
+            self.block = []
+            self.hoist_to = (saved, self.block)
+            unbound_before = [x for x in _assigned_names(node.body) if x not in self.scope]
+            try:
+                self._split_aiv_body(node, mode)
+                body = self.block
+            finally:
+                self.block, self.hoist_to = saved, saved_hoist
+                self.scope_depth -= 1
+            self._end_task_scope(unbound_before, node)
+            self.emit(ScopeStmt(Level.CORE_GROUP, "", tuple(body), span, None, (), (), (), self.manual_depth > 0))
+            return
+        self._split_aiv_body(node, mode)
+
+    def _split_aiv_body(self, node: ast.For, mode: SplitMode) -> None:
+        name, _ = self._loop_var(node.target)
+        lane = self.make_call("tile.split_aiv_lane", [], {"mode": _MODE_INT[mode]}, self.span(node.target), node.target)
+        self.define(name, lane, node.target)
+        self.split_aiv_modes.append(mode)
+        try:
+            for s in node.body:
+                self.stmt(s)
+        finally:
+            self.split_aiv_modes.pop()
 
     def _is_kernel_call(self, v: ast.expr) -> bool:
         """Whether ``v`` calls a kernel function (``self.k(...)`` or a ``@pl.jit.incore`` function)."""
@@ -2285,6 +2353,17 @@ class FunctionParser:
         return UnaryOp(f"cast:{mode}", x, ScalarType(dtype), span)
 
     def op_call(self, fn: DslOp, args: list, kwargs: dict, span: Span, node: ast.AST) -> Expr:
+        if fn.name in ("aiv_shard", "aic_gather"):
+            # the crossing takes the mode of its region (the explicit pl.tile.<op>(t, split=n) form
+            # states it, as the printer writes it)
+            if not self.split_aiv_modes:
+                raise ParserError(f"pl.{fn.name} names a crossing of a pl.split_aiv region and is only valid "
+                                  "inside one, which supplies its split mode", span,
+                                  f"for aiv_id in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN): ... pl.{fn.name}(x)")
+            if "split" in kwargs or len(args) > 1:
+                raise ParserTypeError(f"pl.{fn.name}(x) takes its split mode from the enclosing pl.split_aiv "
+                                      "region; do not pass one", span)
+            kwargs = {**kwargs, "split": _MODE_INT[self.split_aiv_modes[-1]]}
         if fn.name == "cast" and args and kind_of(args[0]) == "scalar":
             return self.scalar_cast(args, kwargs, span)
         if "." in fn.name:

@@ -336,6 +336,9 @@ class ScopeStmt(Stmt):
     # ``pl.at(..., optimizations=[pl.split(mode)])``: the split mode of the outlined kernel (its
     # ``split`` attr; None: no split)
     split: Any = None
+    # ``pl.cross_core_slot(slot_num=n)`` (or ``pl.split(mode, slot_num=n)``): the ring depth of the
+    # outlined kernel's automatic cross-core pipes (its ``slot_num`` attr; None: the default)
+    slot_num: Any = None
 
 
 # ----------------------------------------------------------------------------- functions

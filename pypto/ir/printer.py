@@ -301,8 +301,11 @@ class _Printer:
             for key, vals in (("deps", s.deps), ("no_dep_args", s.no_dep_args), ("dumps", s.dumps)):
                 if vals:
                     hint += f", {key}=[{', '.join(self.expr(v) for v in vals)}]"
-            if s.split is not None:
-                hint += f", optimizations=[pl.split({s.split!r})]"
+            opts = [f"pl.split({s.split!r})"] if s.split is not None else []
+            if getattr(s, "slot_num", None) is not None:
+                opts.append(f"pl.cross_core_slot(slot_num={s.slot_num})")
+            if opts:
+                hint += f", optimizations=[{', '.join(opts)}]"
             # the body is printed before the TaskId is named: it is not visible inside its own scope
             head = len(self.lines)
             self.emit(depth, "")

@@ -127,6 +127,7 @@ static_assert = DslName("static_assert")
 manual_scope = DslName("manual_scope")   # with pl.manual_scope(): no auto dependencies inside
 scope = DslName("scope")                 # with pl.scope(mode=pl.ScopeMode.AUTO|MANUAL):
 cluster = DslName("cluster")             # with pl.cluster(): dispatches co-scheduled on one cluster
+split_aiv = DslName("split_aiv")         # for aiv_id in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN): per-lane region
 split = DslName("split")                 # pl.at(..., optimizations=[pl.split(pl.SplitMode.UP_DOWN)])
 cross_core_slot = DslName("cross_core_slot")   # pl.at(..., optimizations=[pl.cross_core_slot(slot_num=n)])
 submit = DslName("submit")               # res, tid = pl.submit(self.k, *args, deps=[...], dumps=[...])
@@ -275,6 +276,7 @@ __all__ = [
     "scope",
     "split",
     "spmd",
+    "split_aiv",
     "spmd_submit",
     "static_assert",
     "static_print",

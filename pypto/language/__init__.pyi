@@ -94,6 +94,7 @@ prefetch: Any
 range: DslName
 scope: DslName
 split: DslName
+split_aiv: DslName
 spmd: DslName
 spmd_submit: DslName
 static_assert: DslName
@@ -159,6 +160,19 @@ def addsc(lhs: Tile, rhs: Scalar | int | float, rhs2: Tile) -> Any:
     Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
     """
 
+def aic_gather(tile: Tensor | Tile, split: Any = None) -> Any:
+    """vector -> cube crossing of a pl.split_aiv region: the cube gets the lanes' halves joined along the region's split axis (mode NONE: the tile as it is); dispatches on the operands' kinds to one of:
+
+    * ``pl.tensor.aic_gather(tile, split=None)``: vector -> cube crossing of a pl.split_aiv region: the cube gets the lanes' halves joined along the region's split axis (mode NONE: the tile as it is)
+    * ``pl.tile.aic_gather(tile, split=None)``: vector -> cube crossing of a pl.split_aiv region: the cube gets the lanes' halves joined along the region's split axis (mode NONE: the tile as it is)
+
+    Arguments:
+    * ``tile``: a tensor or a tile
+    * ``split``: a plain attribute (a name, a constant) (default None)
+
+    Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
+    """
+
 def aic_initialize_pipe(c2v_consumer_buf: Scalar | int | float | None = None, v2c_consumer_buf: Scalar | int | float | None = None, dir_mask: Any = None, slot_size: Any = None, slot_num: Any = None, local_slot_num: Any = None, id: Any = None) -> Any:
     """declare a cross-core pipe on the AIC side.
 
@@ -189,6 +203,20 @@ def aiv_initialize_pipe(c2v_consumer_buf: Scalar | int | float | None = None, v2
     * ``slot_num``: a plain attribute (a name, a constant) (default None)
     * ``local_slot_num``: a plain attribute (a name, a constant) (default None)
     * ``id``: a plain attribute (a name, a constant) (default None)
+
+    Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
+    """
+
+def aiv_shard(*args: Any, **kwargs: Any) -> Any:
+    """cube -> vector crossing of a pl.split_aiv region: each lane gets its half of the cube tile along the region's split axis (mode NONE: the whole tile); dispatches on the operands' kinds to one of:
+
+    * ``pl.tensor.aiv_shard(tile, split=None)``: cube -> vector crossing of a pl.split_aiv region: each lane gets its half of the cube tile along the region's split axis (mode NONE: the whole tile)
+    * ``pl.tile.aiv_shard(tile, split=None, valid_shape=None)``: cube -> vector crossing of a pl.split_aiv region: each lane gets its half of the cube tile along the region's split axis (mode NONE: the whole tile)
+
+    Arguments:
+    * ``tile``: a tensor or a tile
+    * ``split``: a plain attribute (a name, a constant) (default None)
+    * ``valid_shape``: a list of integers (offsets, shapes) (default None)
 
     Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
     """
@@ -1973,6 +2001,32 @@ class _TensorOps:
         """
 
     @staticmethod
+    def aic_gather(tile: Tensor, split: Any = None) -> Any:
+        """vector -> cube crossing of a pl.split_aiv region: the cube gets the lanes' halves joined along the region's split axis (mode NONE: the tile as it is).
+
+        The tensor op ``tensor.aic_gather``: pl.tensor.aic_gather(tile, split=None)
+
+        Arguments:
+        * ``tile``: a tensor
+        * ``split``: a plain attribute (a name, a constant) (default None)
+
+        Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
+        """
+
+    @staticmethod
+    def aiv_shard(tile: Tensor, split: Any = None) -> Any:
+        """cube -> vector crossing of a pl.split_aiv region: each lane gets its half of the cube tile along the region's split axis (mode NONE: the whole tile).
+
+        The tensor op ``tensor.aiv_shard``: pl.tensor.aiv_shard(tile, split=None)
+
+        Arguments:
+        * ``tile``: a tensor
+        * ``split``: a plain attribute (a name, a constant) (default None)
+
+        Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
+        """
+
+    @staticmethod
     def and_(lhs: Tensor, rhs: Tensor) -> Any:
         """elementwise bitwise and (array rhs).
 
@@ -3475,6 +3529,19 @@ class _TileOps:
         """
 
     @staticmethod
+    def aic_gather(tile: Tile, split: Any = None) -> Any:
+        """vector -> cube crossing of a pl.split_aiv region: the cube gets the lanes' halves joined along the region's split axis (mode NONE: the tile as it is).
+
+        The tile op ``tile.aic_gather``: pl.tile.aic_gather(tile, split=None)
+
+        Arguments:
+        * ``tile``: a tile
+        * ``split``: a plain attribute (a name, a constant) (default None)
+
+        Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
+        """
+
+    @staticmethod
     def aic_initialize_pipe(c2v_consumer_buf: Scalar | int | float | None = None, v2c_consumer_buf: Scalar | int | float | None = None, dir_mask: Any = None, slot_size: Any = None, slot_num: Any = None, local_slot_num: Any = None, id: Any = None) -> Any:
         """declare a cross-core pipe on the AIC side.
 
@@ -3506,6 +3573,20 @@ class _TileOps:
         * ``slot_num``: a plain attribute (a name, a constant) (default None)
         * ``local_slot_num``: a plain attribute (a name, a constant) (default None)
         * ``id``: a plain attribute (a name, a constant) (default None)
+
+        Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
+        """
+
+    @staticmethod
+    def aiv_shard(tile: Tile, split: Any = None, valid_shape: Sequence[int | Scalar] | None = None) -> Any:
+        """cube -> vector crossing of a pl.split_aiv region: each lane gets its half of the cube tile along the region's split axis (mode NONE: the whole tile).
+
+        The tile op ``tile.aiv_shard``: pl.tile.aiv_shard(tile, split=None, valid_shape=None)
+
+        Arguments:
+        * ``tile``: a tile
+        * ``split``: a plain attribute (a name, a constant) (default None)
+        * ``valid_shape``: a list of integers (offsets, shapes) (default None)
 
         Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
         """
@@ -5116,6 +5197,18 @@ class _TileOps:
         Arguments:
         * ``src``: a tile
         * ``idx``: a tile
+
+        Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
+        """
+
+    @staticmethod
+    def split_aiv_lane(mode: Any) -> Any:
+        """the head of a 'for aiv_id in pl.split_aiv(2, mode=...)' region: the vector lane (0 or 1).
+
+        The tile op ``tile.split_aiv_lane``: pl.tile.split_aiv_lane(mode)
+
+        Arguments:
+        * ``mode``: a plain attribute (a name, a constant)
 
         Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
         """

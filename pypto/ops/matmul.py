@@ -262,7 +262,14 @@ def _lower(call, var, conv):
     lhs = _operand(conv, a.lhs, a.a_trans and not batched, f"{var.name}_lhs", span, stmts)
     rhs = _operand(conv, a.rhs, a.b_trans and not batched, f"{var.name}_rhs", span, stmts)
     acc = acc_dtype(call.op, lhs.type.dtype, rhs.type.dtype, span)
-    t = TileType(tuple(var.type.shape), acc)
+    # the product keeps the operands' valid extents ([lhs valid M, rhs valid N], as tile.matmul's
+    # rule): a store of it then writes that region only (a Tensor carries no valid shape, so the
+    # tensor-level type cannot tell; without this a ragged lhs wrote its padding rows too)
+    valid = None
+    if not batched and call.op == "tensor.matmul" and (lhs.type.valid_shape is not None
+                                                         or rhs.type.valid_shape is not None):
+        valid = (lhs.type.effective_valid_shape[0], rhs.type.effective_valid_shape[1])
+    t = TileType(tuple(var.type.shape), acc, None, valid)
 
     def product(acc_tile=None):
         if batched:
@@ -279,7 +286,7 @@ def _lower(call, var, conv):
         stmts.append(AssignStmt(mm, product(), span))
         if var.type.dtype == acc:
             return stmts, mm
-        ct = TileType(tuple(var.type.shape), var.type.dtype)
+        ct = TileType(tuple(var.type.shape), var.type.dtype, None, valid)
         res = Var(var.name, ct, span)
         stmts.append(AssignStmt(res, Call("tile.cast", (mm, var.type.dtype, "rint"), ct, span), span))
         return stmts, res

@@ -352,6 +352,7 @@ def _load() -> None:
             from pypto.ops import matmul_ext  # noqa: F401  (issue 15: matmul_bias, gemv*, batch_matmul*)
             from pypto.ops import matmul_mx  # noqa: F401  (issue 15: matmul_mx, matmul_mx_acc, matmul_mx_bias)
             from pypto.ops import cross_core  # noqa: F401  (issue 16: AIC <-> AIV pipes of a mixed kernel)
+            from pypto.ops import aiv_split  # noqa: F401  (issue 16: pl.split_aiv regions: aiv_shard, aic_gather)
             from pypto.ops import sync  # noqa: F401  (issue 16: pl.system flags, events, barriers, fence, syncall)
             from pypto.ops import distributed  # noqa: F401  (issue 17: pld.* ops in kernels)
             from pypto.ops import prefetch  # noqa: F401  (issue 16: pl.prefetch async GM -> L2 prefetch)

@@ -18,11 +18,19 @@
 9. LegalizeTileCast         casts the platform lacks become chains of native casts
 10. AutoTileMatmulL0        a matmul whose operands exceed L0 becomes a loop over K chunks
 11. InferTileMemorySpace    every tile gets a memory space; moves where an op needs another
+11a. LowerAutoVectorSplit  an InCore kernel with pl.split_aiv regions, or an automatic pl.split,
+                            is put in per-lane form: region heads become the lane index, the
+                            vector side of a pl.split kernel is halved, crossings are named
+                            (tile.aiv_shard / tile.aic_gather); split_aiv stamped
 11b. ExpandMixedKernel     an InCore function whose tiles cross between cube and vector cores
                             becomes an AIC + AIV function pair called by a Group function
-11c. SplitVectorKernel      an AIV function with attrs split=UP_DOWN / LEFT_RIGHT (full-shape tiles)
+11c. InjectGMPipeBuffer    (a2a3) each function setting up a cross-core pipe, and its kernel-side
+                            callers, get the GM slot workspace ``__gm_pipe_buffer`` as a parameter;
+                            orchestration creates one per dispatch
+11d. SplitVectorKernel      an AIV function with attrs split=UP_DOWN / LEFT_RIGHT (full-shape tiles)
                             becomes its per-lane form on both vector cores: halved tiles, offsets
-                            + lane * half, valid extents shared out per lane
+                            + lane * half, valid extents shared out per lane (split_aiv ones only
+                            get dual_aiv_dispatch)
 12. NormalizeReturnOrder    a kernel's i-th result is its i-th Out/InOut parameter; call sites follow
 13. InitMemRef              every kernel tile gets a buffer of its own, ``MemRef("mem_vec_3", 0,
                             size)`` (no address yet); a loop's carried value and result share one
@@ -57,7 +65,7 @@ from pypto.passes import (
     normalize_return_order, outline_incore_scopes, simplify, unroll_loops,
 )
 from pypto.passes import (  # noqa: E402  (issue 16: mixed cube + vector kernels)
-    expand_mixed_kernel, split_vector_kernel,
+    expand_mixed_kernel, inject_gm_pipe_buffer, lower_auto_vector_split, split_vector_kernel,
 )
 from pypto.passes import insert_comm_fence  # noqa: E402  (issue 17: multi-rank kernels)
 
@@ -74,7 +82,9 @@ PIPELINE = (
     legalize_tile_cast,
     auto_tile_matmul_l0,
     infer_tile_memory_space,
+    lower_auto_vector_split,
     expand_mixed_kernel,
+    inject_gm_pipe_buffer,
     split_vector_kernel,
     normalize_return_order,
     init_mem_ref,

@@ -428,7 +428,7 @@ FACTORIES = {name: name for name in (
     "convert_tensor_to_tile_ops", "lower_composite_ops", "flatten_tile_nd_to_2d", "legalize_tile_cast",
     "auto_tile_matmul_l0", "infer_tile_memory_space", "expand_mixed_kernel", "normalize_return_order", "init_mem_ref",
     "memory_reuse", "allocate_memory_addr", "derive_call_directions", "auto_derive_task_dependencies",
-    "insert_comm_fence")}
+    "lower_auto_vector_split", "inject_gm_pipe_buffer", "split_vector_kernel", "insert_comm_fence")}
 FACTORIES["fuse_create_assemble_to_slice"] = "fuse_create_assemble"
 
 # Reference passes whose post-condition holds by construction in our IR: the Pass returns the
@@ -466,9 +466,6 @@ ABSENT = {
     "insert_mx_scale_addr": "MX-format scale tiles are not simulated",
     "materialize_tensor_strides": "tensor views carry their strides from the frontend",
     "resolve_backend_op_layouts": "the simulator has one layout per op",
-    "lower_auto_vector_split": "pl.split_aiv / auto vector split is not implemented",
-    "inject_gm_pipe_buffer": "cross-core pipes run in the cluster executor (pypto/runtime/cross_core.py)",
-    "split_vector_kernel": "SplitVectorKernel is not implemented (an AIV function with a split attr is refused)",
     "stamp_tfree_split": "tfree splitting is not needed by the cluster executor",
     "skew_cross_core_pipeline": "cross-core pipelines are not skewed (the executor runs them in order)",
     "lower_pipeline_to_slots": "pl.pipeline loops are unrolled by UnrollLoops",

@@ -23,12 +23,16 @@ calls it unchanged), calls ``<name>_aic`` then ``<name>_aiv`` with all its param
 the parameters the original returned versions of. A scalar computed from a tile on one side and
 used on the other cannot cross (pipes carry tiles): that is a located PassError.
 
-Not done here (the reference's later passes): InjectGMPipeBuffer's explicit GM buffer parameter
-(the simulator charges each pipe transfer a GM round trip on a2a3 instead), and LowerAutoVectorSplit's
-halving of an InCore function's vector work between two AIV lanes under ``pl.split`` (the split mode
-is kept as the Group's ``split`` attr for the dumps; the AIV member runs on one lane, which computes
-the same elements; SplitVectorKernel halves hand-written AIV functions with a ``split`` attr); on a5 (direct Acc -> Vec / Vec -> Mat paths) InferTileMemorySpace needs no cross-core
-move and the function stays one kernel.
+The named crossings of a kernel LowerAutoVectorSplit put in per-lane form (``pl.split_aiv``
+regions, or an automatic ``pl.split``), ``y = tile.aiv_shard(x, split=m)`` /
+``y = tile.aic_gather(x, split=m)``, become a push with split code ``m`` on the producer and a pop
+of ``y``'s type (each lane's half / the joined tile) with code ``m`` on the consumer; such a kernel
+(attr ``split_aiv``) keeps its attrs on both members, its vector member runs on both lanes
+(SplitVectorKernel stamps ``dual_aiv_dispatch``), and without cube work it has no AIC member. The
+lane index (``tile.get_subblock_idx``) and the scalars computed from it belong to the vector side.
+The GM workspace of the pipes on a2a3 is InjectGMPipeBuffer's (the next pass). On a5 (direct
+Acc -> Vec / Vec -> Mat paths) InferTileMemorySpace needs no cross-core move and a kernel without
+named crossings stays one kernel.
 """
 from __future__ import annotations
 
@@ -47,6 +51,8 @@ NAME = "ExpandMixedKernel"
 REQUIRES = ("TileMemoryInferred",)
 PRODUCES = ("MixedKernelExpanded",)
 
+# the named crossings of a pl.split_aiv region (pypto.ops.aiv_split): cube -> vector / vector -> cube
+BOUNDARY_OPS = ("tile.aiv_shard", "tile.aic_gather")
 _CUBE_SPACES = frozenset({MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right, MemorySpace.Acc,
                           MemorySpace.Bias})
 AIC, AIV, SHARED = "aic", "aiv", "shared"
@@ -67,6 +73,11 @@ def cross_core_move(s, arch: str) -> bool:
     return dst in CROSS_CORE_EDGES.get(src, ()) and dst not in on_chip
 
 
+def boundary(s) -> bool:
+    """Whether ``s`` is ``y = tile.aiv_shard(x, split=m)`` / ``y = tile.aic_gather(x, split=m)``."""
+    return isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op in BOUNDARY_OPS
+
+
 def _side_of_spaces(spaces) -> str:
     spaces = {sp for sp in spaces if sp is not None}
     if not spaces:
@@ -78,8 +89,11 @@ def _side_of_spaces(spaces) -> str:
     return AIC if cube else AIV
 
 
-def _stmt_side(s) -> str:
+def stmt_side(s) -> str:
     """The side of a plain statement (not a loop, not a cross-core move)."""
+    v = s.value if isinstance(s, AssignStmt) else None
+    if isinstance(v, Call) and v.op == "tile.get_subblock_idx":
+        return AIV   # the vector lane's index: the cube has none
     exprs = use_exprs(s)
     spaces = [_space(x) for e in exprs for x in walk_expr(e)]
     if isinstance(s, AssignStmt):
@@ -107,9 +121,9 @@ class _Splitter:
             if isinstance(s, (ForStmt, IfStmt, ScopeStmt)):
                 if any(self.has_work(b) for b in _children(s)):
                     return True
-            elif cross_core_move(s, self.arch):
+            elif cross_core_move(s, self.arch) or boundary(s):
                 return True
-            elif not isinstance(s, (YieldStmt, ReturnStmt)) and _stmt_side(s) == self.side:
+            elif not isinstance(s, (YieldStmt, ReturnStmt)) and stmt_side(s) == self.side:
                 return True
         return False
 
@@ -141,6 +155,8 @@ class _Splitter:
                                     else_body=tuple(self.block(s.else_body))))
             elif isinstance(s, ScopeStmt):
                 out.append(_replace(s, body=tuple(self.block(s.body))))
+            elif boundary(s):
+                out.extend(self._named_cross(s, popped))
             elif cross_core_move(s, self.arch):
                 out.extend(self._cross(s, popped))
             elif isinstance(s, YieldStmt):
@@ -157,13 +173,17 @@ class _Splitter:
             elif isinstance(s, ReturnStmt):
                 continue   # members write their Out params in place; the Group returns them
             else:
-                side = _stmt_side(s)
+                side = stmt_side(s)
                 if side == "both":
                     raise PassError(f"{NAME}: a statement of '{self.fname}' reads tiles of both the cube and the "
                                     f"vector cores", s.span,
                                     "move one operand first (pl.move(x, target_memory=...)); pipes carry tiles "
                                     "between the cores")
-                if side in (self.side, SHARED):
+                if side == SHARED and isinstance(s, AssignStmt) and not isinstance(s.var.type, TensorType) \
+                        and any(isinstance(x, Var) and id(x) in self.defined_other
+                                for e in use_exprs(s) for x in walk_expr(e)):
+                    self._skip(s)   # a scalar of the other side's values (aiv_id * 8): that side's alone
+                elif side in (self.side, SHARED):
                     self._check_reads(s)
                     out.append(s)
                 else:
@@ -211,6 +231,48 @@ class _Splitter:
         self.defined_other[id(src)] = src
         return [pop]
 
+    def _named_cross(self, s: AssignStmt, popped: list) -> list:
+        """``y = tile.aiv_shard(x, split=m)`` (cube -> vector: each lane pops its half of ``x``) /
+        ``y = tile.aic_gather(x, split=m)`` (vector -> cube: the cube pops the lanes' halves
+        joined): a push with split code ``m`` on the producer, a pop of ``y``'s type with code
+        ``m`` (then a free after its last use) on the consumer. Code 0 (a NONE region): the cube's
+        push reaches both lanes whole; both lanes push to the cube's pop, which the cluster
+        executor refuses when their tiles differ (the reference delivers an unspecified one)."""
+        c = s.value
+        src, mode, dst = c.args[0], c.args[1], s.var
+        shard = c.op == "tile.aiv_shard"
+        want = _CUBE_SPACES if shard else frozenset({MemorySpace.Vec})
+        if _space(src) not in want:
+            side = "cube tile (a matmul result, in Acc / Mat)" if shard else "vector tile (in Vec)"
+            raise PassError(f"{NAME}: {c.op} in '{self.fname}' crosses from the {'cube' if shard else 'vector'} "
+                            f"core and takes a {side}; '{getattr(src, 'name', src)}' is in "
+                            f"{getattr(_space(src), 'name', None)}", s.span,
+                            "pl.aiv_shard brings a cube result to the lanes, pl.aic_gather a lane result to "
+                            "the cube; a value already on the right core needs no crossing")
+        if shard and mode in (1, 2) and src.type.shape[mode - 1] % 2:
+            mode += 2   # an odd extent: pto-isa's odd code (lane 0 the ceil half, lane 1 the rest)
+        direction = "c2v" if shard else "v2c"
+        self.dirs.add(direction)
+        self.slot = max(self.slot, (src if shard else dst).type.nbytes)   # the whole tile rides one slot
+        if self.side == (AIC if shard else AIV):
+            if id(src) in self.defined_other:
+                raise PassError(f"{NAME}: internal: the crossing tile '{src.name}' is not computed on the "
+                                f"{self.side.upper()} core", s.span)
+            op = "tile.tpush_to_aiv" if shard else "tile.tpush_to_aic"
+            self.defined_other[id(dst)] = dst
+            return [EvalStmt(Call(op, (src, mode, None, 0), TupleType(()), s.span), s.span)]
+        from pypto.ir.nodes import MakeTuple
+
+        t = dst.type
+        shape = MakeTuple(tuple(ConstInt(d) for d in t.shape), s.span)
+        op = "tile.tpop_from_aic" if shard else "tile.tpop_from_aiv"
+        valid = None if t.valid_shape is None else MakeTuple(
+            tuple(ConstInt(v) if isinstance(v, int) else v for v in t.valid_shape), s.span)
+        pop = AssignStmt(dst, Call(op, (shape, t.dtype, mode, None, 0, t.memory_space, valid), t, s.span), s.span)
+        popped.append((dst, "tile.tfree_to_aic" if shard else "tile.tfree_to_aiv", s.span))
+        self.defined_other[id(src)] = src
+        return [pop]
+
     def _place_frees(self, out: list, popped: list) -> list:
         for v, op, span in popped:
             last = max((i for i, s in enumerate(out) if id(v) in _uses([s])), default=None)
@@ -252,21 +314,30 @@ def _replace(node, **kw):
 
 
 def _is_mixed(f: Function, arch: str) -> bool:
-    return any(cross_core_move(s, arch) for s in iter_stmts(f.body))
+    """Cube and vector work joined by crossings (or a function of pl.split_aiv regions, whose
+    vector work runs on both lanes even without cube work: LowerAutoVectorSplit marks it)."""
+    return bool(f.attr("split_aiv")) or any(cross_core_move(s, arch) or boundary(s) for s in iter_stmts(f.body))
 
 
-def _init_call(side: str, dirs: set, slot: int, span):
+def _init_call(side: str, dirs: set, slot: int, span, slot_num=None):
+    """``<side>_initialize_pipe`` of pipe 0: the directions used, slots as large as the largest
+    crossing tile, ``slot_num`` the kernel's ``pl.cross_core_slot(slot_num=n)`` (None: the
+    default ring depth)."""
     mask = (1 if "c2v" in dirs else 0) | (2 if "v2c" in dirs else 0)
-    return EvalStmt(Call(f"tile.{side}_initialize_pipe", (None, None, mask, slot, None, None, 0), TupleType(()),
+    return EvalStmt(Call(f"tile.{side}_initialize_pipe", (None, None, mask, slot, slot_num, None, 0), TupleType(()),
                          span), span)
 
 
 def _expand(f: Function, split, arch: str) -> list[Function]:
     members = []
+    regions = bool(f.attr("split_aiv"))
     for side, ftype in ((AIC, FunctionType.AIC), (AIV, FunctionType.AIV)):
         sp = _Splitter(side, f.name, arch)
+        if regions and side == AIC and not sp.has_work(f.body):
+            continue   # pl.split_aiv regions without cube work: the lanes alone (no AIC member)
         body = sp.block(f.body)
-        body.insert(0, _init_call(side, sp.dirs, sp.slot, f.span))
+        if sp.dirs:
+            body.insert(0, _init_call(side, sp.dirs, sp.slot, f.span, f.attr("slot_num")))
         # the split mode stays on the Group only: the AIV member runs on one lane (see the module doc)
         # each member gets Vars of its own (the Group keeps the original's): no Var is shared
         # between functions, so the printed program parses back to an equal one
@@ -274,7 +345,7 @@ def _expand(f: Function, split, arch: str) -> list[Function]:
         params = tuple(fresh.fresh(p) for p in f.params)
         members.append(_replace(f, name=f"{f.name}_{side}", func_type=ftype, params=params,
                                 body=fresh.renew(body), return_types=(),
-                                attrs=tuple((k, v) for k, v in f.attrs if k != "split")))
+                                attrs=f.attrs if regions else tuple((k, v) for k, v in f.attrs if k != "split")))
     # the Group: the original name and signature; calls both members, returns the original's params
     from pypto.passes.param_writes import returned_params
 
@@ -296,8 +367,9 @@ def run(program, ctx: PassContext):
         if f.func_type == FunctionType.InCore and _is_mixed(f, arch):
             funcs.extend(_expand(f, None, arch))
         else:
-            if f.func_type in (FunctionType.AIC, FunctionType.AIV) and _is_mixed(f, arch):
-                s = next(s for s in iter_stmts(f.body) if cross_core_move(s, arch))
+            if f.func_type in (FunctionType.AIC, FunctionType.AIV) and \
+                    any(cross_core_move(s, arch) or boundary(s) for s in iter_stmts(f.body)):
+                s = next(s for s in iter_stmts(f.body) if cross_core_move(s, arch) or boundary(s))
                 raise PassError(f"{NAME}: '{f.name}' is an {f.func_type.name} function but moves a tile between the "
                                 f"cube and the vector cores", s.span,
                                 "use tpush / tpop in an AIC / AIV pair, or an InCore function (split for you)")

@@ -28,6 +28,7 @@ from pypto.ir.verifier import return_roots
 from pypto.ir.visit import Mutator
 from pypto.language.enums import KERNEL_TYPES, ParamDirection
 from pypto.passes.context import PassContext
+from pypto.passes.inject_gm_pipe_buffer import PARAM as GM_PIPE_BUFFER
 from pypto.ir.nodes import Call
 from pypto.ops.registry import write_targets
 
@@ -54,7 +55,9 @@ def run(program: Program, ctx: PassContext) -> Program:
 
 
 def _normalize(f: Function):
-    outs = [p for p, d in zip(f.params, f.directions) if d in (ParamDirection.Out, ParamDirection.InOut)]
+    # (the GM pipe workspace InjectGMPipeBuffer adds is scratch the kernel writes, not a result)
+    outs = [p for p, d in zip(f.params, f.directions)
+            if d in (ParamDirection.Out, ParamDirection.InOut) and p.name != GM_PIPE_BUFFER]
     ret_i = max((i for i, s in enumerate(f.body) if isinstance(s, ReturnStmt)), default=None)
     if ret_i is None:
         return f, None

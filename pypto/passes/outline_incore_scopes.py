@@ -170,7 +170,8 @@ class _Outliner(Mutator):
         rtypes = tuple(r.type for r in returns)
         self.outlined.append(Function(name, tuple(params), tuple(dirs), rtypes, tuple(new_body),
                                       FunctionType.InCore, None, s.span,
-                                      attrs=(("split", s.split),) if s.split is not None else ()))
+                                      attrs=((("split", s.split),) if s.split is not None else ())
+                                      + ((("slot_num", s.slot_num),) if s.slot_num is not None else ())))
 
         # the call site: results rebind the outer values that escape the scope
         results = [final[id(w)] for w in returned] + fresh_outs

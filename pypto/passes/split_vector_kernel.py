@@ -32,9 +32,10 @@ static shape argument applied to a halved tile (reshape, slice, ...): write thos
 per-lane form (``attrs={"split_aiv": True}``, tiles and offsets per lane).
 
 The members of a mixed kernel ExpandMixedKernel made from an InCore function with a split
-(``pl.at(..., optimizations=[pl.split(mode)])``) are halved the same way (the reference does that
-in LowerAutoVectorSplit, before the expansion); where the halving refuses, they keep the one-lane
-form (see :func:`_auto_split`).
+(``pl.at(..., optimizations=[pl.split(mode)])``) or with ``pl.split_aiv`` regions arrive in per-lane
+form already (LowerAutoVectorSplit halves the vector side before the expansion, marking the kernel
+``split_aiv``): they only get the attrs. The per-lane rewriting of one function body
+(:class:`pypto.passes.split_axis.Halver`) is shared with LowerAutoVectorSplit.
 
 The AIC function keeps its tiles whole: its ``tpush_to_aiv`` / ``tpop_from_aiv`` get the mode's
 split code (the pipe hands each lane its half, and joins the halves the lanes push).
@@ -44,46 +45,26 @@ Both get ``split`` (the mode) and the AIV function ``dual_aiv_dispatch=True`` (b
 """
 from __future__ import annotations
 
-from pypto.errors import PassError, TypeCheckError
-from pypto.ir.nodes import (
-    AssignStmt, BinOp, Call, ConstInt, Function, MakeTuple, Var,
-)
-from pypto.ir.types import ScalarType, TileType
+from pypto.errors import PassError
+from pypto.ir.nodes import AssignStmt, Call, Function
 from pypto.ir.visit import Mutator, iter_stmts
-from pypto.language.dtypes import INDEX
 from pypto.language.enums import FunctionType, SplitMode
-from pypto.ops.registry import get_op, op_trait
-from pypto.ops.traits import Reduction
+from pypto.ops.registry import get_op
 from pypto.passes.context import PassContext
+from pypto.passes.split_axis import CODE, Halver, index_of, mode_of
 
 NAME = "SplitVectorKernel"
 REQUIRES = ("MixedKernelExpanded",)
 PRODUCES = ("VectorKernelSplit",)
 
-_CODE = {SplitMode.UP_DOWN: 1, SplitMode.LEFT_RIGHT: 2}
 _MODE_OF_CODE = {1: SplitMode.UP_DOWN, 3: SplitMode.UP_DOWN, 2: SplitMode.LEFT_RIGHT, 4: SplitMode.LEFT_RIGHT}
 _PIPE_OPS = ("tile.tpush_to_aiv", "tile.tpush_to_aic", "tile.tpop_from_aiv", "tile.tpop_from_aic")
-_GENERATORS = ("tile.full", "tile.create")
-_POSITIONAL = ("tile.ci", "tile.random")
-
-
-def _index(op, name: str) -> int:
-    """Position of parameter ``name`` in ``op``'s schema (a Call's args follow it)."""
-    return next(i for i, p in enumerate(op.params) if p.name == name)
-
-
-def _mode_of(v):
-    if isinstance(v, SplitMode):
-        return v
-    if isinstance(v, int) and not isinstance(v, bool):
-        return {0: SplitMode.NONE, 1: SplitMode.UP_DOWN, 2: SplitMode.LEFT_RIGHT}.get(v)
-    return None
 
 
 def split_mode(f: Function):
     """The split mode SplitVectorKernel applies to ``f``: its ``split`` attr, else the split code of
     its pipe ops (all must agree; a located PassError otherwise); None for no split."""
-    m = _mode_of(f.attr("split"))
+    m = mode_of(f.attr("split"))
     if m is not None:
         return None if m == SplitMode.NONE else m
     if f.attr("dual_aiv_dispatch"):
@@ -92,7 +73,7 @@ def split_mode(f: Function):
     for s in iter_stmts(f.body):
         c = getattr(s, "value", None) if isinstance(s, AssignStmt) else getattr(s, "expr", None)
         if isinstance(c, Call) and c.op in _PIPE_OPS:
-            code = c.args[_index(get_op(c.op), "split")]
+            code = c.args[index_of(get_op(c.op), "split")]
             mode = _MODE_OF_CODE.get(code)
             if mode is None:
                 continue
@@ -104,199 +85,6 @@ def split_mode(f: Function):
     return found[0] if found else None
 
 
-def _int(v, span):
-    return v if not isinstance(v, int) else ConstInt(v, INDEX, span)
-
-
-def _bin(op, a, b, span):
-    if isinstance(a, ConstInt) and isinstance(b, ConstInt):
-        py = {"add": a.value + b.value, "mul": a.value * b.value, "sub": a.value - b.value,
-              "min": min(a.value, b.value), "max": max(a.value, b.value)}
-        return ConstInt(py[op], INDEX, span)
-    return BinOp(op, a, b, ScalarType(INDEX), span)
-
-
-class _Halver(Mutator):
-    """Rewrites one AIV function body into its per-lane form (see the module doc)."""
-
-    def __init__(self, f: Function, mode: SplitMode):
-        super().__init__()
-        self.f, self.mode, self.dim, self.code = f, mode, 0 if mode == SplitMode.UP_DOWN else 1, _CODE[mode]
-        self.lane = Var("subblock_idx", ScalarType(INDEX), f.span)
-        self.halved: set = set()   # id of the Vars holding a lane's half
-
-    # ---------------------------------------------------------------- helpers
-    def _half(self, n: int, what: str, span) -> int:
-        if n % 2:
-            raise PassError(f"{NAME}: '{self.f.name}' splits {self.mode.name} but {what} has an odd extent {n} on "
-                            f"axis {self.dim}", span, "pad the tile to an even extent, or write the per-lane form "
-                            "(attrs={'split_aiv': True})")
-        return n // 2
-
-    def _shift(self, h: int, span):
-        """``lane * h``: the lane's offset on the split axis."""
-        return _bin("mul", self.lane, ConstInt(h, INDEX, span), span)
-
-    def _lane_valid(self, v, h: int, span):
-        """A valid extent ``v`` of the whole axis -> the lane's share of it."""
-        if isinstance(v, int) and v == 2 * h:
-            return h
-        v = _int(v, span)
-        start = self._shift(h, span)
-        return _bin("min", _bin("sub", _bin("max", v, start, span), start, span), ConstInt(h, INDEX, span), span)
-
-    def _halve_tuple(self, t: MakeTuple, span) -> MakeTuple:
-        el = list(t.elements)
-        n = el[self.dim].value
-        el[self.dim] = ConstInt(self._half(n, "a tile", span), INDEX, span)
-        return t.replace(elements=tuple(el))
-
-    def _shift_tuple(self, t: MakeTuple, h: int, span) -> MakeTuple:
-        el = list(t.elements)
-        el[self.dim] = _bin("add", el[self.dim], self._shift(h, span), span)
-        return t.replace(elements=tuple(el))
-
-    def _valid_tuple(self, t, full: tuple, span):
-        if t is None:
-            return None
-        el = list(t.elements)
-        h = full[self.dim] // 2
-        d = el[self.dim]
-        el[self.dim] = _int(self._lane_valid(d.value if isinstance(d, ConstInt) else d, h, span), span)
-        return MakeTuple(tuple(el), span)
-
-    def _retyped(self, c: Call, args: tuple) -> Call:
-        t = get_op(c.op).infer_type(args, c.span)
-        if isinstance(t, TileType) and t.memory_space is None and isinstance(c.type, TileType):
-            t = t.with_(memory_space=c.type.memory_space)   # InferTileMemorySpace's decision stays
-        return Call(c.op, args, t, c.span)
-
-    def _is_halved(self, e) -> bool:
-        return isinstance(e, Var) and id(e) in self.halved
-
-    def _splits(self, t) -> bool:
-        return isinstance(t, TileType) and len(t.shape) == 2 and t.shape[self.dim] != 1
-
-    # ---------------------------------------------------------------- statements
-    def visit_AssignStmt(self, s):
-        c = self.expr(s.value)
-        if not isinstance(c, Call):
-            return s.replace(value=c) if c is not s.value else s
-        new, halved = self.call(c, s.var.type)
-        if new is c and c is s.value and not halved:
-            return s
-        t = new.type
-        if isinstance(t, TileType) and isinstance(s.var.type, TileType):
-            t = t.with_(memory_space=s.var.type.memory_space or t.memory_space)
-        v = Var(s.var.name, t, s.var.span) if t != s.var.type else s.var
-        if halved:
-            self.halved.add(id(v))
-        self.redefine(s.var, v)
-        return s.replace(var=v, value=new)
-
-    def visit_EvalStmt(self, s):
-        c = self.expr(s.expr)
-        if isinstance(c, Call):
-            c, _ = self.call(c, None)
-        return s.replace(expr=c) if c is not s.expr else s
-
-    def visit_ForStmt(self, s):
-        inits = tuple(self.expr(e) for e in s.init_values)
-        iters = []
-        for it, init in zip(s.iter_args, inits):
-            t = getattr(init, "type", it.type)
-            nv = Var(it.name, t, it.span) if isinstance(t, TileType) and t != it.type else it
-            if self._is_halved(init):
-                self.halved.add(id(nv))
-            iters.append(self.redefine(it, nv))
-        body = self.stmts(s.body)
-        rets = []
-        for rv, it in zip(s.return_vars, iters):
-            nv = Var(rv.name, it.type, rv.span) if it.type != rv.type else rv
-            if id(it) in self.halved:
-                self.halved.add(id(nv))
-            rets.append(self.redefine(rv, nv))
-        return s.replace(start=self.expr(s.start), stop=self.expr(s.stop), step=self.expr(s.step),
-                         iter_args=tuple(iters), init_values=inits, body=body, return_vars=tuple(rets))
-
-    def visit_WhileStmt(self, s):
-        if any(isinstance(it.type, TileType) for it in getattr(s, "iter_args", ())):
-            raise PassError(f"{NAME}: '{self.f.name}' carries a tile through a while loop, which the split does "
-                            "not rewrite", s.span, "write the per-lane form (attrs={'split_aiv': True})")
-        return self.default_stmt(s)
-
-    # ---------------------------------------------------------------- calls
-    def call(self, c: Call, annotated):
-        """(the lane's form of ``c``, whether its result is a lane's half)."""
-        op = get_op(c.op)
-        a = dict(zip((p.name for p in op.params), c.args))
-        args = list(c.args)
-        span = c.span
-        if c.op == "tile.tpop_from_aic":
-            full = tuple(e.value for e in a["shape"].elements)
-            if not self._splits(c.type):
-                return c, False
-            args[_index(op, "shape")] = self._halve_tuple(a["shape"], span)
-            args[_index(op, "split")] = self.code
-            args[_index(op, "valid_shape")] = self._valid_tuple(a["valid_shape"], full, span)
-            return self._retyped(c, tuple(args)), True
-        if c.op == "tile.tpush_to_aic":
-            if not self._is_halved(a["tile"]):
-                # the cube's pop joins the two lanes' halves: a whole tile from each lane would not fit
-                raise PassError(f"{NAME}: '{self.f.name}' pushes a tile that is not split between the lanes "
-                                f"(its axis {self.dim} is 1, or it is not derived from a split tile) to the cube, "
-                                f"whose pop joins the lanes' halves", span,
-                                "push a tile derived from a split load / pop, or write the per-lane form")
-            args[_index(op, "split")] = self.code
-            return self._retyped(c, tuple(args)), False
-        if c.op == "tile.load":
-            if not self._splits(c.type):
-                return c, False
-            full = tuple(c.type.shape)
-            h = self._half(full[self.dim], "the loaded tile", span)
-            args[_index(op, "offsets")] = self._shift_tuple(a["offsets"], h, span)
-            args[_index(op, "shapes")] = self._halve_tuple(a["shapes"], span)
-            args[_index(op, "valid_shape")] = self._valid_tuple(a["valid_shape"], full, span)
-            return self._retyped(c, tuple(args)), True
-        if c.op == "tile.store":
-            if self._is_halved(a["tile"]):
-                h = a["tile"].type.shape[self.dim]
-                args[_index(op, "offsets")] = self._shift_tuple(a["offsets"], h, span)
-                return self._retyped(c, tuple(args)), False
-            return c, False
-        if c.op in _GENERATORS and self._splits(c.type):
-            i = _index(op, "shape")
-            args[i] = self._halve_tuple(args[i], span)
-            return self._retyped(c, tuple(args)), True
-        if c.op in _POSITIONAL and self._splits(c.type):
-            raise PassError(f"{NAME}: {c.op} in '{self.f.name}' depends on the element position, which differs "
-                            f"per lane after the {self.mode.name} split", span,
-                            "compute it outside the split function, or write the per-lane form")
-        if not any(self._is_halved(x) for x in c.args):
-            return c, False
-        red = op_trait(c.op, Reduction)
-        if red is not None:
-            x = next(x for x in c.args if self._is_halved(x))
-            axis = red.axis % len(x.type.shape)
-            if axis == self.dim:
-                raise PassError(f"{NAME}: {c.op} in '{self.f.name}' reduces axis {axis}, the {self.mode.name} "
-                                f"split axis: each vector lane holds half of it", span,
-                                "split the other way (pl.SplitMode.LEFT_RIGHT / UP_DOWN), or reduce on the cube "
-                                "side / in a function without a split")
-        if any(p.kind == "ints" for p in op.params if p.name not in ("valid_shape",)) and \
-                isinstance(c.type, TileType):
-            raise PassError(f"{NAME}: {c.op} in '{self.f.name}' takes a static shape, which the {self.mode.name} "
-                            f"split cannot halve for you", span,
-                            "write the per-lane form (attrs={'split_aiv': True}: tiles and offsets per lane)")
-        new = self._retyped(c, tuple(args))
-        return new, isinstance(new.type, TileType) and self._splits(new.type)
-
-    def function(self, f: Function) -> Function:
-        body = self.stmts(f.body)
-        lane = AssignStmt(self.lane, Call("tile.get_subblock_idx", (), ScalarType(INDEX), f.span), f.span)
-        return f.replace(body=(lane,) + body)
-
-
 def _stamp(f: Function, mode: SplitMode, aiv: bool) -> tuple:
     attrs = tuple((k, v) for k, v in f.attrs if k not in ("split", "dual_aiv_dispatch"))
     attrs += (("split", mode),)
@@ -306,13 +94,13 @@ def _stamp(f: Function, mode: SplitMode, aiv: bool) -> tuple:
 
 
 def _cube(f: Function, mode: SplitMode) -> Function:
-    code = _CODE[mode]
+    code = CODE[mode]
 
     class _Codes(Mutator):
         def call(self, c):
             if isinstance(c, Call) and c.op in ("tile.tpush_to_aiv", "tile.tpop_from_aiv"):
                 op = get_op(c.op)
-                i = _index(op, "split")
+                i = index_of(op, "split")
                 if c.args[i] == 0:
                     return c.replace(args=c.args[:i] + (code,) + c.args[i + 1:])
             return c
@@ -326,38 +114,9 @@ def _cube(f: Function, mode: SplitMode) -> Function:
     return _Codes().function(f).replace(attrs=_stamp(f, mode, False))
 
 
-def _auto_split(program) -> dict:
-    """The per-lane forms of the members of each mixed kernel ExpandMixedKernel made from an InCore
-    function with a split (``pl.at(..., optimizations=[pl.split(mode)])`` or ``attrs={"split":
-    mode}``): its Group ``g`` carries the mode and calls ``g_aic`` and ``g_aiv``. A member body the
-    halving refuses (a reduction over the split axis, a reshape of a halved tile, ...) keeps the
-    one-lane form ExpandMixedKernel gave it: one vector core then computes every element, the same
-    values (the split is a placement choice, not a change of meaning)."""
-    out = {}
-    for g in program.functions:
-        mode = _mode_of(g.attr("split")) if g.func_type == FunctionType.Group else None
-        if mode not in _CODE:
-            continue
-        names = {f.name: f for f in program.functions}
-        aic, aiv = names.get(f"{g.name}_aic"), names.get(f"{g.name}_aiv")
-        if aic is None or aiv is None or any(f.attr("split") is not None or f.attr("dual_aiv_dispatch")
-                                             or split_mode(f) is not None for f in (aic, aiv)):
-            continue
-        try:
-            lane = _Halver(aiv, mode).function(aiv).replace(attrs=_stamp(aiv, mode, True))
-        except (PassError, TypeCheckError):
-            continue   # (a type rule refusing the halved operands: e.g. a halved tile meets a whole one)
-        out[aiv.name], out[aic.name] = lane, _cube(aic, mode)
-    return out
-
-
 def run(program, ctx: PassContext):
-    auto = _auto_split(program)
     funcs = []
     for f in program.functions:
-        if f.name in auto:
-            funcs.append(auto[f.name])
-            continue
         if f.func_type not in (FunctionType.AIV, FunctionType.AIC):
             funcs.append(f)
             continue
@@ -374,5 +133,5 @@ def run(program, ctx: PassContext):
         elif f.func_type == FunctionType.AIC:
             funcs.append(_cube(f, mode))
         else:
-            funcs.append(_Halver(f, mode).function(f).replace(attrs=_stamp(f, mode, True)))
+            funcs.append(Halver(f, mode).function(f).replace(attrs=_stamp(f, mode, True)))
     return program.replace(functions=tuple(funcs))

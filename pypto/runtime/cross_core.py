@@ -362,6 +362,14 @@ class CoreLink(CoreFlags):
                                       "different tiles, and an unsplit pop takes one of them",
                                       hint="push each lane's half with split=1 (rows) or 2 (columns), or push "
                                            "the same tile from both lanes")
+        if split in (3, 4) and direction == "c2v" and value.dim() == 2 and value.dtype == dst.dtype and tuple(dst.shape) == tuple(
+                value.shape[i] + (i == (0 if split == 3 else 1)) for i in range(2)):
+            # an odd split: lane 1's part is one row / column short of the ceil-half box every lane
+            # pops into; it fills the leading part (its valid extent says so)
+            yield self.cluster.transfer_cycles(value)
+            dst.narrow(0 if split == 3 else 1, 0, value.shape[0 if split == 3 else 1]).copy_(value)
+            p.pops += 1
+            return
         if tuple(value.shape) != tuple(dst.shape):
             raise SimulationError(f"{where}: tpop on {p.label()} into a {list(dst.shape)[lead:]} tile, but the slot "
                                   f"holds {list(value.shape)[lead:]} (split {split})",

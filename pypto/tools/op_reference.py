@@ -71,6 +71,8 @@ FAMILY_CONTRACT = {
                   "carries a half); no arithmetic.",
     "prefetch": "No numerics: a cache hint that changes no value; the simulator models the transfer's time "
                 "(hidden behind the work before the wait), not an L2.",
+    "aiv_split": "Exact: the named crossings of a pl.split_aiv region become pipe pushes / pops, which move "
+                 "a tile's bytes unchanged (each lane its half, the cube the joined tile); no arithmetic.",
     "sync": "No numerics: flags, events, barriers and fences order work and change no value (a wait that "
             "can never end is a located error; docs/simulator.md, \"Synchronisation\").",
     "distributed": "put / get / remote_load / remote_store copy bytes exactly; a collective reduces in the "

@@ -107,7 +107,11 @@ def test_passes_that_hold_by_construction_and_absent_ones():
         passes.outline_hierarchy_scopes()(host)
     with pytest.raises(AttributeError, match="optimize_orch_tensors.*no counterpart"):
         passes.optimize_orch_tensors  # noqa: B018
-    with pytest.raises(AttributeError, match="split_vector_kernel.*no counterpart"):
-        core_passes.split_vector_kernel  # noqa: B018
+    with pytest.raises(AttributeError, match="stamp_tfree_split.*no counterpart"):
+        core_passes.stamp_tfree_split  # noqa: B018
+    # the mixed-kernel passes of the pipeline answer to their reference factories
+    for factory, name in (("lower_auto_vector_split", "LowerAutoVectorSplit"),
+                          ("inject_gm_pipe_buffer", "InjectGMPipeBuffer"), ("split_vector_kernel", "SplitVectorKernel")):
+        assert getattr(passes, factory)().info.name == name
     with pytest.raises(AttributeError, match="no attribute 'not_a_pass'"):
         passes.not_a_pass  # noqa: B018

@@ -46,7 +46,7 @@ def test_pipeline_positions():
     assert names == ["InlineFunctions", "UnrollLoops", "ConvertToSSA", "Simplify", "FlattenCallExpr",
                      "OutlineIncoreScopes", "ConvertTensorToTileOps", "FuseCreateAssembleToView",
                      "FlattenTileNdTo2D", "LegalizeTileCast", "AutoTileMatmulL0", "InferTileMemorySpace",
-                     "ExpandMixedKernel", "SplitVectorKernel", "NormalizeReturnOrder", "InitMemRef", "MemoryReuse", "AllocateMemoryAddr", "DeriveCallDirections",
+                     "LowerAutoVectorSplit", "ExpandMixedKernel", "InjectGMPipeBuffer", "SplitVectorKernel", "NormalizeReturnOrder", "InitMemRef", "MemoryReuse", "AllocateMemoryAddr", "DeriveCallDirections",
                      "AutoDeriveTaskDependencies", "FinalSimplify", "InsertCommFence"]
     for p in PIPELINE:
         assert p.__doc__ and "Requires" in p.__doc__ and "Produces" in p.__doc__, p.NAME

@@ -64,7 +64,7 @@ def test_the_registry_declares_the_queried_traits():
     assert op_trait("tile.row_sum", Reduction) == Reduction(-1, "sum")
     assert op_trait("tile.col_prod", Reduction) == Reduction(-2, "prod", reads_padding=False)
     assert {n for n, o in ops.items() if o.has(ReadsBlock)} == {
-        "tile.get_block_idx", "tile.get_block_num", "tile.get_subblock_idx",
+        "tile.get_block_idx", "tile.get_block_num", "tile.get_subblock_idx", "tile.split_aiv_lane",
         "system.syncall"}   # (its reference form refuses a barrier across the blocks it runs in turn)
     assert op_trait("tensor.slice", ViewOf) == ViewOf("x")
     assert {n for n, o in ops.items() if o.trait(GlobalMemoryAccess) == GlobalMemoryAccess("write")} >= {"tile.store"}

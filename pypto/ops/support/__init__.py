@@ -39,7 +39,7 @@ from pypto.ops.support.geometry import REFERENCE_PLATFORM, available_cores, refe
 from pypto.ops.support.while_loops import array_get, array_new, array_set, reshape_view, while_limit, while_step  # noqa: E402,F401
 from pypto.ops.support.cross_core import (  # noqa: E402,F401  (the reference forms of the pipe ops)
     event_set as cc_event_set, event_wait as cc_event_wait, noop as cc_noop, pop as cc_pop, push as cc_push,
-    run_group as cc_run_group, syncall as cc_syncall,
+    run_group as cc_run_group, syncall as cc_syncall, unlowered,
 )
 from pypto.ops.support.sync import CoreFlags, core_flags  # noqa: E402,F401  (pl.system flags, barriers, fence)
 from pypto.ops.support import dist  # noqa: E402,F401  (pld.* ops, reached as _pto.dist)

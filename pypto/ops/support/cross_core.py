@@ -148,6 +148,16 @@ def syncall(core_type: str, block=(0, 1)) -> None:
             _wait(st, lambda: st.sync_gen != gen, f"syncall(core_type={core_type!r}) ({side}{lane})")
 
 
+def unlowered(op: str):
+    """``tile.aiv_shard`` / ``tile.aic_gather`` reached an executor: ExpandMixedKernel folds them
+    into pipe pushes and pops, so running one means a program skipped that pass; refuse rather
+    than compute a value the pipes would not give."""
+    from pypto.errors import SimulationError
+
+    raise SimulationError(f"{op} is a cross-core boundary that ExpandMixedKernel lowers to a push and a pop; "
+                          "it cannot run unlowered (compile the program through the whole pass pipeline)")
+
+
 def noop(*args, **kwargs) -> int:
     """``tfree`` / ``initialize_pipe`` / ``reserve_buffer`` / ``import_peer_buffer``: no effect on values
     (the reference has no slots and no addresses); the buffer ops' value is address 0."""
