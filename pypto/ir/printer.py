@@ -37,7 +37,9 @@ _INDENT = "    "
 def print_type(t: Type) -> str:
     """DSL spelling of a type annotation."""
     if isinstance(t, TensorType):
-        layout = "" if t.layout is None else f", pl.TensorLayout.{t.layout.name}"
+        # DN prints as a view (the reference refuses the bare layout marker pl.DN in an annotation)
+        layout = "" if t.layout is None else f", pl.TensorView(layout=pl.TensorLayout.DN)" \
+            if t.layout.name == "DN" else f", pl.TensorLayout.{t.layout.name}"
         return f"pl.Tensor[{_ints(t.shape)}, {t.dtype!r}{layout}]"
     if isinstance(t, TileType):
         parts = [_ints(t.shape), repr(t.dtype)]

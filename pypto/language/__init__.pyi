@@ -3313,7 +3313,7 @@ class _TensorOps:
 
     @staticmethod
     def view(x: Tensor, shape: Sequence[int | Scalar] | None = None, valid_shape: Sequence[int | Scalar] | None = None, layout: Any = None) -> Any:
-        """the same elements in another shape (row-major; a view in orchestration).
+        """the same global-memory bytes as another shape and/or layout (ND or DN; a view in orchestration).
 
         The tensor op ``tensor.view``: pl.tensor.view(x, shape=None, valid_shape=None, layout=None)
 

@@ -92,7 +92,8 @@ def _mx(a: OpArgs):
     """The packed MX scale layout (``"MX_A_ZZ"`` / ``"MX_B_NN"``) of a load's source tensor, or None:
     such a load unpacks the layout, so the tile holds logical scales (pypto.numerics.mx)."""
     layout = getattr(getattr(a.tensor, "type", None), "layout", None)
-    return None if layout is None else layout.name
+    # (a DN tensor is an ordinary strided view: its load reads logical elements like any other)
+    return layout.name if layout is not None and layout.name in ("MX_A_ZZ", "MX_B_NN") else None
 
 
 def _static_list(v):

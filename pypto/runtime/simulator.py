@@ -1157,7 +1157,7 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
         rt.progress = bar if bar is not None and bar.on else None
         try:
             with poisoning(), python_faults(), while_limit(cfg.max_while_iterations):
-                returned[:] = [orch.orchestrate(rt, *gm)]
+                returned[:] = [orch.orchestrate(rt, *(_host_layout(g, p) for g, p in zip(gm, params)))]
                 if _writes_into(rt, [gm[i] for i in direct if params[i]["direction"] == "In"]):
                     raise _WritesIn()
                 rt.run_all()
@@ -1320,6 +1320,17 @@ def _unpack_fp4(params, full: list) -> dict:
             packed[i] = a
             full[i] = fp4_unpack(a)
     return packed
+
+
+def _host_layout(value, param: dict):
+    """The program's view of a tensor argument: the caller's buffer (contiguous: a copy, or the
+    caller's own tensor used in place) holds its bytes in order; a DN parameter reads them with its
+    trailing pair column-major (``[..., i, j]`` at ``i + j * shape[-2]`` of a page), as the device
+    reads the bytes the host uploaded. So a caller passes a DN tensor's transpose, row-major
+    (``x.mT.contiguous()`` for the logical ``x``); a row-major ``x`` itself is read transposed."""
+    if param.get("layout") != "DN" or not isinstance(value, torch.Tensor):
+        return value
+    return value.reshape(*value.shape[:-2], value.shape[-1], value.shape[-2]).mT
 
 
 def _device_view(value, param: dict):
