@@ -87,6 +87,8 @@ from pypto.language.constructs import DslName, DslOp, OpNamespace
 from pypto.language.dtypes import BOOL, FP32, INDEX, LOW_PRECISION, TASK_ID, DataType
 from pypto.language.enums import (
     KERNEL_TYPES,
+    CompactMode,
+    PadValue,
     TensorLayout,
     ForKind,
     FunctionType,
@@ -98,6 +100,7 @@ from pypto.language.enums import (
     SplitMode,
 )
 from pypto.numerics.cast import normalize_mode
+from pypto.ops.memory import check_tile_layout
 from pypto.ops.registry import write_target
 from pypto.frontend import loop_exits, while_loops
 from pypto.frontend.dyn_values import dim_value, is_dyn_value
@@ -334,7 +337,7 @@ def parse_annotation(node: ast.AST, resolve: Callable[[ast.AST], Any], src: Sour
             raise ParserTypeError(f"{what}: pl.Tile needs [[shape], dtype, ...]", span)
         shape = _shape(items[0], resolve, src, what)
         dtype = _dtype(items[1], resolve, src, what)
-        space = valid = memref = None
+        space = valid = memref = view = None
         for extra in items[2:]:
             if _slot_memref(extra, resolve, src, what):
                 continue
@@ -343,10 +346,13 @@ def parse_annotation(node: ast.AST, resolve: Callable[[ast.AST], Any], src: Sour
                 space = v
             elif isinstance(v, ann.TileView):
                 valid = _tile_view_valid(v.valid_shape, shape, what, src.span(extra))
+                view = (v, src.span(extra))
             elif isinstance(v, ann.MemRef):
                 memref = _memref(v, what, src.span(extra))
             else:
                 raise ParserTypeError(f"{what}: unexpected tile attribute {_describe_static(v)}", src.span(extra))
+        if view is not None:
+            _check_tile_view_layout(view[0], space, what, view[1])
         return TileType(shape, dtype, space, valid, memref), ParamDirection.In, False
     if obj is ann.Scalar:
         items = _slice_items(node.slice) if isinstance(node, ast.Subscript) else []
@@ -403,6 +409,29 @@ def _layout_strides(shape, dn: bool) -> list:
         out[axis] = acc
         acc = acc * shape[axis] if isinstance(acc, int) and isinstance(shape[axis], int) else None
     return out
+
+
+def _check_tile_view_layout(v, space, what: str, span: Span) -> None:
+    """The layout attributes of a ``pl.TileView(...)`` (see :class:`pypto.language.annotations.TileView`):
+    ``blayout`` / ``slayout`` TileLayouts (a scale buffer's fixed ones), ``fractal`` a positive int;
+    ``pad`` / ``compact`` / ``stride`` / ``start_offset`` only at their defaults."""
+    try:
+        check_tile_layout("pl.TileView", space, v.blayout, v.slayout, span)
+    except PyptoError as e:
+        raise ParserTypeError(f"{what}: {getattr(e, 'message', e)}", span, getattr(e, 'hint', None)) from None
+    if v.fractal is not None and not (isinstance(v.fractal, int) and not isinstance(v.fractal, bool)
+                                      and v.fractal > 0):
+        raise ParserTypeError(f"{what}: pl.TileView fractal must be a positive integer (the box size in bytes), "
+                              f"got {v.fractal!r}", span)
+    for name, default in (("pad", PadValue.null), ("compact", CompactMode.null)):
+        val = getattr(v, name)
+        if val is not None and val != default:
+            raise UnsupportedFeatureError(f"{what}: pl.TileView({name}={val!r}) is not supported", span,
+                                          "pad a tile's invalid region with pl.tile.fillpad" if name == "pad" else
+                                          f"omit {name}= (the simulators hold a tile as its logical matrix)")
+    if (v.stride is not None and list(v.stride)) or v.start_offset is not None:
+        raise UnsupportedFeatureError(f"{what}: pl.TileView(stride=..., start_offset=...) is not supported: a tile "
+                                      "is one packed buffer", span, "take a region with pl.tile.slice")
 
 
 def _check_tensor_view(v, shape, what: str, span: Span):

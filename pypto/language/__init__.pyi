@@ -546,15 +546,17 @@ def create_tensor(shape: Sequence[int | Scalar], dtype: DataType, manual_dep: bo
     Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
     """
 
-def create_tile(shape: Sequence[int | Scalar], dtype: DataType, target_memory: MemorySpace | None = None) -> Any:
+def create_tile(shape: Sequence[int | Scalar], dtype: DataType, target_memory: MemorySpace | None = None, transpose: bool = False, flat_layout: bool = False) -> Any:
     """a tile with unspecified contents (scratch or explicit destination).
 
-    The tile op ``tile.create``: pl.tile.create(shape, dtype, target_memory=None)
+    The tile op ``tile.create``: pl.tile.create(shape, dtype, target_memory=None, transpose=False, flat_layout=False)
 
     Arguments:
     * ``shape``: a list of integers (offsets, shapes)
     * ``dtype``: a dtype (pl.FP32)
     * ``target_memory``: a memory space (pl.Mem.Vec) (default None)
+    * ``transpose``: a flag (default False)
+    * ``flat_layout``: a flag (default False)
 
     Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
     """
@@ -1046,14 +1048,16 @@ def minimum(lhs: Tensor | Tile, rhs: Tensor | Scalar | int | float | Tile) -> An
     Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
     """
 
-def move(x: Tile, target_memory: MemorySpace) -> Any:
+def move(x: Tile, target_memory: MemorySpace, blayout: Any = None, slayout: Any = None) -> Any:
     """copy a tile to another on-chip memory space.
 
-    The tile op ``tile.move``: pl.tile.move(x, target_memory)
+    The tile op ``tile.move``: pl.tile.move(x, target_memory, blayout=None, slayout=None)
 
     Arguments:
     * ``x``: a tile
     * ``target_memory``: a memory space (pl.Mem.Vec)
+    * ``blayout``: a plain attribute (a name, a constant) (default None)
+    * ``slayout``: a plain attribute (a name, a constant) (default None)
 
     Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
     """
@@ -3852,15 +3856,17 @@ class _TileOps:
         """
 
     @staticmethod
-    def create(shape: Sequence[int | Scalar], dtype: DataType, target_memory: MemorySpace | None = None) -> Any:
+    def create(shape: Sequence[int | Scalar], dtype: DataType, target_memory: MemorySpace | None = None, transpose: bool = False, flat_layout: bool = False) -> Any:
         """a tile with unspecified contents (scratch or explicit destination).
 
-        The tile op ``tile.create``: pl.tile.create(shape, dtype, target_memory=None)
+        The tile op ``tile.create``: pl.tile.create(shape, dtype, target_memory=None, transpose=False, flat_layout=False)
 
         Arguments:
         * ``shape``: a list of integers (offsets, shapes)
         * ``dtype``: a dtype (pl.FP32)
         * ``target_memory``: a memory space (pl.Mem.Vec) (default None)
+        * ``transpose``: a flag (default False)
+        * ``flat_layout``: a flag (default False)
 
         Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
         """
@@ -4400,14 +4406,16 @@ class _TileOps:
         """
 
     @staticmethod
-    def move(x: Tile, target_memory: MemorySpace) -> Any:
+    def move(x: Tile, target_memory: MemorySpace, blayout: Any = None, slayout: Any = None) -> Any:
         """copy a tile to another on-chip memory space.
 
-        The tile op ``tile.move``: pl.tile.move(x, target_memory)
+        The tile op ``tile.move``: pl.tile.move(x, target_memory, blayout=None, slayout=None)
 
         Arguments:
         * ``x``: a tile
         * ``target_memory``: a memory space (pl.Mem.Vec)
+        * ``blayout``: a plain attribute (a name, a constant) (default None)
+        * ``slayout``: a plain attribute (a name, a constant) (default None)
 
         Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
         """
@@ -5406,15 +5414,17 @@ class _TileOps:
         """
 
     @staticmethod
-    def create_tile(shape: Sequence[int | Scalar], dtype: DataType, target_memory: MemorySpace | None = None) -> Any:
+    def create_tile(shape: Sequence[int | Scalar], dtype: DataType, target_memory: MemorySpace | None = None, transpose: bool = False, flat_layout: bool = False) -> Any:
         """a tile with unspecified contents (scratch or explicit destination).
 
-        The tile op ``tile.create``: pl.tile.create(shape, dtype, target_memory=None)
+        The tile op ``tile.create``: pl.tile.create(shape, dtype, target_memory=None, transpose=False, flat_layout=False)
 
         Arguments:
         * ``shape``: a list of integers (offsets, shapes)
         * ``dtype``: a dtype (pl.FP32)
         * ``target_memory``: a memory space (pl.Mem.Vec) (default None)
+        * ``transpose``: a flag (default False)
+        * ``flat_layout``: a flag (default False)
 
         Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
         """

@@ -75,9 +75,21 @@ class InOut(_Subscriptable):
 
 @dataclass(frozen=True)
 class TileView:
-    """Tile view attributes in printed IR; ``valid_shape`` narrows the valid region."""
+    """Tile view attributes of a tile annotation, ``pl.Tile[[M, N], dtype, space, pl.TileView(...)]``:
+    ``valid_shape`` narrows the valid region. The reference's layout attributes ``blayout`` /
+    ``slayout`` (``pl.TileLayout``) and ``fractal`` (the box size in bytes) say where the device puts
+    each element in the buffer; the simulators hold a tile as its logical matrix, so they are checked
+    (types, the fixed layouts of the scale buffers) and change no value. ``pad`` / ``compact`` /
+    ``stride`` / ``start_offset`` other than their defaults are refused (see docs/compatibility.md)."""
 
     valid_shape: Any = None
+    stride: Any = None
+    start_offset: Any = None
+    blayout: Any = None
+    slayout: Any = None
+    fractal: Any = None
+    pad: Any = None
+    compact: Any = None
 
 
 @dataclass(frozen=True)

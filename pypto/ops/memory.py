@@ -15,7 +15,7 @@ from pypto.ops.rules import check_region, expect, static_ints, tensor_extents
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir.nodes import ConstInt, MakeTuple
 from pypto.ir.types import DynDim
-from pypto.language.enums import TensorLayout
+from pypto.language.enums import TensorLayout, TileLayout
 from pypto.ops.rules import const_ints
 
 _LOADABLE = (MemorySpace.Vec, MemorySpace.Mat)
@@ -232,13 +232,51 @@ register(OpDef(
 ))
 
 
+# -- tile layouts ----------------------------------------------------------------------------------
+# A tile's layout (the reference's TileView blayout / slayout: the NZ fractal of Mat / Left / Acc,
+# ZN of Right and of a transposed Mat operand, flat row-major of Vec) is where the device puts a
+# logical element in its buffer. Every op reads and writes logical elements (a move between NZ and
+# ND converts, tile.transpose_view is the transpose), so the simulators hold each tile as its
+# logical matrix and a layout can not change a value; the layout attributes are accepted and
+# checked (the combinations the reference refuses are errors), not stored.
+
+# the spaces whose layout the hardware fixes (the MX scale buffers): (blayout, slayout)
+FIXED_TILE_LAYOUTS = {MemorySpace.LeftScale: (TileLayout.row_major, TileLayout.row_major),
+                      MemorySpace.RightScale: (TileLayout.col_major, TileLayout.col_major)}
+
+
+def check_tile_layout(op: str, space, blayout, slayout, span: Span) -> None:
+    """``blayout`` / ``slayout`` (None: the space's own) of a tile in ``space``: TileLayout values,
+    and the fixed layout of a scale buffer."""
+    for name, v in (("blayout", blayout), ("slayout", slayout)):
+        expect(v is None or isinstance(v, TileLayout), op, f"{name} must be a pl.TileLayout, got {v!r}", span,
+               "pass pl.TileLayout.row_major, col_major or none_box")
+    fixed = FIXED_TILE_LAYOUTS.get(space)
+    if fixed is not None:
+        got = (blayout or fixed[0], slayout or fixed[1])
+        expect(got == fixed, op, f"{space!r} has the hardware-fixed layout blayout={fixed[0]!r}, "
+               f"slayout={fixed[1]!r}; got blayout={got[0]!r}, slayout={got[1]!r}", span,
+               "omit blayout= / slayout= for a scale buffer")
+
+
 def _create_infer(a: OpArgs, span: Span) -> TileType:
+    # (a call a pass built with the three leading arguments has the defaults)
+    transpose, flat = getattr(a, "transpose", False), getattr(a, "flat_layout", False)
+    if transpose or flat:
+        which = "transpose=True (the ZN layout of a transposed matmul operand)" if transpose else \
+            "flat_layout=True (a flat, non-fractal staging buffer)"
+        expect(a.target_memory == MemorySpace.Mat, "tile.create", f"{which} is a layout of an L1 tile: it needs "
+               f"target_memory=pl.Mem.Mat, got {a.target_memory!r}", span)
+        expect(not (transpose and flat), "tile.create", "transpose=True and flat_layout=True exclude "
+               "each other (a ZN fractal tile or a flat one)", span, "pass one of them")
     return TileType(static_ints("tile.create", "shape", a.shape, span), a.dtype, a.target_memory)
 
 
 register(OpDef(
     name="tile.create",
-    params=(Param("shape", "ints"), Param("dtype", "dtype"), Param("target_memory", "mem", None)),
+    params=(Param("shape", "ints"), Param("dtype", "dtype"), Param("target_memory", "mem", None),
+            # layouts of a Mat tile (see check_tile_layout: checked, values unaffected)
+            Param("transpose", "bool", False), Param("flat_layout", "bool", False)),
     infer=_create_infer,
     ref=lambda a: f"torch.zeros({a.shape}, dtype={a.dtype})",
     # On the device a fresh tile holds whatever its bytes held; the simulator does not clear it.
@@ -252,12 +290,15 @@ register(OpDef(
 def _move_infer(a: OpArgs, span: Span) -> TileType:
     t = a.x.type
     expect(a.target_memory is not None, "tile.move", "needs target_memory", span)
+    check_tile_layout("tile.move", a.target_memory, getattr(a, "blayout", None), getattr(a, "slayout", None), span)
     return TileType(t.shape, t.dtype, a.target_memory, t.valid_shape)
 
 
 register(OpDef(
     name="tile.move",
-    params=(Param("x", "tile"), Param("target_memory", "mem")),
+    params=(Param("x", "tile"), Param("target_memory", "mem"),
+            # the destination's layout (see check_tile_layout: checked, values unaffected)
+            Param("blayout", "str", None), Param("slayout", "str", None)),
     infer=_move_infer,
     ref=lambda a: f"{a.x}.clone()",
     sim=lambda a, dst: f"{dst}.copy_({a.x})",

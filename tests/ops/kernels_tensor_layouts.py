@@ -133,3 +133,29 @@ class DnMatmul:
              c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
         c = self.kernel(a, pl.transpose(b, 0, 1), c)
         return c
+
+
+@pl.program
+class TileLayouts:
+    """The reference's tile layout attributes: a move naming the destination's layout, a transposed
+    (ZN) Mat scratch tile, a tile annotation with blayout / slayout / fractal. Values are logical."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, a: pl.Tensor[[16, 32], pl.FP16], b: pl.Tensor[[32, 16], pl.FP16],
+               c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        a_l1: pl.Tile[[16, 32], pl.FP16, pl.Mem.Mat,
+                      pl.TileView(blayout=pl.TileLayout.col_major, slayout=pl.TileLayout.row_major, fractal=512)] = \
+            pl.load(a, [0, 0], [16, 32], target_memory=pl.Mem.Mat)
+        la = pl.move(a_l1, target_memory=pl.Mem.Left, blayout=pl.TileLayout.col_major,
+                     slayout=pl.TileLayout.row_major)
+        scratch = pl.tile.create([32, 16], pl.FP16, target_memory=pl.Mem.Mat, transpose=True)
+        rb = pl.move(pl.load(b, [0, 0], [32, 16], target_memory=pl.Mem.Mat), target_memory=pl.Mem.Right,
+                     blayout=pl.TileLayout.row_major, slayout=pl.TileLayout.col_major)
+        c = pl.store(pl.matmul(la, rb), [0, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 32], pl.FP16], b: pl.Tensor[[32, 16], pl.FP16],
+             c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        c = self.kernel(a, b, c)
+        return c

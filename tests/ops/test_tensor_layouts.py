@@ -124,9 +124,21 @@ def test_matmul_with_a_dn_operand(platform):
 def test_dn_prints_as_a_view_and_parses_back():
     from pypto.ir import parse
 
-    text = K.DnParam.as_python()
-    assert "pl.TensorView(layout=pl.TensorLayout.DN)" in text
-    assert parse(text).as_python() == text
+    for prog in (K.DnParam, K.TileLayouts):
+        text = prog.as_python()
+        assert parse(text).as_python() == text
+    assert "pl.TensorView(layout=pl.TensorLayout.DN)" in K.DnParam.as_python()
+    assert "transpose=True" in K.TileLayouts.as_python() and "blayout=pl.TileLayout.row_major" in \
+        K.TileLayouts.as_python()
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_tile_layout_attributes_leave_values_logical(platform):
+    a = torch.randn(16, 32).to(torch.float16)
+    b = torch.randn(32, 16).to(torch.float16)
+    sim, ref = _run_both(K.TileLayouts, [a, b, torch.zeros(16, 16)], platform)
+    torch.testing.assert_close(sim[2], (a.double() @ b.double()).float(), rtol=1e-6, atol=1e-6)
+    _same(sim[2], ref[2])
 
 
 # ---------------------------------------------------------------- errors
@@ -171,6 +183,41 @@ def test_bad_tensor_layouts_are_located_errors(tmp_path, ann, words):
         _module(tmp_path, "bad_layout", _kernel(ann))
     msg = str(e.value)
     assert "bad_layout.py:" in msg and "^" in msg, msg     # file:line, the source line and a caret
+    for w in words:
+        assert w in msg, msg
+
+
+def _tile_kernel(stmt: str, ann: str = "") -> str:
+    decl = f"t: {ann} = " if ann else "t = "
+    return f"""
+    @pl.program
+    class P:
+        @pl.function(type=pl.FunctionType.InCore)
+        def kernel(self, x: pl.Tensor[[16, 16], pl.FP16],
+                   out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            {decl}pl.load(x, [0, 0], [16, 16], target_memory=pl.Mem.Mat)
+            {stmt}
+            return out
+    """
+
+
+@pytest.mark.parametrize("stmt,ann,words", [
+    ("s = pl.tile.create([16, 16], pl.FP16, target_memory=pl.Mem.Vec, transpose=True)", "",
+     ["needs target_memory=pl.Mem.Mat"]),
+    ("s = pl.tile.create([16, 16], pl.FP16, target_memory=pl.Mem.Mat, transpose=True, flat_layout=True)", "",
+     ["exclude each other"]),
+    ("s = pl.move(t, target_memory=pl.Mem.Left, blayout=pl.Mem.Vec)", "", ["must be a pl.TileLayout"]),
+    ("s = pl.move(t, target_memory=pl.Mem.LeftScale, blayout=pl.TileLayout.col_major)", "",
+     ["hardware-fixed layout"]),
+    ("s = t", "pl.Tile[[16, 16], pl.FP16, pl.Mem.Mat, pl.TileView(blayout=1)]", ["must be a pl.TileLayout"]),
+    ("s = t", "pl.Tile[[16, 16], pl.FP16, pl.Mem.Mat, pl.TileView(fractal=-2)]", ["fractal must be a positive"]),
+    ("s = t", "pl.Tile[[16, 16], pl.FP16, pl.Mem.Mat, pl.TileView(pad=pl.PadValue.max)]", ["pad=", "fillpad"]),
+])
+def test_bad_tile_layouts_are_located_errors(tmp_path, stmt, ann, words):
+    with pytest.raises(PyptoError) as e:
+        _module(tmp_path, "bad_tile_layout", _tile_kernel(stmt, ann))
+    msg = str(e.value)
+    assert "bad_tile_layout.py:" in msg and "^" in msg, msg
     for w in words:
         assert w in msg, msg
 
