@@ -532,16 +532,17 @@ def create_l1(shape: Sequence[int | Scalar], dtype: DataType, transpose: bool = 
     Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
     """
 
-def create_tensor(shape: Sequence[int | Scalar], dtype: DataType, manual_dep: bool = False, init_value: Scalar | int | float | None = None) -> Any:
+def create_tensor(shape: Sequence[int | Scalar], dtype: DataType, manual_dep: bool = False, init_value: Scalar | int | float | None = None, layout: Any = None) -> Any:
     """allocate a global tensor in orchestration code.
 
-    The tensor op ``tensor.create``: pl.tensor.create(shape, dtype, manual_dep=False, init_value=None)
+    The tensor op ``tensor.create``: pl.tensor.create(shape, dtype, manual_dep=False, init_value=None, layout=None)
 
     Arguments:
     * ``shape``: a list of integers (offsets, shapes)
     * ``dtype``: a dtype (pl.FP32)
     * ``manual_dep``: a flag (default False)
     * ``init_value``: a scalar (a literal or a scalar value) (default None)
+    * ``layout``: a plain attribute (a name, a constant) (default None)
 
     Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
     """
@@ -2277,16 +2278,17 @@ class _TensorOps:
         """
 
     @staticmethod
-    def create(shape: Sequence[int | Scalar], dtype: DataType, manual_dep: bool = False, init_value: Scalar | int | float | None = None) -> Any:
+    def create(shape: Sequence[int | Scalar], dtype: DataType, manual_dep: bool = False, init_value: Scalar | int | float | None = None, layout: Any = None) -> Any:
         """allocate a global tensor in orchestration code.
 
-        The tensor op ``tensor.create``: pl.tensor.create(shape, dtype, manual_dep=False, init_value=None)
+        The tensor op ``tensor.create``: pl.tensor.create(shape, dtype, manual_dep=False, init_value=None, layout=None)
 
         Arguments:
         * ``shape``: a list of integers (offsets, shapes)
         * ``dtype``: a dtype (pl.FP32)
         * ``manual_dep``: a flag (default False)
         * ``init_value``: a scalar (a literal or a scalar value) (default None)
+        * ``layout``: a plain attribute (a name, a constant) (default None)
 
         Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
         """
@@ -3388,16 +3390,17 @@ class _TensorOps:
         """
 
     @staticmethod
-    def create_tensor(shape: Sequence[int | Scalar], dtype: DataType, manual_dep: bool = False, init_value: Scalar | int | float | None = None) -> Any:
+    def create_tensor(shape: Sequence[int | Scalar], dtype: DataType, manual_dep: bool = False, init_value: Scalar | int | float | None = None, layout: Any = None) -> Any:
         """allocate a global tensor in orchestration code.
 
-        The tensor op ``tensor.create``: pl.tensor.create(shape, dtype, manual_dep=False, init_value=None)
+        The tensor op ``tensor.create``: pl.tensor.create(shape, dtype, manual_dep=False, init_value=None, layout=None)
 
         Arguments:
         * ``shape``: a list of integers (offsets, shapes)
         * ``dtype``: a dtype (pl.FP32)
         * ``manual_dep``: a flag (default False)
         * ``init_value``: a scalar (a literal or a scalar value) (default None)
+        * ``layout``: a plain attribute (a name, a constant) (default None)
 
         Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
         """

@@ -308,7 +308,19 @@ register(OpDef(
 
 
 def _tensor_create_infer(a: OpArgs, span: Span) -> TensorType:
-    return TensorType(tensor_extents("tensor.create", "shape", a.shape, span), a.dtype)
+    shape = tensor_extents("tensor.create", "shape", a.shape, span)
+    dn = getattr(a, "layout", None) == TensorLayout.DN
+    expect(not dn or len(shape) >= 2, "tensor.create", f"a DN tensor needs rank >= 2, got shape {list(shape)}",
+           span)
+    return TensorType(shape, a.dtype, TensorLayout.DN if dn else None)
+
+
+def _dn_alloc(a: OpArgs, alloc) -> str:
+    """Allocation source for ``alloc(shape source)``: a DN tensor is the transpose of a row-major
+    buffer of the swapped shape (its bytes column-major)."""
+    if not str(getattr(a, "layout", None)).endswith("DN"):
+        return alloc(str(a.shape))
+    return f"{alloc(f'_pto.swap_last2({a.shape})')}.mT"
 
 
 def _create_tensor_args(args: list, kwargs: dict, span: Span):
@@ -318,10 +330,12 @@ def _create_tensor_args(args: list, kwargs: dict, span: Span):
     layout = kwargs.pop("layout", TensorLayout.ND)
     if len(args) > 2 and isinstance(args[2], TensorLayout):
         layout = args.pop(2)
-    if layout != TensorLayout.ND:
+    if layout not in (TensorLayout.ND, TensorLayout.DN, None):
         raise UnsupportedFeatureError(
-            f"pl.create_tensor(..., layout={layout!r}): only pl.TensorLayout.ND is supported (the simulators "
-            "hold tensors row-major)", span)
+            f"pl.create_tensor(..., layout={layout!r}): a global tensor is ND (row-major) or DN (its trailing "
+            "pair column-major)", span, "NZ is a tile layout; MX scale tensors come from the host")
+    if layout == TensorLayout.DN:
+        kwargs["layout"] = layout
     iv = kwargs.get("init_value")
     if iv is not None and not (isinstance(iv, (int, float)) and not isinstance(iv, bool)):
         raise InvalidOperationError(f"pl.create_tensor: init_value must be a Python number, got {iv!r}", span)
@@ -335,14 +349,14 @@ def _init_src(a: OpArgs) -> str:
 register(OpDef(
     name="tensor.create",
     params=(Param("shape", "ints"), Param("dtype", "dtype"), Param("manual_dep", "bool", False),
-            Param("init_value", "scalar", None)),
+            Param("init_value", "scalar", None), Param("layout", "str", None)),
     infer=_tensor_create_infer,
-    ref=lambda a: (f"torch.zeros({a.shape}, dtype={a.dtype})" if str(a.init_value) == "None"
-                   else f"torch.full({a.shape}, {a.init_value}, dtype={a.dtype})"),
+    ref=lambda a: _dn_alloc(a, lambda shape: f"torch.zeros({shape}, dtype={a.dtype})" if str(a.init_value) == "None"
+                            else f"torch.full({shape}, {a.init_value}, dtype={a.dtype})"),
     # manual_dep=True: the buffer never enters the tensormap (no RAW/WAW edges for its lifetime);
     # init_value: the runtime fills the new buffer before any task writes it
-    orch=lambda a: f"_rt.create_tensor({a.shape}, {a.dtype}"
-                   + (", manual_dep=True" if str(a.manual_dep) == "True" else "") + _init_src(a) + ")",
+    orch=lambda a: _dn_alloc(a, lambda shape: f"_rt.create_tensor({shape}, {a.dtype}"
+                             + (", manual_dep=True" if str(a.manual_dep) == "True" else "") + _init_src(a) + ")"),
     dsl_args=_create_tensor_args,
     dsl="create_tensor", operand_kinds=(),
     doc="allocate a global tensor in orchestration code",

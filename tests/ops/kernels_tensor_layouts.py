@@ -159,3 +159,29 @@ class TileLayouts:
              c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
         c = self.kernel(a, b, c)
         return c
+
+
+@pl.program
+class CreateDn:
+    """pl.create_tensor(..., layout=DN): a column-major buffer; a kernel writes it logically, an ND
+    view of another shape reads its bytes."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def fill(self, x: pl.Tensor[[C, R], pl.FP32],
+             t: pl.Out[pl.Tensor[[C, R], pl.FP32, DN_VIEW]]) -> pl.Tensor[[C, R], pl.FP32, DN_VIEW]:
+        t = pl.store(pl.load(x, [0, 0], [C, R]), [0, 0], t)
+        return t
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def copy(self, y: pl.Tensor[[8, 64], pl.FP32],
+             out: pl.Out[pl.Tensor[[8, 64], pl.FP32]]) -> pl.Tensor[[8, 64], pl.FP32]:
+        out = pl.store(pl.load(y, [0, 0], [8, 64]), [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[C, R], pl.FP32],
+             out: pl.Out[pl.Tensor[[8, 64], pl.FP32]]) -> pl.Tensor[[8, 64], pl.FP32]:
+        t = pl.create_tensor([C, R], pl.FP32, layout=pl.TensorLayout.DN)
+        t = self.fill(x, t)
+        out = self.copy(pl.tensor.view(t, [8, 64], layout=pl.TensorLayout.ND), out)
+        return out

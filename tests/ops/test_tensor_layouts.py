@@ -111,6 +111,15 @@ def test_view_reinterprets_the_packed_bytes(platform):
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
+def test_create_tensor_dn(platform):
+    x = torch.randn(C, R)
+    sim, ref = _run_both(K.CreateDn, [x, torch.zeros(8, 64)], platform)
+    want = x.T.contiguous().reshape(8, 64)        # the DN buffer's bytes: x column-major
+    _same(sim[1], want)
+    _same(ref[1], want)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
 def test_matmul_with_a_dn_operand(platform):
     a = torch.randn(16, 32).to(torch.float16)
     b = torch.randn(16, 32).to(torch.float16)
@@ -124,7 +133,7 @@ def test_matmul_with_a_dn_operand(platform):
 def test_dn_prints_as_a_view_and_parses_back():
     from pypto.ir import parse
 
-    for prog in (K.DnParam, K.TileLayouts):
+    for prog in (K.DnParam, K.TileLayouts, K.CreateDn):
         text = prog.as_python()
         assert parse(text).as_python() == text
     assert "pl.TensorView(layout=pl.TensorLayout.DN)" in K.DnParam.as_python()

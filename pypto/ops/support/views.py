@@ -41,6 +41,13 @@ def layout_view(x: torch.Tensor, shape, src_dn: bool, dst_dn: bool) -> torch.Ten
     return v.mT if dst_dn else v
 
 
+def swap_last2(shape) -> list:
+    """``shape`` with its last two extents swapped (the row-major buffer behind a DN tensor)."""
+    shape = list(shape)
+    shape[-2], shape[-1] = shape[-1], shape[-2]
+    return shape
+
+
 def host_dn(x: torch.Tensor) -> torch.Tensor:
     """A DN parameter of the program's entry as the program sees the caller's buffer: its bytes in
     order, the trailing pair column-major (the simulator's host boundary does the same)."""
