@@ -4281,6 +4281,22 @@ class _TileOps:
         """
 
     @staticmethod
+    def matmul_acc_window(acc: Tile, lhs: Tile, rhs: Tile, offset: Sequence[int | Scalar], init_cond: Scalar | int | float | None = None) -> Any:
+        """acc with its column window at offset accumulated by lhs @ rhs: what pl.matmul_acc on a pl.tile.slice of an Acc tile spanning all its rows does (AccWindows builds it).
+
+        The tile op ``tile.matmul_acc_window``: pl.tile.matmul_acc_window(acc, lhs, rhs, offset, init_cond=None)
+
+        Arguments:
+        * ``acc``: a tile
+        * ``lhs``: a tile
+        * ``rhs``: a tile
+        * ``offset``: a list of integers (offsets, shapes)
+        * ``init_cond``: a scalar (a literal or a scalar value) (default None)
+
+        Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
+        """
+
+    @staticmethod
     def matmul_bias(lhs: Tile, rhs: Tile, bias: Tile) -> Any:
         """bias + lhs @ rhs on the cube (bias [1, N] in the accumulator dtype, the accumulator's initial value).
 
