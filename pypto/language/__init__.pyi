@@ -653,7 +653,7 @@ def expands(target: Tensor | Tile, scalar: Scalar | int | float) -> Any:
     """
 
 def extract(x: Tile, offsets: Sequence[int | Scalar], shapes: Sequence[int | Scalar], target_memory: MemorySpace | None = None, transpose: bool = False) -> Any:
-    """copy a region of a tile (optionally transposed) into a new tile, e.g. Mat -> Left/Right.
+    """copy a region of a tile (optionally transposed) into a new tile, e.g. Mat -> Left/Right, Vec -> Vec.
 
     The tile op ``tile.extract``: pl.tile.extract(x, offsets, shapes, target_memory=None, transpose=False)
 
@@ -3941,7 +3941,7 @@ class _TileOps:
 
     @staticmethod
     def extract(x: Tile, offsets: Sequence[int | Scalar], shapes: Sequence[int | Scalar], target_memory: MemorySpace | None = None, transpose: bool = False) -> Any:
-        """copy a region of a tile (optionally transposed) into a new tile, e.g. Mat -> Left/Right.
+        """copy a region of a tile (optionally transposed) into a new tile, e.g. Mat -> Left/Right, Vec -> Vec.
 
         The tile op ``tile.extract``: pl.tile.extract(x, offsets, shapes, target_memory=None, transpose=False)
 

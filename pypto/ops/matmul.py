@@ -228,8 +228,9 @@ register(OpDef(
     ref=lambda a: f"_pto.extract({a.x}, {a.offsets}, {a.shapes}, {a.transpose})",
     sim=lambda a, dst: f"{dst}.copy_(_pto.extract({a.x}, {a.offsets}, {a.shapes}, {a.transpose}))",
     dsl="extract", operand_kinds=("tile",), dsl_args=_extract_args,
-    traits=(MemorySpaces((("x", (M.Mat,)),), M.Mat),),
-    doc="copy a region of a tile (optionally transposed) into a new tile, e.g. Mat -> Left/Right",
+    # from Mat (to Left / Right / Mat); with target_memory=Vec a vector-core TEXTRACT from Vec
+    traits=(MemorySpaces((("x", (M.Mat,)),), M.Mat, by_target=((M.Vec, (("x", (M.Vec,)),)),)),),
+    doc="copy a region of a tile (optionally transposed) into a new tile, e.g. Mat -> Left/Right, Vec -> Vec",
 ))
 
 

@@ -185,3 +185,25 @@ class CreateDn:
         t = self.fill(x, t)
         out = self.copy(pl.tensor.view(t, [8, 64], layout=pl.TensorLayout.ND), out)
         return out
+
+
+@pl.program
+class ColumnViaExtract:
+    """A column of a tensor as a [ROWS, 1] Vec tile without a column load: a C0-wide strip, its
+    on-chip transpose, a Vec -> Vec tile.extract of row 0 (the reference's #1398 workaround)."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, x: pl.Tensor[[16, 64], pl.FP32], scale: pl.Tensor[[16, 8], pl.FP32],
+               y: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+        strip = pl.load(scale, [0, 0], [16, 8])
+        strip_t = pl.transpose(strip, axis1=0, axis2=1)
+        row = pl.tile.extract(strip_t, 2, 0, [1, 16], target_memory=pl.Mem.Vec)
+        col = pl.reshape(row, [16, 1])
+        y = pl.store(pl.row_expand_mul(pl.load(x, [0, 0], [16, 64]), col), [0, 0], y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 64], pl.FP32], scale: pl.Tensor[[16, 8], pl.FP32],
+             y: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+        y = self.kernel(x, scale, y)
+        return y

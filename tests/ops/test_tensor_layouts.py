@@ -120,6 +120,18 @@ def test_create_tensor_dn(platform):
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
+def test_vec_to_vec_extract_of_a_transposed_strip(platform):
+    x, scale = torch.randn(16, 64), torch.randn(16, 8)
+    sim, ref = _run_both(K.ColumnViaExtract, [x, scale, torch.zeros(16, 64)], platform)
+    want = x * scale[:, 2:3]                      # one FP32 multiply per element: exact
+    _same(sim[2], want)
+    _same(ref[2], want)
+    # it stays on the vector core: no Mat hop, no mixed kernel
+    text = ir_compile(K.ColumnViaExtract, platform=platform).lowered.as_python()
+    assert "pl.Mem.Mat" not in text and "FunctionType.Group" not in text
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
 def test_matmul_with_a_dn_operand(platform):
     a = torch.randn(16, 32).to(torch.float16)
     b = torch.randn(16, 32).to(torch.float16)
