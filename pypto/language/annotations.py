@@ -97,8 +97,9 @@ class TensorView:
     """The reference's tensor view attributes, ``pl.Tensor[[M, N], dtype, pl.TensorView(...)]``:
     ``stride``, ``layout``, ``valid_shape``, ``pad``.
 
-    The simulators hold every tensor row-major and contiguous, so the annotation is accepted when it
-    describes that: ``layout`` ND, ``stride`` absent (or the row-major strides), ``pad`` unset.
+    The annotation is accepted for packed views: ``layout`` ND (row-major) or DN (the trailing pair
+    column-major, docs/language.md "Layouts"), ``stride`` absent / empty or the packed strides of that
+    layout, ``pad`` unset (or zero).
     ``valid_shape`` (at most the shape, constants or ``pl.dynamic`` dims) documents the part of the
     tensor the caller filled; a kernel states what it reads with ``pl.load(..., valid_shape=...)``,
     which is what the simulator honours (the reference does the same: the view's valid shape is
