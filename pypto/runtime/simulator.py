@@ -403,6 +403,12 @@ class Runtime:
         protect = self.protect
         for i, v in task.views.items():
             if tags[i] in _WRITE_TAGS:
+                if getattr(args[i], "_pypto_reshape_copy", False):
+                    raise SimulationError(
+                        f"task of '{kernel}' writes argument {i}, a pl.reshape of a tensor whose elements are not "
+                        "consecutive (a DN / pl.transpose view or a column slice): the reshape is a copy and the "
+                        "write would not reach the tensor; write the tensor itself (or a pl.slice of it) and "
+                        "reshape the result, or pass a row-major tensor")
                 b = v.base
                 if protect is None:
                     written.add(b)

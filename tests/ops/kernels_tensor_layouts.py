@@ -207,3 +207,22 @@ class ColumnViaExtract:
              y: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
         y = self.kernel(x, scale, y)
         return y
+
+
+@pl.program
+class WriteReshapedDn:
+    """A kernel writing a pl.reshape of a DN view: the reshape is a copy, the write would be lost."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel(self, x: pl.Tensor[[8, 64], pl.FP32],
+               out: pl.Out[pl.Tensor[[8, 64], pl.FP32]]) -> pl.Tensor[[8, 64], pl.FP32]:
+        out = pl.store(pl.load(x, [0, 0], [8, 64]), [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[8, 64], pl.FP32],
+             y: pl.InOut[pl.Tensor[[R, C], pl.FP32]]) -> pl.Tensor[[R, C], pl.FP32]:
+        yt = pl.transpose(y, 0, 1)
+        z = pl.reshape(yt, [8, 64])
+        z = self.kernel(x, z)
+        return y

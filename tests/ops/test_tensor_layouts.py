@@ -288,3 +288,14 @@ def test_view_of_a_window_is_a_run_time_error():
     x = torch.randn(R, C)
     with pytest.raises(SimulationError, match="packed source"):
         layout_view(x[:, :8], [8, 16], False, True)
+
+
+def test_kernel_writing_a_reshape_copy_is_a_located_error():
+    """pl.reshape of a DN view cannot be a view of its bytes (the logical order is not theirs): it is a
+    copy, and a kernel writing it would lose the write silently; the runtime refuses it at the call."""
+    from pypto.errors import SimulationError
+
+    with pytest.raises(SimulationError) as e:
+        prt.run(K.WriteReshapedDn, torch.randn(8, 64), torch.zeros(R, C), config=RunConfig(platform="a2a3sim"))
+    msg = str(e.value)
+    assert "kernels_tensor_layouts.py:" in msg and "the reshape is a copy" in msg, msg
