@@ -200,7 +200,9 @@ def _concat_infer(level):
 
 for _level in ("tensor", "tile"):
     _reg("reshape", _level, params=(Param("x", _level), Param("shape", "ints")), infer=_reshape_infer(_level),
-         ref=lambda a: f"_pto.reshape_view({a.x}, {a.shape}).clone()",
+         # (a tensor reshape is a view for the reference executor too, as in orchestration)
+         ref=(lambda a: f"_pto.reshape_view({a.x}, {a.shape}).clone()") if _level == "tile" else
+         (lambda a: f"_pto.reshape_view({a.x}, {a.shape})"),
          sim=lambda a, dst: f"{dst}.copy_({a.x}.reshape({dst}.shape))",
          # on gang views ([n, *shape], dst too) the same row-major refill of each member's tile
          traits=(Lockstep.COPY,) if _level == "tile" else (),
