@@ -315,7 +315,7 @@ def parse_annotation(node: ast.AST, resolve: Callable[[ast.AST], Any], src: Sour
         for extra in items[2:]:
             v = resolve(extra)
             if isinstance(v, TensorLayout) and v != TensorLayout.ND:
-                layout = _mx_layout(v, shape, dtype, what, src.span(extra), ast.unparse(extra))
+                layout = _bare_layout(v, shape, dtype, what, src.span(extra), ast.unparse(extra))
                 continue
             if isinstance(v, TensorLayout):
                 continue
@@ -367,7 +367,7 @@ def parse_annotation(node: ast.AST, resolve: Callable[[ast.AST], Any], src: Sour
     raise ParserTypeError(f"{what} missing type annotation", span, "annotate it, e.g. x: pl.Tensor[[64], pl.FP32]")
 
 
-def _mx_layout(layout, shape, dtype, what: str, span: Span, spelling: str = ""):
+def _bare_layout(layout, shape, dtype, what: str, span: Span, spelling: str = ""):
     """A bare layout item of a tensor annotation: ``MX_A_ZZ`` / ``MX_B_NN`` (the packed GM layouts of
     MX scale tensors, unpacked by ``tile.load``) on a 2-D FP8E8M0 tensor whose shape the packing
     tiles (16 x 2 blocks). ``DN`` is refused as the reference refuses it (the bare marker would make
