@@ -328,7 +328,7 @@ _BAD = {
     w = pl.create_tensor([64, 64], dtype=pl.FP32, layout=pl.TensorLayout.NZ)
     with pl.at(level=pl.Level.CORE_GROUP):
         out = pl.store(pl.load(a, [0, 0], [64, 64]), [0, 0], out)
-''', "only pl.TensorLayout.ND is supported"),
+''', "NZ is a tile layout"),
     "high_precision_scalar": ('''
     with pl.at(level=pl.Level.CORE_GROUP):
         out = pl.store(pl.div(pl.load(a, [0, 0], [64, 64]), 2.0, high_precision=True), [0, 0], out)

@@ -382,7 +382,8 @@ class KernelGen(StmtEmitter):
         """Gang mode, a load or store: the plan records its per-task arguments, the gang kernel
         makes it for every member with the members' entries of this access."""
         site = len(self.gm)
-        if op.name == "tile.load" and getattr(c.args[0].type, "layout", None) is not None:
+        if op.name == "tile.load" and getattr(getattr(c.args[0].type, "layout", None), "name", "ND") in (
+                "MX_A_ZZ", "MX_B_NN"):
             # a packed MX scale tensor: its load unpacks the layout (_pto.load_mx_into), which the
             # gang's plain per-member copy would not
             raise NoGang(f"line {c.span.line}: a load from a packed {c.args[0].type.layout.name} tensor has no "

@@ -52,9 +52,11 @@ def _block_functions(funcs) -> set[str]:
 
 
 class _FuncGen(StmtEmitter):
-    def __init__(self, f: Function, check_shapes: bool, funcs: dict | None = None, takes_block: bool = True):
+    def __init__(self, f: Function, check_shapes: bool, funcs: dict | None = None, takes_block: bool = True,
+                 entry: bool = False):
         super().__init__()
         self.f = f
+        self.entry = entry   # the function the host calls: its DN tensors are read from the caller's bytes
         self.check = check_shapes
         self.funcs = funcs or {}   # name -> Function: callees (what a skipped predicated call returns)
         self.takes_block = takes_block
@@ -75,6 +77,11 @@ class _FuncGen(StmtEmitter):
                 if isinstance(p.type, (TensorType, TileType)):
                     self.emit(1, f"assert {n}.dtype == {py_literal(p.type.dtype)}, "
                                  f"'{n}: expected {p.type.dtype.name}, got ' + str({n}.dtype)")
+        if self.entry:
+            for p, n in zip(self.f.params, params):
+                if isinstance(p.type, TensorType) and getattr(p.type.layout, "name", None) == "DN":
+                    # as the simulator's host boundary (runtime.simulator._host_layout)
+                    self.emit(1, f"{n} = _pto.host_dn({n})")
         if self.f.func_type == FunctionType.Group:
             self.group_body(params)
             return self.lines
@@ -225,14 +232,15 @@ def torch_codegen(node, check_shapes: bool = False) -> str:
     every assignment asserts its shape and dtype against the IR type.
     """
     if isinstance(node, Function):
-        funcs, name = [node], node.name
+        funcs, name, entry = [node], node.name, node.name
     elif isinstance(node, Program):
-        funcs, name = _callee_order(node), node.name
+        funcs, name, entry = _callee_order(node), node.name, node.entry.name
     else:
         raise TypeError(f"torch_codegen expects an ir.Program or ir.Function, got {type(node).__name__}")
     out = [_PRELUDE.format(name=name)]
     blocked = _block_functions(funcs)
     for f in funcs:
         out.append("")
-        out.append("\n".join(_FuncGen(f, check_shapes, {g.name: g for g in funcs}, f.name in blocked).generate()))
+        out.append("\n".join(_FuncGen(f, check_shapes, {g.name: g for g in funcs}, f.name in blocked,
+                                       entry=f.name == entry).generate()))
     return "\n".join(out) + "\n"

@@ -277,7 +277,10 @@ def _build(program: Program, out: Path, options: dict, plat, passes, key: str, c
                     # the dynamic dims as printed ("M", "M * 2"; None where static): execute() binds them
                     "dims": [None if isinstance(d, int) else str(d) for d in getattr(p.type, "shape", [])],
                     "dtype": getattr(getattr(p.type, "dtype", None), "name", None),
-                    "kind": type(p.type).__name__}
+                    "kind": type(p.type).__name__,
+                    # DN: the caller's contiguous buffer holds the tensor column-major (execute())
+                    **({"layout": "DN"} if getattr(getattr(p.type, "layout", None), "name", None) == "DN"
+                       else {})}
                    for p, d in zip(entry.params, entry.directions)],
         "num_return_types": len(entry.return_types), "kernels": kernels, "orchestration": orch,
         "pass_timings_s": {n: t for n, t in result.timings},

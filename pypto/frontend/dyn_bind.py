@@ -26,6 +26,17 @@ from pypto.ir.scalar_compat import scalar_arg_fits
 from pypto.ir.types import DynDim, DynExpr, RtDim, TensorType, TupleType, describe, eval_dim, solve_dim, substitute_dims
 
 
+def _same_layout(at, t):
+    """``at`` with the layout of ``t`` where both are ND / DN tensors: a tensor argument carries its
+    strides into the kernel, which reads its logical elements whatever the parameter's layout (the
+    reference passes a pl.transpose view to an ND-annotated kernel parameter, its dyn_orch_shape
+    tests); only the host boundary reads bytes in the parameter's layout. MX packing must match."""
+    if isinstance(at, TensorType) and isinstance(t, TensorType) and at.layout != t.layout and all(
+            getattr(x, "name", "DN") == "DN" for x in (at.layout, t.layout)):
+        return TensorType(at.shape, at.dtype, t.layout)
+    return at
+
+
 def bind_call(name: str, param_types, args, spans) -> dict:
     """Check ``args`` against ``param_types`` (``None``: not checked) and return the binding
     ``dim name -> int | DynDim``. Raises a located ParserTypeError at the first argument that does
@@ -36,7 +47,7 @@ def bind_call(name: str, param_types, args, spans) -> dict:
     for i, (a, t) in enumerate(zip(args, param_types)):
         if t is None:
             continue
-        at = a.type
+        at = _same_layout(a.type, t)
         if isinstance(t, TensorType) and isinstance(at, TensorType) and not _dynamic(t) and _dynamic(at) \
                 and at.dtype == t.dtype and len(at.shape) == len(t.shape) \
                 and all(isinstance(g, RtDim) or g == p for p, g in zip(t.shape, at.shape)):

@@ -87,6 +87,8 @@ from pypto.language.constructs import DslName, DslOp, OpNamespace
 from pypto.language.dtypes import BOOL, FP32, INDEX, LOW_PRECISION, TASK_ID, DataType
 from pypto.language.enums import (
     KERNEL_TYPES,
+    CompactMode,
+    PadValue,
     TensorLayout,
     ForKind,
     FunctionType,
@@ -98,6 +100,7 @@ from pypto.language.enums import (
     SplitMode,
 )
 from pypto.numerics.cast import normalize_mode
+from pypto.ops.memory import check_tile_layout
 from pypto.ops.registry import write_target
 from pypto.frontend import loop_exits, while_loops
 from pypto.frontend.dyn_values import dim_value, is_dyn_value, orchestration_dim_read
@@ -318,14 +321,14 @@ def parse_annotation(node: ast.AST, resolve: Callable[[ast.AST], Any], src: Sour
         for extra in items[2:]:
             v = resolve(extra)
             if isinstance(v, TensorLayout) and v != TensorLayout.ND:
-                layout = _mx_layout(v, shape, dtype, what, src.span(extra))
+                layout = _bare_layout(v, shape, dtype, what, src.span(extra), ast.unparse(extra))
                 continue
             if isinstance(v, TensorLayout):
                 continue
             if not isinstance(v, ann.TensorView):
                 raise UnsupportedFeatureError(f"{what}: tensor layouts/memrefs in annotations are not supported yet",
                                               src.span(extra))
-            _check_tensor_view(v, shape, what, src.span(extra))
+            layout = _check_tensor_view(v, shape, what, src.span(extra)) or layout
         return TensorType(shape, dtype, layout), ParamDirection.In, False
     if getattr(obj, "pypto_window", False) and isinstance(node, ast.Subscript):
         # pld.DistributedTensor[[shape], dtype]: a window view, a GM tensor any rank may write (InOut)
@@ -340,7 +343,7 @@ def parse_annotation(node: ast.AST, resolve: Callable[[ast.AST], Any], src: Sour
             raise ParserTypeError(f"{what}: pl.Tile needs [[shape], dtype, ...]", span)
         shape = _shape(items[0], resolve, src, what)
         dtype = _dtype(items[1], resolve, src, what)
-        space = valid = memref = None
+        space = valid = memref = view = None
         for extra in items[2:]:
             if _slot_memref(extra, resolve, src, what):
                 continue
@@ -349,10 +352,13 @@ def parse_annotation(node: ast.AST, resolve: Callable[[ast.AST], Any], src: Sour
                 space = v
             elif isinstance(v, ann.TileView):
                 valid = _tile_view_valid(v.valid_shape, shape, what, src.span(extra))
+                view = (v, src.span(extra))
             elif isinstance(v, ann.MemRef):
                 memref = _memref(v, what, src.span(extra))
             else:
                 raise ParserTypeError(f"{what}: unexpected tile attribute {_describe_static(v)}", src.span(extra))
+        if view is not None:
+            _check_tile_view_layout(view[0], space, what, view[1])
         return TileType(shape, dtype, space, valid, memref), ParamDirection.In, False
     if obj is ann.Scalar:
         items = _slice_items(node.slice) if isinstance(node, ast.Subscript) else []
@@ -369,14 +375,23 @@ def parse_annotation(node: ast.AST, resolve: Callable[[ast.AST], Any], src: Sour
     raise ParserTypeError(f"{what} missing type annotation", span, "annotate it, e.g. x: pl.Tensor[[64], pl.FP32]")
 
 
-def _mx_layout(layout, shape, dtype, what: str, span: Span):
-    """A layout item of a tensor annotation: ``MX_A_ZZ`` / ``MX_B_NN`` (the packed GM layouts of MX
-    scale tensors, unpacked by ``tile.load``) on a 2-D FP8E8M0 tensor whose shape the packing
-    tiles (16 x 2 blocks); DN / NZ stay refused (the simulators hold tensors row-major)."""
+def _bare_layout(layout, shape, dtype, what: str, span: Span, spelling: str = ""):
+    """A bare layout item of a tensor annotation: ``MX_A_ZZ`` / ``MX_B_NN`` (the packed GM layouts of
+    MX scale tensors, unpacked by ``tile.load``) on a 2-D FP8E8M0 tensor whose shape the packing
+    tiles (16 x 2 blocks). ``DN`` is refused as the reference refuses it (the bare marker would make
+    the annotation's shape ambiguous: a view states the layout), ``NZ`` because it is a tile layout."""
+    if layout == TensorLayout.DN:
+        raise ParserTypeError(
+            f"{what}: pl.Tensor[..., {spelling or 'pl.DN'}] is not supported: the DN layout-only shorthand "
+            "leaves open whether the shape is the stored or the logical one", span,
+            "write the tensor's row-major shape with no marker and derive the column-major view where it is used: "
+            "xt = pl.transpose(x, -2, -1), pl.matmul(a, b, b_trans=True) or pl.tensor.view(x, layout=pl.DN); "
+            "a column-major parameter is pl.Tensor[[M, N], dtype, pl.TensorView(layout=pl.TensorLayout.DN)]")
     if layout not in (TensorLayout.MX_A_ZZ, TensorLayout.MX_B_NN):
-        raise UnsupportedFeatureError(f"{what}: tensor layout {layout!r} is not supported (the simulators hold "
-                                      "tensors row-major; MX_A_ZZ / MX_B_NN are the only packed layouts modelled)",
-                                      span, "omit the layout (pl.ND)")
+        raise ParserTypeError(f"{what}: tensor layout {layout!r} is a tile layout (the fractal NZ of Mat / Left / "
+                              "Right / Acc tiles), not a global tensor's", span,
+                              "omit the layout: a tensor is ND (or a DN view); the tiles a pl.load makes get "
+                              "their layout from their memory space")
     if dtype.name != "FP8E8M0" or len(shape) != 2:
         raise ParserTypeError(f"{what}: layout {layout.name} is the packed layout of a 2-D FP8E8M0 MX scale tensor, "
                               f"got {len(shape)}-D {dtype.name}", span)
@@ -388,30 +403,75 @@ def _mx_layout(layout, shape, dtype, what: str, span: Span):
     return layout
 
 
-def _check_tensor_view(v, shape, what: str, span: Span) -> None:
-    """``pl.TensorView(...)`` on a tensor annotation: only the row-major contiguous view the
-    simulators hold (see :class:`pypto.language.annotations.TensorView`)."""
+def _layout_strides(shape, dn: bool) -> list:
+    """The packed strides of ``shape`` in the ND (row-major) or DN layout (the trailing pair
+    column-major: ``stride[-2] = 1``, ``stride[-1] = shape[-2]``, the leading axes row-major over
+    whole pages); None for an extent that is not a static int."""
+    shape = list(shape)
+    out: list = [None] * len(shape)
+    order = list(range(len(shape)))
+    if dn:
+        order[-2], order[-1] = order[-1], order[-2]
+    acc = 1
+    for axis in reversed(order):
+        out[axis] = acc
+        acc = acc * shape[axis] if isinstance(acc, int) and isinstance(shape[axis], int) else None
+    return out
+
+
+def _check_tile_view_layout(v, space, what: str, span: Span) -> None:
+    """The layout attributes of a ``pl.TileView(...)`` (see :class:`pypto.language.annotations.TileView`):
+    ``blayout`` / ``slayout`` TileLayouts (a scale buffer's fixed ones), ``fractal`` a positive int;
+    ``pad`` / ``compact`` / ``stride`` / ``start_offset`` only at their defaults."""
+    try:
+        check_tile_layout("pl.TileView", space, v.blayout, v.slayout, span)
+    except PyptoError as e:
+        raise ParserTypeError(f"{what}: {getattr(e, 'message', e)}", span, getattr(e, 'hint', None)) from None
+    if v.fractal is not None and not (isinstance(v.fractal, int) and not isinstance(v.fractal, bool)
+                                      and v.fractal > 0):
+        raise ParserTypeError(f"{what}: pl.TileView fractal must be a positive integer (the box size in bytes), "
+                              f"got {v.fractal!r}", span)
+    for name, default in (("pad", PadValue.null), ("compact", CompactMode.null)):
+        val = getattr(v, name)
+        if val is not None and val != default:
+            raise UnsupportedFeatureError(f"{what}: pl.TileView({name}={val!r}) is not supported", span,
+                                          "pad a tile's invalid region with pl.tile.fillpad" if name == "pad" else
+                                          f"omit {name}= (the simulators hold a tile as its logical matrix)")
+    if (v.stride is not None and list(v.stride)) or v.start_offset is not None:
+        raise UnsupportedFeatureError(f"{what}: pl.TileView(stride=..., start_offset=...) is not supported: a tile "
+                                      "is one packed buffer", span, "take a region with pl.tile.slice")
+
+
+def _check_tensor_view(v, shape, what: str, span: Span):
+    """``pl.TensorView(...)`` on a tensor annotation: the packed ND view (the default) or the packed DN
+    view (``layout=pl.TensorLayout.DN``, rank >= 2), see
+    :class:`pypto.language.annotations.TensorView`. Returns the layout (None for ND)."""
     from pypto.language.enums import TensorLayout
 
-    if v.layout not in (None, TensorLayout.ND):
-        raise UnsupportedFeatureError(f"{what}: pl.TensorView(layout={v.layout!r}): only pl.TensorLayout.ND is "
-                                      "supported (the simulators hold tensors row-major)", span)
+    if v.layout not in (None, TensorLayout.ND, TensorLayout.DN):
+        raise UnsupportedFeatureError(f"{what}: pl.TensorView(layout={v.layout!r}): a tensor view is ND or DN "
+                                      f"({v.layout!r} is {'a tile layout' if v.layout == TensorLayout.NZ else 'the packed layout of an MX scale tensor, written as a bare marker'})",
+                                      span, "pass layout=pl.TensorLayout.ND or pl.TensorLayout.DN")
+    dn = v.layout == TensorLayout.DN
+    if dn and len(shape) < 2:
+        raise ParserTypeError(f"{what}: a DN view needs rank >= 2 (its last two axes are column-major), got "
+                              f"shape {list(shape)}", span)
     if v.pad is not None and getattr(v.pad, "name", None) not in ("null", "zero"):
         raise UnsupportedFeatureError(f"{what}: pl.TensorView(pad={v.pad!r}) is not supported", span)
-    if v.stride is not None:
-        want, acc = [], 1
-        for d in reversed(shape):
-            want.insert(0, acc)
-            acc = acc * d if isinstance(d, int) and isinstance(acc, int) else None
+    if v.stride is not None and list(v.stride):
+        want = _layout_strides(shape, dn)
         if list(v.stride) != want:
-            raise UnsupportedFeatureError(f"{what}: pl.TensorView(stride={list(v.stride)}): only the row-major "
-                                          f"strides {want} of shape {list(shape)} are supported", span)
+            raise UnsupportedFeatureError(f"{what}: pl.TensorView(stride={list(v.stride)}): only the packed "
+                                          f"{'DN' if dn else 'row-major'} strides {want} of shape {list(shape)} are "
+                                          "supported (a strided window of a larger tensor is a pl.slice of it)",
+                                          span)
     if v.valid_shape is not None:
         vs = list(v.valid_shape)
         if len(vs) != len(shape) or any(isinstance(x, int) and isinstance(d, int) and not 0 < x <= d
                                         for x, d in zip(vs, shape)):
             raise ParserTypeError(f"{what}: pl.TensorView valid_shape {vs} must have one extent per dimension "
                                   f"of {list(shape)}, each at most the dimension", span)
+    return TensorLayout.DN if dn else None
 
 
 _UNRESOLVED = object()

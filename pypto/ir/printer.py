@@ -45,7 +45,9 @@ def print_type(t: Type) -> str:
     if isinstance(t, TensorType):
         if t.window and t.layout is None:   # a window view: the reference's spelling
             return f"pld.DistributedTensor[{_ints(t.shape)}, {t.dtype!r}]"
-        layout = "" if t.layout is None else f", pl.TensorLayout.{t.layout.name}"
+        # DN prints as a view (the reference refuses the bare layout marker pl.DN in an annotation)
+        layout = "" if t.layout is None else f", pl.TensorView(layout=pl.TensorLayout.DN)" \
+            if t.layout.name == "DN" else f", pl.TensorLayout.{t.layout.name}"
         return f"pl.Tensor[{_ints(t.shape)}, {t.dtype!r}{layout}]"
     if isinstance(t, TileType):
         parts = [_ints(t.shape), repr(t.dtype)]

@@ -258,10 +258,16 @@ class ScalarType(Type):
 class TensorType(Type):
     """A tensor in global memory (DDR).
 
-    ``layout``: ``None`` for the ordinary row-major tensor; ``TensorLayout.MX_A_ZZ`` /
-    ``MX_B_NN`` for an MX scale tensor (FP8E8M0) held in the reference's packed GM layout of the
-    ``matmul_mx`` A / B scales. Only ``tile.load`` reads such a tensor (it unpacks the layout into
-    the logical tile, :func:`pypto.numerics.mx.unpack_index`); every other op refuses it."""
+    ``layout``: ``None`` for the ordinary row-major (ND) tensor; ``TensorLayout.DN`` for a tensor
+    whose trailing pair of axes is column-major in global memory (element ``[..., i, j]`` at
+    ``i + j * shape[-2]`` of its ``[..., :, :]`` page; the reference's DN, the layout a
+    ``pl.transpose(x, -2, -1)`` view of an ND tensor has); ``TensorLayout.MX_A_ZZ`` / ``MX_B_NN``
+    for an MX scale tensor (FP8E8M0) held in the reference's packed GM layout of the ``matmul_mx``
+    A / B scales. Only ``tile.load`` reads an MX tensor (it unpacks the layout into the logical
+    tile, :func:`pypto.numerics.mx.unpack_index`); every other op refuses it. A DN tensor's values
+    are its logical elements everywhere (loads, stores and views address them through its strides);
+    the layout matters where bytes are reinterpreted: the host boundary (a DN parameter reads the
+    caller's contiguous buffer column-major) and ``tensor.view``."""
 
     shape: tuple[int, ...]
     dtype: DataType
@@ -403,7 +409,8 @@ def is_scalar(t: Type) -> bool:
 def describe(t: Type) -> str:
     """A short human description used in error messages (``Tile[[64, 64], FP32]``)."""
     if isinstance(t, TensorType):
-        return f"Tensor[{list(t.shape)}, {t.dtype.name}]"
+        layout = "" if t.layout is None else f", {t.layout.name}"
+        return f"Tensor[{list(t.shape)}, {t.dtype.name}{layout}]"
     if isinstance(t, TileType):
         return f"Tile[{list(t.shape)}, {t.dtype.name}]"
     if isinstance(t, ScalarType):

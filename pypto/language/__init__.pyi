@@ -564,29 +564,32 @@ def create_l1(shape: Sequence[int | Scalar], dtype: DataType, transpose: bool = 
     Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
     """
 
-def create_tensor(shape: Sequence[int | Scalar], dtype: DataType, manual_dep: bool = False, init_value: Scalar | int | float | None = None) -> Any:
+def create_tensor(shape: Sequence[int | Scalar], dtype: DataType, manual_dep: bool = False, init_value: Scalar | int | float | None = None, layout: Any = None) -> Any:
     """allocate a global tensor in orchestration code.
 
-    The tensor op ``tensor.create``: pl.tensor.create(shape, dtype, manual_dep=False, init_value=None)
+    The tensor op ``tensor.create``: pl.tensor.create(shape, dtype, manual_dep=False, init_value=None, layout=None)
 
     Arguments:
     * ``shape``: a list of integers (offsets, shapes)
     * ``dtype``: a dtype (pl.FP32)
     * ``manual_dep``: a flag (default False)
     * ``init_value``: a scalar (a literal or a scalar value) (default None)
+    * ``layout``: a plain attribute (a name, a constant) (default None)
 
     Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
     """
 
-def create_tile(shape: Sequence[int | Scalar], dtype: DataType, target_memory: MemorySpace | None = None) -> Any:
+def create_tile(shape: Sequence[int | Scalar], dtype: DataType, target_memory: MemorySpace | None = None, transpose: bool = False, flat_layout: bool = False) -> Any:
     """a tile with unspecified contents (scratch or explicit destination).
 
-    The tile op ``tile.create``: pl.tile.create(shape, dtype, target_memory=None)
+    The tile op ``tile.create``: pl.tile.create(shape, dtype, target_memory=None, transpose=False, flat_layout=False)
 
     Arguments:
     * ``shape``: a list of integers (offsets, shapes)
     * ``dtype``: a dtype (pl.FP32)
     * ``target_memory``: a memory space (pl.Mem.Vec) (default None)
+    * ``transpose``: a flag (default False)
+    * ``flat_layout``: a flag (default False)
 
     Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
     """
@@ -682,7 +685,7 @@ def expands(target: Tensor | Tile, scalar: Scalar | int | float) -> Any:
     """
 
 def extract(x: Tile, offsets: Sequence[int | Scalar], shapes: Sequence[int | Scalar], target_memory: MemorySpace | None = None, transpose: bool = False) -> Any:
-    """copy a region of a tile (optionally transposed) into a new tile, e.g. Mat -> Left/Right.
+    """copy a region of a tile (optionally transposed) into a new tile, e.g. Mat -> Left/Right, Vec -> Vec.
 
     The tile op ``tile.extract``: pl.tile.extract(x, offsets, shapes, target_memory=None, transpose=False)
 
@@ -1078,14 +1081,16 @@ def minimum(lhs: Tensor | Tile, rhs: Tensor | Scalar | int | float | Tile) -> An
     Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
     """
 
-def move(x: Tile, target_memory: MemorySpace) -> Any:
+def move(x: Tile, target_memory: MemorySpace, blayout: Any = None, slayout: Any = None) -> Any:
     """copy a tile to another on-chip memory space.
 
-    The tile op ``tile.move``: pl.tile.move(x, target_memory)
+    The tile op ``tile.move``: pl.tile.move(x, target_memory, blayout=None, slayout=None)
 
     Arguments:
     * ``x``: a tile
     * ``target_memory``: a memory space (pl.Mem.Vec)
+    * ``blayout``: a plain attribute (a name, a constant) (default None)
+    * ``slayout``: a plain attribute (a name, a constant) (default None)
 
     Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
     """
@@ -2331,16 +2336,17 @@ class _TensorOps:
         """
 
     @staticmethod
-    def create(shape: Sequence[int | Scalar], dtype: DataType, manual_dep: bool = False, init_value: Scalar | int | float | None = None) -> Any:
+    def create(shape: Sequence[int | Scalar], dtype: DataType, manual_dep: bool = False, init_value: Scalar | int | float | None = None, layout: Any = None) -> Any:
         """allocate a global tensor in orchestration code.
 
-        The tensor op ``tensor.create``: pl.tensor.create(shape, dtype, manual_dep=False, init_value=None)
+        The tensor op ``tensor.create``: pl.tensor.create(shape, dtype, manual_dep=False, init_value=None, layout=None)
 
         Arguments:
         * ``shape``: a list of integers (offsets, shapes)
         * ``dtype``: a dtype (pl.FP32)
         * ``manual_dep``: a flag (default False)
         * ``init_value``: a scalar (a literal or a scalar value) (default None)
+        * ``layout``: a plain attribute (a name, a constant) (default None)
 
         Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
         """
@@ -3371,7 +3377,7 @@ class _TensorOps:
 
     @staticmethod
     def view(x: Tensor, shape: Sequence[int | Scalar] | None = None, valid_shape: Sequence[int | Scalar] | None = None, layout: Any = None) -> Any:
-        """the same elements in another shape (row-major; a view in orchestration).
+        """the same global-memory bytes as another shape and/or layout (ND or DN; a view in orchestration).
 
         The tensor op ``tensor.view``: pl.tensor.view(x, shape=None, valid_shape=None, layout=None)
 
@@ -3442,16 +3448,17 @@ class _TensorOps:
         """
 
     @staticmethod
-    def create_tensor(shape: Sequence[int | Scalar], dtype: DataType, manual_dep: bool = False, init_value: Scalar | int | float | None = None) -> Any:
+    def create_tensor(shape: Sequence[int | Scalar], dtype: DataType, manual_dep: bool = False, init_value: Scalar | int | float | None = None, layout: Any = None) -> Any:
         """allocate a global tensor in orchestration code.
 
-        The tensor op ``tensor.create``: pl.tensor.create(shape, dtype, manual_dep=False, init_value=None)
+        The tensor op ``tensor.create``: pl.tensor.create(shape, dtype, manual_dep=False, init_value=None, layout=None)
 
         Arguments:
         * ``shape``: a list of integers (offsets, shapes)
         * ``dtype``: a dtype (pl.FP32)
         * ``manual_dep``: a flag (default False)
         * ``init_value``: a scalar (a literal or a scalar value) (default None)
+        * ``layout``: a plain attribute (a name, a constant) (default None)
 
         Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
         """
@@ -3937,15 +3944,17 @@ class _TileOps:
         """
 
     @staticmethod
-    def create(shape: Sequence[int | Scalar], dtype: DataType, target_memory: MemorySpace | None = None) -> Any:
+    def create(shape: Sequence[int | Scalar], dtype: DataType, target_memory: MemorySpace | None = None, transpose: bool = False, flat_layout: bool = False) -> Any:
         """a tile with unspecified contents (scratch or explicit destination).
 
-        The tile op ``tile.create``: pl.tile.create(shape, dtype, target_memory=None)
+        The tile op ``tile.create``: pl.tile.create(shape, dtype, target_memory=None, transpose=False, flat_layout=False)
 
         Arguments:
         * ``shape``: a list of integers (offsets, shapes)
         * ``dtype``: a dtype (pl.FP32)
         * ``target_memory``: a memory space (pl.Mem.Vec) (default None)
+        * ``transpose``: a flag (default False)
+        * ``flat_layout``: a flag (default False)
 
         Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
         """
@@ -4017,7 +4026,7 @@ class _TileOps:
 
     @staticmethod
     def extract(x: Tile, offsets: Sequence[int | Scalar], shapes: Sequence[int | Scalar], target_memory: MemorySpace | None = None, transpose: bool = False) -> Any:
-        """copy a region of a tile (optionally transposed) into a new tile, e.g. Mat -> Left/Right.
+        """copy a region of a tile (optionally transposed) into a new tile, e.g. Mat -> Left/Right, Vec -> Vec.
 
         The tile op ``tile.extract``: pl.tile.extract(x, offsets, shapes, target_memory=None, transpose=False)
 
@@ -4357,6 +4366,22 @@ class _TileOps:
         """
 
     @staticmethod
+    def matmul_acc_window(acc: Tile, lhs: Tile, rhs: Tile, offset: Sequence[int | Scalar], init_cond: Scalar | int | float | None = None) -> Any:
+        """acc with its column window at offset accumulated by lhs @ rhs: what pl.matmul_acc on a pl.tile.slice of an Acc tile spanning all its rows does (AccWindows builds it).
+
+        The tile op ``tile.matmul_acc_window``: pl.tile.matmul_acc_window(acc, lhs, rhs, offset, init_cond=None)
+
+        Arguments:
+        * ``acc``: a tile
+        * ``lhs``: a tile
+        * ``rhs``: a tile
+        * ``offset``: a list of integers (offsets, shapes)
+        * ``init_cond``: a scalar (a literal or a scalar value) (default None)
+
+        Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
+        """
+
+    @staticmethod
     def matmul_bias(lhs: Tile, rhs: Tile, bias: Tile) -> Any:
         """bias + lhs @ rhs on the cube (bias [1, N] in the accumulator dtype, the accumulator's initial value).
 
@@ -4485,14 +4510,16 @@ class _TileOps:
         """
 
     @staticmethod
-    def move(x: Tile, target_memory: MemorySpace) -> Any:
+    def move(x: Tile, target_memory: MemorySpace, blayout: Any = None, slayout: Any = None) -> Any:
         """copy a tile to another on-chip memory space.
 
-        The tile op ``tile.move``: pl.tile.move(x, target_memory)
+        The tile op ``tile.move``: pl.tile.move(x, target_memory, blayout=None, slayout=None)
 
         Arguments:
         * ``x``: a tile
         * ``target_memory``: a memory space (pl.Mem.Vec)
+        * ``blayout``: a plain attribute (a name, a constant) (default None)
+        * ``slayout``: a plain attribute (a name, a constant) (default None)
 
         Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
         """
@@ -5503,15 +5530,17 @@ class _TileOps:
         """
 
     @staticmethod
-    def create_tile(shape: Sequence[int | Scalar], dtype: DataType, target_memory: MemorySpace | None = None) -> Any:
+    def create_tile(shape: Sequence[int | Scalar], dtype: DataType, target_memory: MemorySpace | None = None, transpose: bool = False, flat_layout: bool = False) -> Any:
         """a tile with unspecified contents (scratch or explicit destination).
 
-        The tile op ``tile.create``: pl.tile.create(shape, dtype, target_memory=None)
+        The tile op ``tile.create``: pl.tile.create(shape, dtype, target_memory=None, transpose=False, flat_layout=False)
 
         Arguments:
         * ``shape``: a list of integers (offsets, shapes)
         * ``dtype``: a dtype (pl.FP32)
         * ``target_memory``: a memory space (pl.Mem.Vec) (default None)
+        * ``transpose``: a flag (default False)
+        * ``flat_layout``: a flag (default False)
 
         Parsed inside a ``@pl.jit`` kernel or a ``@pl.program`` function, never called from Python (see docs/ops.md for dtypes and numerics).
         """

@@ -75,9 +75,21 @@ class InOut(_Subscriptable):
 
 @dataclass(frozen=True)
 class TileView:
-    """Tile view attributes in printed IR; ``valid_shape`` narrows the valid region."""
+    """Tile view attributes of a tile annotation, ``pl.Tile[[M, N], dtype, space, pl.TileView(...)]``:
+    ``valid_shape`` narrows the valid region. The reference's layout attributes ``blayout`` /
+    ``slayout`` (``pl.TileLayout``) and ``fractal`` (the box size in bytes) say where the device puts
+    each element in the buffer; the simulators hold a tile as its logical matrix, so they are checked
+    (types, the fixed layouts of the scale buffers) and change no value. ``pad`` / ``compact`` /
+    ``stride`` / ``start_offset`` other than their defaults are refused (see docs/compatibility.md)."""
 
     valid_shape: Any = None
+    stride: Any = None
+    start_offset: Any = None
+    blayout: Any = None
+    slayout: Any = None
+    fractal: Any = None
+    pad: Any = None
+    compact: Any = None
 
 
 @dataclass(frozen=True)
@@ -85,8 +97,9 @@ class TensorView:
     """The reference's tensor view attributes, ``pl.Tensor[[M, N], dtype, pl.TensorView(...)]``:
     ``stride``, ``layout``, ``valid_shape``, ``pad``.
 
-    The simulators hold every tensor row-major and contiguous, so the annotation is accepted when it
-    describes that: ``layout`` ND, ``stride`` absent (or the row-major strides), ``pad`` unset.
+    The annotation is accepted for packed views: ``layout`` ND (row-major) or DN (the trailing pair
+    column-major, docs/language.md "Layouts"), ``stride`` absent / empty or the packed strides of that
+    layout, ``pad`` unset (or zero).
     ``valid_shape`` (at most the shape, constants or ``pl.dynamic`` dims) documents the part of the
     tensor the caller filled; a kernel states what it reads with ``pl.load(..., valid_shape=...)``,
     which is what the simulator honours (the reference does the same: the view's valid shape is

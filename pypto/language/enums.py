@@ -39,12 +39,12 @@ Mem = MemorySpace
 
 
 class TensorLayout(_DslEnum):
-    """Layout of a global tensor (``pl.create_tensor(..., layout=)``). The simulators hold every
-    tensor row-major: only ``ND`` is accepted (``DN`` / ``NZ`` are refused with an error).
-    ``MX_A_ZZ`` / ``MX_B_NN`` name the reference's packed layouts of MX scale tensors (FP8E8M0,
-    the ``matmul_mx`` A / B scales): accepted in a ``pl.Tensor`` annotation, where ``pl.load``
-    unpacks them (:mod:`pypto.numerics.mx`); ``pl.create_tensor`` and views refuse them as they
-    refuse ``DN`` / ``NZ``."""
+    """Layout of a global tensor: ``ND`` (row-major) or ``DN`` (the trailing pair column-major: a
+    ``pl.transpose`` view, ``pl.TensorView(layout=DN)``, ``pl.tensor.view(..., layout=DN)``,
+    ``pl.create_tensor(..., layout=DN)``; docs/language.md "Layouts"). ``NZ`` is a tile layout,
+    refused on a tensor. ``MX_A_ZZ`` / ``MX_B_NN`` name the reference's packed layouts of MX scale
+    tensors (FP8E8M0, the ``matmul_mx`` A / B scales): accepted in a ``pl.Tensor`` annotation, where
+    ``pl.load`` unpacks them (:mod:`pypto.numerics.mx`); ``pl.create_tensor`` and views refuse them."""
 
     ND = "nd"
     DN = "dn"
@@ -55,8 +55,10 @@ class TensorLayout(_DslEnum):
 
 class TileLayout(_DslEnum):
     """Block / scatter layout of a tile (the reference's ``TileView`` ``blayout`` / ``slayout``):
-    ``none_box``, ``row_major``, ``col_major``. A name only: the simulators keep every tile
-    row-major, and nothing here accepts another layout silently (see docs/compatibility.md)."""
+    ``none_box``, ``row_major``, ``col_major``. Where the device puts each element in the buffer:
+    ``pl.move(..., blayout=, slayout=)`` and ``pl.TileView(...)`` accept and check it; every op
+    converts between layouts, so the simulators hold a tile as its logical matrix and no value
+    depends on it (docs/language.md "Layouts")."""
 
     none_box = "none_box"
     row_major = "row_major"

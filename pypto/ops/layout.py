@@ -30,7 +30,7 @@ import math
 from pypto.errors import Span
 from pypto.ir.nodes import AssignStmt, Call, ConstInt, Var
 from pypto.ir.types import ScalarType, TensorType, TileType, describe
-from pypto.language.enums import MemorySpace
+from pypto.language.enums import MemorySpace, TensorLayout
 from pypto.ops.builder import build
 from pypto.ops.registry import OpArgs, OpDef, Param, get_op, register
 from pypto.ops.traits import InPlaceSafe, Lockstep, MemorySpaces, ViewOf
@@ -157,7 +157,14 @@ def _transpose_infer(level):
         expect(len(t.shape) >= 2, op, f"needs an operand of rank >= 2, got {describe(t)}", span)
         i, j = _norm_axes(op, len(t.shape), a.axis1, a.axis2, span)
         valid = None if not _partial(t) else _swapped(t.valid_shape, i, j)
-        return _like(t, _swapped(t.shape, i, j), valid)
+        out = _like(t, _swapped(t.shape, i, j), valid)
+        if isinstance(t, TensorType) and (t.layout is not None or {i, j} == {len(t.shape) - 2, len(t.shape) - 1}):
+            # a tensor transpose is a view (swapped strides): swapping the trailing pair turns ND into
+            # DN and back (as the reference's); another pair keeps the layout
+            trailing = {i, j} == {len(t.shape) - 2, len(t.shape) - 1}
+            dn = (t.layout is None) if trailing else (t.layout is not None)
+            out = TensorType(out.shape, out.dtype, TensorLayout.DN if dn else None)
+        return out
     return infer
 
 
@@ -193,7 +200,9 @@ def _concat_infer(level):
 
 for _level in ("tensor", "tile"):
     _reg("reshape", _level, params=(Param("x", _level), Param("shape", "ints")), infer=_reshape_infer(_level),
-         ref=lambda a: f"_pto.reshape_view({a.x}, {a.shape}).clone()",
+         # (a tensor reshape is a view for the reference executor too, as in orchestration)
+         ref=(lambda a: f"_pto.reshape_view({a.x}, {a.shape}).clone()") if _level == "tile" else
+         (lambda a: f"_pto.reshape_view({a.x}, {a.shape})"),
          sim=lambda a, dst: f"{dst}.copy_({a.x}.reshape({dst}.shape))",
          # on gang views ([n, *shape], dst too) the same row-major refill of each member's tile
          traits=(Lockstep.COPY,) if _level == "tile" else (),
@@ -203,7 +212,9 @@ for _level in ("tensor", "tile"):
     _reg("transpose", _level, params=(Param("x", _level), Param("axis1", "str"), Param("axis2", "str"))
          + ((Param("nd_shape", "ints", None, optional=True),) if _level == "tile" else ()),
          infer=_transpose_infer(_level),
-         ref=lambda a: f"{_transpose_src(a)}.contiguous()",
+         # (a tensor transpose is a view for the reference executor too: a kernel writing through
+         # it writes the original tensor, as on the device)
+         ref=(lambda a: f"{_transpose_src(a)}.contiguous()") if _level == "tile" else _transpose_src,
          sim=lambda a, dst: f"{dst}.copy_({_transpose_src(a)})",
          # in orchestration: a view with swapped strides, no data moves (the reference's
          # ChipTensor::transpose); InCore loads of it address the original elements
@@ -242,7 +253,7 @@ def _slice_infer(level):
         else:
             check_region(op, a.offset, shape, t.shape, span)
         if level == "tensor":
-            return TensorType(shape, t.dtype)
+            return TensorType(shape, t.dtype, t.layout)   # a window of a DN tensor is DN (same strides)
         if valid is None and _partial(t):
             offs = const_ints(a.offset)
             expect(all(o is not None for o in offs), op, "slicing a partial tile at a runtime offset needs an "

@@ -26,12 +26,12 @@ accumulator dtype -- FP32 for float operands -- store it, and cast in a vector s
 from __future__ import annotations
 
 from pypto.errors import Span, UnsupportedFeatureError
-from pypto.ir.types import TensorType, TileType
+from pypto.ir.types import TensorType, TileType, describe
 from pypto.language.dtypes import BF16, FP16, FP32, INT8, INT32, DataType
 from pypto.language.enums import MemorySpace as M
 from pypto.ops.registry import OpArgs, OpDef, Param, register
 from pypto.ops.traits import InPlaceSafe, Lockstep, MemorySpaces
-from pypto.ops.rules import check_region, expect, promote, static_ints
+from pypto.ops.rules import check_region, const_ints, expect, promote, static_ints
 from pypto.ir.nodes import AssignStmt, Call, ConstInt, MakeTuple, Var
 from pypto.ops.registry import get_op
 
@@ -161,6 +161,45 @@ register(OpDef(
 ))
 
 
+def _mm_window_infer(a: OpArgs, span: Span) -> TileType:
+    op = "tile.matmul_acc_window"
+    m, _, n = _mm_shape(op, a.lhs.type.shape, a.rhs.type.shape, span)
+    acc = acc_dtype(op, a.lhs.type.dtype, a.rhs.type.dtype, span)
+    t = a.acc.type
+    expect(len(t.shape) == 2 and t.dtype == acc, op, f"the accumulator {describe(t)} is not a 2-D {acc.name} tile "
+           f"(the accumulator dtype of {a.lhs.type.dtype.name} operands)", span)
+    offs = const_ints(a.offset)
+    # the device accumulates into a window of L0C only where the window is contiguous there: in the
+    # NZ layout of an Acc tile a block of whole columns (every row), at a 16-column boundary
+    expect(len(offs) == 2 and offs[0] == 0 and m == t.shape[0], op,
+           f"the window [{m}, {n}] at {list(offs)} of the accumulator {describe(t)} must span all its rows "
+           "(a column window is contiguous in the NZ layout of L0C; a row window is not)", span,
+           f"slice whole columns: pl.tile.slice(acc, [{t.shape[0]}, {n}], [0, col])")
+    expect(offs[1] is None or (0 <= offs[1] <= t.shape[1] - n and offs[1] % 16 == 0), op,
+           f"the column window at column {offs[1]} of width {n} must lie inside the accumulator's {t.shape[1]} "
+           "columns, at a multiple of 16 (the NZ fractal's width)", span)
+    return TileType(tuple(t.shape), t.dtype, t.memory_space, t.valid_shape)
+
+
+def _init_src(a: OpArgs) -> str:
+    return "False" if str(a.init_cond) == "None" else str(a.init_cond)
+
+
+register(OpDef(
+    name="tile.matmul_acc_window",
+    params=(Param("acc", "tile"), Param("lhs", "tile"), Param("rhs", "tile"), Param("offset", "ints"),
+            Param("init_cond", "scalar", None)),
+    infer=_mm_window_infer,
+    ref=lambda a: f"_pto.matmul_window({a.acc}, {a.lhs}, {a.rhs}, {a.offset}, {_init_src(a)})",
+    sim=lambda a, dst: f"_pto.matmul_window_into({dst}, {a.acc}, {a.lhs}, {a.rhs}, {a.offset}, {_init_src(a)})",
+    updates="acc",
+    traits=(MemorySpaces((("acc", (M.Acc,)), ("lhs", (M.Left,)), ("rhs", (M.Right,))), M.Acc), InPlaceSafe()),
+    dsl=None, operand_kinds=("tile", "tile", "tile"),
+    doc="acc with its column window at offset accumulated by lhs @ rhs: what pl.matmul_acc on a "
+        "pl.tile.slice of an Acc tile spanning all its rows does (AccWindows builds it)",
+))
+
+
 def _extract_infer(a: OpArgs, span: Span) -> TileType:
     shape = static_ints("tile.extract", "shapes", a.shapes, span)
     check_region("tile.extract", a.offsets, shape, a.x.type.shape, span)
@@ -189,8 +228,9 @@ register(OpDef(
     ref=lambda a: f"_pto.extract({a.x}, {a.offsets}, {a.shapes}, {a.transpose})",
     sim=lambda a, dst: f"{dst}.copy_(_pto.extract({a.x}, {a.offsets}, {a.shapes}, {a.transpose}))",
     dsl="extract", operand_kinds=("tile",), dsl_args=_extract_args,
-    traits=(MemorySpaces((("x", (M.Mat,)),), M.Mat),),
-    doc="copy a region of a tile (optionally transposed) into a new tile, e.g. Mat -> Left/Right",
+    # from Mat (to Left / Right / Mat); with target_memory=Vec a vector-core TEXTRACT from Vec
+    traits=(MemorySpaces((("x", (M.Mat,)),), M.Mat, by_target=((M.Vec, (("x", (M.Vec,)),)),)),),
+    doc="copy a region of a tile (optionally transposed) into a new tile, e.g. Mat -> Left/Right, Vec -> Vec",
 ))
 
 

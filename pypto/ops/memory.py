@@ -15,7 +15,7 @@ from pypto.ops.rules import check_region, expect, static_ints, tensor_extents
 from pypto.errors import UnsupportedFeatureError
 from pypto.ir.nodes import ConstInt, MakeTuple
 from pypto.ir.types import DynDim
-from pypto.language.enums import TensorLayout
+from pypto.language.enums import TensorLayout, TileLayout
 from pypto.ops.rules import const_ints
 
 _LOADABLE = (MemorySpace.Vec, MemorySpace.Mat)
@@ -92,7 +92,8 @@ def _mx(a: OpArgs):
     """The packed MX scale layout (``"MX_A_ZZ"`` / ``"MX_B_NN"``) of a load's source tensor, or None:
     such a load unpacks the layout, so the tile holds logical scales (pypto.numerics.mx)."""
     layout = getattr(getattr(a.tensor, "type", None), "layout", None)
-    return None if layout is None else layout.name
+    # (a DN tensor is an ordinary strided view: its load reads logical elements like any other)
+    return layout.name if layout is not None and layout.name in ("MX_A_ZZ", "MX_B_NN") else None
 
 
 def _static_list(v):
@@ -231,13 +232,51 @@ register(OpDef(
 ))
 
 
+# -- tile layouts ----------------------------------------------------------------------------------
+# A tile's layout (the reference's TileView blayout / slayout: the NZ fractal of Mat / Left / Acc,
+# ZN of Right and of a transposed Mat operand, flat row-major of Vec) is where the device puts a
+# logical element in its buffer. Every op reads and writes logical elements (a move between NZ and
+# ND converts, tile.transpose_view is the transpose), so the simulators hold each tile as its
+# logical matrix and a layout can not change a value; the layout attributes are accepted and
+# checked (the combinations the reference refuses are errors), not stored.
+
+# the spaces whose layout the hardware fixes (the MX scale buffers): (blayout, slayout)
+FIXED_TILE_LAYOUTS = {MemorySpace.LeftScale: (TileLayout.row_major, TileLayout.row_major),
+                      MemorySpace.RightScale: (TileLayout.col_major, TileLayout.col_major)}
+
+
+def check_tile_layout(op: str, space, blayout, slayout, span: Span) -> None:
+    """``blayout`` / ``slayout`` (None: the space's own) of a tile in ``space``: TileLayout values,
+    and the fixed layout of a scale buffer."""
+    for name, v in (("blayout", blayout), ("slayout", slayout)):
+        expect(v is None or isinstance(v, TileLayout), op, f"{name} must be a pl.TileLayout, got {v!r}", span,
+               "pass pl.TileLayout.row_major, col_major or none_box")
+    fixed = FIXED_TILE_LAYOUTS.get(space)
+    if fixed is not None:
+        got = (blayout or fixed[0], slayout or fixed[1])
+        expect(got == fixed, op, f"{space!r} has the hardware-fixed layout blayout={fixed[0]!r}, "
+               f"slayout={fixed[1]!r}; got blayout={got[0]!r}, slayout={got[1]!r}", span,
+               "omit blayout= / slayout= for a scale buffer")
+
+
 def _create_infer(a: OpArgs, span: Span) -> TileType:
+    # (a call a pass built with the three leading arguments has the defaults)
+    transpose, flat = getattr(a, "transpose", False), getattr(a, "flat_layout", False)
+    if transpose or flat:
+        which = "transpose=True (the ZN layout of a transposed matmul operand)" if transpose else \
+            "flat_layout=True (a flat, non-fractal staging buffer)"
+        expect(a.target_memory == MemorySpace.Mat, "tile.create", f"{which} is a layout of an L1 tile: it needs "
+               f"target_memory=pl.Mem.Mat, got {a.target_memory!r}", span)
+        expect(not (transpose and flat), "tile.create", "transpose=True and flat_layout=True exclude "
+               "each other (a ZN fractal tile or a flat one)", span, "pass one of them")
     return TileType(static_ints("tile.create", "shape", a.shape, span), a.dtype, a.target_memory)
 
 
 register(OpDef(
     name="tile.create",
-    params=(Param("shape", "ints"), Param("dtype", "dtype"), Param("target_memory", "mem", None)),
+    params=(Param("shape", "ints"), Param("dtype", "dtype"), Param("target_memory", "mem", None),
+            # layouts of a Mat tile (see check_tile_layout: checked, values unaffected)
+            Param("transpose", "bool", False), Param("flat_layout", "bool", False)),
     infer=_create_infer,
     ref=lambda a: f"torch.zeros({a.shape}, dtype={a.dtype})",
     # On the device a fresh tile holds whatever its bytes held; the simulator does not clear it.
@@ -251,12 +290,15 @@ register(OpDef(
 def _move_infer(a: OpArgs, span: Span) -> TileType:
     t = a.x.type
     expect(a.target_memory is not None, "tile.move", "needs target_memory", span)
+    check_tile_layout("tile.move", a.target_memory, getattr(a, "blayout", None), getattr(a, "slayout", None), span)
     return TileType(t.shape, t.dtype, a.target_memory, t.valid_shape)
 
 
 register(OpDef(
     name="tile.move",
-    params=(Param("x", "tile"), Param("target_memory", "mem")),
+    params=(Param("x", "tile"), Param("target_memory", "mem"),
+            # the destination's layout (see check_tile_layout: checked, values unaffected)
+            Param("blayout", "str", None), Param("slayout", "str", None)),
     infer=_move_infer,
     ref=lambda a: f"{a.x}.clone()",
     sim=lambda a, dst: f"{dst}.copy_({a.x})",
@@ -266,7 +308,19 @@ register(OpDef(
 
 
 def _tensor_create_infer(a: OpArgs, span: Span) -> TensorType:
-    return TensorType(tensor_extents("tensor.create", "shape", a.shape, span), a.dtype)
+    shape = tensor_extents("tensor.create", "shape", a.shape, span)
+    dn = getattr(a, "layout", None) == TensorLayout.DN
+    expect(not dn or len(shape) >= 2, "tensor.create", f"a DN tensor needs rank >= 2, got shape {list(shape)}",
+           span)
+    return TensorType(shape, a.dtype, TensorLayout.DN if dn else None)
+
+
+def _dn_alloc(a: OpArgs, alloc) -> str:
+    """Allocation source for ``alloc(shape source)``: a DN tensor is the transpose of a row-major
+    buffer of the swapped shape (its bytes column-major)."""
+    if not str(getattr(a, "layout", None)).endswith("DN"):
+        return alloc(str(a.shape))
+    return f"{alloc(f'_pto.swap_last2({a.shape})')}.mT"
 
 
 def _create_tensor_args(args: list, kwargs: dict, span: Span):
@@ -276,10 +330,12 @@ def _create_tensor_args(args: list, kwargs: dict, span: Span):
     layout = kwargs.pop("layout", TensorLayout.ND)
     if len(args) > 2 and isinstance(args[2], TensorLayout):
         layout = args.pop(2)
-    if layout != TensorLayout.ND:
+    if layout not in (TensorLayout.ND, TensorLayout.DN, None):
         raise UnsupportedFeatureError(
-            f"pl.create_tensor(..., layout={layout!r}): only pl.TensorLayout.ND is supported (the simulators "
-            "hold tensors row-major)", span)
+            f"pl.create_tensor(..., layout={layout!r}): a global tensor is ND (row-major) or DN (its trailing "
+            "pair column-major)", span, "NZ is a tile layout; MX scale tensors come from the host")
+    if layout == TensorLayout.DN:
+        kwargs["layout"] = layout
     iv = kwargs.get("init_value")
     if iv is not None and not (isinstance(iv, (int, float)) and not isinstance(iv, bool)):
         raise InvalidOperationError(f"pl.create_tensor: init_value must be a Python number, got {iv!r}", span)
@@ -293,14 +349,14 @@ def _init_src(a: OpArgs) -> str:
 register(OpDef(
     name="tensor.create",
     params=(Param("shape", "ints"), Param("dtype", "dtype"), Param("manual_dep", "bool", False),
-            Param("init_value", "scalar", None)),
+            Param("init_value", "scalar", None), Param("layout", "str", None)),
     infer=_tensor_create_infer,
-    ref=lambda a: (f"torch.zeros({a.shape}, dtype={a.dtype})" if str(a.init_value) == "None"
-                   else f"torch.full({a.shape}, {a.init_value}, dtype={a.dtype})"),
+    ref=lambda a: _dn_alloc(a, lambda shape: f"torch.zeros({shape}, dtype={a.dtype})" if str(a.init_value) == "None"
+                            else f"torch.full({shape}, {a.init_value}, dtype={a.dtype})"),
     # manual_dep=True: the buffer never enters the tensormap (no RAW/WAW edges for its lifetime);
     # init_value: the runtime fills the new buffer before any task writes it
-    orch=lambda a: f"_rt.create_tensor({a.shape}, {a.dtype}"
-                   + (", manual_dep=True" if str(a.manual_dep) == "True" else "") + _init_src(a) + ")",
+    orch=lambda a: _dn_alloc(a, lambda shape: f"_rt.create_tensor({shape}, {a.dtype}"
+                             + (", manual_dep=True" if str(a.manual_dep) == "True" else "") + _init_src(a) + ")"),
     dsl_args=_create_tensor_args,
     dsl="create_tensor", operand_kinds=(),
     doc="allocate a global tensor in orchestration code",

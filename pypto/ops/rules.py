@@ -118,7 +118,8 @@ def low_precision_guard(op, values: tuple, span: Span) -> None:
     if op.name != "tile.load":
         for v in values:
             layout = getattr(getattr(v, "type", None), "layout", None)
-            expect(layout is None, op.name,
+            # a DN tensor holds logical elements (its view addresses them): only MX packing is refused
+            expect(layout is None or layout.name not in ("MX_A_ZZ", "MX_B_NN"), op.name,
                    f"'{getattr(v, 'name', v)}' is an MX scale tensor in the packed layout {getattr(layout, 'name', '')}; "
                    "only pl.load reads it (unpacking the layout into a tile)", span,
                    "load it whole with pl.load(..., target_memory=pl.Mem.Mat) and work on the tile")

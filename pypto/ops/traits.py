@@ -117,12 +117,17 @@ class MemorySpaces(Trait):
 
     inputs: tuple = ()
     result: Any = None
+    # ``(target space, inputs)`` pairs: the ``inputs`` that apply instead when the call's
+    # ``target_memory`` is that space (tile.extract: a Vec -> Vec extract stays on the vector core)
+    by_target: tuple = ()
 
-    def allowed(self, param: str) -> tuple:
-        """The spaces operand ``param`` may live in (empty: any)."""
-        if self.inputs and isinstance(self.inputs[0], tuple):
-            return dict(self.inputs).get(param, ())
-        return self.inputs
+    def allowed(self, param: str, target: Any = None) -> tuple:
+        """The spaces operand ``param`` may live in (empty: any), for a call whose target_memory is
+        ``target``."""
+        inputs = dict(self.by_target).get(target, self.inputs) if target is not None else self.inputs
+        if inputs and isinstance(inputs[0], tuple):
+            return dict(inputs).get(param, ())
+        return inputs
 
 
 @dataclass(frozen=True)

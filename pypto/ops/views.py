@@ -34,6 +34,7 @@ from pypto.ir.nodes import AssignStmt, Call, ConstInt, MakeTuple, Var
 from pypto.ir.types import DynDim, ScalarType, TensorType, TileType, describe
 from pypto.language.dtypes import BF16, FP16, FP32, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64
 from pypto.language.enums import MemorySpace
+from pypto.ops.builder import build
 from pypto.ops.registry import OpArgs, OpDef, Param, get_op, register
 from pypto.ops.traits import InPlaceSafe, Lockstep, MemorySpaces
 from pypto.ops.rules import VEC_SPACES, const_ints, expect, scalar_dtype, static_ints
@@ -279,18 +280,35 @@ register(OpDef(
 
 
 # ------------------------------------------------------------------ tensor.view
+def _view_layouts(a: OpArgs) -> tuple[bool, bool]:
+    """(source is DN, result is DN) of a ``tensor.view`` (checked by its rule)."""
+    from pypto.language.enums import TensorLayout
+
+    src_dn = a.x.type.layout == TensorLayout.DN
+    return src_dn, src_dn if a.layout in (None, "None") else (a.layout == TensorLayout.DN or str(a.layout).endswith("DN"))
+
+
 def _view_rule(a: OpArgs, span: Span) -> TensorType:
     op = "tensor.view"
     t = a.x.type
     from pypto.language.enums import TensorLayout
 
     expect(a.shape is not None or a.layout is not None, op, "needs shape= or layout=", span)
-    expect(a.layout in (None, TensorLayout.ND), op, f"layout {a.layout!r} is not supported: our tensors are ND "
-           "(row-major)", span, "omit layout= or pass pl.TensorLayout.ND")
+    expect(a.layout in (None, TensorLayout.ND, TensorLayout.DN), op,
+           f"layout {a.layout!r} is not a tensor layout: a view is ND (row-major) or DN (column-major trailing pair)",
+           span, "pass layout=pl.TensorLayout.ND or pl.TensorLayout.DN (NZ is a tile layout)")
+    src_dn, dst_dn = _view_layouts(a)
+    layout = TensorLayout.DN if dst_dn else None
     if a.shape is None:
-        return TensorType(t.shape, t.dtype)
+        expect(a.valid_shape is None, op, "valid_shape= needs shape=", span)
+        if src_dn == dst_dn:
+            return TensorType(t.shape, t.dtype, layout)
+        # the layout-only flip: the same bytes, the trailing pair read the other way round
+        expect(len(t.shape) >= 2, op, f"a layout flip needs rank >= 2, got {describe(t)}", span)
+        return TensorType((*t.shape[:-2], t.shape[-1], t.shape[-2]), t.dtype, layout)
     shape = static_ints(op, "shape", a.shape, span)
     expect(len(shape) >= 1, op, "a view needs rank >= 1", span)
+    expect(not dst_dn or len(shape) >= 2, op, f"a DN view needs rank >= 2, got shape {list(shape)}", span)
     n = m = 1
     for d in t.shape:
         n *= d
@@ -301,28 +319,58 @@ def _view_rule(a: OpArgs, span: Span) -> TensorType:
         v = static_ints(op, "valid_shape", a.valid_shape, span)
         expect(tuple(v) == tuple(shape), op, f"valid_shape {list(v)} narrower than shape {list(shape)}: a tensor has "
                "no padding", span, "omit valid_shape=")
-    return TensorType(shape, t.dtype)
+    return TensorType(shape, t.dtype, layout)
 
 
 def _lower_view(call: Call, result: Var, conv):
+    """In a kernel, a view of a global tensor is its data on chip: the tensor loaded whole (its
+    logical elements), then rearranged as the view reads the bytes: a DN source's bytes are its
+    transpose row-major, a DN result is the transpose of the bytes read row-major in the swapped
+    shape."""
     x, shape = call.args[0], call.args[1]
     src = conv.expr(x)
-    shape = shape if shape is not None else MakeTuple(tuple(ConstInt(d) for d in src.type.shape))
-    if isinstance(src.type, TileType):
-        args = (src, shape)
-        t = get_op("tile.reshape").infer_type(args, call.span)
-        nv = Var(result.name, t, result.span)
-        return [AssignStmt(nv, Call("tile.reshape", args, t, call.span), call.span)], nv
-    # a global tensor: load it whole, then reshape on chip
-    from pypto.ops.index import _as_tile
-
+    t_in = x.type if isinstance(x.type, TensorType) else None
     stmts: list = []
-    tile = _as_tile(conv, x, call.span, stmts)
-    args = (tile, shape)
-    t = get_op("tile.reshape").infer_type(args, call.span)
-    nv = Var(result.name, t, result.span)
-    stmts.append(AssignStmt(nv, Call("tile.reshape", args, t, call.span), call.span))
-    return stmts, nv
+    if isinstance(src.type, TileType):
+        tile = src
+    else:
+        from pypto.ops.index import _as_tile
+
+        tile = _as_tile(conv, x, call.span, stmts)
+    out_t = call.type
+    src_dn = t_in is not None and t_in.layout is not None
+    dst_dn = out_t.layout is not None
+    steps: list = []
+    if shape is None and src_dn != dst_dn:
+        steps = [("t", None)]
+    elif shape is not None and (src_dn or dst_dn):
+        tgt = [e.value for e in shape.elements]
+        if dst_dn:
+            tgt[-2], tgt[-1] = tgt[-1], tgt[-2]
+        steps = ([("t", None)] if src_dn else []) + [("r", tgt)] + ([("t", None)] if dst_dn else [])
+    else:
+        steps = [("r", list(out_t.shape))]
+
+    cur = tile
+    for i, (kind, arg) in enumerate(steps):
+        last = i == len(steps) - 1
+        if kind == "t":
+            r = len(cur.type.shape)
+            c = build("tile.transpose", call.span, x=cur, axis1=r - 2, axis2=r - 1)
+        else:
+            c = build("tile.reshape", call.span, x=cur, shape=arg)
+        nv = Var(result.name if last else f"{result.name}_v{i}", c.type, result.span)
+        stmts.append(AssignStmt(nv, c, call.span))
+        cur = nv
+    return stmts, cur
+
+
+def _view_src(a) -> str:
+    src_dn, dst_dn = _view_layouts(a)
+    shape = a.shape if a.shape != "None" else None
+    if src_dn or dst_dn:
+        return f"_pto.layout_view({a.x}, {shape}, {src_dn}, {dst_dn})"
+    return f"{a.x}.reshape({shape if shape is not None else list(a.x.type.shape)})"
 
 
 register(OpDef(
@@ -330,10 +378,10 @@ register(OpDef(
     params=(Param("x", "tensor", aliases=("tensor",)), Param("shape", "ints", None, optional=True),
             Param("valid_shape", "ints", None, optional=True), Param("layout", "str", None)),
     infer=_view_rule,
-    ref=lambda a: f"{a.x}.reshape({a.shape if a.shape != 'None' else list(a.x.type.shape)})",
-    orch=lambda a: f"{a.x}.reshape({a.shape if a.shape != 'None' else list(a.x.type.shape)})",
+    ref=_view_src,
+    orch=_view_src,
     dsl=None, lowers_to="tile.reshape", lower=_lower_view,
-    doc="the same elements in another shape (row-major; a view in orchestration)",
+    doc="the same global-memory bytes as another shape and/or layout (ND or DN; a view in orchestration)",
 ))
 
 

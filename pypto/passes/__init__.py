@@ -3,6 +3,8 @@
 1. InlineFunctions          each call of a ``@pl.jit.inline`` function becomes a copy of its body
 2. UnrollLoops              each ``pl.unroll`` loop becomes one body copy per iteration; each
                             ``pl.pipeline(stage=F)`` loop F copies per stride, plus a tail loop
+2b. AccWindows              ``pl.matmul_acc`` into a ``pl.tile.slice`` column window of an
+                            accumulator re-assigns the accumulator (the device writes it in place)
 3. ConvertToSSA             the frontend's imperative IR becomes SSA: re-assignments get fresh Vars,
                             values re-assigned in a loop become carried values (iter_arg + yield +
                             return var), values assigned in an ``if`` become phis
@@ -68,10 +70,12 @@ from pypto.passes import (  # noqa: E402  (issue 16: mixed cube + vector kernels
     expand_mixed_kernel, inject_gm_pipe_buffer, lower_auto_vector_split, split_vector_kernel,
 )
 from pypto.passes import insert_comm_fence  # noqa: E402  (issue 17: multi-rank kernels)
+from pypto.passes import acc_windows  # noqa: E402  (issue 15: matmul_acc into an Acc column window)
 
 PIPELINE = (
     inline_functions,
     unroll_loops,
+    acc_windows,
     convert_to_ssa,
     simplify,
     flatten_call_expr,

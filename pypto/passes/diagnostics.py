@@ -29,7 +29,7 @@ from pypto.ir.types import TensorType
 from pypto.numerics.cast_exactness import classify_chain
 from pypto.ops.registry import VALUE_KINDS, get_op, op_trait
 from pypto.ops.traits import Reduction
-from pypto.passes import convert_to_ssa, flatten_call_expr, param_writes
+from pypto.passes import acc_windows, convert_to_ssa, flatten_call_expr, param_writes
 from pypto.passes.parallel_overlap import find
 
 
@@ -338,7 +338,8 @@ def _inexact_cast_chain(program: Program, ctx):
 @check("PTO-P004", "ReadBeforeWrite", Severity.Warning, DiagnosticPhase.PRE_PIPELINE)
 def _read_before_write(program: Program, ctx):
     """A tile from ``create_tile`` read before anything wrote it: its contents are unspecified."""
-    program = ssa_form(program)
+    # (with matmul_acc into accumulator windows made explicit: the device writes the accumulator)
+    program = ssa_form(acc_windows.run(program, ctx))
     found = []
     for f in program.functions:
         fresh = {}
@@ -349,7 +350,9 @@ def _read_before_write(program: Program, ctx):
                 continue
             op = get_op(c.op)
             for p, a in zip(op.params, c.args):
-                scratch = p.name in ("tmp_tile", "tmp", "acc_out", "dst")
+                # (a window accumulation writes its accumulator in place: the rest is not read)
+                scratch = p.name in ("tmp_tile", "tmp", "acc_out", "dst") or (
+                    c.op == "tile.matmul_acc_window" and p.name == "acc")
                 if p.kind in VALUE_KINDS and isinstance(a, Var) and id(a) in fresh and not scratch:
                     found.append((c.span, f"tile '{a.name}' from create_tile is read by {c.op} before anything "
                                           "wrote it: its contents are whatever the buffer held"))

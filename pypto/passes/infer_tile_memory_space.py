@@ -54,10 +54,16 @@ _EDGES = {
 }
 
 
-def allowed_spaces(op, param: str) -> tuple:
-    """The spaces operand ``param`` of ``op`` may live in (empty: any)."""
+def allowed_spaces(op, param: str, call=None) -> tuple:
+    """The spaces operand ``param`` of ``op`` may live in (empty: any); with ``call``, for its
+    ``target_memory`` (:attr:`MemorySpaces.by_target`)."""
     spaces = op.trait(MemorySpaces)
-    return spaces.allowed(param) if spaces is not None else ()
+    if spaces is None:
+        return ()
+    target = None
+    if call is not None:
+        target = next((a for p, a in zip(op.params, call.args) if p.name == "target_memory"), None)
+    return spaces.allowed(param, target)
 
 
 # the moves between the cores of a cluster (a2a3: through the GM pipe buffers): legal in an InCore
@@ -97,7 +103,7 @@ def _mat_demand(f) -> set:
         if isinstance(s, AssignStmt) and isinstance(s.value, Call):
             op = get_op(s.value.op, s.value.span)
             for p, a in zip(op.params, s.value.args):
-                want = allowed_spaces(op, p.name)
+                want = allowed_spaces(op, p.name, s.value)
                 if p.kind in _VK and isinstance(a, Var) and want and want[0] in (
                         MemorySpace.Mat, MemorySpace.Left, MemorySpace.Right):
                     need.add(id(a))
@@ -152,7 +158,7 @@ class _Infer(Mutator):
         args = []
         for p, a in zip(op.params, v.args):
             a = self.expr(a)
-            allowed = allowed_spaces(op, p.name)
+            allowed = allowed_spaces(op, p.name, v)
             if p.kind in VALUE_KINDS and isinstance(a, Var) and isinstance(a.type, TileType) and allowed \
                     and a.type.memory_space not in allowed:
                 # the first allowed space reachable on chip (an Acc operand of tile.assemble goes to Mat,

@@ -96,6 +96,17 @@ def _unpack_fp4(params, full: list) -> dict:
     return packed
 
 
+def _host_layout(value, param: dict):
+    """The program's view of a tensor argument: the caller's buffer (contiguous: a copy, or the
+    caller's own tensor used in place) holds its bytes in order; a DN parameter reads them with its
+    trailing pair column-major (``[..., i, j]`` at ``i + j * shape[-2]`` of a page), as the device
+    reads the bytes the host uploaded. So a caller passes a DN tensor's transpose, row-major
+    (``x.mT.contiguous()`` for the logical ``x``); a row-major ``x`` itself is read transposed."""
+    if param.get("layout") != "DN" or not isinstance(value, torch.Tensor):
+        return value
+    return value.reshape(*value.shape[:-2], value.shape[-1], value.shape[-2]).mT
+
+
 def _device_view(value, param: dict):
     """A worker-resident :class:`DeviceTensor` as the view of device memory the program runs on (its
     results stay there); a multi-rank ``StackedDeviceTensor`` is refused; anything else unchanged."""

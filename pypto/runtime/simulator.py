@@ -73,7 +73,7 @@ from pypto.runtime.config import RunConfig
 # the task graph, a call's arguments and its DFX outputs live in their own modules; their names stay
 # importable from here (tools and tests use pypto.runtime.simulator._unpack_fp4, dfx_dir, ...)
 from pypto.runtime.arguments import (  # noqa: F401
-    _check_dynamic_dims, _check_writable, _device_view, _in_place_args, _plain_scalar, _returned_values,
+    _check_dynamic_dims, _check_writable, _device_view, _host_layout, _in_place_args, _plain_scalar, _returned_values,
     _unpack_fp4, _window_args,
 )
 from pypto.runtime.dfx import DfxWriteWarning, dfx_dir, write_dfx  # noqa: F401
@@ -286,6 +286,12 @@ class Runtime(TaskGraph):
         protect = self.protect
         for i, v in task.views.items():
             if tags[i] in _WRITE_TAGS:
+                if getattr(args[i], "_pypto_reshape_copy", False):
+                    raise SimulationError(
+                        f"task of '{kernel}' writes argument {i}, a pl.reshape of a tensor whose elements are not "
+                        "consecutive (a DN / pl.transpose view or a column slice): the reshape is a copy and the "
+                        "write would not reach the tensor; write the tensor itself (or a pl.slice of it) and "
+                        "reshape the result, or pass a row-major tensor")
                 b = v.base
                 if protect is None:
                     written.add(b)
@@ -907,7 +913,7 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
         rt.progress = bar if bar is not None and bar.on else None
         try:
             with poisoning(), python_faults(), while_limit(cfg.max_while_iterations):
-                returned[:] = [orch.orchestrate(rt, *gm)]
+                returned[:] = [orch.orchestrate(rt, *(_host_layout(g, p) for g, p in zip(gm, params)))]
                 if _writes_into(rt, [gm[i] for i in direct if params[i]["direction"] == "In"]):
                     raise _WritesIn()
                 rt.run_all()

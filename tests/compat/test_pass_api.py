@@ -17,7 +17,7 @@ CLAIMS_SSA = PassInfo("ClaimsSSA", lambda program, ctx: program, (), ("SSA",))
 def test_our_pipeline_is_intact_and_its_modules_are_the_factories():
     from pypto.passes import convert_to_ssa, scratch_reads  # noqa: F401  (a submodule still imports)
 
-    assert passes.PIPELINE[2] is convert_to_ssa and convert_to_ssa.NAME == "ConvertToSSA"
+    assert passes.PIPELINE[3] is convert_to_ssa and convert_to_ssa.NAME == "ConvertToSSA"   # after AccWindows
     p = passes.convert_to_ssa()
     assert isinstance(p, passes.Pass) and p.get_name() == "ConvertToSSA"
     assert p.get_produced_properties() == list(convert_to_ssa.PRODUCES)

@@ -43,7 +43,7 @@ def _stage(result, name):
 
 def test_pipeline_positions():
     names = [p.NAME for p in PIPELINE]
-    assert names == ["InlineFunctions", "UnrollLoops", "ConvertToSSA", "Simplify", "FlattenCallExpr",
+    assert names == ["InlineFunctions", "UnrollLoops", "AccWindows", "ConvertToSSA", "Simplify", "FlattenCallExpr",
                      "OutlineIncoreScopes", "ConvertTensorToTileOps", "FuseCreateAssembleToView",
                      "FlattenTileNdTo2D", "LegalizeTileCast", "AutoTileMatmulL0", "InferTileMemorySpace",
                      "LowerAutoVectorSplit", "ExpandMixedKernel", "InjectGMPipeBuffer", "SplitVectorKernel", "NormalizeReturnOrder", "InitMemRef", "MemoryReuse", "AllocateMemoryAddr", "DeriveCallDirections",

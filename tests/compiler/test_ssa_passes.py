@@ -383,7 +383,7 @@ def test_dropping_convert_to_ssa_fails_ssa_verification():
     with pytest.raises(VerificationError, match="after 'ClaimsSSA' for property SSA in function 'carried'"):
         run_pipeline(prog, {"platform": "a2a3sim"}, passes=pipe)
     result = run_pipeline(prog, {"platform": "a2a3sim"})
-    assert [n for n, _ in result.stages][:4] == ["frontend", "InlineFunctions", "UnrollLoops", "ConvertToSSA"]
+    assert [n for n, _ in result.stages][:5] == ["frontend", "InlineFunctions", "UnrollLoops", "AccWindows", "ConvertToSSA"]
 
 
 def test_use_not_defined_on_every_path_is_an_error():

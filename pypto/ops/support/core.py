@@ -724,6 +724,35 @@ def matmul_into(dst: torch.Tensor, lhs: torch.Tensor, rhs: torch.Tensor, acc: to
         torch.add(acc, out, out=dst)
 
 
+def _acc_window(t: torch.Tensor, offset, n: int) -> torch.Tensor:
+    """The column window ``t[:, c:c + n]`` of an accumulator (``offset`` = ``[0, c]``, run-time
+    values allowed), bounds-checked."""
+    c = int(offset[1])
+    if not 0 <= c <= t.shape[1] - n:
+        raise SimulationError(f"tile.matmul_acc into a column window: columns {c}..{c + n - 1} are outside the "
+                              f"accumulator's {t.shape[1]} columns")
+    return t[:, c:c + n]
+
+
+def matmul_window(acc: torch.Tensor, lhs: torch.Tensor, rhs: torch.Tensor, offset, init=False) -> torch.Tensor:
+    """``tile.matmul_acc_window`` for the reference executor: a copy of ``acc`` whose column window
+    at ``offset`` is ``window + lhs @ rhs`` (``lhs @ rhs`` when ``init`` holds), as :func:`matmul`."""
+    out = acc.clone()
+    win = _acc_window(out, offset, rhs.shape[1])
+    win.copy_(matmul(lhs, rhs, None if bool(init) else win.clone()))
+    return out
+
+
+def matmul_window_into(dst: torch.Tensor, acc: torch.Tensor, lhs: torch.Tensor, rhs: torch.Tensor, offset,
+                       init=False) -> None:
+    """Simulator ``tile.matmul_acc_window``: ``dst`` (usually ``acc``'s own buffer) holds ``acc``
+    with its column window at ``offset`` accumulated by ``lhs @ rhs`` (:func:`matmul_into`)."""
+    if dst.data_ptr() != acc.data_ptr():
+        dst.copy_(acc)
+    win = _acc_window(dst, offset, rhs.shape[1])
+    matmul_into(win, lhs, rhs, None if bool(init) else win)
+
+
 def gang_matmul_into(dst: torch.Tensor, lhs: torch.Tensor, rhs: torch.Tensor, acc: torch.Tensor | None = None) -> None:
     """:func:`matmul_into` for a lockstep gang (``[n, M, K] x [n, K, N]``, :mod:`pypto.codegen.gang`):
     task by task, the very call each task makes alone on its own tiles. Not one batched BLAS call,

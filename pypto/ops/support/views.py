@@ -20,6 +20,41 @@ def reinterpret(x: torch.Tensor, dtype: torch.dtype, shape=None, out: torch.Tens
     return out.copy_(r)
 
 
+def layout_view(x: torch.Tensor, shape, src_dn: bool, dst_dn: bool) -> torch.Tensor:
+    """``tensor.view`` involving the DN layout, zero-copy: the same global-memory bytes as another
+    shape / layout. ``x`` is the logical view of a tensor (a DN tensor is a torch view whose
+    trailing pair is column-major, ``x.mT`` row-major). Without ``shape``: the layout-only flip,
+    ``x.mT`` (shape's trailing pair swapped). With ``shape``: the packed bytes of ``x`` in its
+    layout, read as ``shape`` in the target layout; ``x`` must be packed (no window of a larger
+    tensor), as the reference requires."""
+    if shape is None:
+        return x.mT if src_dn != dst_dn else x
+    packed = x.mT if src_dn else x
+    if not packed.is_contiguous():
+        raise SimulationError(f"tensor.view: reinterpreting a {'DN' if src_dn else 'ND'} tensor of shape "
+                              f"{list(x.shape)} as {[int(d) for d in shape]} needs a packed source (its elements "
+                              f"consecutive in its layout), got a strided window of a larger tensor")
+    tgt = [int(d) for d in shape]
+    if dst_dn:
+        tgt[-2], tgt[-1] = tgt[-1], tgt[-2]
+    v = packed.view(tgt)
+    return v.mT if dst_dn else v
+
+
+def swap_last2(shape) -> list:
+    """``shape`` with its last two extents swapped (the row-major buffer behind a DN tensor)."""
+    shape = list(shape)
+    shape[-2], shape[-1] = shape[-1], shape[-2]
+    return shape
+
+
+def host_dn(x: torch.Tensor) -> torch.Tensor:
+    """A DN parameter of the program's entry as the program sees the caller's buffer: its bytes in
+    order, the trailing pair column-major (the simulator's host boundary does the same)."""
+    x = x.contiguous()   # the bytes the host hands over (the reference uploads .contiguous())
+    return x.reshape(*x.shape[:-2], x.shape[-1], x.shape[-2]).mT
+
+
 def _index(x: torch.Tensor, indices, op: str) -> tuple:
     idx = tuple(int(i) for i in indices)
     if len(idx) != x.dim():

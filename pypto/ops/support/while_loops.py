@@ -89,7 +89,14 @@ def reshape_view(x, shape):
         raise SimulationError(f"reshape: the tensor has {x.numel()} elements at run time (shape "
                               f"{list(x.shape)}), the reshape's shape {list(shape)} has {n}: the element count "
                               f"must not change")
-    return x.reshape(list(shape))
+    try:
+        return x.view(list(shape))
+    except RuntimeError:
+        # not expressible as a view of x (a DN / transposed or column-sliced tensor): a copy, fine
+        # to read; the runtime refuses a task writing it (the write would not reach x)
+        r = x.reshape(list(shape))
+        r._pypto_reshape_copy = True
+        return r
 
 
 def while_step(count: int, where: tuple | None = None) -> int:
