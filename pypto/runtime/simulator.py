@@ -57,6 +57,7 @@ from pypto.language.dtypes import dtype_from_name
 from pypto.ir.tags import ALL_TAGS, MAY_WRITE_TAGS
 from pypto.numerics.formats import fp4_pack, fp4_unpack
 from pypto.ops.support.while_loops import while_limit
+from pypto.runtime.batch import BatchRuntime
 from pypto.runtime.cores import Core, CoreMemory
 from pypto.runtime.cross_core import Clusters
 from pypto.runtime.gangs import conflict, gang_size
@@ -122,7 +123,8 @@ class Task:
 
     __slots__ = ("index", "task_id", "kernel", "kind", "args", "tags", "views", "manual", "fanin", "edges",
                  "dependents", "waiting", "start", "end", "core", "dump_sel", "func_ids", "kernel_ids", "snap",
-                 "pred", "skipped", "done", "scope", "registered", "blocks", "block", "parent", "left", "runs")
+                 "pred", "skipped", "done", "scope", "registered", "blocks", "block", "parent", "left", "runs",
+                 "members")
 
     def __init__(self, index, task_id, kernel, kind, args, tags, manual):
         self.index = index
@@ -157,6 +159,9 @@ class Task:
         self.parent = None
         self.left = 0
         self.runs = None
+        # a batched task (pypto.runtime.batch): each member's argument list; it runs as one "member"
+        # run per member (``parent`` set, ``block`` the member's position), like the blocks above
+        self.members = None
 
     @property
     def tid(self) -> int:
@@ -231,7 +236,7 @@ class _Scope:
         return False
 
 
-class Runtime:
+class Runtime(BatchRuntime):
     """The device side of one call: GM allocation, task submission with dependency inference
     (docs/simulator.md, "What a run does"), and the multi-core discrete-event scheduler.
 
@@ -248,7 +253,7 @@ class Runtime:
     def __init__(self, platform: Platform, kernels: dict, seed: int | None, dump_level: int = 0,
                  dump_budget: int = 1 << 30, kernel_ids: dict | None = None, poison: bool = False,
                  rings: tuple | None = None, lockstep: bool = True, streaming: bool = False,
-                 keep_history: bool = True, protect=None):
+                 keep_history: bool = True, protect=None, batch: bool = False):
         self.platform = platform
         self.kernels = kernels
         self.kernel_ids = kernel_ids if kernel_ids is not None else {n: i for i, n in enumerate(sorted(kernels))}
@@ -311,6 +316,12 @@ class Runtime:
         # a pypto.progress bar (execute() sets one when stderr is a terminal): a run longer than
         # a second shows its finished / submitted task counts
         self.progress = None
+        # batched loops (pypto.runtime.batch): allowed at all; the members of the running one; per
+        # batched scope depth, each member's ring holdings; the active members of each open batch scope
+        self.batch = batch
+        self._bn = 0
+        self._bheld: dict = {}
+        self._bactive: list = []
 
     # ------------------------------------------------------------------ orchestration API
     def scope(self, manual: bool = False) -> _Scope:
@@ -518,16 +529,22 @@ class Runtime:
         release that can never come: a deadlock, which the runtime reports as fatal. (Short of
         that, a full ring only makes the orchestrator wait for retirements: no effect on results.)"""
         depth = self._depth
+        if self._bheld and depth in self._bheld:
+            return self._hold_members(what, amount)
         self._held[depth][what] += amount
         ring = depth if depth < 3 else 3
         limit = self._rings[what][ring]
         total = self._held[ring][what] if ring < 3 else sum(h[what] for h in self._held[3:])
         if total > limit:
-            raise SimulationError(
-                f"ring {ring} deadlocks: its open scopes hold {total} {self._HELD[what]} but the ring has "
-                f"{limit}; on the device the orchestrator blocks forever. Raise RunConfig."
-                f"{self._HELD[what].split('(')[1][:-1]}, or give the loop body its own scope so that its "
-                "tasks retire sooner")
+            self._deadlock(ring, total, what, limit)
+
+    def _deadlock(self, ring: int, total: int, what: int, limit: int):
+        """Raise the ring deadlock error of :meth:`_hold`."""
+        raise SimulationError(
+            f"ring {ring} deadlocks: its open scopes hold {total} {self._HELD[what]} but the ring has "
+            f"{limit}; on the device the orchestrator blocks forever. Raise RunConfig."
+            f"{self._HELD[what].split('(')[1][:-1]}, or give the loop body its own scope so that its "
+            "tasks retire sooner")
 
     def _view(self, t: torch.Tensor) -> View:
         hit = self._views.get(id(t))
@@ -818,7 +835,8 @@ class Runtime:
                         if dump is not None and (dump.level == 2 or p.dump_sel):
                             dump.capture(p, BEFORE)
                         p.core, p.start = c, now
-                    gen = hit[0](hit[1], *t.args, _block=(t.block, t.blocks))
+                    gen = hit[0](hit[1], *t.args) if t.kind == "member" else \
+                        hit[0](hit[1], *t.args, _block=(t.block, t.blocks))
                 t.core = c
                 t.start = now
                 heappush(events, (now, seq, t, gen))
@@ -960,9 +978,12 @@ class Runtime:
                     return None, (-1 if misses >= 8 else None)
                 window, whole = picked[:size], False
         members = sorted(window, key=_task_index)
-        plans = [mod.GANG_PLAN(*t.args) if t.parent is None else mod.GANG_PLAN(*t.args, _block=(t.block, t.blocks))
+        plans = [mod.GANG_PLAN(*t.args) if t.parent is None or t.kind == "member"
+                 else mod.GANG_PLAN(*t.args, _block=(t.block, t.blocks))
                  for t in members]
-        if conflict(mod.GANG_GM, plans):
+        # member runs of one batched task touch disjoint memory (the compiler's proof): compared by task
+        groups = [t.parent.index if t.kind == "member" else -1 - t.index for t in members]
+        if conflict(mod.GANG_GM, plans, groups):
             return None, -1
         if whole:
             del bucket[lo:lo + size]
@@ -1042,6 +1063,14 @@ def _enqueue(ready: dict, t: Task) -> int:
     """Queue ready kernel task ``t`` — as its blocks, each its own run, when it has several. Returns
     how many runs were queued."""
     bucket = ready.setdefault(t.kernel, [])
+    if t.members is not None:   # a batched task: one run per member, with its own arguments
+        t.left = len(t.members)
+        t.runs = []
+        for i, args in enumerate(t.members):
+            b = Task(t.index, t.task_id, t.kernel, "member", args, t.tags, False)
+            b.parent, b.block = t, i
+            bucket.append(b)
+        return t.left
     n = t.blocks
     if n == 1:
         bucket.append(t)
@@ -1125,6 +1154,9 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
     # Without deps.json or a swimlane, nobody reads the task log after the run: a program that
     # overflows the task window then forgets retired tasks and runs in bounded memory.
     keep_history = bool(cfg.enable_dep_gen or cfg.enable_chip_swimlane)
+    # batched loops (pypto.runtime.batch) only where nothing reads single tasks afterwards
+    batch = cfg.sim_batch and cfg.sim_lockstep and not keep_history and not cfg.enable_dump_args \
+        and not cfg.enable_scope_stats
     if cfg.sim_poison:
         from pypto.ops.support import poisoning
     else:
@@ -1141,7 +1173,8 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
         rt = current[0] = Runtime(platform, kernels, cfg.sim_seed, dump_level=cfg.enable_dump_args,
                                   dump_budget=cfg.dump_budget_bytes, kernel_ids=kernel_ids, poison=cfg.sim_poison,
                                   rings=cfg.ring_limits(), lockstep=cfg.sim_lockstep, streaming=True,
-                                  keep_history=keep_history, protect=protect)
+                                  keep_history=keep_history, protect=protect,
+                                  batch=batch)
         _LAST_RUNTIME[:] = [rt]
         if cfg.enable_scope_stats:
             rt.scope_stats = []
