@@ -306,6 +306,37 @@ class _Analysis:
         return False
 
 
+def nest(loop: ForStmt, p: BatchPlan, program, named_sites, sites) -> tuple[list, list]:
+    """The loops batched together from ``loop`` (accepted by :func:`plan` as ``p``), outermost first,
+    and their plans: while a loop's body is a prelude of scalar assignments and ``tensor.read`` s
+    followed by one inner loop whose bounds do not depend on the nest and whose iterations are
+    independent too, the inner loop joins. Its members are then all index tuples: two differ in
+    some loop's index, and that loop's proof (its iterations' writes in disjoint bands, the band
+    covering everything inside) keeps their writes apart; the prelude holds no task (its scope
+    holds nothing) and only reads."""
+    loops, plans = [loop], [p]
+    inner = {id(loop.loop_var)}
+    while True:
+        body = loops[-1].body
+        if not body or not isinstance(body[-1], ForStmt):
+            break
+        last = body[-1]
+        for st in body[:-1]:
+            if not isinstance(st, AssignStmt) or isinstance(st.value, FuncCall) or (
+                    isinstance(st.value, Call) and st.value.op != "tensor.read"):
+                return loops, plans
+            inner.add(id(st.var))
+        if any(isinstance(c, Var) and id(c) in inner for e in (last.start, last.stop, last.step) for c in walk_expr(e)):
+            break
+        q = plan(last, program, named_sites, sites)
+        if q is None:
+            break
+        loops.append(last)
+        plans.append(q)
+        inner.add(id(last.loop_var))
+    return loops, plans
+
+
 class _MemberNames:
     """Names inside a per-member comprehension: a batched variable ``x`` reads ``x[_i]``."""
 
@@ -344,21 +375,32 @@ class BatchEmitter:
 
     # ---------------------------------------------------------------- the loop
     def loop(self, s: ForStmt, p: BatchPlan, depth: int) -> None:
-        """``if _rt.batching(...)``: the batched form; else the loop as it is."""
+        """``if _rt.batching(...)``: the batched form; else the loop as it is. A nest whose outer
+        bodies are a prelude of scalar statements and one independent inner loop (:func:`nest`) is
+        batched over all its iterations at once (members are the index tuples)."""
         gen = self.gen
+        loops, plans = nest(s, p, gen.program, gen.named_sites, gen.sites)
         vals, n, act = self.fresh("_bv"), self.fresh("_bn"), self.fresh("_ba")
-        rng = ", ".join(py_expr(x, self.names) for x in (s.start, s.stop, s.step))
-        self.emit(depth, f"{vals} = range({rng})", s.span)
+        fors = " ".join(f"for _x{k} in range({', '.join(py_expr(x, self.names) for x in (l.start, l.stop, l.step))})"
+                        for k, l in enumerate(loops))
+        self.emit(depth, f"{vals} = [({''.join(f'_x{k}, ' for k in range(len(loops)))}) {fors}]", s.span)
         self.emit(depth, f"{n} = len({vals})")
-        w = ", ".join(self.names.use(x) for x in p.writes)
-        r = ", ".join(self.names.use(x) for x in p.reads)
+        w = ", ".join(dict.fromkeys(self.names.use(x) for q in plans for x in q.writes))
+        r = ", ".join(dict.fromkeys(self.names.use(x) for q in plans for x in q.reads))
         self.emit(depth, f"if _rt.batching({n}, [{w}], [{r}]):")
         self.n = n
         self.emit(depth + 1, f"{act} = list(range({n}))")
-        self.emit(depth + 1, f"{self.names.define(s.loop_var)} = list({vals})")
-        self.batched.add(id(s.loop_var))
-        self.emit(depth + 1, f"with _rt.batch_scope({act}):")
-        self.block(s.body, depth + 2, act, ())
+        for k, l in enumerate(loops):
+            self.emit(depth + 1, f"{self.names.define(l.loop_var)} = [_m[{k}] for _m in {vals}]")
+            self.batched.add(id(l.loop_var))
+        d = depth + 1
+        for k, l in enumerate(loops):
+            # one scope per loop level, as the loops have (the ring each level's tasks go on)
+            self.emit(d, f"with _rt.batch_scope({act}):")
+            d += 1
+            body = l.body if k == len(loops) - 1 else l.body[:-1]   # the prelude
+            if body or k == len(loops) - 1:
+                self.block(body, d, act, ())
         self.emit(depth, "else:")
         gen.control(s, depth + 1, ())
 

@@ -68,6 +68,8 @@ class _BatchScope:
         rows = rt._bheld.get(d)
         if rows is None:
             rows = rt._bheld[d] = [[0, 0, 0] for _ in range(rt._bn)]
+            if rt._bring3 is None:
+                rt._bring3 = [[0, 0, 0] for _ in range(rt._bn)]
         rt._bactive.append(self.active)
         from pypto.runtime.simulator import _ScopeRec
         rt._scope_stack.append(_ScopeRec(d if d < 3 else 3))
@@ -76,9 +78,18 @@ class _BatchScope:
     def __exit__(self, *exc):
         rt = self.rt
         rows = rt._bheld[rt._depth]
-        for i in self.active:
-            r = rows[i]
-            r[0] = r[1] = r[2] = 0
+        if rt._depth >= 3:   # the ring-3 totals (all depths >= 3 share ring 3) give back this scope's part
+            tot = rt._bring3
+            for i in self.active:
+                r, t = rows[i], tot[i]
+                t[0] -= r[0]
+                t[1] -= r[1]
+                t[2] -= r[2]
+                r[0] = r[1] = r[2] = 0
+        else:
+            for i in self.active:
+                r = rows[i]
+                r[0] = r[1] = r[2] = 0
         rec = rt._scope_stack.pop()
         rec.open = False
         if rec.done:
@@ -89,6 +100,7 @@ class _BatchScope:
         rt._depth -= 1
         if not rt._bactive:
             rt._bheld = {}
+            rt._bring3 = None
             rt._bn = 0
         return False
 
@@ -141,12 +153,16 @@ class BatchRuntime:
                 if r[what] > limit:
                     self._deadlock(ring, r[what], what, limit)
             return
+        # ring 3: every depth >= 3 counts; the unbatched ones (outside the loop) for all members,
+        # the batched ones per member (their running total in _bring3)
         outer = sum(h[what] for d, h in enumerate(self._held) if d >= 3 and d not in self._bheld)
+        tot = self._bring3
         for i in active:
             rows[i][what] += amount
-            total = outer + sum(r[i][what] for d, r in self._bheld.items() if d >= 3)
-            if total > limit:
-                self._deadlock(ring, total, what, limit)
+            t = tot[i]
+            t[what] += amount
+            if outer + t[what] > limit:
+                self._deadlock(ring, outer + t[what], what, limit)
 
     def create_batch(self, active, shape, dtype, manual_dep: bool = False, init_value=None) -> list:
         """``create_tensor`` for every active member: one alloc task and one stacked tensor; returns

@@ -321,6 +321,7 @@ class Runtime(BatchRuntime):
         self.batch = batch
         self._bn = 0
         self._bheld: dict = {}
+        self._bring3 = None
         self._bactive: list = []
 
     # ------------------------------------------------------------------ orchestration API
