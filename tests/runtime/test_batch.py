@@ -208,3 +208,27 @@ def test_the_runtime_guard():
 def test_sim_batch_is_validated():
     with pytest.raises(ValueError, match="sim_batch must be a bool"):
         RunConfig(sim_batch=1)
+
+
+def test_gang_accesses_of_member_views_of_one_buffer_are_one_copy():
+    from pypto.ops import support
+
+    whole = torch.randn(6, 16, 64)
+    members = list(whole.unbind(0))
+    plans = [(m, [0, 0], None) for m in members]
+    runs = support._gang_runs(torch.empty(6, 16, 64), plans, 0, 1, "tile.load")
+    assert [(lo, hi) for lo, hi, _ in runs] == [(0, 6)] and torch.equal(runs[0][2], whole)
+    # slices of one tensor at evenly spaced rows; a member out of order ends the run
+    big = torch.randn(128, 64)
+    views = [big[16 * i:16 * i + 16] for i in (0, 1, 2, 5, 6)]
+    dst = torch.empty(5, 16, 64)
+    support.gang_load_into(dst, [(v, [0, 0], None) for v in views])
+    assert all(torch.equal(dst[k], views[k]) for k in range(5))
+    assert [(lo, hi) for lo, hi, _ in support._gang_runs(dst, [(v, [0, 0], None) for v in views], 0, 1, "x")] == \
+        [(0, 3), (3, 5)]
+    tiles = torch.randn(5, 16, 64)
+    support.gang_store(tiles, [([0, 0], v, None) for v in views])
+    assert all(torch.equal(views[k], tiles[k]) for k in range(5))
+    # a member's region outside its own tensor (though inside the buffer) is its own access's error
+    with pytest.raises(SimulationError, match="out of bounds"):
+        support.gang_load_into(torch.empty(2, 16, 64), [(members[0], [0, 0], None), (members[1], [8, 0], None)])
