@@ -276,21 +276,23 @@ def _gang_runs(tiles: torch.Tensor, plans, ti: int, oi: int, what: str):
 
 def _storage_run(plans, lo: int, ti: int, oi: int, shape, what: str):
     """``(hi, view)``: members ``lo .. hi - 1`` access whole tiles (each inside its own tensor) of
-    one storage, tensors with the same strides, at storage offsets ``s0 + k * step`` (``step`` > 0),
+    one storage, tensors with the same strides, at storage offsets ``s0 + k * step`` (``step`` > 0;
+    a load also ``step`` 0),
     and ``view`` is their ``[hi - lo, *tile]`` view; ``(lo + 1, None)`` when fewer than two do (a
     member out of bounds ends the run: its own access raises the error)."""
     n = len(plans)
     t = plans[lo][ti]
     st = t.stride()
     nd = len(shape)
-    base, dtype = t.untyped_storage().data_ptr(), t.dtype
+    # one storage: views of one base tensor (unbind / slicing results name it as their _base)
+    base, dtype = t._base if t._base is not None else t, t.dtype
     s0 = step = 0
     hi = lo
     while hi < n:
         p = plans[hi]
         u, offs = p[ti], p[oi]
-        if p[2] is not None or len(offs) != nd or u.dim() != nd or u.dtype != dtype or u.stride() != st \
-                or (hi > lo and u.untyped_storage().data_ptr() != base):
+        if p[2] is not None or len(offs) != nd or u.dtype != dtype or u.stride() != st or len(st) != nd \
+                or (hi > lo and u._base is not base):
             break
         start = u.storage_offset()
         dims = u.shape
@@ -307,7 +309,7 @@ def _storage_run(plans, lo: int, ti: int, oi: int, shape, what: str):
             s0 = start
         elif hi == lo + 1:
             step = start - s0
-            if step <= 0:
+            if step < 0 or (step == 0 and ti != 0):   # (a load may read one region for every member)
                 break
         elif start != s0 + (hi - lo) * step:
             break
