@@ -228,18 +228,10 @@ class BatchRuntime:
                 vs = (view(a),)
             elif full and a.__class__ is Stack:
                 vs = (view(a.whole),)
+            elif tag == INPUT:
+                vs = _read_bounds(a, active, buckets, owners)
             else:
-                vs = []
-                for i in active:
-                    x = a[i]
-                    if not isinstance(x, Tensor):
-                        continue
-                    if tag == INPUT:
-                        # a read of a buffer nobody produced or created (a caller's input): no edge
-                        b = x.untyped_storage().data_ptr()
-                        if b not in buckets and b not in owners:
-                            continue
-                    vs.append(view(x))
+                vs = [view(a[i]) for i in active if isinstance(a[i], Tensor)]
             writes = tag in _WRITE_TAGS
             for v in vs:
                 base = v.base
@@ -278,6 +270,35 @@ class BatchRuntime:
         if len(returns) == 1:
             return SubmitResult(args[returns[0]], task.task_id)
         return SubmitResult(tuple(args[i] for i in returns), task.task_id)
+
+
+def _read_bounds(a: list, active, buckets, owners) -> list:
+    """The views a batched INPUT argument is looked up with: per storage the members read, one 1-D
+    view spanning all their regions (a lookup of it finds every producer any member's region
+    overlaps, and maybe more: extra edges only wait for earlier tasks); none for a storage that no
+    task produced or created (a caller's input)."""
+    spans: dict = {}
+    for i in active:
+        x = a[i]
+        if not isinstance(x, torch.Tensor):
+            continue
+        b = x.untyped_storage().data_ptr()
+        if b not in buckets and b not in owners:
+            continue
+        lo = x.storage_offset()
+        hi = lo + 1 + sum((n - 1) * k for n, k in zip(x.shape, x.stride())) if x.numel() else lo
+        got = spans.get(b)
+        if got is None:
+            spans[b] = [x, lo, hi]
+        else:
+            if lo < got[1]:
+                got[1] = lo
+            if hi > got[2]:
+                got[2] = hi
+    out = []
+    for x, lo, hi in spans.values():
+        out.append(View(x.as_strided((hi - lo,), (1,), lo)) if hi > lo else View(x))
+    return out
 
 
 def spread(n: int, active, values: list) -> list:
