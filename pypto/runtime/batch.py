@@ -267,9 +267,11 @@ class BatchRuntime:
         self._link(task)
         if not returns:
             return SubmitResult(None, task.task_id)
+        # (an index -1: the kernel returns no parameter there, None for every member)
         if len(returns) == 1:
-            return SubmitResult(args[returns[0]], task.task_id)
-        return SubmitResult(tuple(args[i] for i in returns), task.task_id)
+            r = returns[0]
+            return SubmitResult(args[r] if r >= 0 else [None] * nb, task.task_id)
+        return SubmitResult(tuple(args[i] if i >= 0 else [None] * nb for i in returns), task.task_id)
 
 
 def _read_bounds(a: list, active, buckets, owners) -> list:
