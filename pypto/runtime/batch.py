@@ -37,9 +37,12 @@ from __future__ import annotations
 import torch
 
 from pypto.ops.support import _RECORDER
-from pypto.runtime.deps import INOUT, INPUT, OUTPUT, OUTPUT_EXISTING, SCALAR, View
+from pypto.ir.tags import ALL_TAGS, MAY_WRITE_TAGS
+from pypto.runtime.deps import INOUT, INPUT, OUTPUT, OUTPUT_EXISTING, SCALAR, View, normalize_tag
 
 _REGISTER = (INOUT, OUTPUT_EXISTING)
+_TAGSET = frozenset(ALL_TAGS)
+_WRITE_TAGS = MAY_WRITE_TAGS
 
 
 class Stack(list):
@@ -71,8 +74,7 @@ class _BatchScope:
             if rt._bring3 is None:
                 rt._bring3 = [[0, 0, 0] for _ in range(rt._bn)]
         rt._bactive.append(self.active)
-        from pypto.runtime.simulator import _ScopeRec
-        rt._scope_stack.append(_ScopeRec(d if d < 3 else 3))
+        rt._scope_stack.append(rt._ScopeRec(d if d < 3 else 3))
         return self
 
     def __exit__(self, *exc):
@@ -106,7 +108,8 @@ class _BatchScope:
 
 
 class BatchRuntime:
-    """The orchestration API of batched loops, mixed into :class:`pypto.runtime.simulator.Runtime`."""
+    """The orchestration API of batched loops, mixed into :class:`pypto.runtime.simulator.Runtime`
+    (which sets ``_ScopeRec``, ``_SubmitResult`` and ``_WritesIn`` to its own classes)."""
 
     def batching(self, n: int, writes=(), reads=()) -> bool:
         """Whether the loop the generated code is about to run over ``n`` iterations runs batched:
@@ -194,8 +197,7 @@ class BatchRuntime:
         where ``batched[k]``, else one value all members share. Dependencies are inferred once for
         the batch (a predecessor of any member's task is a predecessor of the batch). Returns, like
         :meth:`Runtime.submit`, the returned arguments (lists over the members) and the TaskId."""
-        from pypto.runtime.simulator import _TAGSET, _WRITE_TAGS, SubmitResult, normalize_tag
-
+        SubmitResult = self._SubmitResult
         if not _TAGSET.issuperset(tags):
             tags = [t if t in _TAGSET else normalize_tag(t) for t in tags]
         nb = self._bn
@@ -239,8 +241,7 @@ class BatchRuntime:
                     if protect is None or base in protect:
                         written.add(base)
                         if protect is not None and self._sched is not None:
-                            from pypto.runtime.simulator import _WritesIn
-                            raise _WritesIn()
+                            raise self._WritesIn()
                 if tag == OUTPUT:
                     continue
                 owner = owners.get(base)

@@ -250,6 +250,10 @@ class Runtime(BatchRuntime):
     * ``dummy(deps=())`` — ``pl.system.task_dummy``: a join task with no kernel
     """
 
+    # (the classes pypto.runtime.batch's methods use: defined here, which imports that module)
+    _ScopeRec = _ScopeRec
+    _SubmitResult = SubmitResult
+
     def __init__(self, platform: Platform, kernels: dict, seed: int | None, dump_level: int = 0,
                  dump_budget: int = 1 << 30, kernel_ids: dict | None = None, poison: bool = False,
                  rings: tuple | None = None, lockstep: bool = True, streaming: bool = False,
@@ -1043,6 +1047,9 @@ class _SchedState:
 class _WritesIn(Exception):
     """Internal: the program writes a caller In tensor that execute() passed in place; it starts
     over on copies."""
+
+
+Runtime._WritesIn = _WritesIn
 
 
 class _Gang:
