@@ -1,6 +1,6 @@
 """Model programs on the simulator against torch eager doing the same math, same machine, same run.
 
-    python benchmarks/models.py [--only decode|prefill|qwen3] [--context 1024] [--batch 64] [--repeat 3]
+    python benchmarks/models.py [--only decode|prefill|qwen3] [--context 1024] [--batch 64] [--repeat 3] [--per-task]
                                 [--threads N]
 
 * ``decode``: paged-attention decode (benchmarks/model_kernels.py) at the size of the reference's
@@ -18,6 +18,10 @@
 * ``prefill``: flash-attention prefill, the same online-softmax pipeline over a contiguous K / V
   (each head is one "request" whose pages are in order), 64-row query tiles: ``--heads`` heads of
   ``--seq`` tokens.
+
+``--per-task`` also times each simulator call with ``RunConfig(sim_batch=False)`` (every task
+submitted on its own, as before batched orchestration) in the same minutes and asserts that its
+outputs are bit-identical to the batched run's.
 
 Per workload: compile time (cold: first compile in the process; warm: the same program again),
 simulator time and torch eager time (median of ``--repeat`` after one warm-up) and their ratio, the
@@ -56,7 +60,20 @@ def _rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _attention(name, batch, heads, dim, block, max_blocks, ctx, q_rows, table, repeat):
+def _per_task(run_batched, run_per_task, outs, repeat):
+    """``--per-task``: the same call with ``RunConfig(sim_batch=False)`` (every task submitted on its
+    own), timed in the same minutes, and its outputs checked bit for bit against the batched run's:
+    a string for the report line."""
+    saved = [o.clone() for o in outs]
+    tp, cp = median_times(run_per_task, repeat)
+    same = all(torch.equal(a.view(torch.uint8), b.view(torch.uint8)) for a, b in zip(saved, outs))
+    assert same, "batched and per-task runs differ"
+    tb, cb = median_times(run_batched, repeat)
+    return (f"   per-task (sim_batch=False) {tp * 1e3:.1f} ms, CPU {cp * 1e3:.0f} ms (batched again: {tb * 1e3:.1f} ms, "
+            f"CPU {cb * 1e3:.0f} ms; outputs bit-identical)")
+
+
+def _attention(name, batch, heads, dim, block, max_blocks, ctx, q_rows, table, repeat, per_task=False):
     torch.manual_seed(0)
     rss0 = _rss_mib()
     q = torch.randn(batch * heads, dim, dtype=torch.bfloat16)
@@ -84,11 +101,14 @@ def _attention(name, batch, heads, dim, block, max_blocks, ctx, q_rows, table, r
     ts, sc = median_times(lambda: compiled(*args, config=cfg), repeat)
     diff = (out - ref).abs().max().item()
     peak = _rss_mib()
+    cfg_off = RunConfig(platform="a2a3sim", sim_seed=0, sim_batch=False)
+    extra = _per_task(lambda: compiled(*args, config=cfg), lambda: compiled(*args, config=cfg_off), [out],
+                      repeat) if per_task else ""
     print(f"{name:<8} sim {ts * 1e3:9.1f} ms   torch {tt * 1e3:8.1f} ms   ratio {ts / tt:5.1f}x   "
           f"(CPU time: sim {sc * 1e3:.0f} ms, torch {tc * 1e3:.0f} ms, ratio {sc / tc:.1f}x)   "
           f"max|sim-torch| {diff:.1e}   compile cold {cold * 1e3:.0f} ms warm {warm * 1e3:.1f} ms   "
           f"tensors {user / 2**20:.0f} MiB, peak RSS {peak:.0f} MiB (before the tensors {rss0:.0f} MiB; "
-          f"peak / (before + tensors) = {peak / (rss0 + user / 2**20):.2f})", flush=True)
+          f"peak / (before + tensors) = {peak / (rss0 + user / 2**20):.2f}){extra}", flush=True)
 
 
 QWEN3_TOL = 5e-3   # max |sim - torch| of the layer's FP32 output (values ~1-5); see _qwen3
@@ -147,6 +167,12 @@ def _qwen3(args) -> None:
     kw = dict(tokens=T, heads=NH, kv_heads=NKV, dim=D, inter=I, block=B, max_blocks=mb)
     tt, tc = median_times(lambda: M.torch_decode_layer(*ref_args, **kw), args.repeat)
     ts, sc = median_times(lambda: compiled(*sim_args, config=cfg), args.repeat)
+    extra = ""
+    if args.per_task:
+        # (the layer writes the new token's K / V rows in place: every call writes the same values)
+        cfg_off = RunConfig(platform="a2a3sim", sim_seed=0, sim_batch=False)
+        extra = _per_task(lambda: compiled(*sim_args, config=cfg), lambda: compiled(*sim_args, config=cfg_off),
+                          [out, k_cache, v_cache], args.repeat)
     diff = (out - ref).abs().max().item()
     # the caches: the rows written agree to one BF16 ulp (2^-7 relative: an FP32 difference of the
     # K / V projections between differently shaped GEMMs can flip the BF16 rounding); all others exact
@@ -158,7 +184,7 @@ def _qwen3(args) -> None:
           f"{tc * 1e3:.0f} ms, ratio {sc / tc:.1f}x)   max|sim-torch| {diff:.1e} (output max "
           f"{ref.abs().max().item():.1f}, tolerance {QWEN3_TOL}), KV cache max relative diff {cache_diff:.1e}   "
           f"compile cold {cold * 1e3:.0f} ms warm {warm * 1e3:.1f} ms   tensors {user / 2**20:.0f} MiB, "
-          f"peak RSS {peak:.0f} MiB (before the tensors {rss0:.0f} MiB)", flush=True)
+          f"peak RSS {peak:.0f} MiB (before the tensors {rss0:.0f} MiB){extra}", flush=True)
     assert diff <= QWEN3_TOL, f"qwen3 layer: max |sim - torch| {diff} > {QWEN3_TOL}"
     assert cache_diff <= 2.0**-7, f"qwen3 layer: the KV cache differs by {cache_diff} (relative)"
 
@@ -168,6 +194,8 @@ def main() -> None:
     ap.add_argument("--only", choices=["decode", "prefill", "qwen3"], default=None)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--per-task", action="store_true",
+                    help="also time RunConfig(sim_batch=False) and check its outputs bit for bit")
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--context", type=int, default=1024)
     ap.add_argument("--max-blocks", type=int, default=None,
@@ -189,12 +217,12 @@ def main() -> None:
         mb = args.max_blocks or args.context // 128
         table = torch.randperm(args.batch * mb, generator=torch.Generator().manual_seed(1)).to(torch.int32)
         _attention(f"decode b{args.batch} ctx{args.context}", args.batch, 16, 128, 128, mb, args.context, 16,
-                   table, args.repeat)
+                   table, args.repeat, args.per_task)
     if args.only in (None, "prefill"):
         mb = args.seq // 128
         table = torch.arange(args.heads * mb, dtype=torch.int32)   # contiguous: head h's keys in order
         _attention(f"prefill h{args.heads} s{args.seq}", args.heads, args.seq, 128, 128, mb, args.seq, 64,
-                   table, args.repeat)
+                   table, args.repeat, args.per_task)
     if args.only in (None, "qwen3"):
         _qwen3(argparse.Namespace(**{**vars(args), "batch": args.qwen_batch, "context": args.qwen_context}))
 

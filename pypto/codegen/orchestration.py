@@ -15,6 +15,10 @@ Frontend hooks read from a :class:`FuncCall` when present: ``no_dep_args`` (argu
 ``dumps=[...]``), ``manual`` (bool) and ``task_id_var`` (a Var bound to the task's TaskId). Each
 ``for`` body is an AUTO scope (``with _rt.scope():``), which puts its tasks on the next ring.
 
+**Batched loops** (:mod:`pypto.codegen.batch`): a ``for`` loop whose iterations are provably
+independent is emitted twice, ``if _rt.batching(...):`` a batched form (one submission per call site
+and step for all iterations) ``else:`` the loop as it is.
+
 **Compiler edges** (``FuncCall.compiler_dep_edges``, AutoDeriveTaskDependencies): a consumer gets
 ``compiler_deps=[(arg, site), ...]`` and each producer it names ``site=<ordinal>`` (the call's
 ordinal among the function's task calls, :func:`pypto.passes.auto_derive_task_dependencies.task_sites`);
@@ -24,8 +28,9 @@ from __future__ import annotations
 
 from pypto.codegen.common import StmtEmitter, py_expr, py_literal, returned_params
 from pypto.errors import CodegenError, InternalError
+from pypto.codegen import batch
 from pypto.ir.nodes import (
-    AssignStmt, Call, EvalStmt, FuncCall, Function, Program, Stmt, TupleGetItem, Var,
+    AssignStmt, Call, EvalStmt, ForStmt, FuncCall, Function, Program, Stmt, TupleGetItem, Var,
 )
 from pypto.ir.visit import iter_stmts, use_exprs, walk_expr
 from pypto.codegen.group import group_returned_params
@@ -84,6 +89,8 @@ class OrchGen(StmtEmitter):
                           s.span)
         elif isinstance(s, EvalStmt):
             self.emit(depth, self.value(s.expr), s.span)
+        elif isinstance(s, ForStmt) and (bp := batch.plan(s, self.program, self.named_sites, self.sites)):
+            batch.BatchEmitter(self).loop(s, bp, depth)   # also emits the loop as is, for the fallback
         elif not self.control(s, depth, yield_into):
             raise CodegenError(f"'{type(s).__name__}' cannot appear in an orchestration function", s.span)
 

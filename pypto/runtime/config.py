@@ -102,7 +102,11 @@ class RunConfig:
     on) lets the scheduler start ready tasks of one kernel together on adjacent cores and run them in
     lockstep, one torch call per instruction for all of them, when that cannot change any result:
     the kernel's instructions do not depend on the task and the tasks touch disjoint global memory
-    (see docs/simulator.md, "Lockstep gangs"); ``False`` runs every task on its own.
+    (see docs/simulator.md, "Lockstep gangs"); ``False`` runs every task on its own. ``sim_batch``
+    (default on, with ``sim_lockstep``) runs loops the compiler proved to have independent iterations
+    as batched orchestration: one task per call site and loop step for all iterations, its members
+    ganged (docs/simulator.md, "Batched orchestration"; bit-identical results); ``False`` submits
+    every task on its own.
     ``max_while_iterations`` (default 2**20) bounds every ``while`` loop: one that runs longer stops
     the run with a :class:`pypto.errors.SimulationError` at the loop (a condition that never turns
     false would hang the device; here it is a located error).
@@ -151,6 +155,7 @@ class RunConfig:
     dump_budget_bytes: int = 1 << 30
     sim_poison: bool = False
     sim_lockstep: bool = True
+    sim_batch: bool = True
     passes: object = None  # a custom pipeline (pypto.passes.pipeline.Pipeline); None = the default
     extra: dict = field(default_factory=dict, repr=False)
     # a while loop (kernel, orchestration or torch_codegen) that runs more iterations than this
@@ -221,6 +226,8 @@ class RunConfig:
             raise ValueError(f"RunConfig.sim_poison must be a bool, got {self.sim_poison!r}")
         if not isinstance(self.sim_lockstep, bool):
             raise ValueError(f"RunConfig.sim_lockstep must be a bool, got {self.sim_lockstep!r}")
+        if not isinstance(self.sim_batch, bool):
+            raise ValueError(f"RunConfig.sim_batch must be a bool, got {self.sim_batch!r}")
         if isinstance(self.max_while_iterations, bool) or not isinstance(self.max_while_iterations, int) \
                 or self.max_while_iterations < 1:
             raise ValueError(f"RunConfig.max_while_iterations must be an int >= 1, got {self.max_while_iterations!r}")

@@ -71,11 +71,15 @@ def _overlap(a, b) -> bool:
     return all(lo1 < hi2 and lo2 < hi1 for lo1, hi1, lo2, hi2 in zip(a[1], a[2], b[1], b[2]))
 
 
-def conflict(gm, plans) -> bool:
+def conflict(gm, plans, groups=None) -> bool:
     """True when some member of the gang writes global memory another member reads or writes.
     ``gm`` is the kernel's ``GANG_GM`` (``("r" | "w", shape)`` per access site), ``plans`` the
     members' ``GANG_PLAN`` results (``(site, arguments)`` per access) in member order. Only storages
-    some member writes are examined."""
+    some member writes are examined. ``groups`` (one key per member) marks members known not to
+    conflict with each other (the member runs of one batched task, :mod:`pypto.runtime.batch`): only
+    accesses of different groups are compared."""
+    if groups is not None and len(set(groups)) == 1:
+        return False
     storage_of: dict[int, int] = {}   # id(tensor) -> its storage (the same tensors recur in every plan)
     # first pass: each access's storage; a written storage that only one member touches (its
     # private intermediate buffers: the common case) cannot make a conflict, so only storages
@@ -84,6 +88,8 @@ def conflict(gm, plans) -> bool:
     written: set = set()
     touched: dict[int, int] = {}   # storage -> the one member touching it, or -1 for several
     for k, plan in enumerate(plans):
+        if groups is not None:
+            k = groups[k]
         for site, entry in plan:
             kind = gm[site][0]
             t = entry[0] if kind == "r" else entry[1]
@@ -100,6 +106,8 @@ def conflict(gm, plans) -> bool:
     # second pass, only for the storages two members share and someone writes: the byte ranges
     by_storage: dict[int, list] = {}
     for k, plan in enumerate(plans):
+        if groups is not None:
+            k = groups[k]
         for site, entry in plan:
             kind, shape = gm[site]
             t, offsets = (entry[0], entry[1]) if kind == "r" else (entry[1], entry[0])

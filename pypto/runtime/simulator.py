@@ -57,6 +57,7 @@ from pypto.language.dtypes import dtype_from_name
 from pypto.ir.tags import ALL_TAGS, MAY_WRITE_TAGS
 from pypto.numerics.formats import fp4_pack
 from pypto.ops.support.while_loops import while_limit
+from pypto.runtime.batch import BatchRuntime
 from pypto.runtime.cores import Core, CoreMemory
 from pypto.runtime.cross_core import Clusters, group_gang
 from pypto.runtime.gangs import conflict, gang_size
@@ -114,7 +115,7 @@ def last_prints() -> list:
     return list(_LAST_RUNTIME[0].prints) if _LAST_RUNTIME else []
 
 
-class Runtime(TaskGraph):
+class Runtime(BatchRuntime, TaskGraph):
     """The device side of one call: GM allocation, task submission with dependency inference
     (docs/simulator.md, "What a run does"), and the multi-core discrete-event scheduler.
 
@@ -128,10 +129,14 @@ class Runtime(TaskGraph):
     * ``dummy(deps=())`` — ``pl.system.task_dummy``: a join task with no kernel
     """
 
+    # (the classes pypto.runtime.batch's methods use: defined here, which imports that module)
+    _ScopeRec = _ScopeRec
+    _SubmitResult = SubmitResult
+
     def __init__(self, platform: Platform, kernels: dict, seed: int | None, dump_level: int = 0,
                  dump_budget: int = 1 << 30, kernel_ids: dict | None = None, poison: bool = False,
                  rings: tuple | None = None, lockstep: bool = True, streaming: bool = False,
-                 keep_history: bool = True, protect=None):
+                 keep_history: bool = True, protect=None, batch: bool = False):
         self.platform = platform
         self.kernels = kernels
         self.kernel_ids = kernel_ids if kernel_ids is not None else {n: i for i, n in enumerate(sorted(kernels))}
@@ -194,6 +199,13 @@ class Runtime(TaskGraph):
         # a pypto.progress bar (execute() sets one when stderr is a terminal): a run longer than
         # a second shows its finished / submitted task counts
         self.progress = None
+        # batched loops (pypto.runtime.batch): allowed at all; the members of the running one; per
+        # batched scope depth, each member's ring holdings; the active members of each open batch scope
+        self.batch = batch
+        self._bn = 0
+        self._bheld: dict = {}
+        self._bring3 = None
+        self._bactive: list = []
 
     # ------------------------------------------------------------------ orchestration API
     def scope(self, manual: bool = False) -> _Scope:
@@ -407,16 +419,22 @@ class Runtime(TaskGraph):
         release that can never come: a deadlock, which the runtime reports as fatal. (Short of
         that, a full ring only makes the orchestrator wait for retirements: no effect on results.)"""
         depth = self._depth
+        if self._bheld and depth in self._bheld:
+            return self._hold_members(what, amount)
         self._held[depth][what] += amount
         ring = depth if depth < 3 else 3
         limit = self._rings[what][ring]
         total = self._held[ring][what] if ring < 3 else sum(h[what] for h in self._held[3:])
         if total > limit:
-            raise SimulationError(
-                f"ring {ring} deadlocks: its open scopes hold {total} {self._HELD[what]} but the ring has "
-                f"{limit}; on the device the orchestrator blocks forever. Raise RunConfig."
-                f"{self._HELD[what].split('(')[1][:-1]}, or give the loop body its own scope so that its "
-                "tasks retire sooner")
+            self._deadlock(ring, total, what, limit)
+
+    def _deadlock(self, ring: int, total: int, what: int, limit: int):
+        """Raise the ring deadlock error of :meth:`_hold`."""
+        raise SimulationError(
+            f"ring {ring} deadlocks: its open scopes hold {total} {self._HELD[what]} but the ring has "
+            f"{limit}; on the device the orchestrator blocks forever. Raise RunConfig."
+            f"{self._HELD[what].split('(')[1][:-1]}, or give the loop body its own scope so that its "
+            "tasks retire sooner")
 
     # ------------------------------------------------------------------ scheduling
     def run_all(self) -> None:
@@ -578,7 +596,8 @@ class Runtime(TaskGraph):
                         if dump is not None and (dump.level == 2 or p.dump_sel):
                             dump.capture(p, BEFORE)
                         p.core, p.start = c, now
-                    gen = hit[0](hit[1], *t.args, _block=(t.block, t.blocks))
+                    gen = hit[0](hit[1], *t.args) if t.kind == "member" else \
+                        hit[0](hit[1], *t.args, _block=(t.block, t.blocks))
                 t.core = c
                 t.start = now
                 heappush(events, (now, seq, t, gen))
@@ -722,9 +741,12 @@ class Runtime(TaskGraph):
                     return None, (-1 if misses >= 8 else None)
                 window, whole = picked[:size], False
         members = sorted(window, key=_task_index)
-        plans = [mod.GANG_PLAN(*t.args) if t.parent is None else mod.GANG_PLAN(*t.args, _block=(t.block, t.blocks))
+        plans = [mod.GANG_PLAN(*t.args) if t.parent is None or t.kind == "member"
+                 else mod.GANG_PLAN(*t.args, _block=(t.block, t.blocks))
                  for t in members]
-        if conflict(mod.GANG_GM, plans):
+        # member runs of one batched task touch disjoint memory (the compiler's proof): compared by task
+        groups = [t.parent.index if t.kind == "member" else -1 - t.index for t in members]
+        if conflict(mod.GANG_GM, plans, groups):
             return None, -1
         if whole:
             del bucket[lo:lo + size]
@@ -781,6 +803,9 @@ class _WritesIn(Exception):
     over on copies."""
 
 
+Runtime._WritesIn = _WritesIn
+
+
 class _Gang:
     """Tasks running as one lockstep gang (members in task order on adjacent cores) and their
     ``GANG_PLAN`` results."""
@@ -800,6 +825,14 @@ def _enqueue(ready: dict, t: Task) -> int:
     """Queue ready kernel task ``t`` — as its blocks, each its own run, when it has several. Returns
     how many runs were queued."""
     bucket = ready.setdefault(t.kernel, [])
+    if t.members is not None:   # a batched task: one run per member, with its own arguments
+        t.left = len(t.members)
+        t.runs = []
+        for i, args in enumerate(t.members):
+            b = Task(t.index, t.task_id, t.kernel, "member", args, t.tags, False)
+            b.parent, b.block = t, i
+            bucket.append(b)
+        return t.left
     n = t.blocks
     if n == 1:
         bucket.append(t)
@@ -881,6 +914,9 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
     # Without deps.json or a swimlane, nobody reads the task log after the run: a program that
     # overflows the task window then forgets retired tasks and runs in bounded memory.
     keep_history = bool(cfg.enable_dep_gen or cfg.enable_chip_swimlane)
+    # batched loops (pypto.runtime.batch) only where nothing reads single tasks afterwards
+    batch = cfg.sim_batch and cfg.sim_lockstep and not keep_history and not cfg.enable_dump_args \
+        and not cfg.enable_scope_stats
     if cfg.sim_poison:
         from pypto.ops.support import poisoning
     else:
@@ -897,7 +933,8 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
         rt = current[0] = Runtime(platform, kernels, cfg.sim_seed, dump_level=cfg.enable_dump_args,
                                   dump_budget=cfg.dump_budget_bytes, kernel_ids=kernel_ids, poison=cfg.sim_poison,
                                   rings=cfg.ring_limits(), lockstep=cfg.sim_lockstep, streaming=True,
-                                  keep_history=keep_history, protect=protect)
+                                  keep_history=keep_history, protect=protect,
+                                  batch=batch)
         _LAST_RUNTIME[:] = [rt]
         if cfg.enable_scope_stats:
             rt.scope_stats = []

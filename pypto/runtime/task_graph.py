@@ -29,7 +29,8 @@ class Task:
 
     __slots__ = ("index", "task_id", "kernel", "kind", "args", "tags", "views", "manual", "fanin", "edges",
                  "dependents", "waiting", "start", "end", "core", "dump_sel", "func_ids", "kernel_ids", "snap",
-                 "pred", "skipped", "done", "scope", "registered", "blocks", "block", "parent", "left", "runs")
+                 "pred", "skipped", "done", "scope", "registered", "blocks", "block", "parent", "left", "runs",
+                 "members")
 
     def __init__(self, index, task_id, kernel, kind, args, tags, manual):
         self.index = index
@@ -64,6 +65,9 @@ class Task:
         self.parent = None
         self.left = 0
         self.runs = None
+        # a batched task (pypto.runtime.batch): each member's argument list; it runs as one "member"
+        # run per member (``parent`` set, ``block`` the member's position), like the blocks above
+        self.members = None
 
     @property
     def tid(self) -> int:

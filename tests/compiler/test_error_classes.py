@@ -33,6 +33,7 @@ NOT_USER_FACING = {
     "NoGang": "the lockstep generator's 'no lockstep form', caught where the kernel module is generated",
     "_Unknown": "ParallelOverlap's 'not a constant region', caught in the pass",
     "_WritesIn": "the simulator's signal to start over on copies, caught in execute()",
+    "_Refuse": "the batched-loop proof's 'not provably independent', caught in pypto.codegen.batch.plan",
     "_Return": "the host interpreter's `return` of a @pl.jit.host body, caught where the body runs",
     "_Timeout": "difffuzz's per-case time limit, caught in the executor",
 }

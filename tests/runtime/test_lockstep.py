@@ -342,7 +342,8 @@ def test_shared_scalar_parameters_gang_only_members_with_equal_values(scale):
     outs = {}
     for lock in (False, True):
         out = torch.zeros(1024, 64)
-        run_program(K.SharedScalars, a, scale, out, config=RunConfig(sim_seed=3, sim_lockstep=lock))
+        # (per-task submission: the test reads each task's arguments; batched loops: test_batch.py)
+        run_program(K.SharedScalars, a, scale, out, config=RunConfig(sim_seed=3, sim_lockstep=lock, sim_batch=False))
         outs[lock] = out
         rt = S._LAST_RUNTIME[0]
     mod = rt.kernels["k_scaled_flag"]

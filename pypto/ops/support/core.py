@@ -244,6 +244,16 @@ def _gang_runs(tiles: torch.Tensor, plans, ti: int, oi: int, what: str):
     while lo < n:
         t, o0 = plans[lo][ti], plans[lo][oi]
         hi = lo + 1
+        if plans[lo][2] is None and len(o0) == len(shape) == t.dim() and hi < n and plans[hi][ti] is not t:
+            # members with their own tensors (the views of one stacked buffer a batched loop created,
+            # pypto.runtime.batch; slices of one tensor): a run when their regions lie in one storage at
+            # evenly spaced storage offsets with the same strides; each member's region is checked
+            # against its own tensor, as its own access would be
+            hi, view = _storage_run(plans, lo, ti, oi, shape, what)
+            if view is not None:
+                out.append((lo, hi, view))
+                lo = hi
+                continue
         if plans[lo][2] is None and len(o0) == len(shape) == t.dim() and hi < n:
             nxt = plans[hi]
             step = [int(b) - int(a) for a, b in zip(o0, nxt[oi])] if nxt[ti] is t else None
@@ -272,6 +282,51 @@ def _gang_runs(tiles: torch.Tensor, plans, ti: int, oi: int, what: str):
         out.append((lo, hi, t.as_strided((hi - lo, *shape), (gstride, *r0.stride()), r0.storage_offset())))
         lo = hi
     return out
+
+
+def _storage_run(plans, lo: int, ti: int, oi: int, shape, what: str):
+    """``(hi, view)``: members ``lo .. hi - 1`` access whole tiles (each inside its own tensor) of
+    one storage, tensors with the same strides, at storage offsets ``s0 + k * step`` (``step`` > 0;
+    a load also ``step`` 0),
+    and ``view`` is their ``[hi - lo, *tile]`` view; ``(lo + 1, None)`` when fewer than two do (a
+    member out of bounds ends the run: its own access raises the error)."""
+    n = len(plans)
+    t = plans[lo][ti]
+    st = t.stride()
+    nd = len(shape)
+    # one storage: views of one base tensor (unbind / slicing results name it as their _base)
+    base, dtype = t._base if t._base is not None else t, t.dtype
+    s0 = step = 0
+    hi = lo
+    while hi < n:
+        p = plans[hi]
+        u, offs = p[ti], p[oi]
+        if p[2] is not None or len(offs) != nd or u.dtype != dtype or u.stride() != st or len(st) != nd \
+                or (hi > lo and u._base is not base):
+            break
+        start = u.storage_offset()
+        dims = u.shape
+        inside = True
+        for o, k, e, d in zip(offs, st, shape, dims):
+            o = int(o)
+            if o < 0 or o + e > d:
+                inside = False
+                break
+            start += o * k
+        if not inside:
+            break
+        if hi == lo:
+            s0 = start
+        elif hi == lo + 1:
+            step = start - s0
+            if step < 0 or (step == 0 and ti != 0):   # (a load may read one region for every member)
+                break
+        elif start != s0 + (hi - lo) * step:
+            break
+        hi += 1
+    if hi - lo < 2:
+        return lo + 1, None
+    return hi, t.as_strided((hi - lo, *shape), (step, *st), s0)
 
 
 def store(tile: torch.Tensor, offsets, t: torch.Tensor, valid=None, atomic: bool = False) -> torch.Tensor:

@@ -1,0 +1,335 @@
+"""Batched orchestration: the runtime side (docs/simulator.md, "Batched orchestration").
+
+The orchestration code generator (:mod:`pypto.codegen.batch`) emits a second form of a loop whose
+iterations it proved independent (no loop-carried values, each iteration writes only tensors it
+creates itself and its own disjoint slice of the outer tensors it writes, and reads no outer tensor
+the loop writes). In that form every variable of the loop body is a list over the loop's iterations
+(the *members*, indexed 0..N-1), the body runs once for all of them, and each call site submits
+**one** task for all active members (:meth:`BatchRuntime.submit_batch`): one dependency inference,
+one ring slot, one entry in the scheduler's books. Its members run as the task's *member runs* (each
+with its own arguments, like the blocks of a ``pl.spmd`` task), which the scheduler gangs in
+lockstep as it gangs any ready runs of one kernel. Tensors the body creates are created for all
+members at once as one stacked allocation (:class:`Stack`), whose whole region stands for all
+members in the dependency inference when the whole batch passes it.
+
+Why results are bit-identical to the per-task form: the iterations touch disjoint global memory
+except for what they only read, so every interleaving of their tasks (the per-task form's
+iteration-by-iteration order, or the batch's step-by-step order) computes the same values; a batch
+task waits for every producer any member's task would have waited for (a batch edge orders all
+members, a superset of the per-member edges; never a cycle: edges point from earlier to later
+submissions), and gangs are bit-identical to single runs (:mod:`pypto.runtime.gangs`).
+
+Ring accounting: a member's tasks hold ring resources in its own scopes exactly as in the per-task
+form (task slots, heap bytes per member; dependency entries: the batch task's predecessors, each
+batch counting once per member), so a program whose open scopes overflow a ring reports the same
+deadlock in both forms. The task window of streaming counts a batch as one slot.
+
+The batched form is used only where nothing observes individual tasks: :meth:`BatchRuntime.batching`
+is false unless the runtime was created with ``batch=True`` (``execute`` does so under
+``RunConfig(sim_batch=True, sim_lockstep=True)``, the defaults, when neither deps.json, the swimlane,
+tensor dumps nor scope statistics are asked for), and never while an access recorder or a task
+observer is installed (the race detector, the doctor's task-by-task comparison, the poison check
+build their own runtime, which never batches). Everywhere else the generated code runs the loop task
+by task.
+"""
+from __future__ import annotations
+
+import torch
+
+from pypto.ops.support import _RECORDER
+from pypto.ir.tags import ALL_TAGS, MAY_WRITE_TAGS
+from pypto.runtime.deps import INOUT, INPUT, OUTPUT, OUTPUT_EXISTING, SCALAR, View, normalize_tag
+
+_REGISTER = (INOUT, OUTPUT_EXISTING)
+_TAGSET = frozenset(ALL_TAGS)
+_WRITE_TAGS = MAY_WRITE_TAGS
+
+
+class Stack(list):
+    """The member tensors of one batched ``create_tensor`` for a whole batch (member ``i`` is
+    ``whole[i]``); ``whole`` is the stacked tensor, one region for the dependency inference."""
+
+    __slots__ = ("whole",)
+
+
+class _BatchScope:
+    """``with _rt.batch_scope(active):`` — one AUTO scope per active member (their tasks share one
+    scope record: they retire together when the batch's scope ends)."""
+
+    __slots__ = ("rt", "active")
+
+    def __init__(self, rt, active):
+        self.rt = rt
+        self.active = active
+
+    def __enter__(self):
+        rt = self.rt
+        rt._depth += 1
+        d = rt._depth
+        if len(rt._held) <= d:
+            rt._held.append([0, 0, 0])
+        rows = rt._bheld.get(d)
+        if rows is None:
+            rows = rt._bheld[d] = [[0, 0, 0] for _ in range(rt._bn)]
+            if rt._bring3 is None:
+                rt._bring3 = [[0, 0, 0] for _ in range(rt._bn)]
+        rt._bactive.append(self.active)
+        rt._scope_stack.append(rt._ScopeRec(d if d < 3 else 3))
+        return self
+
+    def __exit__(self, *exc):
+        rt = self.rt
+        rows = rt._bheld[rt._depth]
+        if rt._depth >= 3:   # the ring-3 totals (all depths >= 3 share ring 3) give back this scope's part
+            tot = rt._bring3
+            for i in self.active:
+                r, t = rows[i], tot[i]
+                t[0] -= r[0]
+                t[1] -= r[1]
+                t[2] -= r[2]
+                r[0] = r[1] = r[2] = 0
+        else:
+            for i in self.active:
+                r = rows[i]
+                r[0] = r[1] = r[2] = 0
+        rec = rt._scope_stack.pop()
+        rec.open = False
+        if rec.done:
+            for t in rec.done:
+                rt._retire(t)
+        rec.done = None
+        rt._bactive.pop()
+        rt._depth -= 1
+        if not rt._bactive:
+            rt._bheld = {}
+            rt._bring3 = None
+            rt._bn = 0
+        return False
+
+
+class BatchRuntime:
+    """The orchestration API of batched loops, mixed into :class:`pypto.runtime.simulator.Runtime`
+    (which sets ``_ScopeRec``, ``_SubmitResult`` and ``_WritesIn`` to its own classes)."""
+
+    def batching(self, n: int, writes=(), reads=()) -> bool:
+        """Whether the loop the generated code is about to run over ``n`` iterations runs batched:
+        batching is on for this runtime, nothing observes single tasks, no manual scope is open, and
+        the outer tensors the loop writes (``writes``) share no storage with each other or with the
+        outer tensors it reads (``reads``: the compiler proved disjointness per variable, this is the
+        run-time check that two variables are not views of one buffer)."""
+        if not self.batch or n < 2 or self._manual_depth or self._bactive or self.on_complete is not None \
+                or _RECORDER.get() is not None:
+            return False
+        if writes:
+            seen = set()
+            for t in writes:
+                b = t.untyped_storage().data_ptr()
+                if b in seen:
+                    return False
+                seen.add(b)
+            for t in reads:
+                if isinstance(t, torch.Tensor) and t.untyped_storage().data_ptr() in seen:
+                    return False
+        self._bn = n
+        return True
+
+    bspread = staticmethod(lambda n, active, values: spread(n, active, values))
+    bmerge = staticmethod(lambda n, old, active, new: merge(n, old, active, new))
+    branges = staticmethod(lambda active, starts, stops, steps: member_ranges(active, starts, stops, steps))
+
+    def batch_scope(self, active) -> _BatchScope:
+        """The scope of one batched loop iteration for the members in ``active``."""
+        return _BatchScope(self, active)
+
+    def _hold_members(self, what: int, amount: int) -> None:
+        """:meth:`Runtime._hold` inside a batched loop: each active member holds ``amount`` in its
+        own scope, and each member is checked against the ring as its iteration would be alone."""
+        depth = self._depth
+        rows = self._bheld[depth]
+        ring = depth if depth < 3 else 3
+        limit = self._rings[what][ring]
+        active = self._bactive[-1]
+        if ring < 3:
+            for i in active:
+                r = rows[i]
+                r[what] += amount
+                if r[what] > limit:
+                    self._deadlock(ring, r[what], what, limit)
+            return
+        # ring 3: every depth >= 3 counts; the unbatched ones (outside the loop) for all members,
+        # the batched ones per member (their running total in _bring3)
+        outer = sum(h[what] for d, h in enumerate(self._held) if d >= 3 and d not in self._bheld)
+        tot = self._bring3
+        for i in active:
+            rows[i][what] += amount
+            t = tot[i]
+            t[what] += amount
+            if outer + t[what] > limit:
+                self._deadlock(ring, outer + t[what], what, limit)
+
+    def create_batch(self, active, shape, dtype, manual_dep: bool = False, init_value=None) -> list:
+        """``create_tensor`` for every active member: one alloc task and one stacked tensor; returns
+        the member tensors as a list over all members (a :class:`Stack` when all are active)."""
+        n = len(active)
+        shape = list(shape)
+        whole = torch.zeros([n] + shape, dtype=dtype) if init_value is None else \
+            torch.full([n] + shape, init_value, dtype=dtype)
+        task = self._new_task("__alloc__", "alloc", [whole], [OUTPUT], False)
+        self._hold(1, whole.numel() // n * whole.element_size())
+        v = task.views[0] = View(whole)
+        self._views[id(whole)] = (whole, v)
+        self.owner[v.base] = task
+        if manual_dep:
+            self.manual_dep.add(v.base)
+        self._link(task)
+        members = whole.unbind(0)
+        if n == self._bn:
+            out = Stack(members)
+            out.whole = whole
+            return out
+        out = [None] * self._bn
+        for i, t in zip(active, members):
+            out[i] = t
+        return out
+
+    def submit_batch(self, kernel: str, active, args: list, batched: tuple, tags: list, returns=()):
+        """One task of ``kernel`` for every active member: ``args[k]`` is a list over all members
+        where ``batched[k]``, else one value all members share. Dependencies are inferred once for
+        the batch (a predecessor of any member's task is a predecessor of the batch). Returns, like
+        :meth:`Runtime.submit`, the returned arguments (lists over the members) and the TaskId."""
+        SubmitResult = self._SubmitResult
+        if not _TAGSET.issuperset(tags):
+            tags = [t if t in _TAGSET else normalize_tag(t) for t in tags]
+        nb = self._bn
+        full = len(active) == nb
+        members = [[a[i] if f else a for a, f in zip(args, batched)] for i in active]
+        task = self._new_task(kernel, "kernel", args, tags, False)
+        task.members = members
+        fid = self.kernel_ids.get(kernel, -1)
+        task.func_ids = (fid,)
+        task.kernel_ids = (-1, fid, -1)
+        fanin = task.fanin
+        edges = task.edges
+        owners = self.owner
+        manual_dep = self.manual_dep
+        tensormap = self.tensormap
+        buckets = tensormap.buckets
+        view = self._view
+        written = self.written_bases
+        protect = self.protect
+        Tensor = torch.Tensor
+        register = []
+        lookups = 0
+        for k, a in enumerate(args):
+            tag = tags[k]
+            if tag == SCALAR:
+                continue
+            if not batched[k]:
+                if not isinstance(a, Tensor):
+                    continue
+                vs = (view(a),)
+            elif full and a.__class__ is Stack:
+                vs = (view(a.whole),)
+            elif tag == INPUT:
+                vs = _read_bounds(a, active, buckets, owners)
+            else:
+                vs = [view(a[i]) for i in active if isinstance(a[i], Tensor)]
+            writes = tag in _WRITE_TAGS
+            for v in vs:
+                base = v.base
+                if writes:
+                    if protect is None or base in protect:
+                        written.add(base)
+                        if protect is not None and self._sched is not None:
+                            raise self._WritesIn()
+                if tag == OUTPUT:
+                    continue
+                owner = owners.get(base)
+                if owner is not None and owner.index not in fanin:
+                    fanin.add(owner.index)
+                    edges.append((owner, k, "creator", None, None))
+                if manual_dep and base in manual_dep:
+                    continue
+                inout = tag == INOUT
+                if inout or tag == INPUT:
+                    lookups += 1
+                    if base in buckets:
+                        for p, ov, pv in tensormap.lookup(v, inout):
+                            if p is not task and p.index not in fanin:
+                                fanin.add(p.index)
+                                edges.append((p, k, "tensormap", ov, pv))
+                if tag in _REGISTER:
+                    register.append(v)
+        self.tensormap_lookups += lookups
+        if register:
+            task.registered = [(v.base, tensormap.register(v, task)) for v in register]
+        if fanin:
+            self._hold(2, len(fanin))
+        self._link(task)
+        if not returns:
+            return SubmitResult(None, task.task_id)
+        # (an index -1: the kernel returns no parameter there, None for every member)
+        if len(returns) == 1:
+            r = returns[0]
+            return SubmitResult(args[r] if r >= 0 else [None] * nb, task.task_id)
+        return SubmitResult(tuple(args[i] if i >= 0 else [None] * nb for i in returns), task.task_id)
+
+
+def _read_bounds(a: list, active, buckets, owners) -> list:
+    """The views a batched INPUT argument is looked up with: per storage the members read, one 1-D
+    view spanning all their regions (a lookup of it finds every producer any member's region
+    overlaps, and maybe more: extra edges only wait for earlier tasks); none for a storage that no
+    task produced or created (a caller's input)."""
+    spans: dict = {}
+    for i in active:
+        x = a[i]
+        if not isinstance(x, torch.Tensor):
+            continue
+        b = x.untyped_storage().data_ptr()
+        if b not in buckets and b not in owners:
+            continue
+        lo = x.storage_offset()
+        hi = lo + 1 + sum((n - 1) * k for n, k in zip(x.shape, x.stride())) if x.numel() else lo
+        got = spans.get(b)
+        if got is None:
+            spans[b] = [x, lo, hi]
+        else:
+            if lo < got[1]:
+                got[1] = lo
+            if hi > got[2]:
+                got[2] = hi
+    out = []
+    for x, lo, hi in spans.values():
+        out.append(View(x.as_strided((hi - lo,), (1,), lo)) if hi > lo else View(x))
+    return out
+
+
+def spread(n: int, active, values: list) -> list:
+    """A list over all ``n`` members from ``values`` of the ``active`` ones (the list itself when
+    every member is active; ``None`` for the inactive)."""
+    if len(values) == n:
+        return values
+    out = [None] * n
+    for i, x in zip(active, values):
+        out[i] = x
+    return out
+
+
+def merge(n: int, old: list, active, new: list) -> list:
+    """A loop-carried list over ``n`` members after an iteration of the ``active`` ones: their
+    entries from ``new``, the others' from ``old``."""
+    if len(active) == n:
+        return new
+    out = list(old)
+    for i in active:
+        out[i] = new[i]
+    return out
+
+
+def member_ranges(active, starts, stops, steps) -> list:
+    """The iteration values of an inner loop whose bounds differ per member (lists over all members,
+    or one value for all)."""
+    def at(x, i):
+        return x[i] if isinstance(x, list) else x
+    return [range(at(starts, i), at(stops, i), at(steps, i)) for i in active]
+

@@ -1,0 +1,234 @@
+"""Batched orchestration (pypto.codegen.batch, pypto.runtime.batch): a loop with provably independent
+iterations submits one task per call site and step for all of them; the results are bit-identical
+to submitting task by task, loops the proof refuses run task by task, and the checks that need single
+tasks (ring deadlocks, the race detector, seeded schedules) keep working."""
+import math
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from pypto.driver.build import compile as ir_compile
+from pypto.errors import SimulationError
+from pypto.runtime import RunConfig, run
+from pypto.runtime import simulator as S
+
+import kernels_batch as K
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import model_kernels as M  # noqa: E402
+
+
+def _bits(t: torch.Tensor) -> torch.Tensor:
+    return t.view(torch.int32) if t.dtype == torch.float32 else t.view(torch.int16)
+
+
+def _run_both(program, args, out_index=-1, seed=0, **cfg):
+    """Run ``program`` batched and task by task on clones of ``args``: (outputs, runtimes); every
+    tensor argument (InOut ones included) must come out bit for bit the same."""
+    outs, rts, sets = [], [], []
+    for batch in (True, False):
+        a = [x.clone() if isinstance(x, torch.Tensor) else x for x in args]
+        run(program, *a, config=RunConfig(platform="a2a3sim", sim_seed=seed, sim_batch=batch, **cfg))
+        outs.append(a[out_index])
+        rts.append(S._LAST_RUNTIME[0])
+        sets.append(a)
+    for x, y in zip(*sets):
+        if isinstance(x, torch.Tensor):
+            assert torch.equal(x.view(torch.uint8), y.view(torch.uint8))
+    return outs, rts
+
+
+def _batched_tasks(rt) -> int:
+    return sum(1 for t in rt.tasks if t.members is not None)
+
+
+def _orchestration(program) -> str:
+    c = ir_compile(program, **RunConfig(platform="a2a3sim").compile_options())
+    return Path(c.output_dir, c.meta["orchestration"]).read_text()
+
+
+def test_independent_blocks_run_batched_with_the_same_bits():
+    a = torch.randn(128, 64)
+    (ob, ot), (rb, rt) = _run_both(K.Rows, (a, torch.zeros(128, 64)))
+    assert torch.equal(_bits(ob), _bits(ot))
+    assert torch.equal(ob, torch.exp(torch.exp(a * 0.5) * 0.5))
+    # per-task: 8 allocs + 16 kernel tasks; batched: one alloc and two kernel tasks of 8 members each
+    assert len(rt.tasks) == 24 and len(rb.tasks) == 3 and _batched_tasks(rb) == 2
+    assert rb.gangs and max(map(len, rb.gangs)) == 8
+
+
+def test_nested_independent_loops_batch_together():
+    a = torch.randn(256, 64)
+    steps = torch.full((4,), 3, dtype=torch.int32)
+    (ob, ot), (rb, _) = _run_both(K.Nested, (a, steps, torch.zeros(256, 64)))
+    assert torch.equal(_bits(ob), _bits(ot))
+    assert all(len(t.members) == 16 for t in rb.tasks if t.members is not None)
+
+
+@pytest.mark.parametrize("seed", [0, 5])
+def test_members_leaving_an_inner_loop_at_different_steps(seed):
+    a = torch.randn(128, 64)
+    steps = torch.tensor([3, 0, 1, 5, 2, 2, 4, 1], dtype=torch.int32)
+    (ob, ot), (rb, _) = _run_both(K.Ragged, (a, steps, torch.zeros(128, 64)), seed=seed)
+    assert torch.equal(_bits(ob), _bits(ot))
+    # step j's batch has the members with more than j steps
+    accs = [len(t.members) for t in rb.tasks if t.kernel == "k_acc"]
+    assert accs == [sum(1 for s in steps.tolist() if s > j) for j in range(5)]
+
+
+@pytest.mark.parametrize("program", [K.Overlap, K.ReadsBack, K.Whole])
+def test_loops_the_proof_refuses_run_task_by_task(program):
+    assert "submit_batch" not in _orchestration(program)
+
+
+def test_refused_loops_compute_what_they_did():
+    a = torch.randn(128, 64)
+    out = torch.zeros(128, 64)
+    run(K.Overlap, a, out, config=RunConfig(platform="a2a3sim", sim_seed=0))
+    want = torch.zeros(128, 64)
+    for i in range(8):
+        want[8 * i:8 * i + 16] = torch.exp(a[16 * i:16 * i + 16] * 0.5)
+    assert torch.equal(out, want)
+
+
+def _paged(batch, ctx, mb, q_rows=16, heads=16, lens=None):
+    torch.manual_seed(0)
+    D = B = 128
+    q = torch.randn(batch * heads, D, dtype=torch.bfloat16)
+    k = torch.randn(batch * mb * B, D, dtype=torch.bfloat16)
+    v = torch.randn_like(k)
+    table = torch.randperm(batch * mb, generator=torch.Generator().manual_seed(1)).to(torch.int32)
+    lens = torch.full((batch,), ctx, dtype=torch.int32) if lens is None else lens
+    prog = M.paged_attention(batch, heads, D, B, mb, q_rows)
+    return prog, (q, k, v, table, lens, 1.0 / math.sqrt(D), torch.zeros(batch * heads, D))
+
+
+def test_paged_attention_decode_same_bits_also_with_ragged_lengths():
+    prog, args = _paged(8, 384, 4)
+    (ob, ot), (rb, rt) = _run_both(prog, args)
+    assert torch.equal(_bits(ob), _bits(ot)) and ob.abs().sum() > 0
+    assert _batched_tasks(rb) == 2 + 4 * 3 and _batched_tasks(rt) == 0
+    prog, args = _paged(8, 0, 4, lens=torch.tensor([128, 384, 0, 512, 256, 128, 512, 384], dtype=torch.int32))
+    (ob, ot), _ = _run_both(prog, args)
+    assert torch.equal(_bits(ob), _bits(ot)) and ob[32:48].isnan().all()   # (request 2: no keys, 0 / 0)
+
+
+def test_qwen3_layer_same_bits():
+    T, NH, NKV, D, I, B, ctx = 8, 2, 1, 128, 512, 128, 256
+    mb, H = ctx // B, NH * D
+    g = torch.Generator().manual_seed(3)
+
+    def w(*shape):
+        return (torch.randn(*shape, generator=g) / 16).to(torch.bfloat16)
+
+    lens = torch.full((T,), ctx, dtype=torch.int32)
+    args = (w(T, H), w(1, H), w(H, H), w(H, NKV * D), w(H, NKV * D), torch.rand(T, D // 2), torch.rand(T, D // 2),
+            w(NKV * T * mb * B, D), w(NKV * T * mb * B, D), torch.randperm(T * mb, generator=g).to(torch.int32),
+            lens, w(H, H), w(1, H), w(H, I), w(H, I), w(I, H), 1e-6, 1 / math.sqrt(D), torch.zeros(T, H))
+    prog = M.decode_layer(T, NH, NKV, D, I, B, mb)
+    outs, (rb, _) = _run_both(prog, args)
+    assert torch.equal(_bits(outs[0]), _bits(outs[1])) and outs[0].abs().max() > 0
+    assert _batched_tasks(rb) > 0
+
+
+def test_sim_seed_reproduces_a_batched_schedule_and_seeds_agree_on_bits():
+    prog, args = _paged(8, 256, 2)
+    outs = {}
+    for seed in (1, 1, 2):
+        a = [x.clone() if isinstance(x, torch.Tensor) else x for x in args]
+        run(prog, *a, config=RunConfig(platform="a2a3sim", sim_seed=seed))
+        rt = S._LAST_RUNTIME[0]
+        outs.setdefault(seed, []).append((a[-1], rt.time, rt.gangs))
+    (o1, t1, g1), (o1b, t1b, g1b) = outs[1]
+    assert torch.equal(_bits(o1), _bits(o1b)) and t1 == t1b and g1 == g1b
+    assert torch.equal(_bits(o1), _bits(outs[2][0][0]))
+
+
+def _chain_want(a):
+    x = a
+    for _ in range(4):
+        x = torch.exp(x * 0.5)
+    return x
+
+
+@pytest.mark.parametrize("batch", [True, False])
+def test_ring_deadlock_of_one_iteration_is_reported_as_task_by_task(batch):
+    # an iteration's scope holds 7 task slots on ring 1 (three allocs, four kernel tasks)
+    a = torch.randn(128, 64)
+    cfg = dict(platform="a2a3sim", sim_seed=0, sim_batch=batch)
+    with pytest.raises(SimulationError, match=r"ring 1 deadlocks: its open scopes hold 5 task slots"):
+        run(K.Chain, a, torch.zeros(128, 64), config=RunConfig(**cfg, ring_task_window=[16, 4, 16, 16]))
+    # 7 slots per iteration fit in 8, although the batch keeps all 8 iterations' scopes open at once
+    out = torch.zeros(128, 64)
+    run(K.Chain, a, out, config=RunConfig(**cfg, ring_task_window=[16, 8, 16, 16]))
+    assert torch.equal(out, _chain_want(a))
+    assert _batched_tasks(S._LAST_RUNTIME[0]) == (4 if batch else 0)
+
+
+@pytest.mark.parametrize("batch", [True, False])
+def test_heap_accounting_is_per_iteration(batch):
+    a = torch.randn(128, 64)
+    cfg = dict(platform="a2a3sim", sim_seed=0, sim_batch=batch)
+    with pytest.raises(SimulationError, match=r"ring 1 deadlocks: its open scopes hold 12288 heap bytes"):
+        run(K.Chain, a, torch.zeros(128, 64), config=RunConfig(**cfg, ring_heap=[1 << 20, 8192, 1 << 20, 1 << 20]))
+    out = torch.zeros(128, 64)
+    run(K.Chain, a, out, config=RunConfig(**cfg, ring_heap=[1 << 20, 16384, 1 << 20, 1 << 20]))
+    assert torch.equal(out, _chain_want(a))
+
+
+def test_tools_that_read_single_tasks_get_them():
+    from pypto.debug.races import detect_races
+
+    prog, args = _paged(4, 256, 2)
+    c = ir_compile(prog, **RunConfig(platform="a2a3sim").compile_options())
+    report = detect_races(c, list(args))
+    assert not report.races and report.tasks == 4 * (2 + 4 * 2)
+    # deps.json needs single tasks: the run is task by task
+    run(prog, *[x.clone() if isinstance(x, torch.Tensor) else x for x in args],
+        config=RunConfig(platform="a2a3sim", sim_seed=0, enable_dep_gen=True))
+    assert _batched_tasks(S._LAST_RUNTIME[0]) == 0
+
+
+def test_the_runtime_guard():
+    p = S.get_platform("a2a3sim")
+    rt = S.Runtime(p, {}, 0, batch=True)
+    t = torch.zeros(8, 8)
+    assert rt.batching(4, [t], [torch.zeros(2)])
+    rt._bn = 0
+    assert not rt.batching(4, [t, t[2:]], [])            # two written variables, one buffer
+    assert not rt.batching(4, [t], [t[:1]])              # a written buffer also read
+    assert not rt.batching(1, [t], [])                   # one iteration: nothing to batch
+    assert not S.Runtime(p, {}, 0).batching(4, [t], [])  # tools' runtimes never batch
+    rt.on_complete = print
+    assert not rt.batching(4, [t], [])
+
+
+def test_sim_batch_is_validated():
+    with pytest.raises(ValueError, match="sim_batch must be a bool"):
+        RunConfig(sim_batch=1)
+
+
+def test_gang_accesses_of_member_views_of_one_buffer_are_one_copy():
+    from pypto.ops import support
+
+    whole = torch.randn(6, 16, 64)
+    members = list(whole.unbind(0))
+    plans = [(m, [0, 0], None) for m in members]
+    runs = support._gang_runs(torch.empty(6, 16, 64), plans, 0, 1, "tile.load")
+    assert [(lo, hi) for lo, hi, _ in runs] == [(0, 6)] and torch.equal(runs[0][2], whole)
+    # slices of one tensor at evenly spaced rows; a member out of order ends the run
+    big = torch.randn(128, 64)
+    views = [big[16 * i:16 * i + 16] for i in (0, 1, 2, 5, 6)]
+    dst = torch.empty(5, 16, 64)
+    support.gang_load_into(dst, [(v, [0, 0], None) for v in views])
+    assert all(torch.equal(dst[k], views[k]) for k in range(5))
+    assert [(lo, hi) for lo, hi, _ in support._gang_runs(dst, [(v, [0, 0], None) for v in views], 0, 1, "x")] == \
+        [(0, 3), (3, 5)]
+    tiles = torch.randn(5, 16, 64)
+    support.gang_store(tiles, [([0, 0], v, None) for v in views])
+    assert all(torch.equal(views[k], tiles[k]) for k in range(5))
+    # a member's region outside its own tensor (though inside the buffer) is its own access's error
+    with pytest.raises(SimulationError, match="out of bounds"):
+        support.gang_load_into(torch.empty(2, 16, 64), [(members[0], [0, 0], None), (members[1], [8, 0], None)])
