@@ -30,8 +30,9 @@ Where we differ (docs/compatibility.md, "IRBuilder"):
   pl.at(level=pl.Level.CORE_GROUP)``; ``Spmd`` is ``with pl.spmd(core_num)``; ``Cluster`` and
   ``Runtime`` scopes put their body in place, as the parser does for ``pl.cluster()`` /
   ``pl.scope()`` (``manual=True``: the tasks inside are manual, as under ``pl.manual_scope()``);
-  ``SplitAiv`` and ``CommDomain`` are refused (no ``pl.split_aiv`` here; the reference cannot build
-  a CommDomain scope either).
+  ``SplitAiv`` and ``CommDomain`` are refused (a ``pl.split_aiv`` region is written in the DSL,
+  ``for aiv_id in pl.split_aiv(2, mode=...)``: its crossings take the region's mode at parse time, which
+  a builder call cannot give them; the reference cannot build a CommDomain scope either).
 * Accepted with no effect (documented where they are): a function's ``role``, a scope's ``role`` /
   ``sync_start`` / ``attrs``, leading comments, and the layout parts of ``tile_view`` (our tiles are
   dense row-major; passes place them). ``break_stmt`` / ``continue_stmt`` / ``inline_stmt`` and
@@ -507,7 +508,9 @@ class IRBuilder:
         if scope_kind == ScopeKind.Spmd and core_num is None:
             raise IRBuilderError("a Spmd scope requires core_num", span)
         if scope_kind == ScopeKind.SplitAiv:
-            raise UnsupportedFeatureError("ScopeKind.SplitAiv (pl.split_aiv) is not supported", span)
+            raise UnsupportedFeatureError("ScopeKind.SplitAiv cannot be built with the IR builder here", span,
+                                          "write the region in the DSL: for aiv_id in pl.split_aiv(2, mode=...) "
+                                          "inside a pl.at scope, and parse it (pl.parse / @pl.program)")
         if scope_kind == ScopeKind.CommDomain:
             raise IRBuilderError("ScopeKind.CommDomain cannot be built with the IR builder: it is made by a "
                                  "compiler pass (as in the reference)", span)
