@@ -59,6 +59,28 @@ def test_lower_does_not_touch_cache():
     assert k.cache_info() == 0
 
 
+def test_lower_reuses_this_process_build_only_under_the_same_settings(monkeypatch):
+    """lower() after compile() of the same signature returns that build's lowered program without
+    running the pipeline again; another platform or verification level runs it (and gives an equal
+    program where nothing differs)."""
+    from pypto.driver import build
+    from pypto.ir import structural_equal
+    from pypto.passes.manager import VerificationLevel
+
+    k = pl.jit(K.add.fn)
+    args = (torch.zeros(128, 128), torch.zeros(128, 128), torch.zeros(128, 128))
+    compiled = k.compile(*args)
+    runs = []
+    real = build.run_pipeline
+    monkeypatch.setattr(build, "run_pipeline", lambda *a, **kw: runs.append(1) or real(*a, **kw))
+    assert k.lower(*args) is compiled.lowered and runs == []
+    a5 = k.lower(*args, config=RunConfig(platform="a5sim"))
+    assert runs == [1] and a5 is not compiled.lowered
+    again = k.lower(*args, config=RunConfig(verification_level=VerificationLevel.NONE))
+    assert runs == [1, 1] and again is not compiled.lowered
+    assert structural_equal(again, compiled.lowered)
+
+
 def test_signature_mode_shares_cache_with_matching_call():
     k = pl.jit(K.add.fn)
     compiled = k.compile()

@@ -30,7 +30,6 @@ from __future__ import annotations
 import ast
 from pypto import pyast  # ast.parse behind a lock (CPython 3.11 is not thread-safe there)
 import enum
-import math
 import types as pytypes
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -46,8 +45,6 @@ from pypto.errors import (
     Span,
     UnsupportedFeatureError,
 )
-from pypto.ir.tags import SCALAR, TENSOR_TAGS, RuntimeTag
-from pypto.ir.visit import walk_expr
 from pypto.ir.nodes import (
     AssignStmt,
     BinOp,
@@ -61,7 +58,6 @@ from pypto.ir.nodes import (
     FuncCall,
     Function,
     IfStmt,
-    MakeTuple,
     ReturnStmt,
     ScopeStmt,
     Stmt,
@@ -72,7 +68,6 @@ from pypto.ir.nodes import (
 )
 from pypto.ir.types import (
     DynDim,
-    DynExpr,
     MemRef,
     RtDim,
     ScalarType,
@@ -96,26 +91,25 @@ from pypto.language.enums import (
     MemorySpace,
     ParamDirection,
     Role,
-    ScopeMode,
-    SplitMode,
 )
-from pypto.numerics.cast import normalize_mode
 from pypto.ops.memory import check_tile_layout
 from pypto.ops.registry import write_target
 from pypto.frontend import loop_exits, while_loops
-from pypto.frontend.dyn_values import dim_value, is_dyn_value, orchestration_dim_read
+from pypto.frontend.dyn_values import dim_value, is_dyn_value
 from pypto.frontend.arrays import (
     array_annotation, array_create, array_element, array_read, array_write,
 )
 from pypto.ir.types import ArrayType, HandleType
 from pypto.ir.nodes import BINOPS, COMPARISONS, INT_BINOPS
-from pypto.ops.registry import REQUIRED, dsl_candidates, get_op
+# the parser's task features and op binding are mixins of FunctionParser in their own modules; the
+# values they share with it live in parse_values (kind_of, to_expr, ... stay importable from here)
+from pypto.frontend.parse_values import (  # noqa: F401
+    _UNBOUND, _SelfMethod, _assigned_names, _describe_static, _is_construct_call, _is_static, kind_of, to_expr,
+)
+from pypto.frontend.op_binding import OpBinding
+from pypto.frontend.parser_tasks import TaskParsing
 
 # ----------------------------------------------------------------------------- context
-
-
-# a pl.split_aiv region's mode as the int its ops carry (0 NONE, 1 UP_DOWN, 2 LEFT_RIGHT)
-_MODE_INT = {SplitMode.NONE: 0, SplitMode.UP_DOWN: 1, SplitMode.LEFT_RIGHT: 2}
 
 
 @dataclass
@@ -172,7 +166,6 @@ class Resolver:
         self.self_function = self_function
 
 
-_UNBOUND = object()
 _BUILTINS = {"min": min, "max": max, "abs": abs, "float": float, "int": int, "len": len, "range": range,
              "True": True, "False": False, "None": None}
 
@@ -202,53 +195,6 @@ def _check_static_rebinds(outer, inner, loop_name: str, span: Span) -> None:
                           f"carry '{n}')")
 
 
-def _is_static(v: Any) -> bool:
-    return not isinstance(v, Expr)
-
-
-def kind_of(v: Any) -> str:
-    """Operand kind used for op dispatch: tensor / tile / scalar / other."""
-    if isinstance(v, Expr):
-        t = v.type
-        if isinstance(t, TensorType):
-            return "tensor"
-        if isinstance(t, TileType):
-            return "tile"
-        if isinstance(t, ScalarType):
-            return "scalar"
-        if isinstance(t, HandleType):
-            return "handle"
-        return "other"
-    if isinstance(v, (bool, int, float)):
-        return "scalar"
-    return "other"
-
-
-def to_expr(v: Any, span: Span) -> Expr:
-    """A Python constant as an IR literal (int -> INDEX, float -> FP32, bool -> BOOL)."""
-    if isinstance(v, Expr):
-        return v
-    if isinstance(v, bool):
-        return ConstBool(v, span)
-    if isinstance(v, int):
-        if not -(1 << 63) <= v < (1 << 63):
-            # (issue 13: an int that no scalar register holds used to crash deep in torch)
-            raise ParserTypeError(f"integer {v} does not fit in 64 bits (INDEX / INT64): no scalar of the "
-                                  "device holds it", span, "use a value in [-2**63, 2**63)")
-        return ConstInt(v, INDEX, span)
-    if isinstance(v, float):
-        if math.isfinite(v) and abs(v) > _FP32_MAX:
-            # (a float literal is an FP32 scalar: 1e39 silently became an infinity)
-            raise ParserTypeError(f"float {v!r} does not fit FP32 (largest finite value {_FP32_MAX:.6g}), the type of "
-                                  "every float literal: it would become an infinity", span,
-                                  "write float('inf') / -float('inf') if an infinity is meant, or a value in range")
-        return ConstFloat(v, FP32, span)
-    raise ParserTypeError(f"expected a value, got {_describe_static(v)}", span)
-
-
-_FP32_MAX = 3.4028234663852886e38   # torch.finfo(torch.float32).max
-
-
 def _type_detail(before: Any, after: Any) -> str:
     """When two tile types print alike (:func:`describe` omits them), what tells them apart: the
     memory space or the valid shape, e.g. `` (memory space Acc vs unset)``; else ``""``."""
@@ -263,16 +209,6 @@ def _type_detail(before: Any, after: Any) -> str:
         parts.append(f"valid shape {list(a.valid_shape) if a.valid_shape else 'full'} vs "
                      f"{list(b.valid_shape) if b.valid_shape else 'full'}")
     return f" ({'; '.join(parts)})" if parts else ""
-
-
-def _describe_static(v: Any) -> str:
-    if isinstance(v, Expr):
-        return describe(v.type)
-    if isinstance(v, DslName):
-        return repr(v)
-    if isinstance(v, pytypes.ModuleType):
-        return f"module {v.__name__}"
-    return f"{type(v).__name__} {v!r}"
 
 
 # ----------------------------------------------------------------------------- annotations
@@ -582,7 +518,7 @@ def _dtype(node: ast.AST, resolve, src: SourceInfo, what: str) -> DataType:
 # ----------------------------------------------------------------------------- function parser
 
 
-class FunctionParser:
+class FunctionParser(TaskParsing, OpBinding):
     """Parses one function body into IR statements."""
 
     def __init__(self, src: SourceInfo, resolver: Resolver, name: str, func_type: FunctionType,
@@ -1093,157 +1029,6 @@ class FunctionParser:
         if tid is not None:
             self.bind(item.optional_vars.id, tid, item.optional_vars)
 
-    def _end_task_scope(self, names: list[str], node: ast.With) -> None:
-        """After a ``pl.at`` task scope: a tile or scalar first bound inside it lives on the core
-        and ends with the task (only tensors flow out, as in the reference). Its name is unbound,
-        so that a later ``t = ...`` (another scope's own tile of the same type) makes a new value
-        instead of re-assigning the first task's, which made it a value carried from one task into
-        another; reading it after the scope is a located error."""
-        for n in dict.fromkeys(names):
-            v = self.scope.get(n, _UNBOUND)
-            if self.scope_depth or not isinstance(v, Var) or isinstance(v.type, TensorType) \
-                    or (isinstance(v.type, ScalarType) and v.type.dtype == TASK_ID):
-                continue
-            del self.scope[n]
-            if self.last_bound.get(n) is v:
-                del self.last_bound[n]
-            self.scope_locals[n] = self.span(node)
-
-    def scheduling_hints(self, kw: dict, what: str):
-        """Pop the keywords of ``pl.at`` / ``pl.spmd`` that steer the device's scheduling or code
-        generation and cannot change a result, after checking them: ``allow_early_resolve`` and
-        ``windowize`` (bools), ``sync_start`` (bool, pl.spmd) and ``optimizations=[pl.split(mode),
-        pl.cross_core_slot(slot_num=n)]`` (a list literal, as in the reference). The simulators
-        run each task once on one core, so none of them has an effect (docs/language.md), but for
-        the split mode, which this returns (None: no split): ``pl.at`` keeps it on its scope and
-        the outlined kernel gets it as its ``split`` attr (SplitVectorKernel halves the vector
-        member of a mixed kernel between the lanes)."""
-        for flag in ("allow_early_resolve", "windowize", "sync_start"):
-            if flag in kw:
-                v = self.resolve_static(kw[flag])
-                if not isinstance(v, bool):
-                    raise ParserTypeError(f"{what}: {flag} must be True or False, got {_describe_static(v)}",
-                                          self.span(kw[flag]))
-                del kw[flag]
-        split = None   # the split mode (pl.at keeps it on its scope: the outlined kernel's split attr)
-        self.last_slot_num = None   # pl.cross_core_slot(slot_num=n): pl.at keeps it on its scope too
-        if "optimizations" in kw:
-            node = kw.pop("optimizations")
-            if not isinstance(node, (ast.List, ast.Tuple)):
-                raise ParserTypeError(f"{what}: optimizations must be a list literal of pl.split(...) / "
-                                      "pl.cross_core_slot(...) entries", self.span(node))
-            for e in node.elts:
-                fn = self.resolve_static(e.func) if isinstance(e, ast.Call) else None
-                if not (isinstance(fn, DslName) and fn.name in ("split", "cross_core_slot")):
-                    raise ParserTypeError(f"{what}: each optimizations entry must be pl.split(mode) or "
-                                          "pl.cross_core_slot(slot_num=n)", self.span(e))
-                args = [self.resolve_static(a) for a in e.args]
-                kws = {k.arg: self.resolve_static(k.value) for k in e.keywords}
-                if fn.name == "split":
-                    mode = args[0] if args else kws.pop("mode", None)
-                    if not isinstance(mode, SplitMode) or len(args) > 1 or set(kws) - {"slot_num"}:
-                        raise ParserTypeError("pl.split takes a pl.SplitMode (and slot_num=n)", self.span(e))
-                else:
-                    if args or set(kws) != {"slot_num"}:
-                        raise ParserTypeError("pl.cross_core_slot takes slot_num=n", self.span(e))
-                slot = kws.get("slot_num")
-                if slot is not None and (isinstance(slot, bool) or not isinstance(slot, int) or slot < 1):
-                    raise ParserTypeError(f"slot_num must be a positive int, got {slot!r}", self.span(e))
-                if fn.name == "split" and mode != SplitMode.NONE:
-                    split = mode
-                if slot is not None:
-                    self.last_slot_num = slot
-        return split
-
-    def runtime_scope(self, node: ast.With, call: ast.Call) -> None:
-        """``with pl.scope(mode=pl.ScopeMode.AUTO):`` — a runtime scope (the device's PTO2_SCOPE: a
-        dependency-tracking and ring-memory boundary, never needed for correctness): its body is
-        parsed in place. ``mode=pl.ScopeMode.MANUAL`` is ``pl.manual_scope()``."""
-        if node.items[0].optional_vars is not None:
-            raise ParserSyntaxError("'with pl.scope()' binds nothing", self.span(node.items[0].optional_vars))
-        if len(call.args) > 1 or [k.arg for k in call.keywords if k.arg != "mode"]:
-            raise ParserTypeError("pl.scope takes one argument: mode=pl.ScopeMode.AUTO|MANUAL", self.span(call))
-        mode_node = call.args[0] if call.args else next((k.value for k in call.keywords), None)
-        mode = self.resolve_static(mode_node) if mode_node is not None else ScopeMode.AUTO
-        if not isinstance(mode, ScopeMode):
-            raise ParserTypeError(f"pl.scope: mode must be pl.ScopeMode.AUTO or MANUAL, got {_describe_static(mode)}",
-                                  self.span(call))
-        if mode == ScopeMode.MANUAL:
-            self.manual_scope(node, ast.copy_location(ast.Call(call.func, [], []), call))
-            return
-        for s in node.body:
-            self.stmt(s)
-
-    def cluster_scope(self, node: ast.With, call: ast.Call) -> None:
-        """``with pl.cluster(name_hint=""):`` — the reference groups the dispatches inside onto one
-        physical cluster (its OutlineClusterScopes makes the body a Group function). Here the body
-        is parsed in place: each dispatch is already one task (a mixed kernel's AIC and AIV members
-        run on one simulated cluster), so the grouping changes no value and no dependency; the
-        printed program shows the body without the ``with`` (docs/compatibility.md)."""
-        if node.items[0].optional_vars is not None:
-            raise ParserSyntaxError("'with pl.cluster()' binds nothing", self.span(node.items[0].optional_vars))
-        if call.args or [k.arg for k in call.keywords if k.arg != "name_hint"]:
-            raise ParserTypeError("pl.cluster takes one keyword argument: name_hint=\"...\"", self.span(call))
-        for k in call.keywords:
-            hint = self.resolve_static(k.value)
-            if not isinstance(hint, str) or (hint and not hint.isidentifier()):
-                raise ParserTypeError("pl.cluster: name_hint must be an identifier string", self.span(k.value))
-        if self.func_type not in (FunctionType.Orchestration, FunctionType.Opaque, FunctionType.Inline):
-            raise ParserError("pl.cluster() is only allowed in an orchestration function", self.span(node),
-                              "put the pl.cluster() scope around the kernel dispatches in orchestration code")
-        for s in node.body:
-            self.stmt(s)
-
-    def manual_scope(self, node: ast.With, call: ast.Call) -> None:
-        """``with pl.manual_scope():`` — every task dispatched inside skips dependency inference."""
-        if node.items[0].optional_vars is not None:
-            raise ParserSyntaxError("'with pl.manual_scope()' binds nothing", self.span(node.items[0].optional_vars))
-        if call.args or call.keywords:
-            raise ParserTypeError("pl.manual_scope() takes no arguments", self.span(call))
-        if self.manual_depth:
-            raise ParserError("pl.manual_scope() cannot be nested inside another pl.manual_scope()", self.span(call),
-                              "a MANUAL scope may not nest in a MANUAL scope; drop the inner 'with'")
-        if self.scope_depth or self.func_type in KERNEL_TYPES:
-            raise ParserError("pl.manual_scope() is orchestration-only; it cannot be used inside a pl.at scope "
-                              "or an InCore function", self.span(call))
-        self.manual_depth += 1
-        try:
-            for s in node.body:   # no new name scope: values defined inside stay visible after it
-                self.stmt(s)
-        finally:
-            self.manual_depth -= 1
-
-    def task_deps(self, node: ast.expr) -> tuple:
-        """``deps=[tid, tids, None, ...]``: TaskId scalars or TaskId arrays; ``None`` is dropped."""
-        if not isinstance(node, (ast.List, ast.Tuple)):
-            raise ParserTypeError("deps= must be a literal list, e.g. deps=[tid]", self.span(node))
-        out = []
-        for e in node.elts:
-            v = self.expr(e)
-            if v is None:
-                continue
-            if isinstance(v, Expr) and _is_task_ids(v.type):
-                out.append(v)
-                continue
-            hint = "use no_dep_args=[t] to opt a tensor out of dependency tracking" \
-                if isinstance(v, Expr) and isinstance(v.type, TensorType) else \
-                "bind one with 'with pl.at(level=pl.Level.CORE_GROUP) as tid:'"
-            raise ParserTypeError(f"deps= takes TaskIds (pl.TASK_ID values or arrays of them), got "
-                                  f"{_describe_static(v)}", self.span(e), hint)
-        return tuple(out)
-
-    def tensor_list(self, node: ast.expr, what: str) -> tuple:
-        if not isinstance(node, (ast.List, ast.Tuple)):
-            raise ParserTypeError(f"{what}= must be a literal list of tensors, e.g. {what}=[out]", self.span(node))
-        out = []
-        for e in node.elts:
-            v = self.expr(e)
-            if not (isinstance(v, Var) and isinstance(v.type, TensorType)):
-                raise ParserTypeError(f"{what}= takes tensors of the orchestration, got {_describe_static(v)}",
-                                      self.span(e))
-            out.append(v)
-        return tuple(out)
-
     # -------------------------------------------------------------- loops
     def stmt_For(self, node: ast.For) -> None:
         span = self.span(node)
@@ -1355,176 +1140,6 @@ class FunctionParser:
                                       self.span(v), hint)
             out[k.value] = val
         return tuple(sorted(out.items()))
-
-    def spmd_head(self, call: ast.Call, span: Span) -> tuple:
-        """The arguments of ``pl.spmd(n, name_hint=, deps=, predicate=, sync_start=, optimizations=,
-        allow_early_resolve=)``: ``(block count, name_hint, deps, predicate)``."""
-        kw = {k.arg: k.value for k in call.keywords}
-        count = list(call.args)
-        if not count and "core_num" in kw:   # the reference's parameter name: pl.spmd(core_num=4)
-            count = [kw.pop("core_num")]
-        if len(count) != 1:
-            raise ParserTypeError("pl.spmd takes one block count: pl.spmd(n) or pl.spmd(core_num=n)", span)
-        self.scheduling_hints(kw, "pl.spmd")
-        name_hint = ""
-        if "name_hint" in kw:
-            name_hint = self.resolve_static(kw.pop("name_hint"))
-            if not isinstance(name_hint, str) or (name_hint and not name_hint.isidentifier()):
-                raise ParserTypeError("name_hint must be an identifier string", span)
-        deps = self.task_deps(kw.pop("deps")) if "deps" in kw else ()
-        pred_node = kw.pop("predicate", None)
-        predicate = self.task_predicate(pred_node) if pred_node is not None else ()
-        if predicate and not deps:
-            raise ParserTypeError("pl.spmd(predicate=...) needs deps= naming the task that produces the "
-                                  "predicate's tensor", self.span(pred_node),
-                                  "with pl.spmd(n, deps=[tid], predicate=(t[0] == 1)) as tid2:")
-        if kw:
-            raise UnsupportedFeatureError(f"pl.spmd keyword(s) not supported: {', '.join(kw)}", span)
-        n = self.block_count(count[0], "pl.spmd block count")
-        if self.func_type not in (FunctionType.Orchestration, FunctionType.Opaque, FunctionType.Inline) \
-                or self.scope_depth:
-            raise ParserError("pl.spmd(n) is only allowed in an orchestration function, outside pl.at", span,
-                              "its body is the kernel: each block runs it on one core")
-        return n, name_hint, deps, predicate
-
-    def spmd_for(self, node: ast.For, call: ast.Call) -> None:
-        """``for i in pl.spmd(n):`` — one task of ``n`` blocks whose kernel is the body, ``i`` its
-        block index (``pl.tile.get_block_idx()``): the scope ``with pl.spmd(n):`` with ``i`` bound
-        first thing in it (docs/language.md, "SPMD")."""
-        span = self.span(node)
-        n, hint, deps, predicate = self.spmd_head(call, span)
-        name, _ = self._loop_var(node.target)
-        idx = self.make_call("tile.get_block_idx", [], {}, self.span(node.target), node.target)
-        self._spmd_scope(node, span, n, hint, deps, predicate, None, (name, idx))
-
-    def spmd_with(self, node: ast.With, call: ast.Call) -> None:
-        """``with pl.spmd(n, deps=[...], predicate=...) [as tid]:`` — one task of ``n`` blocks.
-
-        A body that is one call of a kernel function (``out = self.k(a, out)``) dispatches that
-        kernel as the task; any other body is the kernel itself (outlined as a ``pl.at`` scope is),
-        reading its block with ``pl.tile.get_block_idx()``."""
-        span = self.span(node)
-        item = node.items[0]
-        if item.optional_vars is not None and not isinstance(item.optional_vars, ast.Name):
-            raise ParserSyntaxError("'with pl.spmd(...) as tid' needs a plain name", self.span(item.optional_vars))
-        n, hint, deps, predicate = self.spmd_head(call, self.span(call))
-        tid_name = item.optional_vars.id if item.optional_vars is not None else None
-        body = node.body
-        if len(body) == 1 and isinstance(body[0], (ast.Assign, ast.Expr)) and self._is_kernel_call(body[0].value):
-            # (a name_hint names an outlined kernel: a dispatch body outlines nothing, so it has no effect)
-            saved, self.block = self.block, []
-            try:
-                self.stmt(body[0])
-                stmts = self.block
-            finally:
-                self.block = saved
-            tid = self.target_var(tid_name, ScalarType(TASK_ID), self.span(item.optional_vars)) \
-                if tid_name is not None else None
-            done = False
-            for st in stmts:
-                v = st.value if isinstance(st, AssignStmt) else st.expr if isinstance(st, EvalStmt) else None
-                if isinstance(v, FuncCall) and not done:
-                    v = v.replace(block_num=n, deps=tuple(v.deps) + tuple(deps), predicate=predicate or v.predicate,
-                                  task_id_var=tid, manual=v.manual or self.manual_depth > 0)
-                    st = st.replace(value=v) if isinstance(st, AssignStmt) else \
-                        AssignStmt(Var("_", v.type, st.span), v, st.span)
-                    done = True
-                self.emit(st)
-            if tid is not None:
-                self.bind(tid_name, tid, item.optional_vars)
-            return
-        self._spmd_scope(node, span, n, hint, deps, predicate, item.optional_vars, None)
-
-    def split_aiv_for(self, node: ast.For, call: ast.Call) -> None:
-        """``for aiv_id in pl.split_aiv(2, mode=pl.SplitMode.M):`` — a region whose body runs on
-        both vector lanes of the cluster, ``aiv_id`` the lane (0 or 1). The region is transparent
-        (its names stay visible after it, as the reference's): the body is parsed in place after
-        ``aiv_id = pl.tile.split_aiv_lane(mode=M)``, the region's head, which LowerAutoVectorSplit
-        consumes (pypto.ops.aiv_split). ``pl.aiv_shard`` / ``pl.aic_gather`` in the body take the
-        region's mode. Outside any ``pl.at`` scope the region is wrapped in one (as the reference
-        does), so it becomes a kernel of its own."""
-        span = self.span(node)
-        if node.orelse:
-            raise ParserSyntaxError("a pl.split_aiv region has no 'else'", span)
-        n = [self.resolve_static(a) for a in call.args]
-        kw = {k.arg: k.value for k in call.keywords}
-        mode = self.resolve_static(kw.pop("mode")) if "mode" in kw else None
-        if kw or len(n) != 1 or isinstance(n[0], bool) or n[0] != 2:
-            raise ParserTypeError("pl.split_aiv takes the lane count 2 and mode=pl.SplitMode.<M>: "
-                                  "for aiv_id in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN)", self.span(call))
-        if not isinstance(mode, SplitMode):
-            raise ParserTypeError(f"pl.split_aiv(mode=...) must be a pl.SplitMode, got {_describe_static(mode)}",
-                                  self.span(call), "NONE: both lanes run the whole body; UP_DOWN / LEFT_RIGHT: "
-                                  "pl.aiv_shard / pl.aic_gather split rows / columns between the lanes")
-        if self.split_aiv_modes:
-            raise ParserError("pl.split_aiv regions do not nest", span, "close the outer region first")
-        if not self.scope_depth:
-            if self.func_type in KERNEL_TYPES:
-                raise ParserError("a pl.split_aiv region belongs in a pl.at(level=pl.Level.CORE_GROUP) scope or "
-                                  "a plain @pl.function / @pl.jit body, not in a kernel function", span,
-                                  "write it in the orchestrating function: it is outlined into a kernel there")
-            # a bare region: its own CORE_GROUP scope (outlined into a kernel of its own)
-            self.scope_depth += 1
-            saved, saved_hoist = self.block, self.hoist_to
-            self.block = []
-            self.hoist_to = (saved, self.block)
-            unbound_before = [x for x in _assigned_names(node.body) if x not in self.scope]
-            try:
-                self._split_aiv_body(node, mode)
-                body = self.block
-            finally:
-                self.block, self.hoist_to = saved, saved_hoist
-                self.scope_depth -= 1
-            self._end_task_scope(unbound_before, node)
-            self.emit(ScopeStmt(Level.CORE_GROUP, "", tuple(body), span, None, (), (), (), self.manual_depth > 0))
-            return
-        self._split_aiv_body(node, mode)
-
-    def _split_aiv_body(self, node: ast.For, mode: SplitMode) -> None:
-        name, _ = self._loop_var(node.target)
-        lane = self.make_call("tile.split_aiv_lane", [], {"mode": _MODE_INT[mode]}, self.span(node.target), node.target)
-        self.define(name, lane, node.target)
-        self.split_aiv_modes.append(mode)
-        try:
-            for s in node.body:
-                self.stmt(s)
-        finally:
-            self.split_aiv_modes.pop()
-
-    def _is_kernel_call(self, v: ast.expr) -> bool:
-        """Whether ``v`` calls a kernel function (``self.k(...)`` or a ``@pl.jit.incore`` function)."""
-        if not isinstance(v, ast.Call):
-            return False
-        try:
-            fn = self.resolve_static(v.func)
-        except PyptoError:
-            return False
-        return isinstance(fn, _SelfMethod) or (self.resolver.call_function is not None
-                                               and not isinstance(fn, (DslName, DslOp))
-                                               and callable(fn) and hasattr(fn, "fn"))
-
-    def _spmd_scope(self, node, span, n, hint, deps, predicate, tid_node, index) -> None:
-        """Emit the ScopeStmt of an inline multi-block body (``index``: ``(name, value)`` bound first)."""
-        self.scope_depth += 1
-        saved, saved_hoist = self.block, self.hoist_to
-        self.block = []
-        self.hoist_to = (saved, self.block)
-        try:
-            if index is not None:
-                self.define(index[0], index[1], node)
-            for s in node.body:
-                self.stmt(s)
-            body = self.block
-        finally:
-            self.block, self.hoist_to = saved, saved_hoist
-            self.scope_depth -= 1
-        tid = None
-        if tid_node is not None:
-            tid = self.target_var(tid_node.id, ScalarType(TASK_ID), self.span(tid_node))
-        self.emit(ScopeStmt(Level.CORE_GROUP, hint, tuple(body), span, tid, deps, (), (), self.manual_depth > 0,
-                            block_num=n, predicate=predicate))
-        if tid is not None:
-            self.bind(tid_node.id, tid, tid_node)
 
     def _loop_var(self, target: ast.expr) -> tuple[str, Var]:
         if not isinstance(target, ast.Name):
@@ -2195,112 +1810,6 @@ class FunctionParser:
         return FuncCall(callee.name, tuple(args), rtype, span, deps, tuple(no_dep), dumps, self.manual_depth > 0,
                         predicate=predicate, **attrs)
 
-    def task_predicate(self, node: ast.expr) -> tuple:
-        """``predicate=(t[i, j] OP int_literal)`` (docs/language.md, "Task dependencies"; OP one of == != < <= > >=):
-        ``(cmp, value, t, i, j)`` for :attr:`FuncCall.predicate`."""
-        span = self.span(node)
-        hint = "predicate=(flags[0] == 1): one element of a tensor, a comparison, an int literal"
-        if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in self._CMPOPS
-                and isinstance(node.left, ast.Subscript)):
-            raise ParserTypeError("pl.submit predicate= must be `tensor[index] OP int_literal`", span, hint)
-        value = self.expr(node.comparators[0])
-        if type(value) is not int:
-            raise ParserTypeError(f"the predicate compares with an int literal, got {_describe_static(value)}",
-                                  self.span(node.comparators[0]), hint)
-        t = self.expr(node.left.value)
-        if not (isinstance(t, Var) and isinstance(t.type, TensorType)):
-            raise ParserTypeError(f"the predicate reads an element of a tensor, got {_describe_static(t)}",
-                                  self.span(node.left.value), hint)
-        idx_node = node.left.slice
-        elts = idx_node.elts if isinstance(idx_node, ast.Tuple) else [idx_node]
-        if any(isinstance(e, ast.Slice) for e in elts) or len(elts) != len(t.type.shape):
-            raise ParserTypeError(f"the predicate reads one element: {len(t.type.shape)} indices for "
-                                  f"'{t.name}' of shape {list(t.type.shape)}, got {ast.unparse(idx_node)}",
-                                  self.span(idx_node), hint)
-        index = []
-        for e in elts:
-            v = self.expr(e)
-            if type(v) is int:
-                dim = t.type.shape[len(index)]
-                if type(dim) is int and not 0 <= v < dim:
-                    raise ParserTypeError(f"predicate index {v} is outside dimension {len(index)} of '{t.name}' "
-                                          f"(size {dim})", self.span(e))
-            elif not (isinstance(v, Expr) and kind_of(v) == "scalar") or any(
-                    isinstance(x, (Call, FuncCall)) for x in walk_expr(v)):
-                raise ParserTypeError(f"a predicate index must be a scalar variable or expression, got "
-                                      f"{_describe_static(v)}", self.span(e),
-                                      "bind a value read from a tensor to a name first: i = t[0]")
-            index.append(to_expr(v, self.span(e)))
-        return (self._CMPOPS[type(node.ops[0])], value, t, *index)
-
-    def call_attrs(self, node: ast.expr, nargs: int) -> dict:
-        """``attrs={"arg_directions": ["INPUT", ...], "compiler_dep_edges": {i: [site, ...]}}`` on a
-        kernel call: the runtime tags DeriveCallDirections decided (printed in pass dumps after it),
-        one per argument, and the producer sites AutoDeriveTaskDependencies recorded per argument.
-        Returns the FuncCall fields they set."""
-        span = self.span(node)
-        try:
-            value = ast.literal_eval(node)
-        except (ValueError, TypeError, SyntaxError):
-            value = None
-        if not isinstance(value, dict) or set(value) - {"arg_directions", "compiler_dep_edges"}:
-            raise ParserTypeError('attrs= must be a literal dict {"arg_directions": [...], '
-                                  '"compiler_dep_edges": {...}}', span)
-        edges = value.get("compiler_dep_edges", {})
-        if not isinstance(edges, dict) or any(
-                type(i) is not int or not 0 <= i < nargs or not isinstance(ks, (list, tuple))
-                or any(type(k) is not int or k < 0 for k in ks) for i, ks in edges.items()):
-            raise ParserTypeError(f"compiler_dep_edges must map argument indices (< {nargs}) to lists of "
-                                  f"producer sites (ints >= 0), got {edges!r}", span)
-        tags = value.get("arg_directions", [])
-        if not isinstance(tags, (list, tuple)) or any(t not in TENSOR_TAGS | {SCALAR} for t in tags):
-            raise ParserTypeError(f"arg_directions must be a list of "
-                                  f"{', '.join(sorted(TENSOR_TAGS | {SCALAR}))}, got {tags!r}", span)
-        if tags and len(tags) != nargs:
-            raise ParserTypeError(f"arg_directions has {len(tags)} tags for {nargs} arguments", span)
-        return {"arg_directions": tuple(RuntimeTag(t) for t in tags),  # as DeriveCallDirections writes them
-                "compiler_dep_edges": tuple((i, tuple(ks)) for i, ks in sorted(edges.items()))}
-
-    def submit_call(self, node: ast.Call) -> FuncCall:
-        """``pl.submit(self.k, *args, deps=[...], dumps=[...])`` (``pl.no_dep(t)`` marks an argument)."""
-        span = self.span(node)
-        if not node.args:
-            raise ParserTypeError("pl.submit needs the kernel: pl.submit(self.kernel, *args)", span)
-        fn = self.expr(node.args[0])
-        callee = None
-        if isinstance(fn, _SelfMethod):
-            callee = self.resolver.self_function(fn.name, span)
-        elif self.resolver.call_function is not None:
-            callee = self.resolver.call_function(fn, [self.expr(a) for a in node.args[1:]
-                                                      if not _is_construct_call(a, self.resolve_static, "no_dep")],
-                                                 span)
-        if callee is None:
-            raise ParserTypeError(f"pl.submit needs a kernel function, got {_describe_static(fn)}",
-                                  self.span(node.args[0]))
-        if not _is_construct_call(node, self.resolve_static, "spmd_submit"):
-            return self.function_call(callee, node, node.args[1:], node.keywords)
-        # pl.spmd_submit(self.k, *args, core_num=n, sync_start=False, deps=..., predicate=...): one
-        # task of n blocks
-        kw = {k.arg: k.value for k in node.keywords}
-        if "core_num" not in kw:
-            raise ParserTypeError("pl.spmd_submit needs core_num=n (the block count, by keyword)", span,
-                                  "out, tid = pl.spmd_submit(self.kernel, x, out, core_num=4)")
-        blocks = self.block_count(kw["core_num"], "pl.spmd_submit core_num")
-        hints = {k: kw[k] for k in ("sync_start",) if k in kw}
-        self.scheduling_hints(hints, "pl.spmd_submit")
-        rest = [k for k in node.keywords if k.arg not in ("core_num", "sync_start")]
-        return self.function_call(callee, node, node.args[1:], rest).replace(block_num=blocks)
-
-    def block_count(self, node: ast.expr, what: str) -> Expr:
-        """The block count of a multi-block task: a positive int, or an integer scalar known at run time."""
-        n = self.expr(node)
-        if isinstance(n, bool) or not (isinstance(n, int) or (kind_of(n) == "scalar" and
-                                                              not n.type.dtype.is_float())):
-            raise ParserTypeError(f"{what} must be an integer, got {_describe_static(n)}", self.span(node))
-        if isinstance(n, int) and n < 1:
-            raise ParserTypeError(f"{what} must be >= 1, got {n}", self.span(node))
-        return to_expr(n, self.span(node))
-
     def directive_static_print(self, call: ast.Call) -> None:
         """``pl.static_print(*args)``: print values / types at parse time (f-strings with ``{x}``)."""
         parts = []
@@ -2384,256 +1893,6 @@ class FunctionParser:
             raise ParserSyntaxError(f"pl.{fn.name}(...) is a statement, not a value", span)
         raise ParserSyntaxError(f"pl.{fn.name}(...) cannot be used as a value", span)
 
-    # -------------------------------------------------------------- op calls
-    def scalar_cast(self, args: list, kwargs: dict, span: Span) -> Expr:
-        """``pl.cast(s, target_type, mode="round")`` of a scalar: a ``cast:<mode>`` UnaryOp with
-        the tile cast's semantics (rounding mode, saturation)."""
-        names = ("input", "target_type", "mode")
-        bound = dict(zip(names, args))
-        for k, v in kwargs.items():
-            k = {"dtype": "target_type", "x": "input"}.get(k, k)
-            if k not in names or k in bound:
-                raise InvalidOperationError(f"pl.cast of a scalar: unexpected or repeated argument '{k}'", span)
-            bound[k] = v
-        dtype, mode = bound.get("target_type"), bound.get("mode", "round")
-        if not isinstance(dtype, DataType) or dtype == TASK_ID:
-            raise InvalidOperationError(f"pl.cast: target_type must be a dtype like pl.INT32, got "
-                                        f"{_describe_static(dtype)}", span)
-        if dtype.name in LOW_PRECISION:   # the scalar unit has no low-precision registers
-            raise InvalidOperationError(f"pl.cast of a scalar to {dtype.name}: low-precision types exist only "
-                                        "as tile / tensor elements", span, "cast a tile instead, e.g. "
-                                        f"pl.cast(tile, pl.{dtype.name})")
-        try:
-            mode = normalize_mode(mode)
-        except Exception as e:
-            raise InvalidOperationError(f"pl.cast: {e}", span) from None
-        x = to_expr(bound["input"], span)
-        if x.type == ScalarType(dtype):
-            return x
-        return UnaryOp(f"cast:{mode}", x, ScalarType(dtype), span)
-
-    def op_call(self, fn: DslOp, args: list, kwargs: dict, span: Span, node: ast.AST) -> Expr:
-        if fn.name in ("aiv_shard", "aic_gather"):
-            # the crossing takes the mode of its region (the explicit pl.tile.<op>(t, split=n) form
-            # states it, as the printer writes it)
-            if not self.split_aiv_modes:
-                raise ParserError(f"pl.{fn.name} names a crossing of a pl.split_aiv region and is only valid "
-                                  "inside one, which supplies its split mode", span,
-                                  f"for aiv_id in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN): ... pl.{fn.name}(x)")
-            if "split" in kwargs or len(args) > 1:
-                raise ParserTypeError(f"pl.{fn.name}(x) takes its split mode from the enclosing pl.split_aiv "
-                                      "region; do not pass one", span)
-            kwargs = {**kwargs, "split": _MODE_INT[self.split_aiv_modes[-1]]}
-        if fn.name == "cast" and args and kind_of(args[0]) == "scalar":
-            return self.scalar_cast(args, kwargs, span)
-        if "." in fn.name:
-            op = get_op(fn.name, span)
-        else:
-            cands = dsl_candidates(fn.name)
-            if not cands:
-                raise UnsupportedFeatureError(f"pl.{fn.name} is not implemented yet", span)
-            kinds = tuple(kind_of(a) for a in args)
-            op = None
-            for c in cands:
-                n = len(c.operand_kinds)
-                if kinds[:n] == c.operand_kinds:
-                    op = c
-                    break
-            if op is None:
-                # the reference's positional order of an op (e.g. sels(mask, src, tmp, scalar))
-                for c in cands:
-                    if c.dsl_args is None:
-                        continue
-                    try:
-                        a2, k2 = c.dsl_args(list(args), dict(kwargs), span)
-                    except PyptoError:
-                        continue
-                    if tuple(kind_of(a) for a in a2)[:len(c.operand_kinds)] == c.operand_kinds:
-                        op, args, kwargs = c, a2, k2
-                        break
-            if op is None:
-                n = max(len(c.operand_kinds) for c in cands)
-                got = ", ".join(_describe_static(a) for a in args[:n])
-                if "tensor" in kinds[:n] and "tile" in kinds[:n]:
-                    raise InvalidOperationError(f"pl.{fn.name}: cannot mix Tensor and Tile arguments ({got})", span,
-                                                "load tensors into tiles with pl.load, or keep to tensors")
-                if kinds[:1] == ("scalar",) and n > 1:
-                    raise InvalidOperationError(f"pl.{fn.name}: a scalar operand must be on the right ({got})",
-                                                span)
-                raise InvalidOperationError(f"pl.{fn.name}: expected Tensor or Tile operands, got ({got})", span)
-            if op.dsl_check is not None:
-                op.dsl_check(args, kwargs, span)
-        if op.name == "tensor.create" and self.hoist_to is not None and self.block is self.hoist_to[1]:
-            # a global tensor created at the top level of a pl.at scope (a kernel's GM workspace):
-            # allocated by the orchestration code just before the task, and passed to it
-            call = self.make_call(op.name, args, kwargs, span, node)
-            buf = Var("gm_buf", call.type, span)
-            self.hoist_to[0].append(AssignStmt(buf, call, span))
-            return buf
-        if op.name == "tensor.create" and (self.scope_depth or self.func_type in KERNEL_TYPES):
-            raise UnsupportedFeatureError(
-                "pl.create_tensor inside a loop or branch of a pl.at scope, or in an InCore function (a "
-                "kernel-local tensor), is not supported yet", span,
-                "create the tensor at the top level of the 'with pl.at(...)' block or before it (orchestration "
-                "code), or allocate an on-chip buffer with pl.create_tile")
-        if op.name == "tensor.dump_tag" and (self.scope_depth or self.func_type in KERNEL_TYPES):
-            raise ParserError("pl.dump_tag(t) marks a tensor of the orchestration; it cannot be used inside a "
-                              "pl.at scope or an InCore function", span, "move it after the 'with pl.at(...)' block")
-        return self.make_call(op.name, args, kwargs, span, node)
-
-    def make_call(self, op_name: str, args: list, kwargs: dict, span: Span, node: ast.AST) -> Expr:
-        """Bind arguments to the op's schema, convert each by kind, apply the type rule."""
-        op = get_op(op_name, span)
-        params = op.params
-        if op.dsl_args is not None:
-            args, kwargs = op.dsl_args(list(args), dict(kwargs), span)
-        if len(args) > len(params):
-            raise InvalidOperationError(f"pl.{op.name} takes at most {len(params)} arguments, got {len(args)}", span)
-        alias = {a: p.name for p in params for a in p.aliases}
-        bound: dict[str, Any] = {p.name: a for p, a in zip(params, args)}
-        for k, v in kwargs.items():
-            k = alias.get(k, k)
-            if k not in {p.name for p in params}:
-                raise InvalidOperationError(f"pl.{op.name} got an unexpected keyword argument '{k}'", span,
-                                            f"its parameters are: {', '.join(p.name for p in params)}")
-            if k in bound:
-                raise InvalidOperationError(f"pl.{op.name} got multiple values for '{k}'", span)
-            bound[k] = v
-        values = []
-        for p in params:
-            if p.name not in bound:
-                if p.default is REQUIRED:
-                    raise InvalidOperationError(f"pl.{op.name} missing required argument '{p.name}'", span)
-                values.append(p.default)
-                continue
-            values.append(self.convert_arg(op.name, p, bound[p.name], span))
-        if op.name == "tensor.dim":   # an Orchestration read of a parameter's dim reads its first carrier
-            hit = orchestration_dim_read(self, values[0], values[1])
-            if hit is not None:
-                values[0], values[1] = hit
-        vals = tuple(values)
-        try:
-            t = op.infer_type(vals, span)
-        except PyptoError:
-            raise
-        except Exception as e:
-            raise InternalError(f"type rule of {op.name} failed: {type(e).__name__}: {e}", span) from e
-        if op.fold is not None:   # decided at compile time (pl.tensor.dim of a static extent)
-            folded = op.fold(op.args(vals))
-            if folded is not None:
-                return folded
-        return Call(op.name, vals, t, span)
-
-    def operand(self, v: Any, span: Span) -> Expr:
-        """An op or function-call operand: an IR expression (a call stays nested: FlattenCallExpr
-        binds it to a temporary later) or a Python constant as a literal."""
-        return v if isinstance(v, Expr) else to_expr(v, span)
-
-    def yield_value(self, v: Any, span: Span) -> Expr:
-        """A ``pl.yield_`` operand: a Var or literal. A call is bound to a temporary here, since a
-        yield carries values, not computations."""
-        if isinstance(v, (Call, FuncCall)):
-            base = v.op.split(".")[-1] if isinstance(v, Call) else v.func
-            tmp = Var(f"{base}_t", v.type, v.span)
-            self.emit(AssignStmt(tmp, v, v.span))
-            return tmp
-        return self.operand(v, span)
-
-    def dyn_value_error(self, v: Any, span: Span) -> None:
-        """Refuse a ``pl.dynamic`` dim used as a value where it has none: one no tensor parameter
-        carries (a carried dim was already turned into its first carrier's run-time extent by
-        :func:`pypto.frontend.dyn_values.dim_value`), or one folded with a constant it cannot
-        combine with (``M * 1.0``). The body reads the extent it means from a tensor."""
-        if not isinstance(v, DynDim) or isinstance(v, RtDim):
-            return
-        from pypto.ir.types import dim_names
-
-        names = dim_names(v)
-        uses = [(p.name, axis) for p in getattr(self, "param_vars", ()) if isinstance(p.type, TensorType)
-                for axis, d in enumerate(p.type.shape) if isinstance(d, DynDim) and not isinstance(d, DynExpr)
-                and d.name in names]
-        where = ("; " + " and ".join(f"dimension {axis} of '{n}'" for n, axis in uses)
-                 + " may be given different extents" if len(uses) > 1 else "")
-        uses = [f"pl.tensor.dim({n}, {axis})" for n, axis in uses]
-        raise ParserTypeError(
-            f"the dynamic dimension '{v.name}' is used as a value: a pl.dynamic dim names the extents of "
-            f"parameters and has no one value in a body{where}", span,
-            f"read the extent of the tensor you mean: {uses[0] if uses else 'pl.tensor.dim(t, axis)'}")
-
-    def convert_arg(self, op: str, p, v: Any, span: Span) -> Any:
-        kind = p.kind
-        if kind in ("tensor", "tile", "scalar", "value", "any", "handle"):
-            if kind == "scalar" and _is_static(v) and isinstance(v, (bool, int, float)):
-                return to_expr(v, span)
-            k = kind_of(v)
-            if (kind == "value" and k in ("tensor", "tile")) or k == kind or (kind == "any" and k != "other"):
-                return self.operand(v, span)
-            raise InvalidOperationError(f"pl.{op}: argument '{p.name}' must be a {kind}, got {_describe_static(v)}",
-                                        span)
-        if kind == "task_ids":
-            if not isinstance(v, (list, tuple)):
-                raise InvalidOperationError(f"pl.{op}: '{p.name}' must be a list of TaskIds, got {_describe_static(v)}",
-                                            span, "deps=[tid, tids]")
-            elems = []
-            for x in v:
-                if x is None:
-                    continue   # "no producer": dropped, as in deps=
-                if not (isinstance(x, Expr) and _is_task_ids(x.type)):
-                    raise InvalidOperationError(f"pl.{op}: '{p.name}' takes TaskIds (pl.TASK_ID values or arrays "
-                                                f"of them), got {_describe_static(x)}", span)
-                elems.append(x)
-            return MakeTuple(tuple(elems), span)
-        if kind == "ints":
-            if v is None and p.optional:
-                return None
-            if not isinstance(v, (list, tuple)):
-                raise InvalidOperationError(f"pl.{op}: '{p.name}' must be a list of integers, got "
-                                            f"{_describe_static(v)}", span)
-            elems = []
-            for x in v:
-                self.dyn_value_error(x, span)
-                if _is_static(x) and (isinstance(x, bool) or not isinstance(x, int)):
-                    raise InvalidOperationError(f"pl.{op}: '{p.name}' must hold integers, got {x!r}", span)
-                if not _is_static(x) and kind_of(x) != "scalar":
-                    raise InvalidOperationError(f"pl.{op}: '{p.name}' must hold scalars, got {_describe_static(x)}",
-                                                span)
-                elems.append(to_expr(x, span))
-            return MakeTuple(tuple(elems), span)
-        if kind == "dtype":
-            if not isinstance(v, DataType):
-                raise InvalidOperationError(f"pl.{op}: '{p.name}' must be a dtype like pl.FP32, got "
-                                            f"{_describe_static(v)}", span)
-            return v
-        if kind == "mem":
-            if v is not None and not isinstance(v, MemorySpace):
-                raise InvalidOperationError(f"pl.{op}: '{p.name}' must be a pl.Mem.<space>, got {_describe_static(v)}",
-                                            span)
-            return v
-        if kind == "mode":
-            try:
-                return normalize_mode(v)
-            except (ValueError, TypeError) as e:
-                raise InvalidOperationError(f"pl.{op}: {e}", span) from None
-        if kind in ("pad", "atomic"):
-            from pypto.language.enums import AtomicType, PadValue
-
-            cls = AtomicType if kind == "atomic" else PadValue
-            if kind == "pad" and isinstance(v, (int, float)) and not isinstance(v, bool):
-                # DSL sugar: 0 / 0.0 -> zero, math.inf -> max, -math.inf -> min
-                v = {0: PadValue.zero, float("inf"): PadValue.max, float("-inf"): PadValue.min}.get(v, v)
-            if not isinstance(v, cls):
-                raise InvalidOperationError(f"pl.{op}: '{p.name}' must be a pl.{cls.__name__}, got "
-                                            f"{_describe_static(v)}", span)
-            return v
-        if kind in ("str", "bool"):
-            return v
-        raise InternalError(f"op {op}: unknown parameter kind {kind!r}", span)
-
-
-def _is_task_ids(t: Type) -> bool:
-    """A TaskId scalar, or a TaskId array (``pl.array.create(n, pl.TASK_ID)``: a 1-D TASK_ID tensor type)."""
-    return getattr(t, "dtype", None) == TASK_ID and isinstance(t, (ScalarType, TensorType))
-
 
 def _arg_indices(args, t, what: str, span: Span) -> list[int]:
     idx = [i for i, a in enumerate(args) if a is t]
@@ -2703,33 +1962,6 @@ def _tile_view_valid_node(annotation: ast.expr):
     return None
 
 
-@dataclass(frozen=True)
-class _SelfMethod:
-    name: str
-
-
-def _assigned_names(stmts: list[ast.stmt]) -> list[str]:
-    """Names (re)bound anywhere in ``stmts``, in first-assignment order (a pre-pass, so loops are
-    emitted once). ``out[...] = e`` rebinds ``out``."""
-    out: dict[str, None] = {}
-
-    def target(t: ast.AST) -> None:
-        if isinstance(t, ast.Name):
-            out.setdefault(t.id)
-        elif isinstance(t, (ast.Tuple, ast.List)):
-            for e in t.elts:
-                target(e)
-        elif isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
-            out.setdefault(t.value.id)
-
-    for s in stmts:
-        for n in ast.walk(s):
-            if isinstance(n, ast.Assign):
-                for t in n.targets:
-                    target(t)
-            elif isinstance(n, (ast.AnnAssign, ast.AugAssign)):
-                target(n.target)
-    return list(out)
 
 
 def _result_parts(value) -> dict | None:
@@ -2759,16 +1991,6 @@ def bind_dynamic_call(node: ast.AST):
             and isinstance(node.func.value, ast.Name) and len(node.args) == 2:
         return node.func.value.id, node.args[0], node.args[1]
     return None
-
-
-def _is_construct_call(node: ast.AST, resolve, name: str) -> bool:
-    if not isinstance(node, ast.Call):
-        return False
-    try:
-        fn = resolve(node.func)
-    except PyptoError:
-        return False
-    return isinstance(fn, DslName) and fn.name == name
 
 
 def _yield_parts(stmt: ast.stmt | None, resolve) -> tuple[list[str], ast.Call | None]:

@@ -64,18 +64,44 @@ def iter_exprs(stmts) -> Iterator[Expr]:
             yield from _walk_expr(e)
 
 
+# expression class -> the names of its fields that hold sub-expressions (or tuples of them)
+_EXPR_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _expr_fields(cls: type) -> tuple[str, ...]:
+    names = _EXPR_FIELDS.get(cls)
+    if names is None:
+        # task_id_var is a definition (res, tid = pl.submit(...)), not a use
+        names = _EXPR_FIELDS[cls] = tuple(f.name for f in fields(cls) if f.name not in ("type", "span", "task_id_var"))
+    return names
+
+
 def _walk_expr(e: Any) -> Iterator[Expr]:
+    """``e`` and its sub-expressions, pre-order (fields in declaration order, tuple fields element by
+    element; a tuple nested in a tuple is not entered). An explicit stack instead of recursive
+    generators, and each class's fields looked up once: every verifier check after every pass walks
+    the whole program through here, and the recursive form was a fifth of a compile."""
     if not isinstance(e, Expr):
         return
-    yield e
-    if isinstance(e, Var):
-        return
-    for f in fields(e):
-        if f.name in ("type", "span", "task_id_var"):
-            continue  # task_id_var is a definition (res, tid = pl.submit(...)), not a use
-        v = getattr(e, f.name)
-        for x in v if isinstance(v, tuple) else (v,):
-            yield from _walk_expr(x)
+    stack = [e]
+    pop, push = stack.pop, stack.append
+    fields_of = _EXPR_FIELDS.get
+    while stack:
+        e = pop()
+        yield e
+        if isinstance(e, Var):
+            continue
+        cls = e.__class__
+        names = fields_of(cls) or _expr_fields(cls)
+        kids = []
+        for name in names:
+            v = getattr(e, name)
+            if isinstance(v, tuple):
+                kids.extend(x for x in v if isinstance(x, Expr))
+            elif isinstance(v, Expr):
+                kids.append(v)
+        kids.reverse()
+        stack.extend(kids)
 
 
 def uses(stmts) -> set[int]:

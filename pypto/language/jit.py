@@ -72,16 +72,62 @@ class JITFunction:
     def lower(self, *args, config=None, **kwargs):
         """Specialise and run the pass pipeline; returns the lowered :class:`pypto.ir.Program`.
 
-        No artifacts are written and the compile cache is not touched.
+        No artifacts are written and the compile cache is not touched. When this process already
+        compiled the signature with the same pipeline settings, that build's lowered program is
+        returned instead of running the pipeline again (it is the same program: see
+        :meth:`_lowered_of_build`).
         """
         from pypto.driver.build import run_pipeline
         from pypto.passes.manager import emit_diagnostics
 
         cfg = self._config(config)
         spec = self._specialize(args, kwargs)
-        result = run_pipeline(spec.program, cfg.compile_options())
+        options = cfg.compile_options()
+        built = self._lowered_of_build(spec, options)
+        if built is not None:
+            emit_diagnostics(built.diagnostics)
+            return built.lowered
+        result = run_pipeline(spec.program, options)
         emit_diagnostics(result.diagnostics)
         return result.program
+
+    def _cache_key(self, spec, options) -> tuple:
+        """The in-memory compile cache's key of a specialisation under ``options``
+        (``RunConfig.compile_options()``)."""
+        import json
+        import os
+
+        from pypto.driver import artifacts
+        from pypto.runtime.config import IdentityKey
+
+        out = options.get("output_dir")
+        return (artifacts.program_digest(spec.program), json.dumps(artifacts.options_key(options), sort_keys=True),
+                os.path.abspath(out) if out else None, IdentityKey(options.get("passes")))
+
+    def _lowered_of_build(self, spec, options):
+        """The build of this specialisation that :meth:`compile` made in this process with ``options``,
+        when its pipeline ran here (not a build reused from disk) with exactly the settings
+        :meth:`lower` runs it with: same program, pass list, platform, verification level,
+        diagnostic phase and disabled diagnostics, no PassContext instruments and no L0C double
+        buffering (which ``lower`` does not apply). The pipeline is deterministic, so that build's
+        lowered program is the one ``lower`` would compute; None when any of this does not hold."""
+        from pypto.backend.platforms import get_platform
+        from pypto.passes.api import PassContext as OuterContext, disabled_names
+
+        if OuterContext.current() is not None:
+            return None
+        with self._lock:
+            hit = self._cache.get(self._cache_key(spec, options))
+        o = getattr(hit, "_options", None)
+        if getattr(hit, "_lowered", None) is None or o is None:
+            return None
+        same = (o.get("platform") == get_platform(options.get("platform") or "a2a3sim").name
+                and not o.get("instruments") and not o.get("l0c_double_buffer")
+                and o.get("verification_level") == options.get("verification_level")
+                and o.get("diagnostic_phase") == options.get("diagnostic_phase")
+                and bool(o.get("analyze_auto_scopes_for_deps")) == bool(options.get("analyze_auto_scopes_for_deps"))
+                and o.get("disabled_diagnostics") == disabled_names(options.get("disabled_diagnostics")))
+        return hit if same else None
 
     @user_facing
     def compile(self, *args, config=None, **kwargs):
@@ -94,20 +140,12 @@ class JITFunction:
         shapes, dtypes, callee bodies) plus the compile options. A cached program whose artifact
         directory was deleted, pruned or overwritten by another build is compiled again.
         """
-        import json
-        import os
-
-        from pypto.driver import artifacts
         from pypto.driver.build import compile as ir_compile
-        from pypto.runtime.config import IdentityKey
 
         cfg = self._config(config)
         spec = self._specialize(args, kwargs)
         options = cfg.compile_options()
-        digest = artifacts.program_digest(spec.program)
-        out = options.get("output_dir")
-        key = (digest, json.dumps(artifacts.options_key(options), sort_keys=True),
-               os.path.abspath(out) if out else None, IdentityKey(options.get("passes")))
+        key = self._cache_key(spec, options)
         with self._lock:
             hit = self._cache.get(key)
         if hit is not None and hit.artifacts_intact():
