@@ -72,11 +72,11 @@ from __future__ import annotations
 
 from pypto.backend import l0_tile_chooser as ch
 from pypto.errors import CapacityError, InvalidOperationError, PassError
-from pypto.ir.nodes import AssignStmt, BinOp, Call, ConstInt, ForStmt, MakeTuple, Program, Var, YieldStmt
+from pypto.ir.nodes import AssignStmt, BinOp, Call, ConstInt, ForStmt, IfStmt, MakeTuple, Program, Var, YieldStmt
 from pypto.ir.types import ScalarType, TileType
 from pypto.ir.visit import Mutator
-from pypto.language.dtypes import INDEX
-from pypto.language.enums import KERNEL_TYPES, MemorySpace as M
+from pypto.language.dtypes import BOOL, INDEX
+from pypto.language.enums import KERNEL_TYPES, ForKind, MemorySpace as M
 from pypto.passes.context import PassContext
 
 NAME = "AutoTileMatmulL0"
@@ -734,6 +734,9 @@ class _Tile(Mutator):
         esz = a.type.dtype.bits // 8
         p = self.platform
         left, right = p.capacity(M.Left), p.capacity(M.Right)
+        kc = self._chooser_k(s, a, b, acc0 is not None)
+        if kc is not None:
+            return s if kc == k else self._block(s.span, s.var, acc0, a, b, 0, 0, m, n, k, kc)
         if m * k * esz <= left and k * n * esz <= right:
             return s
         if k % 16:
@@ -743,6 +746,36 @@ class _Tile(Mutator):
                 "pad K to a multiple of 16 or split K yourself with matmul_acc")
         kc = choose_k_chunk(m, k, n, esz, left, right)
         return self._block(s.span, s.var, acc0, a, b, 0, 0, m, n, k, kc)
+
+    def _chooser_k(self, s: AssignStmt, a: Var, b: Var, acc_read: bool) -> int | None:
+        """The K block of the reference's roofline chooser for matmul ``s`` (whose ``[M, N]`` result
+        fits Acc: M/N tiling was decided before), when its design keeps the whole ``[M, N]`` output:
+        ``K`` itself (no split) or a 16-aligned block, possibly not dividing K (the partial last
+        block is peeled). None when the chooser has no such answer (K not a multiple of 16, or it
+        would tile M/N): the capacity rule below decides then."""
+        (m, k), (_, n) = a.type.shape, b.type.shape
+        for x in (a, b):
+            if x.type.valid_shape is not None and tuple(x.type.valid_shape) != tuple(x.type.shape):
+                return None  # a partial operand keeps the capacity rule (its padding is not a K block)
+        p = self.platform
+        cfg = ch.L0TileConfig()
+        cfg.M, cfg.K, cfg.N = m, k, n
+        cfg.l0a_bytes, cfg.l0b_bytes, cfg.l0c_bytes = p.capacity(M.Left), p.capacity(M.Right), p.capacity(M.Acc)
+        cfg.bytes_a, cfg.bytes_b = a.type.dtype.bits // 8, b.type.dtype.bits // 8
+        cfg.bytes_c = s.var.type.dtype.bits // 8
+        if not all(x in (1, 2, 4) for x in (cfg.bytes_a, cfg.bytes_b, cfg.bytes_c)) or a.type.dtype.bits < 8:
+            return None
+        cfg.allow_a_stationary = cfg.allow_b_stationary = True
+        cfg.allow_double_buffer_c = self.dbc
+        cfg.allow_k_boundary = True
+        cfg.c_read = acc_read
+        try:
+            r = ch.choose_l0_tile(cfg)
+        except ValueError:
+            return None
+        if (r.m, r.n) != (m, n) or r.k % 16 and r.k != k:
+            return None
+        return r.k
 
     def _first(self, acc0, a0, b0, t, sp) -> Call:
         """The cube op of K chunk 0: matmul, matmul_acc onto ``acc0``, or matmul_bias (the bias is
@@ -754,44 +787,68 @@ class _Tile(Mutator):
         return Call("tile.matmul", (a0, b0, None, False, False), t, sp)
 
     def _block(self, sp, var: Var, acc0, a: Var, b: Var, mi: int, ni: int, m: int, n: int, k: int, kc: int):
-        """Statements computing ``var = [acc0 +] a[mi:mi+m, :] @ b[:, ni:ni+n]``, K in chunks of ``kc``
-        (one Left/Right extract pair and cube op per chunk, chunk 0 first)."""
+        """Statements computing ``var = [acc0 +] a[mi:mi+m, :] @ b[:, ni:ni+n]``, K in blocks of ``kc``
+        accumulated in Acc in K order (the reference's form): one Left/Right extract pair and cube op
+        per block, the ``K // kc`` full blocks as a ``pl.pipeline(0, K // kc * kc, kc, stage=2)`` loop
+        (straight-line when there is one), then a ``matmul_acc`` of the partial last block when ``kc``
+        does not divide K. A fresh result's loop starts from an Acc ``tile.create`` placeholder that
+        block 0 overwrites (``matmul_acc(.., init_cond=(ko == 0))``); a ``matmul_acc``'s loop starts
+        from its accumulator; a ``matmul_bias``'s block 0 runs before the loop."""
         name = var.name
         acc_t = TileType(var.type.shape, var.type.dtype)
-        lt = TileType((m, kc), a.type.dtype, M.Left)
-        rt = TileType((kc, n), b.type.dtype, M.Right)
         out: list = []
 
-        def extract(src, offs, t, vname):
+        def extract(src, offs, shape, space, vname, into):
+            t = TileType(shape, src.type.dtype, space)
             x = Var(vname, t, sp)
-            out_stmts.append(AssignStmt(x, Call("tile.extract", (src, _ints(*offs), _ints(*t.shape), t.memory_space,
-                                                                  False), t, sp), sp))
+            into.append(AssignStmt(x, Call("tile.extract", (src, _ints(*offs), _ints(*shape), space, False), t, sp),
+                                   sp))
             return x
 
-        out_stmts = out
+        def block(dst, prev, off, width, into):
+            """``dst = prev + a_blk @ b_blk`` (``prev`` None: the first block's op) for the K block at
+            ``off`` of ``width``."""
+            ak = extract(a, (mi, off), (m, width), M.Left, f"{name}__a", into)
+            bk = extract(b, (off, ni), (width, n), M.Right, f"{name}__b", into)
+            call = self._first(None, ak, bk, acc_t, sp) if prev is None else \
+                Call("tile.matmul_acc", (prev, ak, bk, False, False), acc_t, sp)
+            into.append(AssignStmt(dst, call, sp))
+            return dst
+
+        full, tail = k // kc, k % kc
         if kc == k:  # no K split: one extract pair (the operands' [m, K] / [K, n] windows)
-            a0 = extract(a, (mi, 0), lt, f"{name}__a0")
-            b0 = extract(b, (0, ni), rt, f"{name}__b0")
-            out.append(AssignStmt(var, self._first(acc0, a0, b0, acc_t, sp), sp))
+            block(var, acc0, 0, k, out)
             return out
-        start = 0
-        init = acc0
-        if acc0 is None:
-            a0 = extract(a, (mi, 0), lt, f"{name}__a0")
-            b0 = extract(b, (0, ni), rt, f"{name}__b0")
-            init = Var(f"{name}__k0", acc_t, sp)
-            out.append(AssignStmt(init, self._first(None, a0, b0, acc_t, sp), sp))
-            start = 1
-        ko = Var(f"{name}__ko", ScalarType(INDEX), sp)
-        it = Var(f"{name}__it", acc_t, sp)
-        off = BinOp("mul", ko, ConstInt(kc), ScalarType(INDEX), sp)
-        body: list = []
-        out_stmts = body
-        ak = extract(a, (mi, off), lt, f"{name}__ak")
-        bk = extract(b, (off, ni), rt, f"{name}__bk")
-        nxt = Var(f"{name}__acc", acc_t, sp)
-        body.append(AssignStmt(nxt, Call("tile.matmul_acc", (it, ak, bk, False, False), acc_t, sp), sp))
-        body.append(YieldStmt((nxt,), sp))
-        out.append(ForStmt(loop_var=ko, start=ConstInt(start), stop=ConstInt(k // kc), step=ConstInt(1),
-                           iter_args=(it,), init_values=(init,), body=tuple(body), return_vars=(var,), span=sp))
+        done = var if not tail else Var(f"{name}__kb", acc_t, sp)
+        if full == 1:  # one full block: straight-line, then the tail
+            block(done, acc0, 0, kc, out)
+        else:
+            ko = Var(f"{name}__ko", ScalarType(INDEX), sp)
+            it = Var(f"{name}__it", acc_t, sp)
+            body: list = []
+            start = 0
+            if acc0 is None and self.bias is not None:
+                # the bias is added once, by block 0 (matmul_bias), straight-line before the loop
+                init = block(Var(f"{name}__k0", acc_t, sp), None, 0, kc, out)
+                start = kc
+            elif acc0 is None:
+                # a fresh result: the loop starts from an Acc placeholder and block 0 overwrites it
+                # (matmul_acc with init_cond=(ko == 0) is matmul there: the product only, as the
+                # reference's ``if ko == 0: matmul else: matmul_acc`` computes it, with no phi tile)
+                init = Var(f"{name}__init", TileType(var.type.shape, var.type.dtype, M.Acc), sp)
+                out.append(AssignStmt(init, Call("tile.create", (_ints(*var.type.shape), var.type.dtype, M.Acc),
+                                                 init.type, sp), sp))
+            else:
+                init = acc0
+            first = BinOp("eq", ko, ConstInt(0), ScalarType(BOOL), sp) if acc0 is None and self.bias is None else None
+            ak = extract(a, (mi, ko), (m, kc), M.Left, f"{name}__a", body)
+            bk = extract(b, (ko, ni), (kc, n), M.Right, f"{name}__b", body)
+            nxt = Var(f"{name}__acc", acc_t, sp)
+            body.append(AssignStmt(nxt, Call("tile.matmul_acc", (it, ak, bk, False, False, first), acc_t, sp), sp))
+            body.append(YieldStmt((nxt,), sp))
+            out.append(ForStmt(loop_var=ko, start=ConstInt(start), stop=ConstInt(full * kc), step=ConstInt(kc),
+                               iter_args=(it,), init_values=(init,), body=tuple(body), return_vars=(done,),
+                               kind=ForKind.Pipeline, span=sp, stage=2))
+        if tail:  # the partial last K block (16-aligned when K and kc are)
+            block(var, done, full * kc, tail, out)
         return out
