@@ -120,13 +120,16 @@ def _acc_need(m: int, n: int, acc_bytes: int, k_loop: bool) -> int:
 
 
 def choose_mn_tile(m: int, k: int, n: int, esz: int, acc_bytes: int, left: int, right: int,
-                   acc_cap: int, vec_bytes: int = 0, vec_cap: int = 0, max_n: int = 0) -> tuple[int, int, int] | None:
+                   acc_cap: int, vec_bytes: int = 0, vec_cap: int = 0, max_n: int = 0,
+                   live: int = 0) -> tuple[int, int, int] | None:
     """``(tm, tn, kc)`` for an M/N split of ``[m, k] @ [k, n]``: sub-tile extents (multiples of 16,
     or the whole extent) whose ``tm x tn`` accumulator fits ``acc_cap`` and whose K chunk ``kc``
     fits L0; fewest sub-tiles first, then fewest K chunks, then the tallest tile. None if none fits.
     ``vec_bytes``: bytes per element a sub-tile also needs in Vec (the cast of the result to another
     dtype runs there: its FP32 copy plus the cast result), within ``vec_cap``. ``max_n``: the widest
-    sub-tile allowed (a matmul_bias's ``[1, tn]`` bias window must fit the Bias buffer)."""
+    sub-tile allowed (a matmul_bias's ``[1, tn]`` bias window must fit the Bias buffer). ``live``:
+    when given, the number of ``[tm, tn]`` accumulators live together at a sub-tile's peak (else
+    one, two with a K loop)."""
     def extents(total):
         return sorted({total, *range(16, total + 1, 16)}, reverse=True)
 
@@ -140,7 +143,8 @@ def choose_mn_tile(m: int, k: int, n: int, esz: int, acc_bytes: int, left: int, 
             if tm * tn * acc_bytes > acc_cap or tm * tn * vec_bytes > vec_cap or max_n and tn > max_n:
                 continue
             kc = _k_fit(tm, k, tn, esz, left, right)
-            if kc is None or _acc_need(tm, tn, acc_bytes, kc < k) > acc_cap:
+            need = live * tm * tn * acc_bytes if live else _acc_need(tm, tn, acc_bytes, kc is not None and kc < k)
+            if kc is None or need > acc_cap:
                 continue
             first = tiles if first is None else first
             score = (tiles, k // kc, -tm)
@@ -373,7 +377,19 @@ class _Tile(Mutator):
         stmts = tuple(stmts)
         out: list = []
         pending: dict[int, tuple] = {}
+        skip: set[int] = set()
         for i, s in enumerate(stmts):
+            if id(s) in skip:
+                continue
+            if isinstance(s, ForStmt):
+                split = self._split_k_loop(s, stmts, i)
+                if split is not None:
+                    new, consumed = split
+                    skip.update(id(x) for x in consumed)
+                    dead = consumed[0].var  # the full [M, N] placeholder, emitted already: dropped
+                    out = [x for x in out if not (isinstance(x, AssignStmt) and x.var is dead)]
+                    out.extend(new)
+                    continue
             v = s.value if isinstance(s, AssignStmt) else None
             if isinstance(v, Call) and v.op == "tile.cast" and id(s) in self.folded:
                 self.redefine(s.var, self.folded.pop(id(s)))  # drained by the Mat-scratch grid
@@ -433,6 +449,182 @@ class _Tile(Mutator):
         for plan in pending.values():
             self._mn_error(plan[0], "its result is not stored in the same block")
         return tuple(out)
+
+    # -- the canonical split-K reduction loop (the reference's #2232 rewrite) ----------------
+
+    def _split_k_match(self, loop: ForStmt, stmts, i):
+        """``(create, lhs load, rhs load, matmul stmt, stores)`` when ``loop`` is the frontend's
+        split-K reduction into a fresh accumulator whose result only tile.stores read::
+
+            init = tile.create([M, N], dt, Acc)            # read by nothing else
+            for kb, (it,) in pl.<any>(.., init_values=(init,)):
+                <scalar statements>
+                la = tile.load(A, [r, k0], [M, kt]); lb = tile.load(B, [k0, c], [kt, N])
+                if <cond>: x = tile.matmul(la, lb) ... yield x
+                else: y = tile.matmul_acc(it, la, lb) ... yield y
+                yield <the if's result>
+            out = tile.store(<loop result>, offs, T)       # one or more, right after the loop
+
+        else None."""
+        from pypto.ir.nodes import IfStmt as If
+
+        if len(loop.iter_args) != 1 or not isinstance(loop.init_values[0], Var):
+            return None
+        init, it, rv = loop.init_values[0], loop.iter_args[0], loop.return_vars[0]
+        create = next((x for x in stmts[:i] if isinstance(x, AssignStmt) and x.var is init), None)
+        if create is None or not (isinstance(create.value, Call) and create.value.op == "tile.create") \
+                or _count_uses(init, stmts) != 1:
+            return None
+        body = loop.body
+        if len(body) < 4 or not isinstance(body[-1], YieldStmt) or not isinstance(body[-2], If):
+            return None
+        br = body[-2]
+        if len(br.return_vars) != 1 or body[-1].values != (br.return_vars[0],):
+            return None
+
+        def one(branch, op):
+            xs = [x for x in branch if isinstance(x, AssignStmt)]
+            if len(branch) != 2 or len(xs) != 1 or not isinstance(branch[-1], YieldStmt):
+                return None
+            c = xs[0].value
+            if not (isinstance(c, Call) and c.op == op and branch[-1].values == (xs[0].var,)):
+                return None
+            if any(x is True for x in c.args[(3 if op == "tile.matmul" else 3):5]) or \
+                    op == "tile.matmul_acc" and len(c.args) > 5 and c.args[5] is not None:
+                return None
+            return xs[0]
+
+        mm, acc = one(br.then_body, "tile.matmul"), one(br.else_body, "tile.matmul_acc")
+        if mm is None or acc is None or acc.value.args[0] is not it or acc.value.args[1:3] != mm.value.args[:2]:
+            return None
+        la, lb = mm.value.args[:2]
+        loads = {}
+        for x in body[:-2]:
+            if isinstance(x, AssignStmt) and isinstance(x.var.type, ScalarType):
+                continue
+            if isinstance(x, AssignStmt) and isinstance(x.value, Call) and x.value.op == "tile.load" \
+                    and x.var in (la, lb) and id(x.var) not in loads:
+                loads[id(x.var)] = x
+                continue
+            return None
+        if len(loads) != 2 or la is lb:
+            return None
+        (m, n) = mm.var.type.shape
+        for x, want in ((loads[id(la)], (m, None)), (loads[id(lb)], (None, n))):
+            t = x.var.type
+            if len(t.shape) != 2 or not all(isinstance(d, int) for d in t.shape) or \
+                    t.valid_shape is not None and tuple(t.valid_shape) != tuple(t.shape) or \
+                    any(w is not None and w != d for w, d in zip(want, t.shape)):
+                return None
+        if _count_uses(la, body) != 2 or _count_uses(lb, body) != 2:
+            return None
+        stores, j = [], i + 1
+        while j < len(stmts) and isinstance(stmts[j], AssignStmt) and isinstance(stmts[j].value, Call) \
+                and stmts[j].value.op == "tile.store" and stmts[j].value.args[0] is rv:
+            stores.append(stmts[j])
+            j += 1
+        if not stores or _count_uses(rv, stmts[i + 1:]) != len(stores) \
+                or any(len(st.value.args[1].elements) != 2 for st in stores):
+            return None
+        return create, loads[id(la)], loads[id(lb)], mm, stores
+
+    def _split_k_loop(self, loop: ForStmt, stmts, i):
+        """The split-K reduction loop whose ``[M, N]`` accumulator needs an M/N split, rewritten
+        as a grid of ``[m, n]`` output tiles: per tile, its own Acc placeholder and a clone of the
+        whole K loop with both loads narrowed to the tile's window (the full K reduction of that
+        tile), then its stores. The full accumulator is never materialised. ``(statements, the
+        original statements consumed)`` or None (the loop is not that, or fits)."""
+        got = self._split_k_match(loop, stmts, i)
+        if got is None:
+            return None
+        create, lda, ldb, mm, stores = got
+        (m, kt), (_, n) = lda.var.type.shape, ldb.var.type.shape
+        p = self.platform
+        abytes = mm.var.type.dtype.bits // 8
+        esz = lda.var.type.dtype.bits // 8
+        left, right, acc_cap = p.capacity(M.Left), p.capacity(M.Right), p.capacity(M.Acc)
+        kc = _k_fit(m, kt, n, esz, left, right)
+        if kc is not None and _acc_need(m, n, abytes, True) <= acc_cap:
+            return None  # the accumulator fits: the loop stays, its matmuls are K-tiled as usual
+        # a tile's loop holds, at its peak, five [m, n] accumulators in Acc: its placeholder, the
+        # carried value, the if's result, and the inner K loop's carried value and block result
+        tile = choose_mn_tile(m, kt, n, esz, abytes, left, right, acc_cap, live=5)
+        if tile is None:
+            return None  # the ordinary path reports the capacity problem at the matmul
+        tm, tn, _ = tile
+        sp = loop.span
+        out: list = []
+        targets = [self.var(st.value.args[2]) for st in stores]
+        idx = 0
+        for mi in range(0, m, tm):
+            for ni in range(0, n, tn):
+                em, en = min(tm, m - mi), min(tn, n - ni)
+                rv = self._split_k_tile(loop, create, lda, ldb, mm, mi, ni, em, en, idx, out)
+                last = mi + tm >= m and ni + tn >= n
+                for k, st in enumerate(stores):
+                    res = st.var if last else Var(f"{st.var.name}__t{idx}", st.var.type, st.span)
+                    offs = [self.expr(x) for x in st.value.args[1].elements]
+                    offs = MakeTuple((_add(offs[0], mi), _add(offs[1], ni)))
+                    call = Call("tile.store", (rv, offs, targets[k], *[self.expr(x) for x in st.value.args[3:]]),
+                                st.var.type, st.span)
+                    out.append(AssignStmt(res, call, st.span))
+                    targets[k] = res
+                idx += 1
+        return out, [create, loop, *stores]
+
+    def _split_k_tile(self, loop, create, lda, ldb, mm, mi, ni, em, en, idx, out) -> Var:
+        """One output tile's K loop (see :meth:`_split_k_loop`), its statements appended to ``out``
+        after AutoTile's own rewrite of them (the narrowed matmuls may be K-tiled); its result."""
+        from pypto.ir.nodes import IfStmt as If
+
+        sp = loop.span
+        dt = mm.var.type.dtype
+        sub = Mutator()
+        sub.subst = dict(self.subst)
+        init = Var(f"{create.var.name}__t{idx}", TileType((em, en), dt, create.var.type.memory_space), create.span)
+        pre = [AssignStmt(init, Call("tile.create", (_ints(em, en), dt, create.var.type.memory_space), init.type,
+                                     create.span), create.span)]
+        kb = Var(loop.loop_var.name, loop.loop_var.type, loop.loop_var.span)
+        sub.subst[id(loop.loop_var)] = kb
+        acc_t = TileType((em, en), dt)
+        it = Var(loop.iter_args[0].name, acc_t, loop.iter_args[0].span)
+        sub.subst[id(loop.iter_args[0])] = it
+        body: list = []
+        for x in loop.body[:-2]:
+            if x is lda or x is ldb:
+                t = x.var.type
+                offs = [sub.expr(e) for e in x.value.args[1].elements]
+                shape = (em, t.shape[1]) if x is lda else (t.shape[0], en)
+                offs = (_add_expr(offs[0], mi), offs[1]) if x is lda else (offs[0], _add_expr(offs[1], ni))
+                nt = TileType(shape, t.dtype, t.memory_space)
+                nv = Var(x.var.name, nt, x.span)
+                rest = tuple(sub.expr(e) for e in x.value.args[3:])
+                rest = (None, *rest[1:]) if rest else rest  # the full window: no partial valid shape
+                body.append(AssignStmt(nv, Call("tile.load", (sub.expr(x.value.args[0]), MakeTuple(offs), _ints(*shape),
+                                                              *rest), nt, x.span), x.span))
+            else:
+                nv = Var(x.var.name, x.var.type, x.span)
+                body.append(AssignStmt(nv, sub.expr(x.value), x.span))
+            sub.redefine(x.var, nv)
+        br = loop.body[-2]
+        la, lb = sub.var(mm.value.args[0]), sub.var(mm.value.args[1])
+        x1 = Var(mm.var.name, acc_t, mm.span)
+        acc_stmt = br.else_body[0]
+        x2 = Var(acc_stmt.var.name, acc_t, acc_stmt.span)
+        phi = Var(br.return_vars[0].name, acc_t, br.span)
+        then = (AssignStmt(x1, Call("tile.matmul", (la, lb, *mm.value.args[2:]), acc_t, mm.span), mm.span),
+                YieldStmt((x1,), br.span))
+        other = (AssignStmt(x2, Call("tile.matmul_acc", (it, la, lb, *acc_stmt.value.args[3:]), acc_t, acc_stmt.span),
+                            acc_stmt.span), YieldStmt((x2,), br.span))
+        body.append(If(sub.expr(br.cond), then, other, (phi,), br.span))
+        body.append(YieldStmt((phi,), loop.span))
+        rv = Var(loop.return_vars[0].name, acc_t, loop.span)
+        new = loop.replace(loop_var=kb, start=sub.expr(loop.start), stop=sub.expr(loop.stop), step=sub.expr(loop.step),
+                           iter_args=(it,), init_values=(init,), body=tuple(body), return_vars=(rv,))
+        out.extend(pre)
+        r = self.stmt(new)  # the narrowed matmuls take the ordinary (K-tiling) rewrite
+        out.extend(r if isinstance(r, (list, tuple)) else [r])
+        return self.var(rv)
 
     # -- double-buffered C (the chooser's dbC = 2 design) ------------------------------------
 
@@ -775,6 +967,9 @@ class _Tile(Mutator):
             return None
         if (r.m, r.n) != (m, n) or r.k % 16 and r.k != k:
             return None
+        if r.k < k and _acc_need(m, n, cfg.bytes_c, True) > cfg.l0c_bytes:
+            return None  # a K loop's two live accumulators would not fit Acc (the reference's planner
+            # may share them; ours keeps the placeholder and the carried value apart): no split
         return r.k
 
     def _first(self, acc0, a0, b0, t, sp) -> Call:
