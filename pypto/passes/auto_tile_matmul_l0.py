@@ -6,22 +6,32 @@ Requires: IncoreTileOps. Produces: MatmulL0Tiled.
 * Scope: InCore functions; 2-D static ``tile.matmul`` / ``tile.matmul_acc`` whose lhs and rhs are
   in Mat or not placed yet (a tile already moved to Left/Right by the user is left alone: if it
   does not fit, AllocateMemoryAddr reports the space and the tiles).
-* Trigger: lhs ``[M, K]`` larger than Left or rhs ``[K, N]`` larger than Right (platform bytes).
-* Chunk: the largest ``kc`` that divides K, is a multiple of 16, and keeps each chunk within half
-  of Left / Right (two chunk buffers, as a double-buffered pipeline would use). K must then be a
-  multiple of 16, else a compile error.
-* Rewrite of ``c = tile.matmul(a, b)``::
+* K block: the reference's roofline chooser (:func:`pypto.backend.l0_tile_chooser.choose_l0_tile`,
+  with the platform's L0 capacities) for a matmul whose ``[M, N]`` it keeps whole, also when the
+  operands fit L0 (the pipelined K loop is its faster design), provided a K loop's two live
+  accumulators fit Acc. Without such an answer (K not a multiple of 16, a partial valid shape) a
+  matmul whose lhs ``[M, K]`` exceeds Left or rhs ``[K, N]`` exceeds Right takes the largest
+  ``kc`` that divides K, is a multiple of 16, and keeps each chunk within half of Left / Right
+  (K must then be a multiple of 16, else a compile error).
+* Rewrite of ``c = tile.matmul(a, b)`` with K block ``k`` (the reference's form)::
 
-      c__a0 = tile.extract(a, [0, 0], [M, kc], target_memory=Left)
-      c__b0 = tile.extract(b, [0, 0], [kc, N], target_memory=Right)
-      c__k0 = tile.matmul(c__a0, c__b0)
-      for c__ko, (c__it,) in pl.range(1, K // kc, init_values=(c__k0,)):
-          c__ak = tile.extract(a, [0, c__ko * kc], [M, kc], target_memory=Left)
-          c__bk = tile.extract(b, [c__ko * kc, 0], [kc, N], target_memory=Right)
-          c__acc = tile.matmul_acc(c__it, c__ak, c__bk)
-          c__it_next = pl.yield_(c__acc)   # c is the loop's result
+      c__init = tile.create([M, N], dt, target_memory=Acc)      # overwritten by block 0
+      for c__ko, (c__it,) in pl.pipeline(0, K // k * k, k, stage=2, init_values=(c__init,)):
+          c__a = tile.extract(a, [0, c__ko], [M, k], target_memory=Left)
+          c__b = tile.extract(b, [c__ko, 0], [k, N], target_memory=Right)
+          c__acc = tile.matmul_acc(c__it, c__a, c__b, init_cond=(c__ko == 0))
+          c = pl.yield_(c__acc)
+      # K % k != 0: one more matmul_acc of the [M, K % k] / [K % k, N] tail block
 
-  ``tile.matmul_acc(acc0, a, b)`` becomes the same loop from chunk 0 with ``acc0`` as initial value.
+  (``init_cond`` makes block 0 the plain product: the reference's ``if ko == 0: matmul else:
+  matmul_acc`` without a phi tile.) One full block is straight-line. ``tile.matmul_acc(acc0, a, b)``
+  is the same loop from ``acc0`` (no ``init_cond``); ``tile.matmul_bias`` runs block 0 as
+  ``matmul_bias`` before the loop. LowerPipelineLoops later copies the loop body per stage.
+* Split-K reduction loop (the reference's #2232 rewrite): the frontend's ``acc = create; for ..:
+  loads; if ..: acc = matmul(la, lb) else: acc = matmul_acc(acc, la, lb); store(acc)`` whose
+  accumulator does not fit Acc (five ``[M, N]`` copies live at the loop's peak) becomes, per
+  ``[m, n]`` output tile, its own placeholder and a clone of the whole loop with the two loads
+  narrowed to the tile's rows / columns, then the tile's stores: no ``[M, N]`` Acc exists.
 * Numerics: the split changes the FP32 (INT32) accumulation order: the result is
   ``((a0@b0 + a1@b1) + a2@b2) + ...`` with each chunk product summed in FP32, instead of one
   K-long sum. The reference executor runs the lowered IR, so reference and simulator still agree
@@ -543,12 +553,13 @@ class _Tile(Mutator):
         abytes = mm.var.type.dtype.bits // 8
         esz = lda.var.type.dtype.bits // 8
         left, right, acc_cap = p.capacity(M.Left), p.capacity(M.Right), p.capacity(M.Acc)
+        # the loop holds, at its peak, five [M, N] accumulators in Acc: its placeholder, the carried
+        # value, the if's result, and an inner K loop's carried value and block result
+        live = 5
         kc = _k_fit(m, kt, n, esz, left, right)
-        if kc is not None and _acc_need(m, n, abytes, True) <= acc_cap:
+        if kc is not None and live * m * n * abytes <= acc_cap:
             return None  # the accumulator fits: the loop stays, its matmuls are K-tiled as usual
-        # a tile's loop holds, at its peak, five [m, n] accumulators in Acc: its placeholder, the
-        # carried value, the if's result, and the inner K loop's carried value and block result
-        tile = choose_mn_tile(m, kt, n, esz, abytes, left, right, acc_cap, live=5)
+        tile = choose_mn_tile(m, kt, n, esz, abytes, left, right, acc_cap, live=live)
         if tile is None:
             return None  # the ordinary path reports the capacity problem at the matmul
         tm, tn, _ = tile

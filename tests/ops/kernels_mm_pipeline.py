@@ -43,3 +43,22 @@ def chunked_mm_256(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
                 acc = pl.matmul_acc(acc, ta, tb)
         out = pl.assemble(out, acc, [0, 0])
     return out
+
+
+@pl.jit
+def split_k_wide(a: pl.Tensor[[16, 1024], pl.INT8], b: pl.Tensor[[1024, 1152], pl.INT8],
+                 c: pl.Out[pl.Tensor[[16, 1152], pl.INT32]]):
+    """The frontend's split-K form whose ``[16, 1152]`` INT32 accumulator (two of it with the loop's
+    carried copy) exceeds a2a3's Acc: AutoTileMatmulL0 runs the whole K loop per output tile."""
+    with pl.at(level=pl.Level.CORE_GROUP):
+        acc = pl.create_tensor([16, 1152], dtype=pl.INT32)
+        for kb in pl.pipeline(0, 8, stage=2):
+            k0 = kb * 128
+            at = a[0:16, k0:k0 + 128]
+            bt = b[k0:k0 + 128, 0:1152]
+            if k0 == 0:
+                acc = pl.matmul(at, bt, out_dtype=pl.INT32)
+            else:
+                acc = pl.matmul_acc(acc, at, bt)
+        c[0:16, 0:1152] = acc
+    return c

@@ -85,3 +85,20 @@ def test_structure_and_dumps():
     assert all(i > outer[0] and len(lines[i]) - len(lines[i].lstrip()) > indent for i in inner)
     assert "init_cond=" in tiled and "target_memory=pl.Mem.Acc" in tiled
     assert "pl.pipeline" not in st["LowerPipelineLoops"].as_python()
+
+
+@pytest.mark.parametrize("platform", H.PLATFORMS)
+def test_split_k_loop_tiled_per_output_tile(platform):
+    g = torch.Generator().manual_seed(5)
+    a = torch.randint(-3, 4, (16, 1024), generator=g, dtype=torch.int8)
+    b = torch.randint(-3, 4, (1024, 1152), generator=g, dtype=torch.int8)
+    out = torch.zeros(16, 1152, dtype=torch.int32)
+    K.split_k_wide(a, b, out, config=RunConfig(platform=platform))
+    assert torch.equal(out, a.int() @ b.int())   # integer accumulation: exact
+    if platform == "a2a3sim":
+        prog = specialize(K.split_k_wide, (a, b, out), {}).program
+        tiled = dict(run_pipeline(prog, {"platform": platform}).stages)["AutoTileMatmulL0"].as_python()
+        # no full [16, 1152] accumulator is left; one K loop per output tile, its loads narrowed
+        assert "pl.tile.create([16, 1152]" not in tiled, tiled
+        loops = tiled.count("pl.pipeline(8, stage=2")
+        assert loops >= 2 and tiled.count("pl.tile.store(") == 2 * loops, tiled
