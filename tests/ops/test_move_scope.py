@@ -21,3 +21,25 @@ def test_each_branch_moves_its_own_operands(platform):
     text = K.split_k_int8.lower(a, b, out, config=RunConfig(platform=platform)).as_python()
     # each of the two stage copies moves its chunk in both branches
     assert text.count("= pl.tile.move(at") == 4, text
+
+
+def test_ssa_verifier_keeps_branches_apart():
+    """A Var defined in the then branch is not visible in the else branch (the SSA property used to
+    let the else branch read it, so the bad move above went unreported)."""
+    from pypto.ir.nodes import AssignStmt, BinOp, ConstInt, Function, IfStmt, Program, ReturnStmt, Var, YieldStmt
+    from pypto.ir.types import ScalarType
+    from pypto.ir.verifier import PROPERTIES
+    from pypto.language.dtypes import BOOL, INDEX
+
+    s = ScalarType(INDEX)
+    x, y, phi = Var("x", s), Var("y", s), Var("phi", s)
+
+    def prog(else_reads):
+        then = (AssignStmt(x, BinOp("add", ConstInt(1), ConstInt(2), s)), YieldStmt((x,)))
+        other = (AssignStmt(y, BinOp("add", else_reads, ConstInt(1), s)), YieldStmt((y,)))
+        br = IfStmt(BinOp("lt", ConstInt(0), ConstInt(1), ScalarType(BOOL)), then, other, (phi,))
+        return Program("p", (Function("f", (), (), (s,), (br, ReturnStmt((phi,)))),))
+
+    assert PROPERTIES["SSA"](prog(ConstInt(5)), None) == []
+    bad = PROPERTIES["SSA"](prog(x), None)
+    assert any("'x' is used before it is defined" in msg for _, _, msg in bad)
