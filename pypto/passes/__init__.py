@@ -1,8 +1,7 @@
 """The pass pipeline. Reading :data:`PIPELINE` tells the lowering story:
 
 1. InlineFunctions          each call of a ``@pl.jit.inline`` function becomes a copy of its body
-2. UnrollLoops              each ``pl.unroll`` loop becomes one body copy per iteration; each
-                            ``pl.pipeline(stage=F)`` loop F copies per stride, plus a tail loop
+2. UnrollLoops              each ``pl.unroll`` loop becomes one body copy per iteration
 2b. AccWindows              ``pl.matmul_acc`` into a ``pl.tile.slice`` column window of an
                             accumulator re-assigns the accumulator (the device writes it in place)
 3. ConvertToSSA             the frontend's imperative IR becomes SSA: re-assignments get fresh Vars,
@@ -16,9 +15,13 @@
 7. ConvertTensorToTileOps   tensor ops in kernels become loads, tile ops and stores
 7b. FuseCreateAssembleToView  an orchestration create that a kernel fills and an assemble copies
                             into a bigger tensor becomes a view of that region (written in place)
+7c. OptimizeOrchTensors     an orchestration loop's per-iteration output tensor for a kernel that only
+                            turns the carried tensor into the next becomes the carried tensor (InOut)
 8. FlattenTileNdTo2D        every kernel tile becomes 2-D (leading dims merged, rank 1 -> [1, N])
 9. LegalizeTileCast         casts the platform lacks become chains of native casts
 10. AutoTileMatmulL0        a matmul whose operands exceed L0 becomes a loop over K chunks
+10b. LowerPipelineLoops     each ``pl.pipeline(stage=F)`` loop (the user's and AutoTile's K loops)
+                            becomes F body copies per stride, plus a tail loop
 11. InferTileMemorySpace    every tile gets a memory space; moves where an op needs another
 11a. LowerAutoVectorSplit  an InCore kernel with pl.split_aiv regions, or an automatic pl.split,
                             is put in per-lane form: region heads become the lane index, the
@@ -66,6 +69,7 @@ from pypto.passes import (
     fuse_create_assemble, infer_tile_memory_space, init_mem_ref, inline_functions, legalize_tile_cast, memory_reuse,
     normalize_return_order, outline_incore_scopes, simplify, unroll_loops,
 )
+from pypto.passes import lower_pipeline_loops, optimize_orch_tensors  # noqa: E402  (issue 15)
 from pypto.passes import (  # noqa: E402  (issue 16: mixed cube + vector kernels)
     expand_mixed_kernel, inject_gm_pipe_buffer, lower_auto_vector_split, split_vector_kernel,
 )
@@ -82,9 +86,11 @@ PIPELINE = (
     outline_incore_scopes,
     convert_tensor_to_tile_ops,
     fuse_create_assemble,
+    optimize_orch_tensors,
     flatten_tile_nd_to_2d,
     legalize_tile_cast,
     auto_tile_matmul_l0,
+    lower_pipeline_loops,
     infer_tile_memory_space,
     lower_auto_vector_split,
     expand_mixed_kernel,

@@ -428,7 +428,8 @@ FACTORIES = {name: name for name in (
     "convert_tensor_to_tile_ops", "lower_composite_ops", "flatten_tile_nd_to_2d", "legalize_tile_cast",
     "auto_tile_matmul_l0", "infer_tile_memory_space", "expand_mixed_kernel", "normalize_return_order", "init_mem_ref",
     "memory_reuse", "allocate_memory_addr", "derive_call_directions", "auto_derive_task_dependencies",
-    "lower_auto_vector_split", "inject_gm_pipe_buffer", "split_vector_kernel", "insert_comm_fence")}
+    "lower_auto_vector_split", "inject_gm_pipe_buffer", "split_vector_kernel", "insert_comm_fence",
+    "lower_pipeline_loops", "optimize_orch_tensors")}
 FACTORIES["fuse_create_assemble_to_slice"] = "fuse_create_assemble"
 
 # Reference passes whose post-condition holds by construction in our IR: the Pass returns the
@@ -460,16 +461,13 @@ _CHECK = {"outline_hierarchy_scopes": _only_core_group_scopes}
 # Reference passes with no counterpart: name -> what covers (or lacks) its work here. Reaching one
 # is an AttributeError with this text (docs/compatibility.md, "Pass-level API").
 ABSENT = {
-    "optimize_orch_tensors": "orchestration buffer reuse is not done; FuseCreateAssembleToView "
-                             "(fuse_create_assemble_to_slice) covers the create + assemble pattern",
     "canonicalize_tile_slice": "tile slices are checked where they are built",
     "insert_mx_scale_addr": "MX-format scale tiles are not simulated",
     "materialize_tensor_strides": "tensor views carry their strides from the frontend",
     "resolve_backend_op_layouts": "the simulator has one layout per op",
     "stamp_tfree_split": "tfree splitting is not needed by the cluster executor",
     "skew_cross_core_pipeline": "cross-core pipelines are not skewed (the executor runs them in order)",
-    "lower_pipeline_to_slots": "pl.pipeline loops are unrolled by UnrollLoops",
-    "lower_pipeline_loops": "pl.pipeline loops are unrolled by UnrollLoops",
+    "lower_pipeline_to_slots": "pl.pipeline loops are copied per stage by LowerPipelineLoops (lower_pipeline_loops)",
     "canonicalize_io_order": "NormalizeReturnOrder orders kernel results",
     "materialize_semantic_aliases": "tile aliases are tracked by InitMemRef / MemoryReuse",
     "fold_no_op_reshape": "Simplify / FinalSimplify fold what the simulator needs folded",

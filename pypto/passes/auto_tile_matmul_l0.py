@@ -6,22 +6,32 @@ Requires: IncoreTileOps. Produces: MatmulL0Tiled.
 * Scope: InCore functions; 2-D static ``tile.matmul`` / ``tile.matmul_acc`` whose lhs and rhs are
   in Mat or not placed yet (a tile already moved to Left/Right by the user is left alone: if it
   does not fit, AllocateMemoryAddr reports the space and the tiles).
-* Trigger: lhs ``[M, K]`` larger than Left or rhs ``[K, N]`` larger than Right (platform bytes).
-* Chunk: the largest ``kc`` that divides K, is a multiple of 16, and keeps each chunk within half
-  of Left / Right (two chunk buffers, as a double-buffered pipeline would use). K must then be a
-  multiple of 16, else a compile error.
-* Rewrite of ``c = tile.matmul(a, b)``::
+* K block: the reference's roofline chooser (:func:`pypto.backend.l0_tile_chooser.choose_l0_tile`,
+  with the platform's L0 capacities) for a matmul whose ``[M, N]`` it keeps whole, also when the
+  operands fit L0 (the pipelined K loop is its faster design), provided a K loop's two live
+  accumulators fit Acc. Without such an answer (K not a multiple of 16, a partial valid shape) a
+  matmul whose lhs ``[M, K]`` exceeds Left or rhs ``[K, N]`` exceeds Right takes the largest
+  ``kc`` that divides K, is a multiple of 16, and keeps each chunk within half of Left / Right
+  (K must then be a multiple of 16, else a compile error).
+* Rewrite of ``c = tile.matmul(a, b)`` with K block ``k`` (the reference's form)::
 
-      c__a0 = tile.extract(a, [0, 0], [M, kc], target_memory=Left)
-      c__b0 = tile.extract(b, [0, 0], [kc, N], target_memory=Right)
-      c__k0 = tile.matmul(c__a0, c__b0)
-      for c__ko, (c__it,) in pl.range(1, K // kc, init_values=(c__k0,)):
-          c__ak = tile.extract(a, [0, c__ko * kc], [M, kc], target_memory=Left)
-          c__bk = tile.extract(b, [c__ko * kc, 0], [kc, N], target_memory=Right)
-          c__acc = tile.matmul_acc(c__it, c__ak, c__bk)
-          c__it_next = pl.yield_(c__acc)   # c is the loop's result
+      c__init = tile.create([M, N], dt, target_memory=Acc)      # overwritten by block 0
+      for c__ko, (c__it,) in pl.pipeline(0, K // k * k, k, stage=2, init_values=(c__init,)):
+          c__a = tile.extract(a, [0, c__ko], [M, k], target_memory=Left)
+          c__b = tile.extract(b, [c__ko, 0], [k, N], target_memory=Right)
+          c__acc = tile.matmul_acc(c__it, c__a, c__b, init_cond=(c__ko == 0))
+          c = pl.yield_(c__acc)
+      # K % k != 0: one more matmul_acc of the [M, K % k] / [K % k, N] tail block
 
-  ``tile.matmul_acc(acc0, a, b)`` becomes the same loop from chunk 0 with ``acc0`` as initial value.
+  (``init_cond`` makes block 0 the plain product: the reference's ``if ko == 0: matmul else:
+  matmul_acc`` without a phi tile.) One full block is straight-line. ``tile.matmul_acc(acc0, a, b)``
+  is the same loop from ``acc0`` (no ``init_cond``); ``tile.matmul_bias`` runs block 0 as
+  ``matmul_bias`` before the loop. LowerPipelineLoops later copies the loop body per stage.
+* Split-K reduction loop (the reference's #2232 rewrite): the frontend's ``acc = create; for ..:
+  loads; if ..: acc = matmul(la, lb) else: acc = matmul_acc(acc, la, lb); store(acc)`` whose
+  accumulator does not fit Acc (five ``[M, N]`` copies live at the loop's peak) becomes, per
+  ``[m, n]`` output tile, its own placeholder and a clone of the whole loop with the two loads
+  narrowed to the tile's rows / columns, then the tile's stores: no ``[M, N]`` Acc exists.
 * Numerics: the split changes the FP32 (INT32) accumulation order: the result is
   ``((a0@b0 + a1@b1) + a2@b2) + ...`` with each chunk product summed in FP32, instead of one
   K-long sum. The reference executor runs the lowered IR, so reference and simulator still agree
@@ -72,11 +82,11 @@ from __future__ import annotations
 
 from pypto.backend import l0_tile_chooser as ch
 from pypto.errors import CapacityError, InvalidOperationError, PassError
-from pypto.ir.nodes import AssignStmt, BinOp, Call, ConstInt, ForStmt, MakeTuple, Program, Var, YieldStmt
+from pypto.ir.nodes import AssignStmt, BinOp, Call, ConstInt, ForStmt, IfStmt, MakeTuple, Program, Var, YieldStmt
 from pypto.ir.types import ScalarType, TileType
 from pypto.ir.visit import Mutator
-from pypto.language.dtypes import INDEX
-from pypto.language.enums import KERNEL_TYPES, MemorySpace as M
+from pypto.language.dtypes import BOOL, INDEX
+from pypto.language.enums import KERNEL_TYPES, ForKind, MemorySpace as M
 from pypto.passes.context import PassContext
 
 NAME = "AutoTileMatmulL0"
@@ -120,13 +130,16 @@ def _acc_need(m: int, n: int, acc_bytes: int, k_loop: bool) -> int:
 
 
 def choose_mn_tile(m: int, k: int, n: int, esz: int, acc_bytes: int, left: int, right: int,
-                   acc_cap: int, vec_bytes: int = 0, vec_cap: int = 0, max_n: int = 0) -> tuple[int, int, int] | None:
+                   acc_cap: int, vec_bytes: int = 0, vec_cap: int = 0, max_n: int = 0,
+                   live: int = 0) -> tuple[int, int, int] | None:
     """``(tm, tn, kc)`` for an M/N split of ``[m, k] @ [k, n]``: sub-tile extents (multiples of 16,
     or the whole extent) whose ``tm x tn`` accumulator fits ``acc_cap`` and whose K chunk ``kc``
     fits L0; fewest sub-tiles first, then fewest K chunks, then the tallest tile. None if none fits.
     ``vec_bytes``: bytes per element a sub-tile also needs in Vec (the cast of the result to another
     dtype runs there: its FP32 copy plus the cast result), within ``vec_cap``. ``max_n``: the widest
-    sub-tile allowed (a matmul_bias's ``[1, tn]`` bias window must fit the Bias buffer)."""
+    sub-tile allowed (a matmul_bias's ``[1, tn]`` bias window must fit the Bias buffer). ``live``:
+    when given, the number of ``[tm, tn]`` accumulators live together at a sub-tile's peak (else
+    one, two with a K loop)."""
     def extents(total):
         return sorted({total, *range(16, total + 1, 16)}, reverse=True)
 
@@ -140,7 +153,8 @@ def choose_mn_tile(m: int, k: int, n: int, esz: int, acc_bytes: int, left: int, 
             if tm * tn * acc_bytes > acc_cap or tm * tn * vec_bytes > vec_cap or max_n and tn > max_n:
                 continue
             kc = _k_fit(tm, k, tn, esz, left, right)
-            if kc is None or _acc_need(tm, tn, acc_bytes, kc < k) > acc_cap:
+            need = live * tm * tn * acc_bytes if live else _acc_need(tm, tn, acc_bytes, kc is not None and kc < k)
+            if kc is None or need > acc_cap:
                 continue
             first = tiles if first is None else first
             score = (tiles, k // kc, -tm)
@@ -373,7 +387,19 @@ class _Tile(Mutator):
         stmts = tuple(stmts)
         out: list = []
         pending: dict[int, tuple] = {}
+        skip: set[int] = set()
         for i, s in enumerate(stmts):
+            if id(s) in skip:
+                continue
+            if isinstance(s, ForStmt):
+                split = self._split_k_loop(s, stmts, i)
+                if split is not None:
+                    new, consumed = split
+                    skip.update(id(x) for x in consumed)
+                    dead = consumed[0].var  # the full [M, N] placeholder, emitted already: dropped
+                    out = [x for x in out if not (isinstance(x, AssignStmt) and x.var is dead)]
+                    out.extend(new)
+                    continue
             v = s.value if isinstance(s, AssignStmt) else None
             if isinstance(v, Call) and v.op == "tile.cast" and id(s) in self.folded:
                 self.redefine(s.var, self.folded.pop(id(s)))  # drained by the Mat-scratch grid
@@ -433,6 +459,183 @@ class _Tile(Mutator):
         for plan in pending.values():
             self._mn_error(plan[0], "its result is not stored in the same block")
         return tuple(out)
+
+    # -- the canonical split-K reduction loop (the reference's #2232 rewrite) ----------------
+
+    def _split_k_match(self, loop: ForStmt, stmts, i):
+        """``(create, lhs load, rhs load, matmul stmt, stores)`` when ``loop`` is the frontend's
+        split-K reduction into a fresh accumulator whose result only tile.stores read::
+
+            init = tile.create([M, N], dt, Acc)            # read by nothing else
+            for kb, (it,) in pl.<any>(.., init_values=(init,)):
+                <scalar statements>
+                la = tile.load(A, [r, k0], [M, kt]); lb = tile.load(B, [k0, c], [kt, N])
+                if <cond>: x = tile.matmul(la, lb) ... yield x
+                else: y = tile.matmul_acc(it, la, lb) ... yield y
+                yield <the if's result>
+            out = tile.store(<loop result>, offs, T)       # one or more, right after the loop
+
+        else None."""
+        from pypto.ir.nodes import IfStmt as If
+
+        if len(loop.iter_args) != 1 or not isinstance(loop.init_values[0], Var):
+            return None
+        init, it, rv = loop.init_values[0], loop.iter_args[0], loop.return_vars[0]
+        create = next((x for x in stmts[:i] if isinstance(x, AssignStmt) and x.var is init), None)
+        if create is None or not (isinstance(create.value, Call) and create.value.op == "tile.create") \
+                or _count_uses(init, stmts) != 1:
+            return None
+        body = loop.body
+        if len(body) < 4 or not isinstance(body[-1], YieldStmt) or not isinstance(body[-2], If):
+            return None
+        br = body[-2]
+        if len(br.return_vars) != 1 or body[-1].values != (br.return_vars[0],):
+            return None
+
+        def one(branch, op):
+            xs = [x for x in branch if isinstance(x, AssignStmt)]
+            if len(branch) != 2 or len(xs) != 1 or not isinstance(branch[-1], YieldStmt):
+                return None
+            c = xs[0].value
+            if not (isinstance(c, Call) and c.op == op and branch[-1].values == (xs[0].var,)):
+                return None
+            if any(x is True for x in c.args[(3 if op == "tile.matmul" else 3):5]) or \
+                    op == "tile.matmul_acc" and len(c.args) > 5 and c.args[5] is not None:
+                return None
+            return xs[0]
+
+        mm, acc = one(br.then_body, "tile.matmul"), one(br.else_body, "tile.matmul_acc")
+        if mm is None or acc is None or acc.value.args[0] is not it or acc.value.args[1:3] != mm.value.args[:2]:
+            return None
+        la, lb = mm.value.args[:2]
+        loads = {}
+        for x in body[:-2]:
+            if isinstance(x, AssignStmt) and isinstance(x.var.type, ScalarType):
+                continue
+            if isinstance(x, AssignStmt) and isinstance(x.value, Call) and x.value.op == "tile.load" \
+                    and x.var in (la, lb) and id(x.var) not in loads:
+                loads[id(x.var)] = x
+                continue
+            return None
+        if len(loads) != 2 or la is lb:
+            return None
+        (m, n) = mm.var.type.shape
+        for x, want in ((loads[id(la)], (m, None)), (loads[id(lb)], (None, n))):
+            t = x.var.type
+            if len(t.shape) != 2 or not all(isinstance(d, int) for d in t.shape) or \
+                    t.valid_shape is not None and tuple(t.valid_shape) != tuple(t.shape) or \
+                    any(w is not None and w != d for w, d in zip(want, t.shape)):
+                return None
+        if _count_uses(la, body) != 2 or _count_uses(lb, body) != 2:
+            return None
+        stores, j = [], i + 1
+        while j < len(stmts) and isinstance(stmts[j], AssignStmt) and isinstance(stmts[j].value, Call) \
+                and stmts[j].value.op == "tile.store" and stmts[j].value.args[0] is rv:
+            stores.append(stmts[j])
+            j += 1
+        if not stores or _count_uses(rv, stmts[i + 1:]) != len(stores) \
+                or any(len(st.value.args[1].elements) != 2 for st in stores):
+            return None
+        return create, loads[id(la)], loads[id(lb)], mm, stores
+
+    def _split_k_loop(self, loop: ForStmt, stmts, i):
+        """The split-K reduction loop whose ``[M, N]`` accumulator needs an M/N split, rewritten
+        as a grid of ``[m, n]`` output tiles: per tile, its own Acc placeholder and a clone of the
+        whole K loop with both loads narrowed to the tile's window (the full K reduction of that
+        tile), then its stores. The full accumulator is never materialised. ``(statements, the
+        original statements consumed)`` or None (the loop is not that, or fits)."""
+        got = self._split_k_match(loop, stmts, i)
+        if got is None:
+            return None
+        create, lda, ldb, mm, stores = got
+        (m, kt), (_, n) = lda.var.type.shape, ldb.var.type.shape
+        p = self.platform
+        abytes = mm.var.type.dtype.bits // 8
+        esz = lda.var.type.dtype.bits // 8
+        left, right, acc_cap = p.capacity(M.Left), p.capacity(M.Right), p.capacity(M.Acc)
+        # the loop holds, at its peak, five [M, N] accumulators in Acc: its placeholder, the carried
+        # value, the if's result, and an inner K loop's carried value and block result
+        live = 5
+        kc = _k_fit(m, kt, n, esz, left, right)
+        if kc is not None and live * m * n * abytes <= acc_cap:
+            return None  # the accumulator fits: the loop stays, its matmuls are K-tiled as usual
+        tile = choose_mn_tile(m, kt, n, esz, abytes, left, right, acc_cap, live=live)
+        if tile is None:
+            return None  # the ordinary path reports the capacity problem at the matmul
+        tm, tn, _ = tile
+        sp = loop.span
+        out: list = []
+        targets = [self.var(st.value.args[2]) for st in stores]
+        idx = 0
+        for mi in range(0, m, tm):
+            for ni in range(0, n, tn):
+                em, en = min(tm, m - mi), min(tn, n - ni)
+                rv = self._split_k_tile(loop, create, lda, ldb, mm, mi, ni, em, en, idx, out)
+                last = mi + tm >= m and ni + tn >= n
+                for k, st in enumerate(stores):
+                    res = st.var if last else Var(f"{st.var.name}__t{idx}", st.var.type, st.span)
+                    offs = [self.expr(x) for x in st.value.args[1].elements]
+                    offs = MakeTuple((_add(offs[0], mi), _add(offs[1], ni)))
+                    call = Call("tile.store", (rv, offs, targets[k], *[self.expr(x) for x in st.value.args[3:]]),
+                                st.var.type, st.span)
+                    out.append(AssignStmt(res, call, st.span))
+                    targets[k] = res
+                idx += 1
+        return out, [create, loop, *stores]
+
+    def _split_k_tile(self, loop, create, lda, ldb, mm, mi, ni, em, en, idx, out) -> Var:
+        """One output tile's K loop (see :meth:`_split_k_loop`), its statements appended to ``out``
+        after AutoTile's own rewrite of them (the narrowed matmuls may be K-tiled); its result."""
+        from pypto.ir.nodes import IfStmt as If
+
+        sp = loop.span
+        dt = mm.var.type.dtype
+        sub = Mutator()
+        sub.subst = dict(self.subst)
+        init = Var(f"{create.var.name}__t{idx}", TileType((em, en), dt, create.var.type.memory_space), create.span)
+        pre = [AssignStmt(init, Call("tile.create", (_ints(em, en), dt, create.var.type.memory_space), init.type,
+                                     create.span), create.span)]
+        kb = Var(loop.loop_var.name, loop.loop_var.type, loop.loop_var.span)
+        sub.subst[id(loop.loop_var)] = kb
+        acc_t = TileType((em, en), dt)
+        it = Var(loop.iter_args[0].name, acc_t, loop.iter_args[0].span)
+        sub.subst[id(loop.iter_args[0])] = it
+        body: list = []
+        for x in loop.body[:-2]:
+            if x is lda or x is ldb:
+                t = x.var.type
+                offs = [sub.expr(e) for e in x.value.args[1].elements]
+                shape = (em, t.shape[1]) if x is lda else (t.shape[0], en)
+                offs = (_add_expr(offs[0], mi), offs[1]) if x is lda else (offs[0], _add_expr(offs[1], ni))
+                nt = TileType(shape, t.dtype, t.memory_space)
+                nv = Var(x.var.name, nt, x.span)
+                rest = tuple(sub.expr(e) for e in x.value.args[3:])
+                rest = (None, *rest[1:]) if rest else rest  # the full window: no partial valid shape
+                body.append(AssignStmt(nv, Call("tile.load", (sub.expr(x.value.args[0]), MakeTuple(offs), _ints(*shape),
+                                                              *rest), nt, x.span), x.span))
+            else:
+                nv = Var(x.var.name, x.var.type, x.span)
+                body.append(AssignStmt(nv, sub.expr(x.value), x.span))
+            sub.redefine(x.var, nv)
+        br = loop.body[-2]
+        la, lb = sub.var(mm.value.args[0]), sub.var(mm.value.args[1])
+        x1 = Var(mm.var.name, acc_t, mm.span)
+        acc_stmt = br.else_body[0]
+        x2 = Var(acc_stmt.var.name, acc_t, acc_stmt.span)
+        phi = Var(br.return_vars[0].name, acc_t, br.span)
+        then = (AssignStmt(x1, Call("tile.matmul", (la, lb, *mm.value.args[2:]), acc_t, mm.span), mm.span),
+                YieldStmt((x1,), br.span))
+        other = (AssignStmt(x2, Call("tile.matmul_acc", (it, la, lb, *acc_stmt.value.args[3:]), acc_t, acc_stmt.span),
+                            acc_stmt.span), YieldStmt((x2,), br.span))
+        body.append(If(sub.expr(br.cond), then, other, (phi,), br.span))
+        body.append(YieldStmt((phi,), loop.span))
+        rv = Var(loop.return_vars[0].name, acc_t, loop.span)
+        new = loop.replace(loop_var=kb, start=sub.expr(loop.start), stop=sub.expr(loop.stop), step=sub.expr(loop.step),
+                           iter_args=(it,), init_values=(init,), body=tuple(body), return_vars=(rv,))
+        out.extend(pre)
+        r = self.stmt(new)  # the narrowed matmuls take the ordinary (K-tiling) rewrite
+        out.extend(r if isinstance(r, (list, tuple)) else [r])
+        return self.var(rv)
 
     # -- double-buffered C (the chooser's dbC = 2 design) ------------------------------------
 
@@ -734,6 +937,9 @@ class _Tile(Mutator):
         esz = a.type.dtype.bits // 8
         p = self.platform
         left, right = p.capacity(M.Left), p.capacity(M.Right)
+        kc = self._chooser_k(s, a, b, acc0 is not None)
+        if kc is not None:
+            return s if kc == k else self._block(s.span, s.var, acc0, a, b, 0, 0, m, n, k, kc)
         if m * k * esz <= left and k * n * esz <= right:
             return s
         if k % 16:
@@ -743,6 +949,39 @@ class _Tile(Mutator):
                 "pad K to a multiple of 16 or split K yourself with matmul_acc")
         kc = choose_k_chunk(m, k, n, esz, left, right)
         return self._block(s.span, s.var, acc0, a, b, 0, 0, m, n, k, kc)
+
+    def _chooser_k(self, s: AssignStmt, a: Var, b: Var, acc_read: bool) -> int | None:
+        """The K block of the reference's roofline chooser for matmul ``s`` (whose ``[M, N]`` result
+        fits Acc: M/N tiling was decided before), when its design keeps the whole ``[M, N]`` output:
+        ``K`` itself (no split) or a 16-aligned block, possibly not dividing K (the partial last
+        block is peeled). None when the chooser has no such answer (K not a multiple of 16, or it
+        would tile M/N): the capacity rule below decides then."""
+        (m, k), (_, n) = a.type.shape, b.type.shape
+        for x in (a, b):
+            if x.type.valid_shape is not None and tuple(x.type.valid_shape) != tuple(x.type.shape):
+                return None  # a partial operand keeps the capacity rule (its padding is not a K block)
+        p = self.platform
+        cfg = ch.L0TileConfig()
+        cfg.M, cfg.K, cfg.N = m, k, n
+        cfg.l0a_bytes, cfg.l0b_bytes, cfg.l0c_bytes = p.capacity(M.Left), p.capacity(M.Right), p.capacity(M.Acc)
+        cfg.bytes_a, cfg.bytes_b = a.type.dtype.bits // 8, b.type.dtype.bits // 8
+        cfg.bytes_c = s.var.type.dtype.bits // 8
+        if not all(x in (1, 2, 4) for x in (cfg.bytes_a, cfg.bytes_b, cfg.bytes_c)) or a.type.dtype.bits < 8:
+            return None
+        cfg.allow_a_stationary = cfg.allow_b_stationary = True
+        cfg.allow_double_buffer_c = self.dbc
+        cfg.allow_k_boundary = True
+        cfg.c_read = acc_read
+        try:
+            r = ch.choose_l0_tile(cfg)
+        except ValueError:
+            return None
+        if (r.m, r.n) != (m, n) or r.k % 16 and r.k != k:
+            return None
+        if r.k < k and _acc_need(m, n, cfg.bytes_c, True) > cfg.l0c_bytes:
+            return None  # a K loop's two live accumulators would not fit Acc (the reference's planner
+            # may share them; ours keeps the placeholder and the carried value apart): no split
+        return r.k
 
     def _first(self, acc0, a0, b0, t, sp) -> Call:
         """The cube op of K chunk 0: matmul, matmul_acc onto ``acc0``, or matmul_bias (the bias is
@@ -754,44 +993,68 @@ class _Tile(Mutator):
         return Call("tile.matmul", (a0, b0, None, False, False), t, sp)
 
     def _block(self, sp, var: Var, acc0, a: Var, b: Var, mi: int, ni: int, m: int, n: int, k: int, kc: int):
-        """Statements computing ``var = [acc0 +] a[mi:mi+m, :] @ b[:, ni:ni+n]``, K in chunks of ``kc``
-        (one Left/Right extract pair and cube op per chunk, chunk 0 first)."""
+        """Statements computing ``var = [acc0 +] a[mi:mi+m, :] @ b[:, ni:ni+n]``, K in blocks of ``kc``
+        accumulated in Acc in K order (the reference's form): one Left/Right extract pair and cube op
+        per block, the ``K // kc`` full blocks as a ``pl.pipeline(0, K // kc * kc, kc, stage=2)`` loop
+        (straight-line when there is one), then a ``matmul_acc`` of the partial last block when ``kc``
+        does not divide K. A fresh result's loop starts from an Acc ``tile.create`` placeholder that
+        block 0 overwrites (``matmul_acc(.., init_cond=(ko == 0))``); a ``matmul_acc``'s loop starts
+        from its accumulator; a ``matmul_bias``'s block 0 runs before the loop."""
         name = var.name
         acc_t = TileType(var.type.shape, var.type.dtype)
-        lt = TileType((m, kc), a.type.dtype, M.Left)
-        rt = TileType((kc, n), b.type.dtype, M.Right)
         out: list = []
 
-        def extract(src, offs, t, vname):
+        def extract(src, offs, shape, space, vname, into):
+            t = TileType(shape, src.type.dtype, space)
             x = Var(vname, t, sp)
-            out_stmts.append(AssignStmt(x, Call("tile.extract", (src, _ints(*offs), _ints(*t.shape), t.memory_space,
-                                                                  False), t, sp), sp))
+            into.append(AssignStmt(x, Call("tile.extract", (src, _ints(*offs), _ints(*shape), space, False), t, sp),
+                                   sp))
             return x
 
-        out_stmts = out
+        def block(dst, prev, off, width, into):
+            """``dst = prev + a_blk @ b_blk`` (``prev`` None: the first block's op) for the K block at
+            ``off`` of ``width``."""
+            ak = extract(a, (mi, off), (m, width), M.Left, f"{name}__a", into)
+            bk = extract(b, (off, ni), (width, n), M.Right, f"{name}__b", into)
+            call = self._first(None, ak, bk, acc_t, sp) if prev is None else \
+                Call("tile.matmul_acc", (prev, ak, bk, False, False), acc_t, sp)
+            into.append(AssignStmt(dst, call, sp))
+            return dst
+
+        full, tail = k // kc, k % kc
         if kc == k:  # no K split: one extract pair (the operands' [m, K] / [K, n] windows)
-            a0 = extract(a, (mi, 0), lt, f"{name}__a0")
-            b0 = extract(b, (0, ni), rt, f"{name}__b0")
-            out.append(AssignStmt(var, self._first(acc0, a0, b0, acc_t, sp), sp))
+            block(var, acc0, 0, k, out)
             return out
-        start = 0
-        init = acc0
-        if acc0 is None:
-            a0 = extract(a, (mi, 0), lt, f"{name}__a0")
-            b0 = extract(b, (0, ni), rt, f"{name}__b0")
-            init = Var(f"{name}__k0", acc_t, sp)
-            out.append(AssignStmt(init, self._first(None, a0, b0, acc_t, sp), sp))
-            start = 1
-        ko = Var(f"{name}__ko", ScalarType(INDEX), sp)
-        it = Var(f"{name}__it", acc_t, sp)
-        off = BinOp("mul", ko, ConstInt(kc), ScalarType(INDEX), sp)
-        body: list = []
-        out_stmts = body
-        ak = extract(a, (mi, off), lt, f"{name}__ak")
-        bk = extract(b, (off, ni), rt, f"{name}__bk")
-        nxt = Var(f"{name}__acc", acc_t, sp)
-        body.append(AssignStmt(nxt, Call("tile.matmul_acc", (it, ak, bk, False, False), acc_t, sp), sp))
-        body.append(YieldStmt((nxt,), sp))
-        out.append(ForStmt(loop_var=ko, start=ConstInt(start), stop=ConstInt(k // kc), step=ConstInt(1),
-                           iter_args=(it,), init_values=(init,), body=tuple(body), return_vars=(var,), span=sp))
+        done = var if not tail else Var(f"{name}__kb", acc_t, sp)
+        if full == 1:  # one full block: straight-line, then the tail
+            block(done, acc0, 0, kc, out)
+        else:
+            ko = Var(f"{name}__ko", ScalarType(INDEX), sp)
+            it = Var(f"{name}__it", acc_t, sp)
+            body: list = []
+            start = 0
+            if acc0 is None and self.bias is not None:
+                # the bias is added once, by block 0 (matmul_bias), straight-line before the loop
+                init = block(Var(f"{name}__k0", acc_t, sp), None, 0, kc, out)
+                start = kc
+            elif acc0 is None:
+                # a fresh result: the loop starts from an Acc placeholder and block 0 overwrites it
+                # (matmul_acc with init_cond=(ko == 0) is matmul there: the product only, as the
+                # reference's ``if ko == 0: matmul else: matmul_acc`` computes it, with no phi tile)
+                init = Var(f"{name}__init", TileType(var.type.shape, var.type.dtype, M.Acc), sp)
+                out.append(AssignStmt(init, Call("tile.create", (_ints(*var.type.shape), var.type.dtype, M.Acc),
+                                                 init.type, sp), sp))
+            else:
+                init = acc0
+            first = BinOp("eq", ko, ConstInt(0), ScalarType(BOOL), sp) if acc0 is None and self.bias is None else None
+            ak = extract(a, (mi, ko), (m, kc), M.Left, f"{name}__a", body)
+            bk = extract(b, (ko, ni), (kc, n), M.Right, f"{name}__b", body)
+            nxt = Var(f"{name}__acc", acc_t, sp)
+            body.append(AssignStmt(nxt, Call("tile.matmul_acc", (it, ak, bk, False, False, first), acc_t, sp), sp))
+            body.append(YieldStmt((nxt,), sp))
+            out.append(ForStmt(loop_var=ko, start=ConstInt(start), stop=ConstInt(full * kc), step=ConstInt(kc),
+                               iter_args=(it,), init_values=(init,), body=tuple(body), return_vars=(done,),
+                               kind=ForKind.Pipeline, span=sp, stage=2))
+        if tail:  # the partial last K block (16-aligned when K and kc are)
+            block(var, done, full * kc, tail, out)
         return out

@@ -28,7 +28,8 @@ from pypto.ir.visit import Mutator, iter_stmts
 from pypto.language.enums import KERNEL_TYPES
 from pypto.language.enums import FunctionType
 from pypto.ops.builder import build
-from pypto.ops.registry import VALUE_KINDS, get_op
+from pypto.ops.registry import VALUE_KINDS, get_op, op_trait
+from pypto.ops.traits import MemorySpaces
 from pypto.passes.context import PassContext
 
 NAME = "ConvertTensorToTileOps"
@@ -37,8 +38,39 @@ PRODUCES = ("IncoreTileOps",)
 
 
 def run(program: Program, ctx: PassContext) -> Program:
+    fresh = _fresh_params(program)
     return program.replace(functions=tuple(
-        _convert(f) if f.func_type in KERNEL_TYPES else f for f in program.functions))
+        _convert(f, fresh.get(f.name, set())) if f.func_type in KERNEL_TYPES else f for f in program.functions))
+
+
+def _fresh_params(program: Program) -> dict[str, set[int]]:
+    """Per kernel, the ids of its tensor parameters that every call site fills with a fresh
+    ``tensor.create`` read by nothing else (a GM workspace, e.g. the frontend's ``gm_buf`` for a
+    ``pl.create_tensor`` at the top of a ``pl.at`` scope): their contents on entry are unspecified."""
+    from pypto.ir.nodes import FuncCall
+    from pypto.ir.visit import iter_exprs
+
+    funcs = {f.name: f for f in program.functions}
+    verdict: dict[tuple[str, int], bool] = {}
+    for f in program.functions:
+        if f.func_type in KERNEL_TYPES:
+            continue
+        created = {id(s.var) for s in iter_stmts(f.body) if isinstance(s, AssignStmt)
+                   and isinstance(s.value, Call) and s.value.op == "tensor.create"}
+        reads: dict[int, int] = {}
+        for e in iter_exprs(f.body):
+            if isinstance(e, Var):
+                reads[id(e)] = reads.get(id(e), 0) + 1
+        for e in iter_exprs(f.body):
+            if isinstance(e, FuncCall) and e.func in funcs and funcs[e.func].func_type in KERNEL_TYPES:
+                for j, a in enumerate(e.args):
+                    ok = isinstance(a, Var) and id(a) in created and reads.get(id(a)) == 1
+                    verdict[(e.func, j)] = verdict.get((e.func, j), True) and ok
+    out: dict[str, set[int]] = {}
+    for (name, j), ok in verdict.items():
+        if ok and j < len(funcs[name].params):
+            out.setdefault(name, set()).add(id(funcs[name].params[j]))
+    return out
 
 
 def _loaded_params(f: Function) -> list[Var]:
@@ -73,9 +105,10 @@ def _loaded_params(f: Function) -> list[Var]:
     return [p for p in f.params if id(p) in read and id(p) in params]
 
 
-def _convert(f: Function) -> Function:
+def _convert(f: Function, fresh: set[int] = frozenset()) -> Function:
     c = _Converter()
     c.subst = {}
+    c.fresh = fresh
     entry = []
     for p in _loaded_params(f):
         shape = p.type.shape
@@ -94,6 +127,8 @@ class _Converter(Mutator):
         self.pending: list | None = None   # loads to emit before the statement being converted
         self.reloaded: dict[int, Var] = {}  # id(global tensor version) -> the tile it was loaded into
         self.computed: set[int] = set()     # ids of tensor values computed by ops of this kernel (tiles)
+        self.fresh: set[int] = set()        # ids of workspace parameters (see _fresh_params)
+        self.home: dict[int, Var] = {}      # id(loop result carried as a tile) -> the tensor it started as
 
     def as_tile(self, v, span):
         if isinstance(v, Var):
@@ -207,19 +242,109 @@ class _Converter(Mutator):
                 out.append(old)
         return tuple(out)
 
+    def _snapshot(self):
+        return dict(self.subst), dict(self.tile_of), dict(self.reloaded), set(self.computed)
+
+    def _restore(self, snap):
+        self.subst, self.tile_of, self.reloaded, self.computed = (type(x)(x) for x in snap)
+
+    def _tile_carries(self, s, inits, body) -> list[int]:
+        """Indices of the carried values that enter ``s`` as a global tensor but that its body
+        (converted once, tentatively) yields as a tile: e.g. an accumulator in a
+        ``pl.create_tensor`` workspace re-assigned from a matmul in the loop."""
+        yields = body[-1].values if body and isinstance(body[-1], YieldStmt) else ()
+        return [i for i, (v, y) in enumerate(zip(inits, yields))
+                if isinstance(getattr(v, "type", None), TensorType) and isinstance(y, Var)
+                and isinstance(self.tile_of.get(id(y), y).type, TileType)]
+
+    @staticmethod
+    def _result_space(y, body):
+        """The memory space the op defining yielded value ``y`` puts its result in (through if
+        phis: the then-branch's value), or None: e.g. Acc for a matmul accumulator."""
+        defs, phis = {}, {}
+        for st in iter_stmts(body):
+            if isinstance(st, AssignStmt):
+                defs[id(st.var)] = st.value
+            elif isinstance(st, IfStmt) and st.then_body and isinstance(st.then_body[-1], YieldStmt):
+                for rv, val in zip(st.return_vars, st.then_body[-1].values):
+                    phis[id(rv)] = val
+        for _ in range(64):
+            if id(y) in phis:
+                y = phis[id(y)]
+                continue
+            v = defs.get(id(y))
+            ms = op_trait(v.op, MemorySpaces) if isinstance(v, Call) else None
+            return ms.result if ms is not None else None
+        return None
+
+    def _tile_init(self, v: Var, span, space=None) -> tuple[Var, AssignStmt]:
+        """The tile a tensor-valued loop init becomes: for a fresh workspace parameter (its contents
+        are unspecified), a ``tile.create`` of its shape (no read of GM, so the loop's accumulator
+        can live in Acc); for any other tensor, its current contents, loaded whole."""
+        src = self.var(v)
+        shape = src.type.shape
+        if not all(isinstance(d, int) for d in shape):
+            raise UnsupportedFeatureError(
+                f"tensor '{v.name}' is carried through this loop as a tile; that needs a static shape", span)
+        if id(v) in self.fresh:
+            # in the space its loop's values live in (an accumulator: Acc, which GM cannot be loaded into)
+            call = build("tile.create", span, shape=list(shape), dtype=src.type.dtype, target_memory=space)
+        else:
+            call = build("tile.load", span, tensor=src, offsets=[0] * len(shape), shapes=list(shape))
+        t = Var(f"{v.name}_tile", call.type, span)
+        return t, AssignStmt(t, call, span)
+
     def visit_ForStmt(self, s: ForStmt):
         inits = tuple(self.as_tile(v, s.span) if isinstance(v, Var) and id(v) in self.tile_of else self.expr(v)
                       for v in s.init_values)
+        snap = self._snapshot()
         its = self._carry(s.iter_args, inits)
         body = self.stmts(s.body)
+        retile = self._tile_carries(s, inits, body)
+        pre: list = []
+        if retile:  # convert the body again, with those carried values tiles from the start
+            spaces = {i: self._result_space(body[-1].values[i], body) for i in retile}
+            self._restore(snap)
+            inits = list(inits)
+            for i in retile:
+                t, stmt = self._tile_init(s.init_values[i], s.span, spaces[i])
+                pre.append(stmt)
+                self.home[id(s.return_vars[i])] = self.var(s.init_values[i])
+                inits[i] = t
+            inits = tuple(inits)
+            its = list(self._carry(s.iter_args, inits))
+            for i in retile:
+                # the carried value has the (unplaced) type of the values the body yields, whatever
+                # space its placeholder init was created in (so the dump re-parses to the same types)
+                its[i] = Var(its[i].name, TileType(tuple(its[i].type.shape), its[i].type.dtype), its[i].span)
+                self.tile_of[id(s.iter_args[i])] = its[i]
+            its = tuple(its)
+            body = self.stmts(s.body)
         yields = body[-1].values if body and isinstance(body[-1], YieldStmt) else ()
         rvs = self._carry(s.return_vars, its)
         if yields:
             fixed = tuple(self.as_tile(y, s.span) if isinstance(y, Var) and id(y) in self.tile_of else y
                           for y in yields)
             body = body[:-1] + (body[-1].replace(values=fixed),)
-        return s.replace(start=self.expr(s.start), stop=self.expr(s.stop), step=self.expr(s.step),
+        loop = s.replace(start=self.expr(s.start), stop=self.expr(s.stop), step=self.expr(s.step),
                          init_values=inits, iter_args=its, body=body, return_vars=rvs)
+        return [*pre, loop] if pre else loop
+
+    def visit_ReturnStmt(self, s):
+        """A kernel result that is a loop-carried tensor turned tile is stored back into the global
+        tensor the loop started from (the kernel returns that tensor, as before)."""
+        out, vals = [], []
+        for v in s.values:
+            home = self.home.get(id(v)) if isinstance(v, Var) else None
+            if home is None:
+                vals.append(self.expr(v))
+                continue
+            st = build("tile.store", s.span, tile=self.tile_of[id(v)], offsets=[0] * len(home.type.shape),
+                       tensor=home)
+            r = Var(v.name, st.type, s.span)
+            out.append(AssignStmt(r, st, s.span))
+            vals.append(r)
+        return [*out, s.replace(values=tuple(vals))]
 
     def visit_WhileStmt(self, s: WhileStmt):
         """As a ForStmt; the condition is read with the (re-typed) iter_args."""

@@ -199,7 +199,7 @@ class _Infer(Mutator):
             if isinstance(it.type, TileType) and it.type.memory_space is None:
                 it = self.redefine(it, _placed(it, init.type.memory_space or MemorySpace.Vec))
             its.append(it)
-        body = self.stmts(s.body)
+        body = self.scoped(s.body)
         rvs = []
         for rv, it in zip(s.return_vars, its):
             if isinstance(rv.type, TileType) and rv.type.memory_space is None:
@@ -217,7 +217,7 @@ class _Infer(Mutator):
                 it = self.redefine(it, _placed(it, init.type.memory_space or MemorySpace.Vec))
             its.append(it)
         cond = self.expr(s.cond)
-        body = self.stmts(s.body)
+        body = self.scoped(s.body)
         rvs = []
         for rv, it in zip(s.return_vars, its):
             if isinstance(rv.type, TileType) and rv.type.memory_space is None:
@@ -225,8 +225,18 @@ class _Infer(Mutator):
             rvs.append(rv)
         return s.replace(cond=cond, init_values=inits, iter_args=tuple(its), body=body, return_vars=tuple(rvs))
 
+    def scoped(self, body):
+        """``body`` converted with the move cache scoped to it: a move made in a branch or loop body
+        is defined there only, so a later statement outside (or the other branch) moves again
+        rather than reading a Var that was never assigned on its path (stale data at run time)."""
+        saved = dict(self.moves)
+        try:
+            return self.stmts(body)
+        finally:
+            self.moves = saved
+
     def visit_IfStmt(self, s: IfStmt):
-        tb, eb = self.stmts(s.then_body), self.stmts(s.else_body)
+        tb, eb = self.scoped(s.then_body), self.scoped(s.else_body)
         rvs = []
         yields = tb[-1].values if tb and hasattr(tb[-1], "values") else ()
         for i, rv in enumerate(s.return_vars):

@@ -1,10 +1,8 @@
 """UnrollLoops: every ``pl.unroll`` loop (ForKind.Unroll) is replaced by one copy of its body per
-iteration, and every ``pl.pipeline(..., stage=F)`` loop (ForKind.Pipeline) by a loop of stride
-``F * step`` whose body is ``F`` copies (for ``i``, ``i + step``, ...) followed by a sequential tail
-loop for the last ``(stop - start) mod (F * step)`` iterations (docs/language.md,
-"Loops: `pl.range`, carried values"). The iterations run in the same order either way,
-so a pipelined loop computes what the ``pl.range`` loop computes; the copies give the memory planner
-and the scheduler F iterations' worth of independent instructions, as on the device.
+iteration (docs/language.md, "Loops: `pl.range`, carried values"). ``pl.pipeline`` loops stay
+loops here: :mod:`pypto.passes.lower_pipeline_loops` copies their bodies after AutoTileMatmulL0, as
+the reference's LowerPipelineLoops does, so the passes in between (and the pass dumps) see the
+loop the user wrote and AutoTileMatmulL0 can add pipelined K loops of its own.
 
 Requires: nothing (it runs on the frontend's pre-SSA IR, before ConvertToSSA; the explicit SSA
 form with ``init_values`` works too). Produces: NoUnrollLoops — no ForStmt of kind Unroll remains.
@@ -119,8 +117,6 @@ class _Unroller(Mutator):
         return r
 
     def visit_ForStmt(self, s: ForStmt):
-        if s.kind == ForKind.Pipeline:
-            return self.pipeline(s)
         if s.kind != ForKind.Unroll:
             return self.default_stmt(s)
         bounds = [self.expr(x) for x in (s.start, s.stop, s.step)]
@@ -156,42 +152,6 @@ class _Unroller(Mutator):
                 ren.keep(v, self.var(v))   # defined before the loop: re-assigned by every copy
         copy = list(ren.renew(body))
         return copy, ([ren.expr(v) for v in yld.values] if yld is not None else carried)
-
-    def pipeline(self, s: ForStmt):
-        """``pl.pipeline(start, stop, step, stage=F)`` -> a main loop of stride ``F * step`` running
-        ``F`` body copies, then the original body as a sequential tail loop from where the main loop
-        stopped (``step`` is a literal > 0: the frontend checks it)."""
-        start, stop, step = (self.expr(x) for x in (s.start, s.stop, s.step))
-        f = s.stage
-        if not isinstance(step, ConstInt) or step.value <= 0:
-            raise InternalError("pl.pipeline step must be a literal int > 0", s.span)
-        if f == 1:
-            return self.default_stmt(s.replace(kind=ForKind.Sequential, stage=1))
-        self._count(f, s, f"pl.pipeline(..., stage={f})")
-        span = s.span
-        stride = ConstInt(f * step.value, INDEX, span)
-        # main_end = start + max((stop - start) // stride, 0) * stride, folded when constant
-        ren = _FoldingRenewer()
-        idx = ScalarType(INDEX)
-        trips = BinOp("max", BinOp("floordiv", BinOp("sub", stop, start, idx, span), stride, idx, span),
-                      ConstInt(0, INDEX, span), idx, span)
-        main_end = ren.expr(BinOp("add", start, BinOp("mul", trips, stride, idx, span), idx, span))
-        j = Var(s.loop_var.name, s.loop_var.type, s.loop_var.span)
-        new_iters = tuple(Var(v.name, v.type, v.span) for v in s.iter_args)
-        carried = list(new_iters)
-        body: list = []
-        for k in range(f):
-            i = j if k == 0 else BinOp("add", j, ConstInt(k * step.value, INDEX, span), idx, span)
-            copy, carried = self.body_copy(s, i, carried)
-            body.extend(copy)
-        if s.iter_args:
-            body.append(YieldStmt(tuple(carried), span))
-        inits = tuple(self.expr(v) for v in s.init_values)
-        main_rvs = tuple(Var(v.name, v.type, v.span) for v in s.return_vars)
-        main = ForStmt(j, start, main_end, stride, new_iters, inits, tuple(body), main_rvs, ForKind.Sequential, span)
-        tail = ForStmt(s.loop_var, main_end, stop, s.step, s.iter_args, main_rvs, s.body, s.return_vars,
-                       ForKind.Sequential, span)
-        return [self.default_stmt(main), self.default_stmt(tail)]
 
     def visit_IfStmt(self, s: IfStmt):
         cond = self.expr(s.cond)

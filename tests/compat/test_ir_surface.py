@@ -95,7 +95,7 @@ def test_pass_factories_run_our_passes_with_instruments():
     pipe.add_pass(passes.unroll_loops())
     assert pipe.get_pass_names() == ["InlineFunctions", "UnrollLoops"]
     with pytest.raises(AttributeError, match="no counterpart"):
-        passes.optimize_orch_tensors  # noqa: B018 - a reference pass we do not have
+        passes.canonicalize_tile_slice  # noqa: B018 - a reference pass we do not have
 
 
 def test_ir_names_and_visitor():

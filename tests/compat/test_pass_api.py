@@ -105,8 +105,8 @@ def test_passes_that_hold_by_construction_and_absent_ones():
         for s in main.body)),))
     with pytest.raises(UnsupportedFeatureError, match="hierarchy scopes"):
         passes.outline_hierarchy_scopes()(host)
-    with pytest.raises(AttributeError, match="optimize_orch_tensors.*no counterpart"):
-        passes.optimize_orch_tensors  # noqa: B018
+    with pytest.raises(AttributeError, match="canonicalize_tile_slice.*no counterpart"):
+        passes.canonicalize_tile_slice  # noqa: B018
     with pytest.raises(AttributeError, match="stamp_tfree_split.*no counterpart"):
         core_passes.stamp_tfree_split  # noqa: B018
     # the mixed-kernel passes of the pipeline answer to their reference factories

@@ -45,7 +45,8 @@ def test_pipeline_positions():
     names = [p.NAME for p in PIPELINE]
     assert names == ["InlineFunctions", "UnrollLoops", "AccWindows", "ConvertToSSA", "Simplify", "FlattenCallExpr",
                      "OutlineIncoreScopes", "ConvertTensorToTileOps", "FuseCreateAssembleToView",
-                     "FlattenTileNdTo2D", "LegalizeTileCast", "AutoTileMatmulL0", "InferTileMemorySpace",
+                     "OptimizeOrchTensors", "FlattenTileNdTo2D", "LegalizeTileCast", "AutoTileMatmulL0", "LowerPipelineLoops",
+                     "InferTileMemorySpace",
                      "LowerAutoVectorSplit", "ExpandMixedKernel", "InjectGMPipeBuffer", "SplitVectorKernel", "NormalizeReturnOrder", "InitMemRef", "MemoryReuse", "AllocateMemoryAddr", "DeriveCallDirections",
                      "AutoDeriveTaskDependencies", "FinalSimplify", "InsertCommFence"]
     for p in PIPELINE:

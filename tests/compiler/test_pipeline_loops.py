@@ -1,7 +1,7 @@
 """``pl.pipeline(..., stage=F)`` (docs/language.md, "Loops") and ``for i in pl.spmd(n)`` (examples/canonical/t3_spmd_add.py).
 
-UnrollLoops replicates a pipelined body F times per iteration of stride F * step and runs the
-leftover iterations in a tail loop; results equal the ``pl.range`` loop's, every stage prints and
+LowerPipelineLoops (after AutoTileMatmulL0) replicates a pipelined body F times per iteration of
+stride F * step and runs the leftover iterations in a tail loop; results equal the ``pl.range`` loop's, every stage prints and
 parses back, and the frontend checks its arguments. An SPMD loop's body is one block's kernel."""
 import re
 
@@ -68,23 +68,28 @@ def test_every_stage_prints_and_parses_back(kernel, args):
     stages = run_pipeline(specialize(kernel, args, {}).program, {"platform": "a2a3sim"}).stages
     frontend = stages[0][1].as_python()
     assert re.search(r"pl\.pipeline\(.*stage=\d", frontend)
+    lowered = False
     for name, program in stages:
         text = program.as_python()
         assert_structural_equal(parse(text), program)
-        if name != "frontend" and name != "InlineFunctions":
-            assert "pl.pipeline" not in text, name
-    after = dict(stages)["UnrollLoops"]
+        # the loop stays a pl.pipeline until LowerPipelineLoops, and is gone from then on
+        lowered = lowered or name == "LowerPipelineLoops"
+        assert ("pl.pipeline" in text) != lowered, name
+    assert lowered
+    after = dict(stages)["LowerPipelineLoops"]
     loops = [s for f in after.functions for s in iter_stmts(f.body) if isinstance(s, ForStmt)]
-    assert all(s.kind != ForKind.Pipeline for s in loops)
+    assert loops and all(s.kind != ForKind.Pipeline for s in loops)
 
 
 def test_the_lowered_form():
     stages = dict(run_pipeline(specialize(K.piped_tasks, (torch.zeros(256, 64), 7, torch.zeros(256, 64)),
                                           {}).program, {"platform": "a2a3sim"}).stages)
-    text = stages["UnrollLoops"].as_python()
+    assert "pl.pipeline(7, stage=3)" in stages["UnrollLoops"].as_python()
+    text = stages["LowerPipelineLoops"].as_python()
     # 7 trips at stage 3: a main loop over 0, 3 with three copies, then the tail for 6
-    assert "in pl.range(0, 6, 3):" in text and "in pl.range(6, 7):" in text
-    assert text.count("pl.tile.load(a") == 4
+    assert "in pl.range(0, 6, 3, init_values=" in text and "in pl.range(6, 7, init_values=" in text
+    # the scope was outlined once, before the copies: one kernel, dispatched by each of the 4 copies
+    assert text.count("pl.tile.load(a") == 1 and text.count("self.piped_tasks_incore_0(") == 4
 
 
 _SRC = '''

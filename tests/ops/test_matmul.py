@@ -229,7 +229,9 @@ def _big(dtype=torch.float16, seed=21):
 def test_auto_tile_splits_k():
     a, b, out = _big()
     text = K.tile_mm_big_k.lower(a, b, out).as_python()
-    assert "pl.range(1, 4" in text, text           # 4096 / 1024 (16 x 1024 FP16 = half of Left)
+    # the chooser's K block (1024 of 4096 FP16 on a2a3) as the reference's pl.pipeline(stage=2) K
+    # loop, lowered to a loop of stride 2048 holding its two stage copies (blocks ko and ko + 1024)
+    assert "pl.range(0, 4096, 2048" in text and "[c__ko + 1024, 0]" in text, text
     assert "pl.tile.matmul_acc(" in text and "pl.tile.extract(" in text, text
     assert "[16, 1024]" in text and "[1024, 16]" in text, text
 

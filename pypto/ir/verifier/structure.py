@@ -43,7 +43,8 @@ def _ssa(program: Program, ctx) -> list:
                 elif isinstance(s, IfStmt):
                     defs = list(s.return_vars)
                 for b in child_stmts(s):
-                    walk(b, inner if not isinstance(s, ScopeStmt) else visible)
+                    # each branch sees what precedes the if, not the other branch's definitions
+                    walk(b, set(inner) if not isinstance(s, ScopeStmt) else visible)
                 if isinstance(s, ScopeStmt) and s.task_id is not None:
                     defs.append(s.task_id)
                 for v in defs:
