@@ -41,6 +41,7 @@ from pypto.ir.nodes import ConstInt
 from pypto.ir.types import ScalarType, TensorType, TileType
 from pypto.language.dtypes import INDEX
 from pypto.language.enums import MemorySpace
+from pypto.ops.cross_core import valid_extents
 from pypto.ops.registry import OpArgs, OpDef, Param, register
 from pypto.ops.rules import expect
 from pypto.ops.traits import MemorySpaces, ReadsBlock
@@ -92,18 +93,7 @@ def _boundary_infer(op: str, grow: bool, space: MemorySpace):
         if lane_valid is not None:
             # the lane's valid region, stated (LowerAutoVectorSplit writes the share of a ragged
             # extent each lane gets, an expression of the lane index)
-            expect(len(lane_valid.elements) == len(shape), op,
-                   f"valid_shape needs {len(shape)} extents, got {len(lane_valid.elements)}", span)
-            valid = []
-            for e, n in zip(lane_valid.elements, shape):
-                if isinstance(e, ConstInt):
-                    expect(0 <= e.value <= n, op, f"valid_shape extent {e.value} is outside [0, {n}]", span)
-                    valid.append(e.value)
-                else:
-                    expect(isinstance(getattr(e, "type", None), ScalarType) and e.type.dtype.is_int(), op,
-                           "a valid_shape extent must be an int or an integer scalar", span)
-                    valid.append(e)
-            valid = tuple(valid)
+            valid = valid_extents(op, lane_valid.elements, shape, span)
         return TileType(shape, t.dtype, space, valid)
     return infer
 

@@ -88,20 +88,25 @@ def _pop_infer(op: str, default_space: MemorySpace):
                "or pass shape=[...] and dtype=...")
         _check_split(op, a, span)
         shape = static_ints(op, "shape", a.shape, span)
-        valid = None
-        if a.valid_shape is not None:
-            valid = []
-            for e, n in zip(a.valid_shape.elements, shape):
-                if isinstance(e, ConstInt):
-                    expect(0 <= e.value <= n, op, f"valid_shape extent {e.value} is outside [0, {n}]", span)
-                    valid.append(e.value)
-                else:
-                    expect(isinstance(getattr(e, "type", None), ScalarType) and e.type.dtype.is_int(), op,
-                           "a valid_shape extent must be an int or an integer scalar", span)
-                    valid.append(e)
-            expect(len(valid) == len(shape), op, f"valid_shape needs {len(shape)} extents, got {len(valid)}", span)
-        return TileType(shape, a.dtype, a.target_memory or default_space, tuple(valid) if valid else None)
+        valid = None if a.valid_shape is None else valid_extents(op, a.valid_shape.elements, shape, span)
+        return TileType(shape, a.dtype, a.target_memory or default_space, valid or None)
     return infer
+
+
+def valid_extents(op: str, elements, shape, span: Span) -> tuple:
+    """A popped (or lane-shared) tile's ``valid_shape``: one extent per axis, each a constant within
+    the axis or an integer scalar (a run-time extent)."""
+    expect(len(elements) == len(shape), op, f"valid_shape needs {len(shape)} extents, got {len(elements)}", span)
+    valid = []
+    for e, n in zip(elements, shape):
+        if isinstance(e, ConstInt):
+            expect(0 <= e.value <= n, op, f"valid_shape extent {e.value} is outside [0, {n}]", span)
+            valid.append(e.value)
+        else:
+            expect(isinstance(getattr(e, "type", None), ScalarType) and e.type.dtype.is_int(), op,
+                   "a valid_shape extent must be an int or an integer scalar", span)
+            valid.append(e)
+    return tuple(valid)
 
 
 for _name, _dir in _PUSH_DIR.items():

@@ -10,25 +10,11 @@ of them must agree). A function marked ``split_aiv`` is already in per-lane form
 LowerAutoVectorSplit halved it): it only gets the attrs stamped below; an AIV function with
 ``dual_aiv_dispatch=True`` and no ``split`` attr is per-lane too and stays as written.
 
-The AIV function (split axis ``d``: 0 rows for UP_DOWN, 1 columns for LEFT_RIGHT; ``h`` the half
-extent of a tile's axis ``d``):
-
-* ``lane = pl.tile.get_subblock_idx()`` is prepended (the vector core's lane, 0 or 1);
-* ``tpop_from_aic`` pops the lane's half: shape halved on ``d``, split code the mode's;
-* ``tile.load`` reads the lane's half: shape halved, offset ``+ lane * h`` on ``d``; a tile whose
-  axis ``d`` is 1 (a broadcast row / column) is left whole;
-* ``tile.store`` of a halved tile writes at offset ``+ lane * h`` on ``d``;
-* ``tile.full`` / ``tile.create`` make the lane's half; every other op on a halved tile is typed
-  again from its halved operands (an elementwise op gives a halved result);
-* a valid extent ``V`` on axis ``d`` (a constant, or a run-time scalar) becomes the lane's share
-  ``min(max(V, lane * h) - lane * h, h)``: lane 0 ``min(V, h)``, lane 1 the rest, clamped at 0;
-* ``tpush_to_aic`` of a halved tile pushes the lane's half with the mode's split code (the cube
-  joins the halves).
-
-Refused with a located PassError (the per-lane form would compute something else): a reduction
-over axis ``d`` of a halved tile (each lane would reduce its half only), an odd extent on ``d``,
-``tile.ci`` / ``tile.random`` (their values depend on the position), and any other op with a
-static shape argument applied to a halved tile (reshape, slice, ...): write those kernels in the
+The AIV function is rewritten by :class:`pypto.passes.split_axis.Halver` (its module docstring lists
+the per-op rules: the lane index first, pops / loads / stores / creations halved on the split axis,
+valid extents shared out per lane, halved pushes) and refused with a located PassError where the
+per-lane form would compute something else (a reduction over the split axis, an odd extent,
+``tile.ci`` / ``tile.random``, a shape-taking op on a halved tile): write those kernels in the
 per-lane form (``attrs={"split_aiv": True}``, tiles and offsets per lane).
 
 The members of a mixed kernel ExpandMixedKernel made from an InCore function with a split
