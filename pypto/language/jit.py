@@ -80,14 +80,23 @@ class JITFunction:
         from pypto.driver.build import run_pipeline
         from pypto.passes.manager import emit_diagnostics
 
+        from pypto.passes.api import PassContext as OuterContext
+        from pypto.passes.context import l0c_double_buffer_enabled
+
         cfg = self._config(config)
         spec = self._specialize(args, kwargs)
         options = cfg.compile_options()
-        built = self._lowered_of_build(spec, options)
+        # the memory planner gates AutoTileMatmulL0's Acc double buffering as it does in compile()
+        # (the config's planner, else an active PassContext's): without this, lower() under DSA_RP /
+        # PTOAS showed a program other than the one that runs
+        outer = OuterContext.current()
+        planner = options.get("memory_planner") or (outer.get_memory_planner() if outer is not None else None)
+        dbc = l0c_double_buffer_enabled(planner, outer.get_enable_pypto_l0c_double_buffer() if outer else None)
+        built = self._lowered_of_build(spec, options, dbc)
         if built is not None:
             emit_diagnostics(built.diagnostics)
             return built.lowered
-        result = run_pipeline(spec.program, options)
+        result = run_pipeline(spec.program, dict(options, l0c_double_buffer=dbc))
         emit_diagnostics(result.diagnostics)
         return result.program
 
@@ -104,13 +113,13 @@ class JITFunction:
         return (artifacts.program_digest(spec.program), json.dumps(artifacts.options_key(options), sort_keys=True),
                 os.path.abspath(out) if out else None, IdentityKey(options.get("passes")))
 
-    def _lowered_of_build(self, spec, options):
+    def _lowered_of_build(self, spec, options, dbc: bool = False):
         """The build of this specialisation that :meth:`compile` made in this process with ``options``,
         when its pipeline ran here (not a build reused from disk) with exactly the settings
         :meth:`lower` runs it with: same program, pass list, platform, verification level,
-        diagnostic phase and disabled diagnostics, no PassContext instruments and no L0C double
-        buffering (which ``lower`` does not apply). The pipeline is deterministic, so that build's
-        lowered program is the one ``lower`` would compute; None when any of this does not hold."""
+        diagnostic phase, disabled diagnostics and L0C double buffering (``dbc``), no PassContext
+        instruments. The pipeline is deterministic, so that build's lowered program is the one
+        ``lower`` would compute; None when any of this does not hold."""
         from pypto.backend.platforms import get_platform
         from pypto.passes.api import PassContext as OuterContext, disabled_names
 
@@ -122,7 +131,8 @@ class JITFunction:
         if getattr(hit, "_lowered", None) is None or o is None:
             return None
         same = (o.get("platform") == get_platform(options.get("platform") or "a2a3sim").name
-                and not o.get("instruments") and not o.get("l0c_double_buffer")
+                and not o.get("instruments")
+                and bool(o.get("l0c_double_buffer")) == dbc
                 and o.get("verification_level") == options.get("verification_level")
                 and o.get("diagnostic_phase") == options.get("diagnostic_phase")
                 and bool(o.get("analyze_auto_scopes_for_deps")) == bool(options.get("analyze_auto_scopes_for_deps"))

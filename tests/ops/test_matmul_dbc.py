@@ -183,6 +183,19 @@ def test_dbc_every_stage_roundtrips():
     H.assert_same_bits(out, a @ b, "roundtrip-verified dbC run")
 
 
+def test_lower_applies_the_planners_double_buffering_as_compile_does():
+    """kernel.lower(config=RunConfig(memory_planner=DSA_RP)) is the program a DSA_RP run executes
+    (it used to skip the planner's dbC=2 tiling and show the single-buffered program)."""
+    a, b = _data(320, 64, 320, 3, True)
+    args = [a, b, torch.zeros(320, 320)]
+    dsa = RunConfig(platform="a2a3sim", memory_planner="DSA_RP")
+    lowered = K.mm_store.lower(*args, config=dsa).as_python()       # before any compile: the pipeline runs
+    assert lowered == K.mm_store.compile(*args, config=dsa).lowered.as_python()
+    assert lowered == K.mm_store.lower(*args, config=dsa).as_python()   # the build's program, reused
+    plain = K.mm_store.lower(*args, config=RunConfig(platform="a2a3sim")).as_python()
+    assert plain != lowered and plain == K.mm_store.compile(*args, config=RunConfig(platform="a2a3sim")).lowered.as_python()
+
+
 def test_dbc_leaves_a_vector_cast_alone_on_a5():
     """A cast FIXPIPE cannot do (mode="round") keeps its vector cast on a5 under dbC too: the
     compile succeeds and the values match a float64 oracle."""
