@@ -80,6 +80,8 @@ Requires: IncoreTileOps. Produces: MatmulL0Tiled.
 """
 from __future__ import annotations
 
+import functools
+
 from pypto.backend import l0_tile_chooser as ch
 from pypto.errors import CapacityError, InvalidOperationError, PassError
 from pypto.ir.nodes import AssignStmt, BinOp, Call, ConstInt, ForStmt, IfStmt, MakeTuple, Program, Var, YieldStmt
@@ -199,6 +201,14 @@ def _edges(arch: str) -> dict:
     from pypto.passes.infer_tile_memory_space import _EDGES
 
     return _EDGES.get(arch, _EDGES["a2a3"])
+
+
+def _extract(src, offs, shape, space, vname, into, sp):
+    """``vname = tile.extract(src, offs, shape, target_memory=space)`` appended to ``into``; the new Var."""
+    t = TileType(shape, src.type.dtype, space)
+    x = Var(vname, t, sp)
+    into.append(AssignStmt(x, Call("tile.extract", (src, _ints(*offs), _ints(*shape), space, False), t, sp), sp))
+    return x
 
 
 def _ints(*vals):
@@ -476,8 +486,6 @@ class _Tile(Mutator):
             out = tile.store(<loop result>, offs, T)       # one or more, right after the loop
 
         else None."""
-        from pypto.ir.nodes import IfStmt as If
-
         if len(loop.iter_args) != 1 or not isinstance(loop.init_values[0], Var):
             return None
         init, it, rv = loop.init_values[0], loop.iter_args[0], loop.return_vars[0]
@@ -486,7 +494,7 @@ class _Tile(Mutator):
                 or _count_uses(init, stmts) != 1:
             return None
         body = loop.body
-        if len(body) < 4 or not isinstance(body[-1], YieldStmt) or not isinstance(body[-2], If):
+        if len(body) < 4 or not isinstance(body[-1], YieldStmt) or not isinstance(body[-2], IfStmt):
             return None
         br = body[-2]
         if len(br.return_vars) != 1 or body[-1].values != (br.return_vars[0],):
@@ -563,7 +571,6 @@ class _Tile(Mutator):
         if tile is None:
             return None  # the ordinary path reports the capacity problem at the matmul
         tm, tn, _ = tile
-        sp = loop.span
         out: list = []
         targets = [self.var(st.value.args[2]) for st in stores]
         idx = 0
@@ -586,9 +593,6 @@ class _Tile(Mutator):
     def _split_k_tile(self, loop, create, lda, ldb, mm, mi, ni, em, en, idx, out) -> Var:
         """One output tile's K loop (see :meth:`_split_k_loop`), its statements appended to ``out``
         after AutoTile's own rewrite of them (the narrowed matmuls may be K-tiled); its result."""
-        from pypto.ir.nodes import IfStmt as If
-
-        sp = loop.span
         dt = mm.var.type.dtype
         sub = Mutator()
         sub.subst = dict(self.subst)
@@ -627,7 +631,7 @@ class _Tile(Mutator):
                 YieldStmt((x1,), br.span))
         other = (AssignStmt(x2, Call("tile.matmul_acc", (it, la, lb, *acc_stmt.value.args[3:]), acc_t, acc_stmt.span),
                             acc_stmt.span), YieldStmt((x2,), br.span))
-        body.append(If(sub.expr(br.cond), then, other, (phi,), br.span))
+        body.append(IfStmt(sub.expr(br.cond), then, other, (phi,), br.span))
         body.append(YieldStmt((phi,), loop.span))
         rv = Var(loop.return_vars[0].name, acc_t, loop.span)
         new = loop.replace(loop_var=kb, start=sub.expr(loop.start), stop=sub.expr(loop.stop), step=sub.expr(loop.step),
@@ -732,12 +736,7 @@ class _Tile(Mutator):
                 body.append(AssignStmt(res, Call("tile.assemble", (cur, sub, _ints(mi, ni)), mt, sp), sp))
                 return res
 
-        def extract(src, offs, shape, space, vname, body):
-            t = TileType(shape, src.type.dtype, space)
-            x = Var(vname, t, sp)
-            body.append(AssignStmt(x, Call("tile.extract", (src, _ints(*offs), _ints(*shape), space, False), t, sp),
-                                   sp))
-            return x
+        extract = functools.partial(_extract, sp=sp)
 
         def tile(mi, ni, em, en, lhs, rhs, body):
             """One [em, en] full-K result at (mi, ni); ``lhs`` / ``rhs``: a panel already in L0, or None."""
@@ -1004,12 +1003,7 @@ class _Tile(Mutator):
         acc_t = TileType(var.type.shape, var.type.dtype)
         out: list = []
 
-        def extract(src, offs, shape, space, vname, into):
-            t = TileType(shape, src.type.dtype, space)
-            x = Var(vname, t, sp)
-            into.append(AssignStmt(x, Call("tile.extract", (src, _ints(*offs), _ints(*shape), space, False), t, sp),
-                                   sp))
-            return x
+        extract = functools.partial(_extract, sp=sp)
 
         def block(dst, prev, off, width, into):
             """``dst = prev + a_blk @ b_blk`` (``prev`` None: the first block's op) for the K block at

@@ -32,7 +32,7 @@ import copy
 
 from pypto.errors import PassError
 from pypto.passes.host_ir import (
-    COLLECTIVE_PARAMS, HostIR, HostPassContext, attr_chain, collective_kind, located, name, names_in,
+    COLLECTIVE_PARAMS, HostIR, HostPassContext, attr_chain, collective_kind, fresh, located, name, names_in,
 )
 
 NAME = "LowerHostTensorCollectives"
@@ -89,7 +89,7 @@ def _lower(s: ast.stmt, call: ast.Call, kind: str, ir: HostIR, ctx: HostPassCont
             raise PassError(f"pld.tensor.{kind} on the host: missing window view '{p}'",
                             ctx.src.span(call) if ctx.src else None)
         if not isinstance(v, ast.Name):
-            tmp = _fresh(used, f"__{kind}_arg")
+            tmp = fresh(used, f"__{kind}_arg")
             pre.append(located(ast.Assign([ast.Name(tmp, ast.Store())], v), s))
             v = located(name(tmp), v)
         views.append(v)
@@ -103,7 +103,7 @@ def _lower(s: ast.stmt, call: ast.Call, kind: str, ir: HostIR, ctx: HostPassCont
         return located(ast.Expr(c), s)
 
     if devices is None:
-        r = _fresh(used, "__r")
+        r = fresh(used, "__r")
         loop = ast.For(ast.Name(r, ast.Store()),
                        ast.Call(attr_chain("pl", "range"), [ast.Call(attr_chain("pld", "world_size"), [], [])], []),
                        [dispatch(name(r))], [])
@@ -126,11 +126,3 @@ def _devices(call: ast.Call, ir: HostIR, slots: dict):
         if d is not False:
             return d
     return None
-
-
-def _fresh(used: set, base: str) -> str:
-    k = 0
-    while f"{base}_{k}" in used:
-        k += 1
-    used.add(f"{base}_{k}")
-    return f"{base}_{k}"
