@@ -16,24 +16,41 @@ from pypto.ops.support import dist as support_dist
 from pypto.runtime.device_tensor import DeviceTensor, StackedDeviceTensor
 
 
-def _returned_values(value, gm: list, full: list):
+def _returned_values(value, gm: list, full: list, host: list):
     """What the call returns: ``None`` when the program returns only its (written in place)
     arguments; otherwise the returned values, a tensor the program created itself as a copy out of
     the simulated global memory (the reference executor returns it too: issue 13, a result the
-    simulator used to drop), an argument as the caller's own tensor."""
+    simulator used to drop), an argument as the caller's own tensor.
+
+    ``host[i]`` is the view of argument ``i`` the orchestration received (``_host_layout``: a DN
+    parameter's column-major reading of ``gm[i]``). A returned value is argument ``i`` only when it
+    *is* that tensor or that view (the same storage pointer, shape and strides): a
+    ``pl.transpose`` of a square argument has its shape and pointer but other strides, and was
+    once taken for the argument (the call returned ``None`` and the transpose was lost).
+
+    A tensor the program made comes back contiguous in its logical shape with its logical values,
+    whatever its layout: a DN ``pl.create_tensor`` is copied out of its column-major buffer. That is
+    what the reference executor returns (its ``tensor.create`` is ``torch.zeros(shape)``); the
+    reference's device runtime returns only ``Out`` parameters (a created tensor never reaches the
+    host there), and a DN ``Out`` parameter, the caller's buffer, keeps the device's column-major
+    bytes (docs/language.md, "Layouts")."""
     vals = value if isinstance(value, tuple) else (value,) if value is not None else ()
 
+    def same_view(v, t):   # (a stride of an extent-1 dim is never used: not compared)
+        return v is t or (isinstance(v, torch.Tensor) and isinstance(t, torch.Tensor) and v.shape == t.shape
+                          and v.data_ptr() == t.data_ptr()
+                          and all(n == 1 or a == b for n, a, b in zip(v.shape, v.stride(), t.stride())))
+
     def own(v):
-        for g, user in zip(gm, full):
-            if v is g or (isinstance(v, torch.Tensor) and isinstance(g, torch.Tensor) and v.shape == g.shape
-                          and v.data_ptr() == g.data_ptr()):
+        for g, h, user in zip(gm, host, full):
+            if same_view(v, g) or same_view(v, h):
                 return user
         return None
 
     if all(own(v) is not None for v in vals):
         return None
     def fresh(v):   # a tensor the program made; FP4 leaves in the caller's packed form
-        return fp4_pack(v) if v.dtype == torch.float4_e2m1fn_x2 else v.clone()
+        return fp4_pack(v) if v.dtype == torch.float4_e2m1fn_x2 else v.clone(memory_format=torch.contiguous_format)
 
     out = tuple(own(v) if own(v) is not None else fresh(v) if isinstance(v, torch.Tensor) else v for v in vals)
     return out if isinstance(value, tuple) else out[0]

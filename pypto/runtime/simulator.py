@@ -950,7 +950,8 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
         rt.progress = bar if bar is not None and bar.on else None
         try:
             with poisoning(), python_faults(), while_limit(cfg.max_while_iterations):
-                returned[:] = [orch.orchestrate(rt, *(_host_layout(g, p) for g, p in zip(gm, params)))]
+                host[:] = [_host_layout(g, p) for g, p in zip(gm, params)]
+                returned[:] = [orch.orchestrate(rt, *host)]
                 if _writes_into(rt, [gm[i] for i in direct if params[i]["direction"] == "In"]):
                     raise _WritesIn()
                 rt.run_all()
@@ -960,6 +961,7 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
         return gm, rt
 
     returned: list = [None]
+    host: list = []   # the views of the arguments the orchestration received
     direct = _in_place_args(params, full) | _window_args(full)
     rt = None
     try:
@@ -1003,7 +1005,7 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
     if allocate:
         outs = [full[i] for i, p in enumerate(params) if p["direction"] == "Out"]
         return outs[0] if len(outs) == 1 else tuple(outs)
-    return _returned_values(returned[0], gm, full)
+    return _returned_values(returned[0], gm, full, host)
 
 
 @contextlib.contextmanager

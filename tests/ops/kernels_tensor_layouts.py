@@ -188,6 +188,28 @@ class CreateDn:
 
 
 @pl.program
+class ReturnsCreatedDn:
+    """An entry returning a DN tensor it created (no Out parameter), with a square pl.transpose of
+    its input and the input itself: the call returns the first two, the argument as the caller's
+    own tensor."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def fill(self, x: pl.Tensor[[C, R], pl.FP32],
+             t: pl.Out[pl.Tensor[[C, R], pl.FP32, DN_VIEW]]) -> pl.Tensor[[C, R], pl.FP32, DN_VIEW]:
+        t = pl.store(pl.mul(pl.load(x, [0, 0], [C, R]), 2.0), [0, 0], t)
+        return t
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[C, R], pl.FP32], sq: pl.Tensor[[R, R], pl.FP32]
+             ) -> tuple[pl.Tensor[[C, R], pl.FP32, DN_VIEW], pl.Tensor[[R, R], pl.FP32, DN_VIEW],
+                        pl.Tensor[[R, R], pl.FP32]]:
+        t = pl.create_tensor([C, R], pl.FP32, layout=pl.TensorLayout.DN)
+        t = self.fill(x, t)
+        sq_t = pl.transpose(sq, 0, 1)
+        return t, sq_t, sq
+
+
+@pl.program
 class ColumnViaExtract:
     """A column of a tensor as a [ROWS, 1] Vec tile without a column load: a C0-wide strip, its
     on-chip transpose, a Vec -> Vec tile.extract of row 0 (the reference's #1398 workaround)."""

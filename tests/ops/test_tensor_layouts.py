@@ -120,6 +120,32 @@ def test_create_tensor_dn(platform):
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
+def test_a_returned_created_dn_tensor_is_its_logical_values(platform):
+    """A DN tensor the program creates and returns: the reference's device runtime returns only Out
+    parameters, its reference executor ``torch.zeros(shape)`` for the create, i.e. a contiguous
+    tensor of the logical shape holding the logical values. The simulator returns that (it used to
+    return the column-major buffer's strided view: equal values, strides (1, C)); the reference
+    executor here holds the same values. A square pl.transpose of an argument is returned as the
+    transpose (it used to be taken for the argument: the call returned None, the results were
+    lost); the argument itself as the caller's own tensor."""
+    x, sq = torch.randn(C, R), torch.randn(R, R)
+    compiled = ir_compile(K.ReturnsCreatedDn, platform=platform)
+    got = compiled(x, sq, config=RunConfig(platform=platform))
+    assert isinstance(got, tuple) and len(got) == 3
+    t, sq_t, same = got
+    assert t.shape == (C, R) and t.is_contiguous()
+    _same(t, x * 2.0)
+    assert sq_t.is_contiguous()
+    _same(sq_t, sq.T.contiguous())
+    assert same is sq
+    ns: dict = {}
+    exec(compile(torch_codegen(compiled.lowered), "<ref>", "exec"), ns)
+    ref = ns["main"](x.clone(), sq.clone())
+    _same(ref[0].contiguous(), x * 2.0)
+    _same(ref[1].contiguous(), sq.T.contiguous())
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
 def test_vec_to_vec_extract_of_a_transposed_strip(platform):
     x, scale = torch.randn(16, 64), torch.randn(16, 8)
     sim, ref = _run_both(K.ColumnViaExtract, [x, scale, torch.zeros(16, 64)], platform)
