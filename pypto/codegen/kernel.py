@@ -429,13 +429,15 @@ class KernelGen(StmtEmitter):
     # -- the module ----------------------------------------------------------------------------
     def walk(self) -> list[str]:
         """Walk the function's body (depth 1); returns its parameters' names. A return yields what
-        is pending; a body that ends without one (an AIC / AIV member function) leaves its last
-        instructions' cycles unyielded in both forms: the gang kernel must yield exactly what the
-        task kernel does (a trailing yield here made a gang's cores finish later than alone)."""
+        is pending; a body that ends without one (an AIC / AIV member function) yields it at its
+        end, so the task's simulated end includes every instruction's cycles. Both forms do it: the
+        gang kernel must yield exactly what the task kernel does (a trailing yield in the gang form
+        alone made a gang's cores finish later than alone)."""
         params = [self.names.define(p) for p in self.f.params]
         if self.clocked:
             self.emit(1, "_clk = _pto.Clock()")
         self.block(self.f.body, 1, ())
+        self.flush(1)   # (nothing pending after a final return)
         return params
 
     def generate(self) -> str:
