@@ -99,3 +99,36 @@ def test_bad_windows_are_located_errors(tmp_path, rows, cols, offset, words):
     assert "bad_window.py:" in msg and "pl.matmul_acc(win" in msg, msg
     for w in words:
         assert w in msg, msg
+
+
+@pytest.mark.parametrize("platform", ["a2a3sim", "a5sim"])
+def test_window_sliced_outside_the_loop_that_accumulates(platform):
+    """The slice above the K loop (or above an ``if`` in it), the matmul_acc inside: on the device
+    the window is the same L0C bytes wherever it is written, so the accumulator holds the sums.
+    Before AccWindows looked into nested blocks this was refused (the window, a copy, was placed in
+    Vec, where a matmul_acc cannot write)."""
+    g = torch.Generator().manual_seed(16)
+    a, b = torch.randn(K.M, K.K, generator=g), torch.randn(K.K, K.N, generator=g)
+    per = [a, b, torch.zeros(K.M, K.N)]
+    prt.run(K.PerWindow, *per, config=RunConfig(platform=platform))
+    sim, ref = _run_both(K.WindowBeforeLoop, [a, b, torch.zeros(K.M, K.N), torch.zeros(K.M, K.NT)], platform)
+    for got in (sim, ref):
+        assert torch.equal(_bits(got[2]), _bits(per[2]))
+        assert torch.equal(_bits(got[3]), _bits(per[2][:, -K.NT:]))   # the window read after the loop
+    sim, ref = _run_both(K.WindowInBranches, [a, b, torch.zeros(K.M, K.N)], platform)
+    assert torch.equal(_bits(sim[2]), _bits(per[2])) and torch.equal(_bits(ref[2]), _bits(per[2]))
+    # nothing copies the window: no slice is left, and the kernel stays a cube kernel (no AIV half)
+    lowered = ir_compile(K.WindowInBranches, platform=platform).lowered.as_python()
+    assert "tile.slice" not in lowered and lowered.count("tile.matmul_acc_window") == 2
+    assert "FunctionType.AIV" not in lowered
+
+
+def test_a_window_whose_offset_moves_in_the_loop_is_refused():
+    """The offset's Var re-assigned in the accumulating loop: the pass leaves the pair alone and
+    the compile fails (a located error), never a wrong sum."""
+    with pytest.raises(PyptoError) as e:
+        ir_compile(K.WindowMovedInLoop, platform="a2a3sim")
+    msg = str(e.value)
+    assert "kernels_acc_window.py:" in msg and "pl.matmul_acc(win" in msg and "^" in msg, msg
+    assert "window of the Acc tile 'acc'" in msg and "re-assigns 'col'" in msg, msg
+    assert "slice the window next to its matmul_acc" in msg, msg
