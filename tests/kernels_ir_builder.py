@@ -52,3 +52,32 @@ class Scoped:
             tb = pl.load(b, [0, 0], [16, 16])
             out = pl.store(pl.add(pl.mul(ta, tb), ta), [0, 0], out)
         return out
+
+
+@pl.program
+class SplitShard:
+    """A pl.split_aiv region in a pl.at scope: each vector lane takes its half of the cube's rows."""
+
+    @pl.function
+    def main(self, a: pl.Tensor[[16, 32], pl.FP32], b: pl.Tensor[[32, 16], pl.FP32],
+             out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="shard"):
+            acc = pl.matmul(a, b)
+            for aiv_id in pl.split_aiv(2, mode=pl.SplitMode.UP_DOWN):
+                h = pl.relu(pl.add(pl.aiv_shard(acc), 1.0))
+                out = pl.assemble(out, h, [aiv_id * 8, 0])
+        return out
+
+
+@pl.program
+class SplitNone:
+    """A bare task-parallel pl.split_aiv region (its own scope): each lane doubles the rows it picks."""
+
+    @pl.function
+    def main(self, a: pl.Tensor[[16, 16], pl.FP32],
+             out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        for aiv_id in pl.split_aiv(2, mode=pl.SplitMode.NONE):
+            base = aiv_id * 8
+            t = pl.load(a, [base, 0], [8, 16])
+            out = pl.store(pl.add(t, t), [base, 0], out)
+        return out

@@ -403,3 +403,102 @@ def test_an_explicit_span_is_kept_and_the_reference_span_form_works():
     func = f.get_result()
     assert (func.span.filename, func.span.begin_line, func.span.begin_column) == ("model.py", 10, 1)
     assert func.params[0].span is sp and func.body[0].span.file.endswith("test_ir_builder.py")
+
+
+def build_split_shard():
+    """SplitShard: a SplitAiv scope inside an InCore scope, its lane bound in the reference's form
+    (the first statement ``aiv_id = tile.get_subblock_idx()``), the crossing taking the region's mode."""
+    from pypto.language.dtypes import INDEX
+
+    sp = ir.Span.unknown()
+    ib = ir.IRBuilder()
+    with ib.program("SplitShard") as p:
+        with ib.function("main") as f:
+            a = f.param("a", _tensor(ib, [16, 32]))
+            b = f.param("b", _tensor(ib, [32, 16]))
+            out = f.param("out", _tensor(ib), direction=OUT)
+            f.return_type(_tensor(ib))
+            with ib.scope(ir.ScopeKind.InCore, name_hint="shard"):
+                acc = ib.let("acc", ib.call("tensor.matmul", a, b))
+                with ib.scope(ir.ScopeKind.SplitAiv, split=ir.SplitMode.UP_DOWN) as region:
+                    aiv_id = ib.let("aiv_id", ib.call("tile.get_subblock_idx"))
+                    h = ib.let("h", ib.call("tensor.relu", ib.call("tensor.adds", ib.call("tensor.aiv_shard", acc),
+                                                                    1.0)))
+                    ib.assign(out, ib.call("tensor.assemble", out, h, [ir.Mul(aiv_id, 8, INDEX, sp), 0]))
+                head = region.get_result()[0]
+                assert head.var is aiv_id and head.value.op == "tile.split_aiv_lane"
+            ib.return_stmt(out)
+        p.add_function(f.get_result())
+    return p.get_result()
+
+
+def build_split_none():
+    """SplitNone: a bare SplitAiv scope in an Opaque function (it gets its own CORE_GROUP scope)."""
+    from pypto.language.dtypes import INDEX
+
+    sp = ir.Span.unknown()
+    ib = ir.IRBuilder()
+    with ib.program("SplitNone") as p:
+        with ib.function("main") as f:
+            a = f.param("a", _tensor(ib))
+            out = f.param("out", _tensor(ib), direction=OUT)
+            f.return_type(_tensor(ib))
+            with ib.scope(ir.ScopeKind.SplitAiv, split=ir.SplitMode.NONE) as region:
+                aiv_id = ib.let("aiv_id", ib.call("tile.get_subblock_idx"))
+                base = ib.let("base", ir.Mul(aiv_id, 8, INDEX, sp))
+                t = ib.let("t", ib.call("tile.load", a, [base, 0], [8, 16]))
+                ib.assign(out, ib.call("tile.store", ib.call("tile.add", t, t), [base, 0], out))
+            assert isinstance(region.get_result(), ScopeStmt)
+            ib.return_stmt(out)
+        p.add_function(f.get_result())
+    return p.get_result()
+
+
+@pytest.mark.parametrize("build, twin", [(build_split_shard, K.SplitShard), (build_split_none, K.SplitNone)])
+def test_split_aiv_scopes_equal_their_parsed_twins_and_run_bit_exact(build, twin):
+    """``ib.scope(ScopeKind.SplitAiv, split=mode)`` (the reference's builder call) is the region
+    ``for aiv_id in pl.split_aiv(2, mode=...)`` parses to; the built program runs bit-exact (both
+    lanes' halves, on both platforms) against torch."""
+    prog = build()
+    ir.assert_structural_equal(prog, twin)
+    text = prog.as_python()
+    assert text == twin.as_python()
+    ir.assert_structural_equal(parse_program(text), prog)
+    g = torch.Generator().manual_seed(17)
+    for platform in ("a2a3sim", "a5sim"):
+        cfg = RunConfig(platform=platform)
+        if build is build_split_shard:
+            a, b = torch.randn(16, 32, generator=g), torch.randn(32, 16, generator=g)
+            out = torch.zeros(16, 16)
+            ir.compile(prog, platform=platform)(a, b, out, config=cfg)
+            want = torch.zeros(16, 16)
+            ir.compile(twin, platform=platform)(a, b, want, config=cfg)
+            assert torch.equal(out, want)
+            torch.testing.assert_close(out, torch.relu((a.double() @ b.double()).float() + 1.0), rtol=1e-5, atol=1e-5)
+        else:
+            a, out = torch.randn(16, 16, generator=g), torch.zeros(16, 16)
+            ir.compile(prog, platform=platform)(a, out, config=cfg)
+            assert torch.equal(out, a + a)
+
+
+def test_split_aiv_scope_misuse_is_a_located_builder_error():
+    ib = ir.IRBuilder()
+    here = __file__.rsplit("/", 1)[-1]
+    with ib.function("o"):
+        with pytest.raises(IRBuilderError, match="requires split=") as e:
+            ib.scope(ir.ScopeKind.SplitAiv)
+        assert f"{here}:" in str(e.value)
+        with ib.scope(ir.ScopeKind.SplitAiv, split=ir.SplitMode.UP_DOWN) as region:
+            with pytest.raises(IRBuilderError, match="do not nest"):
+                ib.scope(ir.ScopeKind.SplitAiv, split=ir.SplitMode.NONE)
+            t = ib.let("t", ib.call("tile.create", [16, 16], pl.FP32, target_memory=pl.Mem.Acc))
+            with pytest.raises(IRBuilderError, match="split=2 in a SplitAiv scope of mode"):
+                ib.call("tile.aiv_shard", t, split=2)
+            ib.let("h", ib.call("tile.aiv_shard", t))
+        body = region.get_result().body
+        # no lane binding in the body: the region's head is a fresh aiv_id; the crossing took mode 1
+        assert body[0].var.name == "aiv_id" and body[0].value.op == "tile.split_aiv_lane"
+        assert body[0].value.args[0] == 1 and body[-1].value.args[1] == 1
+    with pytest.raises(IRBuilderError, match="not directly in"):
+        with ib.function("k", type=ir.FunctionType.InCore):
+            ib.scope(ir.ScopeKind.SplitAiv, split=ir.SplitMode.NONE)

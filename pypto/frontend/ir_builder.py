@@ -30,9 +30,12 @@ Where we differ (docs/compatibility.md, "IRBuilder"):
   pl.at(level=pl.Level.CORE_GROUP)``; ``Spmd`` is ``with pl.spmd(core_num)``; ``Cluster`` and
   ``Runtime`` scopes put their body in place, as the parser does for ``pl.cluster()`` /
   ``pl.scope()`` (``manual=True``: the tasks inside are manual, as under ``pl.manual_scope()``);
-  ``SplitAiv`` and ``CommDomain`` are refused (a ``pl.split_aiv`` region is written in the DSL,
-  ``for aiv_id in pl.split_aiv(2, mode=...)``: its crossings take the region's mode at parse time, which
-  a builder call cannot give them; the reference cannot build a CommDomain scope either).
+  ``SplitAiv`` (``split=`` required) is ``for aiv_id in pl.split_aiv(2, mode=split)``: the region's
+  head ``aiv_id = tile.split_aiv_lane(mode)`` (from the body's first statement when it binds
+  ``tile.get_subblock_idx()``, as the reference's parser writes it), then the body in place, in its own
+  CORE_GROUP scope when no task scope is open; ``tile.aiv_shard`` / ``tile.aic_gather`` calls inside
+  take the region's mode when ``split`` is omitted. ``CommDomain`` is refused (the reference cannot
+  build one either).
 * Accepted with no effect (documented where they are): a function's ``role``, a scope's ``role`` /
   ``sync_start`` / ``attrs``, leading comments, and the layout parts of ``tile_view`` (our tiles are
   dense row-major; passes place them). ``break_stmt`` / ``continue_stmt`` / ``inline_stmt`` and
@@ -54,6 +57,7 @@ from typing import Any, Optional
 from pypto.errors import InternalError, InvalidOperationError, IRBuilderError, IRBuilderTypeError, Span
 from pypto.errors import UnsupportedFeatureError
 from pypto.frontend.dyn_bind import bind_call, bound_type
+from pypto.frontend.parse_values import _MODE_INT as _SPLIT_INT   # a SplitMode as the int its ops carry
 from pypto.ir.nodes import (
     AssignStmt, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, Expr, ForStmt, FuncCall, Function, IfStmt,
     MakeTuple, Program, ReturnStmt, ScopeStmt, Stmt, Var, WhileStmt, YieldStmt,
@@ -63,8 +67,8 @@ from pypto.ir.types import DynDim, MemRef, ScalarType, TensorType, TileType, Tup
 from pypto.ir.visit import Mutator
 from pypto.language.dtypes import BOOL, FP32, INDEX, DataType
 from pypto.language.enums import (
-    CompactMode, ForKind, FunctionType, Level, MemorySpace, PadValue, ParamDirection, SplitMode, TensorLayout,
-    TileLayout,
+    KERNEL_TYPES as _KERNEL_TYPES, CompactMode, ForKind, FunctionType, Level, MemorySpace, PadValue, ParamDirection,
+    SplitMode, TensorLayout, TileLayout,
 )
 from pypto.ops.builder import bind as _bind_op
 from pypto.ops.registry import OPS, _load as _load_ops
@@ -508,9 +512,7 @@ class IRBuilder:
         if scope_kind == ScopeKind.Spmd and core_num is None:
             raise IRBuilderError("a Spmd scope requires core_num", span)
         if scope_kind == ScopeKind.SplitAiv:
-            raise UnsupportedFeatureError("ScopeKind.SplitAiv cannot be built with the IR builder here", span,
-                                          "write the region in the DSL: for aiv_id in pl.split_aiv(2, mode=...) "
-                                          "inside a pl.at scope, and parse it (pl.parse / @pl.program)")
+            self._check_split_aiv(split, span)
         if scope_kind == ScopeKind.CommDomain:
             raise IRBuilderError("ScopeKind.CommDomain cannot be built with the IR builder: it is made by a "
                                  "compiler pass (as in the reference)", span)
@@ -530,7 +532,8 @@ class IRBuilder:
             raise IRBuilderTypeError(f"name_hint must be an identifier string, got {name_hint!r}", span)
         ctx = _ScopeCtx(span)
         ctx.scope_kind, ctx.name_hint, ctx.manual = scope_kind, name_hint, bool(manual)
-        ctx.split = None if split in (None, SplitMode.NONE) else split
+        ctx.region_mode = split if scope_kind == ScopeKind.SplitAiv else None
+        ctx.split = None if split in (None, SplitMode.NONE) or scope_kind == ScopeKind.SplitAiv else split
         ctx.core_num = _expr(core_num, span, "core_num") if core_num is not None else None
         if ctx.core_num is not None and not (isinstance(ctx.core_num.type, ScalarType)
                                              and ctx.core_num.type.dtype.is_int()):
@@ -539,6 +542,42 @@ class IRBuilder:
             raise IRBuilderError(f"core_num must be positive, got {ctx.core_num.value}", span)
         return self._open(ctx, ScopeBuilder(self, ctx), self._end_scope)
 
+    def _check_split_aiv(self, split, span: Span) -> None:
+        """The rules the parser applies to ``for aiv_id in pl.split_aiv(2, mode=...)``."""
+        if not isinstance(split, SplitMode):
+            raise IRBuilderError(f"a SplitAiv scope requires split= (an ir.SplitMode), got {split!r}", span,
+                                 "SplitMode.NONE: both lanes run the whole body; UP_DOWN / LEFT_RIGHT: "
+                                 "tile.aiv_shard / tile.aic_gather split rows / columns between the lanes")
+        if self._split_region() is not None:
+            raise IRBuilderError("SplitAiv scopes do not nest", span, "close the outer region first")
+        fn = self._find(_FunctionCtx)
+        if self._task_scope() is None and fn.func_type in _KERNEL_TYPES:
+            raise IRBuilderError(f"a SplitAiv scope belongs in an InCore / Spmd scope or an orchestration (or "
+                                 f"Opaque) function, not directly in {fn.func_type!r} '{fn.name}'", span,
+                                 "build it where the kernel is outlined from: it becomes a kernel there")
+
+    def _task_scope(self) -> Optional[_ScopeCtx]:
+        """The open InCore / Hierarchy / Spmd scope (a task scope), if any."""
+        return next((c for c in self._stack if isinstance(c, _ScopeCtx)
+                     and c.scope_kind in (ScopeKind.InCore, ScopeKind.Hierarchy, ScopeKind.Spmd)), None)
+
+    def _split_region(self) -> Optional[_ScopeCtx]:
+        """The open SplitAiv scope, if any."""
+        return next((c for c in self._stack if isinstance(c, _ScopeCtx) and c.scope_kind == ScopeKind.SplitAiv),
+                    None)
+
+    def _split_aiv_body(self, ctx: _ScopeCtx) -> list:
+        """The region as the parser writes it: the head ``aiv_id = tile.split_aiv_lane(mode)`` (the
+        Var of a first statement binding ``tile.get_subblock_idx()``, the reference's form of the
+        region's loop variable; else a fresh ``aiv_id``), then the rest of the body."""
+        body = list(ctx.stmts)
+        lane = self._op_call("tile.split_aiv_lane", (), {"mode": _SPLIT_INT[ctx.region_mode]}, ctx.span)
+        first = body[0] if body else None
+        if isinstance(first, AssignStmt) and isinstance(first.value, Call) \
+                and first.value.op == "tile.get_subblock_idx" and not first.value.args:
+            return [AssignStmt(first.var, lane.replace(span=first.value.span), first.span), *body[1:]]
+        return [AssignStmt(Var("aiv_id", lane.type, ctx.span), lane, ctx.span), *body]
+
     def _in_manual(self, upto: _ScopeCtx) -> bool:
         return any(isinstance(c, _ScopeCtx) and c.scope_kind == ScopeKind.Runtime and c.manual
                    for c in self._stack if c is not upto)
@@ -546,6 +585,16 @@ class IRBuilder:
     def _end_scope(self, ctx: _ScopeCtx):
         kind, body = ctx.scope_kind, list(ctx.stmts)
         manual = self._in_manual(ctx)
+        if kind == ScopeKind.SplitAiv:
+            body = self._split_aiv_body(ctx)
+            if self._task_scope() is not None:   # in place, as the parser emits a region in a pl.at scope
+                for s in body:
+                    self._top().add(s)
+                return tuple(body)
+            # a bare region: its own CORE_GROUP scope, outlined into a kernel of its own (the parser's form)
+            s = ScopeStmt(Level.CORE_GROUP, "", tuple(body), ctx.span, manual=manual)
+            self._top().add(s)
+            return s
         if kind in (ScopeKind.Cluster, ScopeKind.Runtime):
             if kind == ScopeKind.Runtime and ctx.manual:
                 if manual:
@@ -725,6 +774,8 @@ class IRBuilder:
 
     def _op_call(self, name: str, args, kwargs, span: Span) -> Call:
         op = _ops()[name]
+        if name.endswith((".aiv_shard", ".aic_gather")):
+            kwargs = self._crossing_mode(name, args, kwargs, span)
         if len(args) > len(op.params):
             raise InvalidOperationError(f"{name} takes at most {len(op.params)} arguments, got {len(args)}", span)
         by_name = dict(kwargs)
@@ -739,6 +790,24 @@ class IRBuilder:
                                         f"the parameters of {name} are: {', '.join(p.name for p in op.params)}") \
                 from None
         return Call(name, values, op.infer_type(values, span), span)
+
+    def _crossing_mode(self, name: str, args, kwargs, span: Span) -> dict:
+        """A crossing of a SplitAiv region takes the region's mode (as ``pl.aiv_shard(x)`` does in
+        the DSL); an explicit ``split`` must be that mode. Outside a region ``split`` is required
+        (the printed form of a region, after its ``tile.split_aiv_lane`` head)."""
+        region = self._split_region()
+        given = kwargs.get("split", args[1] if len(args) > 1 else None)
+        if region is None:
+            return kwargs
+        want = _SPLIT_INT[region.region_mode]
+        if given is None:
+            return {**kwargs, "split": want}
+        if isinstance(given, SplitMode):
+            given = _SPLIT_INT[given]
+        if given != want:
+            raise IRBuilderError(f"{name}: split={given!r} in a SplitAiv scope of mode {region.region_mode!r} "
+                                 f"(split={want})", span, "omit split: the crossing takes the region's mode")
+        return kwargs
 
     def _func_call(self, callee, args, span: Span) -> FuncCall:
         prog = self._find(_ProgramCtx)
