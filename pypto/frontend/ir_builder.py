@@ -497,7 +497,9 @@ class IRBuilder:
               sync_start: Optional[bool] = None, manual: Optional[bool] = None,
               attrs: Optional[list] = None) -> _Block:
         """``with ib.scope(ScopeKind.InCore) as s:`` builds a scope (see the module docstring for
-        each kind). ``split``: the outlined kernel's split mode (InCore); ``core_num``: the block
+        each kind). ``split``: the outlined kernel's split mode (InCore), the region's mode
+        (SplitAiv, required: its ``get_result()`` is then the region's statements, put in place,
+        or the CORE_GROUP scope made for a bare region); ``core_num``: the block
         count (Spmd, required); ``manual`` (Runtime, required): the tasks inside are manual.
         ``role``, ``sync_start`` and ``attrs`` are accepted and not recorded (the simulator's
         dispatch has no use for them)."""
