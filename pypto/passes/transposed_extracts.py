@@ -21,13 +21,15 @@ _CUBE_OPERAND = (M.Left, M.Right)
 
 
 def _full_mat(t) -> bool:
-    return isinstance(t, TileType) and len(t.shape) == 2 and t.memory_space == M.Mat and t.valid_shape is None \
+    # (a valid_shape does not matter: the copy holds every element of the source, padding included)
+    # (not placed yet: the transposing extract reads it from Mat, where InferTileMemorySpace puts it)
+    return isinstance(t, TileType) and len(t.shape) == 2 and t.memory_space in (None, M.Mat) \
         and all(isinstance(d, int) for d in t.shape)
 
 
 def _transposed_source(s) -> Var | None:
     """``src`` when ``s`` is ``x = tile.transpose_view(src)`` (2-D) or ``x = tile.extract(src, [0, 0],
-    src.shape, Mat, transpose=True)`` of a whole static Mat tile ``src``."""
+    src.shape, Mat, transpose=True)`` of a static 2-D Mat tile ``src``."""
     c = s.value if isinstance(s, AssignStmt) else None
     if not isinstance(c, Call) or not c.args or not isinstance(c.args[0], Var) or not _full_mat(c.args[0].type):
         return None
