@@ -30,8 +30,8 @@ before; only the page matmul's own K split (if any) changes the FP32 summation o
 Scope (anything else keeps the whole-tile op, whose capacity error then names the buffers):
 ``tile.batch_matmul`` (not ``_acc``) whose result is read once, by the next statement, a
 ``tile.store`` into a tensor of the result's rank; each operand a Var loaded in the same block by a
-``tile.load`` into Mat of a tensor of the tile's rank, static, with no valid_shape, and read only by
-this matmul. (The reference also re-loads a load-sourced operand per batch when the other one is a
+``tile.load`` (into Mat, or not placed yet: a ``pl.slice``) of a tensor of the tile's rank, static,
+with no valid_shape, and read only by this matmul. (The reference also re-loads a load-sourced operand per batch when the other one is a
 Vec result moved to Mat; that mixed case keeps the whole-tile path here.)
 """
 from __future__ import annotations
@@ -66,7 +66,7 @@ def _load_of(v, defs: dict, rank: int):
     names = [p.name for p in get_op("tile.load").params]
     shapes = c.args[names.index("shapes")]
     if not (isinstance(t, TileType) and t.valid_shape is None and _static(t) and len(t.shape) == rank
-            and c.args[names.index("target_memory")] == M.Mat and c.args[names.index("valid_shape")] is None
+            and c.args[names.index("target_memory")] in (None, M.Mat) and c.args[names.index("valid_shape")] is None
             and isinstance(tensor.type, TensorType) and len(tensor.type.shape) == rank
             and isinstance(shapes, MakeTuple) and len(shapes.elements) == rank
             and all(isinstance(e, ConstInt) for e in shapes.elements)):
@@ -143,7 +143,7 @@ def unroll(mut, s: AssignStmt, entry) -> list:
     lb, rb = tuple(lt.shape[:-2]), tuple(rt.shape[:-2])
     ob = broadcast_batch("tile.batch_matmul", lb, rb, c.span)
     load_names = [p.name for p in get_op("tile.load").params]
-    i_off, i_shp = load_names.index("offsets"), load_names.index("shapes")
+    i_off, i_shp, i_mem = load_names.index("offsets"), load_names.index("shapes"), load_names.index("target_memory")
     name = s.var.name
     out: list = []
     cur = mut.expr(store.value.args[2])
@@ -157,6 +157,7 @@ def unroll(mut, s: AssignStmt, entry) -> list:
         args = list(mut.expr(a) for a in lc.args)
         args[i_off] = _shifted(args[i_off], opb, len(batch))
         args[i_shp] = MakeTuple((ConstInt(rows), ConstInt(cols)))
+        args[i_mem] = M.Mat   # (a cube operand page: into L1, as the reference's per-batch load)
         v = Var(f"{name}_{tag}_b{b}", t, sp)
         out.append(AssignStmt(v, lc.replace(args=tuple(args), type=t), sp))
         if not trans:

@@ -152,3 +152,32 @@ def test_2d_b_trans_matmul_fits_mat(platform):
     ir.compile(Mm, output_dir=tempfile.mkdtemp(), platform=platform)(a, b, c)
     want = a.double() @ b.double().T
     assert torch.allclose(c.double(), want, rtol=1e-5, atol=1e-4), (c.double() - want).abs().max()
+
+
+G, GB = 2, 4
+
+
+@pl.jit
+def grouped_bmm(a: pl.Tensor[[G * GB, 64, 128], pl.FP32], b: pl.Tensor[[G * GB, 512, 128], pl.FP32],
+                c: pl.Out[pl.Tensor[[G * GB, 64, 512], pl.FP32]]):
+    """Each group's [4, 64, 128] x [4, 512, 128]^T slices (not placed loads at run-time offsets
+    g * 4) exceed Mat as whole operands: the pages are loaded at g * 4 + i."""
+    for g in pl.range(G):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            at = pl.slice(a, [GB, 64, 128], [g * GB, 0, 0])
+            bt = pl.slice(b, [GB, 512, 128], [g * GB, 0, 0])
+            cm = pl.matmul(at, bt, b_trans=True, out_dtype=pl.FP32)
+            c = pl.assemble(c, cm, [g * GB, 0, 0])
+    return c
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_per_batch_form_at_run_time_offsets(platform):
+    from pypto.runtime import RunConfig
+
+    g = torch.Generator().manual_seed(11)
+    a, b = torch.randn(G * GB, 64, 128, generator=g), torch.randn(G * GB, 512, 128, generator=g)
+    c = torch.zeros(G * GB, 64, 512)
+    grouped_bmm(a, b, c, config=RunConfig(platform=platform))
+    want = _oracle(a, b, False, True)
+    assert torch.allclose(c.double(), want, rtol=1e-5, atol=1e-4), (c.double() - want).abs().max()
