@@ -126,6 +126,13 @@ class PassTypeError(PassError, TypeCheckError):
     hits under this class, keeping message, span and hint)."""
 
 
+class SplitBoundaryError(TypeCheckError, ValueError):
+    """A value crossing the cube <-> vector boundary of a split kernel (``pl.aiv_shard`` /
+    ``pl.aic_gather``, or a crossing of ``pl.split``) has valid extents the boundary cannot carry to
+    the two vector lanes (pypto.ops.aiv_split). The reference rejects these programs with a
+    ``ValueError``; this class is one too, so code written for it catches the same error."""
+
+
 class VerificationError(PyptoError):
     """An IR property failed to hold after a pass; the message names the pass and the property."""
 

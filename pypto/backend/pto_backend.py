@@ -35,18 +35,26 @@ def generate(program, output_dir=None, *, platform=None, skip_ptoas: bool = Fals
 
     ``platform`` is the simulated platform (default: the configured backend's). ``output_dir`` is
     accepted for the reference's signature (nothing is written: the caller writes the files);
-    ``skip_ptoas`` and the reference's other options (``memory_planner``, ``emit_source_loc``, ...)
-    have no meaning here: there is no ptoas step. A ``CodegenError`` after the first file becomes a
-    :class:`PartialCodegenError` carrying the files produced so far.
+    ``skip_ptoas`` and the reference's other options (``emit_source_loc``, ...) have no meaning
+    here: there is no ptoas step. ``memory_planner=MemoryPlanner.PTOAS`` refuses what the
+    reference's PTOAS codegen refuses (``Function.ptoas_refusals``: co-live multi-buffer slots,
+    pypto.frontend.slot_placements), after generating the other functions, as the reference does.
+    A ``CodegenError`` after the first file becomes a :class:`PartialCodegenError` carrying the
+    files produced so far.
     """
     from pypto.codegen import generate_kernel, generate_orchestration
     from pypto.codegen.group import generate_group
 
+    planner = options.pop("memory_planner", None)
+    ptoas = str(getattr(planner, "name", planner)).upper() == "PTOAS"
     del output_dir, skip_ptoas, options
     plat = get_platform(platform or default_platform())
     files: dict[str, str] = {}
+    refused = [(f, r) for f in program.functions for r in f.ptoas_refusals] if ptoas else []
     try:
         for f in program.functions:
+            if any(g is f for g, _ in refused):
+                continue
             if f.func_type in KERNEL_TYPES:
                 files[kernel_path(f.name)] = generate_kernel(f, plat)
             elif f.func_type == FunctionType.Group:   # a mixed kernel: one cluster task
@@ -54,6 +62,9 @@ def generate(program, output_dir=None, *, platform=None, skip_ptoas: bool = Fals
         entry = program.entry
         if entry.func_type == FunctionType.Orchestration:
             files[orchestration_path(entry.name)] = generate_orchestration(entry, program)
+        if refused:
+            f, (message, span, hint) = refused[0]
+            raise CodegenError(f"function '{f.name}': {message}", span, hint)
     except CodegenError as e:
         # a kernel the generator refuses (a user-facing error); an InternalError stays what it is
         if not files:

@@ -254,7 +254,7 @@ def _build(program: Program, out: Path, options: dict, plat, passes, key: str, c
     entry = lowered.entry
     t1 = time.perf_counter()
     try:
-        files = generate(lowered, out, platform=plat.name)
+        files = generate(lowered, out, platform=plat.name, memory_planner=options["memory_planner"])
     except PartialCodegenError as e:
         sys.stderr.write(printed.getvalue())
         if partial_dir is not None:

@@ -94,7 +94,7 @@ from pypto.language.enums import (
 )
 from pypto.ops.memory import check_tile_layout
 from pypto.ops.registry import write_target
-from pypto.frontend import loop_exits, while_loops
+from pypto.frontend import loop_exits, slot_placements, while_loops
 from pypto.frontend.dyn_values import dim_value, is_dyn_value
 from pypto.frontend.arrays import (
     array_annotation, array_create, array_element, array_read, array_write,
@@ -592,7 +592,8 @@ class FunctionParser(TaskParsing, OpBinding):
         if return_types is None:
             return_types = tuple(v.type for v in self.returns[-1].values) if self.returns else ()
         return Function(self.name, tuple(pvars), tuple(dirs), tuple(return_types), tuple(stmts),
-                        self.func_type, self.level, self.src.span(fdef))
+                        self.func_type, self.level, self.src.span(fdef),
+                        ptoas_refusals=slot_placements.ptoas_refusals(fdef, self.resolve_static, self.span))
 
     # -------------------------------------------------------------- helpers
     def span(self, node: ast.AST) -> Span:

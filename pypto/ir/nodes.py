@@ -360,6 +360,10 @@ class Function(Node):
     # float, str, an enum member such as ``pl.SplitMode.UP_DOWN``); e.g. ``("dual_aiv_dispatch", True)``
     # (an AIV kernel that runs on both vector lanes of its cluster) or ``("split", SplitMode.UP_DOWN)``
     attrs: tuple = ()
+    # ``(message, span, hint)`` per construct the reference's PTOAS memory planner refuses at code
+    # generation (pypto.frontend.slot_placements); raised by codegen under memory_planner=PTOAS only.
+    # Not printed and not part of the function's identity.
+    ptoas_refusals: tuple = field(default=(), compare=False, repr=False)
 
     def attr(self, key: str, default: Any = None) -> Any:
         """The value of ``attrs[key]`` (``default`` when absent)."""

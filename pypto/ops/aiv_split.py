@@ -32,11 +32,13 @@ lowering (and LowerAutoVectorSplit) states each lane's share on the shard's ``va
 extent ``n`` gives both lanes the ceil half as their box, lane 1 valid to one less (ExpandMixedKernel
 then uses pto-isa's odd split codes 3 / 4). Limits (located errors, not wrong values): a gather of
 a tile partly valid on the split axis (the lanes' bands would not abut); ``lane_stride`` (the
-reference's balanced partition of a ragged boundary) is not modelled.
+reference's balanced partition of a ragged boundary) is not modelled. What the device's transport
+cannot carry (:func:`check_shard_carries_valid`, :func:`_refuse_partial_gather`) is refused with
+the reference's rule as a :class:`~pypto.errors.SplitBoundaryError`, a ``ValueError`` as there.
 """
 from __future__ import annotations
 
-from pypto.errors import Span
+from pypto.errors import Span, SplitBoundaryError
 from pypto.ir.nodes import ConstInt
 from pypto.ir.types import ScalarType, TensorType, TileType
 from pypto.language.dtypes import INDEX
@@ -59,6 +61,8 @@ def _boundary_infer(op: str, grow: bool, space: MemorySpace):
         expect(isinstance(t, want), op, f"takes a {'Tile' if level == 'tile' else 'Tensor'} operand", span)
         expect(a.split in MODES, op, f"split must be 0 (NONE), 1 (UP_DOWN) or 2 (LEFT_RIGHT), got {a.split!r}",
                span)
+        if not grow and level == "tile":
+            check_shard_carries_valid(op, t, a.split, span)
         if a.split == 0:
             shape, valid = tuple(t.shape), getattr(t, "valid_shape", None)
         else:
@@ -67,6 +71,8 @@ def _boundary_infer(op: str, grow: bool, space: MemorySpace):
             n = t.shape[d]
             expect(isinstance(n, int), op, f"the split axis {d} needs a static extent", span)
             valid = getattr(t, "valid_shape", None)
+            if grow and valid is not None and isinstance(valid[d], int) and valid[d] < n:
+                _refuse_partial_gather(op, valid[d], n, d, span)
             if valid is not None and getattr(a, "valid_shape", None) is None:
                 v = valid[d]
                 v = v.value if isinstance(v, ConstInt) else v
@@ -96,6 +102,79 @@ def _boundary_infer(op: str, grow: bool, space: MemorySpace):
             valid = valid_extents(op, lane_valid.elements, shape, span)
         return TileType(shape, t.dtype, space, valid)
     return infer
+
+
+def _extent(v, n) -> str:
+    """``"v of n"``, a run-time extent as the DSL prints it."""
+    if not isinstance(v, int):
+        from pypto.ir.printer import _Printer
+
+        v = _Printer().expr(v)
+    return f"{v} of {n}"
+
+
+def check_shard_carries_valid(op: str, t: TileType, split: int, span: Span) -> None:
+    """The reference's rule for a partly valid cube tile crossing to the vector lanes
+    (``aiv_shard``), a :class:`SplitBoundaryError` (a ``ValueError``) where it refuses one.
+
+    The cube -> vector transport carries each lane's ROW extent on the pop but pins the COLUMN
+    extent to the tile's physical width; a narrower column extent can only be restored after the
+    pop by a static re-typing of both axes. So a tile whose valid columns cover the whole width
+    crosses in every mode; otherwise the columns must be a constant narrower extent, the split must
+    not be LEFT_RIGHT (the lanes' column extents would differ), and the row extent must be a
+    constant the same on both lanes (not a ragged UP_DOWN split axis). The simulators could move
+    all of these; they are refused because the device cannot, as in the reference."""
+    valid = t.valid_shape
+    if len(t.shape) != 2 or valid is None:
+        return
+    (rows, cols), (vr, vc) = t.shape, valid
+    if isinstance(vc, int) and vc == cols:
+        return
+    fix = f"pl.set_validshape(acc, <valid_rows>, {cols})"
+    if split == 2:
+        raise SplitBoundaryError(
+            f"{op}: LEFT_RIGHT splits the column axis, but this tile's valid column extent ({_extent(vc, cols)}) "
+            "does not cover its width, so the two vector lanes would hold different amounts of data; the "
+            "cube -> vector transport carries the full column width only, so a per-lane column extent cannot "
+            "cross", span,
+            "split the rows instead (mode=pl.SplitMode.UP_DOWN: a per-lane row extent is carried), or make the "
+            f"columns fully valid before the crossing ({fix}; the padding columns are then don't-care data, "
+            "store the lane's full column box), or compute the ragged column tail in its own matmul outside "
+            "the split region")
+    if not isinstance(vc, int):
+        raise SplitBoundaryError(
+            f"{op}: this tile's valid column extent ({_extent(vc, cols)}) is a run-time value narrower than its "
+            "width; a narrowed column extent is restored after the full-width transport by a compile-time "
+            "re-typing only", span,
+            f"make the columns fully valid before the crossing ({fix}) and store the full column box")
+    if split == 1 and not (isinstance(vr, int) and vr == rows):
+        raise SplitBoundaryError(
+            f"{op}: an UP_DOWN split with both a per-lane row extent ({_extent(vr, rows)}: the lanes hold "
+            f"different row counts) and a narrowed column extent ({_extent(vc, cols)}) is not supported: the "
+            "per-lane row extent rides on the pop, but restoring the narrowed columns re-types both axes "
+            "statically and would overwrite it", span,
+            f"widen the columns before the crossing, pl.set_validshape(acc, {_extent(vr, rows).rsplit(' of ', 1)[0]}, "
+            f"{cols}), and store the full column box")
+    if not isinstance(vr, int):
+        raise SplitBoundaryError(
+            f"{op}: this tile's valid row extent ({_extent(vr, rows)}) is a run-time value and its valid column "
+            f"extent ({_extent(vc, cols)}) is narrower than its width; the static re-typing that restores the "
+            "columns cannot state a run-time row extent", span,
+            f"make the columns fully valid before the crossing ({fix}) and store the full column box")
+
+
+def _refuse_partial_gather(op: str, v: int, half: int, d: int, span: Span) -> None:
+    """The reference's rule for ``aic_gather`` of a lane tile valid to a constant part of its half
+    on the split axis: the lanes' bands ``[0, v)`` and ``[half, half + v)`` do not abut, and no
+    valid shape describes their union."""
+    axis = "row" if d == 0 else "column"
+    raise SplitBoundaryError(
+        f"{op}: tile.aic_gather re-joins the two lanes positionally, but each lane's valid {axis} extent "
+        f"({v} of {half}) covers only part of its half, so the lanes contribute the disjoint bands [0, {v}) and "
+        f"[{half}, {half + v}) of the joined tile, which no valid_shape describes", span,
+        "make each lane's half fully valid before the gather (pl.fillpad(v) fills the padding with data, "
+        "pl.set_validshape(v, ...) declares it data) so that the bands abut, or gather a shard's own "
+        "per-lane extent (a shard-then-gather round trip re-joins the pre-shard extent)")
 
 
 def lane_share(v, lane, h: int, span):

@@ -205,7 +205,15 @@ def _extract_infer(a: OpArgs, span: Span) -> TileType:
     check_region("tile.extract", a.offsets, shape, a.x.type.shape, span)
     out = tuple(reversed(shape)) if a.transpose else shape
     expect(not a.transpose or len(shape) == 2, "tile.extract", "transpose needs a 2-D region", span)
-    return TileType(out, a.x.type.dtype, a.target_memory)
+    # a copy of the whole tile keeps its valid region (transposed with it): a transposed operand of
+    # a tensor-level matmul (b_trans) of a partial tile keeps its valid N, so the product's store
+    # writes the valid columns only (it wrote the zero padding too). A sub-region is all valid.
+    valid = None
+    src = a.x.type
+    if src.valid_shape is not None and tuple(shape) == tuple(src.shape) and \
+            all(o == 0 for o in const_ints(a.offsets)):
+        valid = tuple(reversed(src.valid_shape)) if a.transpose else tuple(src.valid_shape)
+    return TileType(out, a.x.type.dtype, a.target_memory, valid)
 
 
 def _extract_args(args: list, kwargs: dict, span: Span):
@@ -284,7 +292,9 @@ def _operand(conv, x, trans: bool, name: str, span, stmts: list):
         shape = tile.type.shape
         zeros = MakeTuple(tuple(ConstInt(0) for _ in shape))
         dims = MakeTuple(tuple(ConstInt(d) for d in shape))
-        t = TileType(tuple(reversed(shape)), tile.type.dtype, M.Mat)
+        # (the whole-tile copy keeps the valid region, transposed: tile.extract's rule)
+        valid = None if tile.type.valid_shape is None else tuple(reversed(tile.type.valid_shape))
+        t = TileType(tuple(reversed(shape)), tile.type.dtype, M.Mat, valid)
         tt = Var(f"{name}_T", t, span)
         stmts.append(AssignStmt(tt, Call("tile.extract", (tile, zeros, dims, M.Mat, True), t, span), span))
         tile = tt

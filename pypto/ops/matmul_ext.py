@@ -17,7 +17,9 @@ Type rules (the reference's):
   2-D and records the batch shapes in ``lhs_batch`` / ``rhs_batch``; ``a_trans`` / ``b_trans`` mean
   an operand stored transposed in its last two axes (set by the tensor-level lowering of a
   ``pl.matmul(..., b_trans=True)`` on N-D tensors; the reference spells it ``pl.tile.transpose_view``).
-  AutoTileMatmulL0 does not split batch matmuls: each batch's operands must fit L0, the whole result Acc.
+  AutoTileMatmulL0 does not split the op; one that cannot run on chip as one op (operands over Mat,
+  a page over L0, the result over Acc) is unrolled per batch by FlattenTileNdTo2D when its operands
+  are GM loads and its result is stored (pypto.passes.batch_matmul_pages).
 """
 from __future__ import annotations
 

@@ -89,6 +89,7 @@ from pypto.ir.types import ScalarType, TileType
 from pypto.ir.visit import Mutator
 from pypto.language.dtypes import BOOL, INDEX
 from pypto.language.enums import KERNEL_TYPES, ForKind, MemorySpace as M
+from pypto.passes import transposed_extracts
 from pypto.passes.context import PassContext
 
 NAME = "AutoTileMatmulL0"
@@ -101,8 +102,11 @@ DOUBLE_BUFFER_C = "pipeline_double_buffer_c"
 
 
 def run(program: Program, ctx: PassContext) -> Program:
+    # then the chunks of a transposed operand are extracted transposed from its natural Mat tile
+    # (pypto.passes.transposed_extracts: no second, transposed copy in Mat)
     return program.replace(functions=tuple(
-        _Tile(ctx.platform, ctx.l0c_double_buffer).function(f) if f.func_type in KERNEL_TYPES else f for f in program.functions))
+        transposed_extracts.fold(_Tile(ctx.platform, ctx.l0c_double_buffer).function(f))
+        if f.func_type in KERNEL_TYPES else f for f in program.functions))
 
 
 def choose_k_chunk(m: int, k: int, n: int, elem_bytes: int, left: int, right: int,

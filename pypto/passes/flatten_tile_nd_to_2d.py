@@ -16,6 +16,11 @@ InCore function has rank 2.
 * ``tile.create`` / ``tile.full`` / ``tile.reshape`` get 2-D shapes.
 * ``tile.transpose`` / ``tile.transpose_view`` of a rank > 2 tile keep their axes and get the N-D
   operand shape in ``nd_shape``: they transpose the N-D view of the flattened operand.
+* ``tile.batch_matmul`` stays one op on the flattened operands (its batch shapes recorded in
+  ``lhs_batch`` / ``rhs_batch``), except when its two whole operands exceed Mat together (the
+  reference's capacity gate) or the one op cannot run for L0 / Acc: then each operand is loaded per
+  batch and the op becomes one 2-D ``tile.matmul`` + ``tile.store`` per batch
+  (:mod:`pypto.passes.batch_matmul_pages`).
 * Every other op keeps its operands; its type rule is re-applied to the 2-D operands and must give
   the flattened result (elementwise ops, last-axis reductions, ...). An op whose result would differ
   (e.g. a reduction over a leading axis) or that takes index-list attributes is a compile error
@@ -30,6 +35,7 @@ from pypto.ir.visit import Mutator
 from pypto.language.enums import KERNEL_TYPES
 from pypto.ops.registry import get_op
 from pypto.ops import rules as _rules   # a module reference: pypto.ops.rules imports pypto.ir (a cycle)
+from pypto.passes import batch_matmul_pages
 from pypto.passes.context import PassContext
 
 NAME = "FlattenTileNdTo2D"
@@ -41,7 +47,7 @@ _SHAPE_PARAM = {"tile.create": "shape", "tile.full": "shape", "tile.reshape": "s
 
 def run(program: Program, ctx: PassContext) -> Program:
     return program.replace(functions=tuple(
-        _Flatten().function(f) if f.func_type in KERNEL_TYPES else f for f in program.functions))
+        _Flatten(ctx.platform).function(f) if f.func_type in KERNEL_TYPES else f for f in program.functions))
 
 
 def _prod(xs) -> int:
@@ -145,6 +151,25 @@ def _flat_index(indices, shape, span) -> MakeTuple:
 
 
 class _Flatten(Mutator):
+    def __init__(self, platform):
+        super().__init__()
+        self.platform = platform
+
+    def stmts(self, stmts) -> tuple:
+        stmts = tuple(stmts)
+        pages = batch_matmul_pages.plan(stmts, self.platform)
+        if not pages:
+            return super().stmts(stmts)
+        # the per-batch form replaces the batch matmul and its store, and drops the whole loads
+        skip = {id(x) for ll, rl, st in pages.values() for x in (ll, rl, st)}
+        out: list = []
+        for s in stmts:
+            if id(s) in pages:
+                out.extend(batch_matmul_pages.unroll(self, s, pages[id(s)]))
+            elif id(s) not in skip:
+                out.extend(super().stmts((s,)))
+        return tuple(out)
+
     def function(self, f: Function) -> Function:
         self.subst = {}
         self.span = f.span

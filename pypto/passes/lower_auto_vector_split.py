@@ -41,12 +41,13 @@ computes the same values. On a5 a kernel with no cross-core move stays one kerne
 """
 from __future__ import annotations
 
-from pypto.errors import InvalidOperationError, PassError, TypeCheckError
+from pypto.errors import InvalidOperationError, PassError, SplitBoundaryError, TypeCheckError
 from pypto.ir.nodes import AssignStmt, Call, Function, MakeTuple, Var
 from pypto.ir.visit import Mutator, iter_stmts
 from pypto.language.enums import FunctionType, MemorySpace, SplitMode
 from pypto.ops.builder import build
 from pypto.passes.context import PassContext
+from pypto.passes import lane_balance
 from pypto.passes.expand_mixed_kernel import BOUNDARY_OPS, cross_core_move, stmt_side
 from pypto.passes.split_axis import CODE, Halver, as_index, mode_of
 
@@ -98,6 +99,8 @@ def _lower(f: Function, arch: str) -> Function:
                             f"but this statement moves a tile between the cube and the vector cores without "
                             f"naming the crossing", s.span,
                             f"name it: {what}(x) inside a region (it says how the lanes share the tile)")
+    # a ragged shard the box partition cannot place is refused (pypto.passes.lane_balance)
+    lane_balance.check_regions(f, {1: 0, 2: 1}.get)
     attrs = [(k, v) for k, v in f.attrs if k not in ("split_aiv", "split")]
     attrs.append(("split_aiv", True))
     if len(modes) == 1 and next(iter(modes)) != 0:
@@ -167,8 +170,17 @@ def _auto(f: Function, arch: str) -> Function:
     if f.func_type != FunctionType.InCore or mode not in CODE or f.attr("split_aiv") \
             or not any(cross_core_move(s, arch) for s in iter_stmts(f.body)):
         return f
+    # what the reference refuses at the boundary is refused here too, before the halving (which
+    # keeps a kernel it cannot halve whole: a placement choice, not a refusal)
+    lane_balance.check_auto(
+        f, CODE[mode] - 1,
+        is_c2v=lambda s: cross_core_move(s, arch) and s.var.type.memory_space == MemorySpace.Vec,
+        is_v2c=lambda s: cross_core_move(s, arch) and s.var.type.memory_space != MemorySpace.Vec,
+        cube_side=lambda s: stmt_side(s) == "aic")
     try:
         lane = _MixedHalver(f, mode, arch).function(f)
+    except SplitBoundaryError:
+        raise
     except (PassError, TypeCheckError, InvalidOperationError):
         return f
     return lane.replace(attrs=tuple((k, v) for k, v in f.attrs if k != "split_aiv") + (("split_aiv", True),))

@@ -70,6 +70,8 @@ def test_the_class_relationships_callers_rely_on():
     assert issubclass(E.PassTypeError, E.PassError) and issubclass(E.PassTypeError, E.TypeCheckError)
     assert not issubclass(E.PassTypeError, E.ParserError) and not issubclass(E.PassError, E.ParserError)
     assert issubclass(E.PlatformError, ValueError) and issubclass(E.InternalError, RuntimeError)
+    # the reference raises ValueError for the split-boundary refusals (pypto.ops.aiv_split)
+    assert issubclass(E.SplitBoundaryError, ValueError) and issubclass(E.SplitBoundaryError, E.TypeCheckError)
     for cls in (E.ParserError, E.PassError, E.TypeCheckError, E.VerificationError, E.CodegenError, E.CapacityError,
                 E.SimulationError, E.InternalError):
         assert issubclass(cls, E.PyptoError)

@@ -49,3 +49,54 @@ def test_the_region_head_is_an_index_lane():
     assert build("tile.split_aiv_lane", mode=2).type.dtype == INDEX
     with pytest.raises(InvalidOperationError):
         build("tile.split_aiv_lane", mode=5)
+
+
+def _lane_var():
+    from pypto.ir.types import ScalarType
+    return Var("n", ScalarType(INDEX))
+
+
+@pytest.mark.parametrize("valid, split, words", [
+    # LEFT_RIGHT: the lanes' column extents would differ, and the transport pins the column width
+    ((16, 20), 2, ["LEFT_RIGHT splits the column axis", "(20 of 32)", "mode=pl.SplitMode.UP_DOWN",
+                   "pl.set_validshape"]),
+    # UP_DOWN: a ragged split axis (per-lane rows) together with narrowed columns
+    ((12, 20), 1, ["per-lane row extent (12 of 16", "narrowed column extent (20 of 32)", "pl.set_validshape(acc, 12, 32)"]),
+    # a run-time narrowed column extent, in any mode (the column restore is static)
+    ((16, "n"), 0, ["valid column extent (n of 32) is a run-time value"]),
+    ((16, "n"), 1, ["valid column extent (n of 32) is a run-time value"]),
+    # a run-time row extent with narrowed columns
+    (("n", 20), 0, ["valid row extent (n of 16) is a run-time value"]),
+])
+def test_shard_refuses_what_the_boundary_cannot_carry(valid, split, words):
+    """What the reference refuses at the cube -> vector crossing (a ValueError there): a
+    SplitBoundaryError here, which is a PyptoError and a ValueError."""
+    from pypto.errors import PyptoError, SplitBoundaryError
+
+    v = tuple(_lane_var() if x == "n" else x for x in valid)
+    with pytest.raises(SplitBoundaryError) as info:
+        build("tile.aiv_shard", tile=_tile((16, 32), valid=v), split=split)
+    assert isinstance(info.value, ValueError) and isinstance(info.value, PyptoError)
+    text = str(info.value)
+    for w in words:
+        assert w in text, (w, text)
+
+
+@pytest.mark.parametrize("valid, split", [((16, 32), 2), ((12, 32), 1), ((16, 20), 1), ((16, 20), 0), ((12, 20), 0)])
+def test_shard_carries_full_columns_or_static_uniform_rows(valid, split):
+    """Full columns cross in every mode; narrowed constant columns cross when the rows are a
+    constant both lanes share (UP_DOWN over full rows, or NONE)."""
+    kwargs = {}
+    if split == 1 and valid[0] != 16:
+        kwargs["valid_shape"] = [6, 32]   # the lane's share of a ragged row extent, as the lowering states it
+    build("tile.aiv_shard", tile=_tile((16, 32), valid=valid), split=split, **kwargs)
+
+
+def test_gather_of_a_partial_lane_half_is_refused():
+    from pypto.errors import SplitBoundaryError
+
+    with pytest.raises(SplitBoundaryError) as info:
+        build("tile.aic_gather", tile=_tile((8, 32), MemorySpace.Vec, valid=(5, 32)), split=1)
+    text = str(info.value)
+    assert "re-joins the two lanes positionally" in text and "(5 of 8)" in text and "[8, 13)" in text
+    assert "pl.fillpad" in text
