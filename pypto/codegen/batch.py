@@ -5,17 +5,21 @@ the argument for bit-identical results: :mod:`pypto.runtime.batch`; docs/simulat
 running them step by step for all iterations at once (each call site submitting one task for all of
 them) computes what running them one after another does:
 
-* the loop carries no values (no iter_args);
+* the loop carries no values, except outer tensors written through the kernels (``out = k(..., out)``:
+  every version of such a tensor is the tensor itself, so the batched form keeps it one value);
 * its body holds only assignments, evaluated kernel calls, inner ``for`` loops (any trip count, also
   one differing per iteration) and yields; the only ops are ``tensor.create`` (static shape),
   ``tensor.slice`` (of a tensor defined outside the loop, or of one created inside) and
   ``tensor.read`` (of a tensor defined outside); no ``if``, ``while``, scopes, task ids, explicit
   deps, manual or predicated or multi-block submissions, dumps, ``NO_DEP`` arguments, or compiler
   edges (their "latest task of a site" has no per-iteration meaning);
-* a kernel writes only tensors the iteration created (private to it) or a slice of an outer tensor
-  whose offset in some dimension is ``c * i + r`` (``i`` the loop variable, ``r`` bounded by constant
-  inner loop ranges and the same outer values at every write of that tensor), with every
-  iteration's slices of that tensor inside a band narrower than the iteration stride ``c * step``;
+* a kernel writes only tensors the iteration created (private to it), a slice of an outer tensor,
+  or all of an outer tensor (InOut / OutputExisting) into which it only stores
+  (:meth:`_Analysis.kernel_sites`: its ``tile.store`` regions, offsets in the caller's terms, extents
+  the stored tiles' static shapes); every region written into an outer tensor has an offset in some
+  dimension ``c * i + r`` (``i`` the loop variable, ``r`` bounded by constant inner loop ranges, the
+  kernels' own included, and the same outer values at every write of that tensor), with every
+  iteration's regions of that tensor inside a band narrower than the iteration stride ``c * step``;
   outer tensors written are never read in the loop (the run-time guard
   :meth:`~pypto.runtime.batch.BatchRuntime.batching` checks that no two of these variables share
   storage).
@@ -477,6 +481,8 @@ def nest(loop: ForStmt, p: BatchPlan, program, named_sites, sites) -> tuple[list
         if not body or not isinstance(body[-1], ForStmt):
             break
         last = body[-1]
+        if last.iter_args:
+            break   # (a loop carrying a tensor is batched on its own: its carried values need defining)
         for st in body[:-1]:
             if not isinstance(st, AssignStmt) or isinstance(st.value, FuncCall) or (
                     isinstance(st.value, Call) and st.value.op != "tensor.read"):
