@@ -40,7 +40,7 @@ from pypto.ir.nodes import (
     TupleGetItem, UnaryOp, Var, WhileStmt, YieldStmt,
 )
 from pypto.ir.types import is_tensor, is_tile
-from pypto.ir.visit import defined_vars, walk_expr
+from pypto.ir.visit import defined_vars, iter_calls, walk_expr
 from pypto.language.enums import FunctionType
 from pypto.ops.registry import VALUE_KINDS, Src, get_op
 
@@ -199,6 +199,8 @@ class _Analysis:
                 or getattr(e, "no_dep_args", None) or e.compiler_dep_edges
                 or self.sites.get(id(e)) in self.named_sites):
             raise _Refuse
+        if self.prints(callee):
+            raise _Refuse   # a print names its task (PrintRecord.task): members of a batch share one
         self.calls += 1
         tags = list(e.arg_directions)
         if len(tags) != len(e.args):
@@ -233,6 +235,11 @@ class _Analysis:
         if not outs:
             return ("none",)
         return outs[0] if len(outs) == 1 else ("tuple", outs)
+
+    def prints(self, f) -> bool:
+        """Whether kernel ``f`` (a Group: its members) calls ``pl.debug_print``."""
+        fs = [m for m, _, _ in group_members(f, self.program)] if f.func_type == FunctionType.Group else [f]
+        return any(c.op.endswith(".debug_print") for g in fs for _, c in iter_calls(g.body))
 
     def op(self, e: Call):
         if e.op not in _OPS:
