@@ -292,3 +292,16 @@ def softmax_rows(a: pl.Tensor[[256, 64], pl.FP32], out: pl.Out[pl.Tensor[[256, 6
             s = pl.row_sum(e, tmp)
             out = pl.store(pl.row_expand_div(e, s), [i * 16, 0], out)
     return out
+
+
+@pl.program
+class CarriedRepeated:
+    """The carried loop inside a loop that rewrites the same rows each time (not provable): the outer
+    loop runs step by step, the inner one batched at each step (its carried tensor: the outer's)."""
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[128, 64], pl.FP32], out: pl.Out[pl.Tensor[[128, 64], pl.FP32]]) -> pl.Tensor[[128, 64], pl.FP32]:
+        for t in pl.range(3):
+            for i in pl.range(8):
+                out = k_rows(a, i, out)
+        return out

@@ -324,3 +324,10 @@ def test_stacked_allocations_are_zero_and_lazy_only_when_large():
     assert not big[::17].any()
     big[129, -1] = 2.0
     assert big.sum() == 2.0
+
+
+def test_carried_loop_inside_an_unprovable_loop_batches_at_each_step():
+    a = torch.randn(128, 64)
+    (ob, _), (rb, _) = _run_both(K.CarriedRepeated, (a, torch.zeros(128, 64)))
+    assert torch.equal(ob, torch.exp(a * 0.5))
+    assert [len(t.members) for t in rb.tasks] == [8, 8, 8]
