@@ -5,17 +5,21 @@ the argument for bit-identical results: :mod:`pypto.runtime.batch`; docs/simulat
 running them step by step for all iterations at once (each call site submitting one task for all of
 them) computes what running them one after another does:
 
-* the loop carries no values (no iter_args);
+* the loop carries no values, except outer tensors written through the kernels (``out = k(..., out)``:
+  every version of such a tensor is the tensor itself, so the batched form keeps it one value);
 * its body holds only assignments, evaluated kernel calls, inner ``for`` loops (any trip count, also
   one differing per iteration) and yields; the only ops are ``tensor.create`` (static shape),
   ``tensor.slice`` (of a tensor defined outside the loop, or of one created inside) and
   ``tensor.read`` (of a tensor defined outside); no ``if``, ``while``, scopes, task ids, explicit
   deps, manual or predicated or multi-block submissions, dumps, ``NO_DEP`` arguments, or compiler
   edges (their "latest task of a site" has no per-iteration meaning);
-* a kernel writes only tensors the iteration created (private to it) or a slice of an outer tensor
-  whose offset in some dimension is ``c * i + r`` (``i`` the loop variable, ``r`` bounded by constant
-  inner loop ranges and the same outer values at every write of that tensor), with every
-  iteration's slices of that tensor inside a band narrower than the iteration stride ``c * step``;
+* a kernel writes only tensors the iteration created (private to it), a slice of an outer tensor,
+  or all of an outer tensor (InOut / OutputExisting) into which it only stores
+  (:meth:`_Analysis.kernel_sites`: its ``tile.store`` regions, offsets in the caller's terms, extents
+  the stored tiles' static shapes); every region written into an outer tensor has an offset in some
+  dimension ``c * i + r`` (``i`` the loop variable, ``r`` bounded by constant inner loop ranges, the
+  kernels' own included, and the same outer values at every write of that tensor), with every
+  iteration's regions of that tensor inside a band narrower than the iteration stride ``c * step``;
   outer tensors written are never read in the loop (the run-time guard
   :meth:`~pypto.runtime.batch.BatchRuntime.batching` checks that no two of these variables share
   storage).
@@ -29,27 +33,32 @@ members (those whose trip count reaches the step), kernel calls become ``_rt.sub
 from __future__ import annotations
 
 from pypto.codegen.common import py_expr, py_literal, returned_params
-from pypto.codegen.group import group_returned_params
+from pypto.codegen.group import group_members, group_returned_params
+from pypto.errors import CodegenError
 from pypto.ir.nodes import (
-    AssignStmt, BinOp, Call, ConstInt, EvalStmt, ForStmt, FuncCall, MakeTuple, TupleGetItem, UnaryOp, Var,
-    YieldStmt,
+    AssignStmt, BinOp, Call, ConstInt, EvalStmt, ForStmt, FuncCall, IfStmt, MakeTuple, ReturnStmt,
+    TupleGetItem, UnaryOp, Var, WhileStmt, YieldStmt,
 )
-from pypto.ir.types import is_tensor
-from pypto.ir.visit import walk_expr
+from pypto.ir.types import is_tensor, is_tile
+from pypto.ir.visit import defined_vars, iter_calls, walk_expr
 from pypto.language.enums import FunctionType
 from pypto.ops.registry import VALUE_KINDS, Src, get_op
 
 _OPS = frozenset({"tensor.create", "tensor.slice", "tensor.read"})
 _WRITE = frozenset({"INOUT", "OUTPUT_EXISTING", "OUTPUT"})
 _READ = frozenset({"INPUT"})
+_WRITE_WHOLE = frozenset({"INOUT", "OUTPUT_EXISTING"})
 
 
 class BatchPlan:
-    """A batchable loop: the outer tensor variables it writes (slices of) and reads."""
+    """A batchable loop: the outer tensor variables it writes (slices of) and reads; ``same``: ids of
+    the loop-carried Vars (iter_args, return_vars of the loop and its inner loops) that always hold
+    an outer tensor itself (the batched form keeps them one value, not a list over the members)."""
 
-    def __init__(self, writes: list, reads: list):
+    def __init__(self, writes: list, reads: list, same: frozenset = frozenset()):
         self.writes = writes
         self.reads = reads
+        self.same = same
 
 
 class _Refuse(Exception):
@@ -58,11 +67,11 @@ class _Refuse(Exception):
 
 def plan(loop: ForStmt, program, named_sites: set, sites: dict) -> BatchPlan | None:
     """The :class:`BatchPlan` of ``loop`` when its iterations are provably independent, else None."""
-    if loop.iter_args or loop.stage != 1:
+    if loop.stage != 1 or not all(is_tensor(getattr(it, "type", None)) for it in loop.iter_args):
         return None
     try:
         return _Analysis(loop, program, named_sites, sites).run()
-    except _Refuse:
+    except (_Refuse, CodegenError):
         return None
 
 
@@ -78,17 +87,46 @@ class _Analysis:
         self.ranges: dict = {}        # id(inner loop var) -> (lo, hi) when its bounds are constants
         self.writes: dict = {}        # id(X) -> (X, [(offsets, shape)])
         self.reads: dict = {}         # id(X) -> X
+        self.same: set = set()        # ids of carried Vars whose origin is ("outer", X)
+        self.alias: set = set()       # (kernel_sites) ids of a kernel's Vars holding the parameter
+        self.rank = 0                 # (kernel_sites) its rank
+        self.found: list = []         # (kernel_sites) its store regions
         self.calls = 0
 
     def run(self) -> BatchPlan | None:
+        self.carry_in(self.loop)
         self.block(self.loop.body)
+        self.carry_out(self.loop)
         if not self.calls or set(self.writes) & set(self.reads):
             return None
         step = self.loop.step
         for x, sites in self.writes.values():
             if not isinstance(step, ConstInt) or step.value == 0 or not self.disjoint(sites, abs(step.value)):
                 return None
-        return BatchPlan([x for x, _ in self.writes.values()], list(self.reads.values()))
+        return BatchPlan([x for x, _ in self.writes.values()], list(self.reads.values()), frozenset(self.same))
+
+    def carry_in(self, s: ForStmt) -> None:
+        """A loop's carried tensors take their initial value's origin (the loop itself, or an inner
+        loop). A carried outer tensor ``X`` (``out = kernel(..., out)``) is ``X`` in every iteration:
+        the proof admits only kernels returning the argument they were given, so the chain of
+        versions is one tensor, written where the kernels store (:meth:`kernel_sites`)."""
+        for it, init, rv in zip(s.iter_args, s.init_values, s.return_vars):
+            self.inner.add(id(it))
+            self.inner.add(id(rv))
+            if is_tensor(getattr(it, "type", None)):
+                o = self.tensor_origin(init)
+                self.origin[id(it)] = self.origin[id(rv)] = o
+                if o[0] == "outer":
+                    self.same.update((id(it), id(rv)))
+            elif s is self.loop:
+                raise _Refuse   # a carried scalar: iterations depend on each other
+
+    def carry_out(self, s: ForStmt) -> None:
+        # a carried tensor must keep its origin (a yield of another tensor would hide a write)
+        for y in (x for x in s.body if isinstance(x, YieldStmt)):
+            for it, val in zip(s.iter_args, y.values):
+                if is_tensor(getattr(it, "type", None)) and self.tensor_origin(val) != self.origin[id(it)]:
+                    raise _Refuse
 
     # ---------------------------------------------------------------- statements
     def block(self, stmts) -> None:
@@ -123,19 +161,9 @@ class _Analysis:
                 n = len(range(s.start.value, s.stop.value, s.step.value))
                 if n:
                     self.ranges[id(s.loop_var)] = (s.start.value, s.start.value + (n - 1) * s.step.value)
-            for it, init, rv in zip(s.iter_args, s.init_values, s.return_vars):
-                self.inner.add(id(it))
-                self.inner.add(id(rv))
-                if is_tensor(getattr(it, "type", None)):
-                    o = self.tensor_origin(init)
-                    self.origin[id(it)] = self.origin[id(rv)] = o
+            self.carry_in(s)
             self.block(s.body)
-            # a carried tensor must keep its origin (a yield of another tensor would hide a write)
-            ys = [x for x in s.body if isinstance(x, YieldStmt)]
-            for y in ys:
-                for it, val in zip(s.iter_args, y.values):
-                    if is_tensor(getattr(it, "type", None)) and self.tensor_origin(val) != self.origin[id(it)]:
-                        raise _Refuse
+            self.carry_out(s)
         elif isinstance(s, YieldStmt):
             for e in s.values:
                 self.pure(e)
@@ -171,11 +199,13 @@ class _Analysis:
                 or getattr(e, "no_dep_args", None) or e.compiler_dep_edges
                 or self.sites.get(id(e)) in self.named_sites):
             raise _Refuse
+        if self.prints(callee):
+            raise _Refuse   # a print names its task (PrintRecord.task): members of a batch share one
         self.calls += 1
         tags = list(e.arg_directions)
         if len(tags) != len(e.args):
             raise _Refuse
-        for a, tag in zip(e.args, tags):
+        for k, (a, tag) in enumerate(zip(e.args, tags)):
             self.pure(a)
             if tag == "SCALAR" or not is_tensor(getattr(a, "type", None)):
                 if tag != "SCALAR":
@@ -184,6 +214,10 @@ class _Analysis:
             o = self.tensor_origin(a)
             if tag in _WRITE:
                 if o[0] == "fresh":
+                    continue
+                if o[0] == "outer" and tag in _WRITE_WHOLE:
+                    # all of an outer tensor: the iteration writes where the kernel stores into it
+                    self.writes.setdefault(id(o[1]), (o[1], []))[1].extend(self.kernel_sites(e, callee, k))
                     continue
                 if o[0] != "slice":
                     raise _Refuse
@@ -196,9 +230,16 @@ class _Analysis:
         rets = group_returned_params(callee, self.program) if callee.func_type == FunctionType.Group \
             else returned_params(callee)
         outs = [self.tensor_origin(e.args[r]) if r >= 0 else ("none",) for r in rets]
+        if len(outs) > 1 and any(o[0] == "outer" for o in outs):
+            raise _Refuse   # (the batched form's tuples of returns hold lists over the members only)
         if not outs:
             return ("none",)
         return outs[0] if len(outs) == 1 else ("tuple", outs)
+
+    def prints(self, f) -> bool:
+        """Whether kernel ``f`` (a Group: its members) calls ``pl.debug_print``."""
+        fs = [m for m, _, _ in group_members(f, self.program)] if f.func_type == FunctionType.Group else [f]
+        return any(c.op.endswith(".debug_print") for g in fs for _, c in iter_calls(g.body))
 
     def op(self, e: Call):
         if e.op not in _OPS:
@@ -235,6 +276,132 @@ class _Analysis:
 
     def uses_inner(self, e) -> bool:
         return any(isinstance(c, Var) and id(c) in self.inner for c in walk_expr(e))
+
+    # ---------------------------------------------------------------- kernels' stores
+    def kernel_sites(self, e: FuncCall, callee, k: int) -> list:
+        """The regions argument ``k`` of call ``e`` (all of an outer tensor) may be written at, as
+        ``(offset forms, tile shape)`` in the caller's terms: each ``tile.store`` into the parameter
+        (through the AIC / AIV members of a Group), its offsets affine forms of the caller's values
+        (the call's scalar arguments substituted) and of kernel loop variables with constant
+        bounds, its extent the stored tile's static shape (a valid shape is checked to lie inside
+        it when the store runs). The kernel must do nothing else with the parameter: no load, view,
+        atomic store or call (refused otherwise)."""
+        args = list(e.args)
+        if k >= len(callee.params) or getattr(callee.params[k].type, "shape", None) != args[k].type.shape:
+            raise _Refuse   # (the kernel sees the caller's tensor; offsets must mean the same elements)
+        if callee.func_type == FunctionType.Group:
+            out = []
+            for f, call, _ in group_members(callee, self.program):
+                for j, ga in enumerate(call.args):
+                    if ga is callee.params[k]:
+                        if getattr(f.params[j].type, "shape", None) != args[k].type.shape:
+                            raise _Refuse
+                        out += self.function_sites(f, j, {id(p): a for p, a in zip(f.params, call.args)},
+                                                   {id(p): a for p, a in zip(callee.params, args)})
+            return out
+        return self.function_sites(callee, k, {id(p): a for p, a in zip(callee.params, args)})
+
+    def function_sites(self, f, k: int, *envs) -> list:
+        if k >= len(f.params) or not is_tensor(f.params[k].type):
+            raise _Refuse
+        # the parameters are their arguments (a Group member's: the Group's, then the caller's);
+        # kernel-local values are unknown unless a scalar definition or a bounded loop gives them
+        for env in envs:
+            for pid, a in env.items():
+                self.scalar[pid] = a
+        for v in defined_vars(f.body):
+            self.inner.add(id(v))
+        self.alias = {id(f.params[k])}
+        self.rank = len(f.params[k].type.shape)
+        self.found = []
+        self.kbody(f.body)
+        return self.found
+
+    def mentions(self, e) -> bool:
+        return any(isinstance(c, Var) and id(c) in self.alias for c in walk_expr(e))
+
+    def kbody(self, stmts) -> None:
+        for s in stmts:
+            if isinstance(s, (AssignStmt, EvalStmt)):
+                v = s.value if isinstance(s, AssignStmt) else s.expr
+                if isinstance(v, Call) and v.op == "tile.store" and self.mentions(v):
+                    self.kstore(v)
+                    if isinstance(s, AssignStmt):
+                        self.alias.add(id(s.var))
+                elif isinstance(v, Var) and id(v) in self.alias and isinstance(s, AssignStmt):
+                    self.alias.add(id(s.var))
+                elif self.mentions(v):
+                    raise _Refuse   # a load, a view, a call: the parameter's use is not a plain store
+                elif isinstance(s, AssignStmt) and not is_tensor(s.var.type) and not is_tile(s.var.type) \
+                        and not any(isinstance(c, (Call, FuncCall)) for c in walk_expr(v)):
+                    self.scalar[id(s.var)] = v
+            elif isinstance(s, (ForStmt, WhileStmt)):
+                heads = [s.cond] if isinstance(s, WhileStmt) else [s.start, s.stop, s.step]
+                if any(self.mentions(x) for x in heads):
+                    raise _Refuse
+                carried = [isinstance(x, Var) and id(x) in self.alias for x in s.init_values]
+                if any(self.mentions(x) and not c for x, c in zip(s.init_values, carried)):
+                    raise _Refuse
+                for it, rv, c in zip(s.iter_args, s.return_vars, carried):
+                    if c:
+                        self.alias.update((id(it), id(rv)))
+                if isinstance(s, ForStmt) and s.stage == 1 and all(
+                        isinstance(x, ConstInt) for x in (s.start, s.stop, s.step)) and s.step.value > 0:
+                    n = len(range(s.start.value, s.stop.value, s.step.value))
+                    if n:
+                        self.ranges[id(s.loop_var)] = (s.start.value, s.start.value + (n - 1) * s.step.value)
+                self.kbody(s.body)
+                self.kyields(s.body, carried)
+            elif isinstance(s, IfStmt):
+                if self.mentions(s.cond):
+                    raise _Refuse
+                self.kbody(s.then_body)
+                self.kbody(s.else_body)
+                slots = [self.kyields(b, None) for b in (s.then_body, s.else_body)]
+                for i, rv in enumerate(s.return_vars):
+                    got = {b[i] for b in slots if b is not None and i < len(b)}
+                    if True in got:
+                        if got != {True} or None in slots:
+                            raise _Refuse
+                        self.alias.add(id(rv))
+            elif isinstance(s, (ReturnStmt, YieldStmt)):
+                for x in s.values:
+                    if self.mentions(x) and not isinstance(x, Var):
+                        raise _Refuse
+            else:   # (a scope: its tasks' semantics are not a kernel's; nothing else writes)
+                raise _Refuse
+
+    def kyields(self, body, carried):
+        """Which yield slots of ``body`` give the parameter (an alias); with ``carried`` (a loop's
+        slots that carry it) they must agree. None when the body yields nothing."""
+        ys = [x for x in body if isinstance(x, YieldStmt)]
+        if not ys:
+            return None
+        slots = [isinstance(x, Var) and id(x) in self.alias for x in ys[-1].values]
+        if carried is not None and any(a != b for a, b in zip(slots, carried)):
+            raise _Refuse
+        return slots
+
+    def kstore(self, v: Call) -> None:
+        op = get_op(v.op, v.span)
+        a = dict(zip((p.name for p in op.params), v.args))
+        t, tile, offs = a.get("tensor"), a.get("tile"), a.get("offsets")
+        atomic = op.param("atomic").default
+        if not (isinstance(t, Var) and id(t) in self.alias) or self.mentions(tile) or self.mentions(offs) \
+                or a.get("atomic", atomic) != atomic:
+            raise _Refuse   # (an atomic store reads what it adds to: not a plain write)
+        shape = getattr(getattr(tile, "type", None), "shape", None)
+        offs = offs.elements if isinstance(offs, MakeTuple) else offs
+        if shape is None or not all(type(d) is int for d in shape) or len(shape) != self.rank \
+                or not isinstance(offs, (tuple, list)) or len(offs) != self.rank:
+            raise _Refuse
+        forms = []
+        for x in offs:
+            f = self.affine(x)
+            if f is None:
+                raise _Refuse
+            forms.append(f)
+        self.found.append((tuple(forms), tuple(shape)))
 
     # ---------------------------------------------------------------- disjointness
     def affine(self, e, depth=0):
@@ -292,7 +459,7 @@ class _Analysis:
         for d in range(ndim):
             bands = []
             for offs, shape in sites:
-                f = self.affine(offs[d])
+                f = offs[d] if isinstance(offs[d], dict) else self.affine(offs[d])
                 b = None if f is None else self.band(f, shape[d])
                 if b is None:
                     break
@@ -321,6 +488,8 @@ def nest(loop: ForStmt, p: BatchPlan, program, named_sites, sites) -> tuple[list
         if not body or not isinstance(body[-1], ForStmt):
             break
         last = body[-1]
+        if last.iter_args:
+            break   # (a loop carrying a tensor is batched on its own: its carried values need defining)
         for st in body[:-1]:
             if not isinstance(st, AssignStmt) or isinstance(st.value, FuncCall) or (
                     isinstance(st.value, Call) and st.value.op != "tensor.read"):
@@ -362,6 +531,7 @@ class BatchEmitter:
         self.batched: set = set()     # ids of Vars holding a list over the members
         self.tuples: set = set()      # ids of Vars holding a tuple of such lists (a call's returns)
         self.n = ""                   # the member count's name
+        self.same: frozenset = frozenset()   # BatchPlan.same of the loops batched
 
     def fresh(self, prefix: str) -> str:
         k = 0
@@ -389,7 +559,10 @@ class BatchEmitter:
         r = ", ".join(dict.fromkeys(self.names.use(x) for q in plans for x in q.reads))
         self.emit(depth, f"if _rt.batching({n}, [{w}], [{r}]):")
         self.n = n
+        self.same = frozenset().union(*(q.same for q in plans))
         self.emit(depth + 1, f"{act} = list(range({n}))")
+        for it, init in zip(s.iter_args, s.init_values):   # a carried outer tensor: itself throughout
+            self.emit(depth + 1, f"{self.names.define(it)} = {py_expr(init, self.names)}", s.span)
         for k, l in enumerate(loops):
             self.emit(depth + 1, f"{self.names.define(l.loop_var)} = [_m[{k}] for _m in {vals}]")
             self.batched.add(id(l.loop_var))
@@ -401,6 +574,8 @@ class BatchEmitter:
             body = l.body if k == len(loops) - 1 else l.body[:-1]   # the prelude
             if body or k == len(loops) - 1:
                 self.block(body, d, act, ())
+        for rv, it in zip(s.return_vars, s.iter_args):
+            self.emit(depth + 1, f"{self.names.define(rv)} = {self.names.use(it)}")
         self.emit(depth, "else:")
         gen.control(s, depth + 1, ())
 
@@ -438,12 +613,12 @@ class BatchEmitter:
         if isinstance(s, AssignStmt):
             v = s.value
             if isinstance(v, FuncCall):
-                rets = self.submit(v, act)
+                src, nrets, listed = self.submit(v, act)
                 name = self.names.define(s.var)
-                self.emit(depth, f"{name} = {rets[0]}[0]", s.span)
-                if rets[1] > 1:
+                self.emit(depth, f"{name} = {src}[0]", s.span)
+                if nrets > 1:
                     self.tuples.add(id(s.var))
-                elif rets[1] == 1:
+                elif nrets == 1 and listed:
                     self.batched.add(id(s.var))
                 return
             if isinstance(v, Call):
@@ -461,6 +636,8 @@ class BatchEmitter:
             self.emit(depth, self.submit(s.expr, act)[0], s.span)
         elif isinstance(s, YieldStmt):
             for dst, v in zip(yield_into, s.values):
+                if id(dst) in self.same:
+                    continue   # the outer tensor itself, as every version of it (plan())
                 d = self.names.use(dst)
                 self.emit(depth, f"{d} = _rt.bmerge({self.n}, {d}, {act}, {self.as_list(v, act)})", s.span)
         elif isinstance(s, ForStmt):
@@ -471,6 +648,9 @@ class BatchEmitter:
     def inner_loop(self, s: ForStmt, depth, act) -> None:
         # every carried value is a list over the members (members may leave the loop at different steps)
         for it, init in zip(s.iter_args, s.init_values):
+            if id(it) in self.same:
+                self.emit(depth, f"{self.names.define(it)} = {py_expr(init, self.names)}", s.span)
+                continue
             self.emit(depth, f"{self.names.define(it)} = {self.as_list(init, act)}", s.span)
             self.batched.add(id(it))
         if not any(self.is_b(e) for e in (s.start, s.stop, s.step)):
@@ -492,10 +672,13 @@ class BatchEmitter:
             self.block(s.body, depth + 2, sub, s.iter_args)
         for rv, it in zip(s.return_vars, s.iter_args):
             self.emit(depth, f"{self.names.define(rv)} = {self.names.use(it)}")
-            self.batched.add(id(rv))
+            if id(it) not in self.same:
+                self.batched.add(id(rv))
 
-    def submit(self, e: FuncCall, act) -> tuple[str, int]:
-        """``(source of the batched submission, number of returned values)``."""
+    def submit(self, e: FuncCall, act) -> tuple[str, int, bool]:
+        """``(source of the batched submission, number of returned values, whether a single
+        returned value is a list over the members)``: a returned argument all members share (an
+        outer tensor written whole, plan()) comes back as that one tensor."""
         prog = self.gen.program
         callee = prog.get_function(e.func)
         rets = group_returned_params(callee, prog) if callee.func_type == FunctionType.Group \
@@ -508,7 +691,7 @@ class BatchEmitter:
         tags = list(e.arg_directions)
         src = (f"_rt.submit_batch({e.func!r}, {act}, [{', '.join(args)}], {tuple(flags)!r}, {tags!r}, "
                f"returns={rets!r})")
-        return src, len(rets)
+        return src, len(rets), len(rets) == 1 and (rets[0] < 0 or flags[rets[0]])
 
     def op(self, e: Call, act) -> tuple[str, bool]:
         """``(source, batched)`` of an orchestration op call."""

@@ -143,7 +143,7 @@ def test_codegen_requires_the_tags(tmp_path):
 def test_generated_orchestration_submits_the_ir_tags(tmp_path):
     a = torch.randn(64, 64)
     out = Z(256, 64)
-    K.par_loop(a, out, config=RunConfig(sim_seed=0))
+    K.par_loop(a, out, config=RunConfig(sim_seed=0, sim_batch=False))   # (one task per iteration)
     assert [t.tags for t in S._LAST_RUNTIME[0].tasks] == [["INPUT", "SCALAR", "OUTPUT_EXISTING"]] * 4
     assert torch.equal(out, (a * 2).repeat(4, 1))
     out = Z(64, 64)

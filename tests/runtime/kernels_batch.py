@@ -114,3 +114,194 @@ class Chain:
             t3 = k_scale(t2, pl.create_tensor([16, 64], dtype=pl.FP32))
             k_scale(t3, pl.slice(out, [16, 64], [i * 16, 0]))
         return out
+
+
+# ---- loops carrying ``out`` through kernels that store into all of it (``out = k(..., i, out)``):
+# the proof reads where the kernels store (batched when disjoint per iteration, else task by task)
+
+@pl.function(type=pl.FunctionType.InCore)
+def k_rows(a: pl.Tensor[[128, 64], pl.FP32], i: pl.Scalar[pl.INDEX],
+           out: pl.Out[pl.Tensor[[128, 64], pl.FP32]]) -> pl.Tensor[[128, 64], pl.FP32]:
+    t = pl.load(a, [i * 16, 0], [16, 64], target_memory=pl.MemorySpace.Vec)
+    out = pl.store(pl.exp(pl.mul(t, 0.5)), [i * 16, 0], out)
+    return out
+
+
+@pl.function(type=pl.FunctionType.InCore)
+def k_halves(a: pl.Tensor[[128, 64], pl.FP32], i: pl.Scalar[pl.INDEX],
+             out: pl.Out[pl.Tensor[[128, 64], pl.FP32]]) -> pl.Tensor[[128, 64], pl.FP32]:
+    # two stores per task from a kernel loop: rows 32 i + 16 j, j in 0..1 (a 32-row band per task)
+    for j in pl.range(2):
+        row = i * 32 + j * 16
+        t = pl.load(a, [row, 0], [16, 64], target_memory=pl.MemorySpace.Vec)
+        out = pl.store(pl.add(t, 1.0), [row, 0], out)
+    return out
+
+
+@pl.function(type=pl.FunctionType.InCore)
+def k_shifted(a: pl.Tensor[[128, 64], pl.FP32], i: pl.Scalar[pl.INDEX],
+              out: pl.Out[pl.Tensor[[136, 64], pl.FP32]]) -> pl.Tensor[[136, 64], pl.FP32]:
+    # 16 rows at 8 i: neighbouring tasks overlap by 8 rows (WAW)
+    t = pl.load(a, [i * 16, 0], [16, 64], target_memory=pl.MemorySpace.Vec)
+    out = pl.store(t, [i * 8, 0], out)
+    return out
+
+
+@pl.function(type=pl.FunctionType.InCore)
+def k_rmw(a: pl.Tensor[[128, 64], pl.FP32], i: pl.Scalar[pl.INDEX],
+          out: pl.InOut[pl.Tensor[[128, 64], pl.FP32]]) -> pl.Tensor[[128, 64], pl.FP32]:
+    # reads its rows of out before writing them
+    t = pl.load(a, [i * 16, 0], [16, 64], target_memory=pl.MemorySpace.Vec)
+    o = pl.load(out, [i * 16, 0], [16, 64], target_memory=pl.MemorySpace.Vec)
+    out = pl.store(pl.add(t, o), [i * 16, 0], out)
+    return out
+
+
+@pl.function(type=pl.FunctionType.InCore)
+def k_atomic(a: pl.Tensor[[128, 64], pl.FP32], i: pl.Scalar[pl.INDEX],
+             out: pl.Out[pl.Tensor[[128, 64], pl.FP32]]) -> pl.Tensor[[128, 64], pl.FP32]:
+    t = pl.load(a, [i * 16, 0], [16, 64], target_memory=pl.MemorySpace.Vec)
+    out = pl.store(t, [i * 16, 0], out, atomic=pl.AtomicType.Add)
+    return out
+
+
+@pl.function(type=pl.FunctionType.InCore)
+def k_dyn(a: pl.Tensor[[128, 64], pl.FP32], i: pl.Scalar[pl.INDEX], n: pl.Scalar[pl.INDEX],
+          out: pl.Out[pl.Tensor[[128, 64], pl.FP32]]) -> pl.Tensor[[128, 64], pl.FP32]:
+    # a kernel loop with a run-time trip count: its variable in the offset cannot be bounded
+    for j in pl.range(n):
+        t = pl.load(a, [i * 16 + j * 8, 0], [8, 64], target_memory=pl.MemorySpace.Vec)
+        out = pl.store(t, [i * 16 + j * 8, 0], out)
+    return out
+
+
+@pl.program
+class CarriedRows:
+    """``out = k_rows(a, i, out)``: each task stores rows [16 i, 16 i + 16) of all of ``out``."""
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[128, 64], pl.FP32], out: pl.Out[pl.Tensor[[128, 64], pl.FP32]]) -> pl.Tensor[[128, 64], pl.FP32]:
+        for i in pl.range(8):
+            out = k_rows(a, i, out)
+        return out
+
+
+@pl.program
+class CarriedKernelLoop:
+    """A kernel storing twice from its own loop (rows 32 i + 16 j), then a second call site writing
+    the same 32-row band of a second output: two batched tasks."""
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[128, 64], pl.FP32], mid: pl.Out[pl.Tensor[[128, 64], pl.FP32]],
+             out: pl.Out[pl.Tensor[[128, 64], pl.FP32]]) -> pl.Tensor[[128, 64], pl.FP32]:
+        for i in pl.range(4):
+            mid = k_halves(a, i, mid)
+            out = k_halves(a, i, out)
+        return out
+
+
+@pl.program
+class CarriedNested:
+    """``out`` carried through two nested loops (the matmul-block pattern): tasks of block (i, j) store
+    rows [32 i + 16 j, + 16); the outer loop is batched, the inner one runs step by step."""
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[128, 64], pl.FP32], out: pl.Out[pl.Tensor[[128, 64], pl.FP32]]) -> pl.Tensor[[128, 64], pl.FP32]:
+        for i in pl.range(4):
+            for j in pl.range(2):
+                out = k_rows(a, i * 2 + j, out)
+        return out
+
+
+@pl.program
+class CarriedOverlap:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[128, 64], pl.FP32], out: pl.Out[pl.Tensor[[136, 64], pl.FP32]]) -> pl.Tensor[[136, 64], pl.FP32]:
+        for i in pl.range(8):
+            out = k_shifted(a, i, out)
+        return out
+
+
+@pl.program
+class CarriedReadModifyWrite:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[128, 64], pl.FP32], out: pl.InOut[pl.Tensor[[128, 64], pl.FP32]]) -> pl.Tensor[[128, 64], pl.FP32]:
+        for i in pl.range(8):
+            out = k_rmw(a, i, out)
+        return out
+
+
+@pl.program
+class CarriedAtomic:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[128, 64], pl.FP32], out: pl.Out[pl.Tensor[[128, 64], pl.FP32]]) -> pl.Tensor[[128, 64], pl.FP32]:
+        for i in pl.range(8):
+            out = k_atomic(a, i, out)
+        return out
+
+
+@pl.program
+class CarriedDynamicKernelLoop:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[128, 64], pl.FP32], n: pl.Scalar[pl.INDEX],
+             out: pl.Out[pl.Tensor[[128, 64], pl.FP32]]) -> pl.Tensor[[128, 64], pl.FP32]:
+        for i in pl.range(8):
+            out = k_dyn(a, i, n, out)
+        return out
+
+
+@pl.program
+class CarriedReadInLoop:
+    """The loop also reads ``out`` (a whole-tensor input of another call): not batched."""
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[128, 64], pl.FP32], out: pl.Out[pl.Tensor[[128, 64], pl.FP32]]) -> pl.Tensor[[128, 64], pl.FP32]:
+        for i in pl.range(8):
+            k_scale(pl.slice(out, [16, 64], [0, 0]), pl.create_tensor([16, 64], dtype=pl.FP32))
+            out = k_rows(a, i, out)
+        return out
+
+
+@pl.jit
+def mm_softmax_rows(q: pl.Tensor[[256, 32], pl.FP16], k: pl.Tensor[[32, 64], pl.FP16],
+                    out: pl.Out[pl.Tensor[[256, 64], pl.FP32]]):
+    """softmax(q_i @ k) per 16 rows, one mixed (cube + vector) scope per iteration, ``out`` carried
+    (benchmarks/sim_kernels.py mm_softmax at a test size)."""
+    for i in pl.parallel(16):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            a = pl.load(q, [i * 16, 0], [16, 32], target_memory=pl.Mem.Mat)
+            b = pl.load(k, [0, 0], [32, 64], target_memory=pl.Mem.Mat)
+            s = pl.matmul(pl.move(a, target_memory=pl.Mem.Left), pl.move(b, target_memory=pl.Mem.Right))
+            tmp = pl.create_tile([16, 64], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+            m = pl.row_max(s, tmp)
+            e = pl.exp(pl.row_expand_sub(s, m))
+            z = pl.row_sum(e, tmp)
+            out = pl.store(pl.row_expand_div(e, z), [i * 16, 0], out)
+    return out
+
+
+@pl.jit
+def softmax_rows(a: pl.Tensor[[256, 64], pl.FP32], out: pl.Out[pl.Tensor[[256, 64], pl.FP32]]):
+    """Row softmax per 16 rows in ``pl.at`` scopes, ``out`` carried (the common @pl.jit loop)."""
+    for i in pl.parallel(16):
+        with pl.at(level=pl.Level.CORE_GROUP):
+            x = pl.load(a, [i * 16, 0], [16, 64])
+            tmp = pl.create_tile([16, 64], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+            m = pl.row_max(x, tmp)
+            e = pl.exp(pl.row_expand_sub(x, m))
+            s = pl.row_sum(e, tmp)
+            out = pl.store(pl.row_expand_div(e, s), [i * 16, 0], out)
+    return out
+
+
+@pl.program
+class CarriedRepeated:
+    """The carried loop inside a loop that rewrites the same rows each time (not provable): the outer
+    loop runs step by step, the inner one batched at each step (its carried tensor: the outer's)."""
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[128, 64], pl.FP32], out: pl.Out[pl.Tensor[[128, 64], pl.FP32]]) -> pl.Tensor[[128, 64], pl.FP32]:
+        for t in pl.range(3):
+            for i in pl.range(8):
+                out = k_rows(a, i, out)
+        return out

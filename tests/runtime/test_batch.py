@@ -232,3 +232,102 @@ def test_gang_accesses_of_member_views_of_one_buffer_are_one_copy():
     # a member's region outside its own tensor (though inside the buffer) is its own access's error
     with pytest.raises(SimulationError, match="out of bounds"):
         support.gang_load_into(torch.empty(2, 16, 64), [(members[0], [0, 0], None), (members[1], [8, 0], None)])
+
+
+# ---- loops carrying a tensor through kernels that store into all of it (``out = k(..., i, out)``)
+
+def test_loop_carrying_out_runs_batched_with_the_same_bits():
+    a = torch.randn(128, 64)
+    (ob, ot), (rb, rt) = _run_both(K.CarriedRows, (a, torch.zeros(128, 64)))
+    assert torch.equal(ob, torch.exp(a * 0.5))
+    assert len(rt.tasks) == 8 and _batched_tasks(rt) == 0
+    assert len(rb.tasks) == 1 and len(rb.tasks[0].members) == 8 and max(map(len, rb.gangs)) == 8
+
+
+def test_kernel_loop_stores_and_two_call_sites_batch():
+    a = torch.randn(128, 64)
+    (ob, _), (rb, _) = _run_both(K.CarriedKernelLoop, (a, torch.zeros(128, 64), torch.zeros(128, 64)))
+    assert torch.equal(ob, a + 1.0)
+    assert [len(t.members) for t in rb.tasks] == [4, 4]
+
+
+def test_carried_through_nested_loops_batches_the_outer_one():
+    a = torch.randn(128, 64)
+    (ob, _), (rb, _) = _run_both(K.CarriedNested, (a, torch.zeros(128, 64)))
+    assert torch.equal(ob, torch.exp(a * 0.5))
+    assert [len(t.members) for t in rb.tasks] == [4, 4]   # one batch per inner step
+
+
+@pytest.mark.parametrize("program", [K.CarriedOverlap, K.CarriedReadModifyWrite, K.CarriedAtomic,
+                                     K.CarriedDynamicKernelLoop, K.CarriedReadInLoop])
+def test_carried_loops_the_proof_refuses_run_task_by_task(program):
+    # overlapping bands (WAW), a kernel that loads what it stores, an atomic store, an offset from
+    # a kernel loop of run-time length, and a loop that also reads the carried tensor
+    assert "submit_batch" not in _orchestration(program)
+
+
+def test_refused_carried_loop_computes_what_it_did():
+    a = torch.randn(128, 64)
+    out = torch.zeros(136, 64)
+    run(K.CarriedOverlap, a, out, config=RunConfig(platform="a2a3sim", sim_seed=0))
+    want = torch.zeros(136, 64)
+    for i in range(8):
+        want[8 * i:8 * i + 16] = a[16 * i:16 * i + 16]
+    assert torch.equal(out, want)
+
+
+def _jit_modes(kernel, args):
+    """Outputs and runtimes of ``kernel`` batched, task by task, and without lockstep gangs."""
+    res = []
+    for cfg in (dict(), dict(sim_batch=False), dict(sim_lockstep=False)):
+        a = [x.clone() for x in args]
+        kernel(*a, config=RunConfig(platform="a2a3sim", sim_seed=0, **cfg))
+        res.append((a[-1], S._LAST_RUNTIME[0]))
+    return res
+
+
+@pytest.mark.parametrize("special", [False, True])
+def test_jit_mixed_kernel_loop_carrying_out_same_bits(special):
+    torch.manual_seed(3)
+    q = torch.randn(256, 32, dtype=torch.float16)
+    k = (torch.randn(32, 64) * 0.1).to(torch.float16)
+    if special:   # NaN, inf, -inf, subnormal, -0 in the scores' operands
+        q[3, 5], q[40, 0], q[77, 31], q[100, 2], q[200, 9] = float("nan"), float("inf"), -float("inf"), 3e-8, -0.0
+    res = _jit_modes(K.mm_softmax_rows, (q, k, torch.zeros(256, 64)))
+    for out, _ in res[1:]:
+        assert torch.equal(_bits(res[0][0]), _bits(out))
+    rb = res[0][1]
+    assert len(rb.tasks) == 2 and [len(t.members) for t in rb.tasks if t.members] == [16]   # alloc + kernel
+    assert _batched_tasks(res[1][1]) == 0 and len(res[1][1].tasks) == 32
+    if not special:
+        s = q.float() @ k.float()
+        e = torch.exp(s - s.amax(-1, keepdim=True))
+        torch.testing.assert_close(res[0][0], e / e.sum(-1, keepdim=True), rtol=1e-5, atol=1e-6)
+
+
+def test_jit_vector_loop_carrying_out_same_bits():
+    a = torch.randn(256, 64)
+    res = _jit_modes(K.softmax_rows, (a, torch.zeros(256, 64)))
+    for out, _ in res[1:]:
+        assert torch.equal(_bits(res[0][0]), _bits(out))
+    assert _batched_tasks(res[0][1]) == 1 and _batched_tasks(res[1][1]) == 0
+    torch.testing.assert_close(res[0][0], torch.softmax(a, -1), rtol=1e-5, atol=1e-6)
+
+
+def test_stacked_allocations_are_zero_and_lazy_only_when_large():
+    from pypto.runtime.batch import zeros_untouched
+
+    small = zeros_untouched([4, 8], torch.float16)
+    big = zeros_untouched([130, 65536], torch.float32)   # > 32 MiB: anonymous memory, faulted in on touch
+    assert small.dtype == torch.float16 and small.shape == (4, 8) and not small.any()
+    assert big.shape == (130, 65536) and big.is_contiguous() and big.dtype == torch.float32
+    assert not big[::17].any()
+    big[129, -1] = 2.0
+    assert big.sum() == 2.0
+
+
+def test_carried_loop_inside_an_unprovable_loop_batches_at_each_step():
+    a = torch.randn(128, 64)
+    (ob, _), (rb, _) = _run_both(K.CarriedRepeated, (a, torch.zeros(128, 64)))
+    assert torch.equal(ob, torch.exp(a * 0.5))
+    assert [len(t.members) for t in rb.tasks] == [8, 8, 8]

@@ -18,19 +18,26 @@ def _bits(t):
 
 
 # the second store's interruption repeats the first's path with one store done: the slow tier
+# "submit": the 20th task submitted (task by task); "batch": the loop's first submission (with
+# lockstep its one batched submission, else its first task's)
 @pytest.mark.parametrize("where, after", [("store", 1), pytest.param("store", 2, marks=pytest.mark.slow),
-                                          ("submit", 20)])
+                                          ("submit", 20), ("batch", 1)])
 @pytest.mark.parametrize("lockstep", [True, False])
 def test_interrupted_run_leaves_inputs_pool_and_cache_intact(monkeypatch, where, after, lockstep):
     torch.manual_seed(7)
     a = torch.randn(512, 256)
     a_bits = _bits(a)
-    cfg = RunConfig(sim_seed=11, sim_lockstep=lockstep)
+    cfg = RunConfig(sim_seed=11, sim_lockstep=lockstep, sim_batch=where != "submit")
     clean = torch.zeros(512, 256)
     K.softmax_rows(a, clean, config=cfg)
 
     # with lockstep the kernels store through gang_store (the gangs' form), else through store
-    owner, name = (S.Runtime, "submit") if where == "submit" else (support, "gang_store" if lockstep else "store")
+    if where == "submit" or where == "batch" and not lockstep:
+        owner, name = S.Runtime, "submit"
+    elif where == "batch":
+        owner, name = S.Runtime, "submit_batch"
+    else:
+        owner, name = support, "gang_store" if lockstep else "store"
     real = getattr(owner, name)
     calls = [0]
 

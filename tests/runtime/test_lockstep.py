@@ -17,8 +17,10 @@ from pypto.runtime.gangs import GRAIN, conflict, gang_size
 import kernels_lockstep as K
 
 
-def run(kernel, *args, seed=0, lockstep=True):
-    kernel(*args, config=RunConfig(sim_seed=seed, sim_lockstep=lockstep))
+def run(kernel, *args, seed=0, lockstep=True, batch=False):
+    # task by task unless asked: these tests read the gangs of single tasks (a batched loop is one
+    # task whose members form the gangs: tests/runtime/test_batch.py)
+    kernel(*args, config=RunConfig(sim_seed=seed, sim_lockstep=lockstep, sim_batch=batch))
     return S._LAST_RUNTIME[0]
 
 
