@@ -8,6 +8,7 @@ them may be imported first.
 from __future__ import annotations
 
 import contextlib
+import math
 import sys
 import contextvars
 import threading
@@ -206,15 +207,18 @@ def load_into(dst: torch.Tensor, t: torch.Tensor, offsets, valid=None) -> None:
 
 def gang_load_into(dst: torch.Tensor, plans) -> None:
     """``tile.load`` of a lockstep gang (:mod:`pypto.codegen.gang`): ``dst`` is ``[n, *tile]``,
-    ``plans[k]`` is task ``k``'s ``(tensor, offsets, valid)``. Consecutive tasks reading whole tiles
-    of one tensor at evenly spaced offsets are one strided view, loaded with one copy
-    (:func:`_gang_runs`); any other task gets its own :func:`load_into`."""
+    ``plans[k]`` is task ``k``'s ``(tensor, offsets, valid)``. Tasks reading whole tiles of one
+    storage are one strided copy (evenly spaced regions) or one gather (``index_select`` of their
+    regions, e.g. the randomly placed K / V pages of paged attention: a copy of each region's
+    elements, bit for bit) (:func:`_gang_runs`); any other task gets its own :func:`load_into`."""
     for lo, hi, src in _gang_runs(dst, plans, 0, 1, "tile.load"):
-        if src is not None:
-            dst[lo:hi].copy_(src)
-        else:
+        if src is None:
             t, offsets, valid = plans[lo]
             load_into(dst[lo], t, offsets, valid)
+        elif src.__class__ is tuple:   # a gather: (windows view, index of each member's window)
+            torch.index_select(src[0], 0, src[1], out=dst[lo:hi])
+        else:
+            dst[lo:hi].copy_(src)
 
 
 def gang_store(tile: torch.Tensor, plans) -> None:
@@ -229,12 +233,20 @@ def gang_store(tile: torch.Tensor, plans) -> None:
 
 
 def _gang_runs(tiles: torch.Tensor, plans, ti: int, oi: int, what: str):
-    """Split the gang's accesses into runs ``(lo, hi, view)``: tasks ``lo .. hi - 1`` access whole
-    tiles of one tensor at offsets ``o + k * step`` (``step`` >= 0 in storage; a load run may
-    read one region ``hi - lo`` times, a store run may not), and ``view`` is the ``[hi - lo, *tile]``
-    view of them (the run's first and last regions are bounds-checked by :func:`region`, which
-    covers those between); ``view`` is ``None`` for a task accessed on its own (a partial tile, an
-    isolated offset, or while an access recorder is installed, which expects one call per access)."""
+    """Split the gang's accesses into runs ``(lo, hi, src)`` over tasks ``lo .. hi - 1``.
+
+    Consecutive tasks accessing whole tiles of one storage (one tensor at different offsets, views of
+    one stacked buffer a batched loop created, slices of one tensor), through tensors of one dtype and
+    the same strides, each region inside its own tensor (checked here as its own access would be),
+    form a group (:func:`_storage_group`). A group's regions at storage offsets ``s0 + k * step``
+    (``step`` > 0; a load also 0: one region read by every task) are one run whose ``src`` is the
+    ``[hi - lo, *tile]`` strided view of them. A load group that is not a few such runs is one
+    gather: ``src`` is ``(windows, index)``, ``windows`` the overlapping view of every tile-shaped
+    window of the storage at the regions' common spacing (their offsets' gcd) and ``index`` each
+    task's window (``index_select`` then copies the elements: the same bits as task-wise copies).
+    ``src`` is ``None`` for a task accessed on its own (a partial tile, a region outside its tensor
+    -- its own access raises the error --, a lone task, or while an access recorder is installed,
+    which expects one call per access)."""
     n = len(plans)
     shape = tiles.shape[1:]
     if _RECORDER.get() is not None:
@@ -242,91 +254,74 @@ def _gang_runs(tiles: torch.Tensor, plans, ti: int, oi: int, what: str):
     out = []
     lo = 0
     while lo < n:
-        t, o0 = plans[lo][ti], plans[lo][oi]
-        hi = lo + 1
-        if plans[lo][2] is None and len(o0) == len(shape) == t.dim() and hi < n and plans[hi][ti] is not t:
-            # members with their own tensors (the views of one stacked buffer a batched loop created,
-            # pypto.runtime.batch; slices of one tensor): a run when their regions lie in one storage at
-            # evenly spaced storage offsets with the same strides; each member's region is checked
-            # against its own tensor, as its own access would be
-            hi, view = _storage_run(plans, lo, ti, oi, shape, what)
-            if view is not None:
-                out.append((lo, hi, view))
-                lo = hi
-                continue
-        if plans[lo][2] is None and len(o0) == len(shape) == t.dim() and hi < n:
-            nxt = plans[hi]
-            step = [int(b) - int(a) for a, b in zip(o0, nxt[oi])] if nxt[ti] is t else None
-            gstride = sum(s * d for s, d in zip(step, t.stride())) if step is not None else -1
-            if gstride > 0 or (gstride == 0 and ti == 0):
-                want = [int(x) for x in o0]   # the offsets the next task of the run must have
-                while hi < n:
-                    p = plans[hi]
-                    if p[ti] is not t or p[2] is not None:
-                        break
-                    o = p[oi]
-                    for d, s in enumerate(step):
-                        want[d] += s
-                        if int(o[d]) != want[d]:
-                            break
-                    else:
-                        hi += 1
-                        continue
-                    break
-        if hi - lo < 2:
+        starts = _storage_group(plans, lo, ti, oi, shape)
+        m = len(starts)
+        if m < 2:
             out.append((lo, lo + 1, None))
             lo += 1
             continue
-        r0 = region(t, o0, shape, what)
-        region(t, plans[hi - 1][oi], shape, what)
-        out.append((lo, hi, t.as_strided((hi - lo, *shape), (gstride, *r0.stride()), r0.storage_offset())))
-        lo = hi
+        t = plans[lo][ti]
+        st = t.stride()
+        runs = []
+        i = 0
+        while i < m:   # maximal runs of evenly spaced regions
+            j = i + 1
+            if j < m and (starts[j] > starts[i] or (ti == 0 and starts[j] == starts[i])):
+                step = starts[j] - starts[i]
+                j += 1
+                while j < m and starts[j] - starts[j - 1] == step:
+                    j += 1
+                runs.append((i, j, step))
+            else:
+                runs.append((i, j, None))
+            i = j
+        if ti == 0 and len(runs) > 2:
+            c = min(starts)
+            g = math.gcd(*[s - c for s in starts])   # > 0: the regions are not all one
+            windows = t.as_strided(((max(starts) - c) // g + 1, *shape), (g, *st), c)
+            out.append((lo, lo + m, (windows, torch.tensor([(s - c) // g for s in starts]))))
+        else:
+            for i, j, step in runs:
+                out.append((lo + i, lo + j, None if step is None else
+                            t.as_strided((j - i, *shape), (step, *st), starts[i])))
+        lo += m
     return out
 
 
-def _storage_run(plans, lo: int, ti: int, oi: int, shape, what: str):
-    """``(hi, view)``: members ``lo .. hi - 1`` access whole tiles (each inside its own tensor) of
-    one storage, tensors with the same strides, at storage offsets ``s0 + k * step`` (``step`` > 0;
-    a load also ``step`` 0),
-    and ``view`` is their ``[hi - lo, *tile]`` view; ``(lo + 1, None)`` when fewer than two do (a
-    member out of bounds ends the run: its own access raises the error)."""
+def _storage_group(plans, lo: int, ti: int, oi: int, shape) -> list:
+    """The storage offsets of the regions of tasks ``lo, lo + 1, ...`` as long as they access whole
+    tiles (no valid shape) of one storage (views of one base tensor), through tensors of one dtype and
+    the same strides, each region inside its own tensor; empty when task ``lo`` does not."""
     n = len(plans)
-    t = plans[lo][ti]
-    st = t.stride()
     nd = len(shape)
-    # one storage: views of one base tensor (unbind / slicing results name it as their _base)
-    base, dtype = t._base if t._base is not None else t, t.dtype
-    s0 = step = 0
-    hi = lo
-    while hi < n:
+    t = plans[lo][ti]
+    if t.dim() != nd:
+        return []
+    b = t._base
+    key = t if b is None else b
+    st = t.stride()
+    dtype = t.dtype
+    starts = []
+    for hi in range(lo, n):
         p = plans[hi]
-        u, offs = p[ti], p[oi]
-        if p[2] is not None or len(offs) != nd or u.dtype != dtype or u.stride() != st or len(st) != nd \
-                or (hi > lo and u._base is not base):
+        u = p[ti]
+        if u is not t:
+            b = u._base
+            if (u if b is None else b) is not key or u.dtype != dtype or u.stride() != st:
+                break
+        offs = p[oi]
+        if p[2] is not None or len(offs) != nd:
             break
-        start = u.storage_offset()
         dims = u.shape
-        inside = True
-        for o, k, e, d in zip(offs, st, shape, dims):
-            o = int(o)
-            if o < 0 or o + e > d:
-                inside = False
-                break
-            start += o * k
-        if not inside:
-            break
-        if hi == lo:
-            s0 = start
-        elif hi == lo + 1:
-            step = start - s0
-            if step < 0 or (step == 0 and ti != 0):   # (a load may read one region for every member)
-                break
-        elif start != s0 + (hi - lo) * step:
-            break
-        hi += 1
-    if hi - lo < 2:
-        return lo + 1, None
-    return hi, t.as_strided((hi - lo, *shape), (step, *st), s0)
+        s = u.storage_offset()
+        if dims != shape or any(offs):
+            for o, k, e, d in zip(offs, st, shape, dims):
+                o = int(o)
+                if o < 0 or o + e > d:
+                    return starts
+                s += o * k
+        starts.append(s)
+    return starts
 
 
 def store(tile: torch.Tensor, offsets, t: torch.Tensor, valid=None, atomic: bool = False) -> torch.Tensor:
