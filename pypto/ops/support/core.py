@@ -805,11 +805,94 @@ def matmul_window_into(dst: torch.Tensor, acc: torch.Tensor, lhs: torch.Tensor, 
 
 def gang_matmul_into(dst: torch.Tensor, lhs: torch.Tensor, rhs: torch.Tensor, acc: torch.Tensor | None = None) -> None:
     """:func:`matmul_into` for a lockstep gang (``[n, M, K] x [n, K, N]``, :mod:`pypto.codegen.gang`):
-    task by task, the very call each task makes alone on its own tiles. Not one batched BLAS call,
-    which may block the sums differently; and not the operand conversions of the whole gang at once
-    either (measured slower: a task's converted operands are no longer in cache for its GEMM)."""
-    for k in range(lhs.shape[0]):
-        matmul_into(dst[k], lhs[k], rhs[k], None if acc is None else acc[k])
+    every task's product is the very BLAS call that task makes alone on its own tiles.
+
+    Where that is proven (:func:`_bmm_is_per_item_sgemm`), the gang's operands are converted into
+    stacked FP32 buffers (in one call for BF16 / FP32, member by member otherwise:
+    :data:`_SAME_BITS_ANYWHERE`) and multiplied by one ``torch.bmm`` into a stacked product whose items are padded apart: for a
+    non-contiguous output ATen's CPU bmm splits along the batch and calls, per item, the same
+    ``sgemm`` with the same arguments (sizes, transposes, leading dimensions, alpha 1, beta 0) as
+    ``torch.matmul`` of the task's 2-D operands, every matrix 64-byte aligned as a fresh allocation
+    is; a contiguous output would take MKL's ``sgemm_batch`` instead, which may block the sums
+    differently, and fewer than 400 multiply-adds a naive loop. Elsewhere task by task."""
+    n = lhs.shape[0]
+    if n < 2 or lhs.dim() != 3 or rhs.dim() != 3 or not lhs.dtype.is_floating_point:
+        for k in range(n):
+            matmul_into(dst[k], lhs[k], rhs[k], None if acc is None else acc[k])
+        return
+    m, kk = lhs.shape[1:]
+    nn = rhs.shape[2]
+    if not _bmm_is_per_item_sgemm(m, kk, nn):
+        for k in range(n):
+            matmul_into(dst[k], lhs[k], rhs[k], None if acc is None else acc[k])
+        return
+    a = _gang_buffer(0, n, m, kk)
+    _convert_into(a, lhs)
+    b = _gang_buffer(1, n, kk, nn)
+    _convert_into(b, rhs)
+    c = _gang_buffer(2, n, m, nn)
+    torch.bmm(a, b, out=c)
+    if acc is None:
+        dst.copy_(c)
+    else:
+        torch.add(acc, c, out=dst)
+
+
+# CPU bmm = per-item sgemm, the evidence (torch 2.13.0+cpu, MKL 2024.2, x86-64 AVX512; traced with
+# gdb breakpoints on sgemm_ / cblas_sgemm_batch and with MKL_VERBOSE, 1 and 2 threads):
+# torch.matmul of [M, K] x [K, N] FP32 calls sgemm_ once; torch.bmm with a non-contiguous ``out``
+# calls sgemm_ once per item with identical (transa, transb, m, n, k, lda, ldb, ldc) -- ATen's
+# "split along the batch dimension" branch, per item the addmm path mm takes --, while a contiguous
+# ``out`` calls cblas_sgemm_batch once, and M * K * N < 400 calls no BLAS at all (ATen's naive small
+# kernel; mm still calls sgemm_). mkldnn takes FP32 matmuls only under a reduced FP32 matmul
+# precision, which this gate refuses, and a build without MKL is not covered by the trace. Pinned by
+# tests/runtime/test_gang_matmul_bits.py (MKL_VERBOSE call lists, and bits on random, subnormal,
+# inf and NaN inputs in several shapes at 1 and 2 threads) and benchmarks/check_fastpaths.py.
+_MKL = torch.backends.mkl.is_available()
+
+
+# Sources whose conversion to FP32 gives the same bits wherever an element sits in the copied tensor:
+# FP32 (a copy) and BF16 (a 16-bit shift in the vectorised and the scalar loop alike; every pattern
+# checked in both, tests/runtime/test_gang_matmul_bits.py). FP16 is not: torch's vectorised loop
+# turns the NaN 0x7E00 into 0x7FC00000, its scalar tail (the last len % 8 elements of a contiguous
+# copy) into 0x7FFFFFFF -- so a whole-gang conversion, whose tail falls elsewhere, could change a
+# NaN's payload; FP16 (and every other source) is converted member by member, the very copy each
+# task makes of its own tile.
+_SAME_BITS_ANYWHERE = (torch.float32, torch.bfloat16)
+
+
+def _convert_into(buf: torch.Tensor, x: torch.Tensor) -> None:
+    """``buf[k] = x[k]`` converted to FP32 as each task's own operand copy converts it."""
+    if x.dtype in _SAME_BITS_ANYWHERE:
+        buf.copy_(x)
+    else:
+        for d, t in zip(buf.unbind(0), x.unbind(0)):
+            d.copy_(t)
+
+
+def _bmm_is_per_item_sgemm(m: int, k: int, n: int) -> bool:
+    """Whether ``torch.bmm`` into a padded (non-contiguous) FP32 output is one ``sgemm`` per item with
+    the arguments of each item's ``torch.matmul`` (see the evidence above)."""
+    if not _MKL or m * k * n < 400 or torch.get_float32_matmul_precision() != "highest":
+        return False
+    mk = getattr(getattr(torch.backends, "mkldnn", None), "matmul", None)
+    return mk is None or getattr(mk, "fp32_precision", "none") in ("none", "ieee")
+
+
+def _gang_buffer(slot: int, n: int, rows: int, cols: int) -> torch.Tensor:
+    """A per-thread ``[n, rows, cols]`` FP32 stack whose items are contiguous matrices 64-byte aligned
+    (as a fresh allocation), with a 64-byte gap after each product item (slot 2) so that the stack is
+    not contiguous (the bmm branch above); grown when a larger gang comes."""
+    cache = _TLS.__dict__.setdefault("gmm", {})
+    key = (slot, rows, cols)
+    numel = rows * cols
+    stride = -(-numel // 16) * 16 + (16 if slot == 2 else 0)
+    buf = cache.get(key)
+    if buf is None or buf.shape[0] < n:
+        if len(cache) > 24:
+            cache.clear()
+        buf = cache[key] = torch.empty(max(n, 48), stride, dtype=torch.float32)
+    return buf[:n, :numel].view(n, rows, cols)
 
 
 def _operand_buffer(slot: int, x: torch.Tensor, dt: torch.dtype) -> torch.Tensor:
