@@ -302,25 +302,25 @@ def _storage_group(plans, lo: int, ti: int, oi: int, shape) -> list:
     st = t.stride()
     dtype = t.dtype
     starts = []
+    add = starts.append
     for hi in range(lo, n):
         p = plans[hi]
         u = p[ti]
         if u is not t:
             b = u._base
-            if (u if b is None else b) is not key or u.dtype != dtype or u.stride() != st:
+            if (u if b is None else b) is not key or u.dtype is not dtype or u.stride() != st:
                 break
         offs = p[oi]
         if p[2] is not None or len(offs) != nd:
             break
-        dims = u.shape
         s = u.storage_offset()
-        if dims != shape or any(offs):
-            for o, k, e, d in zip(offs, st, shape, dims):
+        if u.shape != shape or any(offs):
+            for o, k, e, d in zip(offs, st, shape, u.shape):
                 o = int(o)
                 if o < 0 or o + e > d:
                     return starts
                 s += o * k
-        starts.append(s)
+        add(s)
     return starts
 
 
