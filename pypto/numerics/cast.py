@@ -344,7 +344,7 @@ def cast_tensor(x: torch.Tensor, dst: torch.dtype, mode: str | int = "round") ->
         if sfmt is not None and sfmt.p <= fmt.p and sfmt.emin >= fmt.emin and sfmt.emax <= fmt.emax:
             # widening (every source value is representable): exact; NaN still canonicalised
             out = x.to(dst)
-            return _canonicalize_nan(out, torch.isnan(x), fmt)
+            return _canonicalize_nan(out, torch.isnan(out), fmt)   # (out is NaN where x is; its test is cheaper)
         v = x.to(torch.float64)
     else:
         v = _exact_float64_of_int(x)

@@ -93,3 +93,35 @@ def test_gang_store_at_random_places_stays_member_by_member():
     support.gang_store(tiles, plans)
     for k, p in enumerate(places):
         assert torch.equal(out[p * 16:(p + 1) * 16], tiles[k])
+
+
+def test_rows_of_a_tagged_stack_are_found_from_the_tags():
+    """A batched loop's stacked intermediate (create_batch) tags its row views: a gang access of
+    whole rows is one view (rows evenly spaced) or one gather (a load in any order) without reading
+    the members' metadata; sub-tiles, untagged views and stores out of order take the general path."""
+    whole = torch.randn(8, 16, 32)
+    rows = whole.unbind(0)
+    support.tag_stack_rows(whole, rows)
+    dst = torch.empty(5, 16, 32)
+    plans = [(rows[j], [0, 0], None) for j in (1, 3, 5, 7, 0)]
+    runs = support._gang_runs(dst, plans, 0, 1, "tile.load")
+    assert [(lo, hi, isinstance(v, tuple)) for lo, hi, v in runs] == [(0, 5, True)]
+    support.gang_load_into(dst, plans)
+    assert all(torch.equal(dst[k], rows[j]) for k, j in enumerate((1, 3, 5, 7, 0)))
+    plans = [(rows[j], [0, 0], None) for j in (1, 3, 5, 7)]
+    (lo, hi, v), = support._gang_runs(dst[:4], plans, 0, 1, "tile.load")
+    assert (lo, hi) == (0, 4) and v.data_ptr() == rows[1].data_ptr() and torch.equal(v, whole[1::2])
+    # a store: runs of increasing, evenly spaced rows; the rest member by member
+    tiles = torch.randn(5, 16, 32)
+    plans = [([0, 0], rows[j], None) for j in (2, 3, 4, 0, 6)]
+    assert [(lo, hi, v is None) for lo, hi, v in support._gang_runs(tiles, plans, 1, 0, "tile.store")] == \
+        [(0, 3, False), (3, 5, False)]
+    support.gang_store(tiles, plans)
+    assert all(torch.equal(rows[j], tiles[k]) for k, j in enumerate((2, 3, 4, 0, 6)))
+    # a sub-tile of the rows (offsets): the general path, still bounds-checked per member
+    half = torch.empty(3, 8, 32)
+    plans = [(rows[j], [8, 0], None) for j in (0, 1, 2)]
+    support.gang_load_into(half, plans)
+    assert torch.equal(half, whole[:3, 8:])
+    with pytest.raises(SimulationError, match="out of bounds"):
+        support.gang_load_into(half, [(rows[0], [8, 0], None), (rows[1], [9, 0], None), (rows[2], [8, 0], None)])

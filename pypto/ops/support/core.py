@@ -254,6 +254,13 @@ def _gang_runs(tiles: torch.Tensor, plans, ti: int, oi: int, what: str):
     out = []
     lo = 0
     while lo < n:
+        row = plans[lo][ti].__dict__.get(STACK_ROW)
+        if row is not None:
+            hi, src = _stack_run(plans, lo, ti, oi, shape, row)
+            if src is not None:
+                out.append((lo, hi, src))
+                lo = hi
+                continue
         starts = _storage_group(plans, lo, ti, oi, shape)
         m = len(starts)
         if m < 2:
@@ -286,6 +293,55 @@ def _gang_runs(tiles: torch.Tensor, plans, ti: int, oi: int, what: str):
                             t.as_strided((j - i, *shape), (step, *st), starts[i])))
         lo += m
     return out
+
+
+# The members of a batched loop's stacked intermediate (pypto.runtime.batch.create_batch) are the
+# runtime's own row views ``whole[j]``, tagged ``(whole, j)`` under this key of their ``__dict__``
+# (:func:`tag_stack_rows`): a gang access of whole rows of one stack is found from the tags alone,
+# without reading each member's tensor metadata (1-1.5 us a member in a run's cold caches). The tag
+# is exact because nothing changes a row view's metadata: the generated code only passes it on or
+# takes new views of it (untagged, so they take the general path).
+STACK_ROW = "_pypto_row"
+
+
+def tag_stack_rows(whole: torch.Tensor, rows) -> None:
+    """Tag ``rows`` (``whole.unbind(0)``) as rows of the stack ``whole`` (:data:`STACK_ROW`)."""
+    for j, t in enumerate(rows):
+        t.__dict__[STACK_ROW] = (whole, j)
+
+
+def _stack_run(plans, lo: int, ti: int, oi: int, shape, row):
+    """``(hi, src)`` for tasks ``lo .. hi - 1`` accessing whole rows of one stack at offsets 0 (no
+    valid shape): rows evenly spaced (a store: increasing) are one strided view, other rows of a load
+    one gather ``(whole, index)``; ``(lo, None)`` when fewer than two tasks qualify."""
+    whole = row[0]
+    n = len(plans)
+    nd = len(shape)
+    if whole.shape[1:] != shape:
+        return lo, None
+    rows = []
+    add = rows.append
+    for hi in range(lo, n):
+        p = plans[hi]
+        r = p[ti].__dict__.get(STACK_ROW)
+        offs = p[oi]
+        if r is None or r[0] is not whole or p[2] is not None or len(offs) != nd or any(offs):
+            break
+        add(r[1])
+    m = len(rows)
+    if m < 2:
+        return lo, None
+    step = rows[1] - rows[0]
+    j = 2
+    while j < m and rows[j] - rows[j - 1] == step:
+        j += 1
+    if step > 0 or (step == 0 and ti == 0):
+        if j == m or ti != 0:
+            st = whole.stride()
+            return lo + j, whole.as_strided((j, *shape), (step * st[0], *st[1:]), whole.storage_offset() + rows[0] * st[0])
+    elif ti != 0:
+        return lo, None
+    return lo + m, (whole, torch.tensor(rows))
 
 
 def _storage_group(plans, lo: int, ti: int, oi: int, shape) -> list:
