@@ -96,6 +96,14 @@ def view_region(t: torch.Tensor, offsets: Sequence[int], shape: Sequence[int], w
     whose kernel reads only its first ``n_blocks`` entries); here the part past the end does not
     exist, so a kernel access of it is a located out-of-bounds error, never a read of other data.
     A view that starts outside the tensor is an error at once."""
+    dims = t.shape
+    if len(dims) == 2 and len(offsets) == 2 and len(shape) == 2:
+        # fast path (a 2-D slice inside the tensor: nothing to cut): region's
+        o0, o1 = offsets
+        s0, s1 = shape
+        if (type(o0) is int and type(o1) is int and type(s0) is int and type(s1) is int
+                and 0 <= o0 and o0 + s0 <= dims[0] and 0 <= o1 and o1 + s1 <= dims[1]):
+            return region(t, offsets, shape, what)
     if len(offsets) == len(shape) == t.dim():
         cut = []
         for o, s, n in zip(offsets, shape, t.shape):
@@ -772,6 +780,10 @@ def tile_assemble(target: torch.Tensor, src: torch.Tensor, offsets, dst: torch.T
 
 def read(x: torch.Tensor, indices):
     """Element ``x[indices]`` as a Python scalar (``tile.read`` / ``tensor.read``)."""
+    if len(indices) == 1 and x.dim() == 1:   # fast path: a table / length entry
+        i = int(indices[0])
+        if 0 <= i < x.shape[0]:
+            return x[i].item()
     if len(indices) != x.dim():
         raise SimulationError(f"read: {len(indices)} indices for a rank-{x.dim()} tensor")
     for i, n in zip(indices, x.shape):
