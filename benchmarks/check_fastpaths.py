@@ -99,22 +99,36 @@ for it in range(400):
     assert torch.equal(dst.view(torch.int32), r2.view(torch.int32)), ("into", dt, m, k, n)
 print("mm ok")
 
-# the lockstep gang form (pypto/codegen/gang.py): per task the same bits as the single-task call
-for it in range(300):
-    dt = random.choice([torch.float16, torch.bfloat16, torch.float32, torch.int8])
-    g = random.choice([2, 3, 8, 17, 48])
-    m, k, n = random.choice([1, 16, 64, 128, 33]), random.choice([16, 256, 100, 512]), random.choice([16, 128, 7])
-    accd = torch.float32 if dt != torch.int8 else torch.int32
-    if dt == torch.int8:
-        a, b = torch.randint(-128, 127, (g, m, k), dtype=dt), torch.randint(-128, 127, (g, k, n), dtype=dt)
-        acc = torch.randint(-100, 100, (g, m, n), dtype=torch.int32)
-    else:
-        a, b, acc = (torch.randn(g, m, k) * 3).to(dt), (torch.randn(g, k, n) * 3).to(dt), torch.randn(g, m, n)
-    if random.random() < 0.5:
-        acc = None
-    dst = torch.empty(g, m, n, dtype=accd)
-    S.gang_matmul_into(dst, a, b, acc)
-    for j in range(g):
-        r = S.matmul(a[j], b[j], None if acc is None else acc[j])
-        assert torch.equal(dst[j].view(torch.int32), r.view(torch.int32)), ("gang", dt, g, m, k, n)
-print("gang mm ok")
+# the lockstep gang form (pypto/codegen/gang.py): per task the same bits as the single-task call,
+# at 1 and 2 threads, with subnormal / inf / NaN / -0 operands; most float cases take the one-bmm path
+# (core._bmm_is_per_item_sgemm: a padded, non-contiguous product stack -> one sgemm per item)
+specials = torch.tensor([1e-40, -3e-39, float("inf"), float("-inf"), float("nan"), -0.0])
+bmm_cases = 0
+for threads in (1, 2):
+    torch.set_num_threads(threads)
+    for it in range(300):
+        dt = random.choice([torch.float16, torch.bfloat16, torch.float32, torch.int8])
+        g = random.choice([2, 3, 8, 17, 48])
+        m, k, n = random.choice([1, 16, 64, 128, 33]), random.choice([16, 256, 100, 512]), random.choice([16, 128, 7])
+        accd = torch.float32 if dt != torch.int8 else torch.int32
+        if dt == torch.int8:
+            a, b = torch.randint(-128, 127, (g, m, k), dtype=dt), torch.randint(-128, 127, (g, k, n), dtype=dt)
+            acc = torch.randint(-100, 100, (g, m, n), dtype=torch.int32)
+        else:
+            a, b, acc = (torch.randn(g, m, k) * 3), (torch.randn(g, k, n) * 3), torch.randn(g, m, n)
+            for x in (a, b):
+                f = x.view(-1)
+                pick = torch.randint(0, f.numel(), (max(1, f.numel() // 64),))
+                f[pick] = specials[torch.randint(0, len(specials), pick.shape)]
+            a, b = a.to(dt), b.to(dt)
+        if random.random() < 0.5:
+            acc = None
+        # a gang's views: items in separate core-memory rows (not contiguous), or a contiguous stack
+        dst = torch.empty(g, m, n + 5, dtype=accd)[:, :, :n] if random.random() < 0.5 else torch.empty(g, m, n, dtype=accd)
+        S.gang_matmul_into(dst, a, b, acc)
+        bmm_cases += dt != torch.int8 and S._bmm_is_per_item_sgemm(m, k, n)
+        for j in range(g):
+            r = S.matmul(a[j], b[j], None if acc is None else acc[j])
+            assert torch.equal(dst[j].contiguous().view(torch.int32), r.view(torch.int32)), ("gang", threads, dt, g, m, k, n)
+torch.set_num_threads(1)
+print("gang mm ok", bmm_cases, "of 600 cases through one bmm")

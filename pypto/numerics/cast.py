@@ -254,10 +254,10 @@ def _exact_float64_of_int(x: torch.Tensor) -> torch.Tensor:
 
 
 def _canonicalize_nan(out: torch.Tensor, nan_mask: torch.Tensor, fmt: _FloatFormat) -> torch.Tensor:
-    """Write the canonical quiet NaN pattern of ``fmt`` where ``nan_mask`` is set."""
-    bits = out.view(fmt.int_view)
-    canon = torch.tensor(fmt.nan_bits, dtype=fmt.int_view, device=out.device)
-    return torch.where(nan_mask, canon, bits).view(out.dtype)
+    """Write the canonical quiet NaN pattern of ``fmt`` where ``nan_mask`` is set, in place: ``out``
+    is the fresh result of a conversion (one masked pass instead of a ``where`` into a new tensor)."""
+    out.view(fmt.int_view).masked_fill_(nan_mask, fmt.nan_bits)
+    return out
 
 
 def _to_int(v: torch.Tensor, dst: torch.dtype) -> torch.Tensor:
@@ -344,7 +344,7 @@ def cast_tensor(x: torch.Tensor, dst: torch.dtype, mode: str | int = "round") ->
         if sfmt is not None and sfmt.p <= fmt.p and sfmt.emin >= fmt.emin and sfmt.emax <= fmt.emax:
             # widening (every source value is representable): exact; NaN still canonicalised
             out = x.to(dst)
-            return _canonicalize_nan(out, torch.isnan(x), fmt)
+            return _canonicalize_nan(out, torch.isnan(out), fmt)   # (out is NaN where x is; its test is cheaper)
         v = x.to(torch.float64)
     else:
         v = _exact_float64_of_int(x)
@@ -369,14 +369,25 @@ _BF16_FAST = frozenset(("round", "rint", "none"))
 
 
 def _fp32_to_bf16(x: torch.Tensor, mode: str) -> torch.Tensor:
-    bits = x.contiguous().view(torch.int32).to(torch.int64)
-    mag = bits & 0x7FFFFFFF
-    if mode == "round":      # ties away from zero: add half an ULP of the result
-        mag = (mag + 0x8000) >> 16
-    else:                    # rint / none: ties to even
-        mag = (mag + (0x7FFF + ((mag >> 16) & 1))) >> 16
-    out = (mag | ((bits >> 16) & 0x8000)).to(torch.int16)   # int64 -> int16 wraps: the bit pattern
-    out = torch.where(torch.isnan(x), torch.tensor(0x7FC0, dtype=torch.int16), out)
+    # In int32, without overflow (a few passes over half the bytes of an int64 form). With
+    # h = bits >> 16 (arithmetic: (mag >> 16) - 32768 for a negative x, whose int32 value is
+    # mag - 2**31), h + carry is round(mag) for x >= 0 and round(mag) - 32768 for x < 0: in int16,
+    # exactly the sign bit put over the rounded magnitude (round(mag) <= 0x7F80 for non-NaN). NaN
+    # (whose intermediate values may leave int16's range: wrapped, then replaced) is canonicalised last.
+    bits = x.view(torch.int32)   # (any layout: the ops below are elementwise)
+    if mode == "round":      # ties away from zero: ((mag >> 15) + 1) >> 1 is (mag + 0x8000) >> 16
+        r = bits >> 15
+        r += 1
+        r >>= 1
+    else:                    # rint / none: ties to even: up when low + (h & 1) > 0x8000
+        r = bits >> 16
+        low = bits & 0xFFFF
+        low += r & 1
+        low += 0x7FFF
+        low >>= 16
+        r += low
+    out = r.to(torch.int16)
+    out.masked_fill_(torch.isnan(x), 0x7FC0)
     return out.view(torch.bfloat16)
 
 

@@ -38,7 +38,7 @@ import mmap
 
 import torch
 
-from pypto.ops.support import _RECORDER
+from pypto.ops.support import _RECORDER, tag_stack_rows
 from pypto.ir.tags import ALL_TAGS, MAY_WRITE_TAGS
 from pypto.runtime.deps import INOUT, INPUT, OUTPUT, OUTPUT_EXISTING, SCALAR, View, normalize_tag
 
@@ -185,6 +185,7 @@ class BatchRuntime:
             self.manual_dep.add(v.base)
         self._link(task)
         members = whole.unbind(0)
+        tag_stack_rows(whole, members)   # gang loads / stores find runs of rows from the tags
         if n == self._bn:
             out = Stack(members)
             out.whole = whole

@@ -591,3 +591,25 @@ def test_fp32_to_bf16_every_high_half(mode):
     bits = (high[:, None] | lows[None, :]).reshape(-1)
     got = impl_bits(f32_from_bits(bits), torch.bfloat16, mode)
     assert_bits_equal(got, oracle_f32_to_bf16(bits, mode), bits.view(np.float32))
+
+
+@pytest.mark.parametrize("mode", ["round", "rint", "none"])
+def test_fp32_to_bf16_of_strided_views(mode):
+    """The int32 bit path reads its input in place (no contiguous copy): a gang's tile is a strided
+    view into core memory, a transposed tile has a non-unit inner stride. Same bits as the oracle."""
+    high = np.arange(0, 2**16, 7, dtype=np.uint32) << 16
+    lows = np.array([0, 0x7FFF, 0x8000, 0x8001], dtype=np.uint32)
+    bits = (high[:, None] | lows[None, :]).reshape(-1)
+    bits = bits[: bits.size // 64 * 64]
+    want = oracle_f32_to_bf16(bits, mode).reshape(-1, 8, 8)
+    flat = f32_from_bits(bits)
+    mem = torch.zeros(flat.numel() * 2, dtype=torch.float32)
+    mem.view(-1, 128)[:, 32:96] = flat.view(-1, 64)        # every tile 8 x 8 inside a wider row
+    strided = mem.view(-1, 128)[:, 32:96].view(-1, 8, 8)
+    assert not strided.is_contiguous()
+    def as_bits(out):
+        return out.contiguous().view(torch.int16).numpy().view(np.uint16).reshape(-1)
+
+    assert_bits_equal(as_bits(cast_tensor(strided, torch.bfloat16, mode)), want.reshape(-1), bits.view(np.float32))
+    got_t = cast_tensor(strided.transpose(1, 2), torch.bfloat16, mode).transpose(1, 2)
+    assert_bits_equal(as_bits(got_t), want.reshape(-1), bits.view(np.float32))

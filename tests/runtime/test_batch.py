@@ -225,7 +225,7 @@ def test_gang_accesses_of_member_views_of_one_buffer_are_one_copy():
     support.gang_load_into(dst, [(v, [0, 0], None) for v in views])
     assert all(torch.equal(dst[k], views[k]) for k in range(5))
     assert [(lo, hi) for lo, hi, _ in support._gang_runs(dst, [(v, [0, 0], None) for v in views], 0, 1, "x")] == \
-        [(0, 3), (3, 5)]
+        [(0, 3), (3, 5)]      # two runs: two copies (three or more: one gather, test_gang_gather_*)
     tiles = torch.randn(5, 16, 64)
     support.gang_store(tiles, [([0, 0], v, None) for v in views])
     assert all(torch.equal(views[k], tiles[k]) for k in range(5))

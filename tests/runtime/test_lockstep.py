@@ -299,7 +299,15 @@ def test_gang_accesses_in_runs():
     ta, tb = torch.zeros(len(grid), 8, 16), torch.zeros(len(grid), 16, 16)
     plans_a = [(a, [8 * i, 0], None) for i, _ in grid]
     plans_b = [(b, [0, 16 * j], None) for _, j in grid]
-    assert [(lo, hi) for lo, hi, v in support._gang_runs(ta, plans_a, 0, 1, "load")] == [(0, 3), (3, 7), (7, 11)]
+    # three evenly spaced runs of a load are one gather (index_select of a's 8-row windows)
+    runs = support._gang_runs(ta, plans_a, 0, 1, "load")
+    assert [(lo, hi) for lo, hi, v in runs] == [(0, 11)] and isinstance(runs[0][2], tuple)
+    assert runs[0][2][1].tolist() == [i for i, _ in grid]
+    # a store keeps the runs (one copy each)
+    dst = torch.zeros(32, 64)
+    assert [(lo, hi) for lo, hi, v in support._gang_runs(ta, [([8 * i, 16 * j], dst, None) for i, j in grid],
+                                                         1, 0, "store")] == \
+        [(0, 3), (3, 7), (7, 11)]
     support.gang_load_into(ta, plans_a)
     support.gang_load_into(tb, plans_b)
     for k, (i, j) in enumerate(grid):

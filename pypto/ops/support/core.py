@@ -8,6 +8,7 @@ them may be imported first.
 from __future__ import annotations
 
 import contextlib
+import math
 import sys
 import contextvars
 import threading
@@ -95,6 +96,14 @@ def view_region(t: torch.Tensor, offsets: Sequence[int], shape: Sequence[int], w
     whose kernel reads only its first ``n_blocks`` entries); here the part past the end does not
     exist, so a kernel access of it is a located out-of-bounds error, never a read of other data.
     A view that starts outside the tensor is an error at once."""
+    dims = t.shape
+    if len(dims) == 2 and len(offsets) == 2 and len(shape) == 2:
+        # fast path (a 2-D slice inside the tensor: nothing to cut): region's
+        o0, o1 = offsets
+        s0, s1 = shape
+        if (type(o0) is int and type(o1) is int and type(s0) is int and type(s1) is int
+                and 0 <= o0 and o0 + s0 <= dims[0] and 0 <= o1 and o1 + s1 <= dims[1]):
+            return region(t, offsets, shape, what)
     if len(offsets) == len(shape) == t.dim():
         cut = []
         for o, s, n in zip(offsets, shape, t.shape):
@@ -206,15 +215,18 @@ def load_into(dst: torch.Tensor, t: torch.Tensor, offsets, valid=None) -> None:
 
 def gang_load_into(dst: torch.Tensor, plans) -> None:
     """``tile.load`` of a lockstep gang (:mod:`pypto.codegen.gang`): ``dst`` is ``[n, *tile]``,
-    ``plans[k]`` is task ``k``'s ``(tensor, offsets, valid)``. Consecutive tasks reading whole tiles
-    of one tensor at evenly spaced offsets are one strided view, loaded with one copy
-    (:func:`_gang_runs`); any other task gets its own :func:`load_into`."""
+    ``plans[k]`` is task ``k``'s ``(tensor, offsets, valid)``. Tasks reading whole tiles of one
+    storage are one strided copy (evenly spaced regions) or one gather (``index_select`` of their
+    regions, e.g. the randomly placed K / V pages of paged attention: a copy of each region's
+    elements, bit for bit) (:func:`_gang_runs`); any other task gets its own :func:`load_into`."""
     for lo, hi, src in _gang_runs(dst, plans, 0, 1, "tile.load"):
-        if src is not None:
-            dst[lo:hi].copy_(src)
-        else:
+        if src is None:
             t, offsets, valid = plans[lo]
             load_into(dst[lo], t, offsets, valid)
+        elif src.__class__ is tuple:   # a gather: (windows view, index of each member's window)
+            torch.index_select(src[0], 0, src[1], out=dst[lo:hi])
+        else:
+            dst[lo:hi].copy_(src)
 
 
 def gang_store(tile: torch.Tensor, plans) -> None:
@@ -229,12 +241,20 @@ def gang_store(tile: torch.Tensor, plans) -> None:
 
 
 def _gang_runs(tiles: torch.Tensor, plans, ti: int, oi: int, what: str):
-    """Split the gang's accesses into runs ``(lo, hi, view)``: tasks ``lo .. hi - 1`` access whole
-    tiles of one tensor at offsets ``o + k * step`` (``step`` >= 0 in storage; a load run may
-    read one region ``hi - lo`` times, a store run may not), and ``view`` is the ``[hi - lo, *tile]``
-    view of them (the run's first and last regions are bounds-checked by :func:`region`, which
-    covers those between); ``view`` is ``None`` for a task accessed on its own (a partial tile, an
-    isolated offset, or while an access recorder is installed, which expects one call per access)."""
+    """Split the gang's accesses into runs ``(lo, hi, src)`` over tasks ``lo .. hi - 1``.
+
+    Consecutive tasks accessing whole tiles of one storage (one tensor at different offsets, views of
+    one stacked buffer a batched loop created, slices of one tensor), through tensors of one dtype and
+    the same strides, each region inside its own tensor (checked here as its own access would be),
+    form a group (:func:`_storage_group`). A group's regions at storage offsets ``s0 + k * step``
+    (``step`` > 0; a load also 0: one region read by every task) are one run whose ``src`` is the
+    ``[hi - lo, *tile]`` strided view of them. A load group that is not a few such runs is one
+    gather: ``src`` is ``(windows, index)``, ``windows`` the overlapping view of every tile-shaped
+    window of the storage at the regions' common spacing (their offsets' gcd) and ``index`` each
+    task's window (``index_select`` then copies the elements: the same bits as task-wise copies).
+    ``src`` is ``None`` for a task accessed on its own (a partial tile, a region outside its tensor
+    -- its own access raises the error --, a lone task, or while an access recorder is installed,
+    which expects one call per access)."""
     n = len(plans)
     shape = tiles.shape[1:]
     if _RECORDER.get() is not None:
@@ -242,91 +262,130 @@ def _gang_runs(tiles: torch.Tensor, plans, ti: int, oi: int, what: str):
     out = []
     lo = 0
     while lo < n:
-        t, o0 = plans[lo][ti], plans[lo][oi]
-        hi = lo + 1
-        if plans[lo][2] is None and len(o0) == len(shape) == t.dim() and hi < n and plans[hi][ti] is not t:
-            # members with their own tensors (the views of one stacked buffer a batched loop created,
-            # pypto.runtime.batch; slices of one tensor): a run when their regions lie in one storage at
-            # evenly spaced storage offsets with the same strides; each member's region is checked
-            # against its own tensor, as its own access would be
-            hi, view = _storage_run(plans, lo, ti, oi, shape, what)
-            if view is not None:
-                out.append((lo, hi, view))
+        row = plans[lo][ti].__dict__.get(STACK_ROW)
+        if row is not None:
+            hi, src = _stack_run(plans, lo, ti, oi, shape, row)
+            if src is not None:
+                out.append((lo, hi, src))
                 lo = hi
                 continue
-        if plans[lo][2] is None and len(o0) == len(shape) == t.dim() and hi < n:
-            nxt = plans[hi]
-            step = [int(b) - int(a) for a, b in zip(o0, nxt[oi])] if nxt[ti] is t else None
-            gstride = sum(s * d for s, d in zip(step, t.stride())) if step is not None else -1
-            if gstride > 0 or (gstride == 0 and ti == 0):
-                want = [int(x) for x in o0]   # the offsets the next task of the run must have
-                while hi < n:
-                    p = plans[hi]
-                    if p[ti] is not t or p[2] is not None:
-                        break
-                    o = p[oi]
-                    for d, s in enumerate(step):
-                        want[d] += s
-                        if int(o[d]) != want[d]:
-                            break
-                    else:
-                        hi += 1
-                        continue
-                    break
-        if hi - lo < 2:
+        starts = _storage_group(plans, lo, ti, oi, shape)
+        m = len(starts)
+        if m < 2:
             out.append((lo, lo + 1, None))
             lo += 1
             continue
-        r0 = region(t, o0, shape, what)
-        region(t, plans[hi - 1][oi], shape, what)
-        out.append((lo, hi, t.as_strided((hi - lo, *shape), (gstride, *r0.stride()), r0.storage_offset())))
-        lo = hi
+        t = plans[lo][ti]
+        st = t.stride()
+        runs = []
+        i = 0
+        while i < m:   # maximal runs of evenly spaced regions
+            j = i + 1
+            if j < m and (starts[j] > starts[i] or (ti == 0 and starts[j] == starts[i])):
+                step = starts[j] - starts[i]
+                j += 1
+                while j < m and starts[j] - starts[j - 1] == step:
+                    j += 1
+                runs.append((i, j, step))
+            else:
+                runs.append((i, j, None))
+            i = j
+        if ti == 0 and len(runs) > 2:
+            c = min(starts)
+            g = math.gcd(*[s - c for s in starts])   # > 0: the regions are not all one
+            windows = t.as_strided(((max(starts) - c) // g + 1, *shape), (g, *st), c)
+            out.append((lo, lo + m, (windows, torch.tensor([(s - c) // g for s in starts]))))
+        else:
+            for i, j, step in runs:
+                out.append((lo + i, lo + j, None if step is None else
+                            t.as_strided((j - i, *shape), (step, *st), starts[i])))
+        lo += m
     return out
 
 
-def _storage_run(plans, lo: int, ti: int, oi: int, shape, what: str):
-    """``(hi, view)``: members ``lo .. hi - 1`` access whole tiles (each inside its own tensor) of
-    one storage, tensors with the same strides, at storage offsets ``s0 + k * step`` (``step`` > 0;
-    a load also ``step`` 0),
-    and ``view`` is their ``[hi - lo, *tile]`` view; ``(lo + 1, None)`` when fewer than two do (a
-    member out of bounds ends the run: its own access raises the error)."""
+# The members of a batched loop's stacked intermediate (pypto.runtime.batch.create_batch) are the
+# runtime's own row views ``whole[j]``, tagged ``(whole, j)`` under this key of their ``__dict__``
+# (:func:`tag_stack_rows`): a gang access of whole rows of one stack is found from the tags alone,
+# without reading each member's tensor metadata (1-1.5 us a member in a run's cold caches). The tag
+# is exact because nothing changes a row view's metadata: the generated code only passes it on or
+# takes new views of it (untagged, so they take the general path).
+STACK_ROW = "_pypto_row"
+
+
+def tag_stack_rows(whole: torch.Tensor, rows) -> None:
+    """Tag ``rows`` (``whole.unbind(0)``) as rows of the stack ``whole`` (:data:`STACK_ROW`)."""
+    for j, t in enumerate(rows):
+        t.__dict__[STACK_ROW] = (whole, j)
+
+
+def _stack_run(plans, lo: int, ti: int, oi: int, shape, row):
+    """``(hi, src)`` for tasks ``lo .. hi - 1`` accessing whole rows of one stack at offsets 0 (no
+    valid shape): rows evenly spaced (a store: increasing) are one strided view, other rows of a load
+    one gather ``(whole, index)``; ``(lo, None)`` when fewer than two tasks qualify."""
+    whole = row[0]
     n = len(plans)
-    t = plans[lo][ti]
-    st = t.stride()
     nd = len(shape)
-    # one storage: views of one base tensor (unbind / slicing results name it as their _base)
-    base, dtype = t._base if t._base is not None else t, t.dtype
-    s0 = step = 0
-    hi = lo
-    while hi < n:
+    if whole.shape[1:] != shape:
+        return lo, None
+    rows = []
+    add = rows.append
+    for hi in range(lo, n):
         p = plans[hi]
-        u, offs = p[ti], p[oi]
-        if p[2] is not None or len(offs) != nd or u.dtype != dtype or u.stride() != st or len(st) != nd \
-                or (hi > lo and u._base is not base):
+        r = p[ti].__dict__.get(STACK_ROW)
+        offs = p[oi]
+        if r is None or r[0] is not whole or p[2] is not None or len(offs) != nd or any(offs):
             break
-        start = u.storage_offset()
-        dims = u.shape
-        inside = True
-        for o, k, e, d in zip(offs, st, shape, dims):
-            o = int(o)
-            if o < 0 or o + e > d:
-                inside = False
+        add(r[1])
+    m = len(rows)
+    if m < 2:
+        return lo, None
+    step = rows[1] - rows[0]
+    j = 2
+    while j < m and rows[j] - rows[j - 1] == step:
+        j += 1
+    if step > 0 or (step == 0 and ti == 0):
+        if j == m or ti != 0:
+            st = whole.stride()
+            return lo + j, whole.as_strided((j, *shape), (step * st[0], *st[1:]), whole.storage_offset() + rows[0] * st[0])
+    elif ti != 0:
+        return lo, None
+    return lo + m, (whole, torch.tensor(rows))
+
+
+def _storage_group(plans, lo: int, ti: int, oi: int, shape) -> list:
+    """The storage offsets of the regions of tasks ``lo, lo + 1, ...`` as long as they access whole
+    tiles (no valid shape) of one storage (views of one base tensor), through tensors of one dtype and
+    the same strides, each region inside its own tensor; empty when task ``lo`` does not."""
+    n = len(plans)
+    nd = len(shape)
+    t = plans[lo][ti]
+    if t.dim() != nd:
+        return []
+    b = t._base
+    key = t if b is None else b
+    st = t.stride()
+    dtype = t.dtype
+    starts = []
+    add = starts.append
+    for hi in range(lo, n):
+        p = plans[hi]
+        u = p[ti]
+        if u is not t:
+            b = u._base
+            if (u if b is None else b) is not key or u.dtype is not dtype or u.stride() != st:
                 break
-            start += o * k
-        if not inside:
+        offs = p[oi]
+        if p[2] is not None or len(offs) != nd:
             break
-        if hi == lo:
-            s0 = start
-        elif hi == lo + 1:
-            step = start - s0
-            if step < 0 or (step == 0 and ti != 0):   # (a load may read one region for every member)
-                break
-        elif start != s0 + (hi - lo) * step:
-            break
-        hi += 1
-    if hi - lo < 2:
-        return lo + 1, None
-    return hi, t.as_strided((hi - lo, *shape), (step, *st), s0)
+        s = u.storage_offset()
+        if u.shape != shape or any(offs):
+            for o, k, e, d in zip(offs, st, shape, u.shape):
+                o = int(o)
+                if o < 0 or o + e > d:
+                    return starts
+                s += o * k
+        add(s)
+    return starts
 
 
 def store(tile: torch.Tensor, offsets, t: torch.Tensor, valid=None, atomic: bool = False) -> torch.Tensor:
@@ -721,6 +780,10 @@ def tile_assemble(target: torch.Tensor, src: torch.Tensor, offsets, dst: torch.T
 
 def read(x: torch.Tensor, indices):
     """Element ``x[indices]`` as a Python scalar (``tile.read`` / ``tensor.read``)."""
+    if len(indices) == 1 and x.dim() == 1:   # fast path: a table / length entry
+        i = int(indices[0])
+        if 0 <= i < x.shape[0]:
+            return x[i].item()
     if len(indices) != x.dim():
         raise SimulationError(f"read: {len(indices)} indices for a rank-{x.dim()} tensor")
     for i, n in zip(indices, x.shape):
@@ -810,11 +873,94 @@ def matmul_window_into(dst: torch.Tensor, acc: torch.Tensor, lhs: torch.Tensor, 
 
 def gang_matmul_into(dst: torch.Tensor, lhs: torch.Tensor, rhs: torch.Tensor, acc: torch.Tensor | None = None) -> None:
     """:func:`matmul_into` for a lockstep gang (``[n, M, K] x [n, K, N]``, :mod:`pypto.codegen.gang`):
-    task by task, the very call each task makes alone on its own tiles. Not one batched BLAS call,
-    which may block the sums differently; and not the operand conversions of the whole gang at once
-    either (measured slower: a task's converted operands are no longer in cache for its GEMM)."""
-    for k in range(lhs.shape[0]):
-        matmul_into(dst[k], lhs[k], rhs[k], None if acc is None else acc[k])
+    every task's product is the very BLAS call that task makes alone on its own tiles.
+
+    Where that is proven (:func:`_bmm_is_per_item_sgemm`), the gang's operands are converted into
+    stacked FP32 buffers (in one call for BF16 / FP32, member by member otherwise:
+    :data:`_SAME_BITS_ANYWHERE`) and multiplied by one ``torch.bmm`` into a stacked product whose items are padded apart: for a
+    non-contiguous output ATen's CPU bmm splits along the batch and calls, per item, the same
+    ``sgemm`` with the same arguments (sizes, transposes, leading dimensions, alpha 1, beta 0) as
+    ``torch.matmul`` of the task's 2-D operands, every matrix 64-byte aligned as a fresh allocation
+    is; a contiguous output would take MKL's ``sgemm_batch`` instead, which may block the sums
+    differently, and fewer than 400 multiply-adds a naive loop. Elsewhere task by task."""
+    n = lhs.shape[0]
+    if n < 2 or lhs.dim() != 3 or rhs.dim() != 3 or not lhs.dtype.is_floating_point:
+        for k in range(n):
+            matmul_into(dst[k], lhs[k], rhs[k], None if acc is None else acc[k])
+        return
+    m, kk = lhs.shape[1:]
+    nn = rhs.shape[2]
+    if not _bmm_is_per_item_sgemm(m, kk, nn):
+        for k in range(n):
+            matmul_into(dst[k], lhs[k], rhs[k], None if acc is None else acc[k])
+        return
+    a = _gang_buffer(0, n, m, kk)
+    _convert_into(a, lhs)
+    b = _gang_buffer(1, n, kk, nn)
+    _convert_into(b, rhs)
+    c = _gang_buffer(2, n, m, nn)
+    torch.bmm(a, b, out=c)
+    if acc is None:
+        dst.copy_(c)
+    else:
+        torch.add(acc, c, out=dst)
+
+
+# CPU bmm = per-item sgemm, the evidence (torch 2.13.0+cpu, MKL 2024.2, x86-64 AVX512; traced with
+# gdb breakpoints on sgemm_ / cblas_sgemm_batch and with MKL_VERBOSE, 1 and 2 threads):
+# torch.matmul of [M, K] x [K, N] FP32 calls sgemm_ once; torch.bmm with a non-contiguous ``out``
+# calls sgemm_ once per item with identical (transa, transb, m, n, k, lda, ldb, ldc) -- ATen's
+# "split along the batch dimension" branch, per item the addmm path mm takes --, while a contiguous
+# ``out`` calls cblas_sgemm_batch once, and M * K * N < 400 calls no BLAS at all (ATen's naive small
+# kernel; mm still calls sgemm_). mkldnn takes FP32 matmuls only under a reduced FP32 matmul
+# precision, which this gate refuses, and a build without MKL is not covered by the trace. Pinned by
+# tests/runtime/test_gang_matmul_bits.py (MKL_VERBOSE call lists, and bits on random, subnormal,
+# inf and NaN inputs in several shapes at 1 and 2 threads) and benchmarks/check_fastpaths.py.
+_MKL = torch.backends.mkl.is_available()
+
+
+# Sources whose conversion to FP32 gives the same bits wherever an element sits in the copied tensor:
+# FP32 (a copy) and BF16 (a 16-bit shift in the vectorised and the scalar loop alike; every pattern
+# checked in both, tests/runtime/test_gang_matmul_bits.py). FP16 is not: torch's vectorised loop
+# turns the NaN 0x7E00 into 0x7FC00000, its scalar tail (the last len % 8 elements of a contiguous
+# copy) into 0x7FFFFFFF -- so a whole-gang conversion, whose tail falls elsewhere, could change a
+# NaN's payload; FP16 (and every other source) is converted member by member, the very copy each
+# task makes of its own tile.
+_SAME_BITS_ANYWHERE = (torch.float32, torch.bfloat16)
+
+
+def _convert_into(buf: torch.Tensor, x: torch.Tensor) -> None:
+    """``buf[k] = x[k]`` converted to FP32 as each task's own operand copy converts it."""
+    if x.dtype in _SAME_BITS_ANYWHERE:
+        buf.copy_(x)
+    else:
+        for d, t in zip(buf.unbind(0), x.unbind(0)):
+            d.copy_(t)
+
+
+def _bmm_is_per_item_sgemm(m: int, k: int, n: int) -> bool:
+    """Whether ``torch.bmm`` into a padded (non-contiguous) FP32 output is one ``sgemm`` per item with
+    the arguments of each item's ``torch.matmul`` (see the evidence above)."""
+    if not _MKL or m * k * n < 400 or torch.get_float32_matmul_precision() != "highest":
+        return False
+    mk = getattr(getattr(torch.backends, "mkldnn", None), "matmul", None)
+    return mk is None or getattr(mk, "fp32_precision", "none") in ("none", "ieee")
+
+
+def _gang_buffer(slot: int, n: int, rows: int, cols: int) -> torch.Tensor:
+    """A per-thread ``[n, rows, cols]`` FP32 stack whose items are contiguous matrices 64-byte aligned
+    (as a fresh allocation), with a 64-byte gap after each product item (slot 2) so that the stack is
+    not contiguous (the bmm branch above); grown when a larger gang comes."""
+    cache = _TLS.__dict__.setdefault("gmm", {})
+    key = (slot, rows, cols)
+    numel = rows * cols
+    stride = -(-numel // 16) * 16 + (16 if slot == 2 else 0)
+    buf = cache.get(key)
+    if buf is None or buf.shape[0] < n:
+        if len(cache) > 24:
+            cache.clear()
+        buf = cache[key] = torch.empty(max(n, 48), stride, dtype=torch.float32)
+    return buf[:n, :numel].view(n, rows, cols)
 
 
 def _operand_buffer(slot: int, x: torch.Tensor, dt: torch.dtype) -> torch.Tensor:
