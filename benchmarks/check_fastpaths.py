@@ -1,5 +1,6 @@
 """Bit-identity check of the reduction / matmul fast paths in pypto/ops/support/core.py against the
-straightforward implementations (random shapes, FP32/FP16/BF16/INT32(INT8), +-0.0, NaN payloads, inf,
+straightforward implementations (the column tree with a tmp tile pairs adjacent rows, TCOLSUM: its
+reference is written out below; random shapes, FP32/FP16/BF16/INT32(INT8), +-0.0, NaN payloads, inf,
 row and col axes, tmp tiles of the input size and larger; the tmp contents after the op too; the
 dead-scratch ``clobber=False`` form; ``matmul_into`` accumulating in place).
 
@@ -15,12 +16,35 @@ def bits(t):
     if t.dtype in (torch.float32, torch.int32): return t.view(torch.int32)
     if t.dtype in (torch.float16, torch.bfloat16): return t.view(torch.int16)
     return t
+def ref_pairs(x, kind, work=None):
+    # the column tree (TCOLSUM) one element at a time: w[i] = w[2i] op w[2i+1], an odd level's last
+    # element folded onto w[0]; in place left to right is safe (w[i] is written after w[2i], w[2i+1]
+    # were read). Written out here so the check does not compare _pairs_tree with itself.
+    fn = S._REDUCE_FN[kind]
+    w = x.clone() if work is None else work.copy_(x)
+    n = w.shape[-1]
+    while n > 1:
+        h = n // 2
+        last = w[..., n - 1].clone()
+        for i in range(h):
+            w[..., i] = fn(w[..., 2 * i], w[..., 2 * i + 1])
+        if n % 2:
+            w[..., 0] = fn(w[..., 0], last)
+        n = h
+    return w[..., :1].clone()
+def is_last(x, axis):
+    return axis == -1 or axis == x.dim() - 1
 def ref_reduce(x, tmp, axis, kind):
+    if tmp is not None and not is_last(x, axis):
+        return ref_pairs(x.movedim(axis, -1), kind).movedim(-1, axis)
     return S._reduce_last_reference(x.movedim(axis, -1), kind, tmp is not None).movedim(-1, axis)
 def ref_into(dst, x, tmp, axis, kind):
     work = None
     if tmp is not None:
         work = S.region(tmp, [0]*tmp.dim(), list(x.shape), "t").movedim(axis, -1)
+        if not is_last(x, axis):
+            dst.copy_(ref_pairs(x.movedim(axis, -1), kind, work).movedim(-1, axis))
+            return
     r = S._reduce_last_reference(x.movedim(axis, -1), kind, tmp is not None, work)
     dst.copy_(r.movedim(-1, axis))
 random.seed(1); torch.manual_seed(1)
