@@ -52,6 +52,14 @@ class Stack(list):
     __slots__ = ("whole",)
 
 
+class Sliced(list):
+    """The member views :meth:`BatchRuntime.bslice` made of one tensor (every member active): the
+    storage (``ptr``), a tensor on it, and the storage span ``[lo, hi)`` all of them lie in, for
+    :func:`_read_bounds` (the same span its per-member loop computes)."""
+
+    __slots__ = ("tensor", "ptr", "lo", "hi")
+
+
 class _BatchScope:
     """``with _rt.batch_scope(active):`` — one AUTO scope per active member (their tasks share one
     scope record: they retire together when the batch's scope ends)."""
@@ -157,7 +165,8 @@ class BatchRuntime:
         """``tensor.slice`` of ``t`` at ``offsets[k]`` for the ``k``-th active member (the views
         :func:`pypto.ops.support.view_region` returns; its checks in one loop for the plain 2-D
         case, the function itself for anything else)."""
-        return spread(n, active, _gather_slices(t, offsets, shape))
+        out = _gather_slices(t, offsets, shape)
+        return out if len(out) == n else spread(n, active, out)
 
     guards_refused = 0   # loops a failed bguard ran task by task (per runtime; tests read it)
 
@@ -308,6 +317,10 @@ def _read_bounds(a: list, active, buckets, owners) -> list:
     view spanning all their regions (a lookup of it finds every producer any member's region
     overlaps, and maybe more: extra edges only wait for earlier tasks); none for a storage that no
     task produced or created (a caller's input)."""
+    if a.__class__ is Sliced and len(active) == len(a):   # bslice's views: the span is known
+        if a.ptr not in buckets and a.ptr not in owners:
+            return []
+        return [View(a.tensor.as_strided((a.hi - a.lo,), (1,), a.lo))]
     spans: dict = {}
     for i in active:
         x = a[i]
@@ -434,13 +447,25 @@ def _gather_slices(t, offsets: list, shape) -> list:
     strided = t.as_strided
     size = (s0, s1)
     whole = s0 == d0 and s1 == d1
-    out = []
+    out = Sliced()
+    lo = hi = None   # the storage span of the member views
+    exact = True     # every view made here (none by view_region: its span is not tracked)
     for o in offsets:
         if len(o) == 2:
             o0, o1 = o
             if (type(o0) is int and type(o1) is int and 0 <= o0 and o0 + s0 <= d0 and 0 <= o1
                     and o1 + s1 <= d1 and not whole):
-                out.append(strided(size, st, base + o0 * st0 + o1 * st1))
+                at = base + o0 * st0 + o1 * st1
+                out.append(strided(size, st, at))
+                if lo is None or at < lo:
+                    lo = at
+                if hi is None or at > hi:
+                    hi = at
                 continue
         out.append(_view_region(t, o, shape, "tensor.slice"))
+        exact = False
+    if not exact or lo is None or s0 * s1 == 0:
+        return list(out)
+    out.tensor, out.ptr = t, t.untyped_storage().data_ptr()
+    out.lo, out.hi = lo, hi + 1 + (s0 - 1) * st0 + (s1 - 1) * st1
     return out

@@ -364,3 +364,18 @@ def test_gathered_reads_and_slices_equal_the_per_member_ops():
     t3 = torch.randn(4, 8, 16)
     got = rt.bslice(2, [0, 1], t3, [[1, 0, 0], [3, 4, 0]], [1, 4, 16])
     assert torch.equal(got[1], t3[3:4, 4:8])
+
+
+def test_read_bounds_of_gathered_slices_equal_the_per_member_spans():
+    from pypto.runtime import batch as B
+
+    t = torch.randn(64, 32)
+    sl = B._gather_slices(t, [[8, 16], [0, 0], [40, 8]], [8, 16])
+    assert sl.__class__ is B.Sliced
+    ptr = t.untyped_storage().data_ptr()
+    fast = B._read_bounds(sl, [0, 1, 2], {ptr: None}, {})
+    slow = B._read_bounds(list(sl), [0, 1, 2], {ptr: None}, {})
+    assert [(v.base, v.lo, v.hi) for v in fast] == [(v.base, v.lo, v.hi) for v in slow]
+    assert B._read_bounds(sl, [0, 1, 2], {}, {}) == []   # a caller's input nobody produced
+    # a member view_region had to make (cut at the end) leaves a plain list
+    assert B._gather_slices(t, [[60, 0], [0, 0]], [8, 16]).__class__ is list
