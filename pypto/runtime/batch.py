@@ -254,6 +254,7 @@ class BatchRuntime:
         view = self._view
         written = self.written_bases
         protect = self.protect
+        undo = self.undo
         Tensor = torch.Tensor
         register = []
         lookups = 0
@@ -275,6 +276,8 @@ class BatchRuntime:
             for v in vs:
                 base = v.base
                 if writes:
+                    if undo is not None:
+                        undo.note(v.tensor)
                     if protect is None or base in protect:
                         written.add(base)
                         if protect is not None and self._sched is not None:

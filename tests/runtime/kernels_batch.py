@@ -155,3 +155,17 @@ class ScatterRagged:
                 row = pl.tensor.read(table, [b * 4 + j])
                 k_row(pl.slice(a, [1, 64], [b * 4 + j, 0]), pl.slice(cache, [1, 64], [row, 0]))
         return cache
+
+
+@pl.program
+class WriteThenScatter:
+    """An orchestration-level element write into the InOut ``cache``, then :class:`Scatter`'s loop."""
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 64], pl.FP32], table: pl.Tensor[[16], pl.INT32],
+             cache: pl.InOut[pl.Tensor[[32, 64], pl.FP32]]) -> pl.Tensor[[32, 64], pl.FP32]:
+        cache = pl.tensor.write(cache, [31, 3], 7.0)
+        for i in pl.range(16):
+            row = pl.tensor.read(table, [i])
+            k_row(pl.slice(a, [1, 64], [i, 0]), pl.slice(cache, [1, 64], [row, 0]))
+        return cache
