@@ -968,6 +968,8 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
                 if _writes_into(rt, [gm[i] for i in direct if params[i]["direction"] == "In"]):
                     raise _WritesIn()
                 rt.run_all()
+            if rt.undo is not None:
+                rt.undo.release()
         except BaseException:
             if rt.undo is not None:   # a failed run (or a restart on copies) leaves InOut tensors as they were
                 rt.undo.restore()

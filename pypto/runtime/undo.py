@@ -28,13 +28,14 @@ import torch
 class UndoLog:
     """Saved regions of the in-place ``InOut`` tensors of one run (``tensors``: the caller's)."""
 
-    __slots__ = ("bases", "whole", "left", "entries")
+    __slots__ = ("bases", "whole", "left", "entries", "saved")
 
     def __init__(self, tensors):
         self.whole = {t.untyped_storage().data_ptr(): t for t in tensors}
         self.bases = set(self.whole)                  # storages still logged region by region
         self.left = {b: t.numel() * t.element_size() for b, t in self.whole.items()}   # bytes before a snapshot
         self.entries: list = []
+        self.saved = 0   # entries ever logged (the log is emptied when the run succeeds)
 
     def note(self, t: torch.Tensor) -> None:
         """``t`` (a view) may be written from now on: save its current values if it lies on a
@@ -48,13 +49,19 @@ class UndoLog:
         if n > self.left[b]:
             whole = self.whole[b]
             self.entries.append((whole, whole.clone()))
+            self.saved += 1
             self.bases.discard(b)
             return
         self.left[b] -= n
         self.entries.append((t, t.clone()))
+        self.saved += 1
 
     def restore(self) -> None:
         """Write every saved region back, newest first; the log is then empty."""
         for t, saved in reversed(self.entries):
             t.copy_(saved)
+        self.entries.clear()
+
+    def release(self) -> None:
+        """The run succeeded: drop the saved regions (the results stay)."""
         self.entries.clear()
