@@ -568,7 +568,11 @@ class BatchEmitter:
 # Otherwise the loop runs task by task (the code the per-task form always runs), so the result
 # is the per-task result either way. A guarded tensor is, like every tensor the loop writes, never
 # read in the loop (checked by variable at compile time, by storage at run time), so "disjoint
-# writes" is the whole independence condition for it. Writes at offsets the static proof refutes
+# writes" is the whole independence condition for it. The guard reads what the loop's iterations
+# read, earlier: no task of the loop writes those tensors, so the values are the same (an
+# orchestration read of a tensor that a task submitted *before* the loop writes depends on when the
+# scheduler runs that task, in the per-task form as much: such a program has no fixed result to
+# keep). Writes at offsets the static proof refutes
 # (affine in the loop index with overlapping bands: no read involved) get no guard: it would always
 # fail.
 
