@@ -53,12 +53,14 @@ _WRITE_WHOLE = frozenset({"INOUT", "OUTPUT_EXISTING"})
 class BatchPlan:
     """A batchable loop: the outer tensor variables it writes (slices of) and reads; ``same``: ids of
     the loop-carried Vars (iter_args, return_vars of the loop and its inner loops) that always hold
-    an outer tensor itself (the batched form keeps them one value, not a list over the members)."""
+    an outer tensor itself (the batched form keeps them one value, not a list over the members);
+    ``guarded``: those among ``writes`` whose disjointness is checked at run time (:func:`guarded_plan`)."""
 
-    def __init__(self, writes: list, reads: list, same: frozenset = frozenset()):
+    def __init__(self, writes: list, reads: list, same: frozenset = frozenset(), guarded: list = ()):
         self.writes = writes
         self.reads = reads
         self.same = same
+        self.guarded = list(guarded)
 
 
 class _Refuse(Exception):
@@ -70,7 +72,7 @@ def plan(loop: ForStmt, program, named_sites: set, sites: dict) -> BatchPlan | N
     if loop.stage != 1 or not all(is_tensor(getattr(it, "type", None)) for it in loop.iter_args):
         return None
     try:
-        return _Analysis(loop, program, named_sites, sites).run()
+        return _Analysis(loop, program, named_sites, sites).run() or guarded_plan(loop, program, named_sites, sites)
     except (_Refuse, CodegenError):
         return None
 
@@ -557,7 +559,8 @@ class BatchEmitter:
         self.emit(depth, f"{n} = len({vals})")
         w = ", ".join(dict.fromkeys(self.names.use(x) for q in plans for x in q.writes))
         r = ", ".join(dict.fromkeys(self.names.use(x) for q in plans for x in q.reads))
-        self.emit(depth, f"if _rt.batching({n}, [{w}], [{r}]):")
+        guard = GuardEmitter(self).emit_guard(loops, plans, vals, n, depth)
+        self.emit(depth, f"if _rt.batching({n}, [{w}], [{r}]){guard}:")
         self.n = n
         self.same = frozenset().union(*(q.same for q in plans))
         self.emit(depth + 1, f"{act} = list(range({n}))")
@@ -697,6 +700,8 @@ class BatchEmitter:
         """``(source, batched)`` of an orchestration op call."""
         op = get_op(e.op, e.span)
         b = any(self.is_b(a) for a in e.args)
+        if b and (gathered := self.gathered(e, op, act)) is not None:
+            return gathered, True
         render = self.member if b else (lambda a: py_expr(a, self.names))
         args = []
         for p, a in zip(op.params, e.args):
@@ -711,3 +716,197 @@ class BatchEmitter:
         if not b:
             return src, False
         return f"_rt.bspread({self.n}, {act}, [{src} for _i in {act}])", True
+
+    def gathered(self, e: Call, op, act):
+        """A ``tensor.read`` / ``tensor.slice`` of one tensor at per-member indices as one runtime
+        call for all members (:meth:`pypto.runtime.batch.BatchRuntime.bread` / ``bslice``: the same
+        values and views as the per-member ops, without their per-call overhead), or None."""
+        if e.op not in ("tensor.read", "tensor.slice"):
+            return None
+        a = dict(zip((p.name for p in op.params), e.args))
+        if self.is_b(a["x"]) or (e.op == "tensor.slice" and (self.is_b(a["shape"]) or a.get("valid_shape") is not None)):
+            return None
+        x = py_expr(a["x"], self.names)
+        if e.op == "tensor.read":
+            return f"_rt.bread({self.n}, {act}, {x}, [{self.member(a['indices'])} for _i in {act}])"
+        return (f"_rt.bslice({self.n}, {act}, {x}, [{self.member(a['offset'])} for _i in {act}], "
+                f"{py_expr(a['shape'], self.names)})")
+
+
+# ------------------------------------------------------------------------------------------------
+# Writes at data-dependent offsets: proved disjoint at run time
+# ------------------------------------------------------------------------------------------------
+#
+# A loop whose kernels write slices of an outer tensor at offsets computed from values the loop
+# reads (a KV-cache row picked through the page table: ``row = table[b] * B + pos``) cannot be
+# proved independent by the compiler, but every iteration's write regions are known before the
+# loop's first task is submitted: the offsets are scalar expressions of the loop indices, of values
+# read with ``tensor.read`` from tensors the loop does not write (the analysis refuses a read of a
+# written or created tensor), and of values defined before the loop. So the compiler emits a *guard*
+# beside the batched form: a function that replays, for one iteration, only the scalar statements
+# and ``tensor.read`` s of the body (no task is submitted, nothing is written) and returns the
+# regions that iteration's ``tensor.slice`` s of the guarded tensors cover; the runtime
+# (:meth:`pypto.runtime.batch.BatchRuntime.bguard`) evaluates it for every iteration before the
+# loop starts and batches only if no two iterations' regions of a guarded tensor intersect.
+# Otherwise the loop runs task by task (the code the per-task form always runs), so the result
+# is the per-task result either way. A guarded tensor is, like every tensor the loop writes, never
+# read in the loop (checked by variable at compile time, by storage at run time), so "disjoint
+# writes" is the whole independence condition for it. The guard reads what the loop's iterations
+# read, earlier: no task of the loop writes those tensors, so the values are the same (an
+# orchestration read of a tensor that a task submitted *before* the loop writes depends on when the
+# scheduler runs that task, in the per-task form as much: such a program has no fixed result to
+# keep). Writes at offsets the static proof refutes
+# (affine in the loop index with overlapping bands: no read involved) get no guard: it would always
+# fail.
+
+
+def guarded_plan(loop: ForStmt, program, named_sites: set, sites: dict) -> BatchPlan | None:
+    """The :class:`BatchPlan` of ``loop`` with run-time-checked writes, when the only obstacle to
+    :func:`plan` is disjointness of writes at offsets the compiler cannot bound (values read in the
+    loop, products of symbols) and the guard can compute every such write's region."""
+    if loop.iter_args or loop.stage != 1:
+        return None
+    try:
+        return _Guarded(loop, program, named_sites, sites).run()
+    except _Refuse:
+        return None
+
+
+class _Guarded(_Analysis):
+    """:class:`_Analysis` whose unproved writes become guarded ones where data-dependent."""
+
+    def run(self) -> BatchPlan | None:
+        self.block(self.loop.body)
+        step = self.loop.step
+        if not self.calls or set(self.writes) & set(self.reads) or not isinstance(step, ConstInt) or step.value == 0:
+            return None
+        guarded = []
+        for x, sites in self.writes.values():
+            if self.disjoint(sites, abs(step.value)):
+                continue
+            if not self.data_dependent(sites):
+                return None   # refuted statically (overlapping affine bands): a guard would always fail
+            guarded.append(x)
+        if not guarded:
+            return None
+        replay(self.loop.body, {id(x) for x in guarded}, self.inner, {id(self.loop.loop_var)})   # or _Refuse
+        return BatchPlan([x for x, _ in self.writes.values()], list(self.reads.values()), guarded=guarded)
+
+    def data_dependent(self, sites) -> bool:
+        """Whether some write offset involves a value only known at run time: a non-affine term, or a
+        value defined in the loop other than its index and constant-range inner loop indices."""
+        me = id(self.loop.loop_var)
+        for offs, _ in sites:
+            for o in offs:
+                f = self.affine(o)
+                if f is None or any(k != 1 and k != me and k in self.inner and k not in self.ranges for k in f):
+                    return True
+        return False
+
+
+def replay(stmts, guarded: set, inner: set, known: set, alias: dict | None = None) -> list:
+    """The guard's replay of ``stmts`` (one iteration): ``("stmt", AssignStmt)`` for the scalar
+    assignments and ``tensor.read`` s whose inputs are known, ``("region", k, offsets, shape)`` for a
+    ``tensor.slice`` of guarded tensor ``k`` (an outer variable's id), ``("for", ForStmt, items)`` for
+    an inner loop holding regions. Kernel calls, creations and other slices are left out (they
+    submit or allocate). A variable defined in the loop (``inner``) is usable once ``known``; a
+    region or a loop bound needing an unknown one (a kernel's result, a carried value) raises
+    :class:`_Refuse`: the guard could not compute it."""
+    alias = {} if alias is None else alias
+    out: list = []
+
+    def ok(e) -> bool:
+        return all(id(c) not in inner or id(c) in known for c in walk_expr(e) if isinstance(c, Var))
+
+    for s in stmts:
+        if isinstance(s, AssignStmt):
+            v = s.value
+            if isinstance(v, Call):
+                if v.op == "tensor.read" and all(ok(a) for a in v.args):
+                    out.append(("stmt", s))
+                    known.add(id(s.var))
+                elif v.op == "tensor.slice":
+                    a = dict(zip((p.name for p in get_op(v.op, v.span).params), v.args))
+                    x = a["x"]
+                    while isinstance(x, Var) and id(x) in alias:
+                        x = alias[id(x)]
+                    if isinstance(x, Var) and id(x) in guarded:
+                        offs, shape = a["offset"], a["shape"]
+                        offs = list(offs.elements if isinstance(offs, MakeTuple) else offs)
+                        dims = shape.elements if isinstance(shape, MakeTuple) else shape
+                        if not all(ok(o) for o in offs) or not all(isinstance(d, ConstInt) for d in dims):
+                            raise _Refuse
+                        out.append(("region", id(x), offs, [d.value for d in dims]))
+            elif not isinstance(v, FuncCall):
+                if is_tensor(getattr(s.var, "type", None)):
+                    if isinstance(v, Var):
+                        alias[id(s.var)] = v
+                elif ok(v):
+                    out.append(("stmt", s))
+                    known.add(id(s.var))
+        elif isinstance(s, ForStmt):
+            body = replay(s.body, guarded, inner, set(known) | {id(s.loop_var)}, alias)
+            if any(item[0] != "stmt" for item in body):
+                if not all(ok(e) for e in (s.start, s.stop, s.step)):
+                    raise _Refuse
+                out.append(("for", s, body))
+    return out
+
+
+def _defined(stmts, into: set) -> set:
+    """Ids of every variable ``stmts`` define (assignments, loop indices, carried values)."""
+    for s in stmts:
+        if isinstance(s, AssignStmt):
+            into.add(id(s.var))
+        elif isinstance(s, ForStmt):
+            into.add(id(s.loop_var))
+            into.update(id(v) for v in (*s.iter_args, *s.return_vars))
+            _defined(s.body, into)
+    return into
+
+
+class GuardEmitter:
+    """Writes the guard of a batched nest (``loops`` with ``plans``) whose plans have guarded
+    writes: a function of the nest's indices replaying the preludes and the innermost body
+    (:func:`replay`), called for every member before the loop: ``" and _rt.bguard(...)"`` for the
+    ``if``, or ``""`` when nothing is guarded."""
+
+    def __init__(self, emitter: BatchEmitter):
+        self.be = emitter
+        self.names = emitter.names
+
+    def emit_guard(self, loops, plans, vals: str, n: str, depth: int) -> str:
+        xs = list({id(x): x for q in plans for x in q.guarded}.values())
+        if not xs:
+            return ""
+        stmts = [st for l in loops[:-1] for st in l.body[:-1]] + list(loops[-1].body)
+        inner = _defined([loops[0]], set())
+        try:
+            items = replay(stmts, {id(x) for x in xs}, inner, {id(l.loop_var) for l in loops})
+        except _Refuse:   # (each level's replay succeeded, so the nest's does: defensive) never batch
+            return " and False"
+        fn, acc = self.be.fresh("_bg"), self.be.fresh("_bgr")
+        index = {id(x): k for k, x in enumerate(xs)}
+        self.be.emit(depth, f"def {fn}({', '.join(self.names.define(l.loop_var) for l in loops)}):")
+        self.be.emit(depth + 1, f"{acc} = []")
+        self.items(items, depth + 1, acc, index)
+        self.be.emit(depth + 1, f"return {acc}")
+        return (f" and _rt.bguard({n}, [{', '.join(self.names.use(x) for x in xs)}], "
+                f"[{fn}(*_m) for _m in {vals}])")
+
+    def items(self, items, depth: int, acc: str, index: dict) -> None:
+        gen = self.be.gen
+        for item in items:
+            if item[0] == "stmt":
+                s = item[1]
+                src = gen.value(s.value) if isinstance(s.value, Call) else py_expr(s.value, self.names)
+                self.be.emit(depth, f"{self.names.define(s.var)} = {src}", s.span)
+            elif item[0] == "region":
+                _, x, offs, shape = item
+                o = ", ".join(py_expr(e, self.names) for e in offs)
+                self.be.emit(depth, f"{acc}.append(({index[x]}, ({o},), {tuple(shape)!r}))")
+            else:
+                s, body = item[1], item[2]
+                rng = ", ".join(py_expr(e, self.names) for e in (s.start, s.stop, s.step))
+                self.be.emit(depth, f"for {self.names.define(s.loop_var)} in range({rng}):", s.span)
+                self.items(body, depth + 1, acc, index)

@@ -161,8 +161,8 @@ def _in_place_args(params, full) -> set:
 
     * the parameter is ``In`` (never written: checked after submission by :func:`_writes_into`,
       which falls back to copies) or ``Out`` (the results land there anyway; on an error the
-      tensor may hold part of them — InOut parameters are always copied, so a failing run leaves
-      them as they were);
+      tensor may hold part of them — InOut parameters are in place only with an undo log,
+      :func:`_in_place_inout`, so a failing run leaves them as they were);
     * the tensor is contiguous and owns its whole storage at offset 0 (so the runtime sees the same
       buffer bounds and offsets as for a copy: deps.json and the tensormap are unchanged), and no
       other tensor argument shares that storage (an aliased pair must stay two buffers)."""
@@ -179,6 +179,23 @@ def _in_place_args(params, full) -> set:
                 and not a.requires_grad and a.device.type == "cpu"):
             direct.add(i)
     return direct
+
+
+def _in_place_inout(params, full) -> set:
+    """Indices of the ``InOut`` tensor arguments used in place, under the conditions of
+    :func:`_in_place_args` otherwise (a plain contiguous tensor owning its storage, shared with no
+    other argument): a failed run puts them back from its undo log (:mod:`pypto.runtime.undo`)
+    instead of leaving a copy behind, so they stay as they were on failure, as copies did."""
+    tensors = [(i, a) for i, a in enumerate(full) if isinstance(a, torch.Tensor)]
+    counts: dict[int, int] = {}
+    for _, a in tensors:
+        ptr = a.untyped_storage().data_ptr()
+        counts[ptr] = counts.get(ptr, 0) + 1
+    return {i for i, a in tensors
+            if params[i]["direction"] == "InOut" and counts[a.untyped_storage().data_ptr()] == 1
+            and a.is_contiguous() and a.storage_offset() == 0
+            and a.untyped_storage().nbytes() == a.numel() * a.element_size()
+            and not a.requires_grad and a.device.type == "cpu"}
 
 
 def _window_args(full) -> set:

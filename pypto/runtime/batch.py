@@ -38,7 +38,7 @@ import mmap
 
 import torch
 
-from pypto.ops.support import _RECORDER, tag_stack_rows
+from pypto.ops.support import _RECORDER, read as _read, tag_stack_rows, view_region as _view_region
 from pypto.ir.tags import ALL_TAGS, MAY_WRITE_TAGS
 from pypto.runtime.deps import INOUT, INPUT, OUTPUT, OUTPUT_EXISTING, SCALAR, View, normalize_tag
 
@@ -52,6 +52,14 @@ class Stack(list):
     ``whole[i]``); ``whole`` is the stacked tensor, one region for the dependency inference."""
 
     __slots__ = ("whole",)
+
+
+class Sliced(list):
+    """The member views :meth:`BatchRuntime.bslice` made of one tensor (every member active): the
+    storage (``ptr``), a tensor on it, and the storage span ``[lo, hi)`` all of them lie in, for
+    :func:`_read_bounds` (the same span its per-member loop computes)."""
+
+    __slots__ = ("tensor", "ptr", "lo", "hi")
 
 
 class _BatchScope:
@@ -134,6 +142,35 @@ class BatchRuntime:
                     return False
         self._bn = n
         return True
+
+    def bguard(self, n: int, tensors: list, regions: list) -> bool:
+        """The run-time half of a loop with writes at data-dependent offsets (:func:`pypto.codegen.
+        batch.guarded_plan`): ``regions[m]`` lists member ``m``'s ``(k, offsets, shape)`` slices of
+        ``tensors[k]`` (every iteration's, evaluated before the loop's first submission). True when
+        no two members' regions of one tensor intersect (the loop then runs batched); else the loop
+        runs task by task (``guards_refused`` counts it). Offsets that are not integers, or negative
+        ones, also refuse: the per-task form then reports the slice's own error."""
+        if not _regions_disjoint(len(tensors), regions):
+            self._bn = 0
+            self.guards_refused += 1
+            return False
+        return True
+
+    def bread(self, n: int, active, x, indices: list) -> list:
+        """``tensor.read`` of ``x`` at ``indices[k]`` for the ``k``-th active member: a list over
+        all ``n`` members (:func:`spread`). The values :func:`pypto.ops.support.read` gives, one
+        conversion of ``x`` instead of a torch call per member; an index it would refuse makes
+        every member read on its own, so the first bad one raises its usual error."""
+        return spread(n, active, _gather_reads(x, indices))
+
+    def bslice(self, n: int, active, t, offsets: list, shape) -> list:
+        """``tensor.slice`` of ``t`` at ``offsets[k]`` for the ``k``-th active member (the views
+        :func:`pypto.ops.support.view_region` returns; its checks in one loop for the plain 2-D
+        case, the function itself for anything else)."""
+        out = _gather_slices(t, offsets, shape)
+        return out if len(out) == n else spread(n, active, out)
+
+    guards_refused = 0   # loops a failed bguard ran task by task (per runtime; tests read it)
 
     bspread = staticmethod(lambda n, active, values: spread(n, active, values))
     bmerge = staticmethod(lambda n, old, active, new: merge(n, old, active, new))
@@ -220,6 +257,7 @@ class BatchRuntime:
         view = self._view
         written = self.written_bases
         protect = self.protect
+        undo = self.undo
         Tensor = torch.Tensor
         register = []
         lookups = 0
@@ -241,6 +279,8 @@ class BatchRuntime:
             for v in vs:
                 base = v.base
                 if writes:
+                    if undo is not None:
+                        undo.note(v.tensor)
                     if protect is None or base in protect:
                         written.add(base)
                         if protect is not None and self._sched is not None:
@@ -305,6 +345,10 @@ def _read_bounds(a: list, active, buckets, owners) -> list:
     view spanning all their regions (a lookup of it finds every producer any member's region
     overlaps, and maybe more: extra edges only wait for earlier tasks); none for a storage that no
     task produced or created (a caller's input)."""
+    if a.__class__ is Sliced and len(active) == len(a):   # bslice's views: the span is known
+        if a.ptr not in buckets and a.ptr not in owners:
+            return []
+        return [View(a.tensor.as_strided((a.hi - a.lo,), (1,), a.lo))]
     spans: dict = {}
     for i in active:
         x = a[i]
@@ -358,3 +402,98 @@ def member_ranges(active, starts, stops, steps) -> list:
         return x[i] if isinstance(x, list) else x
     return [range(at(starts, i), at(stops, i), at(steps, i)) for i in active]
 
+
+
+def _regions_disjoint(ntensors: int, regions: list) -> bool:
+    """Whether, for each tensor index ``k < ntensors``, the boxes ``(k, offsets, shape)`` of
+    different members (``regions[m]`` is member ``m``'s list) are pairwise disjoint. A sweep over
+    the first dimension: boxes sorted by their start there, each compared only with the earlier
+    boxes still open at that start (KV-cache rows: no comparison at all when rows differ)."""
+    boxes: list = [[] for _ in range(ntensors)]
+    for m, rs in enumerate(regions):
+        for k, offs, shape in rs:
+            lo = []
+            for o in offs:
+                if o.__class__ is not int:
+                    if not isinstance(o, int) or isinstance(o, bool):
+                        return False
+                    o = int(o)
+                if o < 0:
+                    return False
+                lo.append(o)
+            if any(d <= 0 for d in shape):
+                continue   # an empty slice writes nothing
+            boxes[k].append((lo[0], lo[0] + shape[0], m, lo, [a + d for a, d in zip(lo, shape)]))
+    for bs in boxes:
+        bs.sort(key=lambda b: b[0])
+        open_: list = []
+        for b in bs:
+            start = b[0]
+            open_ = [a for a in open_ if a[1] > start]
+            for a in open_:
+                if a[2] != b[2] and all(x < yh and y < xh for x, xh, y, yh in zip(a[3], a[4], b[3], b[4])):
+                    return False
+            open_.append(b)
+    return True
+
+
+def _gather_reads(x, indices: list) -> list:
+    """:func:`pypto.ops.support.read` of ``x`` at each index list of ``indices`` (see ``bread``)."""
+    dims = x.shape
+    nd = len(dims)
+    flat = []
+    for idx in indices:
+        if len(idx) != nd:
+            return [_read(x, i) for i in indices]
+        f = 0
+        for i, d in zip(idx, dims):
+            i = int(i)
+            if not 0 <= i < d:
+                return [_read(x, i) for i in indices]
+            f = f * d + i
+        flat.append(f)
+    numel = x.numel()
+    if numel <= 128 * len(flat):   # small (a page table, lengths): one list of all its values
+        values = x.reshape(-1).tolist()
+        return [values[f] for f in flat]
+    if x.is_contiguous():
+        return x.view(-1)[torch.tensor(flat)].tolist()
+    return [_read(x, i) for i in indices]
+
+
+def _gather_slices(t, offsets: list, shape) -> list:
+    """:func:`pypto.ops.support.view_region` of ``t`` at each of ``offsets`` (see ``bslice``)."""
+    if t.dim() != 2 or len(shape) != 2:
+        return [_view_region(t, o, shape, "tensor.slice") for o in offsets]
+    s0, s1 = shape
+    d0, d1 = t.shape
+    if type(s0) is not int or type(s1) is not int:
+        return [_view_region(t, o, shape, "tensor.slice") for o in offsets]
+    st = t.stride()
+    st0, st1 = st
+    base = t.storage_offset()
+    strided = t.as_strided
+    size = (s0, s1)
+    whole = s0 == d0 and s1 == d1
+    out = Sliced()
+    lo = hi = None   # the storage span of the member views
+    exact = True     # every view made here (none by view_region: its span is not tracked)
+    for o in offsets:
+        if len(o) == 2:
+            o0, o1 = o
+            if (type(o0) is int and type(o1) is int and 0 <= o0 and o0 + s0 <= d0 and 0 <= o1
+                    and o1 + s1 <= d1 and not whole):
+                at = base + o0 * st0 + o1 * st1
+                out.append(strided(size, st, at))
+                if lo is None or at < lo:
+                    lo = at
+                if hi is None or at > hi:
+                    hi = at
+                continue
+        out.append(_view_region(t, o, shape, "tensor.slice"))
+        exact = False
+    if not exact or lo is None or s0 * s1 == 0:
+        return list(out)
+    out.tensor, out.ptr = t, t.untyped_storage().data_ptr()
+    out.lo, out.hi = lo, hi + 1 + (s0 - 1) * st0 + (s1 - 1) * st1
+    return out

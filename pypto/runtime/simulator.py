@@ -1,7 +1,10 @@
 """The simulated device.
 
 * **Global memory.** Each tensor argument of a call is copied into a GM buffer; ``Out`` and
-  ``InOut`` parameters are copied back to the caller's tensors afterwards, nothing else is.
+  ``InOut`` parameters are copied back to the caller's tensors afterwards, nothing else is. A
+  plain contiguous tensor is used in place instead where that is unobservable
+  (:func:`pypto.runtime.arguments._in_place_args`; ``InOut`` ones with an undo log for failed runs,
+  :mod:`pypto.runtime.undo`).
 * **Cores.** Each core owns one byte buffer per on-chip memory space; a tile is a typed view at the
   address the compiler allocated, built once per (kernel, core).
 * **Tasks.** The generated orchestration submits tasks through :class:`Runtime` (``submit``,
@@ -70,11 +73,14 @@ from pypto.ops.support.sync import BlockBarrier
 
 from pypto.runtime.modules import load_module  # noqa: F401  (re-exported: tools load modules by path)
 from pypto.ops.support import _RECORDER
+from pypto.ops.support.views import ORCH_WRITES
 from pypto.runtime.config import RunConfig
+from pypto.runtime.undo import UndoLog
 # the task graph, a call's arguments and its DFX outputs live in their own modules; their names stay
 # importable from here (tools and tests use pypto.runtime.simulator._unpack_fp4, dfx_dir, ...)
 from pypto.runtime.arguments import (  # noqa: F401
-    _check_dynamic_dims, _check_writable, _device_view, _host_layout, _in_place_args, _plain_scalar, _returned_values,
+    _check_dynamic_dims, _check_writable, _device_view, _host_layout, _in_place_args, _in_place_inout, _plain_scalar,
+    _returned_values,
     _unpack_fp4, _window_args,
 )
 from pypto.runtime.dfx import DfxWriteWarning, dfx_dir, write_dfx  # noqa: F401
@@ -128,6 +134,8 @@ class Runtime(BatchRuntime, TaskGraph):
     * ``task_id_array(n)`` — ``pl.array.create(n, pl.TASK_ID)`` (a list of ``None``)
     * ``dummy(deps=())`` — ``pl.system.task_dummy``: a join task with no kernel
     """
+
+    undo = None   # the UndoLog of the in-place InOut tensors (pypto.runtime.undo), set by execute
 
     # (the classes pypto.runtime.batch's methods use: defined here, which imports that module)
     _ScopeRec = _ScopeRec
@@ -296,8 +304,11 @@ class Runtime(BatchRuntime, TaskGraph):
         self._infer(task, deps)
         written = self.written_bases
         protect = self.protect
+        undo = self.undo
         for i, v in task.views.items():
             if tags[i] in _WRITE_TAGS:
+                if undo is not None:
+                    undo.note(args[i])
                 if getattr(args[i], "_pypto_reshape_copy", False):
                     raise SimulationError(
                         f"task of '{kernel}' writes argument {i}, a pl.reshape of a tensor whose elements are not "
@@ -948,6 +959,9 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
                 progress._STACK or progress._enabled(sys.stderr, None)):
             bar = progress.Progress(f"run {meta['name']}: tasks", None)
         rt.progress = bar if bar is not None and bar.on else None
+        if direct & inout:
+            rt.undo = UndoLog([gm[i] for i in direct & inout])
+        token = ORCH_WRITES.set(rt.undo.note) if rt.undo is not None else None
         try:
             with poisoning(), python_faults(), while_limit(cfg.max_while_iterations):
                 host[:] = [_host_layout(g, p) for g, p in zip(gm, params)]
@@ -955,7 +969,15 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
                 if _writes_into(rt, [gm[i] for i in direct if params[i]["direction"] == "In"]):
                     raise _WritesIn()
                 rt.run_all()
+            if rt.undo is not None:
+                rt.undo.release()
+        except BaseException:
+            if rt.undo is not None:   # a failed run (or a restart on copies) leaves InOut tensors as they were
+                rt.undo.restore()
+            raise
         finally:
+            if token is not None:
+                ORCH_WRITES.reset(token)
             if bar is not None:
                 bar.close()
         return gm, rt
@@ -963,6 +985,8 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
     returned: list = [None]
     host: list = []   # the views of the arguments the orchestration received
     direct = _in_place_args(params, full) | _window_args(full)
+    inout = _in_place_inout(params, full) - direct   # in place with an undo log (pypto.runtime.undo)
+    direct |= inout
     rt = None
     try:
         with gc_paused():
@@ -978,7 +1002,7 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
                     core.release()
                 current[0].clusters.release()
                 current[0] = None
-                gm, rt = attempt({i for i in direct if params[i]["direction"] == "Out"} | _window_args(full))
+                gm, rt = attempt({i for i in direct if params[i]["direction"] == "Out"} | _window_args(full) | inout)
     except SimulationError as e:
         # a fault inside generated code: name the kernel source line (file:line:col + caret)
         located = locate(e)

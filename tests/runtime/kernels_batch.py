@@ -305,3 +305,57 @@ class CarriedRepeated:
             for i in pl.range(8):
                 out = k_rows(a, i, out)
         return out
+
+@pl.function(type=pl.FunctionType.InCore)
+def k_row(x: pl.Tensor[[1, 64], pl.FP32], y: pl.InOut[pl.Tensor[[1, 64], pl.FP32]]) -> pl.Tensor[[1, 64], pl.FP32]:
+    # read-modify-write: two updates of one row give an order-dependent result
+    t = pl.load(x, [0, 0], [1, 64], target_memory=pl.MemorySpace.Vec)
+    a = pl.load(y, [0, 0], [1, 64], target_memory=pl.MemorySpace.Vec)
+    y = pl.store(pl.add(pl.mul(a, 0.5), t), [0, 0], y)
+    return y
+
+
+@pl.program
+class Scatter:
+    """Iteration i updates row ``table[i]`` of ``cache`` (a KV-cache write through a page table):
+    the offsets are data, so the loop is batched only when the run-time guard finds the rows
+    distinct."""
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 64], pl.FP32], table: pl.Tensor[[16], pl.INT32],
+             cache: pl.InOut[pl.Tensor[[32, 64], pl.FP32]]) -> pl.Tensor[[32, 64], pl.FP32]:
+        for i in pl.range(16):
+            row = pl.tensor.read(table, [i])
+            k_row(pl.slice(a, [1, 64], [i, 0]), pl.slice(cache, [1, 64], [row, 0]))
+        return cache
+
+
+@pl.program
+class ScatterRagged:
+    """Request b updates ``counts[b]`` rows, ``table[4 b + j]``: the guard replays the inner loop
+    (its trip count read too) for every request."""
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 64], pl.FP32], counts: pl.Tensor[[4], pl.INT32],
+             table: pl.Tensor[[16], pl.INT32],
+             cache: pl.InOut[pl.Tensor[[32, 64], pl.FP32]]) -> pl.Tensor[[32, 64], pl.FP32]:
+        for b in pl.range(4):
+            n = pl.tensor.read(counts, [b])
+            for j in pl.range(n):
+                row = pl.tensor.read(table, [b * 4 + j])
+                k_row(pl.slice(a, [1, 64], [b * 4 + j, 0]), pl.slice(cache, [1, 64], [row, 0]))
+        return cache
+
+
+@pl.program
+class WriteThenScatter:
+    """An orchestration-level element write into the InOut ``cache``, then :class:`Scatter`'s loop."""
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 64], pl.FP32], table: pl.Tensor[[16], pl.INT32],
+             cache: pl.InOut[pl.Tensor[[32, 64], pl.FP32]]) -> pl.Tensor[[32, 64], pl.FP32]:
+        cache = pl.tensor.write(cache, [31, 3], 7.0)
+        for i in pl.range(16):
+            row = pl.tensor.read(table, [i])
+            k_row(pl.slice(a, [1, 64], [i, 0]), pl.slice(cache, [1, 64], [row, 0]))
+        return cache

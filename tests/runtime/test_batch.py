@@ -331,3 +331,149 @@ def test_carried_loop_inside_an_unprovable_loop_batches_at_each_step():
     (ob, _), (rb, _) = _run_both(K.CarriedRepeated, (a, torch.zeros(128, 64)))
     assert torch.equal(ob, torch.exp(a * 0.5))
     assert [len(t.members) for t in rb.tasks] == [8, 8, 8]
+
+# ---------------------------------------------------------------- writes at data-dependent offsets
+
+def _scatter_want(a, table, cache, pairs):
+    want = cache.clone()
+    for i, row in pairs:   # iteration order: the per-task semantics
+        want[row] = want[row] * 0.5 + a[i]
+    return want
+
+
+def test_data_dependent_writes_batch_when_the_guard_proves_them_disjoint():
+    assert "_rt.bguard(" in _orchestration(K.Scatter)
+    a, cache = torch.randn(16, 64), torch.randn(32, 64)
+    table = torch.randperm(32, generator=torch.Generator().manual_seed(2))[:16].to(torch.int32)
+    outs, (rb, rt) = _run_both(K.Scatter, (a, table, cache), out_index=2)
+    assert torch.equal(_bits(outs[0]), _bits(outs[1]))
+    assert torch.equal(outs[0], _scatter_want(a, table, cache, enumerate(table.tolist())))
+    assert _batched_tasks(rb) == 1 and len(rb.tasks[0].members) == 16 and rb.guards_refused == 0
+    assert _batched_tasks(rt) == 0
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_overlapping_data_dependent_writes_run_task_by_task(seed):
+    # rows 5 and 9 are each updated twice (read-modify-write: the order decides the result)
+    a, cache = torch.randn(16, 64), torch.randn(32, 64)
+    table = torch.tensor([5, 1, 9, 5, 2, 3, 4, 9, 6, 7, 8, 10, 11, 12, 13, 14], dtype=torch.int32)
+    outs, (rb, rt) = _run_both(K.Scatter, (a, table, cache), out_index=2, seed=seed)
+    assert torch.equal(_bits(outs[0]), _bits(outs[1]))
+    assert torch.equal(outs[0], _scatter_want(a, table, cache, enumerate(table.tolist())))
+    assert _batched_tasks(rb) == 0 and rb.guards_refused == 1
+
+
+def test_the_guard_replays_inner_loops_with_data_dependent_trip_counts():
+    a, cache = torch.randn(16, 64), torch.randn(32, 64)
+    counts = torch.tensor([3, 0, 4, 2], dtype=torch.int32)
+    table = torch.tensor([0, 7, 3, 0, 0, 0, 0, 0, 31, 8, 2, 1, 30, 29, 0, 0], dtype=torch.int32)
+    pairs = [(4 * b + j, int(table[4 * b + j])) for b in range(4) for j in range(int(counts[b]))]
+    outs, (rb, _) = _run_both(K.ScatterRagged, (a, counts, table, cache), out_index=3)
+    assert torch.equal(_bits(outs[0]), _bits(outs[1]))
+    assert torch.equal(outs[0], _scatter_want(a, table, cache, pairs))
+    assert _batched_tasks(rb) == 4 and rb.guards_refused == 0   # steps j = 0..3, members still in
+    # request 3's second row is request 0's first (row 0; the unused entries are never looked at)
+    table[13] = 0
+    pairs = [(4 * b + j, int(table[4 * b + j])) for b in range(4) for j in range(int(counts[b]))]
+    outs, (rb, _) = _run_both(K.ScatterRagged, (a, counts, table, cache), out_index=3)
+    assert torch.equal(outs[0], _scatter_want(a, table, cache, pairs))
+    assert rb.guards_refused == 1   # the outer loop; the per-task form's inner loops batch alone
+    assert all(len(t.members) <= 4 for t in rb.tasks if t.members is not None)
+
+
+def test_qwen3_kv_cache_write_is_one_batch_per_cache():
+    T, NH, NKV, D, I, B, ctx = 8, 2, 2, 128, 256, 128, 256
+    mb, H = ctx // B, NH * D
+    g = torch.Generator().manual_seed(4)
+
+    def w(*shape):
+        return (torch.randn(*shape, generator=g) / 16).to(torch.bfloat16)
+
+    lens = torch.full((T,), ctx, dtype=torch.int32)
+    args = (w(T, H), w(1, H), w(H, H), w(H, NKV * D), w(H, NKV * D), torch.rand(T, D // 2), torch.rand(T, D // 2),
+            w(NKV * T * mb * B, D), w(NKV * T * mb * B, D), torch.randperm(T * mb, generator=g).to(torch.int32),
+            lens, w(H, H), w(1, H), w(H, I), w(H, I), w(I, H), 1e-6, 1 / math.sqrt(D), torch.zeros(T, H))
+    prog = M.decode_layer(T, NH, NKV, D, I, B, mb)
+    outs, (rb, _) = _run_both(prog, args)
+    assert torch.equal(_bits(outs[0]), _bits(outs[1]))
+    writes = [t for t in rb.tasks if t.kernel in ("rope_k", "cast_v")]
+    assert [len(t.members) for t in writes] == [T * NKV, T * NKV] and rb.guards_refused == 0
+    # two requests sharing a page (a corrupt table): the write loop runs task by task, same bits
+    bad = list(args)
+    bad[9] = args[9].clone()
+    bad[9][mb * 3 + 1] = bad[9][1]   # request 3's last page is request 0's
+    outs, (rb, _) = _run_both(prog, tuple(bad))
+    assert torch.equal(_bits(outs[0]), _bits(outs[1])) and rb.guards_refused == 1
+    assert len([t for t in rb.tasks if t.kernel == "rope_k"]) == T   # per request: its KV heads batched
+
+
+def test_guard_region_check():
+    from pypto.runtime.batch import _regions_disjoint as disjoint
+
+    assert disjoint(1, [[(0, (3, 0), (1, 64))], [(0, (4, 0), (1, 64))], [(0, (2, 0), (1, 64))]])
+    assert not disjoint(1, [[(0, (3, 0), (1, 64))], [(0, (4, 0), (1, 64))], [(0, (3, 0), (1, 64))]])
+    # 2-D: overlapping rows, disjoint columns; then a shared element
+    assert disjoint(1, [[(0, (0, 0), (4, 16))], [(0, (2, 16), (4, 16))]])
+    assert not disjoint(1, [[(0, (0, 0), (4, 17))], [(0, (2, 16), (4, 16))]])
+    # one member's own regions may overlap (its tasks keep their order); different tensors never clash
+    assert disjoint(2, [[(0, (0, 0), (2, 8)), (0, (1, 0), (2, 8)), (1, (0, 0), (2, 8))], [(0, (3, 0), (1, 8))]])
+    # a long region spanning others' starts (the sweep must still compare them)
+    assert not disjoint(1, [[(0, (0, 0), (10, 8))], [(0, (1, 0), (1, 8))], [(0, (9, 0), (1, 8))]])
+    # empty slices write nothing; negative or non-integer offsets refuse (the per-task form reports them)
+    assert disjoint(1, [[(0, (0, 0), (0, 8))], [(0, (0, 0), (1, 8))]])
+    assert not disjoint(1, [[(0, (-1, 0), (1, 8))], [(0, (5, 0), (1, 8))]])
+    assert not disjoint(1, [[(0, (1.0, 0), (1, 8))], [(0, (5, 0), (1, 8))]])
+    p = S.get_platform("a2a3sim")
+    rt = S.Runtime(p, {}, 0, batch=True)
+    t = torch.zeros(8, 8)
+    assert rt.batching(2, [t], []) and not rt.bguard(2, [t], [[(0, (1, 0), (1, 8))], [(0, (1, 0), (1, 8))]])
+    assert rt._bn == 0 and rt.guards_refused == 1
+
+
+def test_gathered_reads_and_slices_equal_the_per_member_ops():
+    from pypto.ops import support
+
+    p = S.get_platform("a2a3sim")
+    rt = S.Runtime(p, {}, 0, batch=True)
+    g = torch.Generator().manual_seed(5)
+    for x in (torch.randint(-9, 9, (40,), generator=g, dtype=torch.int32),          # small: one tolist
+              torch.randn(5, 7, generator=g).to(torch.bfloat16),
+              torch.randn(64, 300, generator=g),                                   # large: one index op
+              torch.randn(300, 64, generator=g).t()):                              # large, not contiguous
+        idx = [[int(torch.randint(0, d, (1,), generator=g)) for d in x.shape] for _ in range(6)]
+        got = rt.bread(8, [0, 2, 3, 5, 6, 7], x, idx)
+        want = [support.read(x, i) for i in idx]
+        assert [got[k] for k in (0, 2, 3, 5, 6, 7)] == want and got[1] is None and got[4] is None
+        assert all(type(a) is type(b) for a, b in zip([got[k] for k in (0, 2, 3, 5, 6, 7)], want))
+    with pytest.raises(SimulationError, match=r"read out of bounds: indices \[40\]"):
+        rt.bread(2, [0, 1], torch.zeros(40), [[3], [40]])
+    with pytest.raises(SimulationError, match="read: 2 indices for a rank-1 tensor"):
+        rt.bread(2, [0, 1], torch.zeros(40), [[3], [1, 2]])
+    t = torch.randn(64, 32)
+    offs = [[0, 0], [8, 16], [60, 0], [0, 0]]
+    for shape in ([8, 16], [64, 32]):
+        got = rt.bslice(4, [0, 1, 2, 3], t, offs if shape == [8, 16] else [[0, 0]] * 4, shape)
+        want = [support.view_region(t, o, shape, "tensor.slice")
+                for o in (offs if shape == [8, 16] else [[0, 0]] * 4)]
+        for a, b in zip(got, want):   # same view: storage, offset, shape, strides; the whole tensor itself
+            assert (a.data_ptr(), a.shape, a.stride()) == (b.data_ptr(), b.shape, b.stride()) and (a is t) == (b is t)
+    with pytest.raises(SimulationError):
+        rt.bslice(2, [0, 1], t, [[0, 0], [-8, 0]], [8, 16])
+    t3 = torch.randn(4, 8, 16)
+    got = rt.bslice(2, [0, 1], t3, [[1, 0, 0], [3, 4, 0]], [1, 4, 16])
+    assert torch.equal(got[1], t3[3:4, 4:8])
+
+
+def test_read_bounds_of_gathered_slices_equal_the_per_member_spans():
+    from pypto.runtime import batch as B
+
+    t = torch.randn(64, 32)
+    sl = B._gather_slices(t, [[8, 16], [0, 0], [40, 8]], [8, 16])
+    assert sl.__class__ is B.Sliced
+    ptr = t.untyped_storage().data_ptr()
+    fast = B._read_bounds(sl, [0, 1, 2], {ptr: None}, {})
+    slow = B._read_bounds(list(sl), [0, 1, 2], {ptr: None}, {})
+    assert [(v.base, v.lo, v.hi) for v in fast] == [(v.base, v.lo, v.hi) for v in slow]
+    assert B._read_bounds(sl, [0, 1, 2], {}, {}) == []   # a caller's input nobody produced
+    # a member view_region had to make (cut at the end) leaves a plain list
+    assert B._gather_slices(t, [[60, 0], [0, 0]], [8, 16]).__class__ is list

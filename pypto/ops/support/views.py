@@ -2,6 +2,8 @@
 executors (re-exported by :mod:`pypto.ops.support` as ``_pto.<name>``)."""
 from __future__ import annotations
 
+import contextvars
+
 import torch
 
 from pypto.errors import SimulationError
@@ -65,9 +67,18 @@ def _index(x: torch.Tensor, indices, op: str) -> tuple:
     return idx
 
 
+# called with the element view an orchestration-level write is about to change (the run's undo log
+# of in-place InOut tensors, pypto.runtime.undo), or None
+ORCH_WRITES: contextvars.ContextVar = contextvars.ContextVar("pypto_orch_writes", default=None)
+
+
 def write_(x: torch.Tensor, indices, value) -> torch.Tensor:
     """``tensor.write``: set ``x[indices]`` to ``value`` converted to ``x``'s dtype, in place."""
-    x[_index(x, indices, "write")] = value
+    idx = _index(x, indices, "write")
+    note = ORCH_WRITES.get()
+    if note is not None:
+        note(x[idx])
+    x[idx] = value
     return x
 
 
