@@ -183,6 +183,8 @@ class BatchRuntime:
             self.manual_dep.add(v.base)
         self._link(task)
         members = whole.unbind(0)
+        for i, m in enumerate(members):   # gang accesses find runs of rows by index (ops/support/gang_access)
+            m._pypto_row = (whole, i)
         if n == self._bn:
             out = Stack(members)
             out.whole = whole
