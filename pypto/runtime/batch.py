@@ -39,6 +39,7 @@ import torch
 from pypto.ops.support import _RECORDER
 from pypto.ir.tags import ALL_TAGS, MAY_WRITE_TAGS
 from pypto.runtime.deps import INOUT, INPUT, OUTPUT, OUTPUT_EXISTING, SCALAR, View, normalize_tag
+from pypto.runtime import gm_pool
 
 _REGISTER = (INOUT, OUTPUT_EXISTING)
 _TAGSET = frozenset(ALL_TAGS)
@@ -172,7 +173,7 @@ class BatchRuntime:
         the member tensors as a list over all members (a :class:`Stack` when all are active)."""
         n = len(active)
         shape = list(shape)
-        whole = torch.zeros([n] + shape, dtype=dtype) if init_value is None else \
+        whole = gm_pool.zeros([n] + shape, dtype, self) if init_value is None else \
             torch.full([n] + shape, init_value, dtype=dtype)
         task = self._new_task("__alloc__", "alloc", [whole], [OUTPUT], False)
         self._hold(1, whole.numel() // n * whole.element_size())
