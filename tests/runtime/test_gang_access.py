@@ -120,3 +120,14 @@ def test_a_store_never_merges_one_region_written_twice():
     v = core.view_region(src, [0, 0], [8, 16])
     runs = uniform_runs([8, 16], [([0, 0], v, None), ([0, 0], v, None)], 1, 0, False)
     assert runs is not None and [(lo, hi) for lo, hi, _ in runs] == [(0, 1), (1, 2)]
+
+
+def test_one_tensor_read_by_every_member_is_one_copy():
+    """Members loading the same whole tensor (a weight every task reads): one run, stride 0."""
+    w = torch.randn(16, 32)
+    plans = [(w, [0, 0], None)] * 5
+    runs = _check_same(plans, [16, 32], True)
+    assert [(lo, hi) for lo, hi, _ in runs] == [(0, 5)] and runs[0][2].stride()[0] == 0
+    w2 = torch.randn(16, 32)
+    runs = _check_same([(w, [0, 0], None)] * 3 + [(w2, [0, 0], None)] * 2, [16, 32], True)
+    assert [(lo, hi) for lo, hi, _ in runs] == [(0, 3), (3, 5)]

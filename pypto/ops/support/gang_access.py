@@ -99,15 +99,14 @@ def _general_runs(shape, ts, o0, load: bool):
     start = _inside(o0, shape, t0.shape, st)
     if start is None:
         return None
-    # one storage per run: views of one base tensor (unbind / slicing results name it as their _base)
-    bases = [t._base for t in ts]
+    # one storage per run: views of one base tensor (unbind / slicing results name it as their _base;
+    # a tensor that is no view is its own base: one tensor every member reads is one storage)
+    bases = [t if b is None else b for t, b in zip(ts, [t._base for t in ts])]
     so = [t.storage_offset() + start for t in ts]
     out = []
     lo = 0
     while lo < n:
         b, s0 = bases[lo], so[lo]
-        if b is None:
-            b = ts[lo]
         hi = lo + 1
         step = 0
         if hi < n and bases[hi] is b:
