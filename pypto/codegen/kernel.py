@@ -394,7 +394,7 @@ class KernelGen(StmtEmitter):
             # the footprint is the valid region: a load reads, a store writes nothing else
             self.gm.append(("r", tuple(result.type.effective_valid_shape)))
             self._mark(c.span)
-            self.emit(depth, f"_pto.gang_load_into({self.view(result)}, [p[_c][1] for p in P])", c.span)
+            self.emit(depth, f"_pto.gang_load_fast({self.view(result)}, [p[_c][1] for p in P])", c.span)
         elif op.name == "tile.store" and a.atomic != repr(AtomicType.Add):
             tile = c.args[0]
             self.static_tile(tile)
@@ -402,7 +402,7 @@ class KernelGen(StmtEmitter):
             self.emit_plan(depth, f"E.append(({site}, ({a.offsets}, {a.tensor}, {valid})))", c.span)
             self.gm.append(("w", tuple(tile.type.effective_valid_shape)))
             self._mark(c.span)
-            self.emit(depth, f"_pto.gang_store({a.tile}, [p[_c][1] for p in P])", c.span)
+            self.emit(depth, f"_pto.gang_store_fast({a.tile}, [p[_c][1] for p in P])", c.span)
             if result is not None:   # the stored-into tensor, for later accesses of this task
                 self.emit_plan(depth, f"{self.names.define(result)} = {a.tensor}")
         else:

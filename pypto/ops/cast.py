@@ -30,7 +30,7 @@ def _define(level: str) -> None:
         infer=infer,
         ref=lambda a: f"_pto.cast({a.x}, {a.dtype}, {a.mode})",
         sim=None if level == "tensor" else (
-            lambda a, dst: f"{dst}.copy_(_pto.cast({a.x}, {a.dtype}, {a.mode}))"),
+            lambda a, dst: f"_pto.cast_into({dst}, {a.x}, {a.dtype}, {a.mode})"),
         dsl="cast", operand_kinds=(level,),
         lowers_to="tile.cast" if level == "tensor" else None,
         # elementwise, but not in-place: the result's dtype is another one

@@ -41,6 +41,7 @@ import torch
 from pypto.ops.support import _RECORDER, read as _read, tag_stack_rows, view_region as _view_region
 from pypto.ir.tags import ALL_TAGS, MAY_WRITE_TAGS
 from pypto.runtime.deps import INOUT, INPUT, OUTPUT, OUTPUT_EXISTING, SCALAR, View, normalize_tag
+from pypto.runtime import gm_pool
 
 _REGISTER = (INOUT, OUTPUT_EXISTING)
 _TAGSET = frozenset(ALL_TAGS)
@@ -211,7 +212,7 @@ class BatchRuntime:
         the member tensors as a list over all members (a :class:`Stack` when all are active)."""
         n = len(active)
         shape = list(shape)
-        whole = zeros_untouched([n] + shape, dtype) if init_value is None else \
+        whole = zeros_untouched([n] + shape, dtype, self) if init_value is None else \
             torch.full([n] + shape, init_value, dtype=dtype)
         task = self._new_task("__alloc__", "alloc", [whole], [OUTPUT], False)
         self._hold(1, whole.numel() // n * whole.element_size())
@@ -324,18 +325,20 @@ class BatchRuntime:
 _LAZY_BYTES = 32 << 20
 
 
-def zeros_untouched(shape: list, dtype: torch.dtype) -> torch.Tensor:
+def zeros_untouched(shape: list, dtype: torch.dtype, owner=None) -> torch.Tensor:
     """``torch.zeros(shape, dtype=dtype)``, for a stacked allocation of 32 MiB or more backed by
     anonymous memory the kernel maps zero-filled on first touch: a member buffer no instruction
     touches (a mixed kernel's GM pipe buffer: the simulator's pipes live in the cluster) costs
     nothing, where torch.zeros would fault in and clear every page of it. Same contents, same
-    dtype and shape (contiguous)."""
+    dtype and shape (contiguous). Smaller stacks come from :func:`pypto.runtime.gm_pool.zeros`
+    (recycled, cleared buffers: no page faults for the many few-MiB stacks of a prefill call);
+    ``owner`` (the calling runtime) marks the pool's run boundaries."""
     numel = 1
     for d in shape:
         numel *= d
     nbytes = numel * torch.empty((), dtype=dtype).element_size()
     if nbytes < _LAZY_BYTES:
-        return torch.zeros(shape, dtype=dtype)
+        return gm_pool.zeros(shape, dtype, owner)
     # the tensor keeps the mapping alive (torch.frombuffer holds the buffer); unmapped when it dies
     return torch.frombuffer(mmap.mmap(-1, nbytes), dtype=torch.uint8).view(dtype).view(shape)
 

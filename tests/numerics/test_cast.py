@@ -613,3 +613,58 @@ def test_fp32_to_bf16_of_strided_views(mode):
     assert_bits_equal(as_bits(cast_tensor(strided, torch.bfloat16, mode)), want.reshape(-1), bits.view(np.float32))
     got_t = cast_tensor(strided.transpose(1, 2), torch.bfloat16, mode).transpose(1, 2)
     assert_bits_equal(as_bits(got_t), want.reshape(-1), bits.view(np.float32))
+
+@pytest.mark.parametrize("mode", MODES)
+def test_cast_into_matches_cast_tensor(mode):
+    """``cast_into`` (the simulator's tile.cast into a tile, with direct forms for FP32 -> BF16 under
+    the nearest modes and exact float widening) writes the bits ``cast_tensor`` returns: FP32 -> BF16 /
+    FP16 on the oracle's patterns (every high half with its rounding-deciding low halves; no NaN in a
+    second batch, so the NaN check's fast exit is taken), BF16 / FP16 -> FP32 on all 65536 patterns,
+    into non-contiguous destinations; and against the oracle directly."""
+    from pypto.numerics.cast import cast_into
+
+    high = np.arange(2**16, dtype=np.uint32) << 16
+    lows = np.array([0, 1, 0x7FFF, 0x8000, 0x8001, 0xFFFF], dtype=np.uint32)
+    bits = (high[:, None] | lows[None, :]).reshape(-1)
+    finite = bits[~np.isnan(bits.view(np.float32))]
+    for b in (bits, finite, RANDOM_F32):
+        x = f32_from_bits(b[: len(b) // 128 * 128]).view(-1, 128)
+        for dst in (torch.bfloat16, torch.float16):
+            want = cast_tensor(x, dst, mode)
+            buf = torch.full((x.shape[0], 3, 128), 7.0, dtype=dst)
+            cast_into(buf[:, 1], x, mode)   # a strided destination, as a gang's tile view
+            assert torch.equal(buf[:, 1].contiguous().view(torch.int16), want.view(torch.int16))
+            assert (buf[:, 0] == 7.0).all() and (buf[:, 2] == 7.0).all()
+        if mode in ("round", "rint", "none"):
+            got = torch.empty(x.shape, dtype=torch.bfloat16)
+            cast_into(got, x, mode)
+            assert_bits_equal(got.view(torch.int16).numpy().view(np.uint16).reshape(-1),
+                              oracle_f32_to_bf16(b[: len(b) // 128 * 128], mode),
+                              b[: len(b) // 128 * 128].view(np.float32))
+    for src in (torch.bfloat16, torch.float16):
+        y = torch.from_numpy(ALL16.view(np.int16).copy()).view(src)
+        out = torch.empty(y.shape, dtype=torch.float32)
+        cast_into(out, y, mode)
+        assert torch.equal(out.view(torch.int32), cast_tensor(y, torch.float32, mode).view(torch.int32))
+
+
+@pytest.mark.parametrize("mode", ["round", "rint"])
+def test_cast_into_over_its_source(mode):
+    """The memory planner may place a cast's result over its source: ``cast_into`` reads the whole
+    source before writing (FP32 -> BF16 at the source's address, BF16 -> FP32 over the BF16 tile)."""
+    from pypto.numerics.cast import cast_into
+
+    buf = torch.randn(64 * 128)
+    buf[5], buf[77] = float("nan"), -float("inf")
+    x = buf.view(64, 128)
+    want = cast_tensor(x, torch.bfloat16, mode)
+    dst = buf.view(torch.int16)[: 64 * 128].view(torch.bfloat16).view(64, 128)
+    cast_into(dst, x, mode)
+    assert torch.equal(dst.view(torch.int16), want.view(torch.int16))
+    store = torch.zeros(2 * 64 * 128, dtype=torch.bfloat16)
+    store[: 64 * 128] = want.view(-1)
+    src = store[: 64 * 128].view(64, 128)
+    want32 = cast_tensor(src, torch.float32, mode)
+    out = store.view(torch.float32).view(64, 128)
+    cast_into(out, src, mode)
+    assert torch.equal(out.view(torch.int32), want32.view(torch.int32))

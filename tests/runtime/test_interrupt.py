@@ -31,13 +31,13 @@ def test_interrupted_run_leaves_inputs_pool_and_cache_intact(monkeypatch, where,
     clean = torch.zeros(512, 256)
     K.softmax_rows(a, clean, config=cfg)
 
-    # with lockstep the kernels store through gang_store (the gangs' form), else through store
+    # with lockstep the kernels store through gang_store_fast (the gangs' form), else through store
     if where == "submit" or where == "batch" and not lockstep:
         owner, name = S.Runtime, "submit"
     elif where == "batch":
         owner, name = S.Runtime, "submit_batch"
     else:
-        owner, name = support, "gang_store" if lockstep else "store"
+        owner, name = support, "gang_store_fast" if lockstep else "store"
     real = getattr(owner, name)
     calls = [0]
 
@@ -80,11 +80,11 @@ def test_a_finished_run_is_freed_without_the_cycle_collector(monkeypatch, interr
     a = torch.randn(512, 256)
     out = torch.zeros(512, 256)
     if interrupt:
-        real = support.gang_store
-        monkeypatch.setattr(support, "gang_store", lambda *x, **k: (_ for _ in ()).throw(KeyboardInterrupt()))
+        real = support.gang_store_fast
+        monkeypatch.setattr(support, "gang_store_fast", lambda *x, **k: (_ for _ in ()).throw(KeyboardInterrupt()))
         with pytest.raises(KeyboardInterrupt):
             K.softmax_rows(a, out, config=RunConfig(sim_seed=1))
-        monkeypatch.setattr(support, "gang_store", real)
+        monkeypatch.setattr(support, "gang_store_fast", real)
     else:
         K.softmax_rows(a, out, config=RunConfig(sim_seed=1))
     rt = S._LAST_RUNTIME[0]

@@ -17,10 +17,10 @@ from typing import Callable, Iterator, Sequence
 import torch
 
 from pypto.errors import SimulationError
-from pypto.numerics.cast import cast_tensor, device_mode
+from pypto.numerics.cast import cast_into as _cast_into, cast_tensor, device_mode
 from pypto.numerics.intarith import int_div
 
-__all__ = ["region", "load", "load_into", "store", "assemble", "cast", "matmul", "extract", "tensor_matmul"]
+__all__ = ["region", "load", "load_into", "store", "assemble", "cast", "cast_into", "matmul", "extract", "tensor_matmul"]
 
 
 # The access recorder of the race detector (pypto.debug.races): when set, every global-memory read
@@ -425,6 +425,15 @@ def cast(x: torch.Tensor, dtype: torch.dtype, mode: str = "round") -> torch.Tens
     Casts into FP8 / HF8 / FP4 round as the device does whatever mode is asked
     (:func:`pypto.numerics.cast.device_mode`)."""
     return cast_tensor(x, dtype, device_mode(dtype, mode))
+
+
+def cast_into(dst: torch.Tensor, x: torch.Tensor, dtype: torch.dtype, mode: str = "round") -> None:
+    """Simulator ``tile.cast`` into tile ``dst``: ``dst.copy_(cast(x, dtype, mode))`` with the direct
+    forms of :func:`pypto.numerics.cast.cast_into` (same bits, no intermediate result tensor)."""
+    if dtype == dst.dtype:
+        _cast_into(dst, x, device_mode(dtype, mode))
+    else:
+        dst.copy_(cast_tensor(x, dtype, device_mode(dtype, mode)))
 
 
 # -- reductions and fillpad (pypto/ops/reduction.py, pypto/ops/padding.py) ----------------------

@@ -1,0 +1,148 @@
+"""The common case of a lockstep gang's global-memory access, in a few C-level passes.
+
+A gang kernel (:mod:`pypto.codegen.gang`) loads or stores one tile per member. Most often every
+member's region is a whole tile at the same offsets of its own tensor, and the members' tensors are
+equally laid out views of one storage: the rows of a stacked buffer a batched loop created
+(:mod:`pypto.runtime.batch`), or slices of one caller tensor. Members at evenly spaced storage
+offsets then form runs, each ONE strided view ``[k, *tile]`` and one copy (a gang's members come
+in readiness order, so a gang is often a few runs). :func:`pypto.ops.support.core._gang_runs` finds
+these runs (and handles every other case), but member by member in Python (~1.6 us per member and
+access: the largest per-member cost of a batched model call after the GEMMs); :func:`uniform_runs`
+finds them with list comprehensions and set / list comparisons over the members when all members
+are alike but for the storage offset, and leaves every other case (per-member offsets, a valid
+shape, different layouts, an access recorder) to the general path. Same views, same copies.
+"""
+from __future__ import annotations
+
+import torch
+
+from pypto.ops.support import core as _core
+
+
+ROW = _core.STACK_ROW   # attribute of a stacked buffer's row: (the buffer, the row's index), set by create_batch
+
+
+def uniform_runs(shape, plans, ti: int, oi: int, load: bool):
+    """``[(lo, hi, view)]`` covering members ``0 .. n - 1`` in order, ``view`` the ``[hi - lo, *shape]``
+    view of members ``lo .. hi - 1``'s regions; or ``None`` when the members are not uniform.
+
+    ``plans[k]`` is member ``k``'s access (load: ``(tensor, offsets, valid)``, ``ti`` 0 / ``oi`` 1;
+    store: ``(offsets, tensor, valid)``). Uniform: no valid shapes; the same plain-int offsets for
+    every member, inside each member's tensor; the tensors equally laid out views of one storage.
+    Their regions then differ only by the tensors' storage offsets, and a run is a maximal stretch
+    of members whose tensors are views of one base at offsets ``s0 + k * step`` with ``step > 0`` (a
+    load also ``step == 0``: one region read by several members) -- what
+    :func:`pypto.ops.support.core._storage_run` accepts, giving the same views (a member in no run
+    gets a view of its region alone). Rows of a stacked buffer (:data:`ROW`) are recognised by their
+    row index alone: consecutive rows of one buffer are a run."""
+    n = len(plans)
+    if n < 2 or _core._RECORDER.get() is not None:
+        return None
+    p0 = plans[0]
+    t0, o0 = p0[ti], p0[oi]
+    nd = len(shape)
+    if p0[2] is not None or len(o0) != nd or t0.dim() != nd:
+        return None
+    for o in o0:
+        if type(o) is not int:
+            return None
+    # the same offsets and no valid shape for every member (plain ints: the lists compare elementwise)
+    if [p[oi] for p in plans].count(o0) != n or [p[2] for p in plans].count(None) != n:
+        return None
+    ts = [p[ti] for p in plans]
+    try:
+        rows = [t._pypto_row for t in ts]
+    except AttributeError:
+        return _general_runs(shape, ts, o0, load)
+    # rows of stacked buffers [N, *member shape]: the members share the row's shape and layout
+    w0 = rows[0][0]
+    st = w0.stride()
+    start = _inside(o0, shape, w0.shape[1:], st[1:])
+    if start is None:
+        return None
+    out = []
+    lo = 0
+    while lo < n:
+        w, i = rows[lo]
+        hi = lo + 1
+        while hi < n:
+            r = rows[hi]
+            if r[0] is not w or r[1] != i + hi - lo:
+                break
+            hi += 1
+        if w is not w0 and (w.stride() != st or w.shape[1:] != w0.shape[1:] or w.dtype != w0.dtype):
+            return None
+        out.append((lo, hi, w.as_strided((hi - lo, *shape), st, w.storage_offset() + i * st[0] + start)))
+        lo = hi
+    return out
+
+
+def _inside(offsets, shape, dims, strides):
+    """The element offset of the region at ``offsets`` of ``shape`` in a tensor of ``dims`` with
+    ``strides``, or ``None`` when it leaves the tensor (the member's own access raises the error)."""
+    start = 0
+    for o, e, d, k in zip(offsets, shape, dims, strides):
+        if o < 0 or o + e > d:
+            return None
+        start += o * k
+    return start
+
+
+def _general_runs(shape, ts, o0, load: bool):
+    """:func:`uniform_runs` for tensors that are not all rows of stacked buffers: any views with
+    one shape, strides and dtype (checked for every member)."""
+    n = len(ts)
+    t0 = ts[0]
+    if len({t.shape for t in ts}) != 1 or len({t.stride() for t in ts}) != 1 or len({t.dtype for t in ts}) != 1:
+        return None
+    st = t0.stride()
+    start = _inside(o0, shape, t0.shape, st)
+    if start is None:
+        return None
+    # one storage per run: views of one base tensor (unbind / slicing results name it as their _base;
+    # a tensor that is no view is its own base: one tensor every member reads is one storage)
+    bases = [t if b is None else b for t, b in zip(ts, [t._base for t in ts])]
+    so = [t.storage_offset() + start for t in ts]
+    out = []
+    lo = 0
+    while lo < n:
+        b, s0 = bases[lo], so[lo]
+        hi = lo + 1
+        step = 0
+        if hi < n and bases[hi] is b:
+            step = so[hi] - s0
+            if step > 0 or (step == 0 and load):
+                want = s0 + step
+                while hi < n and so[hi] == want and bases[hi] is b:
+                    hi += 1
+                    want += step
+            else:
+                step = 0
+        out.append((lo, hi, ts[lo].as_strided((hi - lo, *shape), (step, *st), s0)))
+        lo = hi
+    return out
+
+
+def gang_load_fast(dst: torch.Tensor, plans) -> None:
+    """``tile.load`` of a lockstep gang: one copy per run of :func:`uniform_runs`, else :func:`pypto.ops.support.core.gang_load_into`."""
+    runs = uniform_runs(dst.shape[1:], plans, 0, 1, True)
+    if runs is None:
+        _core.gang_load_into(dst, plans)
+    elif len(runs) == 1:
+        dst.copy_(runs[0][2])
+    else:
+        for lo, hi, src in runs:
+            dst[lo:hi].copy_(src)
+
+
+def gang_store_fast(tile: torch.Tensor, plans) -> None:
+    """``tile.store`` (not atomic) of a lockstep gang: one copy per run of
+    :func:`uniform_runs`, else :func:`pypto.ops.support.core.gang_store`."""
+    runs = uniform_runs(tile.shape[1:], plans, 1, 0, False)
+    if runs is None:
+        _core.gang_store(tile, plans)
+    elif len(runs) == 1:
+        runs[0][2].copy_(tile)
+    else:
+        for lo, hi, dst in runs:
+            dst.copy_(tile[lo:hi])

@@ -1,0 +1,133 @@
+"""The gang accesses' common-case run finder (pypto/ops/support/gang_access.py) against the general
+one (core._gang_runs) and against per-member accesses: random gangs of stacked-buffer rows (in
+shuffled order, from several buffers), slices of one tensor, one region read by several members,
+and the cases it must leave to the general path (valid shapes, per-member offsets, different
+layouts, out of bounds, an access recorder)."""
+from __future__ import annotations
+
+import random
+
+import pytest
+import torch
+
+from pypto.errors import SimulationError
+from pypto.ops import support
+from pypto.ops.support import core
+from pypto.ops.support.gang_access import uniform_runs
+
+
+def _rows(n, shape, dtype=torch.float32):
+    """Rows of a stacked buffer as create_batch makes them (unbind views, marked with their index)."""
+    whole = torch.randn([n, *shape]).to(dtype)
+    rows = whole.unbind(0)
+    for i, r in enumerate(rows):
+        r._pypto_row = (whole, i)
+    return whole, list(rows)
+
+
+def _regions(runs, plans, ti, oi, shape):
+    """Member -> (address, shape, strides) of the region the runs access for it."""
+    out = []
+    for lo, hi, view in runs:
+        if view is None:
+            t, o = plans[lo][ti], plans[lo][oi]
+            r = core.region(t, o, shape)
+            out.append((r.data_ptr(), tuple(r.shape), r.stride()))
+        else:
+            for k in range(hi - lo):
+                r = view[k]
+                out.append((r.data_ptr(), tuple(r.shape), r.stride()))
+    return out
+
+
+def _check_same(plans, shape, load):
+    ti, oi = (0, 1) if load else (1, 0)
+    got = uniform_runs(shape, plans, ti, oi, load)
+    assert got is not None
+    assert len(got) >= 1 and got[0][0] == 0 and got[-1][1] == len(plans)
+    assert all(a[1] == b[0] for a, b in zip(got, got[1:]))
+    tiles = torch.zeros([len(plans), *shape])
+    want = core._gang_runs(tiles, plans, ti, oi, "x")
+    assert _regions(got, plans, ti, oi, shape) == _regions(want, plans, ti, oi, shape)
+    return got
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_runs_of_stacked_rows_match_the_general_path(seed):
+    rnd = random.Random(seed)
+    bufs = [_rows(rnd.choice([6, 16]), [8, 32])[1] for _ in range(3)]
+    members = [t for rows in bufs for t in rows]
+    # a gang: a window of members in readiness order (runs with gaps, several buffers)
+    rnd.shuffle(members)
+    members = sorted(members[:rnd.randint(2, 20)], key=lambda t: (id(t._pypto_row[0]), t._pypto_row[1])) \
+        if rnd.random() < 0.5 else members[:rnd.randint(2, 20)]
+    off = [rnd.choice([0, 4]), rnd.choice([0, 16])]
+    shape = [8 - off[0], 32 - off[1]]
+    _check_same([(t, off, None) for t in members], shape, True)
+    _check_same([(off, t, None) for t in members], shape, False)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_runs_of_slices_match_the_general_path(seed):
+    rnd = random.Random(seed)
+    src = torch.randn(256, 64)
+    rows = [rnd.choice([0, 16, 32, 48, 64, 64, 80, 96, 200]) for _ in range(rnd.randint(2, 12))]
+    views = [core.view_region(src, [r, 0], [16, 64]) for r in rows]   # pl.slice results
+    _check_same([(v, [0, 0], None) for v in views], [16, 64], True)
+    if len(set(rows)) == len(rows):
+        _check_same([([0, 0], v, None) for v in views], [16, 64], False)
+
+
+def test_loads_and_stores_write_what_member_accesses_write():
+    torch.manual_seed(0)
+    whole, rows = _rows(10, [8, 16])
+    order = [3, 4, 5, 0, 1, 7, 9]
+    tiles = torch.zeros(len(order), 8, 16)
+    support.gang_load_fast(tiles, [(rows[i], [0, 0], None) for i in order])
+    for k, i in enumerate(order):
+        assert torch.equal(tiles[k], whole[i])
+    out_whole, out_rows = _rows(10, [8, 16])
+    before = out_whole.clone()
+    support.gang_store_fast(tiles, [([0, 0], out_rows[i], None) for i in order])
+    for i in range(10):
+        assert torch.equal(out_whole[i], whole[i] if i in order else before[i])
+
+
+def test_cases_left_to_the_general_path():
+    whole, rows = _rows(4, [8, 16])
+    shape = [8, 16]
+    assert uniform_runs(shape, [(r, [0, 0], [4, 4]) for r in rows], 0, 1, True) is None        # valid shapes
+    assert uniform_runs(shape, [(r, [0, k], None) for k, r in enumerate(rows)], 0, 1, True) is None   # offsets
+    other = torch.randn(8, 32)[:, :16]   # same shape, other strides
+    assert uniform_runs(shape, [(rows[0], [0, 0], None), (other, [0, 0], None)], 0, 1, True) is None
+    assert uniform_runs(shape, [(rows[0], [0, 0], None)], 0, 1, True) is None                # one member
+    assert uniform_runs([8, 16], [(r, [1, 0], None) for r in rows], 0, 1, True) is None      # out of bounds
+    with core.recording(lambda what, view: None):
+        assert uniform_runs(shape, [(r, [0, 0], None) for r in rows], 0, 1, True) is None
+
+
+def test_out_of_bounds_is_still_an_error():
+    _, rows = _rows(4, [8, 16])
+    tiles = torch.zeros(4, 8, 16)
+    with pytest.raises(SimulationError, match="out of bounds"):
+        support.gang_load_fast(tiles, [(r, [1, 0], None) for r in rows])
+    with pytest.raises(SimulationError, match="out of bounds"):
+        support.gang_store_fast(tiles, [([0, 1], r, None) for r in rows])
+
+
+def test_a_store_never_merges_one_region_written_twice():
+    src = torch.zeros(64, 16)
+    v = core.view_region(src, [0, 0], [8, 16])
+    runs = uniform_runs([8, 16], [([0, 0], v, None), ([0, 0], v, None)], 1, 0, False)
+    assert runs is not None and [(lo, hi) for lo, hi, _ in runs] == [(0, 1), (1, 2)]
+
+
+def test_one_tensor_read_by_every_member_is_one_copy():
+    """Members loading the same whole tensor (a weight every task reads): one run, stride 0."""
+    w = torch.randn(16, 32)
+    plans = [(w, [0, 0], None)] * 5
+    runs = _check_same(plans, [16, 32], True)
+    assert [(lo, hi) for lo, hi, _ in runs] == [(0, 5)] and runs[0][2].stride()[0] == 0
+    w2 = torch.randn(16, 32)
+    runs = _check_same([(w, [0, 0], None)] * 3 + [(w2, [0, 0], None)] * 2, [16, 32], True)
+    assert [(lo, hi) for lo, hi, _ in runs] == [(0, 3), (3, 5)]
