@@ -35,7 +35,8 @@ def _regions(runs, plans, ti, oi, shape):
             out.append((r.data_ptr(), tuple(r.shape), r.stride()))
         else:
             for k in range(hi - lo):
-                r = view[k]
+                # a gather run (core._gang_runs): (windows, index) -- member k reads window index[k]
+                r = view[0][int(view[1][k])] if view.__class__ is tuple else view[k]
                 out.append((r.data_ptr(), tuple(r.shape), r.stride()))
     return out
 
