@@ -337,7 +337,7 @@ def _read_args(args: list, kwargs: dict, span: Span):
 _reg("read", "tensor", params=(Param("x", "tensor"), Param("indices", "ints")), infer=_read_infer("tensor"),
      dsl_args=_read_args,
      ref=lambda a: f"_pto.read({a.x}, {a.indices})", lowers_to=None, lower=_lower_read,
-     orch=lambda a: f"_pto.read({a.x}, {a.indices})",
+     orch=lambda a: f"_rt.read({a.x}, {a.indices})",   # waits for the element's producers (Runtime.read)
      operand_kinds=("tensor",), doc="one element as a scalar")
 _reg("read", "tile", params=(Param("x", "tile"), Param("indices", "ints")), infer=_read_infer("tile"),
      dsl_args=_read_args,

@@ -179,7 +179,7 @@ register(OpDef(
     params=(Param("x", "tensor", aliases=("tensor",)), Param("indices", "ints"), Param("value", "scalar")),
     infer=_write_rule("tensor"),
     ref=lambda a: f"_pto.write_({a.x}, {a.indices}, {a.value})",
-    orch=lambda a: f"_pto.write_({a.x}, {a.indices}, {a.value})",
+    orch=lambda a: f"_rt.write_({a.x}, {a.indices}, {a.value})",   # waits for pending tasks on it (Runtime.write_)
     dsl="write", operand_kinds=("tensor",), lower=_lower_write, writes="x", dsl_args=_write_args,
     doc="set one element of a tensor (a scalar store); returns the tensor",
 ))

@@ -161,7 +161,9 @@ class BatchRuntime:
         """``tensor.read`` of ``x`` at ``indices[k]`` for the ``k``-th active member: a list over
         all ``n`` members (:func:`spread`). The values :func:`pypto.ops.support.read` gives, one
         conversion of ``x`` instead of a torch call per member; an index it would refuse makes
-        every member read on its own, so the first bad one raises its usual error."""
+        every member read on its own, so the first bad one raises its usual error. Like
+        :meth:`Runtime.read`, it first waits for the pending tasks writing ``x`` (all of it)."""
+        self._wait_ready(x, None, False)
         return spread(n, active, _gather_reads(x, indices))
 
     def bslice(self, n: int, active, t, offsets: list, shape) -> list:

@@ -72,7 +72,7 @@ from pypto.ops.support.debug import DebugPrint, PrintRecord, emit as emit_print
 from pypto.ops.support.sync import BlockBarrier
 
 from pypto.runtime.modules import load_module  # noqa: F401  (re-exported: tools load modules by path)
-from pypto.ops.support import _RECORDER
+from pypto.ops.support import _RECORDER, read as _read, write_ as _write_
 from pypto.ops.support.views import ORCH_WRITES
 from pypto.runtime.config import RunConfig
 from pypto.runtime.undo import UndoLog
@@ -204,6 +204,7 @@ class Runtime(BatchRuntime, TaskGraph):
         self._fresh: list[Task] = []         # tasks linked with nothing to wait for, not yet seen by the scheduler
         self._sched = None                   # the scheduler's state between runs (_SchedState)
         self.drains = 0                      # how often a full window made the orchestrator wait
+        self.waits = 0                       # how often an orchestration read / write waited for tasks
         # a pypto.progress bar (execute() sets one when stderr is a terminal): a run longer than
         # a second shows its finished / submitted task counts
         self.progress = None
@@ -367,24 +368,86 @@ class Runtime(BatchRuntime, TaskGraph):
                                   "and no task can retire (internal scheduling error)")
         return task
 
+    def read(self, x: torch.Tensor, indices):
+        """``tensor.read`` in orchestration (the runtime's ``get_tensor_data``): the element's value
+        once every task submitted before the read that writes it has completed. The tensormap
+        runtime waits for the element's producer (``wait_for_tensor_ready``); reading the buffer at
+        once would give a value that depends on the schedule (before: the value before the producer
+        ran, silently). A read of a caller's input, or of an element no pending task writes, costs
+        a dictionary lookup."""
+        self._wait_ready(x, indices, False)
+        return _read(x, indices)
+
+    def write_(self, x: torch.Tensor, indices, value) -> torch.Tensor:
+        """``tensor.write`` in orchestration (the runtime's ``set_tensor_data``): the element is
+        written once no task submitted before the write may still read or write it. The tensormap
+        knows the element's producers (a write after them: WAW) but not its readers (WAR), so when
+        a task is pending on the tensor's storage the orchestrator waits for every task submitted so
+        far: orchestration writes are rare (a flag, a counter), and a wait changes only the timing."""
+        self._wait_ready(x, indices, True)
+        return _write_(x, indices, value)
+
+    def _wait_ready(self, x: torch.Tensor, indices, write: bool) -> None:
+        """Run the scheduler until the tasks :meth:`read` (``write`` False) or :meth:`write_` must
+        wait for are done; ``indices`` None: all of ``x`` (a batched read of many elements)."""
+        st = self._sched
+        if self._n == (st.done if st is not None else 0):
+            return   # nothing pending
+        base = x.untyped_storage().data_ptr()
+        b = self.tensormap.buckets.get(base)
+        if write:
+            if b is None and base not in self.owner and not self._pending_on(base):
+                return
+            self._drain(None)
+            return
+        if b is None or not b.los:
+            return
+        if indices is not None and len(indices) == x.dim() and all(0 <= int(i) < d for i, d in zip(indices, x.shape)):
+            x = x[tuple(slice(int(i), int(i) + 1) for i in indices)]   # the element (an error: read() reports it)
+        wait = [p for p, _, _ in self.tensormap.lookup(View(x), False) if not p.done]
+        if wait:
+            self._drain(wait)
+
+    def _pending_on(self, base: int) -> bool:
+        """Whether a task not yet done has an argument on storage ``base`` (with the task history;
+        without it, conservatively True)."""
+        if not self._history:
+            return True
+        for t in self.tasks:
+            if not t.done and any(v.base == base for v in t.views.values()):
+                return True
+        return False
+
+    def _drain(self, until) -> None:
+        """The orchestrator waits (:meth:`_wait_ready`): run the scheduler until every task of
+        ``until`` is done (None: every task submitted so far)."""
+        self._first_run()
+        self.waits += 1
+        with gc_paused(), python_faults():
+            self._run(-1, until)
+
     def _make_room(self, ring: int) -> None:
         """The orchestrator waits for a slot of ``ring``: run the scheduler until one of the ring's
         tasks retires (completed, and its scope ended). When none can (every slot is held by an open
         scope), the caller's :meth:`_hold` reports the deadlock."""
-        if self._sched is None:
-            if self.protect and not self.written_bases.isdisjoint(self.protect):
-                raise _WritesIn()   # nothing has run yet: execute() starts over on copies
-            if not self.keep_history:
-                # from now on retired tasks are forgotten: memory bounded by the window, not the program
-                self._history = False
-                self.tasks = []
-                self.gangs = []
+        self._first_run()
+        if self._history and not self.keep_history:
+            # from now on retired tasks are forgotten: memory bounded by the window, not the program
+            # (a read that waited keeps the history: the window is what bounds a program's memory)
+            self._history = False
+            self.tasks = []
+            self.gangs = []
         self.drains += 1
         self._run(ring)
         if not self._history and len(self._views) > 4096:
             # a cache (id -> (tensor, View)) that keeps its tensors alive: the views a loop slices
             # afresh every iteration would pile up; the few hot tensors are simply looked up again
             self._views.clear()
+
+    def _first_run(self) -> None:
+        """Before the scheduler first runs during orchestration (a full window, a read that waits)."""
+        if self._sched is None and self.protect and not self.written_bases.isdisjoint(self.protect):
+            raise _WritesIn()   # nothing has run yet: execute() starts over on copies
 
     def unlink(self) -> None:
         """Break the reference cycles of a finished run (a task and the tasks waiting for it
@@ -453,10 +516,12 @@ class Runtime(BatchRuntime, TaskGraph):
         with gc_paused(), python_faults():
             self._run(-1)
 
-    def _run(self, ring: int) -> None:
-        """Run the scheduler: until every submitted task is done (``ring`` -1), or until ``ring``
-        has a free task slot (the orchestrator is waiting to submit, :meth:`_make_room`). Its state
-        (ready lists, running cores, clock) persists between calls in ``self._sched``."""
+    def _run(self, ring: int, until: list | None = None) -> None:
+        """Run the scheduler: until every submitted task is done (``ring`` -1), until ``ring``
+        has a free task slot (the orchestrator is waiting to submit, :meth:`_make_room`), or until
+        every task of ``until`` is done (the orchestrator reads an element, :meth:`_wait_ready`;
+        the list is consumed). Its state (ready lists, running cores, clock) persists between
+        calls in ``self._sched``."""
         st = self._sched
         if st is None:
             st = self._sched = _SchedState(len(self.cores), self._gang_kernels())
@@ -518,6 +583,11 @@ class Runtime(BatchRuntime, TaskGraph):
         while done < n:
             if ring >= 0 and live[ring] < limit:
                 break
+            if until is not None:
+                while until and until[-1].done:
+                    until.pop()
+                if not until:
+                    break
             while instant or (nready and free):
                 if instant:
                     t = instant.pop()
