@@ -13,6 +13,10 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.xdist_group("import_graph")   # one worker parses the package
+
 ROOT = Path(__file__).resolve().parent.parent
 PKG = ROOT / "pypto"
 
@@ -131,7 +135,11 @@ def _cycles(graph: dict) -> list[list[str]]:
     return out
 
 
-TOP, LOCAL = _imports()
+@pytest.fixture(scope="module")
+def edges():
+    """(TOP, LOCAL) of :func:`_imports`: parsed once, when a test needs them, not at collection (it
+    reads every module of the package: ~2 s that every pytest-xdist worker would pay)."""
+    return _imports()
 
 
 def test_every_package_has_a_layer():
@@ -139,27 +147,27 @@ def test_every_package_has_a_layer():
     assert not missing, f"add these packages to LAYERS here and in docs/architecture.md: {missing}"
 
 
-def test_no_import_circle_between_packages():
+def test_no_import_circle_between_packages(edges):
     graph: dict[str, set] = defaultdict(set)
-    for m, ts in TOP.items():
+    for m, ts in edges[0].items():
         for t in ts:
             if _package(m) != _package(t):
                 graph[_package(m)].add(_package(t))
     assert _cycles(graph) == []
 
 
-def test_no_import_circle_between_modules():
+def test_no_import_circle_between_modules(edges):
     # (pypto.ops.support is a package whose modules import core, never the package: issue 12)
-    assert _cycles(TOP) == []
+    assert _cycles(edges[0]) == []
 
 
-def test_module_level_imports_go_down_the_layers():
-    up = sorted(f"{m} -> {t}" for m, ts in TOP.items() for t in ts if RANK[_package(t)] > RANK[_package(m)])
+def test_module_level_imports_go_down_the_layers(edges):
+    up = sorted(f"{m} -> {t}" for m, ts in edges[0].items() for t in ts if RANK[_package(t)] > RANK[_package(m)])
     assert up == [], "a module-level import up the layers (make it go down, or see LAZY_UP): " + ", ".join(up)
 
 
-def test_function_local_imports_up_the_layers_are_the_listed_ones():
-    bad = sorted({f"{m}:{line} -> {t}" for m, line, t in LOCAL
+def test_function_local_imports_up_the_layers_are_the_listed_ones(edges):
+    bad = sorted({f"{m}:{line} -> {t}" for m, line, t in edges[1]
                   if RANK[_package(t)] > RANK[_package(m)]
                   and (_package(m), _package(t)) not in LAZY_UP and (_package(m), "*") not in LAZY_UP})
     assert bad == [], ("a function-local import up the layers: move the shared piece down (a leaf module) "

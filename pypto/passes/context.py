@@ -19,6 +19,9 @@ class PassContext:
     # pass (the verifier ran ~20 times per compile over every call; the objects are kept alive here
     # so that an id is never reused by another call)
     typed_calls: dict = field(default_factory=dict, repr=False, compare=False)
+    # (property, id) -> (Function, summary of the other functions): the functions a per-function
+    # property accepted in this compilation (pypto.ir.verifier.verify skips them while unchanged)
+    verified_functions: dict = field(default_factory=dict, repr=False, compare=False)
     # AutoTileMatmulL0 may realise the chooser's double-buffered-C (dbC = 2) design: on when the memory
     # planner is DSA_RP or PTOAS, or PYPTO with enable_pypto_l0c_double_buffer=True (the reference's
     # gates; see l0c_double_buffer_enabled)

@@ -114,3 +114,65 @@ def test_type_check_skips_the_calls_it_accepted_earlier_in_the_same_compile(monk
     assert seen == []
     verify(prog, ["TypeChecked"], PassContext(), "fresh")
     assert len(seen) >= 3
+
+
+_CALLER_CALLEE = '''
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[16, 64], pl.FP32], o: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+        r = pl.store(pl.add(pl.load(a, [0, 0], [16, 64]), 1.0), [0, 0], o)
+        return r
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 64], pl.FP32], o: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+        r = self.k(a, o)
+        return r
+'''
+
+
+def test_verifier_skips_a_function_it_accepted_while_it_and_what_it_reads_are_unchanged(monkeypatch):
+    """A per-function property (function_prop) accepted on a function object is not re-checked on
+    that object within one compilation (ctx), is re-checked on a new object, and a check that reads
+    other functions (CallDirections: the callees' signatures) re-judges an unchanged caller whose
+    callee changed: a skip can never hide a failure."""
+    import dataclasses
+    import textwrap
+
+    from pypto.errors import VerificationError
+    from pypto.ir.nodes import Program
+    from pypto.ir.types import ScalarType
+    from pypto.ir.verifier import verify
+    from pypto.ir.verifier.registry import PER_FUNCTION
+    from pypto.language import DataType
+    from pypto.language.program import parse
+    from pypto.passes.context import PassContext
+
+    prog = parse(textwrap.dedent(_CALLER_CALLEE))
+    checked = []
+    for name in ("SSA", "CallDirections"):
+        fcheck, reads = PER_FUNCTION[name]
+        monkeypatch.setitem(PER_FUNCTION, name, (lambda f, p, c, _n=name, _g=fcheck: checked.append((_n, f.name))
+                                                 or _g(f, p, c), reads))
+    ctx = PassContext()
+    verify(prog, ["SSA", "CallDirections"], ctx, "first")
+    assert sorted(checked) == [("CallDirections", "k"), ("CallDirections", "main"), ("SSA", "k"), ("SSA", "main")]
+    checked.clear()
+    verify(prog, ["SSA", "CallDirections"], ctx, "second")
+    assert checked == []
+    # a pass rebuilt the callee (a new object, same signature): only it is checked again
+    k, main = prog.functions
+    k2 = dataclasses.replace(k, body=tuple(k.body))
+    verify(Program(prog.name, (k2, main)), ["SSA", "CallDirections"], ctx, "rebuilt")
+    assert sorted(checked) == [("CallDirections", "k"), ("SSA", "k")]
+    checked.clear()
+    # the callee's first parameter became a scalar: the caller object is unchanged, but its call
+    # now passes a tensor to a scalar parameter, and the check must say so
+    a = k.params[0]
+    scalar = dataclasses.replace(a, type=ScalarType(DataType.FP32))
+    k3 = dataclasses.replace(k, params=(scalar, *k.params[1:]))
+    with pytest.raises(VerificationError, match="parameter 'a'.*receives"):
+        verify(Program(prog.name, (k3, main)), ["CallDirections"], ctx, "BadPass")
+    assert ("CallDirections", "main") in checked

@@ -10,7 +10,7 @@ from pypto.ir.tags import NO_DEP, SCALAR, TENSOR_TAGS, WRITING_TAGS
 from pypto.ir.types import describe, ScalarType, TensorType
 from pypto.ir.visit import child_stmts, iter_stmts, task_sites, use_exprs, walk_expr
 from pypto.language.enums import FunctionType, ParamDirection, TASK_TYPES
-from pypto.ir.verifier.registry import prop
+from pypto.ir.verifier.registry import function_prop, prop
 
 
 def return_roots(f: Function) -> list:
@@ -60,59 +60,68 @@ def return_roots(f: Function) -> list:
     return [of(v) for v in rets[-1].values] if rets else []
 
 
-@prop("ReturnParamsExplicit")
-def _return_params(program: Program, ctx) -> list:
+@function_prop("ReturnParamsExplicit")
+def _return_params(f: Function, program: Program, ctx) -> list:
     """In an InCore function the i-th returned value is a version of the i-th Out/InOut parameter
     (in parameter order), and every Out/InOut parameter is returned."""
     bad = []
-    for f in program.functions:
-        if f.func_type != FunctionType.InCore:  # AIC / AIV group members write Out params the group returns
-            continue
-        outs = [p for p, d in zip(f.params, f.directions) if d in (ParamDirection.Out, ParamDirection.InOut)]
-        roots = return_roots(f)
-        ret = next((s for s in reversed(f.body) if isinstance(s, ReturnStmt)), None)
-        if len(roots) != len(outs) or any(r is not p for r, p in zip(roots, outs)):
-            want = ", ".join(p.name for p in outs) or "nothing"
-            got = ", ".join(r.name if r is not None else "?" for r in roots) or "nothing"
-            bad.append((f, ret, f"returns versions of ({got}) but its Out/InOut parameters are ({want})"))
+    if f.func_type != FunctionType.InCore:  # AIC / AIV group members write Out params the group returns
+        return bad
+    outs = [p for p, d in zip(f.params, f.directions) if d in (ParamDirection.Out, ParamDirection.InOut)]
+    roots = return_roots(f)
+    ret = next((s for s in reversed(f.body) if isinstance(s, ReturnStmt)), None)
+    if len(roots) != len(outs) or any(r is not p for r, p in zip(roots, outs)):
+        want = ", ".join(p.name for p in outs) or "nothing"
+        got = ", ".join(r.name if r is not None else "?" for r in roots) or "nothing"
+        bad.append((f, ret, f"returns versions of ({got}) but its Out/InOut parameters are ({want})"))
     return bad
 
 
 # ----------------------------------------------------------------------------- CallDirections
 
 
-@prop("CallDirections")
-def _call_directions(program: Program, ctx) -> list:
+def _signatures(program: Program) -> tuple:
+    """What CallDirections reads of a callee: name, directions and each parameter's kind of type."""
+    return tuple((g.name, g.directions, tuple(type(p.type) for p in g.params)) for g in program.functions)
+
+
+def _task_signatures(program: Program) -> tuple:
+    """What CallDirectionsResolved reads of a callee: :func:`_signatures` and its function type."""
+    return tuple((g.name, g.func_type, g.directions, tuple(type(p.type) for p in g.params))
+                 for g in program.functions)
+
+
+@function_prop("CallDirections", reads=_signatures)
+def _call_directions(f: Function, program: Program, ctx) -> list:
     """Every function call passes as many arguments as the callee has parameters; an Out/InOut
     parameter receives a tensor; a scalar goes only to a scalar parameter (and a tensor or tile
     only to a parameter of its own kind)."""
     funcs = {f.name: f for f in program.functions}
     bad = []
-    for f in program.functions:
-        for s in iter_stmts(f.body):
-            for e in use_exprs(s):
-                for c in walk_expr(e):
-                    if not isinstance(c, FuncCall) or c.func not in funcs:
-                        continue
-                    g = funcs[c.func]
-                    if len(c.args) != len(g.params):
-                        bad.append((f, s, f"call of '{g.name}' passes {len(c.args)} arguments for "
-                                          f"{len(g.params)} parameters"))
-                        continue
-                    for a, p, d in zip(c.args, g.params, g.directions):
-                        at = getattr(a, "type", None)
-                        if d in (ParamDirection.Out, ParamDirection.InOut) and not isinstance(at, TensorType):
-                            bad.append((f, s, f"call of '{g.name}': {d.name} parameter '{p.name}' receives "
-                                              f"{describe(at) if at is not None else repr(a)}, not a tensor"))
-                        elif isinstance(at, ScalarType) != isinstance(p.type, ScalarType) or \
-                                isinstance(at, TensorType) != isinstance(p.type, TensorType):
-                            bad.append((f, s, f"call of '{g.name}': parameter '{p.name}' "
-                                              f"({describe(p.type)}) receives {describe(at)}"))
+    for s in iter_stmts(f.body):
+        for e in use_exprs(s):
+            for c in walk_expr(e):
+                if not isinstance(c, FuncCall) or c.func not in funcs:
+                    continue
+                g = funcs[c.func]
+                if len(c.args) != len(g.params):
+                    bad.append((f, s, f"call of '{g.name}' passes {len(c.args)} arguments for "
+                                      f"{len(g.params)} parameters"))
+                    continue
+                for a, p, d in zip(c.args, g.params, g.directions):
+                    at = getattr(a, "type", None)
+                    if d in (ParamDirection.Out, ParamDirection.InOut) and not isinstance(at, TensorType):
+                        bad.append((f, s, f"call of '{g.name}': {d.name} parameter '{p.name}' receives "
+                                          f"{describe(at) if at is not None else repr(a)}, not a tensor"))
+                    elif isinstance(at, ScalarType) != isinstance(p.type, ScalarType) or \
+                            isinstance(at, TensorType) != isinstance(p.type, TensorType):
+                        bad.append((f, s, f"call of '{g.name}': parameter '{p.name}' "
+                                          f"({describe(p.type)}) receives {describe(at)}"))
     return bad
 
 
-@prop("CallDirectionsResolved")
-def _call_directions_resolved(program: Program, ctx) -> list:
+@function_prop("CallDirectionsResolved", reads=_task_signatures)
+def _call_directions_resolved(f: Function, program: Program, ctx) -> list:
     """Every call of an InCore function from an Orchestration function carries its runtime tags
     (``FuncCall.arg_directions``, DeriveCallDirections): one per argument; a scalar parameter gets
     ``SCALAR``; a tensor one ``INPUT`` / ``INOUT`` / ``OUTPUT_EXISTING`` / ``NO_DEP``, ``NO_DEP``
@@ -122,42 +131,41 @@ def _call_directions_resolved(program: Program, ctx) -> list:
     lookup replaced: it is ``NO_DEP`` for an ``In`` parameter and ``OUTPUT_EXISTING`` otherwise."""
     funcs = {f.name: f for f in program.functions}
     bad = []
-    for f in program.functions:
-        if f.func_type != FunctionType.Orchestration:
-            continue
-        for s in iter_stmts(f.body):
-            for e in use_exprs(s):
-                for c in walk_expr(e):
-                    g = funcs.get(c.func) if isinstance(c, FuncCall) else None
-                    if g is None or g.func_type not in TASK_TYPES:
-                        continue
-                    tags = c.arg_directions
-                    if len(tags) != len(c.args):
-                        bad.append((f, s, f"call of '{g.name}' has {len(tags)} runtime tags for {len(c.args)} "
-                                          f"arguments"))
-                        continue
-                    derived = {i for i, _ in c.compiler_dep_edges}
-                    for i, (t, p, d) in enumerate(zip(tags, g.params, g.directions)):
-                        where = f"call of '{g.name}': argument {i} ('{p.name}', {d.name})"
-                        if i in derived and not isinstance(p.type, ScalarType):
-                            want = NO_DEP if d == ParamDirection.In else "OUTPUT_EXISTING"
-                            if t != want or i in c.no_dep_args:
-                                bad.append((f, s, f"{where} carries compiler edges, so its tag must be {want} "
-                                                  f"(and it is not a no_dep argument), got {t}"))
-                        elif isinstance(p.type, ScalarType):
-                            if t != SCALAR:
-                                bad.append((f, s, f"{where} is a scalar but tagged {t}, not SCALAR"))
-                        elif t not in TENSOR_TAGS:
-                            bad.append((f, s, f"{where} is a tensor but tagged {t!r}"))
-                        elif (t == NO_DEP) != (i in c.no_dep_args):
-                            bad.append((f, s, f"{where} tagged {t} but it is "
-                                              f"{'' if i in c.no_dep_args else 'not '}a no_dep argument"))
-                        elif d == ParamDirection.In and t in WRITING_TAGS:
-                            bad.append((f, s, f"{where} is only read but tagged {t}"))
-                        elif d != ParamDirection.In and t == "INPUT":
-                            bad.append((f, s, f"{where} is written but tagged INPUT"))
-                        elif d == ParamDirection.InOut and t == "OUTPUT_EXISTING":
-                            bad.append((f, s, f"{where} is read and written but tagged OUTPUT_EXISTING"))
+    if f.func_type != FunctionType.Orchestration:
+        return bad
+    for s in iter_stmts(f.body):
+        for e in use_exprs(s):
+            for c in walk_expr(e):
+                g = funcs.get(c.func) if isinstance(c, FuncCall) else None
+                if g is None or g.func_type not in TASK_TYPES:
+                    continue
+                tags = c.arg_directions
+                if len(tags) != len(c.args):
+                    bad.append((f, s, f"call of '{g.name}' has {len(tags)} runtime tags for {len(c.args)} "
+                                      f"arguments"))
+                    continue
+                derived = {i for i, _ in c.compiler_dep_edges}
+                for i, (t, p, d) in enumerate(zip(tags, g.params, g.directions)):
+                    where = f"call of '{g.name}': argument {i} ('{p.name}', {d.name})"
+                    if i in derived and not isinstance(p.type, ScalarType):
+                        want = NO_DEP if d == ParamDirection.In else "OUTPUT_EXISTING"
+                        if t != want or i in c.no_dep_args:
+                            bad.append((f, s, f"{where} carries compiler edges, so its tag must be {want} "
+                                              f"(and it is not a no_dep argument), got {t}"))
+                    elif isinstance(p.type, ScalarType):
+                        if t != SCALAR:
+                            bad.append((f, s, f"{where} is a scalar but tagged {t}, not SCALAR"))
+                    elif t not in TENSOR_TAGS:
+                        bad.append((f, s, f"{where} is a tensor but tagged {t!r}"))
+                    elif (t == NO_DEP) != (i in c.no_dep_args):
+                        bad.append((f, s, f"{where} tagged {t} but it is "
+                                          f"{'' if i in c.no_dep_args else 'not '}a no_dep argument"))
+                    elif d == ParamDirection.In and t in WRITING_TAGS:
+                        bad.append((f, s, f"{where} is only read but tagged {t}"))
+                    elif d != ParamDirection.In and t == "INPUT":
+                        bad.append((f, s, f"{where} is written but tagged INPUT"))
+                    elif d == ParamDirection.InOut and t == "OUTPUT_EXISTING":
+                        bad.append((f, s, f"{where} is read and written but tagged OUTPUT_EXISTING"))
     return bad
 
 

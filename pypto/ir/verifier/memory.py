@@ -5,11 +5,11 @@ from pypto.ir.nodes import AssignStmt, Call, ForStmt, Function, IfStmt, Program,
 from pypto.ir.types import TileType
 from pypto.ir.visit import use_exprs, walk_expr
 from pypto.language.enums import KERNEL_TYPES
-from pypto.ir.verifier.registry import prop
+from pypto.ir.verifier.registry import function_prop
 
 
-@prop("NoLiveOverlap")
-def _no_live_overlap(program: Program, ctx) -> list:
+@function_prop("NoLiveOverlap")
+def _no_live_overlap(f: Function, program: Program, ctx) -> list:
     """No two simultaneously live tiles of an InCore function share bytes.
 
     Tiles share bytes when they are in the same buffer at overlapping offsets (``MemRef.base``,
@@ -24,11 +24,7 @@ def _no_live_overlap(program: Program, ctx) -> list:
     and the operand dies there, or the loop's carried value is initialised from a tile that dies
     at the loop.
     """
-    bad = []
-    for f in program.functions:
-        if f.func_type in KERNEL_TYPES:
-            bad.extend(_overlaps(f))
-    return bad
+    return _overlaps(f) if f.func_type in KERNEL_TYPES else []
 
 
 def _overlaps(f: Function) -> list:

@@ -6,18 +6,17 @@ from pypto.ir.nodes import AssignStmt, Call, ForStmt, Function, Program, Var, Wh
 from pypto.ir.types import TileType
 from pypto.ir.visit import iter_stmts
 from pypto.language.enums import KERNEL_TYPES
-from pypto.ir.verifier.registry import prop
+from pypto.ir.verifier.registry import function_prop
 
 
-@prop("IncoreTileOps")
-def _tile_ops(program: Program, ctx) -> list:
+@function_prop("IncoreTileOps")
+def _tile_ops(f: Function, program: Program, ctx) -> list:
     bad = []
-    for f in program.functions:
-        if f.func_type not in KERNEL_TYPES:
-            continue
-        for s in iter_stmts(f.body):
-            if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op.startswith("tensor."):
-                bad.append((f, s, f"tensor op '{s.value.op}' left in an InCore function"))
+    if f.func_type not in KERNEL_TYPES:
+        return bad
+    for s in iter_stmts(f.body):
+        if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op.startswith("tensor."):
+            bad.append((f, s, f"tensor op '{s.value.op}' left in an InCore function"))
     return bad
 
 
@@ -30,65 +29,65 @@ def _tile_vars(f: Function):
                 yield s, v
 
 
-@prop("TileMemoryInferred")
-def _spaces(program: Program, ctx) -> list:
-    return [(f, s, f"tile '{v.name}' has no memory space") for f in program.functions
-            if f.func_type in KERNEL_TYPES for s, v in _tile_vars(f) if v.type.memory_space is None]
+@function_prop("TileMemoryInferred")
+def _spaces(f: Function, program: Program, ctx) -> list:
+    if f.func_type not in KERNEL_TYPES:
+        return []
+    return [(f, s, f"tile '{v.name}' has no memory space") for s, v in _tile_vars(f) if v.type.memory_space is None]
 
 
-@prop("HasMemRefs")
-def _memrefs(program: Program, ctx) -> list:
+@function_prop("HasMemRefs")
+def _memrefs(f: Function, program: Program, ctx) -> list:
     """Every InCore tile names a buffer (``MemRef``) whose ``size`` is the tile's bytes; a buffer
     holds tiles of one memory space and has one address (or none yet); a loop's result is in the
     buffer of its carried value (the generated kernel reads it from there)."""
     bad = []
-    for f in program.functions:
-        if f.func_type not in KERNEL_TYPES:
+    if f.func_type not in KERNEL_TYPES:
+        return bad
+    first: dict[str, Var] = {}
+    for s, v in _tile_vars(f):
+        m, t = v.type.memref, v.type
+        if m is None:
+            bad.append((f, s, f"tile '{v.name}' has no MemRef (buffer)"))
             continue
-        first: dict[str, Var] = {}
-        for s, v in _tile_vars(f):
-            m, t = v.type.memref, v.type
-            if m is None:
-                bad.append((f, s, f"tile '{v.name}' has no MemRef (buffer)"))
-                continue
-            if m.size != t.nbytes:
-                bad.append((f, s, f"tile '{v.name}' has {t.nbytes} bytes but its MemRef says {m.size}"))
-            w = first.setdefault(m.base, v)
-            if w.type.memory_space != t.memory_space:
-                bad.append((f, s, f"buffer '{m.base}' holds tiles of two memory spaces: '{w.name}' "
-                                  f"({w.type.memory_space.name}) and '{v.name}' ({t.memory_space.name})"))
-            elif w.type.memref.addr != m.addr:
-                bad.append((f, s, f"buffer '{m.base}' has two addresses: {w.type.memref.addr} ('{w.name}') and "
-                                  f"{m.addr} ('{v.name}')"))
-            it = next((a for a, r in zip(s.iter_args, s.return_vars) if r is v), None) \
-                if isinstance(s, (ForStmt, WhileStmt)) else None
-            if it is not None:
-                if it.type.memref != m:
-                    bad.append((f, s, f"loop result '{v.name}' is not in the buffer of its carried value "
-                                      f"'{it.name}'"))
+        if m.size != t.nbytes:
+            bad.append((f, s, f"tile '{v.name}' has {t.nbytes} bytes but its MemRef says {m.size}"))
+        w = first.setdefault(m.base, v)
+        if w.type.memory_space != t.memory_space:
+            bad.append((f, s, f"buffer '{m.base}' holds tiles of two memory spaces: '{w.name}' "
+                              f"({w.type.memory_space.name}) and '{v.name}' ({t.memory_space.name})"))
+        elif w.type.memref.addr != m.addr:
+            bad.append((f, s, f"buffer '{m.base}' has two addresses: {w.type.memref.addr} ('{w.name}') and "
+                              f"{m.addr} ('{v.name}')"))
+        it = next((a for a, r in zip(s.iter_args, s.return_vars) if r is v), None) \
+            if isinstance(s, (ForStmt, WhileStmt)) else None
+        if it is not None:
+            if it.type.memref != m:
+                bad.append((f, s, f"loop result '{v.name}' is not in the buffer of its carried value "
+                                  f"'{it.name}'"))
     return bad
 
 
-@prop("AllocatedMemoryAddr")
-def _addresses(program: Program, ctx) -> list:
+@function_prop("AllocatedMemoryAddr")
+def _addresses(f: Function, program: Program, ctx) -> list:
     bad = []
     platform = getattr(ctx, "platform", None)
-    for f in program.functions:
-        if f.func_type not in KERNEL_TYPES:
-            continue
-        for s, v in _tile_vars(f):
-            m = v.type.memref
-            if m is None or m.addr is None:
-                bad.append((f, s, f"tile '{v.name}' has no address"))
-            elif platform is not None and m.addr + m.end > platform.capacity(v.type.memory_space):
-                bad.append((f, s, f"tile '{v.name}' at {m.addr}+{m.offset}+{m.size} (buffer '{m.base}') exceeds "
-                                  f"{v.type.memory_space.name} capacity {platform.capacity(v.type.memory_space)}"))
+    if f.func_type not in KERNEL_TYPES:
+        return bad
+    for s, v in _tile_vars(f):
+        m = v.type.memref
+        if m is None or m.addr is None:
+            bad.append((f, s, f"tile '{v.name}' has no address"))
+        elif platform is not None and m.addr + m.end > platform.capacity(v.type.memory_space):
+            bad.append((f, s, f"tile '{v.name}' at {m.addr}+{m.offset}+{m.size} (buffer '{m.base}') exceeds "
+                              f"{v.type.memory_space.name} capacity {platform.capacity(v.type.memory_space)}"))
     return bad
 
 
-@prop("TileOps2D")
-def _tiles_2d(program: Program, ctx) -> list:
+@function_prop("TileOps2D")
+def _tiles_2d(f: Function, program: Program, ctx) -> list:
     """Every tile of an InCore function has rank 2 (FlattenTileNdTo2D)."""
+    if f.func_type not in KERNEL_TYPES:
+        return []
     return [(f, s, f"tile '{v.name}' has rank {len(v.type.shape)} ({list(v.type.shape)}), not 2")
-            for f in program.functions if f.func_type in KERNEL_TYPES
             for s, v in _tile_vars(f) if len(v.type.shape) != 2]
