@@ -71,3 +71,20 @@ def assembled_twice(x: pl.Tensor[[T, K], pl.INT8], w: pl.Tensor[[K, N], pl.INT8]
     out[:, :] = acc
     out[:, :] = acc
     return out
+
+
+@pl.jit
+def out_rebound_to_accumulator(x: pl.Tensor[[T, K], pl.INT8], w: pl.Tensor[[K, N], pl.INT8],
+                               out: pl.Out[pl.Tensor[[T, N], pl.INT32]]):
+    """``out = acc`` rebinds the name only: the caller's ``out`` is never written (PTO-W001)."""
+    with pl.at(level=pl.Level.CORE_GROUP, name_hint="rebound"):
+        acc = pl.create_tensor([T, N], dtype=pl.INT32)
+        for kb in pl.range(K // KC):
+            xk = x[:, kb * KC:kb * KC + KC]
+            wk = w[kb * KC:kb * KC + KC, :]
+            if kb == 0:
+                acc = pl.matmul(xk, wk, out_dtype=pl.INT32)
+            else:
+                acc = pl.matmul_acc(acc, xk, wk)
+        out = acc
+    return out

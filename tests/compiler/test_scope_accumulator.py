@@ -54,3 +54,16 @@ def test_assembled_twice_is_refused_with_a_rewrite_hint():
     msg = str(e.value)
     assert "kernels_scope_accumulator.py" in msg and "out[:, :] = acc" in msg
     assert "inside the pl.at scope" in msg
+
+
+def test_out_rebound_to_a_copy_is_diagnosed(capsys):
+    """``out = acc`` (a plain copy, which SSA form drops) on an Out parameter warns PTO-W001 at the
+    assignment; the forms that write ``out`` above do not."""
+    x, w = _int8(K.T, K.K, seed=9), _int8(K.K, K.N, seed=10)
+    cfg = RunConfig(platform="a2a3sim")
+    compiled = K.out_rebound_to_accumulator.compile(x, w, torch.zeros(K.T, K.N, dtype=torch.int32), config=cfg)
+    assert "PTO-W001" in {d.code for d in compiled.diagnostics}
+    err = capsys.readouterr().err
+    assert "[PTO-W001]" in err and "out = acc" in err and "kernels_scope_accumulator.py:" in err
+    compiled = K.plain_2d_range.compile(x, w, torch.zeros(K.T, K.N, dtype=torch.int32), config=cfg)
+    assert "PTO-W001" not in {d.code for d in compiled.diagnostics}
