@@ -133,9 +133,15 @@ class OrchGen(StmtEmitter):
         if isinstance(e, Call):
             op = get_op(e.op, e.span)
             if op.orch is None:
+                hint = "wrap the computation in 'with pl.at(level=pl.Level.CORE_GROUP):'"
+                if e.op == "tensor.assemble":
+                    # what FuseCreateAssembleToView turns into an in-place write, so the user can rewrite
+                    hint = ("write 'out[...] = value' inside the pl.at scope that computes the value; an assemble "
+                            "after the scope is supported only for a pl.create_tensor filled by one scope, "
+                            "assembled once, into a tensor defined before that create and untouched in between")
                 raise CodegenError(
                     f"Misplaced tensor op '{e.op}' in Orchestration function (should be inside InCore block)",
-                    e.span, "wrap the computation in 'with pl.at(level=pl.Level.CORE_GROUP):'")
+                    e.span, hint)
             args = []
             for p, a in zip(op.params, e.args):
                 if p.kind in VALUE_KINDS or p.kind in ("ints", "task_ids"):

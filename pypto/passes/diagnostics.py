@@ -163,6 +163,7 @@ def _write_roots(f) -> set[int]:
 @check("PTO-W001", "OutParamWriteDropped", Severity.Warning, DiagnosticPhase.PRE_PIPELINE)
 def _out_param_write_dropped(program: Program, ctx):
     """``out = expr`` on an Out parameter rebinds the name only; the caller's buffer is never written."""
+    frontend = {f.name: f for f in program.functions}
     program = ssa_form(program)
     found = []
     for f in program.functions:
@@ -170,8 +171,12 @@ def _out_param_write_dropped(program: Program, ctx):
         for p, d in zip(f.params, f.directions):
             if d != ParamDirection.Out or id(p) in written:
                 continue
-            for s in iter_stmts(f.body):
-                if isinstance(s, AssignStmt) and s.var.name == p.name and isinstance(s.value, (Call,)):
+            # SSA form has dropped plain copies (``out = acc``); the frontend program still has them
+            pre = frontend.get(f.name)
+            copies = [s for s in (iter_stmts(pre.body) if pre is not None else ())
+                      if isinstance(s, AssignStmt) and isinstance(s.value, Var) and s.value.name != p.name]
+            for s in [*iter_stmts(f.body), *copies]:
+                if isinstance(s, AssignStmt) and s.var.name == p.name and isinstance(s.value, (Call, Var)):
                     found.append((s.span, f"Assigning to Out parameter '{p.name}' in function '{f.name}' rebinds the "
                                           f"name only — the caller's buffer is never written. Use "
                                           f"'{p.name}[:] = <expr>' (or pl.store / pl.assemble) to write it"))

@@ -5,7 +5,7 @@ the kernel writes in place (the reference's FuseCreateAssembleToSlice).
 Requires: SplitIncoreOrch. Produces: nothing new. In an Orchestration function, within one block::
 
     c  = tensor.create(shape, dtype)             # no init_value
-    c2 = kernel(..., c, ...)                     # c an Out parameter the kernel returns
+    c2 = kernel(..., c, ...)                     # c an Out (or InOut) parameter the kernel returns
     t2 = tensor.assemble(t, c2, offsets)         # not atomic, same dtype
 
 becomes ``c = tensor.slice(t, [1, ..., *shape], offsets)`` (plus a ``tensor.view`` dropping the
@@ -100,7 +100,11 @@ class _Fuse(Mutator):
         fc, c2 = stmts[j].value, stmts[j].var
         callee = self.funcs.get(fc.func)
         pos = [n for n, a in enumerate(fc.args) if a is c]
-        if callee is None or len(pos) != 1 or callee.directions[pos[0]] != ParamDirection.Out \
+        # InOut as well as Out: a create without init_value has unspecified contents, so a kernel
+        # that reads them (the frontend's ``gm_buf`` for a pl.create_tensor in a pl.at scope, carried
+        # through a loop, is InOut) may as well read the region's current ones
+        if callee is None or len(pos) != 1 \
+                or callee.directions[pos[0]] not in (ParamDirection.Out, ParamDirection.InOut) \
                 or returned_params(callee) != [pos[0]] or self.counts.get(id(c2)) != 1:
             return None
         k = next((m for m in range(j + 1, len(stmts)) if any(v is c2 for v in _uses(stmts[m]))), None)
