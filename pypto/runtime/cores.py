@@ -8,8 +8,9 @@ lockstep gang of tasks (:mod:`pypto.codegen.gang`) run each instruction as one t
 
 Every call starts from zeroed core memory (seeded runs stay bit-identical); the tensors are recycled
 between calls (``_MEM_POOL``; a fresh allocation page-faults, which costs more than the whole run of a
-small program), clearing only the byte ranges the previous call's tile views covered (the only bytes a
-kernel can write). Under ``sim_poison`` memory starts as the byte 0xFF instead (a separate pool).
+small program), clearing only the byte ranges the previous call's tile views covered, on the rows
+(cores) they covered (the only bytes a kernel can write: a small program that ran on a few cores
+clears a few rows, not all 48). Under ``sim_poison`` memory starts as the byte 0xFF instead (a separate pool).
 """
 from __future__ import annotations
 
@@ -21,21 +22,22 @@ from pypto.backend.platforms import Platform
 from pypto.errors import SimulationError
 from pypto.language.enums import MemorySpace
 
-# (platform, space, cores, fill) -> [(tensor, dirty (lo, hi, first row, row step) ranges)]
+# (platform, space, cores, fill) -> [(tensor, dirty (lo, hi, first row, row stop, row step) ranges)]
 _MEM_POOL: dict[tuple, list] = {}
 _POOL_LOCK = threading.Lock()       # runs in several threads share the pool
 
 
 def _merge(ranges) -> list:
-    """Per row set ``(first row, row step)``, the sorted, disjoint union of its byte ranges: the
-    ranges ``(lo, hi, first, step)`` merged (rows ``first::step`` of each)."""
+    """Per row set ``(first, stop, step)``, the sorted, disjoint union of its byte ranges: the
+    ranges ``(lo, hi, first, stop, step)`` merged (rows ``first:stop:step`` of each; ``stop`` None:
+    to the last row)."""
     out: list = []
-    for lo, hi, first, step in sorted(ranges, key=lambda r: (r[2], r[3], r[0], r[1])):
+    for lo, hi, first, stop, step in sorted(ranges, key=lambda r: (r[2], r[3] is None, r[3] or 0, r[4], r[0], r[1])):
         last = out[-1] if out else None
-        if last is not None and last[2:] == [first, step] and lo <= last[1]:
+        if last is not None and last[2:] == [first, stop, step] and lo <= last[1]:
             last[1] = max(last[1], hi)
         else:
-            out.append([lo, hi, first, step])
+            out.append([lo, hi, first, stop, step])
     return out
 
 
@@ -54,8 +56,8 @@ class CoreMemory:
         self.cores = cores
         self.fill = 0xFF if poison else 0   # the byte core memory starts as
         self.arrays: dict[MemorySpace, torch.Tensor] = {}
-        # (lo, hi, first row, row step): byte ranges some view was built on, on rows first::step (the
-        # rows a view covers; any single core or gang: all rows)
+        # (lo, hi, first row, row stop, row step): byte ranges some view was built on, on the rows
+        # first:stop:step it covers (one core's row, a gang's adjacent rows, a cluster kind's rows)
         self.dirty: dict[MemorySpace, set] = {}
 
     def array(self, space: MemorySpace) -> torch.Tensor:
@@ -68,8 +70,8 @@ class CoreMemory:
                 taken = free.pop() if free else None
             if taken is not None:
                 arr, dirty = taken
-                for lo, hi, first, step in dirty:
-                    arr[first::step, lo:hi].fill_(fill)
+                for lo, hi, first, stop, step in dirty:
+                    arr[first:stop:step, lo:hi].fill_(fill)
             else:
                 arr = torch.full((self.cores, self.platform.capacity(space)), fill, dtype=torch.uint8)
             self.arrays[space] = arr
@@ -78,18 +80,19 @@ class CoreMemory:
 
     def view(self, space: str, addr: int, shape, dtype, cores: slice, what: str) -> torch.Tensor:
         """The tile ``(space, addr, shape, dtype)`` on the cores ``cores`` (a slice of rows): shape
-        ``[n, *shape]``, or ``shape`` itself when ``cores`` is an int. A slice ``first::step`` (the
-        cube or vector rows of the clusters) marks only those rows for clearing at the next call."""
+        ``[n, *shape]``, or ``shape`` itself when ``cores`` is an int. Only the rows ``cores`` covers
+        (one core, a gang's adjacent cores, the cube or vector rows of the clusters) are marked for
+        clearing at the next call."""
         sp = MemorySpace[space]
         arr = self.array(sp)
         nbytes = _nbytes(shape, dtype)
         if addr + nbytes > arr.shape[1]:
             raise SimulationError(f"kernel {what}: tile at {space}+{addr} ({nbytes} B) exceeds "
                                   f"the core's {space} memory ({arr.shape[1]} B)")
-        if isinstance(cores, slice) and cores.stop is None and (cores.step or 1) > 1:
-            self.dirty[sp].add((addr, addr + nbytes, cores.start or 0, cores.step))
+        if isinstance(cores, slice):
+            self.dirty[sp].add((addr, addr + nbytes, cores.start or 0, cores.stop, cores.step or 1))
         else:
-            self.dirty[sp].add((addr, addr + nbytes, 0, 1))
+            self.dirty[sp].add((addr, addr + nbytes, cores, cores + 1, 1))
         rows = arr[cores, addr:addr + nbytes].view(dtype)
         return rows.view(shape) if isinstance(cores, int) else rows.view(rows.shape[0], *shape)
 

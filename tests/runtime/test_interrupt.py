@@ -66,10 +66,11 @@ def test_interrupted_run_leaves_inputs_pool_and_cache_intact(monkeypatch, where,
     # (a pool's key ends in the byte its memory starts as: 0, or 0xFF under sim_poison)
     for key, arrays in cores._MEM_POOL.items():
         for arr, dirty in arrays:
-            # (a range covers rows first::step: the cube or a vector lane's rows of the clusters)
+            # (a range covers rows first:stop:step: one core, a gang's cores, the cube or a vector
+            # lane's rows of the clusters)
             mask = torch.ones(arr.shape, dtype=torch.bool)
-            for lo, hi, first, step in dirty:
-                mask[first::step, lo:hi] = False
+            for lo, hi, first, stop, step in dirty:
+                mask[first:stop:step, lo:hi] = False
             assert int((arr[mask] != key[-1]).count_nonzero()) == 0, "pooled core memory is dirty outside its ranges"
 
 

@@ -1,0 +1,40 @@
+"""Recycled core memory (pypto.runtime.cores): a call clears only the byte ranges, on the rows, that
+the previous call's tile views covered, and every call still starts from the fill byte everywhere."""
+import pytest
+import torch
+
+from pypto.backend.platforms import get_platform
+from pypto.language.enums import MemorySpace
+from pypto.runtime import cores
+
+
+@pytest.fixture
+def pool(monkeypatch):
+    monkeypatch.setattr(cores, "_MEM_POOL", {})
+    return cores._MEM_POOL
+
+
+@pytest.mark.parametrize("poison", [False, True])
+def test_only_the_rows_a_view_covered_are_marked_and_the_next_call_sees_the_fill(pool, poison):
+    p = get_platform("a2a3sim")
+    mem = cores.CoreMemory(p, 48, poison=poison)
+    one = mem.view("Vec", 256, [4, 8], torch.float32, 3, "k")          # core 3
+    gang = mem.view("Vec", 0, [2, 8], torch.int32, slice(5, 9), "k")    # cores 5..8
+    lane = mem.view("Vec", 1024, [8], torch.int16, slice(1, None, 3), "k")   # rows 1, 4, 7, ...
+    one.fill_(1.5)
+    gang.fill_(-7)
+    lane.fill_(3)
+    mem.release()
+    (arr, dirty), = pool[(p.name, MemorySpace.Vec, 48, mem.fill)]
+    assert sorted(map(tuple, dirty)) == [(0, 64, 5, 9, 1), (256, 384, 3, 4, 1), (1024, 1040, 1, None, 3)]
+    # every written byte lies in a marked range (the rows and bytes outside are still the fill)
+    mask = torch.ones(arr.shape, dtype=torch.bool)
+    for lo, hi, first, stop, step in dirty:
+        mask[first:stop:step, lo:hi] = False
+    assert int((arr[mask] != mem.fill).count_nonzero()) == 0
+    assert int((arr != mem.fill).count_nonzero()) > 0
+    again = cores.CoreMemory(p, 48, poison=poison)
+    a = again.array(MemorySpace.Vec)
+    assert a.data_ptr() == arr.data_ptr()   # recycled, and cleared where the last call wrote
+    assert int((a != again.fill).count_nonzero()) == 0
+    again.release()
