@@ -103,7 +103,7 @@ sys.stdout.flush(); os.write(1, b"@@end\n")
 
 
 @pytest.mark.skipif(not torch.backends.mkl.is_available(), reason="the trace is MKL's (MKL_VERBOSE)")
-@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("threads", [1, pytest.param(2, marks=pytest.mark.slow)])   # a process each: 2 in CI
 def test_gang_matmul_makes_the_tasks_own_sgemm_calls(threads):
     env = dict(os.environ, MKL_VERBOSE="1")
     out = subprocess.run([sys.executable, "-c", _PROBE, str(threads)], env=env, capture_output=True, text=True,
