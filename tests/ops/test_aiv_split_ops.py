@@ -89,7 +89,9 @@ def test_shard_carries_full_columns_or_static_uniform_rows(valid, split):
     kwargs = {}
     if split == 1 and valid[0] != 16:
         kwargs["valid_shape"] = [6, 32]   # the lane's share of a ragged row extent, as the lowering states it
-    build("tile.aiv_shard", tile=_tile((16, 32), valid=valid), split=split, **kwargs)
+    c = build("tile.aiv_shard", tile=_tile((16, 32), valid=valid), split=split, **kwargs)
+    # the lane's half: rows under UP_DOWN (1), columns under LEFT_RIGHT (2), all of it under NONE (0)
+    assert tuple(c.type.shape) == {0: (16, 32), 1: (8, 32), 2: (16, 16)}[split]
 
 
 def test_gather_of_a_partial_lane_half_is_refused():
