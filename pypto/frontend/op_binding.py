@@ -9,13 +9,14 @@ from typing import Any
 from pypto.errors import (
     InternalError, InvalidOperationError, ParserError, ParserTypeError, PyptoError, Span, UnsupportedFeatureError,
 )
-from pypto.ir.nodes import AssignStmt, Call, Expr, FuncCall, MakeTuple, UnaryOp, Var
+from pypto.ir.nodes import AssignStmt, Call, ConstInt, Expr, FuncCall, MakeTuple, UnaryOp, Var
 from pypto.ir.types import DynDim, DynExpr, RtDim, ScalarType, TensorType
 from pypto.language.constructs import DslOp
 from pypto.language.dtypes import LOW_PRECISION, TASK_ID, DataType
 from pypto.language.enums import KERNEL_TYPES, MemorySpace
 from pypto.numerics.cast import normalize_mode
 from pypto.ops.registry import REQUIRED, dsl_candidates, get_op
+from pypto.frontend import rank_views
 from pypto.frontend.dyn_values import orchestration_dim_read
 from pypto.frontend.parse_values import _MODE_INT, _describe_static, _is_static, _is_task_ids, kind_of, to_expr
 
@@ -118,6 +119,14 @@ class OpBinding:
         if op.name == "tensor.dump_tag" and (self.scope_depth or self.func_type in KERNEL_TYPES):
             raise ParserError("pl.dump_tag(t) marks a tensor of the orchestration; it cannot be used inside a "
                               "pl.at scope or an InCore function", span, "move it after the 'with pl.at(...)' block")
+        if op.name in ("tensor.slice", "tile.slice"):
+            # the reference's drop_dims / clamp (pypto.frontend.rank_views): a full-rank slice, then
+            # the dropped axes erased by a reshape
+            args, kwargs, drop = rank_views.split_slice_args(op.name, args, kwargs, span)
+            sliced = self.make_call(op.name, args, kwargs, span, node)
+            full = [e.value if isinstance(e, ConstInt) else e for e in sliced.args[1].elements]
+            axes = rank_views.drop_axes(op.name, drop, full, span)
+            return rank_views.reduce_rank(self, sliced, full, axes, span, node)
         return self.make_call(op.name, args, kwargs, span, node)
 
     def make_call(self, op_name: str, args: list, kwargs: dict, span: Span, node: ast.AST) -> Expr:

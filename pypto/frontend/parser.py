@@ -94,7 +94,7 @@ from pypto.language.enums import (
 )
 from pypto.ops.memory import check_tile_layout
 from pypto.ops.registry import write_target
-from pypto.frontend import loop_exits, slot_placements, while_loops
+from pypto.frontend import loop_exits, rank_views, slot_placements, while_loops
 from pypto.frontend.dyn_values import dim_value, is_dyn_value
 from pypto.frontend.arrays import (
     array_annotation, array_create, array_element, array_read, array_write,
@@ -880,7 +880,8 @@ class FunctionParser(TaskParsing, OpBinding):
             raise ParserSyntaxError(f"cannot assign to {type(target).__name__}", self.span(target))
 
     def subscript_assign(self, target: ast.Subscript, value_node: ast.expr, node: ast.stmt) -> None:
-        """``out[...] = e``: write ``e`` into the tensor ``out`` (``pl.assemble`` / ``pl.store``)."""
+        """``out[...] = e``: write ``e`` into the tensor ``out`` (``pl.assemble`` / ``pl.store``) or the tile
+        ``out`` (``tile.assemble``); scalar indices write a window with those axes dropped."""
         if not isinstance(target.value, ast.Name):
             raise ParserSyntaxError("the written tensor must be a plain name", self.span(target))
         name = target.value.id
@@ -889,9 +890,9 @@ class FunctionParser(TaskParsing, OpBinding):
         if isinstance(dst, Expr) and isinstance(dst.type, ArrayType):   # arr[i] = v (pl.Array)
             self.define(name, array_write(self, dst, target, value_node, node), node)
             return
-        if not (isinstance(dst, Expr) and isinstance(dst.type, TensorType)):
-            raise ParserTypeError(f"'{name}[...] = ...' needs '{name}' to be a Tensor, got {_describe_static(dst)}",
-                                  self.span(target.value))
+        if not (isinstance(dst, Expr) and isinstance(dst.type, (TensorType, TileType))):
+            raise ParserTypeError(f"'{name}[...] = ...' needs '{name}' to be a Tensor or Tile, got "
+                                  f"{_describe_static(dst)}", self.span(target.value))
         if dst.type.dtype == TASK_ID:  # tids[i] = tid (a TaskId array)
             idx = self.expr(target.slice)
             if kind_of(idx) != "scalar":
@@ -903,33 +904,47 @@ class FunctionParser(TaskParsing, OpBinding):
                                       self.span(value_node))
             self.define(name, self.make_call("tensor.task_id_set", [dst, idx, value], {}, span, node), node)
             return
-        offsets, extent = self.slice_region(target.slice, dst.type.shape, target)
+        offsets, extent, drop = self.slice_region(target.slice, dst.type.shape, target)
         value = self.expr(value_node)
         if not isinstance(value, Expr) or not isinstance(value.type, (TensorType, TileType)):
             raise ParserTypeError(f"'{name}[...] = value' needs a Tensor or Tile value, got {_describe_static(value)}",
                                   self.span(value_node), "use pl.full(...) for a constant tensor")
-        vshape = tuple(value.type.shape)
-        if extent is not None and tuple(extent) != vshape:
-            raise ParserTypeError(f"the written region has shape {list(extent)} but the value has shape "
-                                  f"{list(vshape)}", span)
-        if isinstance(value.type, TileType):
+        value = rank_views.write_value(self, value, extent, drop, span, node)
+        if isinstance(dst.type, TileType):   # tile[...] = t: the reference's tile.assemble
+            if not isinstance(value.type, TileType):
+                raise ParserTypeError(f"'{name}[...] = value' writes a Tile: the value must be a Tile, got "
+                                      f"{_describe_static(value)}", self.span(value_node))
+            result = self.make_call("tile.assemble", [dst, value, offsets], {}, span, node)
+        elif isinstance(value.type, TileType):
             result = self.make_call("tile.store", [value, offsets, dst], {}, span, node)
         else:
             result = self.make_call("tensor.assemble", [dst, value, offsets], {}, span, node)
         self.define(name, result, node)
 
     def slice_region(self, sl: ast.expr, shape: tuple, node: ast.AST):
-        """Offsets (list) and extent (list or None when not static) of a subscript region."""
+        """Offsets (list), extent (list, or None when not static) and dropped axes (the scalar-indexed
+        ones, each a unit extent) of a written subscript region; missing trailing indices are ':'."""
         items = list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
-        if len(items) == 1 and isinstance(items[0], ast.Slice) and items[0].lower is None \
-                and items[0].upper is None and len(shape) > 1:
-            items = items * len(shape)  # out[:] on an N-d tensor
-        if len(items) != len(shape):
+        if len(items) > len(shape):
             raise ParserTypeError(f"subscript has {len(items)} indices, the tensor has rank {len(shape)}",
                                   self.span(node))
-        offsets, extent = [], []
-        for it, n in zip(items, shape):
-            if not isinstance(it, ast.Slice) or it.step is not None:
+        if len(items) == len(shape) and not any(isinstance(it, ast.Slice) for it in items):
+            raise UnsupportedFeatureError("writing one element with 't[i, j] = v' is not supported", self.span(node),
+                                          "write a region: t[i:i+1, j:j+1] = tile, or use pl.tensor.write(t, [i, j], v)")
+        items = items + [ast.Slice(None, None, None)] * (len(shape) - len(items))
+        offsets, extent, drop = [], [], set()
+        for axis, (it, n) in enumerate(zip(items, shape)):
+            if not isinstance(it, ast.Slice):
+                i = self.expr(it)
+                if kind_of(i) != "scalar" or isinstance(i, (float, bool)):
+                    raise ParserTypeError(f"an index must be an integer scalar or a slice, got {_describe_static(i)}",
+                                          self.span(it))
+                offsets.append(i)
+                drop.add(axis)
+                if extent is not None:
+                    extent.append(1)
+                continue
+            if it.step is not None:
                 raise UnsupportedFeatureError("only 'lo:hi' slices are supported in a written region",
                                               self.span(it))
             lo = self.expr(it.lower) if it.lower is not None else 0
@@ -939,7 +954,7 @@ class FunctionParser(TaskParsing, OpBinding):
                 extent.append(hi - lo)
             else:
                 extent = None  # a runtime bound: the op's type rule checks what it can
-        return offsets, extent
+        return offsets, extent, drop
 
     def stmt_Return(self, node: ast.Return) -> None:
         vals: list = []
@@ -1550,7 +1565,8 @@ class FunctionParser(TaskParsing, OpBinding):
         return self.make_call("tensor.task_id_set", args, {}, span, node)
 
     def subscript_read(self, base: Expr, node: ast.Subscript) -> Expr:
-        """``A[0:16, :]`` -> ``<level>.slice``; ``A[i, j]`` (all scalars, full rank) -> ``<level>.read``."""
+        """``A[0:16, :]`` -> ``<level>.slice``; ``A[i, j]`` (all scalars, full rank) -> ``<level>.read``;
+        ``C[i]``, ``C[i:i+8, j]`` -> a slice with the scalar-indexed axes dropped (numpy rules)."""
         span = self.span(node)
         level = "tensor" if isinstance(base.type, TensorType) else "tile"
         shape = tuple(base.type.shape)
@@ -1561,21 +1577,30 @@ class FunctionParser(TaskParsing, OpBinding):
             if len(items) != 1 or isinstance(items[0], ast.Slice):
                 raise ParserTypeError("a TaskId array takes one scalar index: tids[i]", span)
             return self.make_call("tensor.task_id_get", [base, self.expr(items[0])], {}, span, node)
-        if not any(isinstance(it, ast.Slice) for it in items):
-            if len(items) != len(shape):
-                raise UnsupportedFeatureError("a scalar read needs one index per dimension "
-                                              "(rank-reducing views are not supported yet)", span)
+        if len(items) == len(shape) and not any(isinstance(it, ast.Slice) for it in items):
             idx = [self.expr(it) for it in items]
             for it, v in zip(items, idx):
                 if kind_of(v) != "scalar":
                     raise ParserTypeError(f"an index must be a scalar, got {_describe_static(v)}", self.span(it))
             return self.make_call(f"{level}.read", [base, list(idx)], {}, span, node)
+        # a view: fewer indices imply trailing ':'; a scalar index keeps a unit window on its axis
+        # and drops the axis afterwards (pypto.frontend.rank_views)
         items = items + [ast.Slice(None, None, None)] * (len(shape) - len(items))
-        offsets, sizes = [], []
-        for it, n in zip(items, shape):
+        offsets, sizes, drop = [], [], set()
+        for axis, (it, n) in enumerate(zip(items, shape)):
             if not isinstance(it, ast.Slice):
-                raise UnsupportedFeatureError("mixing indices and slices (rank-reducing views) is not supported yet",
-                                              self.span(it))
+                i = self.expr(it)
+                if kind_of(i) != "scalar" or isinstance(i, (float, bool)):
+                    raise ParserTypeError(f"an index must be an integer scalar or a slice, got {_describe_static(i)}",
+                                          self.span(it))
+                if isinstance(i, int) and i < 0:
+                    raise UnsupportedFeatureError("negative indices are not supported", self.span(it))
+                if level == "tile" and not _is_static(i):
+                    raise ParserTypeError("tile indices must be static", self.span(it))
+                offsets.append(i)
+                sizes.append(1)
+                drop.add(axis)
+                continue
             if it.step is not None:
                 raise UnsupportedFeatureError("slice steps are not supported", self.span(it))
             lo = self.expr(it.lower) if it.lower is not None else 0
@@ -1587,7 +1612,8 @@ class FunctionParser(TaskParsing, OpBinding):
             ext = self._extent(lo, hi, it)
             offsets.append(lo)
             sizes.append(ext)
-        return self.make_call(f"{level}.slice", [base, sizes, offsets], {}, span, node)
+        sliced = self.make_call(f"{level}.slice", [base, sizes, offsets], {}, span, node)
+        return rank_views.reduce_rank(self, sliced, sizes, drop, span, node)
 
     def _extent(self, lo, hi, it: ast.Slice):
         """The static extent of ``lo:hi``; ``i:i+16`` has extent 16 even when ``i`` is a runtime value."""
