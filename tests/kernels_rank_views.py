@@ -97,3 +97,42 @@ def bad_runtime_tile_index(x: pl.Tensor[[16, 32], pl.FP32], out: pl.Out[pl.Tenso
         for i in pl.range(4):
             out = pl.store(t[i], [i, 0], out)
     return out
+
+
+@pl.jit
+def load_from_kernel_view(x: pl.Tensor[[4, 512, 512], pl.FP32], out: pl.Out[pl.Tensor[[2, 32, 512], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        a = x[2]                             # a 1 MiB view: only accessed piecewise (never loaded whole)
+        t = pl.load(a, [64, 0], [16, 512])   # = pl.load(x, [2, 64, 0], [16, 512])
+        ob = out[1]
+        ob = pl.store(pl.add(t, t), [8, 0], ob)   # a store through a view writes out
+    return out
+
+
+@pl.jit
+def view_store_then_read(x: pl.Tensor[[16, 32], pl.FP32], tmp: pl.Out[pl.Tensor[[2, 16, 32], pl.FP32]],
+                         out: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        v = tmp[1]
+        t = pl.load(x, [0, 0], [16, 32])
+        v = pl.store(pl.mul(t, 2.0), [0, 0], v)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        u = pl.load(tmp, [1, 0, 0], [16, 32])
+        out = pl.store(pl.add(u, 1.0), [0, 0], out)
+    return out
+
+
+@pl.jit
+def load_from_same_rank_view(x: pl.Tensor[[64, 64], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        a = pl.slice(x, [32, 32], [16, 8])
+        out = pl.store(pl.load(a, [4, 2], [16, 16]), [0, 0], out)   # = x[20:36, 10:26]
+    return out
+
+
+@pl.jit
+def bad_view_access(x: pl.Tensor[[4, 16, 32], pl.FP32], out: pl.Out[pl.Tensor[[4, 32], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        a = x[:, 3, :]
+        out = pl.store(pl.load(a, [0, 0], [4, 32]), [0, 0], out)
+    return out

@@ -78,3 +78,37 @@ def test_a_runtime_tile_index_is_refused_at_its_line():
     with pytest.raises(PyptoError, match="tile indices must be static") as e:
         K.bad_runtime_tile_index(torch.zeros(16, 32), torch.zeros(16, 32))
     assert "kernels_rank_views.py" in str(e.value)
+
+
+def test_an_explicit_load_and_store_of_kernel_views_address_their_tensors():
+    x = torch.randn(4, 512, 512)
+    out = torch.zeros(2, 32, 512)
+    K.load_from_kernel_view(x, out)
+    want = torch.zeros(2, 32, 512)
+    want[1, 8:24] = x[2, 64:80] + x[2, 64:80]
+    assert torch.equal(out, want)
+    x = torch.randn(64, 64)
+    out = torch.zeros(16, 16)
+    K.load_from_same_rank_view(x, out)
+    assert torch.equal(out, x[20:36, 10:26])
+
+
+def test_a_store_through_a_view_orders_the_reader_after_it():
+    import pypto.runtime.simulator as S
+    from pypto.runtime import RunConfig
+
+    x = torch.randn(16, 32)
+    for seed in range(3):
+        tmp, out = torch.zeros(2, 16, 32), torch.zeros(16, 32)
+        K.view_store_then_read(x, tmp, out, config=RunConfig(sim_seed=seed))
+        assert torch.equal(tmp[1], x * 2.0) and not tmp[0].any()
+        assert torch.equal(out, x * 2.0 + 1.0)
+    writer, reader = [t for t in S._LAST_RUNTIME[0].tasks if t.kind == "kernel"]
+    assert writer.tags[[arg is tmp for arg in writer.args].index(True)] in ("OUTPUT_EXISTING", "INOUT")
+    assert writer.index in reader.fanin
+
+
+def test_an_unsupported_view_access_is_a_located_error():
+    with pytest.raises(UnsupportedFeatureError, match="2-D load from the view 'a'") as e:
+        K.bad_view_access(torch.zeros(4, 16, 32), torch.zeros(4, 32))
+    assert "kernels_rank_views.py" in str(e.value)

@@ -204,8 +204,9 @@ for _level in ("tensor", "tile"):
          ref=(lambda a: f"_pto.reshape_view({a.x}, {a.shape}).clone()") if _level == "tile" else
          (lambda a: f"_pto.reshape_view({a.x}, {a.shape})"),
          sim=lambda a, dst: f"{dst}.copy_({a.x}.reshape({dst}.shape))",
-         # on gang views ([n, *shape], dst too) the same row-major refill of each member's tile
-         traits=(Lockstep.COPY,) if _level == "tile" else (),
+         # on gang views ([n, *shape], dst too) the same row-major refill of each member's tile;
+         # a tensor reshape is a view: a write through it writes x (for the direction analyses)
+         traits=(Lockstep.COPY,) if _level == "tile" else (ViewOf("x"),),
          # in orchestration a view (the reference's zero-copy ChipTensor reshape), count checked
          **({"orch": lambda a: f"_pto.reshape_view({a.x}, {a.shape})"} if _level == "tensor" else {}),
          operand_kinds=(_level,), doc="the same elements in another shape (row-major)")

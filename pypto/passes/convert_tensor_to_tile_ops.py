@@ -30,6 +30,7 @@ from pypto.language.enums import FunctionType
 from pypto.ops.builder import build
 from pypto.ops.registry import VALUE_KINDS, get_op, op_trait
 from pypto.ops.traits import MemorySpaces
+from pypto.passes import kernel_views
 from pypto.passes.context import PassContext
 
 NAME = "ConvertTensorToTileOps"
@@ -116,7 +117,7 @@ def _convert(f: Function, fresh: set[int] = frozenset()) -> Function:
         t = Var(f"{p.name}_tile", load.type, p.span)
         entry.append(AssignStmt(t, load, p.span))
         c.tile_of[id(p)] = t
-    body = c.stmts(f.body)
+    body = kernel_views.prune(c.stmts(f.body), c.view_tiles)
     return f.replace(body=tuple(entry) + body)
 
 
@@ -129,6 +130,8 @@ class _Converter(Mutator):
         self.computed: set[int] = set()     # ids of tensor values computed by ops of this kernel (tiles)
         self.fresh: set[int] = set()        # ids of workspace parameters (see _fresh_params)
         self.home: dict[int, Var] = {}      # id(loop result carried as a tile) -> the tensor it started as
+        self.views: dict[int, tuple] = {}   # id(tensor view of a global tensor) -> (root, offsets, axes)
+        self.view_tiles: set[int] = set()   # ids of the tiles views were loaded into (pruned when unread)
 
     def as_tile(self, v, span):
         if isinstance(v, Var):
@@ -188,9 +191,22 @@ class _Converter(Mutator):
 
     def _assign(self, s: AssignStmt):
         v = s.value
+        if isinstance(v, Call) and v.op in ("tile.load", "tile.store"):
+            rebased = kernel_views.rebase(self, s)   # an explicit access of a view: of its tensor
+            if rebased is not None:
+                return rebased
         if not (isinstance(v, Call) and v.op.startswith("tensor.")):
             return self.default_stmt(s)
         op = get_op(v.op, v.span)
+        if v.op in ("tensor.slice", "tensor.reshape"):
+            kernel_views.record(self, s)
+            out = self._converted(s, v, op)
+            if id(s.var) in self.views and id(s.var) in self.tile_of:
+                self.view_tiles.add(id(self.tile_of[id(s.var)]))
+            return out
+        return self._converted(s, v, op)
+
+    def _converted(self, s: AssignStmt, v: Call, op):
         if v.op == "tensor.assemble" and isinstance(v.args[0], Var) and id(v.args[0]) in self.computed:
             # assembling into a value computed in this kernel (it lives in a tile, not in global
             # memory): the tile form, TINSERT (tile.assemble) into that tile

@@ -34,7 +34,8 @@ from pypto.ir.types import ArrayType, TensorType, TupleType
 from pypto.ir.visit import Mutator, Renewer, child_stmts, defined_vars, iter_stmts, use_exprs, walk_expr
 from pypto.language.enums import FunctionType, ParamDirection
 from pypto.ops.builder import build
-from pypto.ops.registry import write_targets
+from pypto.ops.registry import get_op, op_trait, write_targets
+from pypto.ops.traits import ViewOf
 from pypto.passes import param_writes
 from pypto.passes.context import PassContext
 
@@ -226,12 +227,16 @@ def _roots(body, outer_ids: set[int]) -> tuple[dict[int, Var], set[int], list[Va
     reads: set[int] = set()
     bare: list[Var] = []
 
+    views: dict[int, Var] = {}   # id(view made in the body) -> the outer tensor it is a view of
+
     def root_of(v) -> Var | None:
         if isinstance(v, Var):
             if id(v) in root:
                 return root[id(v)]
             if id(v) in outer_ids:
                 return v
+            if id(v) in views:
+                return views[id(v)]
         return None
 
     write_target = write_targets()  # op -> index of the argument that is written, not read
@@ -254,6 +259,15 @@ def _roots(body, outer_ids: set[int]) -> tuple[dict[int, Var], set[int], list[Va
                     bare.append(r)
                 for i, a in enumerate(st.expr.args):
                     if i != k:
+                        _note_reads(a, root_of, reads)
+                continue
+            src = _view_source(st)
+            if src is not None and (root_of(src) is not None or id(src) in views):
+                # a view of an outer tensor (``ob = out[b]``): a write through it writes that tensor;
+                # making it reads nothing (a load of it, or its use as a value, does)
+                views[id(st.var)] = root_of(src) or views[id(src)]
+                for a in st.value.args:
+                    if a is not src:
                         _note_reads(a, root_of, reads)
                 continue
             if isinstance(st, (ForStmt, WhileStmt)):
@@ -279,6 +293,17 @@ def _roots(body, outer_ids: set[int]) -> tuple[dict[int, Var], set[int], list[Va
 
     visit(body)
     return root, reads, bare
+
+
+def _view_source(st):
+    """The operand whose view ``st`` assigns (an op with the ViewOf trait), or None."""
+    if not (isinstance(st, AssignStmt) and isinstance(st.value, Call)):
+        return None
+    view = op_trait(st.value.op, ViewOf)
+    if view is None:
+        return None
+    names = [p.name for p in get_op(st.value.op).params]
+    return st.value.args[names.index(view.param)]
 
 
 def _note_reads(e, root_of, reads: set[int]) -> None:
