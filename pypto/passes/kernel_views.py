@@ -22,7 +22,7 @@ from pypto.ir.nodes import AssignStmt, BinOp, Call, ConstInt, MakeTuple, Var
 from pypto.ir.types import ScalarType, TensorType
 from pypto.ir.visit import iter_exprs
 from pypto.language.dtypes import INDEX
-from pypto.ops.builder import build
+from pypto.ops.registry import get_op
 
 
 def _add(a, b, span):
@@ -102,8 +102,6 @@ def rebase(conv, s: AssignStmt):
 
 
 def _infer(op, args, span):
-    from pypto.ops.registry import get_op
-
     return get_op(op, span).infer_type(args, span)
 
 
