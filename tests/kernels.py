@@ -87,6 +87,13 @@ def alias_annot(a: T128, out: pl.Out[pl.Tensor[[128, 128], pl.FP32]]):
 
 
 @pl.jit
+def store_a_tensor(a: pl.Tensor[[64, 128], pl.FP32], out: pl.Out[pl.Tensor[[64, 128], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        out = pl.store(a, [0, 0], out)
+    return out
+
+
+@pl.jit
 def mix_tensor_tile(a: pl.Tensor[[64, 128], pl.FP32], out: pl.Out[pl.Tensor[[64, 128], pl.FP32]]):
     with pl.at(level=pl.Level.CORE_GROUP):
         t = pl.load(a, [0, 0], [64, 128])

@@ -77,6 +77,14 @@ def test_mixing_tensor_and_tile():
     assert_rendered(ei.value, "cannot mix Tensor and Tile", source="pl.add(a, t)")
 
 
+def test_an_op_given_the_wrong_operand_kind_names_the_kinds_it_takes():
+    # it used to say "expected Tensor or Tile operands, got (Tensor...)" for pl.store of a tensor
+    with pytest.raises(PyptoError) as ei:
+        K.store_a_tensor(_t(64, 128), _t(64, 128))
+    assert_rendered(ei.value, "pl.store takes (Tile, ...), got (Tensor[[64, 128], FP32])", "pl.load(",
+                    source="pl.store(a, [0, 0], out)")
+
+
 def test_loop_rebinding_to_other_dtype():
     with pytest.raises(PyptoError) as ei:
         K.reassign_dtype(_t(64, 128), _t(64, 128))

@@ -100,7 +100,12 @@ class OpBinding:
                 if kinds[:1] == ("scalar",) and n > 1:
                     raise InvalidOperationError(f"pl.{fn.name}: a scalar operand must be on the right ({got})",
                                                 span)
-                raise InvalidOperationError(f"pl.{fn.name}: expected Tensor or Tile operands, got ({got})", span)
+                forms = sorted({", ".join(k.capitalize() for k in c.operand_kinds) for c in cands
+                                if c.operand_kinds})
+                want = " or ".join(f"({f}, ...)" for f in forms) if forms else "Tensor or Tile operands"
+                hint = "load the tensor into a tile first: pl.load(t, offsets, shape)" \
+                    if "tensor" in kinds[:n] and any(c.operand_kinds[:1] == ("tile",) for c in cands) else None
+                raise InvalidOperationError(f"pl.{fn.name} takes {want}, got ({got})", span, hint)
             if op.dsl_check is not None:
                 op.dsl_check(args, kwargs, span)
         if op.name == "tensor.create" and self.hoist_to is not None and self.block is self.hoist_to[1]:
