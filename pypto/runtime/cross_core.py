@@ -20,6 +20,7 @@ what its partner did (finished, or waits itself) — never a hang.
 from __future__ import annotations
 
 import operator
+from typing import Callable
 
 import torch
 
@@ -738,7 +739,7 @@ class GroupGang:
         return cluster.run_gang(self.GROUP, plans, params)
 
 
-def _picker(index) -> callable:
+def _picker(index) -> Callable[[tuple], tuple]:
     """``params -> tuple(params[i] for i in index)``, as one C call where it can be."""
     if len(index) >= 2:
         return operator.itemgetter(*index)
