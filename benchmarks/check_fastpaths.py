@@ -140,15 +140,25 @@ for threads in (1, 2):
             acc = torch.randint(-100, 100, (g, m, n), dtype=torch.int32)
         else:
             a, b, acc = (torch.randn(g, m, k) * 3), (torch.randn(g, k, n) * 3), torch.randn(g, m, n)
+            # without NaNs half the time (FP16 stacks then convert in one call), operands every task
+            # holds alike a third of the time (converted once: core._same_items)
+            sp = specials if random.random() < 0.5 else specials[~torch.isnan(specials)]
             for x in (a, b):
                 f = x.view(-1)
                 pick = torch.randint(0, f.numel(), (max(1, f.numel() // 64),))
-                f[pick] = specials[torch.randint(0, len(specials), pick.shape)]
+                f[pick] = sp[torch.randint(0, len(sp), pick.shape)]
+            if random.random() < 0.3:
+                b = b[:1].expand(g, k, n)
+            if random.random() < 0.2:
+                a = a[:1].expand(g, m, k)
             a, b = a.to(dt), b.to(dt)
         if random.random() < 0.5:
             acc = None
         # a gang's views: items in separate core-memory rows (not contiguous), or a contiguous stack
-        dst = torch.empty(g, m, n + 5, dtype=accd)[:, :, :n] if random.random() < 0.5 else torch.empty(g, m, n, dtype=accd)
+        # (or core-memory rows: aligned, not adjacent -- the products go straight there)
+        r = random.random()
+        dst = (torch.empty(g, m, n + 5, dtype=accd)[:, :, :n] if r < 0.4 else torch.empty(g, m, n, dtype=accd)
+               if r < 0.7 else torch.empty(g, m * n + 48, dtype=accd)[:, :m * n].view(g, m, n))
         S.gang_matmul_into(dst, a, b, acc)
         bmm_cases += dt != torch.int8 and S._bmm_is_per_item_sgemm(m, k, n)
         for j in range(g):

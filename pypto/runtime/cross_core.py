@@ -19,6 +19,9 @@ what its partner did (finished, or waits itself) — never a hang.
 """
 from __future__ import annotations
 
+import operator
+from typing import Callable
+
 import torch
 
 from pypto.errors import SimulationError
@@ -655,12 +658,28 @@ class Clusters:
         self.shared = {}
 
 
-class _GroupPlan(list):
-    """One Group task's global-memory accesses as one plan (``(site, arguments)`` in the sites of
-    :attr:`GroupGang.GANG_GM`: what the scheduler's footprint check reads), and in ``parts`` each
-    of its cores' own ``GANG_PLAN`` (what that core's ``kernel_gang`` reads)."""
+class _GroupPlan:
+    """One Group task's plan: in ``parts`` each of its cores' own ``GANG_PLAN`` (what that core's
+    ``kernel_gang`` reads); iterated, the task's global-memory accesses as one plan (``(site,
+    arguments)`` in the sites of :attr:`GroupGang.GANG_GM`: what the scheduler's footprint check
+    reads). The combined list is built only when iterated: a gang of one batched task's members
+    skips the footprint check (:func:`pypto.runtime.gangs.conflict`), so it never is."""
 
-    __slots__ = ("parts",)
+    __slots__ = ("parts", "firsts")
+
+    def __init__(self, parts: list, firsts: tuple):
+        self.parts, self.firsts = parts, firsts
+
+    def __iter__(self):
+        for p, first in zip(self.parts, self.firsts):
+            if first:
+                for site, e in p:
+                    yield first + site, e
+            else:
+                yield from p
+
+    def __len__(self) -> int:
+        return sum(map(len, self.parts))
 
 
 class GroupGang:
@@ -682,31 +701,34 @@ class GroupGang:
     def __init__(self, mod, kernels: dict, clusters: Clusters):
         spec = self.GROUP = mod.GROUP
         self.clusters = clusters
-        self.cores = []   # (member GANG_PLAN, group parameter of each argument, lane, first site)
+        self.cores = []   # (member GANG_PLAN, its arguments from the group's, lane) per core
+        firsts = []       # each core's first site in GANG_GM
         gm: list = []
         same: set = set()
         numel = 0
         for name, kind, arg_index, _site in spec["members"]:
             m = kernels[name]
             for lane in (range(spec["aiv_lanes"]) if kind == "aiv" else (0,)):
-                self.cores.append((m.GANG_PLAN, arg_index, lane, len(gm)))
+                self.cores.append((m.GANG_PLAN, _picker(arg_index), lane))
+                firsts.append(len(gm))
                 gm.extend(m.GANG_GM)
             same.update(arg_index[i] for i in m.GANG_SAME)
             numel = max(numel, m.GANG_NUMEL)
         self.GANG_GM = gm
         self.GANG_SAME = tuple(sorted(same))
         self.GANG_NUMEL = numel
+        self._firsts = tuple(firsts)
+        self._blocks: dict = {}   # a task's _block -> each core's (with its lane)
 
     def GANG_PLAN(self, *params, _block=(0, 1)) -> _GroupPlan:  # noqa: N802  (the kernel modules' name)
         """The task's plan: each core's (the AIV member's once per lane, with its lane in ``_block``
-        as :meth:`Cluster.run` passes it), the sites shifted into this group's ``GANG_GM``."""
-        out = _GroupPlan()
-        out.parts = parts = []
-        for plan, arg_index, lane, first in self.cores:
-            p = plan(*[params[i] for i in arg_index], _block=(_block[0], _block[1], lane))
-            parts.append(p)
-            out.extend([(first + site, e) for site, e in p] if first else p)
-        return out
+        as :meth:`Cluster.run` passes it), the sites shifted into this group's ``GANG_GM`` when
+        iterated. (Called per task by the scheduler: the argument pickers and blocks are built once.)"""
+        blocks = self._blocks.get(_block)
+        if blocks is None:
+            blocks = self._blocks[_block] = [(_block[0], _block[1], lane) for _, _, lane in self.cores]
+        return _GroupPlan([plan(*pick(params), _block=blk) for (plan, pick, _), blk in zip(self.cores, blocks)],
+                          self._firsts)
 
     def gang_views(self, first: int, n: int) -> Cluster:
         """What the gang kernel runs on: the gang of clusters ``first .. first + n - 1``."""
@@ -715,6 +737,16 @@ class GroupGang:
     def kernel_gang(self, cluster: Cluster, plans: list, *params):
         """The gang of Group tasks (``plans``: theirs, in member order) on ``cluster``."""
         return cluster.run_gang(self.GROUP, plans, params)
+
+
+def _picker(index) -> Callable[[tuple], tuple]:
+    """``params -> tuple(params[i] for i in index)``, as one C call where it can be."""
+    if len(index) >= 2:
+        return operator.itemgetter(*index)
+    if len(index) == 1:
+        i = index[0]
+        return lambda params: (params[i],)
+    return lambda params: ()
 
 
 def group_gang(mod, kernels: dict, clusters: Clusters) -> GroupGang | None:

@@ -132,3 +132,44 @@ def test_one_tensor_read_by_every_member_is_one_copy():
     w2 = torch.randn(16, 32)
     runs = _check_same([(w, [0, 0], None)] * 3 + [(w2, [0, 0], None)] * 2, [16, 32], True)
     assert [(lo, hi) for lo, hi, _ in runs] == [(0, 3), (3, 5)]
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_one_tensor_at_member_offsets_matches_the_general_path(seed):
+    """Members accessing their tiles of ONE tensor at their own offsets (a batched loop's
+    ``[i * 32, 0]``): evenly spaced regions are one run found by list passes; anything else (uneven
+    spacing, a region outside, a store writing one region twice) is left to the general path."""
+    rnd = random.Random(seed)
+    src = torch.randn(256, 64)
+    n = rnd.randint(2, 12)
+    first, step = rnd.randrange(0, 4) * 16, rnd.choice([0, 16, 32])
+    col = rnd.choice([0, 32])
+    shape = [16, 64 - col]
+    offs = [[first + k * step, col] for k in range(n)]
+    if all(o[0] + 16 <= 256 for o in offs):
+        runs = _check_same([(src, o, None) for o in offs], shape, True)
+        assert [(lo, hi) for lo, hi, _ in runs] == [(0, n)]
+        runs = _check_same([(o, src, None) for o in offs], shape, False)
+        # (one region written by several members is never merged)
+        assert [(lo, hi) for lo, hi, _ in runs] == ([(0, n)] if step else [(k, k + 1) for k in range(n)])
+    uneven = [[rnd.randrange(0, 240), col] for _ in range(n)]
+    gaps = {b[0] - a[0] for a, b in zip(uneven, uneven[1:])}
+    if len(gaps) > 1 or min(gaps) < 0:
+        assert uniform_runs(shape, [(src, o, None) for o in uneven], 0, 1, True) is None
+    tiles = torch.zeros(n, *shape)
+    support.gang_load_fast(tiles, [(src, o, None) for o in uneven])
+    for k, o in enumerate(uneven):
+        assert torch.equal(tiles[k], src[o[0]:o[0] + 16, col:])
+
+
+def test_one_tensor_at_member_offsets_out_of_bounds_is_still_an_error():
+    src = torch.randn(64, 16)
+    tiles = torch.zeros(3, 16, 16)
+    plans = [(src, [k * 24, 0], None) for k in range(3)]     # the third region ends at row 64: 48 + 16 = 64 ok
+    support.gang_load_fast(tiles, plans)
+    plans = [(src, [k * 32, 0], None) for k in range(3)]     # the third at rows 64..79: outside
+    assert uniform_runs([16, 16], plans, 0, 1, True) is None
+    with pytest.raises(SimulationError, match="out of bounds"):
+        support.gang_load_fast(tiles, plans)
+    with pytest.raises(SimulationError, match="out of bounds"):
+        support.gang_store_fast(tiles, [(p[1], src, None) for p in plans])

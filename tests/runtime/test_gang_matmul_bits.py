@@ -87,12 +87,18 @@ _PROBE = r"""
 import os, sys, torch
 from pypto.ops import support
 torch.set_num_threads(int(sys.argv[1]))
+shared = sys.argv[2] == "shared"
 m, k, n_ = 16, 128, 128
-mem = torch.zeros(3, 4 * m * k + 256, dtype=torch.uint8)
-lhs = mem[:, 64:64 + 2 * m * k].view(torch.bfloat16).view(3, m, k); lhs.copy_(torch.randn(3, m, k))
-mem2 = torch.zeros(3, 4 * k * n_ + 256, dtype=torch.uint8)
-rhs = mem2[:, 64:64 + 2 * k * n_].view(torch.bfloat16).view(3, k, n_); rhs.copy_(torch.randn(3, k, n_))
-dst = torch.zeros(3, m, n_)
+def rows(n, shape, dtype):   # a gang's core-memory view: items 3 rows apart, 64-byte aligned
+    nb = shape[0] * shape[1] * torch.empty(0, dtype=dtype).element_size()
+    mem = torch.zeros(3 * n, nb + 4096, dtype=torch.uint8)
+    return mem[0::3, 64:64 + nb].view(dtype).view(n, *shape)
+dt = torch.float16 if shared else torch.bfloat16
+lhs = rows(3, (m, k), dt); lhs.copy_(torch.randn(3, m, k))
+rhs = rows(3, (k, n_), dt)
+rhs.copy_(torch.randn(k, n_).expand(3, k, n_) if shared else torch.randn(3, k, n_))
+# shared: the products go straight into the gang's accumulator rows; else into a contiguous stack
+dst = rows(3, (m, n_), torch.float32) if shared else torch.zeros(3, m, n_)
 sys.stdout.flush(); os.write(1, b"@@task\n")
 for j in range(3):
     support.matmul_into(dst[j], lhs[j], rhs[j])
@@ -104,10 +110,14 @@ sys.stdout.flush(); os.write(1, b"@@end\n")
 
 @pytest.mark.skipif(not torch.backends.mkl.is_available(), reason="the trace is MKL's (MKL_VERBOSE)")
 @pytest.mark.parametrize("threads", [1, pytest.param(2, marks=pytest.mark.slow)])   # a process each: 2 in CI
-def test_gang_matmul_makes_the_tasks_own_sgemm_calls(threads):
+@pytest.mark.parametrize("mode", ["stack", "shared"])
+def test_gang_matmul_makes_the_tasks_own_sgemm_calls(threads, mode):
+    """``stack``: BF16 operands converted for the gang in one call, products into a padded stack;
+    ``shared``: every task's right operand the same FP16 tile (converted once, one matrix given to
+    every call) and the products straight into the gang's (non-adjacent, aligned) accumulator rows."""
     env = dict(os.environ, MKL_VERBOSE="1")
-    out = subprocess.run([sys.executable, "-c", _PROBE, str(threads)], env=env, capture_output=True, text=True,
-                         timeout=300, check=True).stdout
+    out = subprocess.run([sys.executable, "-c", _PROBE, str(threads), mode], env=env, capture_output=True,
+                         text=True, timeout=300, check=True).stdout
     task = out.split("@@task\n")[1].split("@@gang\n")[0]
     gang = out.split("@@gang\n")[1].split("@@end\n")[0]
 
@@ -119,15 +129,20 @@ def test_gang_matmul_makes_the_tasks_own_sgemm_calls(threads):
     assert calls(task) == [("SGEMM", ("N", "N", "128", "16", "128", "128", "128", "128"))] * 3
     assert calls(gang) == calls(task)
     # every matrix of the gang's calls 64-byte aligned, as the task's fresh buffers are
-    for args in re.findall(r"MKL_VERBOSE SGEMM\(([^)]*)\)", gang):
-        a = args.split(",")
-        assert all(int(a[i], 16) % 64 == 0 for i in (6, 8, 11)), args
+    gang_args = [args.split(",") for args in re.findall(r"MKL_VERBOSE SGEMM\(([^)]*)\)", gang)]
+    for a in gang_args:
+        assert all(int(a[i], 16) % 64 == 0 for i in (6, 8, 11)), a
+    if mode == "shared":
+        # (column-major BLAS: its first matrix is the right operand) one converted matrix for every
+        # call, not a copy per item; the products at the accumulator rows' own addresses
+        assert len({a[6] for a in gang_args}) == 1
+        assert len({a[11] for a in gang_args}) == 3
 
 
 def test_bf16_to_fp32_is_the_same_shift_in_every_loop():
     """Why a gang's BF16 operands may be converted in one call: every BF16 pattern converts to its
     bits << 16 in torch's vectorised loop, in the scalar tail of a contiguous copy (lengths below the
-    vector width) and in a strided copy; FP16 is converted member by member (core._SAME_BITS_ANYWHERE)."""
+    vector width) and in a strided copy; FP16 only where no NaN is converted (core._NAN_PAYLOAD_ONLY)."""
     pat = torch.arange(65536, dtype=torch.int32)
     want = pat << 16
     x = pat.to(torch.int16).view(torch.bfloat16)
@@ -143,3 +158,121 @@ def test_bf16_to_fp32_is_the_same_shift_in_every_loop():
         for r in range(rows.shape[0]):
             got[r].copy_(rows[r])
         assert torch.equal(got.view(-1).view(torch.int32), want.roll(shift)[: 65536 // 7 * 7])
+
+
+def _plain(n, shape, dtype, gen, nan):
+    """Random operands with subnormals, infs, -0 and (``nan``) NaNs of varied payloads."""
+    x = torch.randn(n, *shape, generator=gen) * torch.exp2(torch.randint(-8, 8, (n, *shape), generator=gen).float())
+    x = x.to(dtype)
+    flat = x.view(-1)
+    pick = torch.randint(0, flat.numel(), (max(1, flat.numel() // 16),), generator=gen)
+    tiny = torch.finfo(dtype).tiny
+    specials = [tiny / 4, -tiny / 2, float("inf"), float("-inf"), -0.0]
+    flat[pick] = torch.tensor(specials, dtype=torch.float32)[torch.randint(0, len(specials), pick.shape,
+                                                                           generator=gen)].to(dtype)
+    if nan:
+        bits = flat.view(torch.int16) if dtype != torch.float32 else flat.view(torch.int32)
+        where = torch.randint(0, flat.numel(), (3,), generator=gen)
+        # quiet and signalling NaNs with payloads, also in the last elements (a copy's scalar tail)
+        bits[where] = torch.tensor({torch.float16: [0x7E00, 0x7C01, -0x0155],
+                                    torch.bfloat16: [0x7FC0, 0x7F81, -0x003F],
+                                    torch.float32: [0x7FC00000, 0x7F800001, -0x00155555]}[dtype], dtype=bits.dtype)
+        bits[-1] = bits[where[0]]
+    return x
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
+@pytest.mark.parametrize("shared", ["none", "lhs", "rhs", "both"])
+def test_gang_matmul_shared_operands_and_direct_output(shared, dtype, threads):
+    """Operands every task holds alike (converted once, one matrix repeated), FP16 stacks converted in
+    one call (NaN-free) or member by member (with NaNs), products straight into non-adjacent aligned
+    accumulator rows or through the padded stack: each task's own bits, NaN payloads included."""
+    saved = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        for (m, k, n_), n in (((32, 128, 256), 5), ((16, 33, 7), 3), ((5, 64, 16), 2)):
+            for nan in (False, True):
+                gen = torch.Generator().manual_seed(m * 7 + k + n_ + nan)
+                lhs, rhs = _rows(n, (m, k), dtype), _rows(n, (k, n_), dtype)
+                one_l, one_r = _plain(1, (m, k), dtype, gen, nan), _plain(1, (k, n_), dtype, gen, nan)
+                lhs.copy_(one_l.expand(n, m, k) if shared in ("lhs", "both") else _plain(n, (m, k), dtype, gen, nan))
+                rhs.copy_(one_r.expand(n, k, n_) if shared in ("rhs", "both") else _plain(n, (k, n_), dtype, gen, nan))
+                want = torch.empty(n, m, n_)
+                for j in range(n):
+                    support.matmul_into(want[j], lhs[j], rhs[j])
+                for direct in (True, False):
+                    got = _rows(n, (m, n_), torch.float32) if direct else torch.empty(n, m, n_)
+                    assert core._bmm_target(got) == direct
+                    support.gang_matmul_into(got, lhs, rhs)
+                    assert torch.equal(_bits(got), _bits(want)), (shared, dtype, threads, m, k, n_, nan, direct)
+    finally:
+        torch.set_num_threads(saved)
+
+
+def test_same_items_compares_bits():
+    x = _rows(4, (8, 12), torch.float16)
+    x.copy_(torch.randn(8, 12).expand(4, 8, 12))
+    assert core._same_items(x)
+    x.view(torch.int16)[2, 7, 11] ^= 1                          # one bit of the last row of one item
+    assert not core._same_items(x)
+    x.view(torch.int16)[2, 7, 11] ^= 1
+    x.view(torch.int16)[3, 0, 0] = 0x7E01 if x.view(torch.int16)[0, 0, 0] != 0x7E01 else 0x7E02
+    assert not core._same_items(x)                              # first rows differ
+    z = _rows(3, (2, 3), torch.float32)
+    z.copy_(torch.tensor([[0.0, float("nan"), 1.0], [2.0, 3.0, 4.0]]).expand(3, 2, 3))
+    assert core._same_items(z)                                   # NaN equals itself as bits
+    z[1, 0, 0] = -0.0                                            # -0 is not 0
+    assert not core._same_items(z)
+
+
+def test_bmm_target_needs_aligned_non_adjacent_contiguous_items():
+    assert core._bmm_target(_rows(3, (4, 16), torch.float32))
+    assert not core._bmm_target(torch.empty(3, 4, 16))                      # contiguous: sgemm_batch
+    assert not core._bmm_target(torch.empty(3, 4, 20)[:, :, :16])           # items not contiguous
+    mem = torch.zeros(3, 1024, dtype=torch.uint8)
+    assert not core._bmm_target(mem[:, 4:4 + 256].view(torch.float32).view(3, 4, 16))  # 4 bytes off
+    assert not core._bmm_target(_rows(3, (4, 16), torch.float16))
+
+
+def test_fp16_to_fp32_differs_only_in_nan_payloads():
+    """Why a NaN-free FP16 gang operand may be converted in one call (core._NAN_PAYLOAD_ONLY): all
+    65,536 patterns convert to the same bits in torch's vectorised loop, in the scalar tail of
+    contiguous copies of every length up to 33, in a strided copy and in a copy split across two
+    threads -- except NaNs, which stay NaN with payloads that differ between those loops."""
+    pat = torch.arange(65536, dtype=torch.int32)
+    x = pat.to(torch.int16).view(torch.float16)
+    nan = torch.isnan(x)
+    body = x.float().view(torch.int32)
+    # the oracle: numpy's conversion (IEEE) for every non-NaN pattern
+    import numpy as np
+    want = torch.from_numpy(x.view(torch.int16).numpy().view(np.float16).astype(np.float32).view(np.int32))
+    assert torch.equal(body[~nan], want[~nan])
+    got = {}
+    for length in range(1, 34):                                   # scalar tails of every length
+        cut = 65536 // length * length
+        rows = x.roll(length)[:cut].view(-1, length)
+        out = torch.empty(rows.shape)
+        for r in range(rows.shape[0]):
+            out[r].copy_(rows[r])
+        got[f"len{length}"] = (out.view(-1).view(torch.int32), pat.roll(length)[:cut])
+    two = torch.empty(65536, 2, dtype=torch.float16)
+    two[:, 0] = x
+    strided = torch.empty(65536)
+    strided.copy_(two[:, 0])
+    got["strided"] = (strided.view(torch.int32), pat)
+    saved = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        big = x.repeat(5)[1:]                                      # split at an odd element
+        split = torch.empty(big.shape)
+        split.copy_(big)
+        got["threads"] = (split.view(torch.int32), pat.repeat(5)[1:])
+    finally:
+        torch.set_num_threads(saved)
+    for name, (bits, src) in got.items():
+        ok = ~nan[src.long()]
+        assert torch.equal(bits[ok], want[src.long()][ok]), name
+        assert bool(torch.isnan(bits[~ok].view(torch.float32)).all()), name
+    # and the payloads do differ somewhere (else one call would be exact for NaNs too: see core)
+    assert not torch.equal(got["len7"][0], body[got["len7"][1].long()])

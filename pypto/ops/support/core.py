@@ -884,14 +884,19 @@ def gang_matmul_into(dst: torch.Tensor, lhs: torch.Tensor, rhs: torch.Tensor, ac
     """:func:`matmul_into` for a lockstep gang (``[n, M, K] x [n, K, N]``, :mod:`pypto.codegen.gang`):
     every task's product is the very BLAS call that task makes alone on its own tiles.
 
-    Where that is proven (:func:`_bmm_is_per_item_sgemm`), the gang's operands are converted into
-    stacked FP32 buffers (in one call for BF16 / FP32, member by member otherwise:
-    :data:`_SAME_BITS_ANYWHERE`) and multiplied by one ``torch.bmm`` into a stacked product whose items are padded apart: for a
-    non-contiguous output ATen's CPU bmm splits along the batch and calls, per item, the same
-    ``sgemm`` with the same arguments (sizes, transposes, leading dimensions, alpha 1, beta 0) as
-    ``torch.matmul`` of the task's 2-D operands, every matrix 64-byte aligned as a fresh allocation
-    is; a contiguous output would take MKL's ``sgemm_batch`` instead, which may block the sums
-    differently, and fewer than 400 multiply-adds a naive loop. Elsewhere task by task."""
+    Where that is proven (:func:`_bmm_is_per_item_sgemm`), the gang is one ``torch.bmm`` whose output
+    items are 64-byte aligned and not adjacent: for a non-contiguous output ATen's CPU bmm splits
+    along the batch and calls, per item, the same ``sgemm`` with the same arguments (sizes,
+    transposes, leading dimensions, alpha 1, beta 0) as ``torch.matmul`` of the task's 2-D operands,
+    every matrix 64-byte aligned as a fresh allocation is; a contiguous output would take MKL's
+    ``sgemm_batch`` instead, which may block the sums differently, and fewer than 400 multiply-adds
+    a naive loop. The output is ``dst`` itself where its items qualify (:func:`_bmm_target`), else a
+    padded stack copied into ``dst``. The operands (:func:`_gang_operand`): one whose items are all
+    the same bits (a tile every task loads from one place) is converted once and given to bmm as
+    that one matrix repeated (stride 0: the same matrix, the same call per item); the others are
+    converted for the whole gang in one call where that gives every task's own bits
+    (:data:`_SAME_BITS_ANYWHERE`, :data:`_NAN_PAYLOAD_ONLY`), member by member otherwise.
+    Elsewhere task by task."""
     n = lhs.shape[0]
     if n < 2 or lhs.dim() != 3 or rhs.dim() != 3 or not lhs.dtype.is_floating_point:
         for k in range(n):
@@ -903,12 +908,11 @@ def gang_matmul_into(dst: torch.Tensor, lhs: torch.Tensor, rhs: torch.Tensor, ac
         for k in range(n):
             matmul_into(dst[k], lhs[k], rhs[k], None if acc is None else acc[k])
         return
-    a = _gang_buffer(0, n, m, kk)
-    _convert_into(a, lhs)
-    b = _gang_buffer(1, n, kk, nn)
-    _convert_into(b, rhs)
-    c = _gang_buffer(2, n, m, nn)
+    a, b = _gang_operand(0, lhs), _gang_operand(1, rhs)
+    c = dst if acc is None and _bmm_target(dst) else _gang_buffer(2, n, m, nn)
     torch.bmm(a, b, out=c)
+    if c is dst:
+        return
     if acc is None:
         dst.copy_(c)
     else:
@@ -932,19 +936,68 @@ _MKL = torch.backends.mkl.is_available()
 # FP32 (a copy) and BF16 (a 16-bit shift in the vectorised and the scalar loop alike; every pattern
 # checked in both, tests/runtime/test_gang_matmul_bits.py). FP16 is not: torch's vectorised loop
 # turns the NaN 0x7E00 into 0x7FC00000, its scalar tail (the last len % 8 elements of a contiguous
-# copy) into 0x7FFFFFFF -- so a whole-gang conversion, whose tail falls elsewhere, could change a
-# NaN's payload; FP16 (and every other source) is converted member by member, the very copy each
-# task makes of its own tile.
+# copy, 8 = the vector width) into 0x7FFFFFFF -- so a whole-gang conversion, whose tails fall
+# elsewhere than the tasks' own (and, with threads, where the copy is split), may give a NaN
+# another payload. Every other FP16 pattern converts to the same bits in every loop (all 65,536
+# checked: tests/runtime/test_gang_matmul_bits.py), which is what :data:`_NAN_PAYLOAD_ONLY` says.
 _SAME_BITS_ANYWHERE = (torch.float32, torch.bfloat16)
 
+# Sources converted for the whole gang in one call all the same, because only their NaNs' payloads
+# can come out otherwise than in each task's own conversion: a converted stack whose sum is not NaN
+# holds no NaN (a NaN addend makes the sum NaN), so it is every task's own conversion bit for bit; a
+# sum that is NaN (a NaN, or inf - inf: a harmless false alarm) has the stack converted again member
+# by member. Every other source is converted member by member.
+_NAN_PAYLOAD_ONLY = (torch.float16,)
 
-def _convert_into(buf: torch.Tensor, x: torch.Tensor) -> None:
-    """``buf[k] = x[k]`` converted to FP32 as each task's own operand copy converts it."""
+
+def _gang_operand(slot: int, x: torch.Tensor) -> torch.Tensor:
+    """A gang operand ``x`` (``[n, rows, cols]``) converted to FP32 exactly as each task converts its
+    own tile: a stack of 64-byte aligned matrices (``slot`` picks the buffer), or, where every item
+    holds the same bits, one such matrix repeated with stride 0."""
+    n, rows, cols = x.shape
+    if _same_items(x):
+        # every task's tile holds these bits (a tile every task loads from one place): the first
+        # task's own conversion is every task's, and bmm multiplies each item by that one matrix (a
+        # stride-0 batch: ATen selects the same 2-D matrix per item, the same sgemm call)
+        one = _gang_buffer(slot, 1, rows, cols)
+        one[0].copy_(x[0])
+        return one.expand(n, rows, cols)
+    buf = _gang_buffer(slot, n, rows, cols)
     if x.dtype in _SAME_BITS_ANYWHERE:
         buf.copy_(x)
-    else:
-        for d, t in zip(buf.unbind(0), x.unbind(0)):
-            d.copy_(t)
+        return buf
+    if x.dtype in _NAN_PAYLOAD_ONLY:
+        buf.copy_(x)
+        if not bool(torch.isnan(buf.sum())):
+            return buf
+    for d, t in zip(buf.unbind(0), x.unbind(0)):
+        d.copy_(t)
+    return buf
+
+
+def _same_items(x: torch.Tensor) -> bool:
+    """Whether every item ``x[k]`` of a gang operand holds the same bits as ``x[0]`` (compared as
+    integers: NaN payloads, -0 and all). The items' first rows first: a cheap no for most gangs."""
+    try:
+        w = x.view(torch.int64)   # 4 FP16 / 2 FP32 elements a compare where the layout allows
+    except RuntimeError:
+        w = x.view({1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[x.element_size()])
+    v = w.numpy()
+    return bool((v[1:, 0] == v[:-1, 0]).all()) and bool((v[1:] == v[:-1]).all())
+
+
+def _bmm_target(dst: torch.Tensor) -> bool:
+    """Whether the gang's bmm may write straight into ``dst``: FP32 items that are contiguous
+    ``[M, N]`` matrices (the strides of the task's fresh product) at 64-byte aligned addresses (its
+    alignment class), not adjacent (so ``dst`` is not contiguous: one sgemm per item, see above).
+    (The operands are converted copies: ``dst`` may share memory with the source tiles.)"""
+    if dst.dtype != torch.float32 or dst.dim() != 3:
+        return False
+    _, m, nn = dst.shape
+    s0, s1, s2 = dst.stride()
+    if s2 != 1 or s1 != nn or s0 <= m * nn or (s0 * 4) % 64 or dst.data_ptr() % 64:
+        return False
+    return True
 
 
 def _bmm_is_per_item_sgemm(m: int, k: int, n: int) -> bool:

@@ -46,9 +46,11 @@ def uniform_runs(shape, plans, ti: int, oi: int, load: bool):
     for o in o0:
         if type(o) is not int:
             return None
-    # the same offsets and no valid shape for every member (plain ints: the lists compare elementwise)
-    if [p[oi] for p in plans].count(o0) != n or [p[2] for p in plans].count(None) != n:
+    if [p[2] for p in plans].count(None) != n:
         return None
+    # the same offsets for every member (plain ints: the lists compare elementwise)
+    if [p[oi] for p in plans].count(o0) != n:
+        return _offset_run(shape, plans, t0, ti, oi, load)
     ts = [p[ti] for p in plans]
     try:
         rows = [t._pypto_row for t in ts]
@@ -75,6 +77,43 @@ def uniform_runs(shape, plans, ti: int, oi: int, load: bool):
         out.append((lo, hi, w.as_strided((hi - lo, *shape), st, w.storage_offset() + i * st[0] + start)))
         lo = hi
     return out
+
+
+def _offset_run(shape, plans, t0, ti: int, oi: int, load: bool):
+    """:func:`uniform_runs` for members that all access ONE tensor ``t0`` at their own offsets (a
+    batched loop's tasks reading or writing their tiles of one caller tensor, ``[i * 32, 0]``):
+    ``[(0, n, view)]`` when the regions lie inside ``t0`` at evenly spaced storage offsets (``step >
+    0``; a load also 0) -- what :func:`pypto.ops.support.core._gang_runs` makes of them, found with
+    a few list passes --, else ``None`` (the general path: other spacings, gathers, errors)."""
+    n = len(plans)
+    for p in plans:
+        if p[ti] is not t0:
+            return None
+    offs = [p[oi] for p in plans]
+    nd = len(shape)
+    if [len(o) for o in offs].count(nd) != n:
+        return None
+    st = t0.stride()
+    dims = t0.shape
+    start = t0.storage_offset()
+    starts = [start] * n
+    for d, (k, e, size) in enumerate(zip(st, shape, dims)):
+        col = [o[d] for o in offs]
+        for o in col:
+            if type(o) is not int:
+                return None
+        if min(col) < 0 or max(col) + e > size:
+            return None
+        starts = [s + o * k for s, o in zip(starts, col)]
+    step = starts[1] - starts[0]
+    if step < 0 or (step == 0 and not load):
+        return None
+    if step == 0:
+        if starts.count(starts[0]) != n:
+            return None
+    elif starts != list(range(starts[0], starts[0] + step * n, step)):
+        return None
+    return [(0, n, t0.as_strided((n, *shape), (step, *st), starts[0]))]
 
 
 def _inside(offsets, shape, dims, strides):
