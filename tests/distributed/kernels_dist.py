@@ -4,7 +4,7 @@ import re
 
 import pypto.language as pl
 import pypto.language.distributed as pld
-from kernel_templates import kernels, render
+from kernel_templates import HEADER, kernels, render
 
 N = 256
 MAXR = 4
@@ -260,12 +260,12 @@ class ProgramNoHost:
         return self.drain(data, y)
 
 
+# Windows used by a subset of the ranks: each launch of ``swap`` exchanges its row with its group peer
+# and reports its group rank and size; the two programs differ in their host only.
+_SUBGROUP = '''
 @pl.program
-class ProgramSubGroup:
-    """Windows used by a subset of the ranks: ``buf_a`` only by ranks {0, 1}, ``buf_b`` only by
-    ranks {1, 2} (so each is its own communication group: in ``buf_b``'s, group rank 0 is rank 1).
-    Each launch exchanges its row with its group peer and reports its group rank and size. The
-    windows are viewed ``[N]`` for kernels declaring ``[1, N]`` (the same memory)."""
+class $name:
+    """$doc"""
 
     @pl.function(type=pl.FunctionType.InCore)
     def swap(self, x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
@@ -291,63 +291,42 @@ class ProgramSubGroup:
         return self.swap(x, y, data, sig, info)
 
     @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
-    def host(self, x: pl.Tensor[[3, 1, N], pl.FP32], ya: pl.Out[pl.Tensor[[3, 1, N], pl.FP32]],
-             yb: pl.Out[pl.Tensor[[3, 1, N], pl.FP32]], ia: pl.Out[pl.Tensor[[3, 1, 2], pl.INT32]],
-             ib: pl.Out[pl.Tensor[[3, 1, 2], pl.INT32]]) -> pl.Tensor[[3, 1, N], pl.FP32]:
-        buf_a = pld.alloc_window_buffer(N * pl.FP32.get_byte())
-        sig_a = pld.alloc_window_buffer(pl.INT32.get_byte())
-        buf_b = pld.alloc_window_buffer(N * pl.FP32.get_byte())
-        sig_b = pld.alloc_window_buffer(pl.INT32.get_byte())
-        for r in pl.range(2):
-            self.swap_orch(x[r], ya[r], pld.window(buf_a, [N], dtype=pl.FP32),
-                           pld.window(sig_a, [1, 1], dtype=pl.INT32), ia[r], device=r)
-        for r in pl.range(1, 3):
-            self.swap_orch(x[r], yb[r], pld.window(buf_b, [N], dtype=pl.FP32),
-                           pld.window(sig_b, [1, 1], dtype=pl.INT32), ib[r], device=r)
-        return ya
+    $host
+'''
 
+ProgramSubGroup = kernels("ProgramSubGroup", _SUBGROUP, consts=dict(N=N), doc="""``buf_a`` is used only by ranks
+    {0, 1}, ``buf_b`` only by ranks {1, 2} (so each is its own communication group: in ``buf_b``'s, group rank 0 is
+    rank 1). The windows are viewed ``[N]`` for kernels declaring ``[1, N]`` (the same memory).""", host="""
+def host(self, x: pl.Tensor[[3, 1, N], pl.FP32], ya: pl.Out[pl.Tensor[[3, 1, N], pl.FP32]],
+         yb: pl.Out[pl.Tensor[[3, 1, N], pl.FP32]], ia: pl.Out[pl.Tensor[[3, 1, 2], pl.INT32]],
+         ib: pl.Out[pl.Tensor[[3, 1, 2], pl.INT32]]) -> pl.Tensor[[3, 1, N], pl.FP32]:
+    buf_a = pld.alloc_window_buffer(N * pl.FP32.get_byte())
+    sig_a = pld.alloc_window_buffer(pl.INT32.get_byte())
+    buf_b = pld.alloc_window_buffer(N * pl.FP32.get_byte())
+    sig_b = pld.alloc_window_buffer(pl.INT32.get_byte())
+    for r in pl.range(2):
+        self.swap_orch(x[r], ya[r], pld.window(buf_a, [N], dtype=pl.FP32),
+                       pld.window(sig_a, [1, 1], dtype=pl.INT32), ia[r], device=r)
+    for r in pl.range(1, 3):
+        self.swap_orch(x[r], yb[r], pld.window(buf_b, [N], dtype=pl.FP32),
+                       pld.window(sig_b, [1, 1], dtype=pl.INT32), ib[r], device=r)
+    return ya
+""").ProgramSubGroup
 
-SGD = pl.dynamic("SGD")
-
-
-@pl.program
-class ProgramSubGroupDyn:
-    """ProgramSubGroup's exchange with dynamic host shapes and a scalar host parameter (no sample
-    arguments, so nothing is dry-run at compile time): ``buf`` is used by ranks ``first`` ..
-    ``first + 1`` only, a group of two whose group rank 0 is rank ``first``."""
-
-    @pl.function(type=pl.FunctionType.InCore)
-    def swap(self, x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
-             data: pl.InOut[pld.DistributedTensor[[1, N], pl.FP32]],
-             sig: pl.InOut[pld.DistributedTensor[[1, 1], pl.INT32]],
-             info: pl.Out[pl.Tensor[[1, 2], pl.INT32]]) -> pl.Tensor[[1, N], pl.FP32]:
-        pl.store(pl.load(x, [0, 0], [1, N]), [0, 0], data)
-        ctx = pld.get_comm_ctx(data)
-        me = pld.rank(ctx)
-        peer = 1 - me
-        pld.system.notify(sig, peer=peer, offsets=[0, 0], value=1, op=pld.NotifyOp.AtomicAdd)
-        pld.system.wait(signal=sig, offsets=[0, 0], expected=1, cmp=pld.WaitCmp.Ge)
-        pl.tensor.write(info, [0, 0], pl.cast(me, pl.INT32))
-        pl.tensor.write(info, [0, 1], pl.cast(pld.nranks(ctx), pl.INT32))
-        got = pld.tile.remote_load(data, peer=peer, offsets=[0, 0], shape=[1, N])
-        return pl.store(got, [0, 0], y)
-
-    @pl.function(type=pl.FunctionType.Orchestration)
-    def swap_orch(self, x: pl.Tensor[[1, N], pl.FP32], y: pl.Out[pl.Tensor[[1, N], pl.FP32]],
-                  data: pl.InOut[pld.DistributedTensor[[1, N], pl.FP32]],
-                  sig: pl.InOut[pld.DistributedTensor[[1, 1], pl.INT32]],
-                  info: pl.Out[pl.Tensor[[1, 2], pl.INT32]]) -> pl.Tensor[[1, N], pl.FP32]:
-        return self.swap(x, y, data, sig, info)
-
-    @pl.function(level=pl.Level.HOST, role=pl.Role.Orchestrator)
-    def host(self, x: pl.Tensor[[SGD, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[SGD, 1, N], pl.FP32]],
-             info: pl.Out[pl.Tensor[[SGD, 1, 2], pl.INT32]], first: pl.Scalar[pl.INT32]):
-        buf = pld.alloc_window_buffer(N * pl.FP32.get_byte())
-        sig = pld.alloc_window_buffer(pl.INT32.get_byte())
-        for r in pl.range(first, first + 2):
-            self.swap_orch(x[r], y[r], pld.window(buf, [N], dtype=pl.FP32),
-                           pld.window(sig, [1, 1], dtype=pl.INT32), info[r], device=r)
-        return y
+ProgramSubGroupDyn = kernels(
+    "ProgramSubGroupDyn", _SUBGROUP, consts=dict(N=N), header=HEADER + 'SGD = pl.dynamic("SGD")\n',
+    doc="""ProgramSubGroup's exchange with dynamic host shapes and a scalar host parameter (no sample arguments, so
+    nothing is dry-run at compile time): ``buf`` is used by ranks ``first`` .. ``first + 1`` only, a group of two
+    whose group rank 0 is rank ``first``.""", host="""
+def host(self, x: pl.Tensor[[SGD, 1, N], pl.FP32], y: pl.Out[pl.Tensor[[SGD, 1, N], pl.FP32]],
+         info: pl.Out[pl.Tensor[[SGD, 1, 2], pl.INT32]], first: pl.Scalar[pl.INT32]):
+    buf = pld.alloc_window_buffer(N * pl.FP32.get_byte())
+    sig = pld.alloc_window_buffer(pl.INT32.get_byte())
+    for r in pl.range(first, first + 2):
+        self.swap_orch(x[r], y[r], pld.window(buf, [N], dtype=pl.FP32),
+                       pld.window(sig, [1, 1], dtype=pl.INT32), info[r], device=r)
+    return y
+""").ProgramSubGroupDyn
 
 
 @pl.program
