@@ -4,10 +4,11 @@ A family of near-identical test kernels (one op, dtype, shape or planted bug apa
 as a template string with ``$name`` placeholders; :func:`kernels` fills it in and runs the text as a
 module, so each kernel is parsed by the frontend from its source exactly as a kernel in a ``.py``
 file is (``@pl.jit`` / ``@pl.program`` read it with ``inspect``). The text is registered in
-``linecache`` (and served by the module's loader, which ``linecache`` falls back to if its cache is
-cleared), so error spans, carets, race and deadlock reports name real lines of the generated text,
-under the file name ``<FAMILY.NAME>`` (``<kernels_sync.EventHandoff>:23``); :func:`source` and :func:`where` read them back for tests
-that assert a report names a line.
+``linecache`` under the file name ``<FAMILY.NAME>``, as ``pl.parse`` registers the strings it parses
+(pypto/frontend/source.py), and the module's loader serves it to ``inspect`` and to :func:`source`:
+error spans, carets, race and deadlock reports name real lines of the generated text
+(``<kernels_sync.EventHandoff>:23``), which :func:`where` looks up for tests that assert a report
+names a line.
 
 Why ``linecache`` and not files on disk: nothing to write, clean up or race on under pytest-xdist,
 and Python itself uses ``<...>`` file names for source that is not a file (``<string>``).
@@ -29,7 +30,8 @@ HEADER = "import pypto.language as pl\nimport pypto.language.distributed as pld\
 
 
 class _TextLoader(importlib.abc.InspectLoader):
-    """Serves a generated module's text to ``inspect`` / ``linecache`` (``get_source``)."""
+    """Serves a generated module's text (``get_source``); with a loader, ``inspect.getsourcefile``
+    accepts the ``<...>`` file name and reads the lines from ``linecache``."""
 
     def __init__(self, text: str):
         self._text = text
@@ -67,8 +69,9 @@ def kernels(name: str, template: str, *, family: str | None = None, header: str 
     ``family`` (default: the calling module's last dotted name, e.g. ``kernels_sync``) and ``name``
     name the module (``tests_kernels.FAMILY.NAME``) and its source file (``<FAMILY.NAME>``, what
     spans and reports print). ``consts`` become module constants of the text (``D = 16``) that its
-    kernels read as globals, as a hand-written kernel module's do. One name, one text: building a name again with other text is an
-    error, so two cases cannot silently share (and overwrite) one source."""
+    kernels read as globals, as a hand-written kernel module's do. One name, one text: building a
+    name again with other text is an error, so two cases cannot silently share (and overwrite) one
+    source."""
     if family is None:
         family = sys._getframe(1).f_globals.get("__name__", "tests").rpartition(".")[2]
     text = header + "".join(f"{k} = {v!r}\n" for k, v in (consts or {}).items()) + "\n" \

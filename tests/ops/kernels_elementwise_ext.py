@@ -29,7 +29,8 @@ _p("p_subsc_i", "pl.tile.subsc(ta, s, tc)", "a s:INT32 c")
 # the part ops: b's valid region [16, 20] differs from a's [13, 37]
 for _op in ("part_add", "part_mul", "part_max", "part_min"):
     _t(f"t_{_op}", f"pl.{_op}(a, b)", "a b")
-    _p(f"p_{_op}", f"pl.tile.{_op}(ta, tb)", "a b", loads={"ta": f"a {PARTIAL}", "tb": "b [16, 64], valid_shape=[16, 20]"})
+    _p(f"p_{_op}", f"pl.tile.{_op}(ta, tb)", "a b",
+       loads={"ta": f"a {PARTIAL}", "tb": "b [16, 64], valid_shape=[16, 20]"})
 
 
 @pl.jit
