@@ -10,15 +10,16 @@ import pypto.language as pl
 from pypto.debug.races import detect_races
 from pypto.errors import InvalidOperationError, SimulationError
 
+from kernel_templates import where
 from tests.mixed import kernels_sync as K
 
 D = K.D
-SRC = open(K.__file__).read().splitlines()
 
 
-def _line(marker: str) -> str:
-    n = next(i for i, t in enumerate(SRC, 1) if marker in t)
-    return f"kernels_sync.py:{n}"
+def _line(prog: str, marker: str) -> str:
+    """``FILE:LINE`` of program ``prog``'s line holding ``marker`` (its generated text's, for the
+    programs kernels_sync builds from templates)."""
+    return where(getattr(K, prog), marker)
 
 
 def _args(prog=""):
@@ -57,10 +58,11 @@ def test_missing_wait_fence_or_pipe_is_a_race_naming_both_lines(prog, marker, sy
     r = report.cores[0]
     assert r.kind == "RAW" and r.group == "grp"
     assert (r.first_core, r.first_kernel, r.second_core, r.second_kernel) == ("AIV0", "vec", "AIC", "cube")
-    assert r.first_where.endswith(_line(f"{marker} STORE")) and r.second_where.endswith(_line(f"{marker} LOAD"))
+    store, load = _line(prog, f"{marker} STORE"), _line(prog, f"{marker} LOAD")
+    assert r.first_where.endswith(store) and r.second_where.endswith(load)
     assert r.synced is synced
     text = report.format()
-    assert _line(f"{marker} STORE") in text and _line(f"{marker} LOAD") in text
+    assert store in text and load in text
     assert ("pl.system.fence()" in r.fix) if synced else ("sync_wait" in r.fix)
     if prog == "EventWrongPipe":
         assert "pl.PipeType.MTE3" in r.fix
@@ -83,7 +85,7 @@ def test_event_never_set_is_a_deadlock_naming_kernel_core_event_line_and_partner
     msg = str(e.value)
     assert "deadlock in mixed-kernel group 'grp'" in msg
     assert "AIC (cube) waits in sync_wait(event 5, pipe MTE2) for a sync_set of AIV0" in msg
-    assert "0 set(s) of event 5 so far" in msg and _line("NEVER SET") in msg
+    assert "0 set(s) of event 5 so far" in msg and _line("EventNeverSet", "NEVER SET") in msg
     assert "AIV0 (vec) has finished" in msg
 
 
@@ -94,7 +96,7 @@ def test_flag_wait_without_set_is_a_located_deadlock():
         c(torch.randn(D, D), torch.zeros(D, D))
     assert time.perf_counter() - t0 < 1.0
     msg = str(e.value)
-    assert _line("FLAG NEVER SET") in msg and "kernel 'k'" in msg
+    assert _line("FlagNeverSet", "FLAG NEVER SET") in msg and "kernel 'k'" in msg
     assert "sync_dst(set_pipe=pl.PipeType.V, wait_pipe=pl.PipeType.MTE3, event_id=1)" in msg
     assert "no sync_src set before it" in msg
 
@@ -174,17 +176,17 @@ def test_doctor_names_both_lines_of_a_planted_ordering_bug(prog, first, second):
     want = (lambda a, b: (a.double() + 1) @ (a.double() + 1)) if prog == "SlotReuse" else _want
     r = _doctor(prog, want)
     assert r.cause == "core_order", r.format()
-    assert _line(first) in r.conclusion and _line(second) in r.conclusion
+    assert _line(prog, first) in r.conclusion and _line(prog, second) in r.conclusion
     text = r.format()
-    assert _line(first) in text and _line(second) in text
+    assert _line(prog, first) in text and _line(prog, second) in text
     if prog == "SyncallNoFence":
         assert "pl.system.fence()" in r.fix
     if prog == "SlotReuse":
         assert "after the last use of 's'" in r.fix
         # the race detector reports it too, with the same two lines
         rep = detect_races(ir.compile(K.SlotReuse, platform="a2a3sim"), _args())
-        assert [(h.kind, h.first.endswith(_line(first)), h.second.endswith(_line(second))) for h in rep.pipe] == [
-            ("read after tfree", True, True)]
+        assert [(h.kind, h.first.endswith(_line(prog, first)), h.second.endswith(_line(prog, second)))
+                for h in rep.pipe] == [("read after tfree", True, True)]
 
 
 def test_doctor_on_a_correct_mixed_program_finds_nothing():
@@ -202,7 +204,7 @@ def test_pops_that_used_to_be_silently_wrong_are_errors(prog, marker, words):
     c = ir.compile(getattr(K, prog), platform="a2a3sim")
     with pytest.raises(SimulationError) as e:
         c(torch.randn(D, D), torch.zeros(D, D))
-    assert words in str(e.value) and _line(marker) in str(e.value)
+    assert words in str(e.value) and _line(prog, marker) in str(e.value)
 
 
 # ---------------------------------------------------------------------------- syncall across the blocks of a task

@@ -3,12 +3,15 @@ matmul_acc on a pl.create_tensor accumulator, whose per-chunk matmul AutoTileMat
 from __future__ import annotations
 
 import pypto.language as pl
+from kernel_templates import kernels
 
 
+# The K-chunked matmul, one kernel per chunk width (a case is one line below).
+_CHUNKED = '''
 @pl.jit
-def chunked_mm(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
-    """``out = a @ b`` in K chunks of 192: chunk 0 is a matmul, the others accumulate."""
-    chunk = 192
+def $name(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
+    """``out = a @ b`` in K chunks of $chunk: chunk 0 is a matmul, the others accumulate."""
+    chunk = $chunk
     m, k = a.shape
     n = b.shape[1]
     with pl.at(level=pl.Level.CORE_GROUP):
@@ -23,26 +26,10 @@ def chunked_mm(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
                 acc = pl.matmul_acc(acc, ta, tb)
         out = pl.assemble(out, acc, [0, 0])
     return out
+'''
 
-
-@pl.jit
-def chunked_mm_256(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
-    """:func:`chunked_mm` with K chunks of 256."""
-    chunk = 256
-    m, k = a.shape
-    n = b.shape[1]
-    with pl.at(level=pl.Level.CORE_GROUP):
-        acc = pl.create_tensor([m, n], dtype=pl.FP32)
-        for kb in pl.pipeline(k // chunk, stage=2):
-            k0 = kb * chunk
-            ta = a[:, k0:k0 + chunk]
-            tb = b[k0:k0 + chunk, 0:n]
-            if kb == 0:
-                acc = pl.matmul(ta, tb, out_dtype=pl.FP32)
-            else:
-                acc = pl.matmul_acc(acc, ta, tb)
-        out = pl.assemble(out, acc, [0, 0])
-    return out
+chunked_mm = kernels("chunked_mm", _CHUNKED, chunk=192).chunked_mm
+chunked_mm_256 = kernels("chunked_mm_256", _CHUNKED, chunk=256).chunked_mm_256
 
 
 @pl.jit

@@ -1,5 +1,6 @@
-"""Kernels of tests/ops/test_reduction.py and test_padding.py (module level: kernel source is read
-with inspect). Annotations are bare so each kernel specialises on its arguments' shapes and dtypes.
+"""Kernels of tests/ops/test_reduction.py and test_padding.py, generated from two templates (one
+line a kernel; CONTRIBUTING.md, "Test kernels from templates"). Annotations are bare so each kernel
+specialises on its arguments' shapes and dtypes.
 
 Per reduction op ``<op>``:
 
@@ -12,483 +13,95 @@ Per reduction op ``<op>``:
 
 Partial kernels store only the valid region of the result ([13, 1] for rows, [1, 37] for columns).
 """
-import math
-
-import pypto.language as pl
+from kernel_templates import HEADER, kernels
 
 TILE = [16, 64]
 VR, VC = 13, 37
 
+# the tensor level: ``out[:] = EXPR`` of the tensor ``a`` (and ``s`` where EXPR names it)
+_TENSOR = '''
 @pl.jit
-def t_row_sum(a: pl.Tensor, out: pl.Out[pl.Tensor]):
+def $name(a: pl.Tensor, ${s}out: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
-        out[:] = pl.row_sum(a)
+        out[:] = $expr
     return out
-
-
+'''
+# the tile level: the tile t of a (``shape``, ``valid`` its valid_shape), the ``tmp`` statements
+# (a scratch tile; ``s`` is a parameter where they load it), ``out`` the stored ``result``
+_TILE = '''
 @pl.jit
-def tree_row_sum(a: pl.Tensor, s: pl.Tensor, out: pl.Out[pl.Tensor]):
+def $name(a: pl.Tensor, ${s}out: pl.Out[pl.Tensor]):
     with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [16, 64])
-        tmp = pl.load(s, [0, 0], [16, 64])
-        out = pl.store(pl.row_sum(t, tmp), [0, 0], out)
+        t = pl.load(a, [0, 0], $shape$valid)
+        $tmp
+        out = pl.store($result, [0, 0], out)
     return out
+'''
+_HEADER = HEADER + "import math\n"   # the fillpad sugar kernels write math.inf
 
 
-@pl.jit
-def ptree_row_sum(a: pl.Tensor, s: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        tmp = pl.load(s, [0, 0], [16, 64])
-        out = pl.store(pl.row_sum(t, tmp), [0, 0], out)
-    return out
+def _tensor(name, expr):
+    s = "s: pl.Tensor, " if "s)" in expr else ""
+    globals()[name] = getattr(kernels(name, _TENSOR, header=_HEADER, expr=expr, s=s), name)
 
 
-@pl.jit
-def seq_row_sum(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [16, 64])
-        out = pl.store(pl.tile.row_sum(t), [0, 0], out)
-    return out
+def _tile(name, result, tmp="", shape="[16, 64]", valid=None):
+    s = "s: pl.Tensor, " if "pl.load(s," in tmp else ""
+    valid = f", valid_shape={valid}" if valid else ""
+    globals()[name] = getattr(kernels(name, _TILE, header=_HEADER, result=result, tmp=tmp, shape=shape,
+                                      valid=valid, s=s), name)
 
 
-@pl.jit
-def pseq_row_sum(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        out = pl.store(pl.tile.row_sum(t), [0, 0], out)
-    return out
-
-@pl.jit
-def t_row_max(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        out[:] = pl.row_max(a)
-    return out
+def _create(shape, dtype="FP32"):
+    return f"tmp = pl.create_tile({shape}, dtype=pl.{dtype}, target_memory=pl.Mem.Vec)"
 
 
-@pl.jit
-def tree_row_max(a: pl.Tensor, s: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [16, 64])
-        tmp = pl.load(s, [0, 0], [16, 64])
-        out = pl.store(pl.row_max(t, tmp), [0, 0], out)
-    return out
+_S = "tmp = pl.load(s, [0, 0], [16, 64])"
+_VALID = "[13, 37]"
 
-
-@pl.jit
-def ptree_row_max(a: pl.Tensor, s: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        tmp = pl.load(s, [0, 0], [16, 64])
-        out = pl.store(pl.row_max(t, tmp), [0, 0], out)
-    return out
-
-
-@pl.jit
-def seq_row_max(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [16, 64])
-        out = pl.store(pl.tile.row_max(t), [0, 0], out)
-    return out
-
-
-@pl.jit
-def pseq_row_max(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        out = pl.store(pl.tile.row_max(t), [0, 0], out)
-    return out
-
-@pl.jit
-def t_row_min(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        out[:] = pl.row_min(a)
-    return out
-
-
-@pl.jit
-def tree_row_min(a: pl.Tensor, s: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [16, 64])
-        tmp = pl.load(s, [0, 0], [16, 64])
-        out = pl.store(pl.row_min(t, tmp), [0, 0], out)
-    return out
-
-
-@pl.jit
-def ptree_row_min(a: pl.Tensor, s: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        tmp = pl.load(s, [0, 0], [16, 64])
-        out = pl.store(pl.row_min(t, tmp), [0, 0], out)
-    return out
-
-
-@pl.jit
-def seq_row_min(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [16, 64])
-        out = pl.store(pl.tile.row_min(t), [0, 0], out)
-    return out
-
-
-@pl.jit
-def pseq_row_min(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        out = pl.store(pl.tile.row_min(t), [0, 0], out)
-    return out
-
-@pl.jit
-def t_col_sum(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        out[:] = pl.col_sum(a)
-    return out
-
-
-@pl.jit
-def tree_col_sum(a: pl.Tensor, s: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [16, 64])
-        tmp = pl.load(s, [0, 0], [16, 64])
-        out = pl.store(pl.col_sum(t, tmp), [0, 0], out)
-    return out
-
-
-@pl.jit
-def ptree_col_sum(a: pl.Tensor, s: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        tmp = pl.load(s, [0, 0], [16, 64])
-        out = pl.store(pl.col_sum(t, tmp), [0, 0], out)
-    return out
-
-
-@pl.jit
-def seq_col_sum(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [16, 64])
-        out = pl.store(pl.tile.col_sum(t), [0, 0], out)
-    return out
-
-
-@pl.jit
-def pseq_col_sum(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        out = pl.store(pl.tile.col_sum(t), [0, 0], out)
-    return out
-
-@pl.jit
-def t_col_max(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        out[:] = pl.col_max(a)
-    return out
-
-
-@pl.jit
-def tree_col_max(a: pl.Tensor, s: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [16, 64])
-        tmp = pl.load(s, [0, 0], [16, 64])
-        out = pl.store(pl.col_max(t, tmp), [0, 0], out)
-    return out
-
-
-@pl.jit
-def ptree_col_max(a: pl.Tensor, s: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        tmp = pl.load(s, [0, 0], [16, 64])
-        out = pl.store(pl.col_max(t, tmp), [0, 0], out)
-    return out
-
-
-@pl.jit
-def seq_col_max(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [16, 64])
-        out = pl.store(pl.tile.col_max(t), [0, 0], out)
-    return out
-
-
-@pl.jit
-def pseq_col_max(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        out = pl.store(pl.tile.col_max(t), [0, 0], out)
-    return out
-
-@pl.jit
-def t_col_min(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        out[:] = pl.col_min(a)
-    return out
-
-
-@pl.jit
-def tree_col_min(a: pl.Tensor, s: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [16, 64])
-        tmp = pl.load(s, [0, 0], [16, 64])
-        out = pl.store(pl.col_min(t, tmp), [0, 0], out)
-    return out
-
-
-@pl.jit
-def ptree_col_min(a: pl.Tensor, s: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        tmp = pl.load(s, [0, 0], [16, 64])
-        out = pl.store(pl.col_min(t, tmp), [0, 0], out)
-    return out
-
-
-@pl.jit
-def seq_col_min(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [16, 64])
-        out = pl.store(pl.tile.col_min(t), [0, 0], out)
-    return out
-
-
-@pl.jit
-def pseq_col_min(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        out = pl.store(pl.tile.col_min(t), [0, 0], out)
-    return out
-
+for _op in ("row_sum", "row_max", "row_min", "col_sum", "col_max", "col_min"):
+    _tensor(f"t_{_op}", f"pl.{_op}(a)")
+    _tile(f"tree_{_op}", f"pl.{_op}(t, tmp)", _S)
+    _tile(f"ptree_{_op}", f"pl.{_op}(t, tmp)", _S, valid=_VALID)
+    _tile(f"seq_{_op}", f"pl.tile.{_op}(t)")
+    _tile(f"pseq_{_op}", f"pl.tile.{_op}(t)", valid=_VALID)
 
 # -- larger scratch tile: tmp [32, 128] for a [16, 64] input (tree order, same result)
-@pl.jit
-def big_tmp_row_sum(a: pl.Tensor, s: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [16, 64])
-        tmp = pl.load(s, [0, 0], [32, 128])
-        out = pl.store(pl.row_sum(t, tmp), [0, 0], out)
-    return out
-
+_tile("big_tmp_row_sum", "pl.row_sum(t, tmp)", "tmp = pl.load(s, [0, 0], [32, 128])")
 
 # -- 4096-wide FP32 row sums, tree vs sequential ([4, 4096] FP32 = 64 KB per tile)
-@pl.jit
-def wide_tree_row_sum(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [4, 4096])
-        tmp = pl.create_tile([4, 4096], dtype=pl.FP32, target_memory=pl.Mem.Vec)
-        out = pl.store(pl.row_sum(t, tmp), [0, 0], out)
-    return out
-
-
-@pl.jit
-def wide_seq_row_sum(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [4, 4096])
-        out = pl.store(pl.tile.row_sum(t), [0, 0], out)
-    return out
-
+_tile("wide_tree_row_sum", "pl.row_sum(t, tmp)", _create("[4, 4096]"), shape="[4, 4096]")
+_tile("wide_seq_row_sum", "pl.tile.row_sum(t)", shape="[4, 4096]")
 
 # -- the padding pitfall: row_max over a [64, 64] load whose valid width is 40
-@pl.jit
-def padded_row_max(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [64, 64], valid_shape=[64, 40])
-        tmp = pl.create_tile([64, 64], dtype=pl.FP32, target_memory=pl.Mem.Vec)
-        out = pl.store(pl.row_max(t, tmp), [0, 0], out)
-    return out
-
-
-@pl.jit
-def fillpad_row_max(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [64, 64], valid_shape=[64, 40])
-        f = pl.fillpad(t, pl.PadValue.min)
-        tmp = pl.create_tile([64, 64], dtype=pl.FP32, target_memory=pl.Mem.Vec)
-        out = pl.store(pl.row_max(f, tmp), [0, 0], out)
-    return out
-
-
-@pl.jit
-def full_row_max(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [64, 64])
-        tmp = pl.create_tile([64, 64], dtype=pl.FP32, target_memory=pl.Mem.Vec)
-        out = pl.store(pl.row_max(t, tmp), [0, 0], out)
-    return out
-
-
-@pl.jit
-def full_fillpad_row_max(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [64, 64])
-        f = pl.fillpad(t, pl.PadValue.min)
-        tmp = pl.create_tile([64, 64], dtype=pl.FP32, target_memory=pl.Mem.Vec)
-        out = pl.store(pl.row_max(f, tmp), [0, 0], out)
-    return out
-
+_FILL_MIN = "f = pl.fillpad(t, pl.PadValue.min)\n"
+_tile("padded_row_max", "pl.row_max(t, tmp)", _create("[64, 64]"), shape="[64, 64]", valid="[64, 40]")
+_tile("fillpad_row_max", "pl.row_max(f, tmp)", _FILL_MIN + _create("[64, 64]"), shape="[64, 64]", valid="[64, 40]")
+_tile("full_row_max", "pl.row_max(t, tmp)", _create("[64, 64]"), shape="[64, 64]")
+_tile("full_fillpad_row_max", "pl.row_max(f, tmp)", _FILL_MIN + _create("[64, 64]"), shape="[64, 64]")
 
 # -- fillpad: the whole [16, 64] tile after padding a [13, 37] valid region is stored
-@pl.jit
-def fillpad_zero(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        out = pl.store(pl.fillpad(t), [0, 0], out)
-    return out
-
-
-@pl.jit
-def fillpad_max(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        out = pl.store(pl.fillpad(t, pad_value=pl.PadValue.max), [0, 0], out)
-    return out
-
-
-@pl.jit
-def fillpad_min(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        out = pl.store(pl.tile.fillpad(t, pl.PadValue.min), [0, 0], out)
-    return out
-
-
-@pl.jit
-def fillpad_sugar_inf(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        out = pl.store(pl.fillpad(t, math.inf), [0, 0], out)
-    return out
-
-
-@pl.jit
-def fillpad_sugar_neginf(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        out = pl.store(pl.fillpad(t, -math.inf), [0, 0], out)
-    return out
-
-
-@pl.jit
-def fillpad_sugar_zero(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        out = pl.store(pl.fillpad(t, 0.0), [0, 0], out)
-    return out
-
-
-@pl.jit
-def t_fillpad(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        out[:] = pl.fillpad(a, pl.PadValue.max)
-    return out
-
+_tile("fillpad_zero", "pl.fillpad(t)", valid=_VALID)
+_tile("fillpad_max", "pl.fillpad(t, pad_value=pl.PadValue.max)", valid=_VALID)
+_tile("fillpad_min", "pl.tile.fillpad(t, pl.PadValue.min)", valid=_VALID)
+_tile("fillpad_sugar_inf", "pl.fillpad(t, math.inf)", valid=_VALID)
+_tile("fillpad_sugar_neginf", "pl.fillpad(t, -math.inf)", valid=_VALID)
+_tile("fillpad_sugar_zero", "pl.fillpad(t, 0.0)", valid=_VALID)
+_tensor("t_fillpad", "pl.fillpad(a, pl.PadValue.max)")
 
 # -- errors (parsed only by the error tests)
-@pl.jit
-def err_row_sum_no_tmp(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [16, 64])
-        out = pl.store(pl.row_sum(t), [0, 0], out)
-    return out
-
-
-@pl.jit
-def err_row_max_no_tmp(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [16, 64])
-        out = pl.store(pl.row_max(t), [0, 0], out)
-    return out
-
-
-@pl.jit
-def err_row_min_no_tmp(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [16, 64])
-        out = pl.store(pl.row_min(t), [0, 0], out)
-    return out
-
-
-@pl.jit
-def err_row_sum_kw_none(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [16, 64])
-        out = pl.store(pl.row_sum(t, tmp_tile=None), [0, 0], out)
-    return out
-
-
-@pl.jit
-def err_small_tmp(a: pl.Tensor, s: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [16, 64])
-        tmp = pl.load(s, [0, 0], [16, 32])
-        out = pl.store(pl.row_sum(t, tmp), [0, 0], out)
-    return out
-
-
-@pl.jit
-def err_small_tmp_explicit_col(a: pl.Tensor, s: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [16, 64])
-        tmp = pl.load(s, [0, 0], [8, 64])
-        out = pl.store(pl.tile.col_max(t, tmp), [0, 0], out)
-    return out
-
-
-@pl.jit
-def err_tmp_dtype(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [16, 64])
-        tmp = pl.create_tile([16, 64], dtype=pl.FP16, target_memory=pl.Mem.Vec)
-        out = pl.store(pl.row_max(t, tmp), [0, 0], out)
-    return out
-
-
-@pl.jit
-def err_tmp_rank(a: pl.Tensor, s: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [16, 64])
-        tmp = pl.load(s, [0], [1024])
-        out = pl.store(pl.row_min(t, tmp), [0, 0], out)
-    return out
-
-
-@pl.jit
-def err_tensor_tmp(a: pl.Tensor, s: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        out[:] = pl.row_sum(a, s)
-    return out
-
-
-@pl.jit
-def err_fillpad_null(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        out = pl.store(pl.fillpad(t, pl.PadValue.null), [0, 0], out)
-    return out
-
-
-@pl.jit
-def err_fillpad_number(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        out = pl.store(pl.fillpad(t, 1.0), [0, 0], out)
-    return out
-
+_tile("err_row_sum_no_tmp", "pl.row_sum(t)")
+_tile("err_row_max_no_tmp", "pl.row_max(t)")
+_tile("err_row_min_no_tmp", "pl.row_min(t)")
+_tile("err_row_sum_kw_none", "pl.row_sum(t, tmp_tile=None)")
+_tile("err_small_tmp", "pl.row_sum(t, tmp)", "tmp = pl.load(s, [0, 0], [16, 32])")
+_tile("err_small_tmp_explicit_col", "pl.tile.col_max(t, tmp)", "tmp = pl.load(s, [0, 0], [8, 64])")
+_tile("err_tmp_dtype", "pl.row_max(t, tmp)", _create("[16, 64]", "FP16"))
+_tile("err_tmp_rank", "pl.row_min(t, tmp)", "tmp = pl.load(s, [0], [1024])")
+_tensor("err_tensor_tmp", "pl.row_sum(a, s)")
+_tile("err_fillpad_null", "pl.fillpad(t, pl.PadValue.null)", valid=_VALID)
+_tile("err_fillpad_number", "pl.fillpad(t, 1.0)", valid=_VALID)
 
 # -- odd widths in the tree: 40 -> 20 -> 10 -> 5 -> 3 -> 2 -> 1 (the middle element is carried twice)
-@pl.jit
-def odd_tree_row_sum(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [8, 40])
-        tmp = pl.create_tile([8, 40], dtype=pl.FP32, target_memory=pl.Mem.Vec)
-        out = pl.store(pl.row_sum(t, tmp), [0, 0], out)
-    return out
-
-
-@pl.jit
-def odd_tree_col_sum(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        t = pl.load(a, [0, 0], [40, 8])
-        tmp = pl.create_tile([40, 8], dtype=pl.FP32, target_memory=pl.Mem.Vec)
-        out = pl.store(pl.col_sum(t, tmp), [0, 0], out)
-    return out
+_tile("odd_tree_row_sum", "pl.row_sum(t, tmp)", _create("[8, 40]"), shape="[8, 40]")
+_tile("odd_tree_col_sum", "pl.col_sum(t, tmp)", _create("[40, 8]"), shape="[40, 8]")

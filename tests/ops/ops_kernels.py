@@ -1,381 +1,39 @@
-"""Kernels shared by the tests in tests/ops (module level: kernel source is read with inspect).
+"""Kernels shared by the tests in tests/ops: the elementwise and cast ones from the two templates of
+ops_templates.py (one line a kernel), the memory ones written by hand.
 
 Annotations are bare (``pl.Tensor``) so each kernel specialises on its arguments' shapes and dtypes
 and is reused across dtypes and shapes. ``p_*`` kernels work at tile level on a PARTIAL tile: a
 [16, 64] load with ``valid_shape=[VR, VC]``, the op, then a store of the valid region only.
-The cast kernels (one per destination dtype and rounding mode) are written out below because the
-destination dtype and the mode are compile-time attributes.
+The cast kernels are one per destination dtype and rounding mode because the destination dtype and
+the mode are compile-time attributes.
 """
 import pypto.language as pl
+from ops_templates import tensor_level as _t
+from ops_templates import tile_level as _p
 
 TILE = [16, 64]
 VR, VC = 13, 37  # the valid region of the p_* kernels (literal in their bodies)
 
-@pl.jit
-def t_add(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        out[:] = pl.add(a, b)
-    return out
-
-
-@pl.jit
-def t_adds(a: pl.Tensor, s: pl.Scalar[pl.FP32], out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        out[:] = pl.add(a, s)
-    return out
-
-
-@pl.jit
-def p_add(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        ta = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        tb = pl.load(b, [0, 0], [16, 64], valid_shape=[13, 37])
-        out = pl.store(pl.add(ta, tb), [0, 0], out)
-    return out
-
-
-@pl.jit
-def p_adds(a: pl.Tensor, s: pl.Scalar[pl.FP32], out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        ta = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        out = pl.store(pl.add(ta, s), [0, 0], out)
-    return out
-
-@pl.jit
-def t_sub(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        out[:] = pl.sub(a, b)
-    return out
-
-
-@pl.jit
-def t_subs(a: pl.Tensor, s: pl.Scalar[pl.FP32], out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        out[:] = pl.sub(a, s)
-    return out
-
-
-@pl.jit
-def p_sub(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        ta = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        tb = pl.load(b, [0, 0], [16, 64], valid_shape=[13, 37])
-        out = pl.store(pl.sub(ta, tb), [0, 0], out)
-    return out
-
-
-@pl.jit
-def p_subs(a: pl.Tensor, s: pl.Scalar[pl.FP32], out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        ta = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        out = pl.store(pl.sub(ta, s), [0, 0], out)
-    return out
-
-@pl.jit
-def t_mul(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        out[:] = pl.mul(a, b)
-    return out
-
-
-@pl.jit
-def t_muls(a: pl.Tensor, s: pl.Scalar[pl.FP32], out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        out[:] = pl.mul(a, s)
-    return out
-
-
-@pl.jit
-def p_mul(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        ta = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        tb = pl.load(b, [0, 0], [16, 64], valid_shape=[13, 37])
-        out = pl.store(pl.mul(ta, tb), [0, 0], out)
-    return out
-
-
-@pl.jit
-def p_muls(a: pl.Tensor, s: pl.Scalar[pl.FP32], out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        ta = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        out = pl.store(pl.mul(ta, s), [0, 0], out)
-    return out
-
-@pl.jit
-def t_div(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        out[:] = pl.div(a, b)
-    return out
-
-
-@pl.jit
-def t_divs(a: pl.Tensor, s: pl.Scalar[pl.FP32], out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        out[:] = pl.div(a, s)
-    return out
-
-
-@pl.jit
-def p_div(a: pl.Tensor, b: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        ta = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        tb = pl.load(b, [0, 0], [16, 64], valid_shape=[13, 37])
-        out = pl.store(pl.div(ta, tb), [0, 0], out)
-    return out
-
-
-@pl.jit
-def p_divs(a: pl.Tensor, s: pl.Scalar[pl.FP32], out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        ta = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        out = pl.store(pl.div(ta, s), [0, 0], out)
-    return out
-
-@pl.jit
-def t_exp(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        out[:] = pl.exp(a)
-    return out
-
-
-@pl.jit
-def p_exp(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        ta = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        out = pl.store(pl.exp(ta), [0, 0], out)
-    return out
-
-@pl.jit
-def t_neg(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        out[:] = pl.neg(a)
-    return out
-
-
-@pl.jit
-def p_neg(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        ta = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        out = pl.store(pl.neg(ta), [0, 0], out)
-    return out
-
-@pl.jit
-def t_abs(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        out[:] = pl.abs(a)
-    return out
-
-
-@pl.jit
-def p_abs(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        ta = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        out = pl.store(pl.abs(ta), [0, 0], out)
-    return out
-
-@pl.jit
-def t_cast_fp16_none(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        out[:] = pl.cast(a, pl.FP16, mode="none")
-    return out
-
-
-@pl.jit
-def p_cast_fp16_none(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        ta = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        out = pl.store(pl.cast(ta, pl.FP16, mode="none"), [0, 0], out)
-    return out
-
-@pl.jit
-def t_cast_fp16_rint(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        out[:] = pl.cast(a, pl.FP16, mode="rint")
-    return out
-
-
-@pl.jit
-def p_cast_fp16_rint(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        ta = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        out = pl.store(pl.cast(ta, pl.FP16, mode="rint"), [0, 0], out)
-    return out
-
-@pl.jit
-def t_cast_fp16_round(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        out[:] = pl.cast(a, pl.FP16, mode="round")
-    return out
-
-
-@pl.jit
-def p_cast_fp16_round(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        ta = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        out = pl.store(pl.cast(ta, pl.FP16, mode="round"), [0, 0], out)
-    return out
-
-@pl.jit
-def t_cast_fp16_floor(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        out[:] = pl.cast(a, pl.FP16, mode="floor")
-    return out
-
-
-@pl.jit
-def p_cast_fp16_floor(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        ta = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        out = pl.store(pl.cast(ta, pl.FP16, mode="floor"), [0, 0], out)
-    return out
-
-@pl.jit
-def t_cast_fp16_ceil(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        out[:] = pl.cast(a, pl.FP16, mode="ceil")
-    return out
-
-
-@pl.jit
-def p_cast_fp16_ceil(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        ta = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        out = pl.store(pl.cast(ta, pl.FP16, mode="ceil"), [0, 0], out)
-    return out
-
-@pl.jit
-def t_cast_fp16_trunc(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        out[:] = pl.cast(a, pl.FP16, mode="trunc")
-    return out
-
-
-@pl.jit
-def p_cast_fp16_trunc(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        ta = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        out = pl.store(pl.cast(ta, pl.FP16, mode="trunc"), [0, 0], out)
-    return out
-
-@pl.jit
-def t_cast_fp16_odd(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        out[:] = pl.cast(a, pl.FP16, mode="odd")
-    return out
-
-
-@pl.jit
-def p_cast_fp16_odd(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        ta = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        out = pl.store(pl.cast(ta, pl.FP16, mode="odd"), [0, 0], out)
-    return out
-
-@pl.jit
-def t_cast_bf16_none(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        out[:] = pl.cast(a, pl.BF16, mode="none")
-    return out
-
-
-@pl.jit
-def p_cast_bf16_none(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        ta = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        out = pl.store(pl.cast(ta, pl.BF16, mode="none"), [0, 0], out)
-    return out
-
-@pl.jit
-def t_cast_bf16_rint(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        out[:] = pl.cast(a, pl.BF16, mode="rint")
-    return out
-
-
-@pl.jit
-def p_cast_bf16_rint(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        ta = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        out = pl.store(pl.cast(ta, pl.BF16, mode="rint"), [0, 0], out)
-    return out
-
-@pl.jit
-def t_cast_bf16_round(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        out[:] = pl.cast(a, pl.BF16, mode="round")
-    return out
-
-
-@pl.jit
-def p_cast_bf16_round(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        ta = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        out = pl.store(pl.cast(ta, pl.BF16, mode="round"), [0, 0], out)
-    return out
-
-@pl.jit
-def t_cast_bf16_floor(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        out[:] = pl.cast(a, pl.BF16, mode="floor")
-    return out
-
-
-@pl.jit
-def p_cast_bf16_floor(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        ta = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        out = pl.store(pl.cast(ta, pl.BF16, mode="floor"), [0, 0], out)
-    return out
-
-@pl.jit
-def t_cast_bf16_ceil(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        out[:] = pl.cast(a, pl.BF16, mode="ceil")
-    return out
-
-
-@pl.jit
-def p_cast_bf16_ceil(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        ta = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        out = pl.store(pl.cast(ta, pl.BF16, mode="ceil"), [0, 0], out)
-    return out
-
-@pl.jit
-def t_cast_bf16_trunc(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        out[:] = pl.cast(a, pl.BF16, mode="trunc")
-    return out
-
-
-@pl.jit
-def p_cast_bf16_trunc(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        ta = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        out = pl.store(pl.cast(ta, pl.BF16, mode="trunc"), [0, 0], out)
-    return out
-
-@pl.jit
-def t_cast_bf16_odd(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        out[:] = pl.cast(a, pl.BF16, mode="odd")
-    return out
-
-
-@pl.jit
-def p_cast_bf16_odd(a: pl.Tensor, out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        ta = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        out = pl.store(pl.cast(ta, pl.BF16, mode="odd"), [0, 0], out)
-    return out
+for _op in ("add", "sub", "mul", "div"):
+    _t(f"t_{_op}", f"pl.{_op}(a, b)", "a b")
+    _t(f"t_{_op}s", f"pl.{_op}(a, s)", "a s:FP32")
+    _p(f"p_{_op}", f"pl.{_op}(ta, tb)", "a b")
+    _p(f"p_{_op}s", f"pl.{_op}(ta, s)", "a s:FP32")
+for _op in ("exp", "neg", "abs"):
+    _t(f"t_{_op}", f"pl.{_op}(a)")
+    _p(f"p_{_op}", f"pl.{_op}(ta)")
+
+MODES = ('none', 'rint', 'round', 'floor', 'ceil', 'trunc', 'odd')
+for _dst in ("fp16", "bf16"):
+    for _mode in MODES:
+        _t(f"t_cast_{_dst}_{_mode}", f'pl.cast(a, pl.{_dst.upper()}, mode="{_mode}")')
+        _p(f"p_cast_{_dst}_{_mode}", f'pl.cast(ta, pl.{_dst.upper()}, mode="{_mode}")')
 
 
 def cast_kernel(level: str, dst: str, mode: str):
     """The ``t_`` (tensor level) or ``p_`` (partial tile) cast kernel for ``dst`` ("fp16"/"bf16")."""
     return globals()[f"{level}_cast_{dst}_{mode}"]
 
-
-MODES = ('none', 'rint', 'round', 'floor', 'ceil', 'trunc', 'odd')
 
 
 # -- memory ops ---------------------------------------------------------------------------------
@@ -458,48 +116,6 @@ def m_create_tensor(a: pl.Tensor, out: pl.Out[pl.Tensor]):
 
 
 # INT32 tensors take an INT32 scalar: a pl.FP32 scalar would promote the result to FP32.
-
-
-@pl.jit
-def t_adds_i32(a: pl.Tensor, s: pl.Scalar[pl.INT32], out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        out[:] = pl.add(a, s)
-    return out
-
-
-@pl.jit
-def p_adds_i32(a: pl.Tensor, s: pl.Scalar[pl.INT32], out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        ta = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        out = pl.store(pl.add(ta, s), [0, 0], out)
-    return out
-
-
-@pl.jit
-def t_subs_i32(a: pl.Tensor, s: pl.Scalar[pl.INT32], out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        out[:] = pl.sub(a, s)
-    return out
-
-
-@pl.jit
-def p_subs_i32(a: pl.Tensor, s: pl.Scalar[pl.INT32], out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        ta = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        out = pl.store(pl.sub(ta, s), [0, 0], out)
-    return out
-
-
-@pl.jit
-def t_muls_i32(a: pl.Tensor, s: pl.Scalar[pl.INT32], out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        out[:] = pl.mul(a, s)
-    return out
-
-
-@pl.jit
-def p_muls_i32(a: pl.Tensor, s: pl.Scalar[pl.INT32], out: pl.Out[pl.Tensor]):
-    with pl.at(level=pl.Level.CORE_GROUP):
-        ta = pl.load(a, [0, 0], [16, 64], valid_shape=[13, 37])
-        out = pl.store(pl.mul(ta, s), [0, 0], out)
-    return out
+for _op in ("add", "sub", "mul"):
+    _t(f"t_{_op}s_i32", f"pl.{_op}(a, s)", "a s:INT32")
+    _p(f"p_{_op}s_i32", f"pl.{_op}(ta, s)", "a s:INT32")

@@ -1,6 +1,9 @@
 """Mixed-kernel (Group) programs with many independent tasks, for test_lockstep_bits_group.py:
 the scheduler runs them as lockstep gangs of clusters (pypto.runtime.cross_core.GroupGang)."""
+import textwrap
+
 import pypto.language as pl
+from kernel_templates import kernels
 
 N = 64          # group tasks (more than the 48 clusters: several gangs, some left over)
 R, C = 16, 32   # each task's rows of the input, and its columns
@@ -23,182 +26,6 @@ def mm_softmax(q: pl.Tensor, k: pl.Tensor, n: pl.INDEX, r: pl.INDEX, out: pl.Out
             z = pl.row_sum(e, tmp)
             out = pl.store(pl.row_expand_div(e, z), [i * r, 0], out)
     return out
-
-
-@pl.program
-class PingPong:
-    """Both directions of one pipe with 2-slot rings: the vector core pushes three tiles (x, 2x,
-    x + 1: the third push waits for the cube's first tfree), the cube multiplies each by w and
-    pushes it back (its third push waits for the vector core's first tfree), the vector core sums
-    the three products. out_i = (x + 2x + (x + 1)) @ w, summed product by product."""
-
-    @pl.function(type=pl.FunctionType.AIV)
-    def vec(self, a: pl.Tensor[[N * R, C], pl.FP32], w: pl.Tensor[[C, C], pl.FP32], i: pl.Scalar[pl.INDEX],
-            out: pl.Out[pl.Tensor[[N * R, C], pl.FP32]]) -> pl.Tensor[[N * R, C], pl.FP32]:
-        pl.aiv_initialize_pipe(dir_mask=3, slot_size=SLOT, slot_num=2, id=0)
-        x: pl.Tile[[R, C], pl.FP32, pl.Mem.Vec] = pl.load(a, [i * R, 0], [R, C])
-        pl.tpush_to_aic(x, split=0, id=0)
-        pl.tpush_to_aic(pl.mul(x, 2.0), split=0, id=0)
-        pl.tpush_to_aic(pl.add(x, 1.0), split=0, id=0)
-        p1: pl.Tile[[R, C], pl.FP32, pl.Mem.Vec] = pl.tpop_from_aic(split=0, id=0)
-        s1 = pl.mul(p1, 1.0)
-        pl.tfree_to_aic(p1, id=0)
-        p2: pl.Tile[[R, C], pl.FP32, pl.Mem.Vec] = pl.tpop_from_aic(split=0, id=0)
-        s2 = pl.add(s1, p2)
-        pl.tfree_to_aic(p2, id=0)
-        p3: pl.Tile[[R, C], pl.FP32, pl.Mem.Vec] = pl.tpop_from_aic(split=0, id=0)
-        s3 = pl.add(s2, p3)
-        pl.tfree_to_aic(p3, id=0)
-        out = pl.store(s3, [i * R, 0], out)
-        return out
-
-    @pl.function(type=pl.FunctionType.AIC)
-    def cube(self, a: pl.Tensor[[N * R, C], pl.FP32], w: pl.Tensor[[C, C], pl.FP32], i: pl.Scalar[pl.INDEX],
-             out: pl.Out[pl.Tensor[[N * R, C], pl.FP32]]):
-        pl.aic_initialize_pipe(dir_mask=3, slot_size=SLOT, slot_num=2, id=0)
-        wm = pl.load(w, [0, 0], [C, C], target_memory=pl.Mem.Mat)
-        wr = pl.move(wm, target_memory=pl.Mem.Right)
-        for k in pl.range(3):
-            s: pl.Tile[[R, C], pl.FP32, pl.Mem.Mat] = pl.tpop_from_aiv(split=0, id=0)
-            r = pl.matmul(pl.move(s, target_memory=pl.Mem.Left), wr)
-            pl.tfree_to_aiv(s, id=0)
-            pl.tpush_to_aiv(r, split=0, id=0)
-
-    @pl.function(type=pl.FunctionType.Group)
-    def grp(self, a: pl.Tensor[[N * R, C], pl.FP32], w: pl.Tensor[[C, C], pl.FP32], i: pl.Scalar[pl.INDEX],
-            out: pl.Out[pl.Tensor[[N * R, C], pl.FP32]]) -> pl.Tensor[[N * R, C], pl.FP32]:
-        self.cube(a, w, i, out)
-        r = self.vec(a, w, i, out)
-        return r
-
-    @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, a: pl.Tensor[[N * R, C], pl.FP32], w: pl.Tensor[[C, C], pl.FP32],
-             out: pl.Out[pl.Tensor[[N * R, C], pl.FP32]]) -> pl.Tensor[[N * R, C], pl.FP32]:
-        for i in pl.parallel(N):
-            out = self.grp(a, w, i, out)
-        return out
-
-
-@pl.program
-class SplitLanes:
-    """Two vector lanes and split pushes both ways: the cube pushes c = a_i @ w split UP_DOWN (each
-    lane gets its [H, C] half), each lane pushes its half + 1 back split, the cube pops the two
-    halves joined, multiplies by w again and pushes that split too; each lane stores it plus exp of
-    its first half at its own rows (pl.tile.get_subblock_idx()). out = (c + 1) @ w + exp(c)."""
-
-    @pl.function(type=pl.FunctionType.AIC)
-    def cube(self, a: pl.Tensor[[N * R, C], pl.FP32], w: pl.Tensor[[C, C], pl.FP32], i: pl.Scalar[pl.INDEX],
-             out: pl.Out[pl.Tensor[[N * R, C], pl.FP32]]):
-        pl.aic_initialize_pipe(dir_mask=3, slot_size=SLOT, id=0)
-        x = pl.load(a, [i * R, 0], [R, C], target_memory=pl.Mem.Mat)
-        y = pl.load(w, [0, 0], [C, C], target_memory=pl.Mem.Mat)
-        wr = pl.move(y, target_memory=pl.Mem.Right)
-        c = pl.matmul(pl.move(x, target_memory=pl.Mem.Left), wr)
-        pl.tpush_to_aiv(c, split=1, id=0)
-        j: pl.Tile[[R, C], pl.FP32, pl.Mem.Mat] = pl.tpop_from_aiv(split=1, id=0)
-        d = pl.matmul(pl.move(j, target_memory=pl.Mem.Left), wr)
-        pl.tfree_to_aiv(j, id=0)
-        pl.tpush_to_aiv(d, split=1, id=0)
-
-    @pl.function(type=pl.FunctionType.AIV, attrs={"dual_aiv_dispatch": True})
-    def vec(self, a: pl.Tensor[[N * R, C], pl.FP32], w: pl.Tensor[[C, C], pl.FP32], i: pl.Scalar[pl.INDEX],
-            out: pl.Out[pl.Tensor[[N * R, C], pl.FP32]]) -> pl.Tensor[[N * R, C], pl.FP32]:
-        pl.aiv_initialize_pipe(dir_mask=3, slot_size=SLOT, id=0)
-        h: pl.Tile[[H, C], pl.FP32, pl.Mem.Vec] = pl.tpop_from_aic(split=1, id=0)
-        x = pl.exp(h)
-        pl.tpush_to_aic(pl.add(h, 1.0), split=1, id=0)
-        pl.tfree_to_aic(h, id=0)
-        g: pl.Tile[[H, C], pl.FP32, pl.Mem.Vec] = pl.tpop_from_aic(split=1, id=0)
-        r = pl.add(g, x)
-        pl.tfree_to_aic(g, id=0)
-        lane = pl.tile.get_subblock_idx()
-        out = pl.store(r, [i * R + lane * H, 0], out)
-        return out
-
-    @pl.function(type=pl.FunctionType.Group)
-    def grp(self, a: pl.Tensor[[N * R, C], pl.FP32], w: pl.Tensor[[C, C], pl.FP32], i: pl.Scalar[pl.INDEX],
-            out: pl.Out[pl.Tensor[[N * R, C], pl.FP32]]) -> pl.Tensor[[N * R, C], pl.FP32]:
-        self.cube(a, w, i, out)
-        r = self.vec(a, w, i, out)
-        return r
-
-    @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, a: pl.Tensor[[N * R, C], pl.FP32], w: pl.Tensor[[C, C], pl.FP32],
-             out: pl.Out[pl.Tensor[[N * R, C], pl.FP32]]) -> pl.Tensor[[N * R, C], pl.FP32]:
-        for i in pl.parallel(N):
-            out = self.grp(a, w, i, out)
-        return out
-
-
-@pl.program
-class PopsTwice:
-    """Deadlock in every task: the vector core pushes once, the cube pops twice."""
-
-    @pl.function(type=pl.FunctionType.AIV)
-    def vec(self, a: pl.Tensor[[N * R, C], pl.FP32], i: pl.Scalar[pl.INDEX],
-            out: pl.Out[pl.Tensor[[N * R, C], pl.FP32]]):
-        pl.aiv_initialize_pipe(dir_mask=2, slot_size=SLOT, id=3)
-        x: pl.Tile[[R, C], pl.FP32, pl.Mem.Vec] = pl.load(a, [i * R, 0], [R, C])
-        pl.tpush_to_aic(x, split=0, id=3)
-
-    @pl.function(type=pl.FunctionType.AIC)
-    def cube(self, a: pl.Tensor[[N * R, C], pl.FP32], i: pl.Scalar[pl.INDEX],
-             out: pl.Out[pl.Tensor[[N * R, C], pl.FP32]]) -> pl.Tensor[[N * R, C], pl.FP32]:
-        pl.aic_initialize_pipe(dir_mask=2, slot_size=SLOT, id=3)
-        s: pl.Tile[[R, C], pl.FP32, pl.Mem.Mat] = pl.tpop_from_aiv(split=0, id=3)
-        t: pl.Tile[[C, C], pl.FP32, pl.Mem.Mat] = pl.tpop_from_aiv(split=0, id=3)  # WAITS FOREVER
-        r = pl.matmul(pl.move(s, target_memory=pl.Mem.Left), pl.move(t, target_memory=pl.Mem.Right))
-        return pl.store(r, [i * R, 0], out)
-
-    @pl.function(type=pl.FunctionType.Group)
-    def grp(self, a: pl.Tensor[[N * R, C], pl.FP32], i: pl.Scalar[pl.INDEX],
-            out: pl.Out[pl.Tensor[[N * R, C], pl.FP32]]) -> pl.Tensor[[N * R, C], pl.FP32]:
-        r = self.cube(a, i, out)
-        self.vec(a, i, out)
-        return r
-
-    @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, a: pl.Tensor[[N * R, C], pl.FP32],
-             out: pl.Out[pl.Tensor[[N * R, C], pl.FP32]]) -> pl.Tensor[[N * R, C], pl.FP32]:
-        for i in pl.parallel(N):
-            out = self.grp(a, i, out)
-        return out
-
-
-@pl.program
-class PopsWrongShape:
-    """Misuse in every task: the cube pushes [R, C] tiles, the vector core pops [H, C] ones."""
-
-    @pl.function(type=pl.FunctionType.AIC)
-    def cube(self, a: pl.Tensor[[N * R, C], pl.FP32], i: pl.Scalar[pl.INDEX],
-             out: pl.Out[pl.Tensor[[N * R, C], pl.FP32]]):
-        pl.aic_initialize_pipe(dir_mask=1, slot_size=SLOT, id=0)
-        x = pl.load(a, [i * R, 0], [R, C], target_memory=pl.Mem.Mat)
-        y = pl.load(a, [0, 0], [C, C], target_memory=pl.Mem.Mat)
-        c = pl.matmul(pl.move(x, target_memory=pl.Mem.Left), pl.move(y, target_memory=pl.Mem.Right))
-        pl.tpush_to_aiv(c, split=0, id=0)
-
-    @pl.function(type=pl.FunctionType.AIV)
-    def vec(self, a: pl.Tensor[[N * R, C], pl.FP32], i: pl.Scalar[pl.INDEX],
-            out: pl.Out[pl.Tensor[[N * R, C], pl.FP32]]) -> pl.Tensor[[N * R, C], pl.FP32]:
-        pl.aiv_initialize_pipe(dir_mask=1, slot_size=SLOT, id=0)
-        h: pl.Tile[[H, C], pl.FP32, pl.Mem.Vec] = pl.tpop_from_aic(split=0, id=0)   # WRONG SHAPE
-        out = pl.store(h, [i * R, 0], out)
-        return out
-
-    @pl.function(type=pl.FunctionType.Group)
-    def grp(self, a: pl.Tensor[[N * R, C], pl.FP32], i: pl.Scalar[pl.INDEX],
-            out: pl.Out[pl.Tensor[[N * R, C], pl.FP32]]) -> pl.Tensor[[N * R, C], pl.FP32]:
-        self.cube(a, i, out)
-        r = self.vec(a, i, out)
-        return r
-
-    @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, a: pl.Tensor[[N * R, C], pl.FP32],
-             out: pl.Out[pl.Tensor[[N * R, C], pl.FP32]]) -> pl.Tensor[[N * R, C], pl.FP32]:
-        for i in pl.parallel(N):
-            out = self.grp(a, i, out)
-        return out
 
 
 @pl.jit
@@ -230,41 +57,155 @@ class MixedBlocks:
         return out
 
 
-
+# ---------------------------------------------------------------- Group programs from one template
+# A cube (AIC) and a vector (AIV) function, a Group calling both (the cube first) and an
+# orchestration launching it for every i < N; the parameters are a, the case's extra ones, i and
+# out. One of the two functions (``stores``) stores ``out`` and returns it; a case gives the two
+# bodies, which is defined first (the programs' function order), the extra parameters and the
+# vector function's attrs.
+_GROUP = '''
 @pl.program
-class Scaled:
-    """out_i = exp(scale * (a_i @ w)): the vector function reads the float scalar parameter ``scale``
-    in a tile op (every gang member must share its value: its GANG_SAME, mapped to the group's)."""
+class $name:
+    """$doc"""
 
-    @pl.function(type=pl.FunctionType.AIC)
-    def cube(self, a: pl.Tensor[[N * R, C], pl.FP32], w: pl.Tensor[[C, C], pl.FP32], scale: pl.Scalar[pl.FP32],
-             i: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor[[N * R, C], pl.FP32]]):
-        pl.aic_initialize_pipe(dir_mask=1, slot_size=SLOT, id=0)
-        x = pl.load(a, [i * R, 0], [R, C], target_memory=pl.Mem.Mat)
-        y = pl.load(w, [0, 0], [C, C], target_memory=pl.Mem.Mat)
-        c = pl.matmul(pl.move(x, target_memory=pl.Mem.Left), pl.move(y, target_memory=pl.Mem.Right))
-        pl.tpush_to_aiv(c, split=0, id=0)
+    $first
 
-    @pl.function(type=pl.FunctionType.AIV)
-    def vec(self, a: pl.Tensor[[N * R, C], pl.FP32], w: pl.Tensor[[C, C], pl.FP32], scale: pl.Scalar[pl.FP32],
-            i: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor[[N * R, C], pl.FP32]]) -> pl.Tensor[[N * R, C], pl.FP32]:
-        pl.aiv_initialize_pipe(dir_mask=1, slot_size=SLOT, id=0)
-        h: pl.Tile[[R, C], pl.FP32, pl.Mem.Vec] = pl.tpop_from_aic(split=0, id=0)
-        e = pl.exp(pl.mul(h, scale))
-        pl.tfree_to_aic(h, id=0)
-        out = pl.store(e, [i * R, 0], out)
-        return out
+    $second
 
     @pl.function(type=pl.FunctionType.Group)
-    def grp(self, a: pl.Tensor[[N * R, C], pl.FP32], w: pl.Tensor[[C, C], pl.FP32], scale: pl.Scalar[pl.FP32],
-            i: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor[[N * R, C], pl.FP32]]) -> pl.Tensor[[N * R, C], pl.FP32]:
-        self.cube(a, w, scale, i, out)
-        r = self.vec(a, w, scale, i, out)
+    def grp(self, $params) -> pl.Tensor[[N * R, C], pl.FP32]:
+        ${r_cube}self.cube($args)
+        ${r_vec}self.vec($args)
         return r
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, a: pl.Tensor[[N * R, C], pl.FP32], w: pl.Tensor[[C, C], pl.FP32], scale: pl.Scalar[pl.FP32],
-             out: pl.Out[pl.Tensor[[N * R, C], pl.FP32]]) -> pl.Tensor[[N * R, C], pl.FP32]:
+    def main(self, $main_params) -> pl.Tensor[[N * R, C], pl.FP32]:
         for i in pl.parallel(N):
-            out = self.grp(a, w, scale, i, out)
+            out = self.grp($args)
         return out
+'''
+_TYPES = {"a": "pl.Tensor[[N * R, C], pl.FP32]", "w": "pl.Tensor[[C, C], pl.FP32]", "scale": "pl.Scalar[pl.FP32]",
+          "i": "pl.Scalar[pl.INDEX]", "out": "pl.Out[pl.Tensor[[N * R, C], pl.FP32]]"}
+
+
+def _group(name, doc, cube, vec, extra="w", stores="vec", vec_first=False, vec_attrs=""):
+    names = ["a", *extra.split(), "i", "out"]
+    params = ", ".join(f"{n}: {_TYPES[n]}" for n in names)
+
+    def fn(kind, fname, body, attrs=""):
+        ret = " -> pl.Tensor[[N * R, C], pl.FP32]" if fname == stores else ""
+        head = f"@pl.function(type=pl.FunctionType.{kind}{attrs})\ndef {fname}(self, {params}){ret}:\n"
+        return head + textwrap.indent(textwrap.dedent(body).strip("\n"), "    ")
+
+    c, v = fn("AIC", "cube", cube), fn("AIV", "vec", vec, vec_attrs)
+    first, second = (v, c) if vec_first else (c, v)
+    mod = kernels(name, _GROUP, consts=dict(N=N, R=R, C=C, SLOT=SLOT, H=H), doc=doc, first=first, second=second,
+                  params=params, args=", ".join(names), main_params=", ".join(f"{n}: {_TYPES[n]}" for n in names
+                                                                               if n != "i"),
+                  r_cube="r = " if stores == "cube" else "", r_vec="r = " if stores == "vec" else "")
+    return getattr(mod, name)
+
+
+PingPong = _group("PingPong", """Both directions of one pipe with 2-slot rings: the vector core pushes three tiles (x,
+    2x, x + 1: the third push waits for the cube's first tfree), the cube multiplies each by w and pushes it back (its
+    third push waits for the vector core's first tfree), the vector core sums the three products.
+    out_i = (x + 2x + (x + 1)) @ w, summed product by product.""", vec_first=True, vec="""
+    pl.aiv_initialize_pipe(dir_mask=3, slot_size=SLOT, slot_num=2, id=0)
+    x: pl.Tile[[R, C], pl.FP32, pl.Mem.Vec] = pl.load(a, [i * R, 0], [R, C])
+    pl.tpush_to_aic(x, split=0, id=0)
+    pl.tpush_to_aic(pl.mul(x, 2.0), split=0, id=0)
+    pl.tpush_to_aic(pl.add(x, 1.0), split=0, id=0)
+    p1: pl.Tile[[R, C], pl.FP32, pl.Mem.Vec] = pl.tpop_from_aic(split=0, id=0)
+    s1 = pl.mul(p1, 1.0)
+    pl.tfree_to_aic(p1, id=0)
+    p2: pl.Tile[[R, C], pl.FP32, pl.Mem.Vec] = pl.tpop_from_aic(split=0, id=0)
+    s2 = pl.add(s1, p2)
+    pl.tfree_to_aic(p2, id=0)
+    p3: pl.Tile[[R, C], pl.FP32, pl.Mem.Vec] = pl.tpop_from_aic(split=0, id=0)
+    s3 = pl.add(s2, p3)
+    pl.tfree_to_aic(p3, id=0)
+    out = pl.store(s3, [i * R, 0], out)
+    return out
+    """, cube="""
+    pl.aic_initialize_pipe(dir_mask=3, slot_size=SLOT, slot_num=2, id=0)
+    wm = pl.load(w, [0, 0], [C, C], target_memory=pl.Mem.Mat)
+    wr = pl.move(wm, target_memory=pl.Mem.Right)
+    for k in pl.range(3):
+        s: pl.Tile[[R, C], pl.FP32, pl.Mem.Mat] = pl.tpop_from_aiv(split=0, id=0)
+        r = pl.matmul(pl.move(s, target_memory=pl.Mem.Left), wr)
+        pl.tfree_to_aiv(s, id=0)
+        pl.tpush_to_aiv(r, split=0, id=0)
+    """)
+
+SplitLanes = _group("SplitLanes", """Two vector lanes and split pushes both ways: the cube pushes c = a_i @ w split
+    UP_DOWN (each lane gets its [H, C] half), each lane pushes its half + 1 back split, the cube pops the two halves
+    joined, multiplies by w again and pushes that split too; each lane stores it plus exp of its first half at its own
+    rows (pl.tile.get_subblock_idx()). out = (c + 1) @ w + exp(c).""",
+                    vec_attrs=', attrs={"dual_aiv_dispatch": True}', cube="""
+    pl.aic_initialize_pipe(dir_mask=3, slot_size=SLOT, id=0)
+    x = pl.load(a, [i * R, 0], [R, C], target_memory=pl.Mem.Mat)
+    y = pl.load(w, [0, 0], [C, C], target_memory=pl.Mem.Mat)
+    wr = pl.move(y, target_memory=pl.Mem.Right)
+    c = pl.matmul(pl.move(x, target_memory=pl.Mem.Left), wr)
+    pl.tpush_to_aiv(c, split=1, id=0)
+    j: pl.Tile[[R, C], pl.FP32, pl.Mem.Mat] = pl.tpop_from_aiv(split=1, id=0)
+    d = pl.matmul(pl.move(j, target_memory=pl.Mem.Left), wr)
+    pl.tfree_to_aiv(j, id=0)
+    pl.tpush_to_aiv(d, split=1, id=0)
+    """, vec="""
+    pl.aiv_initialize_pipe(dir_mask=3, slot_size=SLOT, id=0)
+    h: pl.Tile[[H, C], pl.FP32, pl.Mem.Vec] = pl.tpop_from_aic(split=1, id=0)
+    x = pl.exp(h)
+    pl.tpush_to_aic(pl.add(h, 1.0), split=1, id=0)
+    pl.tfree_to_aic(h, id=0)
+    g: pl.Tile[[H, C], pl.FP32, pl.Mem.Vec] = pl.tpop_from_aic(split=1, id=0)
+    r = pl.add(g, x)
+    pl.tfree_to_aic(g, id=0)
+    lane = pl.tile.get_subblock_idx()
+    out = pl.store(r, [i * R + lane * H, 0], out)
+    return out
+    """)
+
+PopsTwice = _group("PopsTwice", "Deadlock in every task: the vector core pushes once, the cube pops twice.",
+                   extra="", stores="cube", vec_first=True, vec="""
+    pl.aiv_initialize_pipe(dir_mask=2, slot_size=SLOT, id=3)
+    x: pl.Tile[[R, C], pl.FP32, pl.Mem.Vec] = pl.load(a, [i * R, 0], [R, C])
+    pl.tpush_to_aic(x, split=0, id=3)
+    """, cube="""
+    pl.aic_initialize_pipe(dir_mask=2, slot_size=SLOT, id=3)
+    s: pl.Tile[[R, C], pl.FP32, pl.Mem.Mat] = pl.tpop_from_aiv(split=0, id=3)
+    t: pl.Tile[[C, C], pl.FP32, pl.Mem.Mat] = pl.tpop_from_aiv(split=0, id=3)  # WAITS FOREVER
+    r = pl.matmul(pl.move(s, target_memory=pl.Mem.Left), pl.move(t, target_memory=pl.Mem.Right))
+    return pl.store(r, [i * R, 0], out)
+    """)
+
+PopsWrongShape = _group("PopsWrongShape", "Misuse in every task: the cube pushes [R, C] tiles, the vector core pops "
+                        "[H, C] ones.", extra="", cube="""
+    pl.aic_initialize_pipe(dir_mask=1, slot_size=SLOT, id=0)
+    x = pl.load(a, [i * R, 0], [R, C], target_memory=pl.Mem.Mat)
+    y = pl.load(a, [0, 0], [C, C], target_memory=pl.Mem.Mat)
+    c = pl.matmul(pl.move(x, target_memory=pl.Mem.Left), pl.move(y, target_memory=pl.Mem.Right))
+    pl.tpush_to_aiv(c, split=0, id=0)
+    """, vec="""
+    pl.aiv_initialize_pipe(dir_mask=1, slot_size=SLOT, id=0)
+    h: pl.Tile[[H, C], pl.FP32, pl.Mem.Vec] = pl.tpop_from_aic(split=0, id=0)   # WRONG SHAPE
+    out = pl.store(h, [i * R, 0], out)
+    return out
+    """)
+
+Scaled = _group("Scaled", """out_i = exp(scale * (a_i @ w)): the vector function reads the float scalar parameter
+    ``scale`` in a tile op (every gang member must share its value: its GANG_SAME, mapped to the group's).""",
+                extra="w scale", cube="""
+    pl.aic_initialize_pipe(dir_mask=1, slot_size=SLOT, id=0)
+    x = pl.load(a, [i * R, 0], [R, C], target_memory=pl.Mem.Mat)
+    y = pl.load(w, [0, 0], [C, C], target_memory=pl.Mem.Mat)
+    c = pl.matmul(pl.move(x, target_memory=pl.Mem.Left), pl.move(y, target_memory=pl.Mem.Right))
+    pl.tpush_to_aiv(c, split=0, id=0)
+    """, vec="""
+    pl.aiv_initialize_pipe(dir_mask=1, slot_size=SLOT, id=0)
+    h: pl.Tile[[R, C], pl.FP32, pl.Mem.Vec] = pl.tpop_from_aic(split=0, id=0)
+    e = pl.exp(pl.mul(h, scale))
+    pl.tfree_to_aic(h, id=0)
+    out = pl.store(e, [i * R, 0], out)
+    return out
+    """)

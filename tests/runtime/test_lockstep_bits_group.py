@@ -16,6 +16,7 @@ import pytest
 import torch
 
 import kernels_group_lockstep as K
+from kernel_templates import filename
 import pypto.ir as ir
 from pypto.errors import SimulationError
 from pypto.runtime import simulator as S
@@ -150,7 +151,7 @@ def test_wrong_pop_shape_in_a_gang_reads_as_in_one_task():
             for lock in (False, True)]
     assert msgs[0] == msgs[1]
     assert "into a [8, 32] tile, but the slot holds [16, 32] (split 0)" in msgs[1]
-    assert "kernels_group_lockstep.py:" in msgs[1]
+    assert filename(K.PopsWrongShape) + ":" in msgs[1]   # located in its (generated) source
 
 
 def test_overlapping_group_tasks_are_not_ganged():

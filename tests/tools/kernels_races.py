@@ -1,75 +1,15 @@
 """Planted ordering bugs for the race detector (``pypto.debug.races``), and their fixed forms.
 
 Every racy kernel names its scopes with ``name_hint`` so the test can check which two tasks the detector
-blames. Module level, real file: kernel source is read with inspect."""
+blames. A planted bug and its fix that differ only in a scope's ``as NAME`` / ``deps=`` come from one
+template (tests/kernel_templates.py), one line each; the others are written out."""
 import pypto.language as pl
+from kernel_templates import HEADER, kernels
 
 CG = pl.Level.CORE_GROUP
 
 
 # ------------------------------------------------------------------ WAR (the runtime never tracks it)
-@pl.jit
-def war_basic(a: pl.Tensor[[64, 64], pl.FP32], buf: pl.InOut[pl.Tensor[[64, 64], pl.FP32]],
-              out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
-    """A reader of buf, then a writer overwriting all of buf: no edge."""
-    with pl.at(level=CG, name_hint="reader"):
-        out[:] = pl.add(a, buf)
-    with pl.at(level=CG, name_hint="writer"):
-        buf[:] = pl.mul(a, a)
-    return out
-
-
-@pl.jit
-def war_fixed(a: pl.Tensor[[64, 64], pl.FP32], buf: pl.InOut[pl.Tensor[[64, 64], pl.FP32]],
-              out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
-    """war_basic with the fix: the writer waits for the reader's TaskId."""
-    with pl.at(level=CG, name_hint="reader") as reader_tid:
-        out[:] = pl.add(a, buf)
-    with pl.at(level=CG, name_hint="writer", deps=[reader_tid]):
-        buf[:] = pl.mul(a, a)
-    return out
-
-
-@pl.jit
-def war_two_readers(a: pl.Tensor[[64, 64], pl.FP32], buf: pl.InOut[pl.Tensor[[64, 64], pl.FP32]],
-                    out1: pl.Out[pl.Tensor[[64, 64], pl.FP32]], out2: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
-    """Two readers of buf, then a writer: both readers race with the writer."""
-    with pl.at(level=CG, name_hint="reader_a"):
-        out1[:] = pl.add(a, buf)
-    with pl.at(level=CG, name_hint="reader_b"):
-        out2[:] = pl.mul(a, buf)
-    with pl.at(level=CG, name_hint="writer"):
-        buf[:] = pl.mul(a, a)
-    return out1, out2
-
-
-@pl.jit
-def war_two_readers_half_fixed(a: pl.Tensor[[64, 64], pl.FP32], buf: pl.InOut[pl.Tensor[[64, 64], pl.FP32]],
-                               out1: pl.Out[pl.Tensor[[64, 64], pl.FP32]],
-                               out2: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
-    """The writer waits for reader_a only: reader_b still races."""
-    with pl.at(level=CG, name_hint="reader_a") as ra:
-        out1[:] = pl.add(a, buf)
-    with pl.at(level=CG, name_hint="reader_b"):
-        out2[:] = pl.mul(a, buf)
-    with pl.at(level=CG, name_hint="writer", deps=[ra]):
-        buf[:] = pl.mul(a, a)
-    return out1, out2
-
-
-@pl.jit
-def war_two_readers_fixed(a: pl.Tensor[[64, 64], pl.FP32], buf: pl.InOut[pl.Tensor[[64, 64], pl.FP32]],
-                          out1: pl.Out[pl.Tensor[[64, 64], pl.FP32]], out2: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
-    """The writer waits for both readers (the readers stay unordered with each other)."""
-    with pl.at(level=CG, name_hint="reader_a") as ra:
-        out1[:] = pl.add(a, buf)
-    with pl.at(level=CG, name_hint="reader_b") as rb:
-        out2[:] = pl.mul(a, buf)
-    with pl.at(level=CG, name_hint="writer", deps=[ra, rb]):
-        buf[:] = pl.mul(a, a)
-    return out1, out2
-
-
 @pl.jit
 def war_slice(a: pl.Tensor[[64, 64], pl.FP32], buf: pl.InOut[pl.Tensor[[64, 64], pl.FP32]],
               out: pl.Out[pl.Tensor[[48, 64], pl.FP32]]):
@@ -97,34 +37,6 @@ def war_slice_disjoint(a: pl.Tensor[[64, 64], pl.FP32], buf: pl.InOut[pl.Tensor[
 
 
 @pl.jit
-def war_loop(a: pl.Tensor[[256, 64], pl.FP32], buf: pl.InOut[pl.Tensor[[256, 64], pl.FP32]],
-             out: pl.Out[pl.Tensor[[256, 64], pl.FP32]]):
-    """In each iteration a reader of buf's band i, then a writer overwriting band i."""
-    for i in pl.range(4):
-        with pl.at(level=CG, name_hint="loop_reader"):
-            t = pl.load(buf, [i * 64, 0], [64, 64])
-            out = pl.store(pl.add(t, 1.0), [i * 64, 0], out)
-        with pl.at(level=CG, name_hint="loop_writer"):
-            u = pl.load(a, [i * 64, 0], [64, 64])
-            buf = pl.store(pl.mul(u, u), [i * 64, 0], buf)
-    return out
-
-
-@pl.jit
-def war_loop_fixed(a: pl.Tensor[[256, 64], pl.FP32], buf: pl.InOut[pl.Tensor[[256, 64], pl.FP32]],
-                   out: pl.Out[pl.Tensor[[256, 64], pl.FP32]]):
-    """war_loop with the writer of each iteration waiting for that iteration's reader."""
-    for i in pl.range(4):
-        with pl.at(level=CG, name_hint="loop_reader") as r:
-            t = pl.load(buf, [i * 64, 0], [64, 64])
-            out = pl.store(pl.add(t, 1.0), [i * 64, 0], out)
-        with pl.at(level=CG, name_hint="loop_writer", deps=[r]):
-            u = pl.load(a, [i * 64, 0], [64, 64])
-            buf = pl.store(pl.mul(u, u), [i * 64, 0], buf)
-    return out
-
-
-@pl.jit
 def war_intermediate(a: pl.Tensor[[64, 64], pl.FP32], out1: pl.Out[pl.Tensor[[64, 64], pl.FP32]],
                      out2: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
     """A pl.create_tensor intermediate: filled, read, then refilled before the reader is done.
@@ -142,29 +54,6 @@ def war_intermediate(a: pl.Tensor[[64, 64], pl.FP32], out1: pl.Out[pl.Tensor[[64
 
 
 # ------------------------------------------------------------------ manual scopes: nothing inferred
-@pl.jit
-def manual_raw(a: pl.Tensor[[64, 64], pl.FP32], out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
-    """Producer and consumer of tmp inside pl.manual_scope() with the deps= forgotten."""
-    tmp = pl.create_tensor([64, 64], pl.FP32)
-    with pl.manual_scope():
-        with pl.at(level=CG, name_hint="producer"):
-            tmp[:] = pl.add(a, a)
-        with pl.at(level=CG, name_hint="consumer"):
-            out[:] = pl.mul(tmp, tmp)
-    return out
-
-
-@pl.jit
-def manual_raw_fixed(a: pl.Tensor[[64, 64], pl.FP32], out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
-    tmp = pl.create_tensor([64, 64], pl.FP32)
-    with pl.manual_scope():
-        with pl.at(level=CG, name_hint="producer") as p:
-            tmp[:] = pl.add(a, a)
-        with pl.at(level=CG, name_hint="consumer", deps=[p]):
-            out[:] = pl.mul(tmp, tmp)
-    return out
-
-
 @pl.jit
 def manual_waw(a: pl.Tensor[[128, 64], pl.FP32], out: pl.Out[pl.Tensor[[128, 64], pl.FP32]]):
     """Two writers of overlapping rows of out inside pl.manual_scope(), no deps=."""
@@ -208,28 +97,6 @@ def manual_tid_array_fixed(a: pl.Tensor[[256, 64], pl.FP32], b: pl.Out[pl.Tensor
     return out
 
 
-# ------------------------------------------------------------------ manual_dep tensors
-@pl.jit
-def manual_dep_raw(a: pl.Tensor[[64, 64], pl.FP32], out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
-    """manual_dep=True switches RAW inference off for tmp; the consumer forgot deps=[w]."""
-    tmp = pl.create_tensor([64, 64], pl.FP32, manual_dep=True)
-    with pl.at(level=CG, name_hint="md_writer"):
-        tmp[:] = pl.add(a, a)
-    with pl.at(level=CG, name_hint="md_reader"):
-        out[:] = pl.mul(tmp, tmp)
-    return out
-
-
-@pl.jit
-def manual_dep_fixed(a: pl.Tensor[[64, 64], pl.FP32], out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
-    tmp = pl.create_tensor([64, 64], pl.FP32, manual_dep=True)
-    with pl.at(level=CG, name_hint="md_writer") as w:
-        tmp[:] = pl.add(a, a)
-    with pl.at(level=CG, name_hint="md_reader", deps=[w]):
-        out[:] = pl.mul(tmp, tmp)
-    return out
-
-
 # ------------------------------------------------------------------ no_dep_args
 @pl.jit
 def no_dep_overlap(a: pl.Tensor[[128, 64], pl.FP32], out: pl.Out[pl.Tensor[[128, 64], pl.FP32]]):
@@ -262,26 +129,102 @@ def no_dep_disjoint_manual(a: pl.Tensor[[256, 128], pl.FP32], out: pl.Out[pl.Ten
     return out
 
 
-# ------------------------------------------------------------------ atomic adds
+# ------------------------------------------------------------------ bugs and fixes from one template each
+# ``$...`` in a template: what the bug leaves out and the fix adds (an ``as NAME`` on the scope a
+# later one must wait for, the ``deps=`` of that later scope).
+def _case(template, name, **params):
+    globals()[name] = getattr(kernels(name, template, header=HEADER + "CG = pl.Level.CORE_GROUP\n", **params), name)
+
+
+# A reader of buf, then a writer overwriting all of buf: no edge unless the writer waits (WAR).
+_WAR = '''
 @pl.jit
-def atomic_parallel(a: pl.Tensor[[256, 64], pl.FP32], c: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
-    """Concurrent atomic adds into c (after a zero-init they all wait for): they commute, not a race."""
-    with pl.at(level=CG, name_hint="zero_init") as zero:
+def $name(a: pl.Tensor[[64, 64], pl.FP32], buf: pl.InOut[pl.Tensor[[64, 64], pl.FP32]],
+          out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
+    with pl.at(level=CG, name_hint="reader")$reader_as:
+        out[:] = pl.add(a, buf)
+    with pl.at(level=CG, name_hint="writer"$deps):
+        buf[:] = pl.mul(a, a)
+    return out
+'''
+_case(_WAR, "war_basic", reader_as="", deps="")
+_case(_WAR, "war_fixed", reader_as=" as reader_tid", deps=", deps=[reader_tid]")
+
+# Two readers of buf, then a writer: each reader the writer does not wait for races with it.
+_WAR2 = '''
+@pl.jit
+def $name(a: pl.Tensor[[64, 64], pl.FP32], buf: pl.InOut[pl.Tensor[[64, 64], pl.FP32]],
+          out1: pl.Out[pl.Tensor[[64, 64], pl.FP32]], out2: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
+    with pl.at(level=CG, name_hint="reader_a")$a_as:
+        out1[:] = pl.add(a, buf)
+    with pl.at(level=CG, name_hint="reader_b")$b_as:
+        out2[:] = pl.mul(a, buf)
+    with pl.at(level=CG, name_hint="writer"$deps):
+        buf[:] = pl.mul(a, a)
+    return out1, out2
+'''
+_case(_WAR2, "war_two_readers", a_as="", b_as="", deps="")
+_case(_WAR2, "war_two_readers_half_fixed", a_as=" as ra", b_as="", deps=", deps=[ra]")   # reader_b still races
+_case(_WAR2, "war_two_readers_fixed", a_as=" as ra", b_as=" as rb", deps=", deps=[ra, rb]")
+
+# In each iteration a reader of buf's band i, then a writer overwriting band i.
+_WAR_LOOP = '''
+@pl.jit
+def $name(a: pl.Tensor[[256, 64], pl.FP32], buf: pl.InOut[pl.Tensor[[256, 64], pl.FP32]],
+          out: pl.Out[pl.Tensor[[256, 64], pl.FP32]]):
+    for i in pl.range(4):
+        with pl.at(level=CG, name_hint="loop_reader")$reader_as:
+            t = pl.load(buf, [i * 64, 0], [64, 64])
+            out = pl.store(pl.add(t, 1.0), [i * 64, 0], out)
+        with pl.at(level=CG, name_hint="loop_writer"$deps):
+            u = pl.load(a, [i * 64, 0], [64, 64])
+            buf = pl.store(pl.mul(u, u), [i * 64, 0], buf)
+    return out
+'''
+_case(_WAR_LOOP, "war_loop", reader_as="", deps="")
+_case(_WAR_LOOP, "war_loop_fixed", reader_as=" as r", deps=", deps=[r]")
+
+# Producer and consumer of tmp inside pl.manual_scope(): nothing is inferred, the consumer needs deps=.
+_MANUAL_RAW = '''
+@pl.jit
+def $name(a: pl.Tensor[[64, 64], pl.FP32], out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
+    tmp = pl.create_tensor([64, 64], pl.FP32)
+    with pl.manual_scope():
+        with pl.at(level=CG, name_hint="producer")$producer_as:
+            tmp[:] = pl.add(a, a)
+        with pl.at(level=CG, name_hint="consumer"$deps):
+            out[:] = pl.mul(tmp, tmp)
+    return out
+'''
+_case(_MANUAL_RAW, "manual_raw", producer_as="", deps="")
+_case(_MANUAL_RAW, "manual_raw_fixed", producer_as=" as p", deps=", deps=[p]")
+
+# manual_dep=True switches RAW inference off for tmp: the reader needs deps=[w].
+_MANUAL_DEP = '''
+@pl.jit
+def $name(a: pl.Tensor[[64, 64], pl.FP32], out: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
+    tmp = pl.create_tensor([64, 64], pl.FP32, manual_dep=True)
+    with pl.at(level=CG, name_hint="md_writer")$writer_as:
+        tmp[:] = pl.add(a, a)
+    with pl.at(level=CG, name_hint="md_reader"$deps):
+        out[:] = pl.mul(tmp, tmp)
+    return out
+'''
+_case(_MANUAL_DEP, "manual_dep_raw", writer_as="", deps="")
+_case(_MANUAL_DEP, "manual_dep_fixed", writer_as=" as w", deps=", deps=[w]")
+
+# Atomic adds into c after a zero-init: concurrent adds commute (not a race) once they all wait for
+# the zero-init; without that wait, zero_init and partial are a WAW.
+_ATOMIC = '''
+@pl.jit
+def $name(a: pl.Tensor[[256, 64], pl.FP32], c: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
+    with pl.at(level=CG, name_hint="zero_init")$zero_as:
         c[:] = pl.full([64, 64], pl.FP32, 0.0)
     for i in pl.parallel(4):
-        with pl.at(level=CG, name_hint="partial", deps=[zero], no_dep_args=[c]):
+        with pl.at(level=CG, name_hint="partial"$deps, no_dep_args=[c]):
             t = pl.load(a, [i * 64, 0], [64, 64])
             c = pl.store(t, [0, 0], c, atomic=pl.AtomicType.Add)
     return c
-
-
-@pl.jit
-def atomic_no_zero_dep(a: pl.Tensor[[256, 64], pl.FP32], c: pl.Out[pl.Tensor[[64, 64], pl.FP32]]):
-    """The atomic adds forgot to wait for the zero-init (plain store): WAW between zero_init and partial."""
-    with pl.at(level=CG, name_hint="zero_init"):
-        c[:] = pl.full([64, 64], pl.FP32, 0.0)
-    for i in pl.parallel(4):
-        with pl.at(level=CG, name_hint="partial", no_dep_args=[c]):
-            t = pl.load(a, [i * 64, 0], [64, 64])
-            c = pl.store(t, [0, 0], c, atomic=pl.AtomicType.Add)
-    return c
+'''
+_case(_ATOMIC, "atomic_parallel", zero_as=" as zero", deps=", deps=[zero]")
+_case(_ATOMIC, "atomic_no_zero_dep", zero_as="", deps="")
