@@ -827,7 +827,7 @@ class Runtime(BatchRuntime, TaskGraph):
                  for t in members]
         # member runs of one batched task touch disjoint memory (the compiler's proof): compared by task
         groups = [t.parent.index if t.kind == "member" else -1 - t.index for t in members]
-        if conflict(mod.GANG_GM, plans, groups):
+        if conflict(mod.GANG_GM, plans, groups, members):
             return None, -1
         if whole:
             del bucket[lo:lo + size]
