@@ -59,6 +59,7 @@ from pypto.errors import CodegenError, SimulationError
 from pypto.language.dtypes import dtype_from_name
 from pypto.ir.tags import ALL_TAGS, MAY_WRITE_TAGS
 from pypto.numerics.formats import fp4_pack
+from pypto.ops.support import gang_access
 from pypto.ops.support.while_loops import while_limit
 from pypto.runtime.batch import BatchRuntime
 from pypto.runtime.cores import Core, CoreMemory
@@ -1080,6 +1081,7 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
             raise
         raise located from None
     finally:
+        gang_access.forget()   # (its memo names tensors of this call)
         if current[0] is not None:
             for core in current[0].cores:
                 core.release()
