@@ -88,6 +88,7 @@ def conflict(gm, plans, groups=None, tasks=None) -> bool:
     if tasks is not None and groups is not None and _args_disjoint(tasks, groups):
         return False
     storage_of: dict[int, int] = {}   # id(tensor) -> its storage (the same tensors recur in every plan)
+    bases: dict = {}
     # first pass: each access's storage; a written storage that only one member touches (its
     # private intermediate buffers: the common case) cannot make a conflict, so only storages
     # written by someone and touched by two or more members get their byte ranges computed (second
@@ -102,13 +103,7 @@ def conflict(gm, plans, groups=None, tasks=None) -> bool:
             t = entry[0] if kind == "r" else entry[1]
             key = storage_of.get(id(t))
             if key is None:
-                b = t._base   # (a view's storage is its base's: looked up once per base)
-                key = storage_of.get(id(b)) if b is not None else None
-                if key is None:
-                    key = t.untyped_storage().data_ptr()
-                    if b is not None:
-                        storage_of[id(b)] = key
-                storage_of[id(t)] = key
+                key = storage_of[id(t)] = _storage(t, bases)
             if kind == "w":
                 written.add(key)
             m = touched.get(key, k)
@@ -159,7 +154,7 @@ def _args_disjoint(tasks, groups) -> bool:
     protection rely on the same tags. Per member ~3 arguments instead of its ~10 plan entries (the
     first pass of :func:`conflict` was ~3 ms of a 65 ms Qwen3-layer call); equal answers pinned by
     tests/runtime/test_gang_conflict_args.py."""
-    storage_of: dict[int, int] = {}
+    bases: dict = {}   # id(base tensor) -> (its storage, the base), see _storage
     touched: dict[int, object] = {}   # storage -> the one group touching it, or _SEVERAL
     written: set = set()
     for t, g in zip(tasks, groups):
@@ -171,17 +166,26 @@ def _args_disjoint(tasks, groups) -> bool:
                 if a is None or a.__class__ in _PLAIN:
                     continue
                 return False   # a container or other object: its tensors are not seen here
-            b = a._base   # a view's storage is its base's: one storage look-up per base tensor
-            if b is None:
-                b = a
-            key = storage_of.get(id(b))
-            if key is None:
-                key = storage_of[id(b)] = b.untyped_storage().data_ptr()
+            key = _storage(a, bases)
             if tag in MAY_WRITE_TAGS:
                 written.add(key)
             m = touched.get(key, g)
             touched[key] = g if m == g else _SEVERAL
     return all(touched[key] is not _SEVERAL for key in written)
+
+
+def _storage(t, bases: dict) -> int:
+    """The address of ``t``'s storage, looked up once per base tensor (a view's storage is its
+    base's) through ``bases``: ``id(base) -> (address, base)``. The entry keeps the base alive: its
+    Python object may exist only while someone holds it (a view made in C++ names a base that has
+    none), and a freed object's id can be another tensor's a moment later."""
+    b = t._base
+    if b is None:
+        b = t
+    hit = bases.get(id(b))
+    if hit is None:
+        hit = bases[id(b)] = (b.untyped_storage().data_ptr(), b)
+    return hit[0]
 
 
 _SEVERAL = object()
