@@ -17,6 +17,10 @@ it indistinguishable from running the tasks one by one:
 """
 from __future__ import annotations
 
+import torch
+
+from pypto.ir.tags import MAY_WRITE_TAGS
+
 GRAIN = 32768   # at::internal::GRAIN_SIZE: the smallest call torch splits over threads
 
 
@@ -71,16 +75,20 @@ def _overlap(a, b) -> bool:
     return all(lo1 < hi2 and lo2 < hi1 for lo1, hi1, lo2, hi2 in zip(a[1], a[2], b[1], b[2]))
 
 
-def conflict(gm, plans, groups=None) -> bool:
+def conflict(gm, plans, groups=None, tasks=None) -> bool:
     """True when some member of the gang writes global memory another member reads or writes.
     ``gm`` is the kernel's ``GANG_GM`` (``("r" | "w", shape)`` per access site), ``plans`` the
     members' ``GANG_PLAN`` results (``(site, arguments)`` per access) in member order. Only storages
     some member writes are examined. ``groups`` (one key per member) marks members known not to
     conflict with each other (the member runs of one batched task, :mod:`pypto.runtime.batch`): only
-    accesses of different groups are compared."""
+    accesses of different groups are compared. ``tasks`` (the members' tasks, with ``groups``) allows
+    the argument pre-check :func:`_args_disjoint` first."""
     if groups is not None and len(set(groups)) == 1:
         return False
+    if tasks is not None and groups is not None and _args_disjoint(tasks, groups):
+        return False
     storage_of: dict[int, int] = {}   # id(tensor) -> its storage (the same tensors recur in every plan)
+    bases: dict = {}
     # first pass: each access's storage; a written storage that only one member touches (its
     # private intermediate buffers: the common case) cannot make a conflict, so only storages
     # written by someone and touched by two or more members get their byte ranges computed (second
@@ -95,7 +103,7 @@ def conflict(gm, plans, groups=None) -> bool:
             t = entry[0] if kind == "r" else entry[1]
             key = storage_of.get(id(t))
             if key is None:
-                key = storage_of[id(t)] = t.untyped_storage().data_ptr()
+                key = storage_of[id(t)] = _storage(t, bases)
             if kind == "w":
                 written.add(key)
             m = touched.get(key, k)
@@ -132,3 +140,53 @@ def conflict(gm, plans, groups=None) -> bool:
             else:
                 active_r.append((hi, k, box))
     return False
+
+
+def _args_disjoint(tasks, groups) -> bool:
+    """Whether no storage a member may write (a tensor argument tagged OUTPUT / INOUT /
+    OUTPUT_EXISTING / NO_DEP) is a tensor argument of a member of another group: then no two groups
+    share a written storage and :func:`conflict` is False without looking at the plans.
+
+    Sound because every global-memory access in a ``GANG_PLAN`` is of a task's tensor argument or a
+    view of it (the plan is a function of the arguments alone: same storage), and every store is into
+    an argument whose tag allows writing -- a kernel writing an ``In`` parameter has it promoted to
+    ``InOut`` (``pypto.passes.param_writes``); the dependency inference and the ``In``-tensor
+    protection rely on the same tags. Per member ~3 arguments instead of its ~10 plan entries (the
+    first pass of :func:`conflict` was ~3 ms of a 65 ms Qwen3-layer call); equal answers pinned by
+    tests/runtime/test_gang_conflict_args.py."""
+    bases: dict = {}   # id(base tensor) -> (its storage, the base), see _storage
+    touched: dict[int, object] = {}   # storage -> the one group touching it, or _SEVERAL
+    written: set = set()
+    for t, g in zip(tasks, groups):
+        args, tags = t.args, t.tags
+        if tags is None or len(tags) != len(args):
+            return False
+        for a, tag in zip(args, tags):
+            if not isinstance(a, torch.Tensor):
+                if a is None or a.__class__ in _PLAIN:
+                    continue
+                return False   # a container or other object: its tensors are not seen here
+            key = _storage(a, bases)
+            if tag in MAY_WRITE_TAGS:
+                written.add(key)
+            m = touched.get(key, g)
+            touched[key] = g if m == g else _SEVERAL
+    return all(touched[key] is not _SEVERAL for key in written)
+
+
+def _storage(t, bases: dict) -> int:
+    """The address of ``t``'s storage, looked up once per base tensor (a view's storage is its
+    base's) through ``bases``: ``id(base) -> (address, base)``. The entry keeps the base alive: its
+    Python object may exist only while someone holds it (a view made in C++ names a base that has
+    none), and a freed object's id can be another tensor's a moment later."""
+    b = t._base
+    if b is None:
+        b = t
+    hit = bases.get(id(b))
+    if hit is None:
+        hit = bases[id(b)] = (b.untyped_storage().data_ptr(), b)
+    return hit[0]
+
+
+_SEVERAL = object()
+_PLAIN = (int, float, bool, str)

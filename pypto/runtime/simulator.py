@@ -59,6 +59,7 @@ from pypto.errors import CodegenError, SimulationError
 from pypto.language.dtypes import dtype_from_name
 from pypto.ir.tags import ALL_TAGS, MAY_WRITE_TAGS
 from pypto.numerics.formats import fp4_pack
+from pypto.ops.support import gang_access
 from pypto.ops.support.while_loops import while_limit
 from pypto.runtime.batch import BatchRuntime
 from pypto.runtime.cores import Core, CoreMemory
@@ -827,7 +828,7 @@ class Runtime(BatchRuntime, TaskGraph):
                  for t in members]
         # member runs of one batched task touch disjoint memory (the compiler's proof): compared by task
         groups = [t.parent.index if t.kind == "member" else -1 - t.index for t in members]
-        if conflict(mod.GANG_GM, plans, groups):
+        if conflict(mod.GANG_GM, plans, groups, members):
             return None, -1
         if whole:
             del bucket[lo:lo + size]
@@ -1080,6 +1081,7 @@ def execute(compiled, args: tuple, kwargs: dict, config=None):
             raise
         raise located from None
     finally:
+        gang_access.forget()   # (its memo names tensors of this call)
         if current[0] is not None:
             for core in current[0].cores:
                 core.release()
@@ -1138,13 +1140,29 @@ def gc_paused():
     A run allocates a few objects per task (Task, views, edges, generator frames) and keeps them all
     until it ends, so the collector's periodic scans of the growing heap find nothing to free and cost
     more than the run itself: 10,000 small tasks took 470 ms with it and 220 ms without. Cycles made
-    during the run are collected by the next collection after it."""
+    during the run are collected by the next collection after it.
+
+    When the block ends normally, the objects made during it are moved to the oldest generation
+    before the collector is switched back on (``gc.freeze()`` then ``gc.unfreeze()``: two O(1) list
+    splices that also reset the young generation's count). They are the run's record, alive until
+    the next call replaces it (``_LAST_RUNTIME``, freed by reference counting then: no cycles, see
+    tests/runtime/test_gc_aging.py), so the young collection that re-enabling would trigger at once
+    (the count passed its threshold thousands of allocations ago) would scan them all and free
+    nothing: ~4-10 ms of a 70 ms Qwen3-layer call, and the next gen-1 collection scans them again.
+    Not when the block raised (a traceback's frames are cycles that may hold GM tensors: the young
+    collection frees them soon), nor when the process has frozen objects of its own (``unfreeze``
+    would thaw them too)."""
     was = gc.isenabled()
     gc.disable()
+    ok = False
     try:
         yield
+        ok = True
     finally:
         if was:
+            if ok and gc.get_freeze_count() == 0:
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 

@@ -38,3 +38,33 @@ def test_only_the_rows_a_view_covered_are_marked_and_the_next_call_sees_the_fill
     assert a.data_ptr() == arr.data_ptr()   # recycled, and cleared where the last call wrote
     assert int((a != again.fill).count_nonzero()) == 0
     again.release()
+
+
+def test_recycled_memory_keeps_its_views_and_still_marks_and_clears_them(pool):
+    p = get_platform("a2a3sim")
+    mem = cores.CoreMemory(p, 48)
+    gang = mem.view("Vec", 0, [2, 8], torch.int32, slice(5, 9), "k")
+    assert mem.view("Vec", 0, [2, 8], torch.int32, slice(5, 9), "k") is gang   # cached within a call
+    gang.fill_(-7)
+    mem.release()
+    again = cores.CoreMemory(p, 48)
+    v = again.view("Vec", 0, [2, 8], torch.int32, slice(5, 9), "k")
+    assert v is gang and int(v.count_nonzero()) == 0   # the same view, of memory cleared for this call
+    # another shape, dtype, row set or single core is another view
+    assert again.view("Vec", 0, [2, 8], torch.float32, slice(5, 9), "k") is not v
+    assert again.view("Vec", 0, [2, 8], torch.int32, slice(5, 10), "k").shape == (5, 2, 8)
+    one = again.view("Vec", 0, [2, 8], torch.int32, 5, "k")
+    assert one.shape == (2, 8) and one.data_ptr() == v.data_ptr()
+    v.fill_(3)
+    again.release()
+    (arr, dirty), = pool[(p.name, MemorySpace.Vec, 48, 0)]
+    # a cached view used again is marked again: the next call clears what it wrote
+    assert (0, 64, 5, 9, 1) in map(tuple, dirty)
+    third = cores.CoreMemory(p, 48)
+    assert int(third.array(MemorySpace.Vec).count_nonzero()) == 0
+    # a tile past the memory's end is still refused (nothing cached for it)
+    cap = third.array(MemorySpace.Vec).shape[1]
+    for _ in range(2):
+        with pytest.raises(Exception, match="exceeds"):
+            third.view("Vec", cap - 16, [2, 8], torch.int32, slice(0, 2), "k")
+    third.release()

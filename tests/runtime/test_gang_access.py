@@ -173,3 +173,40 @@ def test_one_tensor_at_member_offsets_out_of_bounds_is_still_an_error():
         support.gang_load_fast(tiles, plans)
     with pytest.raises(SimulationError, match="out of bounds"):
         support.gang_store_fast(tiles, [(p[1], src, None) for p in plans])
+
+def test_layouts_are_remembered_per_gang_and_give_the_fresh_answer_at_every_offset():
+    import weakref
+
+    from pypto.ops.support import gang_access as GA
+
+    GA.forget()
+    w = torch.randn(256, 1024)
+    cols = [w[:, 128 * j:128 * j + 128] for j in range(8)]            # slices of one tensor
+    whole, rows = _rows(8, [64, 32])                                    # rows of a stacked buffer
+    for ts, full in ((cols, (256, 128)), (rows, (64, 32))):
+        for step in range(4):   # the same members' tensors at other offsets (a gang kernel's K loop)
+            off = [16 * step, 0]
+            plans = [(t, off, None) for t in ts]
+            got = _check_same(plans, (16, 32), True)
+            GA.forget()
+            assert [(lo, hi, v.data_ptr(), v.stride()) for lo, hi, v in got] == \
+                [(lo, hi, v.data_ptr(), v.stride()) for lo, hi, v in uniform_runs((16, 32), plans, 0, 1, True)]
+            _check_same(plans, (16, 32), True)   # remembered again for the next step
+        # out of bounds at some offset: refused there (the member's own access raises), not remembered
+        assert uniform_runs((16, 32), [(t, [full[0] - 8, 0], None) for t in ts], 0, 1, True) is None
+    # other tensors (a permuted list, one member replaced) are not taken for the remembered ones
+    plans = [(t, [0, 0], None) for t in reversed(cols)]
+    _check_same(plans, (16, 32), True)
+    other = list(cols)
+    other[3] = torch.randn(256, 1024)[:, :128]   # same layout, another storage
+    got = _check_same([(t, [0, 0], None) for t in other], (16, 32), True)
+    assert len(got) == 3
+    # a store of the same tensors is another key (no step-0 runs for stores)
+    same = [(cols[0], [0, 0], None)] * 2
+    assert len(uniform_runs((16, 32), same, 0, 1, True)) == 1
+    assert len(uniform_runs((16, 32), [([0, 0], cols[0], None)] * 2, 1, 0, False)) == 2
+    # forget() drops the tensors (the simulator calls it at the end of every call)
+    ref = weakref.ref(other[3]._base)
+    del other, got
+    GA.forget()
+    assert ref() is None

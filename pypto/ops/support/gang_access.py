@@ -14,6 +14,9 @@ shape, different layouts, an access recorder) to the general path. Same views, s
 """
 from __future__ import annotations
 
+import threading
+from operator import is_
+
 import torch
 
 from pypto.ops.support import core as _core
@@ -52,16 +55,44 @@ def uniform_runs(shape, plans, ti: int, oi: int, load: bool):
     if [p[oi] for p in plans].count(o0) != n:
         return _offset_run(shape, plans, t0, ti, oi, load)
     ts = [p[ti] for p in plans]
+    key = (ti, load)
+    memo = _memo()
+    for k, (mts, mkey, layout) in enumerate(memo):
+        if mkey == key and len(mts) == n and all(map(is_, ts, mts)):
+            if k:
+                memo.insert(0, memo.pop(k))
+            break
+    else:
+        layout = _layout(ts, load)
+        memo.insert(0, (ts, key, layout))
+        del memo[_MEMO_SIZE:]
+    if layout is None:
+        return None
+    dims, st, runs = layout
+    start = _inside(o0, shape, dims, st[-nd:])
+    if start is None:
+        return None
+    out = []
+    for lo, hi, t, stride0, base in runs:
+        out.append((lo, hi, t.as_strided((hi - lo, *shape), (stride0, *st[-nd:]), base + start)))
+    return out
+
+
+def _layout(ts, load: bool):
+    """What :func:`uniform_runs` finds of the members' tensors ``ts`` whatever the offsets:
+    ``(dims, strides, runs)`` -- the members' shape and strides (a stacked buffer's: its rows'
+    dims, the buffer's strides), and per run ``(lo, hi, tensor, stride between members, storage
+    offset of member lo's element 0)``; ``None`` when they are not alike. Computed once per gang and
+    site: a gang kernel's loop loads the same members' tensors at other offsets step after step
+    (the Qwen3 projections: 8 loads of the same x / w views per gang)."""
+    n = len(ts)
     try:
         rows = [t._pypto_row for t in ts]
     except AttributeError:
-        return _general_runs(shape, ts, o0, load)
+        return _general_layout(ts, load)
     # rows of stacked buffers [N, *member shape]: the members share the row's shape and layout
     w0 = rows[0][0]
     st = w0.stride()
-    start = _inside(o0, shape, w0.shape[1:], st[1:])
-    if start is None:
-        return None
     out = []
     lo = 0
     while lo < n:
@@ -74,9 +105,28 @@ def uniform_runs(shape, plans, ti: int, oi: int, load: bool):
             hi += 1
         if w is not w0 and (w.stride() != st or w.shape[1:] != w0.shape[1:] or w.dtype != w0.dtype):
             return None
-        out.append((lo, hi, w.as_strided((hi - lo, *shape), st, w.storage_offset() + i * st[0] + start)))
+        out.append((lo, hi, w, st[0], w.storage_offset() + i * st[0]))
         lo = hi
-    return out
+    return w0.shape[1:], st, out
+
+
+def _memo() -> list:
+    """This thread's recent ``(tensors, (ti, load), layout)`` of :func:`uniform_runs`, newest
+    first; :func:`forget` empties it (the simulator does at the end of each call, so that no
+    tensor of the call is kept alive by it)."""
+    m = _TLS.__dict__.get("memo")
+    if m is None:
+        m = _TLS.memo = []
+    return m
+
+
+def forget() -> None:
+    """Drop this thread's remembered layouts (and with them the tensors they name)."""
+    _TLS.__dict__.pop("memo", None)
+
+
+_TLS = threading.local()
+_MEMO_SIZE = 4   # layouts remembered: a loop loading two or three tensors alternately hits
 
 
 def _offset_run(shape, plans, t0, ti: int, oi: int, load: bool):
@@ -127,21 +177,18 @@ def _inside(offsets, shape, dims, strides):
     return start
 
 
-def _general_runs(shape, ts, o0, load: bool):
-    """:func:`uniform_runs` for tensors that are not all rows of stacked buffers: any views with
-    one shape, strides and dtype (checked for every member)."""
+def _general_layout(ts, load: bool):
+    """:func:`_layout` for tensors that are not all rows of stacked buffers: any views with one
+    shape, strides and dtype (checked for every member)."""
     n = len(ts)
     t0 = ts[0]
     if len({t.shape for t in ts}) != 1 or len({t.stride() for t in ts}) != 1 or len({t.dtype for t in ts}) != 1:
         return None
     st = t0.stride()
-    start = _inside(o0, shape, t0.shape, st)
-    if start is None:
-        return None
     # one storage per run: views of one base tensor (unbind / slicing results name it as their _base;
     # a tensor that is no view is its own base: one tensor every member reads is one storage)
     bases = [t if b is None else b for t, b in zip(ts, [t._base for t in ts])]
-    so = [t.storage_offset() + start for t in ts]
+    so = [t.storage_offset() for t in ts]
     out = []
     lo = 0
     while lo < n:
@@ -157,9 +204,9 @@ def _general_runs(shape, ts, o0, load: bool):
                     want += step
             else:
                 step = 0
-        out.append((lo, hi, ts[lo].as_strided((hi - lo, *shape), (step, *st), s0)))
+        out.append((lo, hi, ts[lo], step, s0))
         lo = hi
-    return out
+    return t0.shape, st, out
 
 
 def gang_load_fast(dst: torch.Tensor, plans) -> None:
