@@ -35,6 +35,8 @@ by task.
 from __future__ import annotations
 
 import mmap
+import sys
+import threading
 
 import torch
 
@@ -214,8 +216,11 @@ class BatchRuntime:
         the member tensors as a list over all members (a :class:`Stack` when all are active)."""
         n = len(active)
         shape = list(shape)
-        whole = zeros_untouched([n] + shape, dtype, self) if init_value is None else \
-            torch.full([n] + shape, init_value, dtype=dtype)
+        members = None
+        if init_value is not None:
+            whole = torch.full([n] + shape, init_value, dtype=dtype)
+        else:
+            whole, members = _STACKS.take(n, shape, dtype, self)
         task = self._new_task("__alloc__", "alloc", [whole], [OUTPUT], False)
         self._hold(1, whole.numel() // n * whole.element_size())
         v = task.views[0] = View(whole)
@@ -224,8 +229,9 @@ class BatchRuntime:
         if manual_dep:
             self.manual_dep.add(v.base)
         self._link(task)
-        members = whole.unbind(0)
-        tag_stack_rows(whole, members)   # gang loads / stores find runs of rows from the tags
+        if members is None:
+            members = whole.unbind(0)
+            tag_stack_rows(whole, members)   # gang loads / stores find runs of rows from the tags
         if n == self._bn:
             out = Stack(members)
             out.whole = whole
@@ -319,6 +325,114 @@ class BatchRuntime:
             r = returns[0]
             return SubmitResult(args[r] if r >= 0 else [None] * nb, task.task_id)
         return SubmitResult(tuple(args[i] if i >= 0 else [None] * nb for i in returns), task.task_id)
+
+
+class _StackPool(threading.local):
+    """Stacked intermediates of earlier runs, handed out again with their member views.
+
+    A batched loop creates a stacked buffer per ``create_tensor`` site and step, and its ``n``
+    member views (``whole.unbind(0)``, tagged with their rows): building the views costs ~1.7 us
+    a member in torch (a decode call of the benchmark makes ~2,800 of them, ~5 ms), far more than
+    clearing the bytes. Runs of one program create the same stacks call after call, so a stack no
+    one uses any more is handed out again, zeroed, with the same member tensors: the values
+    ``torch.zeros`` gives, in the same dtype, shape and strides, and row views identical in
+    metadata to fresh ones.
+
+    *No one uses it* is decided exactly, by reference counts: the pool's entry holds the whole
+    tensor, the member tuple and nothing else, so the stack is free when (a) no Python reference to
+    the whole or to any member is left besides the pool's (and the members' row tags, which point
+    at the whole), and (b) its storage has no tensor over it besides those ``n + 1`` (a view taken
+    of a member, e.g. a slice a program kept, holds the storage without holding the member). A
+    stack of :data:`_LAZY_BYTES` or more is not kept (it is mapped lazily, and clearing it would
+    touch every page). Entries unused for :data:`KEEP_RUNS` runs are dropped; at most
+    :data:`MAX_BYTES` per thread are kept."""
+
+    KEEP_RUNS = 2
+    MAX_BYTES = 512 << 20
+
+    def __init__(self):
+        self.entries: dict = {}   # (n, shape, dtype) -> [[whole, members, run last handed out]]
+        self.total = 0
+        self.run = 0
+
+    def take(self, n: int, shape: list, dtype, rt):
+        """``(whole, members)`` of a zeroed ``[n, *shape]`` stack for runtime ``rt``: recycled with
+        its member views when a free one is kept (``members`` then not None), else a new one from
+        :func:`zeros_untouched` (``members`` None: the caller builds and tags them)."""
+        run = rt.__dict__.get("_stack_run")
+        if run is None:   # the runtime's first stack: a new run (age out the unused entries)
+            self.run += 1
+            run = rt._stack_run = self.run
+            self._age(run)
+        key = (n, tuple(shape), dtype)
+        got = self.entries.get(key)
+        if got is not None:
+            for e in got:
+                if e[2] != run and _free(e):
+                    e[2] = run
+                    whole = e[0]
+                    whole.zero_()
+                    return whole, e[1]
+        whole = zeros_untouched([n] + shape, dtype, rt)
+        nbytes = whole.numel() * whole.element_size()
+        if nbytes >= _LAZY_BYTES or self.total + nbytes > self.MAX_BYTES:
+            return whole, None
+        members = whole.unbind(0)
+        tag_stack_rows(whole, members)
+        self.entries.setdefault(key, []).append([whole, members, run])
+        self.total += nbytes
+        return whole, members
+
+    def _age(self, run: int) -> None:
+        """Drop the entries no run of the last :data:`KEEP_RUNS` took (the tensors stay valid for
+        whoever still holds them: only the pool forgets them)."""
+        for key, got in list(self.entries.items()):
+            keep = [e for e in got if e[2] >= run - self.KEEP_RUNS]
+            for e in got:
+                if e[2] < run - self.KEEP_RUNS:
+                    self.total -= e[0].numel() * e[0].element_size()
+            if keep:
+                self.entries[key] = keep
+            else:
+                del self.entries[key]
+
+
+def _counts(entry: list) -> tuple:
+    """``(references to the whole beyond its n row tags, the most references to one member,
+    tensors and storage objects over the storage beyond the n + 1 kept ones)`` of a kept stack's
+    pool entry (its only argument, so that the references this function takes are the same for
+    every entry)."""
+    whole, members = entry[0], entry[1]
+    n = len(members)
+    most = 0
+    for m in members:
+        c = sys.getrefcount(m)
+        if c > most:
+            most = c
+    st = whole.untyped_storage()
+    # (a storage object someone holds shows in the use count or, where torch keeps one Python
+    # object per storage, in that object's references)
+    return sys.getrefcount(whole) - n, most, _use_count(st._cdata) - n - 1, sys.getrefcount(st)
+
+
+def _free(entry: list) -> bool:
+    """Whether a kept stack is unused (see :class:`_StackPool`): its counts are those of a stack
+    that only the pool holds. The baseline (the pool's entry, this call's own references, what
+    torch keeps for the row views' base) is measured once on such a stack, through this very
+    code, rather than assumed (it depends on the interpreter and torch)."""
+    global _IDLE
+    if _IDLE is None:
+        probe = torch.zeros(2, 1)
+        held = [probe, probe.unbind(0), 0]
+        tag_stack_rows(probe, held[1])
+        del probe
+        _IDLE = _counts(held)
+    return _counts(entry) == _IDLE
+
+
+_IDLE = None
+_use_count = torch._C._storage_Use_Count
+_STACKS = _StackPool()
 
 
 # glibc serves an allocation of 32 MiB or more (its largest mmap threshold) with fresh pages, each

@@ -132,3 +132,28 @@ def test_one_tensor_read_by_every_member_is_one_copy():
     w2 = torch.randn(16, 32)
     runs = _check_same([(w, [0, 0], None)] * 3 + [(w2, [0, 0], None)] * 2, [16, 32], True)
     assert [(lo, hi) for lo, hi, _ in runs] == [(0, 3), (3, 5)]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_randomly_placed_pages_are_one_gather(dtype):
+    """Members loading pages of one pool at random (paged attention's K / V): one index_select, as
+    the general path does it (not a copy per member), the bits of each member's own load."""
+    rnd = random.Random(3)
+    pool = torch.randint(-2**15, 2**15, (64 * 16, 32), dtype=torch.int32).view(torch.float32).to(dtype) \
+        if dtype is torch.float32 else torch.randint(-2**15, 2**15, (64 * 16, 32), dtype=torch.int16).view(dtype)
+    pages = rnd.sample(range(64), 20)
+    views = [core.view_region(pool, [p * 16, 0], [16, 32]) for p in pages]
+    plans = [(v, [0, 0], None) for v in views]
+    runs = _check_same(plans, [16, 32], True)
+    assert len(runs) == 1 and runs[0][2].__class__ is tuple
+    tiles = torch.zeros(len(pages), 16, 32, dtype=dtype)
+    support.gang_load_fast(tiles, plans)
+    for k, v in enumerate(views):
+        one = torch.zeros(16, 32, dtype=dtype)
+        support.load_into(one, v, [0, 0], None)
+        assert torch.equal(tiles[k].view(torch.uint8), one.view(torch.uint8))
+    # two evenly spaced runs stay strided copies; a store never gathers
+    two = [(core.view_region(pool, [p * 16, 0], [16, 32]), [0, 0], None) for p in (1, 2, 3, 10, 12)]
+    assert all(r[2].__class__ is not tuple for r in _check_same(two, [16, 32], True))
+    assert all(r[2].__class__ is not tuple for r in uniform_runs([16, 32], [([0, 0], v, None) for v in views],
+                                                                 1, 0, False))

@@ -14,6 +14,8 @@ shape, different layouts, an access recorder) to the general path. Same views, s
 """
 from __future__ import annotations
 
+import math
+
 import torch
 
 from pypto.ops.support import core as _core
@@ -120,6 +122,16 @@ def _general_runs(shape, ts, o0, load: bool):
                 step = 0
         out.append((lo, hi, ts[lo].as_strided((hi - lo, *shape), (step, *st), s0)))
         lo = hi
+    b0 = bases[0]
+    if load and len(out) > 2 and all(b is b0 for b in bases):
+        # regions of one base placed at random (paged attention's K / V pages): one gather, as
+        # core._gang_runs makes it -- every tile-shaped window of the storage at the regions'
+        # common spacing, index_select'ed (a copy of the elements: the bits of per-member copies)
+        c = min(so)
+        g = math.gcd(*[s - c for s in so])
+        if g > 0:
+            windows = t0.as_strided(((max(so) - c) // g + 1, *shape), (g, *st), c)
+            return [(0, n, (windows, torch.tensor([(s - c) // g for s in so])))]
     return out
 
 
@@ -129,7 +141,11 @@ def gang_load_fast(dst: torch.Tensor, plans) -> None:
     if runs is None:
         _core.gang_load_into(dst, plans)
     elif len(runs) == 1:
-        dst.copy_(runs[0][2])
+        src = runs[0][2]
+        if src.__class__ is tuple:   # a gather: (windows view, index of each member's window)
+            torch.index_select(src[0], 0, src[1], out=dst)
+        else:
+            dst.copy_(src)
     else:
         for lo, hi, src in runs:
             dst[lo:hi].copy_(src)
