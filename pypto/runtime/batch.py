@@ -250,10 +250,17 @@ class BatchRuntime:
         if not _TAGSET.issuperset(tags):
             tags = [t if t in _TAGSET else normalize_tag(t) for t in tags]
         nb = self._bn
-        full = len(active) == nb
-        members = [[a[i] if f else a for a, f in zip(args, batched)] for i in active]
+        n = len(active)
+        full = n == nb
+        # each member's arguments, one column per argument (a tuple per member, built in C)
+        if full:
+            cols = [a if f else (a,) * n for a, f in zip(args, batched)]
+        else:
+            cols = [[a[i] for i in active] if f else (a,) * n for a, f in zip(args, batched)]
+        members = list(zip(*cols)) if cols else [()] * n
         task = self._new_task(kernel, "kernel", args, tags, False)
         task.members = members
+        task.batched = batched
         fid = self.kernel_ids.get(kernel, -1)
         task.func_ids = (fid,)
         task.kernel_ids = (-1, fid, -1)
@@ -352,6 +359,7 @@ class _StackPool(threading.local):
 
     def __init__(self):
         self.entries: dict = {}   # (n, shape, dtype) -> [[whole, members, run last handed out]]
+        self.pos: dict = {}       # key -> how many of its entries this run took (they come first)
         self.total = 0
         self.run = 0
 
@@ -364,12 +372,19 @@ class _StackPool(threading.local):
             self.run += 1
             run = rt._stack_run = self.run
             self._age(run)
+            self.pos = {}
         key = (n, tuple(shape), dtype)
         got = self.entries.get(key)
+        # got[:pos] were handed out in this run: the scan starts after them (a run takes many
+        # stacks of one key: amortised O(1) per take instead of a pass over the taken ones)
+        pos = self.pos.get(key, 0)
         if got is not None:
-            for e in got:
-                if e[2] != run and _free(e):
+            for k in range(pos, len(got)):
+                e = got[k]
+                if _free(e):
                     e[2] = run
+                    got[k], got[pos] = got[pos], e
+                    self.pos[key] = pos + 1
                     whole = e[0]
                     whole.zero_()
                     return whole, e[1]
@@ -379,7 +394,10 @@ class _StackPool(threading.local):
             return whole, None
         members = whole.unbind(0)
         tag_stack_rows(whole, members)
-        self.entries.setdefault(key, []).append([whole, members, run])
+        got = self.entries.setdefault(key, [])
+        got.append([whole, members, run])
+        got[-1], got[pos] = got[pos], got[-1]
+        self.pos[key] = pos + 1
         self.total += nbytes
         return whole, members
 
@@ -433,6 +451,57 @@ def _free(entry: list) -> bool:
 _IDLE = None
 _use_count = torch._C._storage_Use_Count
 _STACKS = _StackPool()
+
+
+def batches_disjoint(runs) -> bool:
+    """Whether the gang ``runs`` (member runs of two or more batched tasks, see
+    :func:`pypto.runtime.gangs.conflict`) certainly has no conflict: no task may write a storage
+    another one touches. A task's footprint is read off its arguments (a kernel reaches global
+    memory only through them), a superset of what its members' accesses touch; False (the exact
+    per-access check then decides) whenever the sets meet or a run is not a batch member."""
+    parents = []
+    last = _NOT_A_TASK
+    for t in runs:
+        p = t.parent
+        if p is not last:
+            if t.kind != "member" or p.batched is None:
+                return False
+            if p not in parents:
+                parents.append(p)
+            last = p
+    if len(parents) < 2:
+        return False
+    prints = [p.footprint or _footprint(p) for p in parents]
+    for i, (w, _) in enumerate(prints):
+        for j, (_, touched) in enumerate(prints):
+            if i != j and not w.isdisjoint(touched):
+                return False
+    return True
+
+
+_NOT_A_TASK = object()
+
+
+def _footprint(task) -> tuple:
+    """``(storages task may write, storages it touches)`` of a batched task (cached on it)."""
+    written, touched = set(), set()
+    Tensor = torch.Tensor
+    for a, f, tag in zip(task.args, task.batched, task.tags):
+        if tag == SCALAR:
+            continue
+        if not f:
+            ptrs = (a.untyped_storage().data_ptr(),) if isinstance(a, Tensor) else ()
+        elif a.__class__ is Stack:
+            ptrs = (a.whole.untyped_storage().data_ptr(),)
+        elif a.__class__ is Sliced:
+            ptrs = (a.ptr,)
+        else:
+            ptrs = {x.untyped_storage().data_ptr() for x in a if isinstance(x, Tensor)}
+        touched.update(ptrs)
+        if tag in _WRITE_TAGS:
+            written.update(ptrs)
+    task.footprint = (written, touched)
+    return task.footprint
 
 
 # glibc serves an allocation of 32 MiB or more (its largest mmap threshold) with fresh pages, each

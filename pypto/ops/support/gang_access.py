@@ -105,7 +105,7 @@ def _general_runs(shape, ts, o0, load: bool):
     # a tensor that is no view is its own base: one tensor every member reads is one storage)
     bases = [t if b is None else b for t, b in zip(ts, [t._base for t in ts])]
     so = [t.storage_offset() + start for t in ts]
-    out = []
+    spans = []   # (lo, hi, step) of each run, before any view is made
     lo = 0
     while lo < n:
         b, s0 = bases[lo], so[lo]
@@ -120,10 +120,10 @@ def _general_runs(shape, ts, o0, load: bool):
                     want += step
             else:
                 step = 0
-        out.append((lo, hi, ts[lo].as_strided((hi - lo, *shape), (step, *st), s0)))
+        spans.append((lo, hi, step))
         lo = hi
     b0 = bases[0]
-    if load and len(out) > 2 and all(b is b0 for b in bases):
+    if load and len(spans) > 2 and all(b is b0 for b in bases):
         # regions of one base placed at random (paged attention's K / V pages): one gather, as
         # core._gang_runs makes it -- every tile-shaped window of the storage at the regions'
         # common spacing, index_select'ed (a copy of the elements: the bits of per-member copies)
@@ -132,7 +132,7 @@ def _general_runs(shape, ts, o0, load: bool):
         if g > 0:
             windows = t0.as_strided(((max(so) - c) // g + 1, *shape), (g, *st), c)
             return [(0, n, (windows, torch.tensor([(s - c) // g for s in so])))]
-    return out
+    return [(lo, hi, ts[lo].as_strided((hi - lo, *shape), (step, *st), so[lo])) for lo, hi, step in spans]
 
 
 def gang_load_fast(dst: torch.Tensor, plans) -> None:
