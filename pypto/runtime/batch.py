@@ -34,6 +34,7 @@ by task.
 """
 from __future__ import annotations
 
+import math
 import mmap
 import sys
 import threading
@@ -343,7 +344,8 @@ class _StackPool(threading.local):
     clearing the bytes. Runs of one program create the same stacks call after call, so a stack no
     one uses any more is handed out again, zeroed, with the same member tensors: the values
     ``torch.zeros`` gives, in the same dtype, shape and strides, and row views identical in
-    metadata to fresh ones.
+    metadata to fresh ones. (Stacks it keeps are plain ``torch.zeros`` allocations whose pages
+    fault in once; :mod:`pypto.runtime.gm_pool` serves only the ones beyond its bound.)
 
     *No one uses it* is decided exactly, by reference counts: the pool's entry holds the whole
     tensor, the member tuple and nothing else, so the stack is free when (a) no Python reference to
@@ -388,10 +390,12 @@ class _StackPool(threading.local):
                     whole = e[0]
                     whole.zero_()
                     return whole, e[1]
-        whole = zeros_untouched([n] + shape, dtype, rt)
-        nbytes = whole.numel() * whole.element_size()
+        nbytes = n * math.prod(shape) * dtype.itemsize
         if nbytes >= _LAZY_BYTES or self.total + nbytes > self.MAX_BYTES:
-            return whole, None
+            return zeros_untouched([n] + shape, dtype, rt), None
+        # a plain allocation (the pool keeps it: its pages fault in once, in the first run), made
+        # like the probe _free measures its reference counts on
+        whole = torch.zeros([n] + shape, dtype=dtype)
         members = whole.unbind(0)
         tag_stack_rows(whole, members)
         got = self.entries.setdefault(key, [])
@@ -440,7 +444,7 @@ def _free(entry: list) -> bool:
     code, rather than assumed (it depends on the interpreter and torch)."""
     global _IDLE
     if _IDLE is None:
-        probe = torch.zeros(2, 1)
+        probe = torch.zeros([2, 1], dtype=torch.float32)   # made as take makes its stacks
         held = [probe, probe.unbind(0), 0]
         tag_stack_rows(probe, held[1])
         del probe
