@@ -676,7 +676,9 @@ def _gather_slices(t, offsets: list, shape) -> list:
             if (type(o0) is int and type(o1) is int and 0 <= o0 and o0 + s0 <= d0 and 0 <= o1
                     and o1 + s1 <= d1 and not whole):
                 at = base + o0 * st0 + o1 * st1
-                out.append(strided(size, st, at))
+                v = strided(size, st, at)
+                v._pypto_slice = (t, at, size)   # gang_access.SLICE_OF: its run finder reads no metadata
+                out.append(v)
                 if lo is None or at < lo:
                     lo = at
                 if hi is None or at > hi:

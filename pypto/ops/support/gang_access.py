@@ -22,6 +22,10 @@ from pypto.ops.support import core as _core
 
 
 ROW = _core.STACK_ROW   # attribute of a stacked buffer's row: (the buffer, the row's index), set by create_batch
+# attribute of a view the batched orchestration's tensor.slice made (runtime.batch.bslice):
+# (the tensor sliced, the view's storage offset, its shape); exact for the same reason as ROW (the
+# generated code passes such a view on or takes new, untagged, views of it)
+SLICE_OF = "_pypto_slice"
 
 
 def uniform_runs(shape, plans, ti: int, oi: int, load: bool):
@@ -51,11 +55,10 @@ def uniform_runs(shape, plans, ti: int, oi: int, load: bool):
     # the same offsets and no valid shape for every member (plain ints: the lists compare elementwise)
     if [p[oi] for p in plans].count(o0) != n or [p[2] for p in plans].count(None) != n:
         return None
-    ts = [p[ti] for p in plans]
     try:
-        rows = [t._pypto_row for t in ts]
+        rows = [p[ti]._pypto_row for p in plans]
     except AttributeError:
-        return _general_runs(shape, ts, o0, load)
+        return _general_runs(shape, [p[ti] for p in plans], o0, load)
     # rows of stacked buffers [N, *member shape]: the members share the row's shape and layout
     w0 = rows[0][0]
     st = w0.stride()
@@ -95,16 +98,31 @@ def _general_runs(shape, ts, o0, load: bool):
     one shape, strides and dtype (checked for every member)."""
     n = len(ts)
     t0 = ts[0]
-    if len({t.shape for t in ts}) != 1 or len({t.stride() for t in ts}) != 1 or len({t.dtype for t in ts}) != 1:
-        return None
-    st = t0.stride()
-    start = _inside(o0, shape, t0.shape, st)
-    if start is None:
-        return None
-    # one storage per run: views of one base tensor (unbind / slicing results name it as their _base;
-    # a tensor that is no view is its own base: one tensor every member reads is one storage)
-    bases = [t if b is None else b for t, b in zip(ts, [t._base for t in ts])]
-    so = [t.storage_offset() + start for t in ts]
+    try:
+        tags = [t._pypto_slice for t in ts]
+    except AttributeError:
+        tags = None
+    if tags is not None and len(set(map(id, [g[0] for g in tags]))) == 1 and len({g[2] for g in tags}) == 1:
+        # slices of one tensor at one shape (SLICE_OF: the orchestration's batched tensor.slice):
+        # their layout is that tensor's, their storage offsets are in the tags
+        src, _, dims = tags[0]
+        st = src.stride()
+        start = _inside(o0, shape, dims, st)
+        if start is None:
+            return None
+        bases = [src] * n
+        so = [g[1] + start for g in tags]
+    else:
+        if len({t.shape for t in ts}) != 1 or len({t.stride() for t in ts}) != 1 or len({t.dtype for t in ts}) != 1:
+            return None
+        st = t0.stride()
+        start = _inside(o0, shape, t0.shape, st)
+        if start is None:
+            return None
+        # one storage per run: views of one base tensor (unbind / slicing results name it as their
+        # _base; a tensor that is no view is its own base: one tensor every member reads is one storage)
+        bases = [t if b is None else b for t, b in zip(ts, [t._base for t in ts])]
+        so = [t.storage_offset() + start for t in ts]
     spans = []   # (lo, hi, step) of each run, before any view is made
     lo = 0
     while lo < n:
