@@ -463,6 +463,9 @@ def batches_disjoint(runs) -> bool:
     another one touches. A task's footprint is read off its arguments (a kernel reaches global
     memory only through them), a superset of what its members' accesses touch; False (the exact
     per-access check then decides) whenever the sets meet or a run is not a batch member."""
+    first = runs[0].parent
+    if first is None or first is runs[-1].parent:
+        return False   # runs in task order: one batched task (the check itself returns at once)
     parents = []
     last = _NOT_A_TASK
     for t in runs:
