@@ -636,6 +636,13 @@ def _gather_reads(x, indices: list) -> list:
     """:func:`pypto.ops.support.read` of ``x`` at each index list of ``indices`` (see ``bread``)."""
     dims = x.shape
     nd = len(dims)
+    if nd == 1 and indices:   # a 1-D table (page table, lengths): plain in-range ints, checked in C passes
+        try:
+            flat = [i for (i,) in indices]
+        except (TypeError, ValueError):
+            flat = None
+        if flat is not None and set(map(type, flat)) == {int} and min(flat) >= 0 and max(flat) < dims[0]:
+            return _values_at(x, flat, indices)
     flat = []
     for idx in indices:
         if len(idx) != nd:
@@ -647,6 +654,11 @@ def _gather_reads(x, indices: list) -> list:
                 return [_read(x, i) for i in indices]
             f = f * d + i
         flat.append(f)
+    return _values_at(x, flat, indices)
+
+
+def _values_at(x, flat: list, indices: list) -> list:
+    """The values of ``x`` at the row-major flat positions ``flat`` (the elements ``indices`` name)."""
     numel = x.numel()
     if numel <= 128 * len(flat):   # small (a page table, lengths): one list of all its values
         values = x.reshape(-1).tolist()

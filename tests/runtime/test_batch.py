@@ -445,6 +445,13 @@ def test_gathered_reads_and_slices_equal_the_per_member_ops():
         want = [support.read(x, i) for i in idx]
         assert [got[k] for k in (0, 2, 3, 5, 6, 7)] == want and got[1] is None and got[4] is None
         assert all(type(a) is type(b) for a, b in zip([got[k] for k in (0, 2, 3, 5, 6, 7)], want))
+    big = torch.randn(20000, generator=g)   # 1-D, large: the C-pass check, then one index op
+    idx = [[int(i)] for i in torch.randint(0, 20000, (6,), generator=g)]
+    assert rt.bread(6, list(range(6)), big, idx) == [support.read(big, i) for i in idx]
+    mixed = [[3], [torch.tensor(5)], [True]]   # not plain ints: the per-member conversion, same values
+    assert rt.bread(3, [0, 1, 2], big, mixed) == [support.read(big, i) for i in mixed]
+    with pytest.raises(SimulationError, match=r"read out of bounds"):
+        rt.bread(2, [0, 1], torch.zeros(40), [[3], [-1]])
     with pytest.raises(SimulationError, match=r"read out of bounds: indices \[40\]"):
         rt.bread(2, [0, 1], torch.zeros(40), [[3], [40]])
     with pytest.raises(SimulationError, match="read: 2 indices for a rank-1 tensor"):
