@@ -443,6 +443,8 @@ def _free(entry: list) -> bool:
     torch keeps for the row views' base) is measured once on such a stack, through this very
     code, rather than assumed (it depends on the interpreter and torch)."""
     global _IDLE
+    if _use_count is None:   # a torch without the storage use count: nothing is provably free
+        return False
     if _IDLE is None:
         probe = torch.zeros([2, 1], dtype=torch.float32)   # made as take makes its stacks
         held = [probe, probe.unbind(0), 0]
@@ -453,7 +455,7 @@ def _free(entry: list) -> bool:
 
 
 _IDLE = None
-_use_count = torch._C._storage_Use_Count
+_use_count = getattr(torch._C, "_storage_Use_Count", None)
 _STACKS = _StackPool()
 
 

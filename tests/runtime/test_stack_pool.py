@@ -80,3 +80,13 @@ def test_unused_entries_age_out_and_the_bound_holds(monkeypatch):
     monkeypatch.setattr(pool, "MAX_BYTES", 0)
     whole, rows = pool.take(2, [16], torch.float32, _Rt())
     assert rows is None and not whole.any() and (2, (16,), torch.float32) not in pool.entries
+
+
+def test_without_the_storage_use_count_nothing_is_reused(monkeypatch):
+    pool = _pool(monkeypatch)
+    monkeypatch.setattr(B, "_use_count", None)
+    a, _ = pool.take(4, [2, 3], torch.float32, _Rt())
+    ptr = a.data_ptr()
+    del a, _
+    b, rows = pool.take(4, [2, 3], torch.float32, _Rt())
+    assert b.data_ptr() != ptr and rows is not None and not b.any()
