@@ -34,7 +34,10 @@ by task.
 """
 from __future__ import annotations
 
+import math
 import mmap
+import sys
+import threading
 
 import torch
 
@@ -214,8 +217,11 @@ class BatchRuntime:
         the member tensors as a list over all members (a :class:`Stack` when all are active)."""
         n = len(active)
         shape = list(shape)
-        whole = zeros_untouched([n] + shape, dtype, self) if init_value is None else \
-            torch.full([n] + shape, init_value, dtype=dtype)
+        members = None
+        if init_value is not None:
+            whole = torch.full([n] + shape, init_value, dtype=dtype)
+        else:
+            whole, members = _STACKS.take(n, shape, dtype, self)
         task = self._new_task("__alloc__", "alloc", [whole], [OUTPUT], False)
         self._hold(1, whole.numel() // n * whole.element_size())
         v = task.views[0] = View(whole)
@@ -224,8 +230,9 @@ class BatchRuntime:
         if manual_dep:
             self.manual_dep.add(v.base)
         self._link(task)
-        members = whole.unbind(0)
-        tag_stack_rows(whole, members)   # gang loads / stores find runs of rows from the tags
+        if members is None:
+            members = whole.unbind(0)
+            tag_stack_rows(whole, members)   # gang loads / stores find runs of rows from the tags
         if n == self._bn:
             out = Stack(members)
             out.whole = whole
@@ -244,10 +251,17 @@ class BatchRuntime:
         if not _TAGSET.issuperset(tags):
             tags = [t if t in _TAGSET else normalize_tag(t) for t in tags]
         nb = self._bn
-        full = len(active) == nb
-        members = [[a[i] if f else a for a, f in zip(args, batched)] for i in active]
+        n = len(active)
+        full = n == nb
+        # each member's arguments, one column per argument (a tuple per member, built in C)
+        if full:
+            cols = [a if f else (a,) * n for a, f in zip(args, batched)]
+        else:
+            cols = [[a[i] for i in active] if f else (a,) * n for a, f in zip(args, batched)]
+        members = list(zip(*cols)) if cols else [()] * n
         task = self._new_task(kernel, "kernel", args, tags, False)
         task.members = members
+        task.batched = batched
         fid = self.kernel_ids.get(kernel, -1)
         task.func_ids = (fid,)
         task.kernel_ids = (-1, fid, -1)
@@ -319,6 +333,184 @@ class BatchRuntime:
             r = returns[0]
             return SubmitResult(args[r] if r >= 0 else [None] * nb, task.task_id)
         return SubmitResult(tuple(args[i] if i >= 0 else [None] * nb for i in returns), task.task_id)
+
+
+class _StackPool(threading.local):
+    """Stacked intermediates of earlier runs, handed out again with their member views.
+
+    A batched loop creates a stacked buffer per ``create_tensor`` site and step, and its ``n``
+    member views (``whole.unbind(0)``, tagged with their rows): building the views costs ~1.7 us
+    a member in torch (a decode call of the benchmark makes ~2,800 of them, ~5 ms), far more than
+    clearing the bytes. Runs of one program create the same stacks call after call, so a stack no
+    one uses any more is handed out again, zeroed, with the same member tensors: the values
+    ``torch.zeros`` gives, in the same dtype, shape and strides, and row views identical in
+    metadata to fresh ones. (Stacks it keeps are plain ``torch.zeros`` allocations whose pages
+    fault in once; :mod:`pypto.runtime.gm_pool` serves only the ones beyond its bound.)
+
+    *No one uses it* is decided exactly, by reference counts: the pool's entry holds the whole
+    tensor, the member tuple and nothing else, so the stack is free when (a) no Python reference to
+    the whole or to any member is left besides the pool's (and the members' row tags, which point
+    at the whole), and (b) its storage has no tensor over it besides those ``n + 1`` (a view taken
+    of a member, e.g. a slice a program kept, holds the storage without holding the member). A
+    stack of :data:`_LAZY_BYTES` or more is not kept (it is mapped lazily, and clearing it would
+    touch every page). Entries unused for :data:`KEEP_RUNS` runs are dropped; at most
+    :data:`MAX_BYTES` per thread are kept."""
+
+    KEEP_RUNS = 2
+    MAX_BYTES = 512 << 20
+
+    def __init__(self):
+        self.entries: dict = {}   # (n, shape, dtype) -> [[whole, members, run last handed out]]
+        self.pos: dict = {}       # key -> how many of its entries this run took (they come first)
+        self.total = 0
+        self.run = 0
+
+    def take(self, n: int, shape: list, dtype, rt):
+        """``(whole, members)`` of a zeroed ``[n, *shape]`` stack for runtime ``rt``: recycled with
+        its member views when a free one is kept (``members`` then not None), else a new one from
+        :func:`zeros_untouched` (``members`` None: the caller builds and tags them)."""
+        run = rt.__dict__.get("_stack_run")
+        if run is None:   # the runtime's first stack: a new run (age out the unused entries)
+            self.run += 1
+            run = rt._stack_run = self.run
+            self._age(run)
+            self.pos = {}
+        key = (n, tuple(shape), dtype)
+        got = self.entries.get(key)
+        # got[:pos] were handed out in this run: the scan starts after them (a run takes many
+        # stacks of one key: amortised O(1) per take instead of a pass over the taken ones)
+        pos = self.pos.get(key, 0)
+        if got is not None:
+            for k in range(pos, len(got)):
+                e = got[k]
+                if _free(e):
+                    e[2] = run
+                    got[k], got[pos] = got[pos], e
+                    self.pos[key] = pos + 1
+                    whole = e[0]
+                    whole.zero_()
+                    return whole, e[1]
+        nbytes = n * math.prod(shape) * dtype.itemsize
+        if nbytes >= _LAZY_BYTES or self.total + nbytes > self.MAX_BYTES:
+            return zeros_untouched([n] + shape, dtype, rt), None
+        # a plain allocation (the pool keeps it: its pages fault in once, in the first run), made
+        # like the probe _free measures its reference counts on
+        whole = torch.zeros([n] + shape, dtype=dtype)
+        members = whole.unbind(0)
+        tag_stack_rows(whole, members)
+        got = self.entries.setdefault(key, [])
+        got.append([whole, members, run])
+        got[-1], got[pos] = got[pos], got[-1]
+        self.pos[key] = pos + 1
+        self.total += nbytes
+        return whole, members
+
+    def _age(self, run: int) -> None:
+        """Drop the entries no run of the last :data:`KEEP_RUNS` took (the tensors stay valid for
+        whoever still holds them: only the pool forgets them)."""
+        for key, got in list(self.entries.items()):
+            keep = [e for e in got if e[2] >= run - self.KEEP_RUNS]
+            for e in got:
+                if e[2] < run - self.KEEP_RUNS:
+                    self.total -= e[0].numel() * e[0].element_size()
+            if keep:
+                self.entries[key] = keep
+            else:
+                del self.entries[key]
+
+
+def _counts(entry: list) -> tuple:
+    """``(references to the whole beyond its n row tags, the most references to one member,
+    tensors and storage objects over the storage beyond the n + 1 kept ones)`` of a kept stack's
+    pool entry (its only argument, so that the references this function takes are the same for
+    every entry)."""
+    whole, members = entry[0], entry[1]
+    n = len(members)
+    most = 0
+    for m in members:
+        c = sys.getrefcount(m)
+        if c > most:
+            most = c
+    st = whole.untyped_storage()
+    # (a storage object someone holds shows in the use count or, where torch keeps one Python
+    # object per storage, in that object's references)
+    return sys.getrefcount(whole) - n, most, _use_count(st._cdata) - n - 1, sys.getrefcount(st)
+
+
+def _free(entry: list) -> bool:
+    """Whether a kept stack is unused (see :class:`_StackPool`): its counts are those of a stack
+    that only the pool holds. The baseline (the pool's entry, this call's own references, what
+    torch keeps for the row views' base) is measured once on such a stack, through this very
+    code, rather than assumed (it depends on the interpreter and torch)."""
+    global _IDLE
+    if _use_count is None:   # a torch without the storage use count: nothing is provably free
+        return False
+    if _IDLE is None:
+        probe = torch.zeros([2, 1], dtype=torch.float32)   # made as take makes its stacks
+        held = [probe, probe.unbind(0), 0]
+        tag_stack_rows(probe, held[1])
+        del probe
+        _IDLE = _counts(held)
+    return _counts(entry) == _IDLE
+
+
+_IDLE = None
+_use_count = getattr(torch._C, "_storage_Use_Count", None)
+_STACKS = _StackPool()
+
+
+def batches_disjoint(runs) -> bool:
+    """Whether the gang ``runs`` (member runs of two or more batched tasks, see
+    :func:`pypto.runtime.gangs.conflict`) certainly has no conflict: no task may write a storage
+    another one touches. A task's footprint is read off its arguments (a kernel reaches global
+    memory only through them), a superset of what its members' accesses touch; False (the exact
+    per-access check then decides) whenever the sets meet or a run is not a batch member."""
+    first = runs[0].parent
+    if first is None or first is runs[-1].parent:
+        return False   # runs in task order: one batched task (the check itself returns at once)
+    parents = []
+    last = _NOT_A_TASK
+    for t in runs:
+        p = t.parent
+        if p is not last:
+            if t.kind != "member" or p.batched is None:
+                return False
+            if p not in parents:
+                parents.append(p)
+            last = p
+    if len(parents) < 2:
+        return False
+    prints = [p.footprint or _footprint(p) for p in parents]
+    for i, (w, _) in enumerate(prints):
+        for j, (_, touched) in enumerate(prints):
+            if i != j and not w.isdisjoint(touched):
+                return False
+    return True
+
+
+_NOT_A_TASK = object()
+
+
+def _footprint(task) -> tuple:
+    """``(storages task may write, storages it touches)`` of a batched task (cached on it)."""
+    written, touched = set(), set()
+    Tensor = torch.Tensor
+    for a, f, tag in zip(task.args, task.batched, task.tags):
+        if tag == SCALAR:
+            continue
+        if not f:
+            ptrs = (a.untyped_storage().data_ptr(),) if isinstance(a, Tensor) else ()
+        elif a.__class__ is Stack:
+            ptrs = (a.whole.untyped_storage().data_ptr(),)
+        elif a.__class__ is Sliced:
+            ptrs = (a.ptr,)
+        else:
+            ptrs = {x.untyped_storage().data_ptr() for x in a if isinstance(x, Tensor)}
+        touched.update(ptrs)
+        if tag in _WRITE_TAGS:
+            written.update(ptrs)
+    task.footprint = (written, touched)
+    return task.footprint
 
 
 # glibc serves an allocation of 32 MiB or more (its largest mmap threshold) with fresh pages, each
@@ -446,6 +638,13 @@ def _gather_reads(x, indices: list) -> list:
     """:func:`pypto.ops.support.read` of ``x`` at each index list of ``indices`` (see ``bread``)."""
     dims = x.shape
     nd = len(dims)
+    if nd == 1 and indices:   # a 1-D table (page table, lengths): plain in-range ints, checked in C passes
+        try:
+            flat = [i for (i,) in indices]
+        except (TypeError, ValueError):
+            flat = None
+        if flat is not None and set(map(type, flat)) == {int} and min(flat) >= 0 and max(flat) < dims[0]:
+            return _values_at(x, flat, indices)
     flat = []
     for idx in indices:
         if len(idx) != nd:
@@ -457,6 +656,11 @@ def _gather_reads(x, indices: list) -> list:
                 return [_read(x, i) for i in indices]
             f = f * d + i
         flat.append(f)
+    return _values_at(x, flat, indices)
+
+
+def _values_at(x, flat: list, indices: list) -> list:
+    """The values of ``x`` at the row-major flat positions ``flat`` (the elements ``indices`` name)."""
     numel = x.numel()
     if numel <= 128 * len(flat):   # small (a page table, lengths): one list of all its values
         values = x.reshape(-1).tolist()
@@ -489,7 +693,9 @@ def _gather_slices(t, offsets: list, shape) -> list:
             if (type(o0) is int and type(o1) is int and 0 <= o0 and o0 + s0 <= d0 and 0 <= o1
                     and o1 + s1 <= d1 and not whole):
                 at = base + o0 * st0 + o1 * st1
-                out.append(strided(size, st, at))
+                v = strided(size, st, at)
+                v._pypto_slice = (t, at, size)   # gang_access.SLICE_OF: its run finder reads no metadata
+                out.append(v)
                 if lo is None or at < lo:
                     lo = at
                 if hi is None or at > hi:

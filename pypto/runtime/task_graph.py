@@ -30,7 +30,7 @@ class Task:
     __slots__ = ("index", "task_id", "kernel", "kind", "args", "tags", "views", "manual", "fanin", "edges",
                  "dependents", "waiting", "start", "end", "core", "dump_sel", "func_ids", "kernel_ids", "snap",
                  "pred", "skipped", "done", "scope", "registered", "blocks", "block", "parent", "left", "runs",
-                 "members")
+                 "members", "batched", "footprint")
 
     def __init__(self, index, task_id, kernel, kind, args, tags, manual):
         self.index = index
@@ -68,6 +68,8 @@ class Task:
         # a batched task (pypto.runtime.batch): each member's argument list; it runs as one "member"
         # run per member (``parent`` set, ``block`` the member's position), like the blocks above
         self.members = None
+        self.batched = None         # per argument: a list over the members (True) or one shared value
+        self.footprint = None       # (storages it may write, storages it touches), computed on demand
 
     @property
     def tid(self) -> int:

@@ -445,6 +445,13 @@ def test_gathered_reads_and_slices_equal_the_per_member_ops():
         want = [support.read(x, i) for i in idx]
         assert [got[k] for k in (0, 2, 3, 5, 6, 7)] == want and got[1] is None and got[4] is None
         assert all(type(a) is type(b) for a, b in zip([got[k] for k in (0, 2, 3, 5, 6, 7)], want))
+    big = torch.randn(20000, generator=g)   # 1-D, large: the C-pass check, then one index op
+    idx = [[int(i)] for i in torch.randint(0, 20000, (6,), generator=g)]
+    assert rt.bread(6, list(range(6)), big, idx) == [support.read(big, i) for i in idx]
+    mixed = [[3], [torch.tensor(5)], [True]]   # not plain ints: the per-member conversion, same values
+    assert rt.bread(3, [0, 1, 2], big, mixed) == [support.read(big, i) for i in mixed]
+    with pytest.raises(SimulationError, match=r"read out of bounds"):
+        rt.bread(2, [0, 1], torch.zeros(40), [[3], [-1]])
     with pytest.raises(SimulationError, match=r"read out of bounds: indices \[40\]"):
         rt.bread(2, [0, 1], torch.zeros(40), [[3], [40]])
     with pytest.raises(SimulationError, match="read: 2 indices for a rank-1 tensor"):
@@ -477,3 +484,51 @@ def test_read_bounds_of_gathered_slices_equal_the_per_member_spans():
     assert B._read_bounds(sl, [0, 1, 2], {}, {}) == []   # a caller's input nobody produced
     # a member view_region had to make (cut at the end) leaves a plain list
     assert B._gather_slices(t, [[60, 0], [0, 0]], [8, 16]).__class__ is list
+
+
+# ---------------------------------------------------------------- gangs spanning batched tasks
+
+def _batch_task(index, args, batched, tags):
+    from pypto.runtime.task_graph import Task
+
+    t = Task(index, index, "k", "kernel", args, tags, False)
+    t.batched = batched
+    n = max(len(a) for a, f in zip(args, batched) if f)
+    t.members = [tuple(a[i] if f else a for a, f in zip(args, batched)) for i in range(n)]
+    runs = []
+    for i, m in enumerate(t.members):
+        r = Task(index, index, "k", "member", m, tags, False)
+        r.parent, r.block = t, i
+        runs.append(r)
+    return runs
+
+
+def test_gang_of_two_batches_skips_the_access_check_only_when_their_footprints_are_apart():
+    """batches_disjoint (the scheduler's shortcut before gangs.conflict): True only when no batched
+    task of the gang may write a storage another one touches; any doubt leaves it to the check."""
+    from pypto.runtime.batch import Stack, batches_disjoint
+
+    def stack(n, *shape):
+        whole = torch.zeros(n, *shape)
+        s = Stack(whole.unbind(0))
+        s.whole = whole
+        return s
+
+    shared = torch.zeros(64, 8)
+    reads = [shared[i * 8:i * 8 + 8] for i in range(4)]   # a plain list of views of one storage
+    a = _batch_task(1, [reads, stack(4, 8, 8), 0.5], (True, True, False), ["INPUT", "INOUT", "SCALAR"])
+    b = _batch_task(2, [reads, stack(4, 8, 8), 0.5], (True, True, False), ["INPUT", "INOUT", "SCALAR"])
+    assert batches_disjoint(a[2:] + b[:2])          # both read one tensor, each writes its own stack
+    assert not batches_disjoint(a)                  # one batch: the members' own proof, not this
+    # b writes what a reads (a view of the same storage, or the whole tensor shared by all members)
+    c = _batch_task(3, [stack(4, 8, 8), [shared[32:40]] * 4], (True, True), ["INPUT", "INOUT"])
+    assert not batches_disjoint(a[:2] + c[:2])
+    d = _batch_task(4, [stack(4, 8, 8), shared], (True, False), ["INPUT", "OUTPUT_EXISTING"])
+    assert not batches_disjoint(a[:2] + d[:2])
+    # a stack a writes and e reads
+    e = _batch_task(5, [a[0].parent.args[1], stack(4, 8, 8)], (True, True), ["INPUT", "INOUT"])
+    assert not batches_disjoint(a[:2] + e[:2])
+    # a run that is not a batch member (a plain task) leaves it to the check
+    from pypto.runtime.task_graph import Task
+    plain = Task(9, 9, "k", "kernel", (reads[0],), ["INPUT"], False)
+    assert not batches_disjoint(a[:2] + [plain]) and not batches_disjoint([plain] + a[:2] + b[:2])

@@ -210,3 +210,53 @@ def test_layouts_are_remembered_per_gang_and_give_the_fresh_answer_at_every_offs
     del other, got
     GA.forget()
     assert ref() is None
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_randomly_placed_pages_are_one_gather(dtype):
+    """Members loading pages of one pool at random (paged attention's K / V): one index_select, as
+    the general path does it (not a copy per member), the bits of each member's own load."""
+    rnd = random.Random(3)
+    pool = torch.randint(-2**15, 2**15, (64 * 16, 32), dtype=torch.int32).view(torch.float32).to(dtype) \
+        if dtype is torch.float32 else torch.randint(-2**15, 2**15, (64 * 16, 32), dtype=torch.int16).view(dtype)
+    pages = rnd.sample(range(64), 20)
+    views = [core.view_region(pool, [p * 16, 0], [16, 32]) for p in pages]
+    plans = [(v, [0, 0], None) for v in views]
+    runs = _check_same(plans, [16, 32], True)
+    assert len(runs) == 1 and runs[0][2].__class__ is tuple
+    tiles = torch.zeros(len(pages), 16, 32, dtype=dtype)
+    support.gang_load_fast(tiles, plans)
+    for k, v in enumerate(views):
+        one = torch.zeros(16, 32, dtype=dtype)
+        support.load_into(one, v, [0, 0], None)
+        assert torch.equal(tiles[k].view(torch.uint8), one.view(torch.uint8))
+    # two evenly spaced runs stay strided copies; a store never gathers
+    two = [(core.view_region(pool, [p * 16, 0], [16, 32]), [0, 0], None) for p in (1, 2, 3, 10, 12)]
+    assert all(r[2].__class__ is not tuple for r in _check_same(two, [16, 32], True))
+    assert all(r[2].__class__ is not tuple for r in uniform_runs([16, 32], [([0, 0], v, None) for v in views],
+                                                                 1, 0, False))
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_tagged_slices_of_the_batched_orchestration_match_the_general_path(seed):
+    """Views bslice made carry (tensor, storage offset, shape) (SLICE_OF); the run finder uses the
+    tags instead of each view's metadata: same regions as the general path, also with an offset
+    inside the slice, slices of two tensors, or of one tensor at two shapes (then untagged logic)."""
+    from pypto.ops.support.gang_access import SLICE_OF
+    from pypto.runtime.batch import _gather_slices
+
+    rnd = random.Random(seed)
+    src = torch.randn(512, 64)
+    other = torch.randn(512, 64)
+    rows = [rnd.choice(range(0, 480, 16)) for _ in range(rnd.randint(2, 24))]
+    views = _gather_slices(src, [[r, 0] for r in rows], [32, 64])
+    assert all(SLICE_OF in v.__dict__ for v in views)
+    for off, shape in (([0, 0], [32, 64]), ([16, 8], [16, 32])):
+        _check_same([(v, off, None) for v in views], shape, True)
+        if len(set(rows)) == len(rows):
+            _check_same([(off, v, None) for v in views], shape, False)
+    mixed = list(views[:3]) + list(_gather_slices(other, [[r, 0] for r in rows[:3]], [32, 64]))
+    _check_same([(v, [0, 0], None) for v in mixed], [32, 64], True)
+    two_shapes = list(views[:2]) + list(_gather_slices(src, [[0, 0]], [32, 32]))
+    assert uniform_runs([32, 32], [(v, [0, 0], None) for v in two_shapes], 0, 1, True) is None
+    with pytest.raises(SimulationError, match="out of bounds"):   # still the member's own error
+        support.gang_load_fast(torch.zeros(len(views), 32, 64), [(v, [8, 0], None) for v in views])

@@ -14,6 +14,7 @@ shape, different layouts, an access recorder) to the general path. Same views, s
 """
 from __future__ import annotations
 
+import math
 import threading
 from operator import is_
 
@@ -23,6 +24,10 @@ from pypto.ops.support import core as _core
 
 
 ROW = _core.STACK_ROW   # attribute of a stacked buffer's row: (the buffer, the row's index), set by create_batch
+# attribute of a view the batched orchestration's tensor.slice made (runtime.batch.bslice):
+# (the tensor sliced, the view's storage offset, its shape); exact for the same reason as ROW (the
+# generated code passes such a view on or takes new, untagged, views of it)
+SLICE_OF = "_pypto_slice"
 
 
 def uniform_runs(shape, plans, ti: int, oi: int, load: bool):
@@ -72,6 +77,9 @@ def uniform_runs(shape, plans, ti: int, oi: int, load: bool):
     start = _inside(o0, shape, dims, st[-nd:])
     if start is None:
         return None
+    if runs.__class__ is tuple:   # a gather (see _general_layout): (tensor, first offset, spacing, count, index)
+        t, c, g, count, idx = runs
+        return [(0, n, (t.as_strided((count, *shape), (g, *st[-nd:]), c + start), idx))]
     out = []
     for lo, hi, t, stride0, base in runs:
         out.append((lo, hi, t.as_strided((hi - lo, *shape), (stride0, *st[-nd:]), base + start)))
@@ -182,13 +190,25 @@ def _general_layout(ts, load: bool):
     shape, strides and dtype (checked for every member)."""
     n = len(ts)
     t0 = ts[0]
-    if len({t.shape for t in ts}) != 1 or len({t.stride() for t in ts}) != 1 or len({t.dtype for t in ts}) != 1:
-        return None
-    st = t0.stride()
-    # one storage per run: views of one base tensor (unbind / slicing results name it as their _base;
-    # a tensor that is no view is its own base: one tensor every member reads is one storage)
-    bases = [t if b is None else b for t, b in zip(ts, [t._base for t in ts])]
-    so = [t.storage_offset() for t in ts]
+    try:
+        tags = [t._pypto_slice for t in ts]
+    except AttributeError:
+        tags = None
+    if tags is not None and len(set(map(id, [g[0] for g in tags]))) == 1 and len({g[2] for g in tags}) == 1:
+        # slices of one tensor at one shape (SLICE_OF: the orchestration's batched tensor.slice):
+        # their layout is that tensor's, their storage offsets are in the tags
+        src, _, dims = tags[0]
+        st = src.stride()
+        bases = [src] * n
+        so = [g[1] for g in tags]
+    else:
+        if len({t.shape for t in ts}) != 1 or len({t.stride() for t in ts}) != 1 or len({t.dtype for t in ts}) != 1:
+            return None
+        dims, st = t0.shape, t0.stride()
+        # one storage per run: views of one base tensor (unbind / slicing results name it as their
+        # _base; a tensor that is no view is its own base: one tensor every member reads is one storage)
+        bases = [t if b is None else b for t, b in zip(ts, [t._base for t in ts])]
+        so = [t.storage_offset() for t in ts]
     out = []
     lo = 0
     while lo < n:
@@ -206,7 +226,18 @@ def _general_layout(ts, load: bool):
                 step = 0
         out.append((lo, hi, ts[lo], step, s0))
         lo = hi
-    return t0.shape, st, out
+    b0 = bases[0]
+    if load and len(out) > 2 and all(b is b0 for b in bases):
+        # regions of one base placed at random (paged attention's K / V pages): one gather, as
+        # core._gang_runs makes it -- every tile-shaped window of the storage at the regions'
+        # common spacing, index_select'ed (a copy of the elements: the bits of per-member copies).
+        # The region's offset inside each member moves every window alike: the windows' first
+        # offset, spacing, count and the members' indices do not depend on it
+        c = min(so)
+        g = math.gcd(*[s - c for s in so])
+        if g > 0:
+            return dims, st, (t0, c, g, (max(so) - c) // g + 1, torch.tensor([(s - c) // g for s in so]))
+    return dims, st, out
 
 
 def gang_load_fast(dst: torch.Tensor, plans) -> None:
@@ -215,7 +246,11 @@ def gang_load_fast(dst: torch.Tensor, plans) -> None:
     if runs is None:
         _core.gang_load_into(dst, plans)
     elif len(runs) == 1:
-        dst.copy_(runs[0][2])
+        src = runs[0][2]
+        if src.__class__ is tuple:   # a gather: (windows view, index of each member's window)
+            torch.index_select(src[0], 0, src[1], out=dst)
+        else:
+            dst.copy_(src)
     else:
         for lo, hi, src in runs:
             dst[lo:hi].copy_(src)
