@@ -168,9 +168,10 @@ def run_passes(program: Program, passes: Sequence, ctx: PassContext, *, verifica
     dump_level = resolve_dump_level(dump_level)
     infos = [as_pass(p) for p in passes]
     result = PipelineResult(program, [("frontend", program)])
+    printed: dict = {}   # the dumps' function texts: a pass leaves most functions as they were
     if dump_dir is not None and dump_level != PassDumpLevel.NONE:
         dump_dir.mkdir(parents=True, exist_ok=True)
-        _write(dump_dir / "00_frontend.py", _dump_text(program, dump_level))
+        _write(dump_dir / "00_frontend.py", _dump_text(program, dump_level, printed))
     established: list[str] = []
     # the established properties after each stage, and the last stage checked against all of them
     props_at: list[tuple] = [()]
@@ -214,7 +215,7 @@ def run_passes(program: Program, passes: Sequence, ctx: PassContext, *, verifica
         if post_pass_checks:
             result.add_diagnostics(run_checks(program, DP.POST_PASS, phase, off, ctx, info.name))
         if dump_dir is not None and dump_level != PassDumpLevel.NONE:
-            _write(dump_dir / f"{i + 1:02d}_after_{info.name}.py", _dump_text(program, dump_level))
+            _write(dump_dir / f"{i + 1:02d}_after_{info.name}.py", _dump_text(program, dump_level, printed))
     if verifying and checked < len(result.stages) - 1:
         try:
             verify(program, ["TypeChecked", *established], ctx, result.stages[-1][0])
@@ -276,12 +277,10 @@ def roundtrip_check(program: Program, pass_name: str) -> None:
                                 f"program: {e}") from None
 
 
-def _dump_text(program: Program, level: PassDumpLevel) -> str:
+def _dump_text(program: Program, level: PassDumpLevel, memo: dict | None = None) -> str:
     """A stage's dump: EXPLICIT is the program's full print; CONCISE leaves out the annotations the
-    parser re-infers (both parse back to the same program)."""
-    if level == PassDumpLevel.CONCISE:
-        return print_program(program, concise=True)
-    return program.as_python()
+    parser re-infers (both parse back to the same program). ``memo``: see ``print_program``."""
+    return print_program(program, concise=level == PassDumpLevel.CONCISE, memo=memo)
 
 
 def _write(path: Path, text: str) -> None:
