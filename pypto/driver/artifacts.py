@@ -342,20 +342,27 @@ def prune(root: Path, keep: int | None = None, now: float | None = None) -> list
         children = list(os.scandir(root))
     except OSError:
         return removed
+    named = [e for e in children if _ENTRY_NAME.search(e.name) and not e.name.startswith((STAGING_PREFIX, FAILED_PREFIX))]
     for e in children:
+        if not (e.name.startswith(STAGING_PREFIX) or e.name.startswith(FAILED_PREFIX)):
+            continue
         try:
             if not e.is_dir(follow_symlinks=False):
                 continue
             mtime = e.stat(follow_symlinks=False).st_mtime
         except OSError:
             continue
-        if e.name.startswith(STAGING_PREFIX) or e.name.startswith(FAILED_PREFIX):
-            if now - mtime > (STALE_STAGING_S if e.name.startswith(STAGING_PREFIX) else STALE_FAILED_S):
-                shutil.rmtree(e.path, ignore_errors=True)
-                removed.append(Path(e.path))
+        if now - mtime > (STALE_STAGING_S if e.name.startswith(STAGING_PREFIX) else STALE_FAILED_S):
+            shutil.rmtree(e.path, ignore_errors=True)
+            removed.append(Path(e.path))
+    if len(named) <= keep:
+        return removed   # the common case: the names alone say so (no stat of every entry)
+    for e in named:
+        try:
+            if e.is_dir(follow_symlinks=False):
+                entries.append((e.stat(follow_symlinks=False).st_mtime, e.path))
+        except OSError:
             continue
-        if _ENTRY_NAME.search(e.name):
-            entries.append((mtime, e.path))
     if len(entries) <= keep:
         return removed
     entries.sort(reverse=True)
