@@ -342,7 +342,8 @@ def prune(root: Path, keep: int | None = None, now: float | None = None) -> list
         children = list(os.scandir(root))
     except OSError:
         return removed
-    named = [e for e in children if _ENTRY_NAME.search(e.name) and not e.name.startswith((STAGING_PREFIX, FAILED_PREFIX))]
+    named = [e for e in children
+             if _ENTRY_NAME.search(e.name) and not e.name.startswith((STAGING_PREFIX, FAILED_PREFIX))]
     for e in children:
         if not (e.name.startswith(STAGING_PREFIX) or e.name.startswith(FAILED_PREFIX)):
             continue
