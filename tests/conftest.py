@@ -1,4 +1,5 @@
 import itertools
+import os
 import sys
 from pathlib import Path
 
@@ -7,6 +8,20 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))  # tests/kernels.py
 
 _TEST_NUMBER = itertools.count()
+
+
+def pytest_configure(config):
+    """Under pytest-xdist the workers share the machine's cores: each runs torch on its share of
+    them (``cores // workers`` threads, at least one). With torch's default (every core) in every
+    worker, two workers on two cores ran four OpenMP threads whose idle spin-waits cost ~25% of the
+    fast tier's CPU time (tests/ops/test_compare.py + test_matmul.py: 23-26 CPU s -> 18-19 CPU s).
+    Tests about torch's threading set the count they need (the ``threads`` fixtures of
+    tests/runtime/test_lockstep*.py, test_gang_matmul_bits.py); a serial run keeps torch's default."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 0)
+    if workers > 1 and os.environ.get("PYTEST_XDIST_WORKER"):
+        import torch
+
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // workers))
 
 
 @pytest.fixture(scope="session")

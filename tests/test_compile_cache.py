@@ -218,13 +218,17 @@ def test_pruning_keeps_the_most_recent_entries(tmp_path, monkeypatch):
     young.mkdir()
     user = tmp_path / "cache" / "not_ours"
     user.mkdir()
+    # named like an entry, older than all, but without a meta saying it is one: never removed
+    lookalike = tmp_path / "cache" / "mine_0123456789abcdef"
+    lookalike.mkdir()
+    os.utime(lookalike, (time.time() - 60,) * 2)
     k = pl.jit(K.doubled.fn)
     dirs = []
     for rows in (16, 32, 48):
         dirs.append(k.compile(torch.zeros(rows, 128), torch.zeros(rows, 128)).output_dir)
         time.sleep(0.02)  # distinct mtimes
     assert not dirs[0].exists() and dirs[1].exists() and dirs[2].exists()
-    assert not stale.exists() and young.exists() and user.exists()
+    assert not stale.exists() and young.exists() and user.exists() and lookalike.exists()
     a, out = _run(k, 16)  # the pruned program is compiled again
     assert torch.equal(out, a + a)
 

@@ -7,6 +7,7 @@ exception and needs an entry, with its reason, in ``LAZY_UP`` below.
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import subprocess
 import sys
@@ -84,6 +85,7 @@ def _targets(node: ast.ImportFrom | ast.Import) -> list[str]:
     return [t for t in found if t in MODS]
 
 
+@functools.lru_cache(maxsize=None)   # once per process, even when the module fixture is set up again
 def _imports() -> tuple[dict, list]:
     """(module-level edges {module: {module}}, function-local imports [(module, line, target)])."""
     top: dict[str, set] = defaultdict(set)

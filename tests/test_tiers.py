@@ -64,3 +64,15 @@ def test_the_per_test_build_directory_is_named_not_made():
     build = Path(os.environ["PYPTO_PROG_BUILD_DIR"])
     assert not build.exists()
     assert build.parent.is_dir()
+
+
+def test_pytest_xdist_workers_share_the_cores():
+    """Each pytest-xdist worker runs torch on its share of the cores (tests/conftest.py): two workers
+    with every core each spent ~25% of the fast tier's CPU time in idle OpenMP threads."""
+    import pytest
+    import torch
+
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 0)
+    if workers < 2:
+        pytest.skip("not a pytest-xdist run with two or more workers (a serial run keeps torch's default)")
+    assert torch.get_num_threads() == max(1, (os.cpu_count() or 1) // workers)

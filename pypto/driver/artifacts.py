@@ -42,6 +42,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -187,6 +188,41 @@ def write_text(path: Path, text: str) -> None:
         raise
 
 
+class StagingWriter:
+    """Writes the files of a build into its private staging directory (:func:`staging_dir`): nobody
+    reads it before it is published or installed whole, so each file is written in place (no
+    temporary name and rename per file) and each directory is made once. On this package's test
+    machine a ``mkdir`` cost ~150 us and a temporary file + rename ~250 us: a build's five files
+    spent 2-4 ms of a ~20 ms compile there."""
+
+    def __init__(self, root: Path):
+        self._made = {Path(root)}
+
+    def mkdir(self, directory: Path) -> None:
+        """Make ``directory`` (and its parents) unless this writer made or saw it already."""
+        if directory not in self._made:
+            directory.mkdir(parents=True, exist_ok=True)
+            self._made.add(directory)
+
+    def write(self, path: Path, text: str) -> None:
+        """Write ``text`` (UTF-8) to ``path``, making its directory first if needed."""
+        self.mkdir(path.parent)
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+
+
+def files_under(directory: Path) -> list[str]:
+    """The relative POSIX paths of every file under ``directory`` (sorted), the lock file excluded."""
+    out = []
+    base = str(directory)
+    for dirpath, _, names in os.walk(base):
+        rel = os.path.relpath(dirpath, base)
+        for name in names:
+            if name != LOCK:
+                out.append(name if rel == "." else f"{Path(rel).as_posix()}/{name}")
+    return sorted(out)
+
+
 def sha256_text(text: str) -> str:
     """Hex SHA-256 of ``text`` (UTF-8)."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -289,10 +325,15 @@ def max_entries() -> int:
         return DEFAULT_MAX_ENTRIES
 
 
+# the name :func:`entry_name` gives a cache entry
+_ENTRY_NAME = re.compile(r"_[0-9a-f]{16}$")
+
+
 def prune(root: Path, keep: int | None = None, now: float | None = None) -> list[Path]:
     """Remove least recently used cache entries beyond ``keep`` and stale staging directories.
-    Only directories this module made are touched: entries are recognised by a ``compiled_meta.json``
-    carrying ``"cache_entry": true``. Returns what was removed."""
+    Only directories this module made are touched: entries are the directories named as
+    :func:`entry_name` names them, and one is removed only when its ``compiled_meta.json`` carries
+    ``"cache_entry": true``. Returns what was removed."""
     keep = max_entries() if keep is None else keep
     now = time.time() if now is None else now
     removed: list[Path] = []
@@ -301,24 +342,35 @@ def prune(root: Path, keep: int | None = None, now: float | None = None) -> list
         children = list(os.scandir(root))
     except OSError:
         return removed
+    named = [e for e in children
+             if _ENTRY_NAME.search(e.name) and not e.name.startswith((STAGING_PREFIX, FAILED_PREFIX))]
     for e in children:
+        if not (e.name.startswith(STAGING_PREFIX) or e.name.startswith(FAILED_PREFIX)):
+            continue
         try:
             if not e.is_dir(follow_symlinks=False):
                 continue
             mtime = e.stat(follow_symlinks=False).st_mtime
         except OSError:
             continue
-        if e.name.startswith(STAGING_PREFIX) or e.name.startswith(FAILED_PREFIX):
-            if now - mtime > (STALE_STAGING_S if e.name.startswith(STAGING_PREFIX) else STALE_FAILED_S):
-                shutil.rmtree(e.path, ignore_errors=True)
-                removed.append(Path(e.path))
+        if now - mtime > (STALE_STAGING_S if e.name.startswith(STAGING_PREFIX) else STALE_FAILED_S):
+            shutil.rmtree(e.path, ignore_errors=True)
+            removed.append(Path(e.path))
+    if len(named) <= keep:
+        return removed   # the common case: the names alone say so (no stat of every entry)
+    for e in named:
+        try:
+            if e.is_dir(follow_symlinks=False):
+                entries.append((e.stat(follow_symlinks=False).st_mtime, e.path))
+        except OSError:
             continue
-        entries.append((mtime, e.path))
     if len(entries) <= keep:
         return removed
-    entries = [(m, p) for m, p in entries if (read_meta(Path(p)) or {}).get("cache_entry") is True]
     entries.sort(reverse=True)
     for _, path in entries[keep:]:
+        # only the entries past the limit are opened (a full cache read all 256 metas per compile)
+        if (read_meta(Path(path)) or {}).get("cache_entry") is not True:
+            continue
         # move aside first so a concurrent reader sees the entry either whole or gone
         trash = Path(root, f"{STAGING_PREFIX}trash-{Path(path).name}-{uuid.uuid4().hex[:8]}")
         try:

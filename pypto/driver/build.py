@@ -244,7 +244,8 @@ def _build(program: Program, out: Path, options: dict, plat, passes, key: str, c
            partial_dir: Optional[Path]) -> "CompiledProgram":
     """Run the pipeline and write every artifact into ``out`` (a private staging directory).
     ``partial_dir``: where the files of a partly failed codegen go (the user's directory)."""
-    (out / "report").mkdir(parents=True, exist_ok=True)
+    files_out = artifacts.StagingWriter(out)
+    files_out.mkdir(out / "report")
     t0 = time.perf_counter()
     result = run_pipeline(program, options, out / "passes_dump", passes)
     t_passes = time.perf_counter() - t0
@@ -262,13 +263,13 @@ def _build(program: Program, out: Path, options: dict, plat, passes, key: str, c
                 artifacts.write_text(partial_dir / rel, text)
         raise
     for rel, text in files.items():
-        artifacts.write_text(out / rel, text)
+        files_out.write(out / rel, text)
     kernels = {f.name: kernel_path(f.name) for f in lowered.functions if kernel_path(f.name) in files}
     orch = orchestration_path(entry.name) if orchestration_path(entry.name) in files else None
     sources = {rel: files[rel] for rel in [*kernels.values(), *([orch] if orch else [])]}
     t_codegen = time.perf_counter() - t1
     if options["recorded"]["profiling"]:
-        _write_profile(out / "report", result.timings, t_passes, t_codegen)
+        _write_profile(files_out, out / "report", result.timings, t_passes, t_codegen)
     meta = {
         "schema": 1, "name": program.name, "entry": entry.name, "platform": plat.name,
         "backend_type": plat.backend_type,
@@ -293,17 +294,14 @@ def _build(program: Program, out: Path, options: dict, plat, passes, key: str, c
         "module_sha256": {rel: artifacts.sha256_text(text) for rel, text in sources.items()},
         # what a compile printed, with the artifact directory as a placeholder: a reuse prints it again
         "stderr": printed.getvalue().replace(str(out), _DIR),
-        "files": sorted(p.relative_to(out).as_posix() for p in out.rglob("*")
-                        if p.is_file() and p.name != artifacts.LOCK),
     }
     # the reference's kernel_config.py and debug/run.py (pypto.ir.workdir_files), then the file list
     from pypto.ir.workdir_files import kernel_config_text, run_script_text
 
-    artifacts.write_text(out / "kernel_config.py", kernel_config_text(meta))
-    artifacts.write_text(out / "debug" / "run.py", run_script_text(meta))
-    meta["files"] = sorted(p.relative_to(out).as_posix() for p in out.rglob("*")
-                           if p.is_file() and p.name != artifacts.LOCK)
-    artifacts.write_text(out / artifacts.META, json.dumps(meta, indent=2))
+    files_out.write(out / "kernel_config.py", kernel_config_text(meta))
+    files_out.write(out / "debug" / "run.py", run_script_text(meta))
+    meta["files"] = artifacts.files_under(out)   # every file of the build but the meta (written last)
+    files_out.write(out / artifacts.META, json.dumps(meta, indent=2))
     compiled = CompiledProgram(program=program, lowered=lowered, output_dir=out, platform=plat.name, meta=meta,
                                sources=sources, options=options)
     compiled.diagnostics = list(result.diagnostics)
@@ -354,10 +352,11 @@ def _install(staging: Path, out: Path) -> None:
     with contextlib.suppress(FileNotFoundError):
         os.unlink(out / artifacts.META)
     new = json.loads((staging / artifacts.META).read_text(encoding="utf-8"))
+    dirs = artifacts.StagingWriter(out)
     for rel in new["files"]:
         if rel == artifacts.META:
             continue
-        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        dirs.mkdir((out / rel).parent)
         os.replace(staging / rel, out / rel)
     stale = set(old.get("files", ())) - set(new["files"])
     for rel in stale:
@@ -373,10 +372,10 @@ def _enum_name(value):
     return None if value is None else getattr(value, "name", str(value))
 
 
-def _write_profile(report: Path, timings, t_passes: float, t_codegen: float) -> None:
+def _write_profile(files_out, report: Path, timings, t_passes: float, t_codegen: float) -> None:
     """``pipeline_profile.json`` / ``.txt``: wall seconds of each pass and of codegen."""
     stages = [{"stage": f"pass:{n}", "seconds": t} for n, t in timings] + [{"stage": "codegen", "seconds": t_codegen}]
-    _write = artifacts.write_text
+    _write = files_out.write
     _write(report / "pipeline_profile.json",
            json.dumps({"total_seconds": t_passes + t_codegen, "stages": stages}, indent=2))
     lines = [f"{s['stage']:<40} {s['seconds'] * 1e3:10.3f} ms" for s in stages]

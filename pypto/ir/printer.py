@@ -423,24 +423,53 @@ def print_function(f: Function, concise: bool = False, program: Program | None =
     return "\n".join(p.lines) + "\n"
 
 
-def print_program(prog: Program, concise: bool = False) -> str:
+def print_program(prog: Program, concise: bool = False, memo: dict | None = None) -> str:
     """The whole program as an ``@pl.program`` class (``# pypto.program: <name>`` header).
-    ``concise`` drops every assignment annotation the parser re-infers (see the module docstring)."""
+    ``concise`` drops every assignment annotation the parser re-infers (see the module docstring).
+
+    ``memo`` (a dict the caller keeps, e.g. across the stages of one pipeline): a function's text
+    depends only on the function and the functions it calls (their return types), all frozen, so
+    a function object printed before with the same callees is not printed again."""
     funcs = {f.name: f for f in prog.functions}
     lines = [f"# pypto.program: {prog.name}", "import pypto.language as pl", *_PLD_IMPORT(prog), ""]
     dyn = _dyn_dims(prog)
     lines.extend(f'{n} = pl.dynamic("{n}")' for n in dyn)
     lines.extend(["", "@pl.program", f"class {prog.name}:"])
-    for i, f in enumerate(_callee_order(prog)):
+    for i, f in enumerate(_callee_order(prog, memo)):
         if i:
             lines.append("")
-        p = _Printer(concise, funcs)
-        p.function(f, 1)
-        lines.extend(p.lines)
+        lines.extend(_function_lines(f, concise, funcs, memo))
     return "\n".join(lines) + "\n"
 
 
-def _callee_order(prog: Program) -> list[Function]:
+def _function_lines(f: Function, concise: bool, funcs: dict, memo: dict | None) -> list[str]:
+    if memo is None:
+        p = _Printer(concise, funcs)
+        p.function(f, 1)
+        return p.lines
+    callees = tuple(funcs.get(c) for c in _callees_of(f, memo))
+    key = ("text", id(f), concise)
+    hit = memo.get(key)
+    # the entry keeps f and its callees alive: their ids are not reused while the memo lives
+    if hit is not None and hit[0] is f and len(hit[1]) == len(callees) \
+            and all(a is b for a, b in zip(hit[1], callees)):
+        return hit[2]
+    p = _Printer(concise, funcs)
+    p.function(f, 1)
+    memo[key] = (f, callees, p.lines)
+    return p.lines
+
+
+def _callees_of(f: Function, memo: dict | None) -> list[str]:
+    if memo is None:
+        return _callees(f.body)
+    hit = memo.get(("callees", id(f)))
+    if hit is None or hit[0] is not f:
+        hit = memo[("callees", id(f))] = (f, _callees(f.body))
+    return hit[1]
+
+
+def _callee_order(prog: Program, memo: dict | None = None) -> list[Function]:
     """Functions with callees before callers (stable otherwise)."""
     by_name = {f.name: f for f in prog.functions}
     order: list[Function] = []
@@ -450,7 +479,7 @@ def _callee_order(prog: Program) -> list[Function]:
         if f.name in seen:
             return
         seen.add(f.name)
-        for callee in _callees(f.body):
+        for callee in _callees_of(f, memo):
             if callee in by_name:
                 visit(by_name[callee])
         order.append(f)

@@ -172,31 +172,40 @@ class Mutator:
     def rebuild(self, node: Node) -> Node:
         """``node`` with its expression children mutated (no change -> the same object)."""
         changes = {}
-        for f in fields(node):
-            if f.name in ("type", "span", "body", "then_body", "else_body"):
-                continue
-            v = getattr(node, f.name)
+        cls = node.__class__
+        names = _REBUILD_FIELDS.get(cls)
+        if names is None:
+            names = _REBUILD_FIELDS[cls] = tuple(
+                f.name for f in fields(cls) if f.name not in ("type", "span", "body", "then_body", "else_body"))
+        for name in names:
+            v = getattr(node, name)
             if isinstance(v, tuple):
                 nv = tuple(self.expr(x) for x in v)
                 if any(a is not b for a, b in zip(v, nv)):
-                    changes[f.name] = nv
+                    changes[name] = nv
             elif isinstance(v, Expr):
                 nv = self.expr(v)
                 if nv is not v:
-                    changes[f.name] = nv
+                    changes[name] = nv
         return node.replace(**changes) if changes else node
 
     def stmts(self, stmts) -> tuple[Stmt, ...]:
+        """The mutated statement list; the same tuple when every statement came back unchanged."""
         out: list[Stmt] = []
+        same = True
         for s in stmts:
             r = self.stmt(s)
+            if r is s:
+                out.append(r)
+                continue
+            same = False
             if r is None:
                 continue
             if isinstance(r, (list, tuple)):
                 out.extend(r)
             else:
                 out.append(r)
-        return tuple(out)
+        return stmts if same and isinstance(stmts, tuple) else tuple(out)
 
     def stmt(self, s: Stmt):
         """Return a statement, a list of statements, or None to delete it."""
@@ -210,16 +219,32 @@ class Mutator:
         nested = {}
         for name in ("body", "then_body", "else_body"):
             if hasattr(s, name):
-                nested[name] = self.stmts(getattr(s, name))
+                old = getattr(s, name)
+                body = self.stmts(old)
+                if body is not old:
+                    nested[name] = body
         return new.replace(**nested) if nested else new
 
+    # Unchanged IR comes back as the same objects (a statement, a body, a function, the program):
+    # passes that touch one function leave the others identical, and the verifier does not check a
+    # function again that it accepted earlier in the compile (pypto.ir.verifier.verify).
     def function(self, f: Function) -> Function:
         self.subst = {}
         params = tuple(self.var(p) for p in f.params)
-        return f.replace(params=params, body=self.stmts(f.body))
+        body = self.stmts(f.body)
+        if body is f.body and all(a is b for a, b in zip(params, f.params)):
+            return f
+        return f.replace(params=params, body=body)
 
     def program(self, p: Program) -> Program:
-        return p.replace(functions=tuple(self.function(f) for f in p.functions))
+        functions = tuple(self.function(f) for f in p.functions)
+        if all(a is b for a, b in zip(functions, p.functions)) and len(functions) == len(p.functions):
+            return p
+        return p.replace(functions=functions)
+
+
+# node class -> the fields Mutator.rebuild mutates (not type, span or the nested statement lists)
+_REBUILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def retype_var(v: Var, new_type) -> Var:

@@ -100,6 +100,12 @@ def resolve_phase(phase) -> DiagnosticPhase:
     return DiagnosticPhase[env] if env in DiagnosticPhase.__members__ else DiagnosticPhase.POST_PIPELINE
 
 
+def has_checks(phase: DiagnosticPhase) -> bool:
+    """Whether any check is registered at ``phase`` (none runs after each pass today: the manager
+    then skips the per-pass call, which validated the disabled names every time)."""
+    return any(c.phase == phase for c in CHECKS.values())
+
+
 def run_checks(program: Program, phase: DiagnosticPhase, enabled: DiagnosticPhase, disabled: Iterable[str],
                ctx, where: str) -> list[Diagnostic]:
     """Run the checks registered at ``phase`` if ``enabled`` reaches it and they are not disabled."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import enum
 import os
 import time
+import types
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -18,7 +19,7 @@ from pypto.ir.equality import StructuralMismatch, assert_structural_equal
 from pypto.ir.printer import print_program
 from pypto.ir.verifier import verify
 from pypto.language.program import parse
-from pypto.passes.diagnostics import DiagnosticPhase as DP, Severity, resolve_phase, run_checks
+from pypto.passes.diagnostics import DiagnosticPhase as DP, Severity, has_checks, resolve_phase, run_checks
 from pypto.safe_files import atomic_write_text
 
 
@@ -65,22 +66,25 @@ def resolve_dump_level(dump) -> PassDumpLevel:
 
 @dataclass(frozen=True)
 class PassInfo:
-    """A pass as the manager sees it (built-in modules and user passes alike)."""
+    """A pass as the manager sees it (built-in modules and user passes alike). ``builtin``: a pass
+    module of this package (``pypto.passes.*``); see :func:`run_passes` for what that changes."""
 
     name: str
     run: Callable
     requires: tuple = ()
     produces: tuple = ()
+    builtin: bool = field(default=False, compare=False)
 
 
 def as_pass(p) -> PassInfo:
     """Accept a pass module, a :class:`PassInfo`, or a user function ``Program -> Program`` (its
     ``__name__`` names it; a second parameter, if any, receives the :class:`PassContext`)."""
     if isinstance(p, PassInfo):
-        return PassInfo(_check_name(p.name, p), p.run, p.requires, p.produces)
+        return PassInfo(_check_name(p.name, p), p.run, p.requires, p.produces, p.builtin)
     if hasattr(p, "NAME") and hasattr(p, "run"):
+        builtin = isinstance(p, types.ModuleType) and p.__name__.startswith("pypto.passes.")
         return PassInfo(_check_name(p.NAME, p), p.run, tuple(getattr(p, "REQUIRES", ())),
-                        tuple(getattr(p, "PRODUCES", ())))
+                        tuple(getattr(p, "PRODUCES", ())), builtin)
     if callable(p):
         import inspect
 
@@ -141,10 +145,19 @@ def run_one(info: PassInfo, program: Program, ctx: PassContext) -> Program:
 def run_passes(program: Program, passes: Sequence, ctx: PassContext, *, verification_level=None,
                dump_dir: Path | None = None, dump_level=PassDumpLevel.NONE, diagnostic_phase=None,
                disabled_diagnostics=None, observe: Callable | None = None) -> PipelineResult:
-    """Run ``passes`` in order. Verifies per ``verification_level``; writes ``00_frontend.py`` and
-    ``NN_after_<Pass>.py`` into ``dump_dir`` when ``dump_level`` is not NONE; runs the diagnostic
+    """Run ``passes`` in order. Verifies per ``verification_level`` (below); writes ``00_frontend.py``
+    and ``NN_after_<Pass>.py`` into ``dump_dir`` when ``dump_level`` is not NONE; runs the diagnostic
     checks of :mod:`pypto.passes.diagnostics` at their phases (``diagnostic_phase``,
     ``disabled_diagnostics``) and collects them in ``result.diagnostics``.
+
+    Verification (``BASIC``): TypeChecked on the input; after a built-in pass (``PassInfo.builtin``)
+    the properties it produces; after any other pass (a user's), TypeChecked and every property
+    established so far; on the final program, TypeChecked and every established property. Whenever
+    a check fails, or a pass raises, the stages not yet fully checked are checked in order first, so
+    the error names the first pass after which a property no longer held, as checking everything
+    after every pass would (``ROUNDTRIP`` does: the full set after every pass, plus the round trip).
+    Re-checking every established property after every built-in pass was ~40% of a small kernel's
+    pipeline; the reference checks each property once, when it is produced.
 
     ``observe(when, info, program)``, if given, is called with ``"before"`` and the pass's input,
     then (after the manager's own verification) ``"after"`` and its result: the instruments of an
@@ -155,37 +168,74 @@ def run_passes(program: Program, passes: Sequence, ctx: PassContext, *, verifica
     dump_level = resolve_dump_level(dump_level)
     infos = [as_pass(p) for p in passes]
     result = PipelineResult(program, [("frontend", program)])
+    printed: dict = {}   # the dumps' function texts: a pass leaves most functions as they were
     if dump_dir is not None and dump_level != PassDumpLevel.NONE:
         dump_dir.mkdir(parents=True, exist_ok=True)
-        _write(dump_dir / "00_frontend.py", _dump_text(program, dump_level))
+        _write(dump_dir / "00_frontend.py", _dump_text(program, dump_level, printed))
     established: list[str] = []
-    if level != VerificationLevel.NONE:
+    # the established properties after each stage, and the last stage checked against all of them
+    props_at: list[tuple] = [()]
+    checked = 0
+    verifying = level != VerificationLevel.NONE
+    if verifying:
         # the frontend's IR is pre-SSA: SSA is checked from the pass producing it (ConvertToSSA) on
         verify(program, ["TypeChecked"], ctx, "pipeline_input")
     result.add_diagnostics(run_checks(program, DP.PRE_PIPELINE, phase, off, ctx, "pipeline_input"))
+    post_pass_checks = has_checks(DP.POST_PASS)
     for i, info in enumerate(infos):
         if observe is not None:
             observe("before", info, program)
         t0 = time.perf_counter()
-        new = run_one(info, program, ctx)
+        try:
+            new = run_one(info, program, ctx)
+        except PyptoError:
+            if verifying:   # a pass that fails on IR an earlier pass broke: name that pass instead
+                _first_broken(result, props_at, checked + 1, ctx)
+            raise
         if not isinstance(new, Program):
             raise TypeError(f"pass '{info.name}' returned {type(new).__name__}, not a Program")
         result.timings.append((info.name, time.perf_counter() - t0))
         program = new
         established.extend(p for p in info.produces if p not in established)
-        if level != VerificationLevel.NONE:
-            verify(program, ["TypeChecked", *established], ctx, info.name)
+        result.stages.append((info.name, program))
+        props_at.append(tuple(established))
+        if verifying:
+            full = not info.builtin or level == VerificationLevel.ROUNDTRIP
+            try:
+                verify(program, ["TypeChecked", *established] if full else info.produces, ctx, info.name)
+            except VerificationError:
+                _first_broken(result, props_at, checked + 1, ctx, len(result.stages) - 1)
+                raise
+            if full:
+                checked = len(result.stages) - 1
         if level == VerificationLevel.ROUNDTRIP:
             roundtrip_check(program, info.name)
         if observe is not None:
             observe("after", info, program)
-        result.add_diagnostics(run_checks(program, DP.POST_PASS, phase, off, ctx, info.name))
-        result.stages.append((info.name, program))
+        if post_pass_checks:
+            result.add_diagnostics(run_checks(program, DP.POST_PASS, phase, off, ctx, info.name))
         if dump_dir is not None and dump_level != PassDumpLevel.NONE:
-            _write(dump_dir / f"{i + 1:02d}_after_{info.name}.py", _dump_text(program, dump_level))
+            _write(dump_dir / f"{i + 1:02d}_after_{info.name}.py", _dump_text(program, dump_level, printed))
+    if verifying and checked < len(result.stages) - 1:
+        try:
+            verify(program, ["TypeChecked", *established], ctx, result.stages[-1][0])
+        except VerificationError:
+            _first_broken(result, props_at, checked + 1, ctx)
+            raise
     result.add_diagnostics(run_checks(program, DP.POST_PIPELINE, phase, off, ctx, "pipeline_output"))
     result.program = program
     return result
+
+
+def _first_broken(result: PipelineResult, props_at: list, start: int, ctx, stop: int | None = None) -> None:
+    """Check the stages ``start`` .. ``stop - 1`` (default: all from ``start``) in order against
+    TypeChecked and the properties established at each; raise the first failure, which names the
+    pass that produced the stage. (Functions a stage shares with an earlier checked one are not
+    checked again: see :func:`pypto.ir.verifier.verify`.)"""
+    stop = len(result.stages) if stop is None else stop
+    for k in range(start, stop):
+        name, stage = result.stages[k]
+        verify(stage, ["TypeChecked", *props_at[k]], ctx, name)
 
 
 def emit_diagnostics(diagnostics, report_dir: Path | None = None, stream=None) -> None:
@@ -227,12 +277,10 @@ def roundtrip_check(program: Program, pass_name: str) -> None:
                                 f"program: {e}") from None
 
 
-def _dump_text(program: Program, level: PassDumpLevel) -> str:
+def _dump_text(program: Program, level: PassDumpLevel, memo: dict | None = None) -> str:
     """A stage's dump: EXPLICIT is the program's full print; CONCISE leaves out the annotations the
-    parser re-infers (both parse back to the same program)."""
-    if level == PassDumpLevel.CONCISE:
-        return print_program(program, concise=True)
-    return program.as_python()
+    parser re-infers (both parse back to the same program). ``memo``: see ``print_program``."""
+    return print_program(program, concise=level == PassDumpLevel.CONCISE, memo=memo)
 
 
 def _write(path: Path, text: str) -> None:

@@ -142,3 +142,15 @@ def test_concise_and_explicit_dumps_differ_and_true_means_concise(tmp_path):
     K.fused.compile(*args, config=RunConfig(dump_passes=True, save_kernels_dir=str(true_dir)))
     for n in names:
         assert (true_dir / "passes_dump" / n).read_text() == (concise / n).read_text()
+
+
+def test_a_memo_shared_by_the_stages_prints_each_stage_as_alone():
+    """The pass dumps print every stage through one memo (a function object printed before, with the
+    same callees, is not printed again): each text equals the stage printed on its own."""
+    for name in _cases():
+        memo: dict = {}
+        stages = _stages(name)
+        assert any(a is b for (_, p), (_, q) in zip(stages, stages[1:]) for a, b in zip(p.functions, q.functions))
+        for concise in (True, False):
+            for _, stage in stages:
+                assert print_program(stage, concise, memo) == print_program(stage, concise), name

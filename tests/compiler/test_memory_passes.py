@@ -207,6 +207,45 @@ def test_planted_fault_shifted_address_is_caught_after_allocation():
         _lower(K.overlapping, passes=pipe)
 
 
+def test_a_built_in_pass_breaking_an_established_property_is_named(monkeypatch):
+    """After a built-in pass the manager checks only what that pass produces, and everything on the
+    final program: a later built-in pass breaking NoLiveOverlap is found there and named, as if every
+    property were checked after every pass (pypto.passes.manager.run_passes)."""
+    from pypto.passes import final_simplify
+
+    original = final_simplify.run
+    monkeypatch.setattr(final_simplify, "run", lambda program, ctx: ShiftOneAddress(original(program, ctx)))
+    with pytest.raises(VerificationError, match=r"after 'FinalSimplify' for property NoLiveOverlap.*'t'.*'u'"):
+        _lower(K.overlapping)
+    monkeypatch.setattr(final_simplify, "run", original)
+    _lower(K.overlapping)
+
+
+def test_a_pass_failing_on_ir_an_earlier_built_in_pass_broke_names_the_earlier_one(monkeypatch):
+    """A built-in pass's fault that makes a later pass raise is reported as the verification error
+    of the pass that broke the IR, not as the later pass's failure."""
+    from pypto.passes import memory_reuse
+
+    def boom(program, ctx):
+        raise CapacityError("a later pass failed on the broken IR")
+
+    class Strip(MemRefRewriter):   # u loses its buffer: HasMemRefs (InitMemRef's) no longer holds
+        def place(self, v):
+            return self.redefine(v, Var(v.name, v.type.with_(memref=None), v.span)) if v.name == "u" else v
+
+    def strip_u(program):
+        return program.replace(functions=tuple(
+            Strip(None).function(f) if f.func_type == FunctionType.InCore else f for f in program.functions))
+
+    original = memory_reuse.run
+    monkeypatch.setattr(memory_reuse, "run", lambda program, ctx: strip_u(original(program, ctx)))
+    pipe = Pipeline.default().insert_after("MemoryReuse", boom)
+    with pytest.raises(VerificationError, match=r"after 'MemoryReuse' for property HasMemRefs.*tile 'u' has no MemRef"):
+        _lower(K.overlapping, passes=pipe)
+    with pytest.raises(VerificationError, match=r"after 'MemoryReuse' for property HasMemRefs"):
+        _lower(K.overlapping)       # no failing pass: a later check finds it
+
+
 def test_planted_fault_missing_memref_names_has_mem_refs():
     from pypto.passes.manager import PassInfo
 

@@ -1,5 +1,6 @@
-"""IR properties and their checks. The pass manager checks, after each pass, the properties that
-pass produces (and keeps checking those already established), at ``VerificationLevel.BASIC``.
+"""IR properties and their checks. At ``VerificationLevel.BASIC`` the pass manager checks, after
+each built-in pass, the properties that pass produces, after a user's pass and on the final program
+every property established so far (see :func:`pypto.passes.manager.run_passes`).
 
 A failure raises :class:`VerificationError` naming the pass, the property, the offending statement
 printed as IR, and its source span.
