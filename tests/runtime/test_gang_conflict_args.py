@@ -131,6 +131,9 @@ def test_the_pre_check_never_hides_a_conflict_in_real_gangs(monkeypatch, which, 
         return got
 
     monkeypatch.setattr(S, "conflict", both)
+    # the batches' own shortcut (runtime.batch.batches_disjoint) answers first for gangs of batched
+    # tasks; off here, so that every gang reaches the pre-check under test
+    monkeypatch.setattr(S, "batches_disjoint", lambda members: False)
     run(prog, *args, config=RunConfig(platform="a2a3sim", sim_seed=0, sim_batch=batch))
     assert seen["calls"] > 0
     if which != "rows" or not batch:
