@@ -904,7 +904,8 @@ class FunctionParser(TaskParsing, OpBinding):
                                       self.span(value_node))
             self.define(name, self.make_call("tensor.task_id_set", [dst, idx, value], {}, span, node), node)
             return
-        offsets, extent, drop = self.slice_region(target.slice, dst.type.shape, target)
+        level = "tile" if isinstance(dst.type, TileType) else "tensor"
+        offsets, extent, drop = self.slice_region(target.slice, dst.type.shape, target, level)
         value = self.expr(value_node)
         if not isinstance(value, Expr) or not isinstance(value.type, (TensorType, TileType)):
             raise ParserTypeError(f"'{name}[...] = value' needs a Tensor or Tile value, got {_describe_static(value)}",
@@ -921,7 +922,20 @@ class FunctionParser(TaskParsing, OpBinding):
             result = self.make_call("tensor.assemble", [dst, value, offsets], {}, span, node)
         self.define(name, result, node)
 
-    def slice_region(self, sl: ast.expr, shape: tuple, node: ast.AST):
+    def axis_index(self, it: ast.expr, level: str):
+        """A scalar index of a view or written window (``C[i]``): an integer scalar, not negative, and
+        static on a tile (a tile's windows are fixed at compile time)."""
+        i = self.expr(it)
+        if kind_of(i) != "scalar" or isinstance(i, (float, bool)):
+            raise ParserTypeError(f"an index must be an integer scalar or a slice, got {_describe_static(i)}",
+                                  self.span(it))
+        if isinstance(i, int) and i < 0:
+            raise UnsupportedFeatureError("negative indices are not supported", self.span(it))
+        if level == "tile" and not _is_static(i):
+            raise ParserTypeError("tile indices must be static", self.span(it))
+        return i
+
+    def slice_region(self, sl: ast.expr, shape: tuple, node: ast.AST, level: str = "tensor"):
         """Offsets (list), extent (list, or None when not static) and dropped axes (the scalar-indexed
         ones, each a unit extent) of a written subscript region; missing trailing indices are ':'."""
         items = list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]
@@ -935,11 +949,7 @@ class FunctionParser(TaskParsing, OpBinding):
         offsets, extent, drop = [], [], set()
         for axis, (it, n) in enumerate(zip(items, shape)):
             if not isinstance(it, ast.Slice):
-                i = self.expr(it)
-                if kind_of(i) != "scalar" or isinstance(i, (float, bool)):
-                    raise ParserTypeError(f"an index must be an integer scalar or a slice, got {_describe_static(i)}",
-                                          self.span(it))
-                offsets.append(i)
+                offsets.append(self.axis_index(it, level))
                 drop.add(axis)
                 if extent is not None:
                     extent.append(1)
@@ -1589,15 +1599,7 @@ class FunctionParser(TaskParsing, OpBinding):
         offsets, sizes, drop = [], [], set()
         for axis, (it, n) in enumerate(zip(items, shape)):
             if not isinstance(it, ast.Slice):
-                i = self.expr(it)
-                if kind_of(i) != "scalar" or isinstance(i, (float, bool)):
-                    raise ParserTypeError(f"an index must be an integer scalar or a slice, got {_describe_static(i)}",
-                                          self.span(it))
-                if isinstance(i, int) and i < 0:
-                    raise UnsupportedFeatureError("negative indices are not supported", self.span(it))
-                if level == "tile" and not _is_static(i):
-                    raise ParserTypeError("tile indices must be static", self.span(it))
-                offsets.append(i)
+                offsets.append(self.axis_index(it, level))
                 sizes.append(1)
                 drop.add(axis)
                 continue

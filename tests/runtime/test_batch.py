@@ -18,6 +18,7 @@ import kernels_batch as K
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import model_kernels as M  # noqa: E402
+from model_cases import qwen3_case  # noqa: E402
 
 
 def _bits(t: torch.Tensor) -> torch.Tensor:
@@ -116,18 +117,7 @@ def test_paged_attention_decode_same_bits_also_with_ragged_lengths():
 
 
 def test_qwen3_layer_same_bits():
-    T, NH, NKV, D, I, B, ctx = 8, 2, 1, 128, 512, 128, 256
-    mb, H = ctx // B, NH * D
-    g = torch.Generator().manual_seed(3)
-
-    def w(*shape):
-        return (torch.randn(*shape, generator=g) / 16).to(torch.bfloat16)
-
-    lens = torch.full((T,), ctx, dtype=torch.int32)
-    args = (w(T, H), w(1, H), w(H, H), w(H, NKV * D), w(H, NKV * D), torch.rand(T, D // 2), torch.rand(T, D // 2),
-            w(NKV * T * mb * B, D), w(NKV * T * mb * B, D), torch.randperm(T * mb, generator=g).to(torch.int32),
-            lens, w(H, H), w(1, H), w(H, I), w(H, I), w(I, H), 1e-6, 1 / math.sqrt(D), torch.zeros(T, H))
-    prog = M.decode_layer(T, NH, NKV, D, I, B, mb)
+    prog, args = qwen3_case(kv_heads=1, inter=512, seed=3)
     outs, (rb, _) = _run_both(prog, args)
     assert torch.equal(_bits(outs[0]), _bits(outs[1])) and outs[0].abs().max() > 0
     assert _batched_tasks(rb) > 0

@@ -3,7 +3,6 @@ member may write (by its arguments' tags) is an argument of a member of another 
 answers False without the plans. It must never say so where the plans' exact test finds a conflict:
 checked on every gang the scheduler forms in a set of real programs (batched and task by task), and
 on hand-made members that share a written storage."""
-import math
 import sys
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import kernels_lockstep as KL
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import model_kernels as M  # noqa: E402
+from model_cases import qwen3_case  # noqa: E402
 
 
 class _T:
@@ -89,18 +89,7 @@ def test_what_the_pre_check_cannot_see_is_not_called_disjoint():
 
 
 def _qwen3():
-    T, NH, NKV, D, I, B, ctx = 8, 2, 2, 128, 256, 128, 256
-    mb, H = ctx // B, NH * D
-    g = torch.Generator().manual_seed(4)
-
-    def w(*shape):
-        return (torch.randn(*shape, generator=g) / 16).to(torch.bfloat16)
-
-    lens = torch.full((T,), ctx, dtype=torch.int32)
-    args = (w(T, H), w(1, H), w(H, H), w(H, NKV * D), w(H, NKV * D), torch.rand(T, D // 2), torch.rand(T, D // 2),
-            w(NKV * T * mb * B, D), w(NKV * T * mb * B, D), torch.randperm(T * mb, generator=g).to(torch.int32),
-            lens, w(H, H), w(1, H), w(H, I), w(H, I), w(I, H), 1e-6, 1 / math.sqrt(D), torch.zeros(T, H))
-    return M.decode_layer(T, NH, NKV, D, I, B, mb), args
+    return qwen3_case(kv_heads=2, inter=256, seed=4)
 
 
 def _paged():

@@ -5,7 +5,6 @@ reference counting alone once the next call replaces it (no cycles that would wa
 collection while holding GM tensors): pinned here for a batched, ganged program, a mixed cube +
 vector program and the Qwen3 layer (InOut caches in place with an undo log)."""
 import gc
-import math
 import sys
 import weakref
 from pathlib import Path
@@ -19,23 +18,12 @@ from pypto.runtime import simulator as S
 import kernels_batch as K
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import model_kernels as M  # noqa: E402
 import sim_kernels as SK  # noqa: E402
+from model_cases import qwen3_case  # noqa: E402
 
 
 def _qwen3_args():
-    T, NH, NKV, D, I, B, ctx = 8, 2, 1, 128, 256, 128, 256
-    mb, H = ctx // B, NH * D
-    g = torch.Generator().manual_seed(3)
-
-    def w(*shape):
-        return (torch.randn(*shape, generator=g) / 16).to(torch.bfloat16)
-
-    lens = torch.full((T,), ctx, dtype=torch.int32)
-    args = (w(T, H), w(1, H), w(H, H), w(H, NKV * D), w(H, NKV * D), torch.rand(T, D // 2), torch.rand(T, D // 2),
-            w(NKV * T * mb * B, D), w(NKV * T * mb * B, D), torch.randperm(T * mb, generator=g).to(torch.int32),
-            lens, w(H, H), w(1, H), w(H, I), w(H, I), w(I, H), 1e-6, 1 / math.sqrt(D), torch.zeros(T, H))
-    return M.decode_layer(T, NH, NKV, D, I, B, mb), args
+    return qwen3_case(kv_heads=1, inter=256, seed=3)
 
 
 def _programs():
