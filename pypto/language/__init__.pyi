@@ -1709,10 +1709,10 @@ def sin(x: Tensor | Tile) -> Any:
     """
 
 def slice(x: Tensor | Tile, shape: Sequence[int | Scalar], offset: Sequence[int | Scalar], valid_shape: Sequence[int | Scalar] | None = None) -> Any:
-    """a region of a tensor (a view in orchestration); dispatches on the operands' kinds to one of:
+    """a region of a tensor (a view in orchestration); also takes the reference's drop_dims=[axes] (scalar-indexed unit axes erased) and clamp=True (see docs/language.md, Subscripts); dispatches on the operands' kinds to one of:
 
-    * ``pl.tensor.slice(x, shape, offset, valid_shape=None)``: a region of a tensor (a view in orchestration)
-    * ``pl.tile.slice(x, shape, offset, valid_shape=None)``: copy a sub-tile
+    * ``pl.tensor.slice(x, shape, offset, valid_shape=None)``: a region of a tensor (a view in orchestration); also takes the reference's drop_dims=[axes] (scalar-indexed unit axes erased) and clamp=True (see docs/language.md, Subscripts)
+    * ``pl.tile.slice(x, shape, offset, valid_shape=None)``: copy a sub-tile; also takes the reference's drop_dims=[axes] (the result stays 2-D; see docs/language.md, Subscripts)
 
     Arguments:
     * ``x``: a tensor or a tile
@@ -3245,7 +3245,7 @@ class _TensorOps:
 
     @staticmethod
     def slice(x: Tensor, shape: Sequence[int | Scalar], offset: Sequence[int | Scalar], valid_shape: Sequence[int | Scalar] | None = None) -> Any:
-        """a region of a tensor (a view in orchestration).
+        """a region of a tensor (a view in orchestration); also takes the reference's drop_dims=[axes] (scalar-indexed unit axes erased) and clamp=True (see docs/language.md, Subscripts).
 
         The tensor op ``tensor.slice``: pl.tensor.slice(x, shape, offset, valid_shape=None)
 
@@ -5202,7 +5202,7 @@ class _TileOps:
 
     @staticmethod
     def slice(x: Tile, shape: Sequence[int | Scalar], offset: Sequence[int | Scalar], valid_shape: Sequence[int | Scalar] | None = None) -> Any:
-        """copy a sub-tile.
+        """copy a sub-tile; also takes the reference's drop_dims=[axes] (the result stays 2-D; see docs/language.md, Subscripts).
 
         The tile op ``tile.slice``: pl.tile.slice(x, shape, offset, valid_shape=None)
 

@@ -283,13 +283,16 @@ _reg("slice", "tensor", params=(Param("x", "tensor"), Param("shape", "ints"), Pa
      infer=_slice_infer("tensor"), lowers_to=None, lower=_lower_slice,
      ref=lambda a: f"_pto.region({a.x}, {a.offset}, {a.shape}, 'tensor.slice')",
      orch=lambda a: f"_pto.view_region({a.x}, {a.offset}, {a.shape}, 'tensor.slice')",
-     operand_kinds=("tensor",), traits=(ViewOf("x"),), doc="a region of a tensor (a view in orchestration)")
+     operand_kinds=("tensor",), traits=(ViewOf("x"),),
+     doc="a region of a tensor (a view in orchestration); also takes the reference's drop_dims=[axes] "
+         "(scalar-indexed unit axes erased) and clamp=True (see docs/language.md, Subscripts)")
 _reg("slice", "tile", params=(Param("x", "tile"), Param("shape", "ints"), Param("offset", "ints"),
                               Param("valid_shape", "ints", None, optional=True)),
      infer=_slice_infer("tile"),
      ref=lambda a: f"_pto.region({a.x}, {a.offset}, {a.shape}, 'tile.slice').clone()",
      sim=lambda a, dst: f"_pto.tile_slice({dst}, {a.x}, {a.offset})",
-     operand_kinds=("tile",), doc="copy a sub-tile")
+     operand_kinds=("tile",), doc="copy a sub-tile; also takes the reference's drop_dims=[axes] (the result "
+                                  "stays 2-D; see docs/language.md, Subscripts)")
 
 
 # -- read -----------------------------------------------------------------------------------------
