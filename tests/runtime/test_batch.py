@@ -372,18 +372,8 @@ def test_the_guard_replays_inner_loops_with_data_dependent_trip_counts():
 
 
 def test_qwen3_kv_cache_write_is_one_batch_per_cache():
-    T, NH, NKV, D, I, B, ctx = 8, 2, 2, 128, 256, 128, 256
-    mb, H = ctx // B, NH * D
-    g = torch.Generator().manual_seed(4)
-
-    def w(*shape):
-        return (torch.randn(*shape, generator=g) / 16).to(torch.bfloat16)
-
-    lens = torch.full((T,), ctx, dtype=torch.int32)
-    args = (w(T, H), w(1, H), w(H, H), w(H, NKV * D), w(H, NKV * D), torch.rand(T, D // 2), torch.rand(T, D // 2),
-            w(NKV * T * mb * B, D), w(NKV * T * mb * B, D), torch.randperm(T * mb, generator=g).to(torch.int32),
-            lens, w(H, H), w(1, H), w(H, I), w(H, I), w(I, H), 1e-6, 1 / math.sqrt(D), torch.zeros(T, H))
-    prog = M.decode_layer(T, NH, NKV, D, I, B, mb)
+    T, NKV, mb = 8, 2, 2   # (model_cases.qwen3_case: 8 tokens, context 256 in pages of 128)
+    prog, args = qwen3_case(kv_heads=NKV, inter=256, seed=4)
     outs, (rb, _) = _run_both(prog, args)
     assert torch.equal(_bits(outs[0]), _bits(outs[1]))
     writes = [t for t in rb.tasks if t.kernel in ("rope_k", "cast_v")]
