@@ -136,3 +136,11 @@ def bad_view_access(x: pl.Tensor[[4, 16, 32], pl.FP32], out: pl.Out[pl.Tensor[[4
         a = x[:, 3, :]
         out = pl.store(pl.load(a, [0, 0], [4, 32]), [0, 0], out)
     return out
+
+
+@pl.jit
+def bad_clamp(x: pl.Tensor[[20, 32], pl.FP32], out: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):
+    with pl.at(level=pl.Level.CORE_GROUP):
+        s = pl.slice(x, [16, 32], [24, 0], clamp=True)
+        out[:] = pl.fillpad(s)
+    return out

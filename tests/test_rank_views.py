@@ -67,6 +67,7 @@ def test_clamp_cuts_the_window_back_to_the_tensor_edge():
     (K.bad_pad_value, ((16, 32), (16, 32)), UnsupportedFeatureError, "pad_value"),
     (K.bad_write_shape, ((2, 16, 32), (2, 16, 32)), ParserTypeError, r"window has shape \[16, 32\].*\[8, 32\]"),
     (K.bad_element_write, ((16, 32), (16, 32)), UnsupportedFeatureError, "writing one element"),
+    (K.bad_clamp, ((20, 32), (16, 32)), InvalidOperationError, r"clamp=True\): the region at offsets \[24, 0\]"),
 ])
 def test_bad_forms_are_located_errors(kernel, args, error, message):
     with pytest.raises(error, match=message) as e:

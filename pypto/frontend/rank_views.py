@@ -24,7 +24,8 @@ import warnings
 from pypto.errors import InvalidOperationError, ParserTypeError, Span, UnsupportedFeatureError
 from pypto.ir.nodes import ConstInt, Expr
 from pypto.ir.types import TileType
-from pypto.frontend.parse_values import _describe_static, _is_static
+from pypto.frontend.parse_values import _describe_static
+from pypto.ops.memory import clamped_valid
 
 
 def _reduced_shape(full: list, drop: set, level: str, span: Span) -> list:
@@ -115,33 +116,14 @@ def split_slice_args(op: str, args: list, kwargs: dict, span: Span):
 
 
 def _clamped(op: str, args: list, kwargs: dict, span: Span):
-    """``clamp=True``: the valid shape cut back to the tensor's edge (constant offsets, static shape)."""
+    """``clamp=True``: the valid shape cut back to the tensor's edge (as ``pl.load(clamp=True)``)."""
     names = ("x", "shape", "offset", "valid_shape")
     bound = dict(zip(names, args))
     bound.update({k: v for k, v in kwargs.items() if k in names})
-    t, shape, offs = bound.get("x"), bound.get("shape"), bound.get("offset")
-    base = bound.get("valid_shape") if bound.get("valid_shape") is not None else shape
-    tshape = getattr(getattr(t, "type", None), "shape", None)
-
-    def ints(v):
-        return list(v) if isinstance(v, (list, tuple)) and all(
-            isinstance(e, int) and not isinstance(e, bool) for e in v) else None
-    offs, base = ints(offs), ints(base)
-    if offs is None or base is None or tshape is None or not all(isinstance(d, int) for d in tshape) \
-            or len(offs) != len(tshape) or len(base) != len(tshape):
-        raise UnsupportedFeatureError(
-            f"pl.{op}(..., clamp=True) needs constant offsets and shapes and a tensor of static shape here",
-            span, "pass valid_shape=[...] explicitly, or make the offsets constants")
-    valid = [max(0, min(b, d - o)) for b, d, o in zip(base, tshape, offs)]
-    if 0 in valid:
-        raise InvalidOperationError(f"pl.{op}(..., clamp=True): the window at offsets {offs} lies outside the "
-                                    f"tensor of shape {list(tshape)}", span)
+    valid = clamped_valid(op, bound.get("x"), bound.get("offset"), bound.get("shape"), bound.get("valid_shape"),
+                          span)
     rest = {k: v for k, v in kwargs.items() if k not in names}
     return [bound["x"], bound["shape"], bound["offset"]], {**rest, "valid_shape": valid}
-
-
-def static_index(v) -> bool:
-    return _is_static(v) and isinstance(v, int) and not isinstance(v, bool)
 
 
 def write_value(fp, value: Expr, extents: list | None, drop: set, span: Span, node: ast.AST) -> Expr:

@@ -118,22 +118,31 @@ def _load_args(args: list, kwargs: dict, span: Span):
     names = ("tensor", "offsets", "shapes", "valid_shape", "target_memory")
     bound = dict(zip(names, args))
     bound.update(kwargs)
-    t, offs, shapes = bound.get("tensor"), _static_list(bound.get("offsets")), _static_list(bound.get("shapes"))
-    base = _static_list(bound.get("valid_shape")) if bound.get("valid_shape") is not None else shapes
+    valid = clamped_valid("load", bound.get("tensor"), bound.get("offsets"), bound.get("shapes"),
+                          bound.get("valid_shape"), span)
+    kwargs = {k: v for k, v in bound.items() if k not in names[:3]}
+    kwargs["valid_shape"] = valid
+    return [bound["tensor"], bound["offsets"], bound["shapes"]], kwargs
+
+
+def clamped_valid(what: str, t, offsets, shape, valid_shape, span: Span) -> list:
+    """``clamp=True`` of ``pl.<what>`` (a load, a slice): the valid shape (``valid_shape``, else
+    ``shape``) cut back to the edge of tensor ``t`` at ``offsets``. Needs constant offsets and
+    extents and a tensor of static shape; a window entirely outside the tensor is an error."""
+    offs = _static_list(offsets)
+    base = _static_list(valid_shape) if valid_shape is not None else _static_list(shape)
     tshape = getattr(getattr(t, "type", None), "shape", None)
     if offs is None or base is None or tshape is None or any(isinstance(d, DynDim) for d in tshape) \
             or len(offs) != len(tshape) or len(base) != len(tshape):
         raise UnsupportedFeatureError(
-            "pl.load(..., clamp=True) needs constant offsets and shapes and a tensor of static shape "
+            f"pl.{what}(..., clamp=True) needs constant offsets and shapes and a tensor of static shape "
             "here (a valid region cut at run time is not supported)", span,
             "pass valid_shape=[...] explicitly, or make the offsets constants")
     valid = [max(0, min(b, d - o)) for b, d, o in zip(base, tshape, offs)]
     if 0 in valid:
-        raise InvalidOperationError(f"pl.load(..., clamp=True): the region at offsets {offs} lies outside "
+        raise InvalidOperationError(f"pl.{what}(..., clamp=True): the region at offsets {offs} lies outside "
                                     f"the tensor of shape {list(tshape)}", span)
-    kwargs = {k: v for k, v in bound.items() if k not in names[:3]}
-    kwargs["valid_shape"] = valid
-    return [bound["tensor"], bound["offsets"], bound["shapes"]], kwargs
+    return valid
 
 
 register(OpDef(
