@@ -276,3 +276,90 @@ def test_fp16_to_fp32_differs_only_in_nan_payloads():
         assert bool(torch.isnan(bits[~ok].view(torch.float32)).all()), name
     # and the payloads do differ somewhere (else one call would be exact for NaNs too: see core)
     assert not torch.equal(got["len7"][0], body[got["len7"][1].long()])
+
+
+def test_same_items_first_elements_then_every_bit():
+    """The cheap no (items 0 and 1 differ in their first element) and the full compare behind it:
+    first elements alike but a later item, a later row or a last element apart is still a no."""
+    x = _rows(5, (4, 8), torch.bfloat16)
+    x.copy_(torch.randn(4, 8).expand(5, 4, 8))
+    assert core._same_items(x)
+    bits = x.view(torch.int16)
+    for where in ((1, 0, 0), (4, 0, 0), (4, 3, 7), (2, 1, 3)):
+        bits[where] ^= 1
+        assert not core._same_items(x), where
+        bits[where] ^= 1
+    assert core._same_items(x)
+    assert core._same_items(x[:1]) and core._same_items(x[:2])     # one item: trivially alike
+    assert core._same_items(torch.randn(4, 8).to(torch.bfloat16).expand(3, 4, 8))   # stride 0
+    odd = _rows(3, (3, 5), torch.float16)                             # 15 halves: int16 compares
+    odd.copy_(torch.randn(3, 5).expand(3, 3, 5))
+    assert core._same_items(odd)
+    odd.view(torch.int16)[2, 2, 4] ^= 1
+    assert not core._same_items(odd)
+
+
+def test_gang_buffer_views_are_cached_and_follow_a_grown_buffer():
+    """The stacks' views are cached per (slot, n, rows, cols); a larger gang grows the buffer and the
+    cached views of the old one are dropped (a smaller gang then uses the new buffer); slots never
+    share memory; every item stays 64-byte aligned; the product slot stays non-contiguous."""
+    rows, cols = 3, 40
+    small = core._gang_buffer(1, 2, rows, cols)
+    assert core._gang_buffer(1, 2, rows, cols) is small
+    one, rep = core._gang_one(1, 4, rows, cols)
+    assert core._gang_one(1, 4, rows, cols)[1] is rep and rep.stride(0) == 0 and rep.shape == (4, rows, cols)
+    assert one.data_ptr() == small.data_ptr()
+    big = core._gang_buffer(1, 100, rows, cols)                       # beyond the 48 items first allocated
+    again = core._gang_buffer(1, 2, rows, cols)
+    assert again is not small and again.data_ptr() == big.data_ptr()
+    assert core._gang_one(1, 4, rows, cols)[0].data_ptr() == big.data_ptr()
+    others = [core._gang_buffer(s, 100, rows, cols) for s in (0, 2)]
+    spans = [(t.data_ptr(), t.data_ptr() + t.untyped_storage().nbytes()) for t in [big] + others]
+    spans.sort()
+    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))      # three separate buffers
+    for t in [big, again] + others:
+        assert t.data_ptr() % 64 == 0 and t.stride(0) * 4 % 64 == 0 and t[0].is_contiguous()
+    assert core._bmm_target(others[1]) and not others[1].is_contiguous()
+
+
+def test_gang_matmul_bits_across_changing_gangs():
+    """Gangs of changing sizes and shapes in one thread (the cached buffers grown, their cached views
+    replaced, shared and distinct operands alternating in a slot): every product still each task's."""
+    gen = torch.Generator().manual_seed(7)
+    for n, (m, k, n_), shared in ((3, (16, 64, 32), "lhs"), (60, (16, 64, 32), "none"), (3, (16, 64, 32), "lhs"),
+                                  (5, (4, 128, 64), "rhs"), (2, (16, 64, 32), "both"), (60, (16, 64, 32), "lhs"),
+                                  (4, (16, 64, 32), "none")):
+        lhs, rhs = _rows(n, (m, k), torch.bfloat16), _rows(n, (k, n_), torch.bfloat16)
+        lhs.copy_(_plain(1, (m, k), torch.bfloat16, gen, True).expand(n, m, k) if shared in ("lhs", "both")
+                  else _plain(n, (m, k), torch.bfloat16, gen, True))
+        rhs.copy_(_plain(1, (k, n_), torch.bfloat16, gen, True).expand(n, k, n_) if shared in ("rhs", "both")
+                  else _plain(n, (k, n_), torch.bfloat16, gen, True))
+        acc = torch.randn(n, m, n_, generator=gen)
+        for use_acc in (False, True):
+            got, want = _rows(n, (m, n_), torch.float32), torch.empty(n, m, n_)
+            support.gang_matmul_into(got, lhs, rhs, acc if use_acc else None)
+            for j in range(n):
+                support.matmul_into(want[j], lhs[j], rhs[j], acc[j] if use_acc else None)
+            assert torch.equal(_bits(got), _bits(want)), (n, m, k, n_, shared, use_acc)
+
+
+def test_the_gate_refuses_where_torch_will_not_tell():
+    """With the mkldnn FP32 matmul precision set to bf16 the gate refuses (task by task), although
+    torch then raises on the legacy ``get_float32_matmul_precision`` (legacy and per-backend settings
+    mixed); the gang's products are still each task's own."""
+    if not torch.backends.mkl.is_available():
+        pytest.skip("the gate is MKL's")
+    assert core._bmm_is_per_item_sgemm(16, 128, 128)
+    torch.backends.mkldnn.matmul.fp32_precision = "bf16"
+    try:
+        assert not core._bmm_is_per_item_sgemm(16, 128, 128)
+        gen = torch.Generator().manual_seed(3)
+        lhs, rhs = _operand(3, (16, 64), torch.bfloat16, gen), _operand(3, (64, 32), torch.bfloat16, gen)
+        got, want = _rows(3, (16, 32), torch.float32), torch.empty(3, 16, 32)
+        support.gang_matmul_into(got, lhs, rhs)
+        for j in range(3):
+            support.matmul_into(want[j], lhs[j], rhs[j])
+        assert torch.equal(_bits(got), _bits(want))
+    finally:
+        torch.backends.mkldnn.matmul.fp32_precision = "none"
+    assert core._bmm_is_per_item_sgemm(16, 128, 128)

@@ -959,9 +959,9 @@ def _gang_operand(slot: int, x: torch.Tensor) -> torch.Tensor:
         # every task's tile holds these bits (a tile every task loads from one place): the first
         # task's own conversion is every task's, and bmm multiplies each item by that one matrix (a
         # stride-0 batch: ATen selects the same 2-D matrix per item, the same sgemm call)
-        one = _gang_buffer(slot, 1, rows, cols)
-        one[0].copy_(x[0])
-        return one.expand(n, rows, cols)
+        one, repeated = _gang_one(slot, n, rows, cols)
+        one.copy_(x[0])
+        return repeated
     buf = _gang_buffer(slot, n, rows, cols)
     if x.dtype in _SAME_BITS_ANYWHERE:
         buf.copy_(x)
@@ -977,13 +977,20 @@ def _gang_operand(slot: int, x: torch.Tensor) -> torch.Tensor:
 
 def _same_items(x: torch.Tensor) -> bool:
     """Whether every item ``x[k]`` of a gang operand holds the same bits as ``x[0]`` (compared as
-    integers: NaN payloads, -0 and all). The items' first rows first: a cheap no for most gangs."""
+    integers: NaN payloads, -0 and all). The first elements of the first two items first: a cheap no
+    for most gangs that differ (a numpy scalar compare; this runs once per operand of every gang
+    matmul), then one ``torch.equal`` of the items against their neighbours (integers: bitwise; it
+    stops at the first chunk that differs)."""
     try:
         w = x.view(torch.int64)   # 4 FP16 / 2 FP32 elements a compare where the layout allows
     except RuntimeError:
         w = x.view({1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[x.element_size()])
     v = w.numpy()
-    return bool((v[1:, 0] == v[:-1, 0]).all()) and bool((v[1:] == v[:-1]).all())
+    if len(v) < 2:
+        return True
+    if v[0, 0, 0] != v[1, 0, 0]:
+        return False
+    return torch.equal(w[1:], w[:-1])
 
 
 def _bmm_target(dst: torch.Tensor) -> bool:
@@ -1000,29 +1007,74 @@ def _bmm_target(dst: torch.Tensor) -> bool:
     return True
 
 
+def _mkldnn_fp32_reader() -> Callable[[], str]:
+    """A reader of ``torch.backends.mkldnn.matmul.fp32_precision`` ("none" where torch has no such
+    setting): torch's own C getter bound once where the setting is torch's ``_FP32Precision`` (its
+    property reads that very getter; the gate below runs once per gang matmul), else the attribute."""
+    mk = getattr(getattr(torch.backends, "mkldnn", None), "matmul", None)
+    if mk is None:
+        return lambda: "none"
+    getter = getattr(torch._C, "_get_fp32_precision_getter", None)
+    if getter is not None and type(mk).__name__ == "_FP32Precision":
+        backend, op = mk.backend, mk.op
+        return lambda: getter(backend, op)
+    return lambda: getattr(mk, "fp32_precision", "none")
+
+
+_MKLDNN_FP32 = _mkldnn_fp32_reader()
+
+
 def _bmm_is_per_item_sgemm(m: int, k: int, n: int) -> bool:
     """Whether ``torch.bmm`` into a padded (non-contiguous) FP32 output is one ``sgemm`` per item with
-    the arguments of each item's ``torch.matmul`` (see the evidence above)."""
-    if not _MKL or m * k * n < 400 or torch.get_float32_matmul_precision() != "highest":
+    the arguments of each item's ``torch.matmul`` (see the evidence above). Read per call: the
+    settings may change between runs. Where torch refuses to tell (it raises when the legacy and the
+    per-backend precision settings were mixed) the answer is no: task by task is always exact."""
+    if not _MKL or m * k * n < 400:
         return False
-    mk = getattr(getattr(torch.backends, "mkldnn", None), "matmul", None)
-    return mk is None or getattr(mk, "fp32_precision", "none") in ("none", "ieee")
+    try:
+        return torch.get_float32_matmul_precision() == "highest" and _MKLDNN_FP32() in ("none", "ieee")
+    except RuntimeError:
+        return False
 
 
 def _gang_buffer(slot: int, n: int, rows: int, cols: int) -> torch.Tensor:
     """A per-thread ``[n, rows, cols]`` FP32 stack whose items are contiguous matrices 64-byte aligned
     (as a fresh allocation), with a 64-byte gap after each product item (slot 2) so that the stack is
-    not contiguous (the bmm branch above); grown when a larger gang comes."""
-    cache = _TLS.__dict__.setdefault("gmm", {})
-    key = (slot, rows, cols)
-    numel = rows * cols
-    stride = -(-numel // 16) * 16 + (16 if slot == 2 else 0)
-    buf = cache.get(key)
-    if buf is None or buf.shape[0] < n:
-        if len(cache) > 24:
-            cache.clear()
-        buf = cache[key] = torch.empty(max(n, 48), stride, dtype=torch.float32)
-    return buf[:n, :numel].view(n, rows, cols)
+    not contiguous (the bmm branch above); grown when a larger gang comes. The view itself is cached
+    per ``(slot, n, rows, cols)`` (slicing a tensor costs more than the dict look-up, and a gang
+    matmul takes three of them); a cached view keeps the buffer it was cut from alive, so growing a
+    buffer drops the cached views."""
+    views = _TLS.__dict__.setdefault("gmmv", {})
+    key = (slot, n, rows, cols)
+    view = views.get(key)
+    if view is None:
+        cache = _TLS.__dict__.setdefault("gmm", {})
+        bkey = (slot, rows, cols)
+        numel = rows * cols
+        stride = -(-numel // 16) * 16 + (16 if slot == 2 else 0)
+        buf = cache.get(bkey)
+        if buf is None or buf.shape[0] < n:
+            if len(cache) > 24:
+                cache.clear()
+            buf = cache[bkey] = torch.empty(max(n, 48), stride, dtype=torch.float32)
+            views.clear()
+        if len(views) > 96:
+            views.clear()
+        view = views[key] = buf[:n, :numel].view(n, rows, cols)
+    return view
+
+
+def _gang_one(slot: int, n: int, rows: int, cols: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The first matrix of :func:`_gang_buffer`'s stack ``(slot, 1, rows, cols)`` as ``[rows, cols]``
+    and that matrix repeated ``n`` times with stride 0 (an operand every task holds alike); both views
+    cached like the stack's."""
+    views = _TLS.__dict__.setdefault("gmmv", {})
+    key = (slot, -n, rows, cols)
+    got = views.get(key)
+    if got is None:
+        one = _gang_buffer(slot, 1, rows, cols)
+        got = views[key] = (one[0], one.expand(n, rows, cols))
+    return got
 
 
 def _operand_buffer(slot: int, x: torch.Tensor, dt: torch.dtype) -> torch.Tensor:
