@@ -363,3 +363,28 @@ def test_the_gate_refuses_where_torch_will_not_tell():
     finally:
         torch.backends.mkldnn.matmul.fp32_precision = "none"
     assert core._bmm_is_per_item_sgemm(16, 128, 128)
+
+
+def test_same_items_views_are_cached_per_tensor_and_follow_changes():
+    """_same_items' integer / numpy views are made once per operand tensor: they see its data as it
+    changes, are made again for a tensor re-pointed in place (set_), and leave the cache when the
+    tensor dies (they must not keep core memory alive)."""
+    import gc
+    x = _rows(3, (4, 8), torch.bfloat16)
+    x.copy_(torch.randn(4, 8).expand(3, 4, 8))
+    assert core._same_items(x)
+    entry = core._ITEM_VIEWS[id(x)]
+    x.view(torch.int16)[2, 3, 7] ^= 1                                  # data changed: seen
+    assert not core._same_items(x) and core._ITEM_VIEWS[id(x)] is entry
+    x.view(torch.int16)[2, 3, 7] ^= 1
+    assert core._same_items(x)
+    y = _rows(3, (4, 8), torch.bfloat16)
+    y.copy_(torch.randn(3, 4, 8))
+    x.set_(y.untyped_storage(), y.storage_offset(), y.shape, y.stride())   # re-pointed: views made again
+    assert not core._same_items(x) and core._ITEM_VIEWS[id(x)] is not entry
+    y.copy_(y[0].expand(3, 4, 8).clone())
+    assert core._same_items(x)
+    key = id(x)
+    del x, entry
+    gc.collect()
+    assert key not in core._ITEM_VIEWS

@@ -12,6 +12,7 @@ import math
 import sys
 import contextvars
 import threading
+import weakref
 from typing import Callable, Iterator, Sequence
 
 import torch
@@ -981,16 +982,47 @@ def _same_items(x: torch.Tensor) -> bool:
     for most gangs that differ (a numpy scalar compare; this runs once per operand of every gang
     matmul), then one ``torch.equal`` of the items against their neighbours (integers: bitwise; it
     stops at the first chunk that differs)."""
-    try:
-        w = x.view(torch.int64)   # 4 FP16 / 2 FP32 elements a compare where the layout allows
-    except RuntimeError:
-        w = x.view({1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[x.element_size()])
-    v = w.numpy()
+    v, tail, head = _item_views(x)
     if len(v) < 2:
         return True
     if v[0, 0, 0] != v[1, 0, 0]:
         return False
-    return torch.equal(w[1:], w[:-1])
+    return torch.equal(tail, head)
+
+
+# _item_views' cache: id(x) -> (weak reference to x, its views). A gang's operand is a view built once
+# per kernel (pypto/codegen/gang.py) and passed again on every call, so its integer, numpy and
+# shifted views are made once, not per call. Keyed by id with the weak reference checked (an id is
+# reused only after its object died; the reference's callback drops the entry when it dies, so the
+# cached views do not keep core memory alive); the views share x's memory, so they see its data as
+# it is at each call. The address, strides and shape are checked too (0.3 us): a tensor changed in
+# place (``set_``, ``as_strided_``) gets its views made again rather than stale ones.
+_ITEM_VIEWS: dict[int, tuple] = {}
+
+
+def _item_views(x: torch.Tensor):
+    """``x`` (``[n, ...]``) as integers (the widest whose layout allows), as a numpy array, and its
+    items ``1..n-1`` and ``0..n-2`` (cached per tensor object, see above)."""
+    key = id(x)
+    got = _ITEM_VIEWS.get(key)
+    where = (x.data_ptr(), x.stride(), x.shape)
+    if got is not None and got[0]() is x and got[2] == where:
+        return got[1]
+    try:
+        w = x.view(torch.int64)   # 4 FP16 / 2 FP32 elements a compare where the layout allows
+    except RuntimeError:
+        w = x.view({1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[x.element_size()])
+    views = (w.numpy(), w[1:], w[:-1])
+
+    def drop(ref, key=key):
+        entry = _ITEM_VIEWS.get(key)
+        if entry is not None and entry[0] is ref:
+            _ITEM_VIEWS.pop(key, None)
+
+    if len(_ITEM_VIEWS) > 512:   # a bound for operands whose tensors outlive their use
+        _ITEM_VIEWS.clear()
+    _ITEM_VIEWS[key] = (weakref.ref(x, drop), views, where)
+    return views
 
 
 def _bmm_target(dst: torch.Tensor) -> bool:
