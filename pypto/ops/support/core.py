@@ -956,12 +956,13 @@ def _gang_operand(slot: int, x: torch.Tensor) -> torch.Tensor:
     own tile: a stack of 64-byte aligned matrices (``slot`` picks the buffer), or, where every item
     holds the same bits, one such matrix repeated with stride 0."""
     n, rows, cols = x.shape
-    if _same_items(x):
+    views = _item_views(x)
+    if _same_items(x, views):
         # every task's tile holds these bits (a tile every task loads from one place): the first
         # task's own conversion is every task's, and bmm multiplies each item by that one matrix (a
         # stride-0 batch: ATen selects the same 2-D matrix per item, the same sgemm call)
         one, repeated = _gang_one(slot, n, rows, cols)
-        one.copy_(x[0])
+        one.copy_(views[3])
         return repeated
     buf = _gang_buffer(slot, n, rows, cols)
     if x.dtype in _SAME_BITS_ANYWHERE:
@@ -976,13 +977,14 @@ def _gang_operand(slot: int, x: torch.Tensor) -> torch.Tensor:
     return buf
 
 
-def _same_items(x: torch.Tensor) -> bool:
+def _same_items(x: torch.Tensor, views: tuple | None = None) -> bool:
     """Whether every item ``x[k]`` of a gang operand holds the same bits as ``x[0]`` (compared as
     integers: NaN payloads, -0 and all). The first elements of the first two items first: a cheap no
     for most gangs that differ (a numpy scalar compare; this runs once per operand of every gang
     matmul), then one ``torch.equal`` of the items against their neighbours (integers: bitwise; it
-    stops at the first chunk that differs)."""
-    v, tail, head = _item_views(x)
+    stops at the first chunk that differs). ``views``: :func:`_item_views` of ``x`` where the caller
+    has them."""
+    v, tail, head, _ = views or _item_views(x)
     if len(v) < 2:
         return True
     if v[0, 0, 0] != v[1, 0, 0]:
@@ -1002,7 +1004,8 @@ _ITEM_VIEWS: dict[int, tuple] = {}
 
 def _item_views(x: torch.Tensor):
     """``x`` (``[n, ...]``) as integers (the widest whose layout allows), as a numpy array, and its
-    items ``1..n-1`` and ``0..n-2`` (cached per tensor object, see above)."""
+    items ``1..n-1`` and ``0..n-2``, and its first item ``x[0]`` (cached per tensor object, see
+    above)."""
     key = id(x)
     got = _ITEM_VIEWS.get(key)
     where = (x.data_ptr(), x.stride(), x.shape)
@@ -1012,7 +1015,7 @@ def _item_views(x: torch.Tensor):
         w = x.view(torch.int64)   # 4 FP16 / 2 FP32 elements a compare where the layout allows
     except RuntimeError:
         w = x.view({1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[x.element_size()])
-    views = (w.numpy(), w[1:], w[:-1])
+    views = (w.numpy(), w[1:], w[:-1], x[0])
 
     def drop(ref, key=key):
         entry = _ITEM_VIEWS.get(key)
