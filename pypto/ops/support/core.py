@@ -430,10 +430,19 @@ def cast(x: torch.Tensor, dtype: torch.dtype, mode: str = "round") -> torch.Tens
 def cast_into(dst: torch.Tensor, x: torch.Tensor, dtype: torch.dtype, mode: str = "round") -> None:
     """Simulator ``tile.cast`` into tile ``dst``: ``dst.copy_(cast(x, dtype, mode))`` with the direct
     forms of :func:`pypto.numerics.cast.cast_into` (same bits, no intermediate result tensor)."""
+    dm = _DEVICE_MODE_OF.get((dtype, mode))
+    if dm is None:   # first use of the pair: device_mode validates and normalises (cached: a hot op)
+        dm = device_mode(dtype, mode)
+        if len(_DEVICE_MODE_OF) > 256:
+            _DEVICE_MODE_OF.clear()
+        _DEVICE_MODE_OF[(dtype, mode)] = dm
     if dtype == dst.dtype:
-        _cast_into(dst, x, device_mode(dtype, mode))
+        _cast_into(dst, x, dm)
     else:
-        dst.copy_(cast_tensor(x, dtype, device_mode(dtype, mode)))
+        dst.copy_(cast_tensor(x, dtype, dm))
+
+
+_DEVICE_MODE_OF: dict = {}   # (dtype, mode as written) -> device_mode(dtype, mode)
 
 
 # -- reductions and fillpad (pypto/ops/reduction.py, pypto/ops/padding.py) ----------------------
