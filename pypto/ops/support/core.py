@@ -501,9 +501,14 @@ def _extreme_fast(x: torch.Tensor, kind: str):
     if dt == torch.bool or dt.is_complex or x.numel() == 0:
         return None
     r = torch.amax(x, -1, keepdim=True) if kind == "max" else torch.amin(x, -1, keepdim=True)
-    if dt.is_floating_point and not bool(torch.all(r.abs() > 0)):  # a zero or NaN extreme
+    # a zero or NaN extreme: the smallest magnitude is 0 or NaN (the -inf norm is min |r| in one
+    # reduction, NaN if any element is NaN; NaN > 0 is false)
+    if dt.is_floating_point and not float(torch.linalg.vector_norm(r, _NEG_INF)) > 0:
         return None
     return r
+
+
+_NEG_INF = float("-inf")
 
 
 def _reduce_last(x: torch.Tensor, kind: str, tree: bool, work: torch.Tensor | None = None,
