@@ -132,11 +132,13 @@ def test_dead_scratch_reductions_of_gang_views_match_the_reference_order(dtype):
             if dtype == torch.float32:
                 x[3, 3].view(torch.int32)[0] = 0x7FC00001        # NaNs of two payloads
                 x[3, 3].view(torch.int32)[n - 1] = 0x7FC12345
+                x[4, 0].view(torch.int32)[: n // 2] = 0x7FC00001  # ... meeting in every lane of the
+                x[4, 0].view(torch.int32)[n // 2:] = 0x7FC12345   # first level's vector loop
             else:
                 x[3, 3, 0] = float("nan")
         tmp.fill_(7)
         for kind in ("sum", "max", "min"):
-            want = support._reduce_last_reference(x, kind, True)
+            want = support._reduce_last_reference(x, kind, True, torch.empty_strided(x.shape, x.stride(), dtype=dtype))
             dst.fill_(3)
             support.reduce_into(dst, x, tmp, -1, kind, clobber=False)
             assert torch.equal(dst.view(torch.int16 if dtype.itemsize == 2 else torch.int32),
