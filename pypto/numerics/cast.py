@@ -413,22 +413,77 @@ def _fp32_to_bf16(x: torch.Tensor, mode: str) -> torch.Tensor:
     return r.to(torch.int16).view(torch.bfloat16)   # every lane in int16 range (NaN lanes replaced)
 
 
+# FP32 -> BF16 into a tile, by torch's own conversion (``Tensor.copy_`` into a BF16 tensor). That
+# conversion is round-to-nearest-even computed on the bits, ``(u + 0x7FFF + ((u >> 16) & 1)) >> 16``
+# for every non-NaN ``u`` (ATen: ``c10::round_to_nearest_even`` in its scalar loops, the same integer
+# steps in its AVX2 / AVX-512 vector loops, ``cvtfp32_bf16``: no hardware BF16 instruction, so no
+# denormals-are-zero), i.e. exactly ``rint`` / ``none`` here, subnormals and overflow to inf included;
+# only its NaN differs between loops (0x7FC0 scalar, 0xFFFF vector), and tensors with a NaN take the
+# bit path below. Ties away (``round``) is that conversion of ``u | 1``: setting the lowest (dropped)
+# bit makes a tie (low half 0x8000) round up and moves no other low half across the tie, so the carry
+# is ``low >= 0x8000``, rounding half away on the magnitude. ``inf | 1`` is a NaN: tensors with an inf
+# take the bit path too. Other builds may convert otherwise (aarch64 uses the BFCVT instruction, which
+# flushes subnormals when FPCR.FZ is set): the first use checks torch's conversion against the bit
+# formula on every rounding class (:func:`_torch_bf16_is_rne`) and keeps the bit path if they differ.
+# Pinned against the independent oracle (ml_dtypes / bit arithmetic) in tests/numerics/test_cast.py:
+# every high half with its rounding-deciding low halves, strided and contiguous, vector and scalar loops.
+_TORCH_RNE: list = []   # [bool] once checked
+
+
+def _torch_bf16_is_rne() -> bool:
+    """Whether torch's FP32 -> BF16 conversion gives :func:`_bf16_nearest_bits`' ``rint`` bits, and
+    of ``bits | 1`` its ``round`` bits, on non-NaN, non-inf inputs: checked once, on both signs of
+    subnormal, normal, near-overflow and largest patterns with each rounding-deciding low half, in a
+    length that runs torch's vector loop and its scalar tail."""
+    if not _TORCH_RNE:
+        highs = torch.tensor([0x0000, 0x0001, 0x0040, 0x007F, 0x0080, 0x0081, 0x3F80, 0x3F81, 0x4049, 0x7F7E,
+                              0x7F7F], dtype=torch.int32)
+        highs = torch.cat([highs, highs | 0x8000]) << 16
+        lows = torch.tensor([0, 1, 0x7FFF, 0x8000, 0x8001, 0xFFFF], dtype=torch.int32)
+        bits = (highs[:, None] | lows[None, :]).reshape(-1)
+        bits = torch.cat([bits, bits[:1]])   # 133 patterns: no multiple of a vector's width
+        x = bits.view(torch.float32)
+        ok = True
+        for mode, src in (("rint", x), ("round", torch.bitwise_or(bits, 1).view(torch.float32))):
+            got = torch.empty(x.shape, dtype=torch.bfloat16).copy_(src).view(torch.int16)
+            ok = ok and torch.equal(got, _bf16_nearest_bits(x, mode).to(torch.int16))
+        _TORCH_RNE.append(ok)
+    return _TORCH_RNE[0]
+
+
+def _fp32_to_bf16_into(dst: torch.Tensor, x: torch.Tensor, mode: str) -> None:
+    """FP32 ``x`` cast into BF16 ``dst`` under a nearest ``mode`` (see above)."""
+    if _TORCH_RNE and _TORCH_RNE[0] or _torch_bf16_is_rne():
+        # a temporary either way: dst may overlap x (the planner may place a cast over its source)
+        t = torch.bitwise_or(x.view(torch.int32), 1).view(torch.float32) if mode == "round" else x.clone()
+        # one reduction over the tensor about to be converted: finite unless ``x`` holds a NaN or an
+        # inf (``inf | 1`` is a NaN) -- or the sum overflowed, a false alarm that costs the bit path
+        s = float(t.sum())
+        if s - s == 0:
+            dst.copy_(t)
+            return
+    r = _bf16_nearest_bits(x, mode)        # x is intact: dst is written only below
+    if _has_nan(x):
+        r.masked_fill_(torch.isnan(x), 0x7FC0)
+    dst.view(torch.int16).copy_(r)
+
+
 def cast_into(dst: torch.Tensor, x: torch.Tensor, mode: str) -> None:
     """``dst.copy_(cast_tensor(x, dst.dtype, mode))`` (the simulator's ``tile.cast`` into a tile), with
-    direct forms for the hot pairs: FP32 -> BF16 under a nearest mode (:func:`_bf16_nearest_bits`,
-    narrowed straight into ``dst``'s bits) and exact float widening (BF16 / FP16 -> FP32, ...: torch's
-    conversion, NaN canonicalised only when :func:`_has_nan` says there may be one). Same bits as the
-    general path. ``x`` and ``dst`` may share memory (the memory planner may place a cast's result
-    over its source): every form reads all of ``x`` into a temporary before writing ``dst``.
-    ``mode`` may be any spelling :func:`cast_tensor` accepts."""
-    mode = normalize_mode(mode)
+    direct forms for the hot pairs: FP32 -> BF16 under a nearest mode (torch's round-to-nearest-even
+    conversion, of ``bits | 1`` for ties away: :func:`_fp32_to_bf16_into`; tensors with a NaN or an
+    inf take the bit path of :func:`_bf16_nearest_bits`) and exact float widening (BF16 / FP16 ->
+    FP32, ...: torch's conversion, NaN canonicalised only when :func:`_has_nan` says there may be
+    one). Same bits as the general path. ``x`` and ``dst`` may share memory (the memory planner may
+    place a cast's result over its source): every form reads all of ``x`` into a temporary before
+    writing ``dst``. ``mode`` may be any spelling
+    :func:`cast_tensor` accepts."""
+    if mode not in _MODE_SET:
+        mode = normalize_mode(mode)
     src, dt = x.dtype, dst.dtype
     if dst.shape == x.shape and src != dt:
         if src == torch.float32 and dt == torch.bfloat16 and mode in _BF16_FAST:
-            r = _bf16_nearest_bits(x, mode)
-            if _has_nan(x):
-                r.masked_fill_(torch.isnan(x), 0x7FC0)
-            dst.view(torch.int16).copy_(r)
+            _fp32_to_bf16_into(dst, x, mode)
             return
         sfmt, fmt = _FLOAT_FMT.get(src), _FLOAT_FMT.get(dt)
         if sfmt is not None and fmt is not None and sfmt.p <= fmt.p and sfmt.emin >= fmt.emin \
@@ -439,6 +494,9 @@ def cast_into(dst: torch.Tensor, x: torch.Tensor, mode: str) -> None:
             dst.copy_(out)
             return
     dst.copy_(cast_tensor(x, dt, mode))
+
+
+_MODE_SET = frozenset(ROUNDING_MODES)
 
 
 def _exact_float64(x: torch.Tensor) -> torch.Tensor:

@@ -8,6 +8,7 @@ round-to-nearest-even case.
 from __future__ import annotations
 
 import math
+import platform
 from fractions import Fraction
 
 import ml_dtypes
@@ -678,3 +679,79 @@ def test_cast_into_over_its_source(mode):
     out = store.view(torch.float32).view(64, 128)
     cast_into(out, src, mode)
     assert torch.equal(out.view(torch.int32), want32.view(torch.int32))
+
+
+def _finite_f32_patterns() -> np.ndarray:
+    """Every non-NaN, non-inf sign / exponent / kept-mantissa pattern (65,024 high halves) with the low
+    halves that decide its rounding (0, 1, below / at / above the tie, all ones) and four random ones."""
+    high = np.arange(2**16, dtype=np.uint32)
+    high = high[(high & 0x7F80) != 0x7F80] << 16
+    rng = np.random.default_rng(18)
+    lows = np.concatenate([np.array([0, 1, 0x7FFF, 0x8000, 0x8001, 0xFFFF], dtype=np.uint32),
+                           rng.integers(0, 2**16, 4, dtype=np.uint32)])
+    return (high[:, None] | lows[None, :]).reshape(-1)
+
+
+@pytest.mark.parametrize("mode", ["round", "rint"])
+def test_torch_bf16_conversion_is_the_direct_form(mode):
+    """The claim cast._fp32_to_bf16_into rests on: torch's FP32 -> BF16 conversion (``copy_`` into a
+    BF16 tensor) rounds to nearest even on every finite pattern -- subnormals, ties, overflow to inf --
+    and, of ``bits | 1``, rounds ties away: against the independent oracle, in torch's vector loop and
+    its scalar tail (an odd length), into a strided destination and from a strided source."""
+    from pypto.numerics.cast import _torch_bf16_is_rne
+
+    bits = _finite_f32_patterns()
+    src = bits | 1 if mode == "round" else bits
+    want = oracle_f32_to_bf16(bits, mode)
+    x = f32_from_bits(src)
+    got = torch.empty(x.shape, dtype=torch.bfloat16).copy_(x)
+    assert_bits_equal(got.view(torch.int16).numpy().view(np.uint16), want, bits.view(np.float32))
+    odd = x[: 12345]
+    got = torch.empty(odd.shape, dtype=torch.bfloat16).copy_(odd)
+    assert_bits_equal(got.view(torch.int16).numpy().view(np.uint16), want[: 12345])
+    rows = x.view(-1, 10)                                  # a gang-like destination: rows inside wider rows
+    buf = torch.zeros(rows.shape[0], 16, dtype=torch.bfloat16)
+    buf[:, 3:13].copy_(rows.t().contiguous().t())          # and a column-major (strided) source
+    assert_bits_equal(buf[:, 3:13].contiguous().view(torch.int16).numpy().view(np.uint16).reshape(-1), want)
+    assert _torch_bf16_is_rne() or platform.machine().lower() not in ("x86_64", "amd64")
+
+
+@pytest.mark.parametrize("mode", ["round", "rint", "none"])
+def test_cast_into_bf16_direct_form_and_its_fallbacks(mode, monkeypatch):
+    """cast_into FP32 -> BF16 takes torch's conversion for tensors of finite values (the bit path is
+    not called: a spy raises) and the bit path for a tensor with a NaN, an inf or a sum that overflows;
+    same bits as the oracle either way, over a gang-like strided destination, a contiguous tile, and
+    when the platform check fails (``_TORCH_RNE`` false: always the bit path)."""
+    import pypto.numerics.cast as C
+
+    rng = np.random.default_rng(7)
+    vals = (rng.standard_normal(48 * 4 * 128) * 2.0 ** rng.integers(-140, 120, 48 * 4 * 128)).astype(np.float32)
+    ties = vals.view(np.uint32) & 0xFFFF0000 | 0x8000      # a quarter of the elements exactly on a tie
+    vals.view(np.uint32)[::4] = ties[::4]
+    base = vals.view(np.uint32).copy()
+
+    def check(bits, spy):
+        x_mem = torch.zeros(48, 1024)
+        x = x_mem[:, 256:768].view(48, 4, 128)             # as a gang's [n, *tile] views of core memories
+        x.copy_(f32_from_bits(bits).view(48, 4, 128))
+        d_mem = torch.full((48, 2048), 7.0, dtype=torch.bfloat16)
+        dst = d_mem[:, 512:1024].view(48, 4, 128)
+        if spy:
+            monkeypatch.setattr(C, "_bf16_nearest_bits", lambda *a: pytest.fail("bit path taken"))
+        C.cast_into(dst, x, mode)
+        tile = torch.empty(16, 64, dtype=torch.bfloat16)
+        C.cast_into(tile, x.reshape(-1)[:1024].view(16, 64), mode)
+        monkeypatch.undo()
+        want = oracle_f32_to_bf16(bits, mode)
+        assert_bits_equal(dst.contiguous().view(torch.int16).numpy().view(np.uint16).reshape(-1), want,
+                          bits.view(np.float32))
+        assert_bits_equal(tile.view(torch.int16).numpy().view(np.uint16).reshape(-1), want[:1024])
+        assert (d_mem[:, :512] == 7.0).all() and (d_mem[:, 1024:] == 7.0).all()
+
+    check(base, spy=True)
+    for special in (0x7FC00001, 0xFF800000, 0x7F800000, 0x7F7FFFFF):   # NaN, -inf, inf, sums overflow
+        bits = base.copy()
+        bits[5::301] = special
+        check(bits, spy=False)
+    monkeypatch.setattr(C, "_TORCH_RNE", [False])
+    check(base, spy=False)

@@ -103,3 +103,51 @@ def test_aliased_and_non_contiguous_arguments_are_copied():
     assert S._in_place_args([{"direction": "In"}, {"direction": "Out"}], [view, out]) == {1}
     assert S._in_place_args([{"direction": "In"}, {"direction": "Out"}], [buf, buf]) == set()
     assert S._in_place_args([{"direction": "InOut"}], [out]) == set()
+
+
+# ------------------------------------------------------------------ reductions of a lockstep gang
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.int32])
+def test_dead_scratch_reductions_of_gang_views_match_the_reference_order(dtype):
+    """reduce_into with a dead scratch (clobber=False) on a gang's views (``[n, rows, cols]`` tiles
+    at the same address of every core's memory): the tree in a private scratch, and max / min by one
+    amax / amin where no row's extreme is a zero or a NaN (core._extreme_fast's check), give the
+    documented order's bits -- rows with +-0 extremes, NaNs of several payloads and infs included --
+    and leave the scratch tile untouched; odd, even and short rows."""
+    g = torch.Generator().manual_seed(5)
+    for n in (2, 3, 4, 6, 7, 64, 128):
+        mem = torch.zeros(6, 4096, dtype=dtype)                 # 6 cores' memories
+        x = mem[:, 0:4 * n].view(6, 4, n)
+        tmp = mem[:, 1024:1024 + 4 * n].view(6, 4, n)
+        dst = mem[:, 2048:2052].view(6, 4, 1)
+        if dtype == torch.int32:
+            x.copy_(torch.randint(-9, 9, x.shape, generator=g))
+        else:
+            x.copy_(torch.randn(x.shape, generator=g).to(dtype))
+            x[0] = -x[0].abs()                                   # rows whose max is a zero of
+            x[1] = x[1].abs()                                    # either sign, or whose min is
+            zeros = torch.randint(0, 2, (2, 4, n), generator=g) * (torch.rand(2, 4, n, generator=g) < 0.3)
+            x[:2][zeros == 1] = 0.0
+            x[:2][(zeros == 0) & (torch.rand(2, 4, n, generator=g) < 0.3)] = -0.0
+            x[2, 0, n - 1] = float("inf")
+            if dtype == torch.float32:
+                x[3, 3].view(torch.int32)[0] = 0x7FC00001        # NaNs of two payloads
+                x[3, 3].view(torch.int32)[n - 1] = 0x7FC12345
+                x[4, 0].view(torch.int32)[: n // 2] = 0x7FC00001  # ... meeting in every lane of the
+                x[4, 0].view(torch.int32)[n // 2:] = 0x7FC12345   # first level's vector loop
+            else:
+                x[3, 3, 0] = float("nan")
+        tmp.fill_(7)
+        for kind in ("sum", "max", "min"):
+            want = support._reduce_last_reference(x, kind, True, torch.empty_strided(x.shape, x.stride(), dtype=dtype))
+            dst.fill_(3)
+            support.reduce_into(dst, x, tmp, -1, kind, clobber=False)
+            assert torch.equal(dst.view(torch.int16 if dtype.itemsize == 2 else torch.int32),
+                               want.view(torch.int16 if dtype.itemsize == 2 else torch.int32)), (n, kind)
+            assert (tmp == 7).all()
+            clean = x.clone()
+            if dtype != torch.int32:
+                clean[clean.isnan()] = 1.0
+                clean[clean == 0] = 2.0
+            want = support._reduce_last_reference(clean, kind, True)
+            support.reduce_into(dst, clean, tmp, -1, kind, clobber=False)
+            assert torch.equal(dst, want), (n, kind)
