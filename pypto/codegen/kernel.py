@@ -394,7 +394,12 @@ class KernelGen(StmtEmitter):
             # the footprint is the valid region: a load reads, a store writes nothing else
             self.gm.append(("r", tuple(result.type.effective_valid_shape)))
             self._mark(c.span)
-            self.emit(depth, f"_pto.gang_load_fast({self.view(result)}, [p[_c][1] for p in P])", c.span)
+            if a.valid_shape == "None" and self.is_uniform(c.args[1]):
+                # the same offsets for every member (constants, uniform loop variables): the gang
+                # kernel computes them once and hands over the members' tensors alone
+                self.emit(depth, f"_pto.gang_load_at({self.view(result)}, P, _c, {a.offsets})", c.span)
+            else:
+                self.emit(depth, f"_pto.gang_load_fast({self.view(result)}, [p[_c][1] for p in P])", c.span)
         elif op.name == "tile.store" and a.atomic != repr(AtomicType.Add):
             tile = c.args[0]
             self.static_tile(tile)
@@ -402,7 +407,10 @@ class KernelGen(StmtEmitter):
             self.emit_plan(depth, f"E.append(({site}, ({a.offsets}, {a.tensor}, {valid})))", c.span)
             self.gm.append(("w", tuple(tile.type.effective_valid_shape)))
             self._mark(c.span)
-            self.emit(depth, f"_pto.gang_store_fast({a.tile}, [p[_c][1] for p in P])", c.span)
+            if valid == "None" and self.is_uniform(c.args[1]):   # (as for a load)
+                self.emit(depth, f"_pto.gang_store_at({a.tile}, P, _c, {a.offsets})", c.span)
+            else:
+                self.emit(depth, f"_pto.gang_store_fast({a.tile}, [p[_c][1] for p in P])", c.span)
             if result is not None:   # the stored-into tensor, for later accesses of this task
                 self.emit_plan(depth, f"{self.names.define(result)} = {a.tensor}")
         else:

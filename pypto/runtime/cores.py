@@ -27,12 +27,42 @@ _MEM_POOL: dict[tuple, list] = {}
 _POOL_LOCK = threading.Lock()       # runs in several threads share the pool
 
 
-def _merge(ranges) -> list:
-    """Per row set ``(first, stop, step)``, the sorted, disjoint union of its byte ranges: the
-    ranges ``(lo, hi, first, stop, step)`` merged (rows ``first:stop:step`` of each; ``stop`` None:
-    to the last row)."""
+def _merge(ranges, nrows: int) -> list:
+    """The byte ranges ``(lo, hi, first, stop, step)`` (rows ``first:stop:step`` of each; ``stop``
+    None: to the last of ``nrows``) as fewer, disjoint rectangles of the same union: the views of a
+    call cover the same bytes on nested row sets (one core's, a gang's of 8, 12, 32, 48 adjacent
+    cores), and clearing each set's ranges on its own cleared the shared part several times (a
+    Qwen3 layer's core memory: 16 MB cleared a call for 9 MB of used bytes). Rows ``first:stop``
+    (step 1) are cut where a range starts or stops; each stretch of rows is cleared once over the
+    union of the ranges covering it, stretches with the same union as one. Strided row sets (a
+    cluster kind's rows) keep their own ranges, merged per row set."""
+    plain, strided = [], []
+    for lo, hi, first, stop, step in ranges:
+        stop = nrows if stop is None else min(stop, nrows)
+        if first >= stop:
+            continue
+        (plain if step == 1 else strided).append((lo, hi, first, stop, step))
     out: list = []
-    for lo, hi, first, stop, step in sorted(ranges, key=lambda r: (r[2], r[3] is None, r[3] or 0, r[4], r[0], r[1])):
+    if plain:
+        cuts = sorted({r[2] for r in plain} | {r[3] for r in plain})
+        prev = None   # [union, first row]: the stretch being extended
+        for r0, r1 in zip(cuts, cuts[1:]):
+            spans = sorted((lo, hi) for lo, hi, first, stop, _ in plain if first <= r0 and r1 <= stop)
+            union: list = []
+            for lo, hi in spans:
+                if union and lo <= union[-1][1]:
+                    if hi > union[-1][1]:
+                        union[-1][1] = hi
+                else:
+                    union.append([lo, hi])
+            if prev is not None and prev[0] == union:
+                continue
+            if prev is not None:
+                out.extend([lo, hi, prev[1], r0, 1] for lo, hi in prev[0])
+            prev = [union, r0]
+        if prev is not None:
+            out.extend([lo, hi, prev[1], cuts[-1], 1] for lo, hi in prev[0])
+    for lo, hi, first, stop, step in sorted(strided, key=lambda r: (r[2], r[3], r[4], r[0], r[1])):
         last = out[-1] if out else None
         if last is not None and last[2:] == [first, stop, step] and lo <= last[1]:
             last[1] = max(last[1], hi)
@@ -129,7 +159,7 @@ class CoreMemory:
     def release(self) -> None:
         """Give the memories back to the pool (no view of them may be used afterwards)."""
         for space, arr in self.arrays.items():
-            entry = _Pooled((arr, _merge(self.dirty[space])))
+            entry = _Pooled((arr, _merge(self.dirty[space], arr.shape[0])))
             entry.views = self.views.get(space)
             with _POOL_LOCK:
                 _MEM_POOL.setdefault((self.platform.name, space, self.cores, self.fill), []).append(entry)

@@ -26,7 +26,7 @@ def test_only_the_rows_a_view_covered_are_marked_and_the_next_call_sees_the_fill
     lane.fill_(3)
     mem.release()
     (arr, dirty), = pool[(p.name, MemorySpace.Vec, 48, mem.fill)]
-    assert sorted(map(tuple, dirty)) == [(0, 64, 5, 9, 1), (256, 384, 3, 4, 1), (1024, 1040, 1, None, 3)]
+    assert sorted(map(tuple, dirty)) == [(0, 64, 5, 9, 1), (256, 384, 3, 4, 1), (1024, 1040, 1, 48, 3)]
     # every written byte lies in a marked range (the rows and bytes outside are still the fill)
     mask = torch.ones(arr.shape, dtype=torch.bool)
     for lo, hi, first, stop, step in dirty:
@@ -59,7 +59,8 @@ def test_recycled_memory_keeps_its_views_and_still_marks_and_clears_them(pool):
     again.release()
     (arr, dirty), = pool[(p.name, MemorySpace.Vec, 48, 0)]
     # a cached view used again is marked again: the next call clears what it wrote
-    assert (0, 64, 5, 9, 1) in map(tuple, dirty)
+    # (merged with the other views' ranges: rows 5..9 as one rectangle)
+    assert [tuple(r) for r in dirty] == [(0, 64, 5, 10, 1)]
     third = cores.CoreMemory(p, 48)
     assert int(third.array(MemorySpace.Vec).count_nonzero()) == 0
     # a tile past the memory's end is still refused (nothing cached for it)
@@ -68,3 +69,43 @@ def test_recycled_memory_keeps_its_views_and_still_marks_and_clears_them(pool):
         with pytest.raises(Exception, match="exceeds"):
             third.view("Vec", cap - 16, [2, 8], torch.int32, slice(0, 2), "k")
     third.release()
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_merged_ranges_cover_the_same_bytes_once(seed):
+    """The ranges a call's views marked (nested gangs of adjacent cores, single cores, strided
+    cluster rows) merge into rectangles covering exactly their union, the adjacent-row ones
+    disjoint: clearing them clears every marked byte, once, and nothing else."""
+    import random
+
+    rnd = random.Random(seed)
+    rows, width = 48, 512
+    ranges = set()
+    for _ in range(rnd.randint(1, 14)):
+        lo = rnd.randrange(0, width - 1)
+        hi = rnd.randint(lo + 1, width)
+        kind = rnd.random()
+        if kind < 0.6:
+            first = rnd.randrange(rows)
+            ranges.add((lo, hi, first, rnd.randint(first + 1, rows), 1))
+        elif kind < 0.8:
+            c = rnd.randrange(rows)
+            ranges.add((lo, hi, c, c + 1, 1))
+        else:
+            ranges.add((lo, hi, rnd.randrange(3), rnd.choice([None, rows]), rnd.choice([2, 3])))
+    want = torch.zeros(rows, width, dtype=torch.bool)
+    for lo, hi, first, stop, step in ranges:
+        want[first:stop:step, lo:hi] = True
+    got = torch.zeros(rows, width, dtype=torch.int32)
+    merged = cores._merge(ranges, rows)
+    for lo, hi, first, stop, step in merged:
+        got[first:stop:step, lo:hi] += 1
+    assert torch.equal(got > 0, want)
+    plain = torch.zeros(rows, width, dtype=torch.int32)
+    for lo, hi, first, stop, step in merged:
+        if step == 1:
+            plain[first:stop, lo:hi] += 1
+    assert int(plain.max()) <= 1
+    # nested gangs on one byte range: one rectangle
+    assert cores._merge({(0, 64, 0, 8, 1), (0, 64, 0, 48, 1), (0, 32, 32, 48, 1), (0, 64, 3, 4, 1)}, rows) \
+        == [[0, 64, 0, 48, 1]]

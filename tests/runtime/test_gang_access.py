@@ -6,14 +6,18 @@ layouts, out of bounds, an access recorder)."""
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 import torch
+
+import pypto.language as pl
 
 from pypto.errors import SimulationError
 from pypto.ops import support
 from pypto.ops.support import core
 from pypto.ops.support.gang_access import uniform_runs
+from pypto.runtime import RunConfig
 
 
 def _rows(n, shape, dtype=torch.float32):
@@ -260,3 +264,104 @@ def test_tagged_slices_of_the_batched_orchestration_match_the_general_path(seed)
     assert uniform_runs([32, 32], [(v, [0, 0], None) for v in two_shapes], 0, 1, True) is None
     with pytest.raises(SimulationError, match="out of bounds"):   # still the member's own error
         support.gang_load_fast(torch.zeros(len(views), 32, 64), [(v, [8, 0], None) for v in views])
+
+
+# ---- accesses whose offsets the gang kernel knows are the same for every member (gang_load_at)
+def _plans_of(accesses):
+    """Members' plans as GANG_PLAN makes them: one ``(site, arguments)`` per access, here two
+    accesses (a filler first, so that the access read is not the first entry)."""
+    return [[(0, (None, None, None)), (1, a)] for a in accesses]
+
+
+@pytest.mark.parametrize("kind", ["rows", "slices", "gather", "one tensor"])
+def test_accesses_at_shared_offsets_write_what_member_accesses_write(kind):
+    rnd = random.Random(5)
+    pool = torch.randn(64 * 16, 32)
+    if kind == "rows":
+        _, ts = _rows(12, [16, 32])
+        ts = ts[2:9]
+    elif kind == "slices":
+        from pypto.runtime.batch import _gather_slices
+        ts = list(_gather_slices(pool, [[16 * k, 0] for k in (3, 4, 5, 6, 9, 10)], [16, 32]))
+    elif kind == "gather":
+        ts = [core.view_region(pool, [16 * p, 0], [16, 32]) for p in rnd.sample(range(64), 12)]
+    else:
+        ts = [pool[:16]] * 5
+    for off, shape in (([0, 0], [16, 32]), ([4, 8], [8, 16])):
+        tiles = torch.zeros(len(ts), *shape)
+        support.gang_load_at(tiles, _plans_of([(t, off, None) for t in ts]), 1, off)
+        for k, t in enumerate(ts):
+            one = torch.zeros(*shape)
+            support.load_into(one, t, off, None)
+            assert torch.equal(tiles[k], one)
+        if kind in ("rows", "slices"):   # (a store never writes one region twice)
+            fill = torch.randn(len(ts), *shape)
+            support.gang_store_at(fill, _plans_of([(off, t, None) for t in ts]), 1, off)
+            for k, t in enumerate(ts):
+                assert torch.equal(core.region(t, off, shape), fill[k])
+
+
+def test_accesses_at_shared_offsets_outside_the_tensor_are_still_errors():
+    _, rows = _rows(4, [8, 16])
+    tiles = torch.zeros(4, 8, 16)
+    with pytest.raises(SimulationError, match="out of bounds"):
+        support.gang_load_at(tiles, _plans_of([(r, [1, 0], None) for r in rows]), 1, [1, 0])
+    with pytest.raises(SimulationError, match="out of bounds"):
+        support.gang_store_at(tiles, _plans_of([([0, 1], r, None) for r in rows]), 1, [0, 1])
+
+
+def test_accesses_at_shared_offsets_are_each_seen_by_an_access_recorder():
+    _, rows = _rows(4, [8, 16])
+    seen = []
+    with core.recording(lambda what, view: seen.append((what, view.data_ptr()))):
+        support.gang_load_at(torch.zeros(4, 8, 16), _plans_of([(r, [0, 0], None) for r in rows]), 1, [0, 0])
+        support.gang_store_at(torch.zeros(4, 8, 16), _plans_of([([0, 0], r, None) for r in rows]), 1, [0, 0])
+    assert sorted(p for _, p in seen) == sorted([r.data_ptr() for r in rows] * 2)
+
+
+@pl.function(type=pl.FunctionType.InCore)
+def _k_shared_offsets(x: pl.Tensor[[16, 64], pl.FP32], i: pl.Scalar[pl.INDEX], y: pl.Tensor[[256, 32], pl.FP32],
+                      o: pl.Out[pl.Tensor[[16, 64], pl.FP32]]) -> pl.Tensor[[16, 64], pl.FP32]:
+    acc = pl.load(x, [0, 0], [16, 32])                       # constant offsets
+    for k in pl.range(1, 2):
+        acc = pl.add(acc, pl.load(x, [0, k * 32], [16, 32]))   # a uniform loop's
+    acc = pl.mul(acc, pl.load(y, [i * 16, 0], [16, 32]))     # the task's own
+    o = pl.store(acc, [0, 0], o)
+    o = pl.store(pl.exp(acc), [0, 32], o)
+    return o
+
+
+@pl.program
+class _SharedOffsets:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[256, 64], pl.FP32], y: pl.Tensor[[256, 32], pl.FP32],
+             out: pl.Out[pl.Tensor[[256, 64], pl.FP32]]) -> pl.Tensor[[256, 64], pl.FP32]:
+        for i in pl.range(16):
+            _k_shared_offsets(pl.slice(a, [16, 64], [i * 16, 0]), i, y, pl.slice(out, [16, 64], [i * 16, 0]))
+        return out
+
+
+@pytest.mark.parametrize("batch", [False, True])
+def test_a_kernel_passes_offsets_the_same_for_every_member_and_keeps_its_bits(batch):
+    """Offsets of constants and uniform loop variables: the gang kernel computes them and hands
+    the members' tensors alone (gang_load_at / gang_store_at); the task's own offsets go through
+    the plans (gang_load_fast). Same bits as task by task, the math of the program."""
+    from pypto.runtime import run as run_program
+    from pypto.runtime import simulator as S
+
+    g = torch.Generator().manual_seed(2)
+    a, y = torch.randn(256, 64, generator=g), torch.randn(256, 32, generator=g)
+    outs = {}
+    for lock in (False, True):
+        out = torch.zeros(256, 64)
+        run_program(_SharedOffsets, a, y, out, config=RunConfig(sim_seed=4, sim_lockstep=lock, sim_batch=batch))
+        outs[lock] = out
+    rt = S._LAST_RUNTIME[0]
+    assert rt.gangs and max(len(m) for m in rt.gangs) >= 2
+    src = Path(rt.kernels["_k_shared_offsets"].__file__).read_text()
+    body = src[src.index("def kernel_gang"):]
+    assert body.count("_pto.gang_load_at(") == 2 and body.count("_pto.gang_load_fast(") == 1
+    assert body.count("_pto.gang_store_at(") == 2 and "gang_store_fast" not in body
+    assert torch.equal(outs[False].view(torch.int32), outs[True].view(torch.int32))
+    acc = (a[:, :32] + a[:, 32:]) * y
+    assert torch.allclose(outs[True], torch.cat([acc, torch.exp(acc)], 1), rtol=1e-6)

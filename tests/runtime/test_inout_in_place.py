@@ -24,17 +24,21 @@ def _scatter_want(a, cache, table):
 
 def _interrupt_after(monkeypatch, n, lockstep):
     """Make the ``n``-th global-memory store of kernels raise KeyboardInterrupt."""
-    name = "gang_store_fast" if lockstep else "store"   # the gang kernels store through gang_store_fast
-    real = getattr(support, name)
+    # the gang kernels store through gang_store_at (offsets the same for every member) or
+    # gang_store_fast (per-member offsets); both count
+    names = ("gang_store_fast", "gang_store_at") if lockstep else ("store",)
     calls = [0]
 
-    def interrupting(*args, **kwargs):
-        calls[0] += 1
-        if calls[0] == n:
-            raise KeyboardInterrupt("Ctrl-C")
-        return real(*args, **kwargs)
+    def interrupting(real):
+        def call(*args, **kwargs):
+            calls[0] += 1
+            if calls[0] == n:
+                raise KeyboardInterrupt("Ctrl-C")
+            return real(*args, **kwargs)
+        return call
 
-    monkeypatch.setattr(support, name, interrupting)
+    for name in names:
+        monkeypatch.setattr(support, name, interrupting(getattr(support, name)))
 
 
 def _inputs(overlap):

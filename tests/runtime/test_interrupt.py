@@ -35,27 +35,33 @@ def test_interrupted_run_leaves_inputs_pool_and_cache_intact(monkeypatch, where,
     clean = torch.zeros(512, 256)
     K.softmax_rows(a, clean, config=cfg)
 
-    # with lockstep the kernels store through gang_store_fast (the gangs' form), else through store
+    # with lockstep the kernels store through gang_store_fast / gang_store_at (the gangs' forms:
+    # per-member offsets / the same offsets for every member), else through store
     if where == "submit" or where == "batch" and not lockstep:
-        owner, name = S.Runtime, "submit"
+        owner, names = S.Runtime, ("submit",)
     elif where == "batch":
-        owner, name = S.Runtime, "submit_batch"
+        owner, names = S.Runtime, ("submit_batch",)
     else:
-        owner, name = support, "gang_store_fast" if lockstep else "store"
-    real = getattr(owner, name)
+        owner, names = support, ("gang_store_fast", "gang_store_at") if lockstep else ("store",)
+    reals = [getattr(owner, name) for name in names]
     calls = [0]
 
-    def interrupting(*args, **kwargs):
-        calls[0] += 1
-        if calls[0] == after:
-            raise KeyboardInterrupt("Ctrl-C")
-        return real(*args, **kwargs)
+    def interrupting(real):
+        def call(*args, **kwargs):
+            calls[0] += 1
+            if calls[0] == after:
+                raise KeyboardInterrupt("Ctrl-C")
+            return real(*args, **kwargs)
+        return call
 
-    monkeypatch.setattr(owner, name, interrupting)
+    for name, real in zip(names, reals):
+        monkeypatch.setattr(owner, name, interrupting(real))
     out = torch.full((512, 256), 5.0)
     with pytest.raises(KeyboardInterrupt):
         K.softmax_rows(a, out, config=cfg)
-    monkeypatch.setattr(owner, name, real)
+    assert calls[0] == after   # (the interruption came from here)
+    for name, real in zip(names, reals):
+        monkeypatch.setattr(owner, name, real)
 
     assert torch.equal(_bits(a), a_bits), "the input tensor was changed"
     assert gc.isenabled(), "the garbage collector stayed paused"
@@ -84,11 +90,13 @@ def test_a_finished_run_is_freed_without_the_cycle_collector(monkeypatch, interr
     a = torch.randn(512, 256)
     out = torch.zeros(512, 256)
     if interrupt:
-        real = support.gang_store_fast
-        monkeypatch.setattr(support, "gang_store_fast", lambda *x, **k: (_ for _ in ()).throw(KeyboardInterrupt()))
+        reals = support.gang_store_fast, support.gang_store_at
+        for name in ("gang_store_fast", "gang_store_at"):
+            monkeypatch.setattr(support, name, lambda *x, **k: (_ for _ in ()).throw(KeyboardInterrupt()))
         with pytest.raises(KeyboardInterrupt):
             K.softmax_rows(a, out, config=RunConfig(sim_seed=1))
-        monkeypatch.setattr(support, "gang_store_fast", real)
+        monkeypatch.setattr(support, "gang_store_fast", reals[0])
+        monkeypatch.setattr(support, "gang_store_at", reals[1])
     else:
         K.softmax_rows(a, out, config=RunConfig(sim_seed=1))
     rt = S._LAST_RUNTIME[0]

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import math
 import threading
-from operator import is_
+from itertools import repeat
+from operator import is_, itemgetter, sub
 
 import torch
 
@@ -28,6 +29,7 @@ ROW = _core.STACK_ROW   # attribute of a stacked buffer's row: (the buffer, the 
 # (the tensor sliced, the view's storage offset, its shape); exact for the same reason as ROW (the
 # generated code passes such a view on or takes new, untagged, views of it)
 SLICE_OF = "_pypto_slice"
+_first, _second, _third = itemgetter(0), itemgetter(1), itemgetter(2)
 
 
 def uniform_runs(shape, plans, ti: int, oi: int, load: bool):
@@ -47,60 +49,84 @@ def uniform_runs(shape, plans, ti: int, oi: int, load: bool):
     if n < 2 or _core._RECORDER.get() is not None:
         return None
     p0 = plans[0]
-    t0, o0 = p0[ti], p0[oi]
-    nd = len(shape)
-    if p0[2] is not None or len(o0) != nd or t0.dim() != nd:
-        return None
-    for o in o0:
-        if type(o) is not int:
-            return None
-    if [p[2] for p in plans].count(None) != n:
+    o0 = p0[oi]
+    if p0[2] is not None or [p[2] for p in plans].count(None) != n:
         return None
     # the same offsets for every member (plain ints: the lists compare elementwise)
     if [p[oi] for p in plans].count(o0) != n:
-        return _offset_run(shape, plans, t0, ti, oi, load)
-    ts = [p[ti] for p in plans]
-    key = (ti, load)
+        return _offset_run(shape, plans, p0[ti], ti, oi, load)
+    return runs_at(shape, [p[ti] for p in plans], o0, load)
+
+
+def runs_at(shape, ts, offsets, load: bool):
+    """:func:`uniform_runs` of members that access their tensors ``ts`` at the same ``offsets``
+    (no valid shape): what the gang kernel asks when the offsets are the same for every member by
+    construction (constants, uniform loop variables: :func:`gang_load_at`), so that neither the
+    offsets nor the valid shapes are compared member by member."""
+    if len(ts) < 2 or _core._RECORDER.get() is not None:
+        return None
+    nd = len(shape)
+    if len(offsets) != nd:
+        return None
+    for o in offsets:
+        if type(o) is not int:
+            return None
     memo = _memo()
-    for k, (mts, mkey, layout) in enumerate(memo):
-        if mkey == key and len(mts) == n and all(map(is_, ts, mts)):
+    for k, entry in enumerate(memo):
+        mts = entry[0]
+        if entry[1] is load and len(mts) == len(ts) and all(map(is_, ts, mts)):
             if k:
                 memo.insert(0, memo.pop(k))
+            layout = entry[2]
             break
     else:
         layout = _layout(ts, load)
-        memo.insert(0, (ts, key, layout))
+        memo.insert(0, (ts, load, layout))
         del memo[_MEMO_SIZE:]
     if layout is None:
         return None
     dims, st, runs = layout
-    start = _inside(o0, shape, dims, st[-nd:])
-    if start is None:
+    if len(dims) != nd:
         return None
+    # the region's element offset inside each member's tensor, or None when it leaves the tensor
+    # (the member's own access then raises the error)
+    start = 0
+    for o, e, d, k in zip(offsets, shape, dims, st):
+        if o < 0 or o + e > d:
+            return None
+        start += o * k
     if runs.__class__ is tuple:   # a gather (see _general_layout): (tensor, first offset, spacing, count, index)
         t, c, g, count, idx = runs
-        return [(0, n, (t.as_strided((count, *shape), (g, *st[-nd:]), c + start), idx))]
-    out = []
-    for lo, hi, t, stride0, base in runs:
-        out.append((lo, hi, t.as_strided((hi - lo, *shape), (stride0, *st[-nd:]), base + start)))
-    return out
+        return [(0, len(ts), (t.as_strided((count, *shape), (g, *st), c + start), idx))]
+    return [(lo, hi, t.as_strided((hi - lo, *shape), (stride0, *st), base + start))
+            for lo, hi, t, stride0, base in runs]
 
 
 def _layout(ts, load: bool):
     """What :func:`uniform_runs` finds of the members' tensors ``ts`` whatever the offsets:
     ``(dims, strides, runs)`` -- the members' shape and strides (a stacked buffer's: its rows'
-    dims, the buffer's strides), and per run ``(lo, hi, tensor, stride between members, storage
-    offset of member lo's element 0)``; ``None`` when they are not alike. Computed once per gang and
-    site: a gang kernel's loop loads the same members' tensors at other offsets step after step
-    (the Qwen3 projections: 8 loads of the same x / w views per gang)."""
+    dims and strides), and per run ``(lo, hi, tensor, stride between members, storage offset of
+    member lo's element 0)``, or for a gather the tuple :func:`_general_layout` describes; ``None``
+    when they are not alike. Computed once per gang and site: a gang kernel's loop loads the same
+    members' tensors at other offsets step after step (the Qwen3 projections: 8 loads of the same x
+    / w views per gang)."""
     n = len(ts)
+    # (attribute reads: a tensor's __dict__ costs more to fetch than the attribute through it)
+    if getattr(ts[0], ROW, None) is None:
+        return _general_layout(ts, load)
     try:
         rows = [t._pypto_row for t in ts]
     except AttributeError:
         return _general_layout(ts, load)
     # rows of stacked buffers [N, *member shape]: the members share the row's shape and layout
-    w0 = rows[0][0]
+    w0, i0 = rows[0]
     st = w0.stride()
+    dims = w0.shape[1:]
+    inner = st[1:]
+    # the common case first, in C-level passes: consecutive rows of one buffer, one run
+    if (list(map(_second, rows)) == list(range(i0, i0 + n))
+            and all(map(is_, map(_first, rows), repeat(w0, n)))):
+        return dims, inner, [(0, n, w0, st[0], w0.storage_offset() + i0 * st[0])]
     out = []
     lo = 0
     while lo < n:
@@ -111,11 +137,11 @@ def _layout(ts, load: bool):
             if r[0] is not w or r[1] != i + hi - lo:
                 break
             hi += 1
-        if w is not w0 and (w.stride() != st or w.shape[1:] != w0.shape[1:] or w.dtype != w0.dtype):
+        if w is not w0 and (w.stride() != st or w.shape[1:] != dims or w.dtype != w0.dtype):
             return None
         out.append((lo, hi, w, st[0], w.storage_offset() + i * st[0]))
         lo = hi
-    return w0.shape[1:], st, out
+    return dims, inner, out
 
 
 def _memo() -> list:
@@ -174,70 +200,84 @@ def _offset_run(shape, plans, t0, ti: int, oi: int, load: bool):
     return [(0, n, t0.as_strided((n, *shape), (step, *st), starts[0]))]
 
 
-def _inside(offsets, shape, dims, strides):
-    """The element offset of the region at ``offsets`` of ``shape`` in a tensor of ``dims`` with
-    ``strides``, or ``None`` when it leaves the tensor (the member's own access raises the error)."""
-    start = 0
-    for o, e, d, k in zip(offsets, shape, dims, strides):
-        if o < 0 or o + e > d:
-            return None
-        start += o * k
-    return start
-
-
 def _general_layout(ts, load: bool):
     """:func:`_layout` for tensors that are not all rows of stacked buffers: any views with one
     shape, strides and dtype (checked for every member)."""
     n = len(ts)
     t0 = ts[0]
-    try:
-        tags = [t._pypto_slice for t in ts]
-    except AttributeError:
-        tags = None
-    if tags is not None and len(set(map(id, [g[0] for g in tags]))) == 1 and len({g[2] for g in tags}) == 1:
+    tag0 = getattr(t0, SLICE_OF, None)
+    tags = None
+    if tag0 is not None:
+        try:
+            tags = [t._pypto_slice for t in ts]
+        except AttributeError:
+            pass
+    if (tags is not None and all(map(is_, map(_first, tags), repeat(tag0[0], n)))
+            and list(map(_third, tags)).count(tag0[2]) == n):
         # slices of one tensor at one shape (SLICE_OF: the orchestration's batched tensor.slice):
         # their layout is that tensor's, their storage offsets are in the tags
-        src, _, dims = tags[0]
+        src, _, dims = tag0
         st = src.stride()
-        bases = [src] * n
-        so = [g[1] for g in tags]
+        one_base = True
+        bases = None
+        so = list(map(_second, tags))
     else:
-        if len({t.shape for t in ts}) != 1 or len({t.stride() for t in ts}) != 1 or len({t.dtype for t in ts}) != 1:
+        meta = [(t.shape, t.stride(), t.dtype) for t in ts]
+        if meta.count(meta[0]) != n:
             return None
-        dims, st = t0.shape, t0.stride()
+        dims, st = meta[0][0], meta[0][1]
         # one storage per run: views of one base tensor (unbind / slicing results name it as their
         # _base; a tensor that is no view is its own base: one tensor every member reads is one storage)
         bases = [t if b is None else b for t, b in zip(ts, [t._base for t in ts])]
+        one_base = all(map(is_, bases, repeat(bases[0], n)))
         so = [t.storage_offset() for t in ts]
-    out = []
-    lo = 0
-    while lo < n:
-        b, s0 = bases[lo], so[lo]
-        hi = lo + 1
-        step = 0
-        if hi < n and bases[hi] is b:
-            step = so[hi] - s0
-            if step > 0 or (step == 0 and load):
-                want = s0 + step
-                while hi < n and so[hi] == want and bases[hi] is b:
-                    hi += 1
-                    want += step
-            else:
-                step = 0
-        out.append((lo, hi, ts[lo], step, s0))
-        lo = hi
-    b0 = bases[0]
-    if load and len(out) > 2 and all(b is b0 for b in bases):
+    inner = st[len(st) - len(dims):]
+    s0 = so[0]
+    if one_base:
+        # the common cases in C-level passes: evenly spaced (one run), or one region read by all
+        step = so[1] - s0
+        if (step > 0 and so == list(range(s0, s0 + step * n, step))) or (
+                step == 0 and load and so.count(s0) == n):
+            return dims, inner, [(0, n, t0, step, s0)]
+    out = _spaced_runs(ts, so, bases, load, 3 if load and one_base else n + 1)
+    if len(out) > 2 and load and one_base:
         # regions of one base placed at random (paged attention's K / V pages): one gather, as
         # core._gang_runs makes it -- every tile-shaped window of the storage at the regions'
         # common spacing, index_select'ed (a copy of the elements: the bits of per-member copies).
         # The region's offset inside each member moves every window alike: the windows' first
         # offset, spacing, count and the members' indices do not depend on it
         c = min(so)
-        g = math.gcd(*[s - c for s in so])
+        g = math.gcd(*map(sub, so, repeat(c, n)))
         if g > 0:
-            return dims, st, (t0, c, g, (max(so) - c) // g + 1, torch.tensor([(s - c) // g for s in so]))
-    return dims, st, out
+            return dims, inner, (t0, c, g, (max(so) - c) // g + 1, torch.tensor([(s - c) // g for s in so]))
+        if out[-1][1] != n:   # (not reached: equal offsets are one run) the runs after the third
+            out = _spaced_runs(ts, so, bases, load, n + 1)
+    return dims, inner, out
+
+
+def _spaced_runs(ts, so, bases, load: bool, most: int) -> list:
+    """Maximal runs ``(lo, hi, tensor, step, storage offset)`` of members at evenly spaced storage
+    offsets ``so`` of one base (``bases``: each member's; ``None``: all one): ``step > 0``, a load
+    also 0. Stops after ``most`` runs (a load of one base with more is a gather)."""
+    n = len(so)
+    out = []
+    lo = 0
+    while lo < n and len(out) < most:
+        b, s0 = (None if bases is None else bases[lo]), so[lo]
+        hi = lo + 1
+        step = 0
+        if hi < n and (bases is None or bases[hi] is b):
+            step = so[hi] - s0
+            if step > 0 or (step == 0 and load):
+                want = s0 + step
+                while hi < n and so[hi] == want and (bases is None or bases[hi] is b):
+                    hi += 1
+                    want += step
+            else:
+                step = 0
+        out.append((lo, hi, ts[lo], step, s0))
+        lo = hi
+    return out
 
 
 def gang_load_fast(dst: torch.Tensor, plans) -> None:
@@ -245,7 +285,24 @@ def gang_load_fast(dst: torch.Tensor, plans) -> None:
     runs = uniform_runs(dst.shape[1:], plans, 0, 1, True)
     if runs is None:
         _core.gang_load_into(dst, plans)
-    elif len(runs) == 1:
+    else:
+        _load_runs(dst, runs)
+
+
+def gang_load_at(dst: torch.Tensor, P, c: int, offsets) -> None:
+    """:func:`gang_load_fast` of access ``c`` of the members' plans ``P`` (``P[k][c]``: ``(site,
+    (tensor, offsets, None))``) whose offsets the gang kernel knows to be ``offsets`` for every
+    member (constants, uniform loop variables) and which has no valid shape: the members' tensors
+    are all that is read of the plans."""
+    runs = runs_at(dst.shape[1:], [p[c][1][0] for p in P], offsets, True)
+    if runs is None:
+        _core.gang_load_into(dst, [p[c][1] for p in P])
+    else:
+        _load_runs(dst, runs)
+
+
+def _load_runs(dst: torch.Tensor, runs) -> None:
+    if len(runs) == 1:
         src = runs[0][2]
         if src.__class__ is tuple:   # a gather: (windows view, index of each member's window)
             torch.index_select(src[0], 0, src[1], out=dst)
@@ -262,7 +319,22 @@ def gang_store_fast(tile: torch.Tensor, plans) -> None:
     runs = uniform_runs(tile.shape[1:], plans, 1, 0, False)
     if runs is None:
         _core.gang_store(tile, plans)
-    elif len(runs) == 1:
+    else:
+        _store_runs(tile, runs)
+
+
+def gang_store_at(tile: torch.Tensor, P, c: int, offsets) -> None:
+    """:func:`gang_store_fast` of access ``c`` of the members' plans ``P`` (``P[k][c]``: ``(site,
+    (offsets, tensor, None))``), the offsets ``offsets`` for every member (see :func:`gang_load_at`)."""
+    runs = runs_at(tile.shape[1:], [p[c][1][1] for p in P], offsets, False)
+    if runs is None:
+        _core.gang_store(tile, [p[c][1] for p in P])
+    else:
+        _store_runs(tile, runs)
+
+
+def _store_runs(tile: torch.Tensor, runs) -> None:
+    if len(runs) == 1:
         runs[0][2].copy_(tile)
     else:
         for lo, hi, dst in runs:
