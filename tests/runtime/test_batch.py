@@ -466,6 +466,43 @@ def test_read_bounds_of_gathered_slices_equal_the_per_member_spans():
     assert B._gather_slices(t, [[60, 0], [0, 0]], [8, 16]).__class__ is list
 
 
+def test_gathered_slices_evenly_spaced_or_not_are_the_per_member_views():
+    """bslice's views (one strided view unbound into rows when the members' storage offsets are
+    evenly spaced, one as_strided each otherwise) have view_region's metadata, carry their
+    (tensor, storage offset, shape) tag, and a span equal to the per-member loop's."""
+    from pypto.ops import support
+    from pypto.ops.support.gang_access import SLICE_OF
+    from pypto.runtime import batch as B
+
+    base = torch.randn(80, 48)
+    t = base[4:68, 8:40]   # a view itself: storage offset and strides not those of a fresh tensor
+    ptr = t.untyped_storage().data_ptr()
+    cases = [
+        [[0, 4 * k] for k in range(4)],            # columns, evenly spaced
+        [[8 * k, 0] for k in range(8)],            # rows, evenly spaced
+        [[16, 8]] * 3,                             # one region for every member (spacing 0)
+        [[24, 0], [16, 0], [8, 0]],                # decreasing: one view each
+        [[0, 0], [8, 0], [40, 16], [8, 8]],        # uneven
+        [[5, 3]],                                  # one member
+    ]
+    for offs in cases:
+        got = B._gather_slices(t, offs, [8, 16])
+        assert got.__class__ is B.Sliced and len(got) == len(offs)
+        for v, o in zip(got, offs):
+            want = support.view_region(t, o, [8, 16], "tensor.slice")
+            assert (v.data_ptr(), v.shape, v.stride(), v.storage_offset()) == \
+                (want.data_ptr(), want.shape, want.stride(), want.storage_offset())
+            assert torch.equal(v, want) and v._base is base
+            assert getattr(v, SLICE_OF) == (t, v.storage_offset(), (8, 16))
+        fast = B._read_bounds(got, list(range(len(offs))), {ptr: None}, {})
+        slow = B._read_bounds(list(got), list(range(len(offs))), {ptr: None}, {})
+        assert [(v.base, v.lo, v.hi) for v in fast] == [(v.base, v.lo, v.hi) for v in slow]
+    # a member view writes through to the tensor (the kernel stores into it)
+    got = B._gather_slices(t, [[0, 8 * k] for k in range(3)], [8, 16])
+    got[2].fill_(7.0)
+    assert torch.equal(t[0:8, 16:32], torch.full((8, 16), 7.0))
+
+
 # ---------------------------------------------------------------- gangs spanning batched tasks
 
 def _batch_task(index, args, batched, tags):
