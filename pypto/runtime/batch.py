@@ -60,10 +60,11 @@ class Stack(list):
 
 class Sliced(list):
     """The member views :meth:`BatchRuntime.bslice` made of one tensor (every member active): the
-    storage (``ptr``), a tensor on it, and the storage span ``[lo, hi)`` all of them lie in, for
-    :func:`_read_bounds` (the same span its per-member loop computes)."""
+    storage (``ptr``), a tensor on it, the storage span ``[lo, hi)`` all of them lie in, for
+    :func:`_read_bounds` (the same span its per-member loop computes), and each member's storage
+    offset (``ats``), for :func:`_member_views`."""
 
-    __slots__ = ("tensor", "ptr", "lo", "hi")
+    __slots__ = ("tensor", "ptr", "lo", "hi", "ats")
 
 
 class _BatchScope:
@@ -290,13 +291,15 @@ class BatchRuntime:
                 vs = (view(a.whole),)
             elif tag == INPUT:
                 vs = _read_bounds(a, active, buckets, owners)
+            elif full and a.__class__ is Sliced:
+                vs = _member_views(a, self._views)
             else:
                 vs = [view(a[i]) for i in active if isinstance(a[i], Tensor)]
             writes = tag in _WRITE_TAGS
             for v in vs:
                 base = v.base
                 if writes:
-                    if undo is not None:
+                    if undo is not None and base in undo.bases:   # (note() ignores other storages)
                         undo.note(v.tensor)
                     if protect is None or base in protect:
                         written.add(base)
@@ -570,6 +573,37 @@ def _read_bounds(a: list, active, buckets, owners) -> list:
     return out
 
 
+def _member_views(a: Sliced, cache: dict) -> list:
+    """The :class:`pypto.runtime.deps.View` of each member view of ``a`` (bslice's, every member
+    active), filled in from what bslice knows (storage, offsets, shape, strides) instead of read off
+    each tensor: the fields ``View(x)`` computes, and, like ``Runtime._view``, entered in the
+    runtime's view cache ``cache``."""
+    x0 = a[0]
+    t = a.tensor
+    shape = tuple(x0.shape)
+    strides = tuple(x0.stride())
+    dtype = t.dtype
+    es = t.element_size()
+    numel = t.untyped_storage().nbytes() // es
+    s0, s1 = shape   # (bslice tracks 2-D slices only, none empty)
+    extent = 1 + (s0 - 1) * strides[0] + (s1 - 1) * strides[1]
+    ptr = a.ptr
+    new = View.__new__
+    out = []
+    get = cache.get
+    for x, at in zip(a, a.ats):
+        hit = get(id(x))
+        if hit is not None and hit[0] is x:   # passed before: its View (as Runtime._view gives)
+            out.append(hit[1])
+            continue
+        v = new(View)
+        v.tensor, v.base, v.dtype, v.esize, v.start, v.shape, v.strides = x, ptr, dtype, es, at, shape, strides
+        v.lo, v.hi, v.buffer_numel, v._box = at * es, (at + extent) * es, numel, False
+        cache[id(x)] = (x, v)
+        out.append(v)
+    return out
+
+
 def spread(n: int, active, values: list) -> list:
     """A list over all ``n`` members from ``values`` of the ``active`` ones (the list itself when
     every member is active; ``None`` for the inactive)."""
@@ -712,7 +746,7 @@ def _gather_slices(t, offsets: list, shape) -> list:
         v._pypto_slice = (t, at, size)   # gang_access.SLICE_OF: its run finder reads no metadata
     if s0 * s1 == 0:
         return list(out)
-    out.tensor, out.ptr = t, t.untyped_storage().data_ptr()
+    out.tensor, out.ptr, out.ats = t, t.untyped_storage().data_ptr(), ats
     out.lo, out.hi = lo, hi + 1 + (s0 - 1) * st0 + (s1 - 1) * st1
     return out
 

@@ -503,6 +503,29 @@ def test_gathered_slices_evenly_spaced_or_not_are_the_per_member_views():
     assert torch.equal(t[0:8, 16:32], torch.full((8, 16), 7.0))
 
 
+def test_member_views_of_gathered_slices_are_the_views_of_each_member():
+    """submit_batch's dependency views of bslice's members (filled in from the slice's storage
+    offsets) have every field View(member) computes, and go through the runtime's view cache."""
+    from pypto.runtime import batch as B
+    from pypto.runtime.deps import View
+
+    base = torch.randn(96, 40).to(torch.bfloat16)
+    t = base[8:72, 4:36]
+    for offs in ([[8 * k, 16] for k in range(6)], [[40, 0], [0, 8], [16, 16], [56, 3]]):
+        sl = B._gather_slices(t, offs, [8, 16])
+        cache = {}
+        got = B._member_views(sl, cache)
+        for v, x in zip(got, sl):
+            want = View(x)
+            assert v.tensor is x and cache[id(x)] == (x, v)
+            for f in View.__slots__:
+                if f != "tensor":
+                    assert getattr(v, f) == getattr(want, f), f
+            assert v.box() == want.box()
+        again = B._member_views(sl, cache)   # passed again: the same View objects
+        assert all(a is b for a, b in zip(again, got))
+
+
 # ---------------------------------------------------------------- gangs spanning batched tasks
 
 def _batch_task(index, args, batched, tags):
