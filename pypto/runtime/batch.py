@@ -548,7 +548,7 @@ def _read_bounds(a: list, active, buckets, owners) -> list:
     if a.__class__ is Sliced and len(active) == len(a):   # bslice's views: the span is known
         if a.ptr not in buckets and a.ptr not in owners:
             return []
-        return [View(a.tensor.as_strided((a.hi - a.lo,), (1,), a.lo))]
+        return [_span_view(a)]
     spans: dict = {}
     for i in active:
         x = a[i]
@@ -571,6 +571,19 @@ def _read_bounds(a: list, active, buckets, owners) -> list:
     for x, lo, hi in spans.values():
         out.append(View(x.as_strided((hi - lo,), (1,), lo)) if hi > lo else View(x))
     return out
+
+
+def _span_view(a: Sliced) -> View:
+    """``View(a.tensor.as_strided((a.hi - a.lo,), (1,), a.lo))`` (the 1-D view of the members'
+    storage span :func:`_read_bounds` looks up), its fields filled in without making the view:
+    the lookup reads only them (an INPUT: nothing notes its tensor for the undo log; ``tensor``
+    is the sliced one)."""
+    t = a.tensor
+    es = t.element_size()
+    v = View.__new__(View)
+    v.tensor, v.base, v.dtype, v.esize, v.start, v.shape, v.strides = t, a.ptr, t.dtype, es, a.lo, (a.hi - a.lo,), (1,)
+    v.lo, v.hi, v.buffer_numel, v._box = a.lo * es, a.hi * es, t.untyped_storage().nbytes() // es, False
+    return v
 
 
 def _member_views(a: Sliced, cache: dict) -> list:

@@ -524,6 +524,12 @@ def test_member_views_of_gathered_slices_are_the_views_of_each_member():
             assert v.box() == want.box()
         again = B._member_views(sl, cache)   # passed again: the same View objects
         assert all(a is b for a, b in zip(again, got))
+        span = B._span_view(sl)   # the span _read_bounds looks up, without its tensor made
+        want = View(t.as_strided((sl.hi - sl.lo,), (1,), sl.lo))
+        for f in View.__slots__:
+            if f != "tensor":
+                assert getattr(span, f) == getattr(want, f), f
+        assert span.box() == want.box()
 
 
 # ---------------------------------------------------------------- gangs spanning batched tasks
