@@ -83,30 +83,34 @@ class _BatchScope:
         d = rt._depth
         if len(rt._held) <= d:
             rt._held.append([0, 0, 0])
-        rows = rt._bheld.get(d)
-        if rows is None:
-            rows = rt._bheld[d] = [[0, 0, 0] for _ in range(rt._bn)]
+        # per resource (0 task slots, 1 heap bytes, 2 dependency entries) a column over the
+        # members: a hold of every member is one comprehension over a column
+        if d not in rt._bheld:
+            rt._bheld[d] = [[0] * rt._bn for _ in range(3)]
             if rt._bring3 is None:
-                rt._bring3 = [[0, 0, 0] for _ in range(rt._bn)]
+                rt._bring3 = [[0] * rt._bn for _ in range(3)]
         rt._bactive.append(self.active)
         rt._scope_stack.append(rt._ScopeRec(d if d < 3 else 3))
         return self
 
     def __exit__(self, *exc):
         rt = self.rt
-        rows = rt._bheld[rt._depth]
-        if rt._depth >= 3:   # the ring-3 totals (all depths >= 3 share ring 3) give back this scope's part
-            tot = rt._bring3
-            for i in self.active:
-                r, t = rows[i], tot[i]
-                t[0] -= r[0]
-                t[1] -= r[1]
-                t[2] -= r[2]
-                r[0] = r[1] = r[2] = 0
-        else:
-            for i in self.active:
-                r = rows[i]
-                r[0] = r[1] = r[2] = 0
+        cols = rt._bheld[rt._depth]
+        tot = rt._bring3 if rt._depth >= 3 else None   # the ring-3 totals give back this scope's part
+        active = self.active
+        n = len(cols[0])
+        for w in range(3):
+            col = cols[w]
+            if len(active) == n:
+                if tot is not None:
+                    tot[w] = [a - b for a, b in zip(tot[w], col)]
+                cols[w] = [0] * n
+            else:
+                t = tot[w] if tot is not None else None
+                for i in active:
+                    if t is not None:
+                        t[i] -= col[i]
+                    col[i] = 0
         rec = rt._scope_stack.pop()
         rec.open = False
         if rec.done:
@@ -191,27 +195,45 @@ class BatchRuntime:
         """:meth:`Runtime._hold` inside a batched loop: each active member holds ``amount`` in its
         own scope, and each member is checked against the ring as its iteration would be alone."""
         depth = self._depth
-        rows = self._bheld[depth]
+        cols = self._bheld[depth]
         ring = depth if depth < 3 else 3
         limit = self._rings[what][ring]
         active = self._bactive[-1]
+        col = cols[what]
+        full = len(active) == len(col)
         if ring < 3:
+            if full:
+                col = cols[what] = [c + amount for c in col]
+                if max(col) > limit:
+                    self._members_deadlock(ring, active, col, 0, what, limit)
+                return
             for i in active:
-                r = rows[i]
-                r[what] += amount
-                if r[what] > limit:
-                    self._deadlock(ring, r[what], what, limit)
+                c = col[i] = col[i] + amount
+                if c > limit:
+                    self._deadlock(ring, c, what, limit)
             return
         # ring 3: every depth >= 3 counts; the unbatched ones (outside the loop) for all members,
         # the batched ones per member (their running total in _bring3)
         outer = sum(h[what] for d, h in enumerate(self._held) if d >= 3 and d not in self._bheld)
         tot = self._bring3
+        if full:
+            cols[what] = [c + amount for c in col]
+            t = tot[what] = [c + amount for c in tot[what]]
+            if outer + max(t) > limit:
+                self._members_deadlock(ring, active, t, outer, what, limit)
+            return
+        t = tot[what]
         for i in active:
-            rows[i][what] += amount
-            t = tot[i]
-            t[what] += amount
-            if outer + t[what] > limit:
-                self._deadlock(ring, outer + t[what], what, limit)
+            col[i] += amount
+            c = t[i] = t[i] + amount
+            if outer + c > limit:
+                self._deadlock(ring, outer + c, what, limit)
+
+    def _members_deadlock(self, ring: int, active, col: list, outer: int, what: int, limit: int):
+        """The deadlock error of the first member (in ``active``'s order) over ``limit``."""
+        for i in active:
+            if outer + col[i] > limit:
+                self._deadlock(ring, outer + col[i], what, limit)
 
     def create_batch(self, active, shape, dtype, manual_dep: bool = False, init_value=None) -> list:
         """``create_tensor`` for every active member: one alloc task and one stacked tensor; returns

@@ -157,6 +157,75 @@ def test_ring_deadlock_of_one_iteration_is_reported_as_task_by_task(batch):
     assert _batched_tasks(S._LAST_RUNTIME[0]) == (4 if batch else 0)
 
 
+def test_batched_ring_holdings_are_counted_per_member():
+    """Holdings inside batched scopes (all members at once, or some: ragged inner loops), per
+    member as its iteration alone would hold them, on ring 1 and on ring 3 (depths 3 and deeper
+    share it); the first member over the ring's size reports the deadlock, with its own count."""
+    p = S.get_platform("a2a3sim")
+    rt = S.Runtime(p, {}, 0, batch=True)
+    big = 1 << 30
+    rt._rings = ([big] * 4, [big] * 4, [big, 7, big, 12])
+    assert rt.batching(4, [], [])
+    with rt.batch_scope([0, 1, 2, 3]):
+        rt._hold(2, 2)
+        with rt.batch_scope([0, 1, 2, 3]):
+            with rt.batch_scope([0, 2, 3]):         # depth 3: ring 3
+                rt._hold(2, 3)
+                with rt.batch_scope([0, 1, 2, 3]):  # depth 4: ring 3 too
+                    rt._hold(2, 4)
+                    assert rt._bring3[2] == [7, 4, 7, 7]
+                    with rt.batch_scope([3]):
+                        rt._hold(2, 5)              # member 3: 3 + 4 + 5 = 12, the ring's size
+                        assert rt._bring3[2] == [7, 4, 7, 12]
+                        with pytest.raises(SimulationError, match="ring 3 deadlocks: its open scopes hold 13 dependency"):
+                            rt._hold(2, 1)
+        with pytest.raises(SimulationError, match="ring 1 deadlocks: its open scopes hold 8 dependency"):
+            rt._hold(2, 6)                           # every member: 2 + 6 on ring 1
+    rt2 = S.Runtime(p, {}, 0, batch=True)
+    rt2._rings = ([big] * 4, [big] * 4, [big, big, big, 9])
+    assert rt2.batching(3, [], [])
+    with rt2.batch_scope([0, 1, 2]), rt2.batch_scope([0, 1, 2]):
+        for active, amount in (([0, 2], 4), ([1], 2), ([0, 1, 2], 1)):
+            with rt2.batch_scope([0, 1, 2]), rt2.batch_scope(active):
+                rt2._hold(2, amount)
+                rt2._hold(2, amount)
+            assert rt2._bring3[2] == [0, 0, 0]      # a closed scope gives its part back
+        with rt2.batch_scope([0, 1, 2]):
+            rt2._hold(2, 9)
+            with pytest.raises(SimulationError, match="ring 3 deadlocks: its open scopes hold 10 dependency"):
+                rt2._hold(2, 1)
+
+
+@pytest.mark.parametrize("field, small, enough", [("ring_task_window", 8, 16), ("ring_heap", 2048, 4096)])
+def test_ragged_attention_ring_deadlock_is_reported_as_task_by_task(field, small, enough, monkeypatch):
+    """The Qwen3 layer with requests of different lengths (members leave the page loop at
+    different steps): ring 2 deadlocks at the same size, with the same message, in both forms."""
+    prog, args = qwen3_case()
+    args = list(args)
+    args[10] = torch.tensor([256, 128, 256, 200, 129, 256, 64, 255], dtype=torch.int32)
+    msgs, outs = {}, {}
+    batched = []
+    submit_batch = S.Runtime.submit_batch
+    monkeypatch.setattr(S.Runtime, "submit_batch", lambda rt, *a, **k: batched.append(a[1]) or submit_batch(rt, *a, **k))
+    for batch in (True, False):
+        def go(v):
+            a = [x.clone() if isinstance(x, torch.Tensor) else x for x in args]
+            big = 1 << 24
+            run(prog, *a, config=RunConfig(platform="a2a3sim", sim_seed=0, sim_batch=batch,
+                                           **{field: [big, big, v, big]}))
+            return a
+        with pytest.raises(SimulationError, match="ring 2 deadlocks") as e:
+            go(small)
+        msgs[batch] = str(e.value)
+        outs[batch] = go(enough)
+        if batch:   # the page loop ran batched, some steps with only some members
+            assert any(len(a) == 8 for a in batched) and any(0 < len(a) < 8 for a in batched)
+            batched.clear()
+    assert not batched
+    assert msgs[True] == msgs[False]
+    assert all(torch.equal(_bits(x), _bits(y)) for x, y in zip(outs[True], outs[False]) if isinstance(x, torch.Tensor))
+
+
 @pytest.mark.parametrize("batch", [True, False])
 def test_heap_accounting_is_per_iteration(batch):
     a = torch.randn(128, 64)
