@@ -60,10 +60,11 @@ class Stack(list):
 
 class Sliced(list):
     """The member views :meth:`BatchRuntime.bslice` made of one tensor (every member active): the
-    storage (``ptr``), a tensor on it, and the storage span ``[lo, hi)`` all of them lie in, for
-    :func:`_read_bounds` (the same span its per-member loop computes)."""
+    storage (``ptr``), a tensor on it, the storage span ``[lo, hi)`` all of them lie in, for
+    :func:`_read_bounds` (the same span its per-member loop computes), and each member's storage
+    offset (``ats``), for :func:`_member_views`."""
 
-    __slots__ = ("tensor", "ptr", "lo", "hi")
+    __slots__ = ("tensor", "ptr", "lo", "hi", "ats")
 
 
 class _BatchScope:
@@ -82,30 +83,34 @@ class _BatchScope:
         d = rt._depth
         if len(rt._held) <= d:
             rt._held.append([0, 0, 0])
-        rows = rt._bheld.get(d)
-        if rows is None:
-            rows = rt._bheld[d] = [[0, 0, 0] for _ in range(rt._bn)]
+        # per resource (0 task slots, 1 heap bytes, 2 dependency entries) a column over the
+        # members: a hold of every member is one comprehension over a column
+        if d not in rt._bheld:
+            rt._bheld[d] = [[0] * rt._bn for _ in range(3)]
             if rt._bring3 is None:
-                rt._bring3 = [[0, 0, 0] for _ in range(rt._bn)]
+                rt._bring3 = [[0] * rt._bn for _ in range(3)]
         rt._bactive.append(self.active)
         rt._scope_stack.append(rt._ScopeRec(d if d < 3 else 3))
         return self
 
     def __exit__(self, *exc):
         rt = self.rt
-        rows = rt._bheld[rt._depth]
-        if rt._depth >= 3:   # the ring-3 totals (all depths >= 3 share ring 3) give back this scope's part
-            tot = rt._bring3
-            for i in self.active:
-                r, t = rows[i], tot[i]
-                t[0] -= r[0]
-                t[1] -= r[1]
-                t[2] -= r[2]
-                r[0] = r[1] = r[2] = 0
-        else:
-            for i in self.active:
-                r = rows[i]
-                r[0] = r[1] = r[2] = 0
+        cols = rt._bheld[rt._depth]
+        tot = rt._bring3 if rt._depth >= 3 else None   # the ring-3 totals give back this scope's part
+        active = self.active
+        n = len(cols[0])
+        for w in range(3):
+            col = cols[w]
+            if len(active) == n:
+                if tot is not None:
+                    tot[w] = [a - b for a, b in zip(tot[w], col)]
+                cols[w] = [0] * n
+            else:
+                t = tot[w] if tot is not None else None
+                for i in active:
+                    if t is not None:
+                        t[i] -= col[i]
+                    col[i] = 0
         rec = rt._scope_stack.pop()
         rec.open = False
         if rec.done:
@@ -190,27 +195,45 @@ class BatchRuntime:
         """:meth:`Runtime._hold` inside a batched loop: each active member holds ``amount`` in its
         own scope, and each member is checked against the ring as its iteration would be alone."""
         depth = self._depth
-        rows = self._bheld[depth]
+        cols = self._bheld[depth]
         ring = depth if depth < 3 else 3
         limit = self._rings[what][ring]
         active = self._bactive[-1]
+        col = cols[what]
+        full = len(active) == len(col)
         if ring < 3:
+            if full:
+                col = cols[what] = [c + amount for c in col]
+                if max(col) > limit:
+                    self._members_deadlock(ring, active, col, 0, what, limit)
+                return
             for i in active:
-                r = rows[i]
-                r[what] += amount
-                if r[what] > limit:
-                    self._deadlock(ring, r[what], what, limit)
+                c = col[i] = col[i] + amount
+                if c > limit:
+                    self._deadlock(ring, c, what, limit)
             return
         # ring 3: every depth >= 3 counts; the unbatched ones (outside the loop) for all members,
         # the batched ones per member (their running total in _bring3)
         outer = sum(h[what] for d, h in enumerate(self._held) if d >= 3 and d not in self._bheld)
         tot = self._bring3
+        if full:
+            cols[what] = [c + amount for c in col]
+            t = tot[what] = [c + amount for c in tot[what]]
+            if outer + max(t) > limit:
+                self._members_deadlock(ring, active, t, outer, what, limit)
+            return
+        t = tot[what]
         for i in active:
-            rows[i][what] += amount
-            t = tot[i]
-            t[what] += amount
-            if outer + t[what] > limit:
-                self._deadlock(ring, outer + t[what], what, limit)
+            col[i] += amount
+            c = t[i] = t[i] + amount
+            if outer + c > limit:
+                self._deadlock(ring, outer + c, what, limit)
+
+    def _members_deadlock(self, ring: int, active, col: list, outer: int, what: int, limit: int):
+        """The deadlock error of the first member (in ``active``'s order) over ``limit``."""
+        for i in active:
+            if outer + col[i] > limit:
+                self._deadlock(ring, outer + col[i], what, limit)
 
     def create_batch(self, active, shape, dtype, manual_dep: bool = False, init_value=None) -> list:
         """``create_tensor`` for every active member: one alloc task and one stacked tensor; returns
@@ -290,13 +313,15 @@ class BatchRuntime:
                 vs = (view(a.whole),)
             elif tag == INPUT:
                 vs = _read_bounds(a, active, buckets, owners)
+            elif full and a.__class__ is Sliced:
+                vs = _member_views(a, self._views)
             else:
                 vs = [view(a[i]) for i in active if isinstance(a[i], Tensor)]
             writes = tag in _WRITE_TAGS
             for v in vs:
                 base = v.base
                 if writes:
-                    if undo is not None:
+                    if undo is not None and base in undo.bases:   # (note() ignores other storages)
                         undo.note(v.tensor)
                     if protect is None or base in protect:
                         written.add(base)
@@ -545,7 +570,7 @@ def _read_bounds(a: list, active, buckets, owners) -> list:
     if a.__class__ is Sliced and len(active) == len(a):   # bslice's views: the span is known
         if a.ptr not in buckets and a.ptr not in owners:
             return []
-        return [View(a.tensor.as_strided((a.hi - a.lo,), (1,), a.lo))]
+        return [_span_view(a)]
     spans: dict = {}
     for i in active:
         x = a[i]
@@ -567,6 +592,50 @@ def _read_bounds(a: list, active, buckets, owners) -> list:
     out = []
     for x, lo, hi in spans.values():
         out.append(View(x.as_strided((hi - lo,), (1,), lo)) if hi > lo else View(x))
+    return out
+
+
+def _span_view(a: Sliced) -> View:
+    """``View(a.tensor.as_strided((a.hi - a.lo,), (1,), a.lo))`` (the 1-D view of the members'
+    storage span :func:`_read_bounds` looks up), its fields filled in without making the view:
+    the lookup reads only them (an INPUT: nothing notes its tensor for the undo log; ``tensor``
+    is the sliced one)."""
+    t = a.tensor
+    es = t.element_size()
+    v = View.__new__(View)
+    v.tensor, v.base, v.dtype, v.esize, v.start, v.shape, v.strides = t, a.ptr, t.dtype, es, a.lo, (a.hi - a.lo,), (1,)
+    v.lo, v.hi, v.buffer_numel, v._box = a.lo * es, a.hi * es, t.untyped_storage().nbytes() // es, False
+    return v
+
+
+def _member_views(a: Sliced, cache: dict) -> list:
+    """The :class:`pypto.runtime.deps.View` of each member view of ``a`` (bslice's, every member
+    active), filled in from what bslice knows (storage, offsets, shape, strides) instead of read off
+    each tensor: the fields ``View(x)`` computes, and, like ``Runtime._view``, entered in the
+    runtime's view cache ``cache``."""
+    x0 = a[0]
+    t = a.tensor
+    shape = tuple(x0.shape)
+    strides = tuple(x0.stride())
+    dtype = t.dtype
+    es = t.element_size()
+    numel = t.untyped_storage().nbytes() // es
+    s0, s1 = shape   # (bslice tracks 2-D slices only, none empty)
+    extent = 1 + (s0 - 1) * strides[0] + (s1 - 1) * strides[1]
+    ptr = a.ptr
+    new = View.__new__
+    out = []
+    get = cache.get
+    for x, at in zip(a, a.ats):
+        hit = get(id(x))
+        if hit is not None and hit[0] is x:   # passed before: its View (as Runtime._view gives)
+            out.append(hit[1])
+            continue
+        v = new(View)
+        v.tensor, v.base, v.dtype, v.esize, v.start, v.shape, v.strides = x, ptr, dtype, es, at, shape, strides
+        v.lo, v.hi, v.buffer_numel, v._box = at * es, (at + extent) * es, numel, False
+        cache[id(x)] = (x, v)
+        out.append(v)
     return out
 
 
@@ -681,30 +750,61 @@ def _gather_slices(t, offsets: list, shape) -> list:
     st = t.stride()
     st0, st1 = st
     base = t.storage_offset()
-    strided = t.as_strided
     size = (s0, s1)
-    whole = s0 == d0 and s1 == d1
-    out = Sliced()
-    lo = hi = None   # the storage span of the member views
-    exact = True     # every view made here (none by view_region: its span is not tracked)
+    if s0 == d0 and s1 == d1:   # the whole tensor: view_region returns t itself
+        return [_view_region(t, o, shape, "tensor.slice") for o in offsets]
+    # every member's storage offset, while all are plain in-range int pairs (the common case)
+    ats = []
+    for o in offsets:
+        if len(o) != 2:
+            break
+        o0, o1 = o
+        if not (type(o0) is int and type(o1) is int and 0 <= o0 and o0 + s0 <= d0 and 0 <= o1 and o1 + s1 <= d1):
+            break
+        ats.append(base + o0 * st0 + o1 * st1)
+    n = len(ats)
+    if n != len(offsets) or not n:
+        return _gather_slow(t, offsets, shape)
+    lo = ats[0]
+    step = ats[1] - lo if n > 1 else 0
+    if n > 1 and step >= 0 and ats == list(range(lo, lo + step * n, step) if step else [lo] * n):
+        # evenly spaced (a loop over columns / rows of a weight or an activation): one [n, s0, s1]
+        # view unbound into its n rows in C (~half the cost of n as_strided calls); each row has the
+        # metadata as_strided gives it (storage, offset, shape, strides; its _base is t's)
+        out = Sliced(t.as_strided((n, s0, s1), (step, st0, st1), lo).unbind(0))
+        hi = ats[-1]
+    else:
+        strided = t.as_strided
+        out = Sliced([strided(size, st, at) for at in ats])
+        lo, hi = min(ats), max(ats)
+    for v, at in zip(out, ats):
+        v._pypto_slice = (t, at, size)   # gang_access.SLICE_OF: its run finder reads no metadata
+    if s0 * s1 == 0:
+        return list(out)
+    out.tensor, out.ptr, out.ats = t, t.untyped_storage().data_ptr(), ats
+    out.lo, out.hi = lo, hi + 1 + (s0 - 1) * st0 + (s1 - 1) * st1
+    return out
+
+
+def _gather_slow(t, offsets: list, shape) -> list:
+    """:func:`_gather_slices` of a 2-D ``t`` where some member's offsets are not plain in-range
+    ints: :func:`pypto.ops.support.view_region` makes (or refuses) those members' views, so the
+    first bad one raises its usual error; the result is then a plain list (no span tracked)."""
+    s0, s1 = shape
+    d0, d1 = t.shape
+    st = t.stride()
+    st0, st1 = st
+    base = t.storage_offset()
+    size = (s0, s1)
+    out = []
     for o in offsets:
         if len(o) == 2:
             o0, o1 = o
-            if (type(o0) is int and type(o1) is int and 0 <= o0 and o0 + s0 <= d0 and 0 <= o1
-                    and o1 + s1 <= d1 and not whole):
+            if type(o0) is int and type(o1) is int and 0 <= o0 and o0 + s0 <= d0 and 0 <= o1 and o1 + s1 <= d1:
                 at = base + o0 * st0 + o1 * st1
-                v = strided(size, st, at)
-                v._pypto_slice = (t, at, size)   # gang_access.SLICE_OF: its run finder reads no metadata
+                v = t.as_strided(size, st, at)
+                v._pypto_slice = (t, at, size)   # gang_access.SLICE_OF
                 out.append(v)
-                if lo is None or at < lo:
-                    lo = at
-                if hi is None or at > hi:
-                    hi = at
                 continue
         out.append(_view_region(t, o, shape, "tensor.slice"))
-        exact = False
-    if not exact or lo is None or s0 * s1 == 0:
-        return list(out)
-    out.tensor, out.ptr = t, t.untyped_storage().data_ptr()
-    out.lo, out.hi = lo, hi + 1 + (s0 - 1) * st0 + (s1 - 1) * st1
     return out

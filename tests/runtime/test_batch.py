@@ -157,6 +157,75 @@ def test_ring_deadlock_of_one_iteration_is_reported_as_task_by_task(batch):
     assert _batched_tasks(S._LAST_RUNTIME[0]) == (4 if batch else 0)
 
 
+def test_batched_ring_holdings_are_counted_per_member():
+    """Holdings inside batched scopes (all members at once, or some: ragged inner loops), per
+    member as its iteration alone would hold them, on ring 1 and on ring 3 (depths 3 and deeper
+    share it); the first member over the ring's size reports the deadlock, with its own count."""
+    p = S.get_platform("a2a3sim")
+    rt = S.Runtime(p, {}, 0, batch=True)
+    big = 1 << 30
+    rt._rings = ([big] * 4, [big] * 4, [big, 7, big, 12])
+    assert rt.batching(4, [], [])
+    with rt.batch_scope([0, 1, 2, 3]):
+        rt._hold(2, 2)
+        with rt.batch_scope([0, 1, 2, 3]):
+            with rt.batch_scope([0, 2, 3]):         # depth 3: ring 3
+                rt._hold(2, 3)
+                with rt.batch_scope([0, 1, 2, 3]):  # depth 4: ring 3 too
+                    rt._hold(2, 4)
+                    assert rt._bring3[2] == [7, 4, 7, 7]
+                    with rt.batch_scope([3]):
+                        rt._hold(2, 5)              # member 3: 3 + 4 + 5 = 12, the ring's size
+                        assert rt._bring3[2] == [7, 4, 7, 12]
+                        with pytest.raises(SimulationError, match="ring 3 deadlocks: its open scopes hold 13 dependency"):
+                            rt._hold(2, 1)
+        with pytest.raises(SimulationError, match="ring 1 deadlocks: its open scopes hold 8 dependency"):
+            rt._hold(2, 6)                           # every member: 2 + 6 on ring 1
+    rt2 = S.Runtime(p, {}, 0, batch=True)
+    rt2._rings = ([big] * 4, [big] * 4, [big, big, big, 9])
+    assert rt2.batching(3, [], [])
+    with rt2.batch_scope([0, 1, 2]), rt2.batch_scope([0, 1, 2]):
+        for active, amount in (([0, 2], 4), ([1], 2), ([0, 1, 2], 1)):
+            with rt2.batch_scope([0, 1, 2]), rt2.batch_scope(active):
+                rt2._hold(2, amount)
+                rt2._hold(2, amount)
+            assert rt2._bring3[2] == [0, 0, 0]      # a closed scope gives its part back
+        with rt2.batch_scope([0, 1, 2]):
+            rt2._hold(2, 9)
+            with pytest.raises(SimulationError, match="ring 3 deadlocks: its open scopes hold 10 dependency"):
+                rt2._hold(2, 1)
+
+
+@pytest.mark.parametrize("field, small, enough", [("ring_task_window", 8, 16), ("ring_heap", 2048, 4096)])
+def test_ragged_attention_ring_deadlock_is_reported_as_task_by_task(field, small, enough, monkeypatch):
+    """The Qwen3 layer with requests of different lengths (members leave the page loop at
+    different steps): ring 2 deadlocks at the same size, with the same message, in both forms."""
+    prog, args = qwen3_case()
+    args = list(args)
+    args[10] = torch.tensor([256, 128, 256, 200, 129, 256, 64, 255], dtype=torch.int32)
+    msgs, outs = {}, {}
+    batched = []
+    submit_batch = S.Runtime.submit_batch
+    monkeypatch.setattr(S.Runtime, "submit_batch", lambda rt, *a, **k: batched.append(a[1]) or submit_batch(rt, *a, **k))
+    for batch in (True, False):
+        def go(v):
+            a = [x.clone() if isinstance(x, torch.Tensor) else x for x in args]
+            big = 1 << 24
+            run(prog, *a, config=RunConfig(platform="a2a3sim", sim_seed=0, sim_batch=batch,
+                                           **{field: [big, big, v, big]}))
+            return a
+        with pytest.raises(SimulationError, match="ring 2 deadlocks") as e:
+            go(small)
+        msgs[batch] = str(e.value)
+        outs[batch] = go(enough)
+        if batch:   # the page loop ran batched, some steps with only some members
+            assert any(len(a) == 8 for a in batched) and any(0 < len(a) < 8 for a in batched)
+            batched.clear()
+    assert not batched
+    assert msgs[True] == msgs[False]
+    assert all(torch.equal(_bits(x), _bits(y)) for x, y in zip(outs[True], outs[False]) if isinstance(x, torch.Tensor))
+
+
 @pytest.mark.parametrize("batch", [True, False])
 def test_heap_accounting_is_per_iteration(batch):
     a = torch.randn(128, 64)
@@ -464,6 +533,72 @@ def test_read_bounds_of_gathered_slices_equal_the_per_member_spans():
     assert B._read_bounds(sl, [0, 1, 2], {}, {}) == []   # a caller's input nobody produced
     # a member view_region had to make (cut at the end) leaves a plain list
     assert B._gather_slices(t, [[60, 0], [0, 0]], [8, 16]).__class__ is list
+
+
+def test_gathered_slices_evenly_spaced_or_not_are_the_per_member_views():
+    """bslice's views (one strided view unbound into rows when the members' storage offsets are
+    evenly spaced, one as_strided each otherwise) have view_region's metadata, carry their
+    (tensor, storage offset, shape) tag, and a span equal to the per-member loop's."""
+    from pypto.ops import support
+    from pypto.ops.support.gang_access import SLICE_OF
+    from pypto.runtime import batch as B
+
+    base = torch.randn(80, 48)
+    t = base[4:68, 8:40]   # a view itself: storage offset and strides not those of a fresh tensor
+    ptr = t.untyped_storage().data_ptr()
+    cases = [
+        [[0, 4 * k] for k in range(4)],            # columns, evenly spaced
+        [[8 * k, 0] for k in range(8)],            # rows, evenly spaced
+        [[16, 8]] * 3,                             # one region for every member (spacing 0)
+        [[24, 0], [16, 0], [8, 0]],                # decreasing: one view each
+        [[0, 0], [8, 0], [40, 16], [8, 8]],        # uneven
+        [[5, 3]],                                  # one member
+    ]
+    for offs in cases:
+        got = B._gather_slices(t, offs, [8, 16])
+        assert got.__class__ is B.Sliced and len(got) == len(offs)
+        for v, o in zip(got, offs):
+            want = support.view_region(t, o, [8, 16], "tensor.slice")
+            assert (v.data_ptr(), v.shape, v.stride(), v.storage_offset()) == \
+                (want.data_ptr(), want.shape, want.stride(), want.storage_offset())
+            assert torch.equal(v, want) and v._base is base
+            assert getattr(v, SLICE_OF) == (t, v.storage_offset(), (8, 16))
+        fast = B._read_bounds(got, list(range(len(offs))), {ptr: None}, {})
+        slow = B._read_bounds(list(got), list(range(len(offs))), {ptr: None}, {})
+        assert [(v.base, v.lo, v.hi) for v in fast] == [(v.base, v.lo, v.hi) for v in slow]
+    # a member view writes through to the tensor (the kernel stores into it)
+    got = B._gather_slices(t, [[0, 8 * k] for k in range(3)], [8, 16])
+    got[2].fill_(7.0)
+    assert torch.equal(t[0:8, 16:32], torch.full((8, 16), 7.0))
+
+
+def test_member_views_of_gathered_slices_are_the_views_of_each_member():
+    """submit_batch's dependency views of bslice's members (filled in from the slice's storage
+    offsets) have every field View(member) computes, and go through the runtime's view cache."""
+    from pypto.runtime import batch as B
+    from pypto.runtime.deps import View
+
+    base = torch.randn(96, 40).to(torch.bfloat16)
+    t = base[8:72, 4:36]
+    for offs in ([[8 * k, 16] for k in range(6)], [[40, 0], [0, 8], [16, 16], [56, 3]]):
+        sl = B._gather_slices(t, offs, [8, 16])
+        cache = {}
+        got = B._member_views(sl, cache)
+        for v, x in zip(got, sl):
+            want = View(x)
+            assert v.tensor is x and cache[id(x)] == (x, v)
+            for f in View.__slots__:
+                if f != "tensor":
+                    assert getattr(v, f) == getattr(want, f), f
+            assert v.box() == want.box()
+        again = B._member_views(sl, cache)   # passed again: the same View objects
+        assert all(a is b for a, b in zip(again, got))
+        span = B._span_view(sl)   # the span _read_bounds looks up, without its tensor made
+        want = View(t.as_strided((sl.hi - sl.lo,), (1,), sl.lo))
+        for f in View.__slots__:
+            if f != "tensor":
+                assert getattr(span, f) == getattr(want, f), f
+        assert span.box() == want.box()
 
 
 # ---------------------------------------------------------------- gangs spanning batched tasks
