@@ -47,6 +47,7 @@ import contextlib
 import functools
 import gc
 import heapq
+import operator
 import random
 import struct
 import sys
@@ -822,21 +823,23 @@ class Runtime(BatchRuntime, TaskGraph):
                     misses = self._same_misses[mod] = self._same_misses.get(mod, 0) + 1
                     return None, (-1 if misses >= 8 else None)
                 window, whole = picked[:size], False
-        members = sorted(window, key=_task_index)
-        plans = [mod.GANG_PLAN(*t.args) if t.parent is None or t.kind == "member"
-                 else mod.GANG_PLAN(*t.args, _block=(t.block, t.blocks))
+        members = sorted(window, key=_TASK_ORDER)
+        plan = mod.GANG_PLAN
+        # (only a block of a multi-block task passes its block: a member run or a task calls it plainly)
+        plans = [plan(*t.args) if t.kind != "block" else plan(*t.args, _block=(t.block, t.blocks))
                  for t in members]
-        # member runs of one batched task touch disjoint memory (the compiler's proof): compared by task
-        groups = [t.parent.index if t.kind == "member" else -1 - t.index for t in members]
-        if not batches_disjoint(members) and conflict(mod.GANG_GM, plans, groups, members):
-            return None, -1
+        if not batches_disjoint(members):
+            # member runs of one batched task touch disjoint memory (the compiler's proof): compared by task
+            groups = [t.parent.index if t.kind == "member" else -1 - t.index for t in members]
+            if conflict(mod.GANG_GM, plans, groups, members):
+                return None, -1
         if whole:
             del bucket[lo:lo + size]
         else:
             gone = set(map(id, window))
             bucket[:] = [t for t in bucket if id(t) not in gone]
-        taken = set(range(start, start + size))
-        free[:] = [c for c in free if c not in taken]
+        end = start + size
+        free[:] = [c for c in free if c < start or c >= end]
         return _Gang(members, plans), start
 
 
@@ -899,8 +902,8 @@ class _Gang:
         self.plans = plans
 
 
-def _task_index(t: Task):
-    return t.index, t.block
+# a gang's members in task order (then block / member position)
+_TASK_ORDER = operator.attrgetter("index", "block")
 
 
 def _enqueue(ready: dict, t: Task) -> int:
