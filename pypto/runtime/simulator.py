@@ -715,22 +715,24 @@ class Runtime(BatchRuntime, TaskGraph):
                 heappush(events, (now + cycles * (1.0 + 0.25 * rand()), seq, t, gen))
                 seq += 1
                 continue
+            on_complete = self.on_complete
             for t in (t.members if type(t) is _Gang else (t,)):
                 t.end = now
-                free.append(t.core)
+                c = t.core
+                free.append(c)
                 p = t.parent
                 if p is not None:   # a block: its task completes with its last block
-                    p.runs.append((t.core, t.start, now, t.block))
-                    p.left -= 1
-                    if p.left:
+                    p.runs.append((c, t.start, now, t.block))
+                    left = p.left = p.left - 1
+                    if left:
                         continue
                     t = p
                     t.end = now
                 done += 1
                 if dump is not None and (dump.level == 2 or t.dump_sel):
                     dump.capture(t, AFTER)
-                if self.on_complete is not None:
-                    self.on_complete(t)
+                if on_complete is not None:
+                    on_complete(t)
                 nready += release(t)
             if self.progress is not None:
                 self.progress.total = self._n
