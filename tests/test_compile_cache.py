@@ -356,3 +356,27 @@ def test_warm_compile_of_the_same_program_object_skips_printing_it(monkeypatch):
     a, o = torch.randn(16, 64), torch.zeros(16, 64)
     again(a, o)
     assert torch.equal(o, a + 1.0)
+
+
+def test_modules_are_loaded_once_and_replaced_sources_are_run(monkeypatch):
+    """A call does not hash the generated text again (load_modules remembers its modules), but a
+    program whose ``sources`` are replaced runs the new text, not the remembered modules."""
+    import pypto.driver.compiled as compiled_mod
+
+    prog = pl.jit(K.doubled.fn).compile(torch.zeros(16, 128), torch.zeros(16, 128))
+    a, out = torch.randn(16, 128), torch.zeros(16, 128)
+    prog(a, out)
+    assert torch.equal(out, a + a)
+    built = []
+    real = compiled_mod.module_from_source
+    monkeypatch.setattr(compiled_mod, "module_from_source", lambda text, name: built.append(name) or real(text, name))
+    prog(a, out)
+    assert built == [] and torch.equal(out, a + a)
+    rel = prog.meta["kernels"]["doubled_incore_0"]
+    assert prog.sources[rel].count("torch.add(a_tile, a_tile, out=a_tile)") == 2   # task and gang forms
+    prog.sources = {**prog.sources, rel: prog.sources[rel].replace("torch.add(a_tile, a_tile,", "torch.mul(a_tile, a_tile,")}
+    prog(a, out)
+    assert len(built) == 2 and torch.equal(out, a * a)   # (the kernel and the orchestration: rebuilt)
+    out.zero_()
+    prog(a, out)
+    assert len(built) == 2 and torch.equal(out, a * a)

@@ -47,10 +47,12 @@ import contextlib
 import functools
 import gc
 import heapq
+import operator
 import random
 import struct
 import sys
 import threading
+import types
 
 import torch
 
@@ -618,7 +620,7 @@ class Runtime(BatchRuntime, TaskGraph):
                     if g is not None:
                         members = g.members
                         if history:
-                            self.gangs.append(tuple(t.index for t in members))
+                            self.gangs.append(tuple(map(_INDEX, members)))
                         nready -= len(members)
                         if not bucket:
                             del ready[kname]
@@ -629,14 +631,21 @@ class Runtime(BatchRuntime, TaskGraph):
                             views = view_cache[key] = (own(first, len(members)) if own is not None else
                                                        self.memory.gang_views(kname, first, len(members),
                                                                               gang[0].TILES))
-                        for j, t in enumerate(members):
-                            p = t.parent if t.parent is not None else t
-                            if dump is not None and (dump.level == 2 or p.dump_sel) and p.core < 0:
-                                dump.capture(p, BEFORE)
-                            t.core = first + j
+                        c = first
+                        for t in members:
+                            p = t.parent
+                            if p is None:
+                                p = t
+                                if dump is not None and (dump.level == 2 or p.dump_sel) and p.core < 0:
+                                    dump.capture(p, BEFORE)
+                            elif p.core < 0:   # the first run of its task to start
+                                if dump is not None and (dump.level == 2 or p.dump_sel):
+                                    dump.capture(p, BEFORE)
+                                p.core = c
+                                p.start = now
+                            t.core = c
                             t.start = now
-                            if p is not t and p.core < 0:
-                                p.core, p.start = t.core, now
+                            c += 1
                         heappush(events, (now, seq, g, (gang[0].kernel_gang(views, g.plans, *members[0].args)
                                                 if getattr(gang[0], "GANG_SAME", ()) else
                                                 gang[0].kernel_gang(views, g.plans))))
@@ -706,22 +715,24 @@ class Runtime(BatchRuntime, TaskGraph):
                 heappush(events, (now + cycles * (1.0 + 0.25 * rand()), seq, t, gen))
                 seq += 1
                 continue
+            on_complete = self.on_complete
             for t in (t.members if type(t) is _Gang else (t,)):
                 t.end = now
-                free.append(t.core)
+                c = t.core
+                free.append(c)
                 p = t.parent
                 if p is not None:   # a block: its task completes with its last block
-                    p.runs.append((t.core, t.start, now, t.block))
-                    p.left -= 1
-                    if p.left:
+                    p.runs.append((c, t.start, now, t.block))
+                    left = p.left = p.left - 1
+                    if left:
                         continue
                     t = p
                     t.end = now
                 done += 1
                 if dump is not None and (dump.level == 2 or t.dump_sel):
                     dump.capture(t, AFTER)
-                if self.on_complete is not None:
-                    self.on_complete(t)
+                if on_complete is not None:
+                    on_complete(t)
                 nready += release(t)
             if self.progress is not None:
                 self.progress.total = self._n
@@ -822,21 +833,23 @@ class Runtime(BatchRuntime, TaskGraph):
                     misses = self._same_misses[mod] = self._same_misses.get(mod, 0) + 1
                     return None, (-1 if misses >= 8 else None)
                 window, whole = picked[:size], False
-        members = sorted(window, key=_task_index)
-        plans = [mod.GANG_PLAN(*t.args) if t.parent is None or t.kind == "member"
-                 else mod.GANG_PLAN(*t.args, _block=(t.block, t.blocks))
+        members = sorted(window, key=_TASK_ORDER)
+        plan = mod.GANG_PLAN
+        # (only a block of a multi-block task passes its block: a member run or a task calls it plainly)
+        plans = [plan(*t.args) if t.kind != "block" else plan(*t.args, _block=(t.block, t.blocks))
                  for t in members]
-        # member runs of one batched task touch disjoint memory (the compiler's proof): compared by task
-        groups = [t.parent.index if t.kind == "member" else -1 - t.index for t in members]
-        if not batches_disjoint(members) and conflict(mod.GANG_GM, plans, groups, members):
-            return None, -1
+        if not batches_disjoint(members):
+            # member runs of one batched task touch disjoint memory (the compiler's proof): compared by task
+            groups = [t.parent.index if t.kind == "member" else -1 - t.index for t in members]
+            if conflict(mod.GANG_GM, plans, groups, members):
+                return None, -1
         if whole:
             del bucket[lo:lo + size]
         else:
             gone = set(map(id, window))
             bucket[:] = [t for t in bucket if id(t) not in gone]
-        taken = set(range(start, start + size))
-        free[:] = [c for c in free if c not in taken]
+        end = start + size
+        free[:] = [c for c in free if c < start or c >= end]
         return _Gang(members, plans), start
 
 
@@ -899,8 +912,57 @@ class _Gang:
         self.plans = plans
 
 
-def _task_index(t: Task):
-    return t.index, t.block
+# a gang's members in task order (then block / member position)
+_TASK_ORDER = operator.attrgetter("index", "block")
+_INDEX = operator.attrgetter("index")
+
+
+class _Run(Task):
+    """One run of a task that runs as several: a block of a multi-block task (kind ``"block"``) or
+    a member of a batched one (``"member"``); ``parent`` the task, ``block`` its position. A run is
+    never linked into the graph (its task is), so its edge containers are shared immutable empties:
+    a Qwen3-layer call makes ~1,200 member runs, and four fresh containers each cost more than the
+    rest of the object."""
+
+    __slots__ = ()
+
+    def __init__(self, parent: Task, kind: str, args, block: int, blocks: int, manual: bool):
+        self.index = parent.index
+        self.task_id = parent.task_id
+        self.kernel = parent.kernel
+        self.kind = kind
+        self.args = args
+        self.tags = parent.tags
+        self.views = _NO_VIEWS
+        self.manual = manual
+        self.fanin = _NO_FANIN
+        self.edges = ()
+        self.dependents = ()
+        self.waiting = 0
+        self.start = 0.0
+        self.end = 0.0
+        self.core = -1
+        self.dump_sel = None
+        self.func_ids = (-1,)
+        self.kernel_ids = (-1, -1, -1)
+        self.snap = -1
+        self.pred = None
+        self.skipped = False
+        self.done = False
+        self.scope = None
+        self.registered = None
+        self.blocks = blocks
+        self.block = block
+        self.parent = parent
+        self.left = 0
+        self.runs = None
+        self.members = None
+        self.batched = None
+        self.footprint = None
+
+
+_NO_VIEWS = types.MappingProxyType({})
+_NO_FANIN = frozenset()
 
 
 def _enqueue(ready: dict, t: Task) -> int:
@@ -910,10 +972,7 @@ def _enqueue(ready: dict, t: Task) -> int:
     if t.members is not None:   # a batched task: one run per member, with its own arguments
         t.left = len(t.members)
         t.runs = []
-        for i, args in enumerate(t.members):
-            b = Task(t.index, t.task_id, t.kernel, "member", args, t.tags, False)
-            b.parent, b.block = t, i
-            bucket.append(b)
+        bucket.extend([_Run(t, "member", args, i, 1, False) for i, args in enumerate(t.members)])
         return t.left
     n = t.blocks
     if n == 1:
@@ -921,10 +980,7 @@ def _enqueue(ready: dict, t: Task) -> int:
         return 1
     t.left = n
     t.runs = []
-    for i in range(n):
-        b = Task(t.index, t.task_id, t.kernel, "block", t.args, t.tags, t.manual)
-        b.parent, b.block, b.blocks = t, i, n
-        bucket.append(b)
+    bucket.extend([_Run(t, "block", t.args, i, n, t.manual) for i in range(n)])
     return n
 
 

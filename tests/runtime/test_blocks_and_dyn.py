@@ -216,3 +216,31 @@ def test_the_race_detector_sees_every_block():
     assert len(rep.races) >= 1, rep.format()
     clean = detect_races(ir_compile(K.Blocks), _blocks_args(1))
     assert not clean.races, clean.format()
+
+
+def test_the_runs_of_a_task_carry_every_task_field():
+    """The scheduler queues a multi-block task as block runs and a batched task as member runs
+    (simulator._Run: light Tasks sharing immutable empty edge containers). Every Task field is set
+    on them (a reader of any field, e.g. a tool walking a gang's members, gets a value, not an
+    AttributeError), to the task's identity and the run's position."""
+    from pypto.runtime import simulator as S
+    from pypto.runtime.task_graph import Task
+
+    t = Task(7, 3, "k", "kernel", ["a", 1], ["in", "scalar"], True)
+    t.blocks = 3
+    ready: dict = {}
+    assert S._enqueue(ready, t) == 3 and t.left == 3 and t.runs == []
+    b = Task(8, 4, "m", "kernel", ["shared"], ["in"], False)
+    b.members = [["x0"], ["x1"]]
+    assert S._enqueue(ready, b) == 2 and b.left == 2
+    plain = Task(0, 0, "k", "kernel", [], [], False)
+    for task, kind, runs in ((t, "block", ready["k"]), (b, "member", ready["m"])):
+        for i, r in enumerate(runs):
+            assert isinstance(r, Task) and r.kind == kind and r.parent is task and r.block == i
+            assert (r.index, r.task_id, r.kernel, r.tags) == (task.index, task.task_id, task.kernel, task.tags)
+            for name in Task.__slots__:
+                getattr(r, name)   # set on every run
+            assert not r.views and not r.fanin and not r.edges and not r.dependents and r.core == -1
+    assert [r.args for r in ready["k"]] == [t.args] * 3 and [r.blocks for r in ready["k"]] == [3] * 3
+    assert [r.manual for r in ready["k"]] == [True] * 3 and [r.manual for r in ready["m"]] == [False] * 2
+    assert [r.args for r in ready["m"]] == [["x0"], ["x1"]] and [r.blocks for r in ready["m"]] == [1, 1]

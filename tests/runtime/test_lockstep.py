@@ -367,3 +367,33 @@ def test_shared_scalar_parameters_gang_only_members_with_equal_values(scale):
     want = (a * s).view(128, 8, 64)
     want[0::2] = want[0::2] + want[0::2]
     assert torch.equal(outs[True].view(torch.int32), want.view(1024, 64).view(torch.int32))
+
+
+def test_a_straight_line_plan_is_one_list_literal_with_the_same_entries():
+    """GANG_PLAN of a kernel without loops binds its entries to locals and returns one list (the
+    scheduler calls it once per gang member); a looped plan keeps appending. Both forms give the
+    same list, entries evaluated where they were appended (a name reassigned between two entries)."""
+    from pypto.codegen.gang import _plan_body
+
+    src = module_source(K.softmax_rows, torch.randn(512, 256), torch.zeros(512, 256))
+    plan = src[src.index("def GANG_PLAN"):src.index("GANG_SAME")]
+    assert "E.append" not in plan and "return [_E0, _E1]" in plan
+    src = module_source(K.looped_body, torch.randn(256, 64), torch.zeros(256, 64))
+    plan = src[src.index("def GANG_PLAN"):src.index("GANG_SAME")]
+    assert "E = []" in plan and "E.append(" in plan and "return E" in plan
+
+    def build(body):
+        ns = {}
+        exec("def GANG_PLAN(a, i):\n" + "\n".join(body), ns)
+        return ns["GANG_PLAN"]
+
+    lines = ["    x = i * 8", "    E.append((0, (a, [x, 0], None)))  # k.py:1", "    x = x + 1",
+             "    E.append((1, ([x, 0], a, [x, 4])))  # k.py:2"]
+    fast = _plan_body(lines)
+    assert "return [_E0, _E1]" in fast[-1] and not any("E.append" in s for s in fast)
+    assert build(fast)("t", 2) == build(["    E = []", *lines, "    return E"])("t", 2) == \
+        [(0, ("t", [16, 0], None)), (1, ([17, 0], "t", [17, 4]))]
+    # names the fast form would clash with, a use of E itself, a loop: the general form
+    for other in (["    _E0 = i"], ["    y = len(E)"], ["    for k in range(2):", "        x = k"]):
+        assert _plan_body(lines + other) == ["    E = []", *lines, *other, "    return E"]
+    assert _plan_body([]) == ["    return []"]
