@@ -388,3 +388,8 @@ def test_same_items_views_are_cached_per_tensor_and_follow_changes():
     del x, entry
     gc.collect()
     assert key not in core._ITEM_VIEWS
+
+
+def test_same_items_of_empty_operands():
+    assert core._same_items(torch.empty(0, 4, 8, dtype=torch.bfloat16))
+    assert core._same_items(torch.empty(3, 0, 8, dtype=torch.float16))

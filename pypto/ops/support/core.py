@@ -1011,7 +1011,7 @@ def _same_items(x: torch.Tensor, views: tuple | None = None) -> bool:
     stops at the first chunk that differs). ``views``: :func:`_item_views` of ``x`` where the caller
     has them."""
     v, tail, head, _ = views or _item_views(x)
-    if len(v) < 2:
+    if len(v) < 2 or v.size == 0:   # one item, or none with any element: alike
         return True
     if v[0, 0, 0] != v[1, 0, 0]:
         return False
@@ -1041,7 +1041,7 @@ def _item_views(x: torch.Tensor):
         w = x.view(torch.int64)   # 4 FP16 / 2 FP32 elements a compare where the layout allows
     except RuntimeError:
         w = x.view({1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[x.element_size()])
-    views = (w.numpy(), w[1:], w[:-1], x[0])
+    views = (w.numpy(), w[1:], w[:-1], x[0] if len(x) else None)
 
     def drop(ref, key=key):
         entry = _ITEM_VIEWS.get(key)
