@@ -483,11 +483,7 @@ def _counts(entry: list) -> tuple:
     every entry)."""
     whole, members = entry[0], entry[1]
     n = len(members)
-    most = 0
-    for m in members:
-        c = sys.getrefcount(m)
-        if c > most:
-            most = c
+    most = max(map(sys.getrefcount, members), default=0)   # (in C: ~60 stacks of 32 rows a Qwen3 call)
     st = whole.untyped_storage()
     # (a storage object someone holds shows in the use count or, where torch keeps one Python
     # object per storage, in that object's references)
