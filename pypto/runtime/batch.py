@@ -86,6 +86,7 @@ class _Held:
         return [c + self.add[w] for c in self.cols[w]]
 
     def clear(self) -> None:
+        """Nothing held (the scope at this depth closed)."""
         n = len(self.cols[0])
         self.cols = [[0] * n for _ in range(3)]
         self.add = [0, 0, 0]
