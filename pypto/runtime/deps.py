@@ -187,7 +187,11 @@ class TensorMap:
         if not hits:
             return ()
         if len(hits) > 1:
-            hits.sort(key=lambda h: (los[h[0]][0], -los[h[0]][1]))
+            # hits come in key order, (first byte, seq) ascending: already the order wanted unless
+            # two share a first byte (then newest first among them)
+            starts = [los[k][0] for k, _ in hits]
+            if len(set(starts)) != len(starts):
+                hits.sort(key=lambda h: (los[h[0]][0], -los[h[0]][1]))
         found = [(ents[k][1], ov, ents[k][0]) for k, ov in hits]
         if remove_covered:
             drop = sorted(k for k, ov in hits if ov == COVERED)

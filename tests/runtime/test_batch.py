@@ -173,10 +173,10 @@ def test_batched_ring_holdings_are_counted_per_member():
                 rt._hold(2, 3)
                 with rt.batch_scope([0, 1, 2, 3]):  # depth 4: ring 3 too
                     rt._hold(2, 4)
-                    assert rt._bring3[2] == [7, 4, 7, 7]
+                    assert rt._bring3.values(2) == [7, 4, 7, 7]
                     with rt.batch_scope([3]):
                         rt._hold(2, 5)              # member 3: 3 + 4 + 5 = 12, the ring's size
-                        assert rt._bring3[2] == [7, 4, 7, 12]
+                        assert rt._bring3.values(2) == [7, 4, 7, 12]
                         with pytest.raises(SimulationError, match="ring 3 deadlocks: its open scopes hold 13 dependency"):
                             rt._hold(2, 1)
         with pytest.raises(SimulationError, match="ring 1 deadlocks: its open scopes hold 8 dependency"):
@@ -189,11 +189,25 @@ def test_batched_ring_holdings_are_counted_per_member():
             with rt2.batch_scope([0, 1, 2]), rt2.batch_scope(active):
                 rt2._hold(2, amount)
                 rt2._hold(2, amount)
-            assert rt2._bring3[2] == [0, 0, 0]      # a closed scope gives its part back
+            assert rt2._bring3.values(2) == [0, 0, 0]      # a closed scope gives its part back
         with rt2.batch_scope([0, 1, 2]):
             rt2._hold(2, 9)
             with pytest.raises(SimulationError, match="ring 3 deadlocks: its open scopes hold 10 dependency"):
                 rt2._hold(2, 1)
+    rt3 = S.Runtime(p, {}, 0, batch=True)
+    rt3._rings = ([big] * 4, [big, big, 10, big], [big] * 4)
+    assert rt3.batching(3, [], [])
+    with rt3.batch_scope([0, 1, 2]):
+        with rt3.batch_scope([1, 2]):                # depth 2, some members: ring 2
+            rt3._hold(1, 4)
+            rt3._hold(1, 5)
+            assert rt3._bheld[2].values(1) == [0, 9, 9]
+            with pytest.raises(SimulationError, match="ring 2 deadlocks: its open scopes hold 11 heap bytes"):
+                rt3._hold(1, 2)
+        with rt3.batch_scope([0, 1, 2]):             # the depth's holdings went with the scope
+            rt3._hold(1, 10)
+            with pytest.raises(SimulationError, match="ring 2 deadlocks: its open scopes hold 11 heap bytes"):
+                rt3._hold(1, 1)
 
 
 @pytest.mark.parametrize("field, small, enough", [("ring_task_window", 8, 16), ("ring_heap", 2048, 4096)])

@@ -50,3 +50,22 @@ def test_same_view_object_overlap_is_that_of_an_equal_view():
         t = _random_view(buf, rng)
         a = View(t)
         assert overlap(a, a) == overlap(a, View(t)) == overlap(View(t), a)
+
+
+def test_lookup_of_many_producers_matches_the_definition():
+    """Several producers (some with equal first bytes, some removed by a covering INOUT lookup):
+    the matches first byte ascending, newest first among equal first bytes."""
+    rng = random.Random(11)
+    buf = torch.zeros(12, 10)
+    for _ in range(1500):
+        tm = TensorMap()
+        entries = []
+        for j in range(rng.randrange(2, 9)):
+            pt = entries[rng.randrange(len(entries))][0].tensor if entries and rng.random() < 0.3 \
+                else _random_view(buf, rng)   # (a tensor registered again: an equal first byte)
+            pv = View(pt)
+            tm.register(pv, f"p{j}")
+            entries.append((pv, f"p{j}"))
+        v = View(_random_view(buf, rng))
+        want = _general(entries, v, False)
+        assert list(tm.lookup(v, False)) == want
