@@ -920,9 +920,9 @@ _INDEX = operator.attrgetter("index")
 class _Run(Task):
     """One run of a task that runs as several: a block of a multi-block task (kind ``"block"``) or
     a member of a batched one (``"member"``); ``parent`` the task, ``block`` its position. A run is
-    never linked into the graph (its task is), so its edge containers are shared immutable empties:
-    a Qwen3-layer call makes ~1,200 member runs, and four fresh containers each cost more than the
-    rest of the object."""
+    never linked into the graph (its task is), so its edge containers are shared immutable empties
+    (a Qwen3-layer call makes ~1,200 member runs: making and freeing them took 0.53 ms with four
+    fresh containers each, 0.34 ms without)."""
 
     __slots__ = ()
 
