@@ -220,7 +220,7 @@ def test_the_race_detector_sees_every_block():
 
 def test_the_runs_of_a_task_carry_every_task_field():
     """The scheduler queues a multi-block task as block runs and a batched task as member runs
-    (simulator._Run: light Tasks sharing immutable empty edge containers). Every Task field is set
+    (simulator._run_of: Tasks sharing immutable empty edge containers). Every Task field is set
     on them (a reader of any field, e.g. a tool walking a gang's members, gets a value, not an
     AttributeError), to the task's identity and the run's position."""
     from pypto.runtime import simulator as S
