@@ -428,6 +428,10 @@ def _fp32_to_bf16(x: torch.Tensor, mode: str) -> torch.Tensor:
 # Pinned against the independent oracle (ml_dtypes / bit arithmetic) in tests/numerics/test_cast.py:
 # every high half with its rounding-deciding low halves, strided and contiguous, vector and scalar loops.
 _TORCH_RNE: list = []   # [bool] once checked
+# ``bitwise_or(t, 1)`` takes torch's composite Scalar overload (boxed dispatch, a wrapped scalar
+# tensor converted to int32: ~3x the cost of the operation on a tile); a 0-d int32 operand calls the
+# structured kernel directly
+_ONE_I32 = torch.tensor(1, dtype=torch.int32)
 
 
 def _torch_bf16_is_rne() -> bool:
@@ -455,7 +459,7 @@ def _fp32_to_bf16_into(dst: torch.Tensor, x: torch.Tensor, mode: str) -> None:
     """FP32 ``x`` cast into BF16 ``dst`` under a nearest ``mode`` (see above)."""
     if _TORCH_RNE and _TORCH_RNE[0] or _torch_bf16_is_rne():
         # a temporary either way: dst may overlap x (the planner may place a cast over its source)
-        t = torch.bitwise_or(x.view(torch.int32), 1).view(torch.float32) if mode == "round" else x.clone()
+        t = torch.bitwise_or(x.view(torch.int32), _ONE_I32).view(torch.float32) if mode == "round" else x.clone()
         # one reduction over the tensor about to be converted: finite unless ``x`` holds a NaN or an
         # inf (``inf | 1`` is a NaN) -- or the sum overflowed, a false alarm that costs the bit path
         s = float(t.sum())
