@@ -407,10 +407,9 @@ def _has_nan(x: torch.Tensor) -> bool:
 
 
 def _fp32_to_bf16(x: torch.Tensor, mode: str) -> torch.Tensor:
-    r = _bf16_nearest_bits(x, mode)
-    if _has_nan(x):
-        r.masked_fill_(torch.isnan(x), 0x7FC0)
-    return r.to(torch.int16).view(torch.bfloat16)   # every lane in int16 range (NaN lanes replaced)
+    out = torch.empty(x.shape, dtype=torch.bfloat16)
+    _fp32_to_bf16_into(out, x, mode)
+    return out
 
 
 # FP32 -> BF16 into a tile, by torch's own conversion (``Tensor.copy_`` into a BF16 tensor). That
