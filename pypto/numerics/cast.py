@@ -479,8 +479,7 @@ def cast_into(dst: torch.Tensor, x: torch.Tensor, mode: str) -> None:
     FP32, ...: torch's conversion, NaN canonicalised only when :func:`_has_nan` says there may be
     one). Same bits as the general path. ``x`` and ``dst`` may share memory (the memory planner may
     place a cast's result over its source): every form reads all of ``x`` into a temporary before
-    writing ``dst``. ``mode`` may be any spelling
-    :func:`cast_tensor` accepts."""
+    writing ``dst``. ``mode`` may be any spelling :func:`cast_tensor` accepts."""
     if mode not in _MODE_SET:
         mode = normalize_mode(mode)
     src, dt = x.dtype, dst.dtype
