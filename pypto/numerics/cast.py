@@ -407,10 +407,9 @@ def _has_nan(x: torch.Tensor) -> bool:
 
 
 def _fp32_to_bf16(x: torch.Tensor, mode: str) -> torch.Tensor:
-    r = _bf16_nearest_bits(x, mode)
-    if _has_nan(x):
-        r.masked_fill_(torch.isnan(x), 0x7FC0)
-    return r.to(torch.int16).view(torch.bfloat16)   # every lane in int16 range (NaN lanes replaced)
+    out = torch.empty(x.shape, dtype=torch.bfloat16)
+    _fp32_to_bf16_into(out, x, mode)
+    return out
 
 
 # FP32 -> BF16 into a tile, by torch's own conversion (``Tensor.copy_`` into a BF16 tensor). That
@@ -428,6 +427,10 @@ def _fp32_to_bf16(x: torch.Tensor, mode: str) -> torch.Tensor:
 # Pinned against the independent oracle (ml_dtypes / bit arithmetic) in tests/numerics/test_cast.py:
 # every high half with its rounding-deciding low halves, strided and contiguous, vector and scalar loops.
 _TORCH_RNE: list = []   # [bool] once checked
+# ``bitwise_or(t, 1)`` takes torch's composite Scalar overload (boxed dispatch, a wrapped scalar
+# tensor converted to int32: ~3x the cost of the operation on a tile); a 0-d int32 operand calls the
+# structured kernel directly
+_ONE_I32 = torch.tensor(1, dtype=torch.int32)
 
 
 def _torch_bf16_is_rne() -> bool:
@@ -455,7 +458,7 @@ def _fp32_to_bf16_into(dst: torch.Tensor, x: torch.Tensor, mode: str) -> None:
     """FP32 ``x`` cast into BF16 ``dst`` under a nearest ``mode`` (see above)."""
     if _TORCH_RNE and _TORCH_RNE[0] or _torch_bf16_is_rne():
         # a temporary either way: dst may overlap x (the planner may place a cast over its source)
-        t = torch.bitwise_or(x.view(torch.int32), 1).view(torch.float32) if mode == "round" else x.clone()
+        t = torch.bitwise_or(x.view(torch.int32), _ONE_I32).view(torch.float32) if mode == "round" else x.clone()
         # one reduction over the tensor about to be converted: finite unless ``x`` holds a NaN or an
         # inf (``inf | 1`` is a NaN) -- or the sum overflowed, a false alarm that costs the bit path
         s = float(t.sum())
@@ -476,8 +479,7 @@ def cast_into(dst: torch.Tensor, x: torch.Tensor, mode: str) -> None:
     FP32, ...: torch's conversion, NaN canonicalised only when :func:`_has_nan` says there may be
     one). Same bits as the general path. ``x`` and ``dst`` may share memory (the memory planner may
     place a cast's result over its source): every form reads all of ``x`` into a temporary before
-    writing ``dst``. ``mode`` may be any spelling
-    :func:`cast_tensor` accepts."""
+    writing ``dst``. ``mode`` may be any spelling :func:`cast_tensor` accepts."""
     if mode not in _MODE_SET:
         mode = normalize_mode(mode)
     src, dt = x.dtype, dst.dtype

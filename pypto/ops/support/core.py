@@ -456,9 +456,12 @@ _REDUCE_FN = {"sum": torch.add, "max": torch.maximum, "min": torch.minimum,
 _EXTREMES = ("max", "min")  # the kinds whose result does not depend on the order (_extreme_fast)
 
 
-# dtypes whose elementwise add gives the same bits in torch's vector loops and scalar tails, NaN
-# payloads included (IEEE add of FP32 / FP64 -- packed and scalar SSE / AVX / NEON adds return the same
-# quieted NaN operand --, wrapping integer add): a sum tree over them may run in any layout.
+# dtypes whose sum tree may run in a contiguous scratch whatever the tmp tile's strides: their add
+# converts nothing (IEEE add of FP32 / FP64, wrapping integer add), and each level's rows are the same
+# runs of ``h`` contiguous elements in either layout (only the outer strides differ; a level view
+# never merges its rows, ``h < n``), so every element takes the same vector-or-scalar path of the
+# same kernel: the same bits, NaN payloads included (tests/runtime/test_sim_fastpaths.py compares
+# with the tree in a gang's own layout, NaNs of two payloads meeting in the vector loop).
 _LAYOUT_FREE_ADD = (torch.float32, torch.float64, torch.int32, torch.int64)
 
 
@@ -468,9 +471,9 @@ def _tree_plan(like: torch.Tensor, kind: str):
     (vector / scalar split) as working in ``like`` itself, so every level computes the same bits;
     only the Python cost of building the views each call is saved. A sum over a
     :data:`_LAYOUT_FREE_ADD` dtype runs in a contiguous scratch instead, whatever ``like``'s strides
-    (a gang's tmp tiles are spread over every core's memory: ~12 us a call less, fewer pages): its
-    bits do not depend on the loops. (FP16 / BF16 adds convert, and torch's vector and scalar
-    conversions give NaNs different payloads; max / min's vector loops return an all-ones NaN.)"""
+    (a gang's tmp tiles are spread over every core's memory: ~12 us a call less, fewer pages).
+    FP16 / BF16 adds convert (torch's vector and scalar conversions give NaNs different payloads)
+    and max / min's vector loops return an all-ones NaN: those keep ``like``'s layout."""
     cache = _TLS.__dict__.setdefault("tree", {})
     compact = kind == "sum" and like.dtype in _LAYOUT_FREE_ADD
     key = (tuple(like.shape), None if compact else like.stride(), like.dtype, kind)
