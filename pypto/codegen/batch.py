@@ -9,10 +9,12 @@ them) computes what running them one after another does:
   every version of such a tensor is the tensor itself, so the batched form keeps it one value);
 * its body holds only assignments, evaluated kernel calls, inner ``for`` loops (any trip count, also
   one differing per iteration) and yields; the only ops are ``tensor.create`` (static shape),
-  ``tensor.slice`` (of a tensor defined outside the loop, or of one created inside) and
-  ``tensor.read`` (of a tensor defined outside); no ``if``, ``while``, scopes, task ids, explicit
-  deps, manual or predicated or multi-block submissions, dumps, ``NO_DEP`` arguments, or compiler
-  edges (their "latest task of a site" has no per-iteration meaning);
+  ``tensor.slice`` (of a tensor defined outside the loop, or of one created inside),
+  ``tensor.read`` (of a tensor defined outside) and ``tensor.reshape`` dropping or adding unit
+  axes of such a slice or created tensor (:meth:`_Analysis.reshape`: ``x[b]``); no ``if``,
+  ``while``, scopes, task ids, explicit deps, manual or predicated or multi-block submissions,
+  dumps, ``NO_DEP`` arguments, or compiler edges (their "latest task of a site" has no
+  per-iteration meaning);
 * a kernel writes only tensors the iteration created (private to it), a slice of an outer tensor,
   or all of an outer tensor (InOut / OutputExisting) into which it only stores
   (:meth:`_Analysis.kernel_sites`: its ``tile.store`` regions, offsets in the caller's terms, extents
@@ -27,8 +29,8 @@ them) computes what running them one after another does:
 :class:`BatchEmitter` writes the batched form: every variable of the body is a list over the
 iterations (``name[_i]`` inside the per-member comprehensions), inner loops run for the active
 members (those whose trip count reaches the step), kernel calls become ``_rt.submit_batch``,
-``tensor.create`` ``_rt.create_batch``. The generated code runs it under
-``if _rt.batching(...)`` and the unchanged loop otherwise.
+``tensor.create`` ``_rt.create_batch``, ``tensor.reshape`` of the members' views ``_rt.breshape``.
+The generated code runs it under ``if _rt.batching(...)`` and the unchanged loop otherwise.
 """
 from __future__ import annotations
 
