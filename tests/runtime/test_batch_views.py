@@ -99,3 +99,16 @@ def test_a_race_on_one_reshaped_row_is_not_batched():
     assert "_rt.bguard(" in _orchestration(K.HalfRows)
     assert not _batched(rb) and rb.guards_refused == 1
     assert torch.equal(out[:4], x[1::2] * x[1::2] + 1.0) and not out[4:].any()
+
+
+def test_a_jit_loop_over_views_batches():
+    x = torch.randn(8, 16, 64)
+    outs = []
+    for batch in (True, False):
+        out = torch.full((8, 16, 64), 3.0)
+        K.jit_rows(x, out, config=RunConfig(platform="a2a3sim", sim_batch=batch))
+        outs.append(out)
+        members = [len(t.members) for t in _batched(S._LAST_RUNTIME[0])]
+        assert members == ([8] if batch else [])
+    assert torch.equal(outs[0].view(torch.int32), outs[1].view(torch.int32))
+    assert torch.equal(outs[0], x * x - x)
