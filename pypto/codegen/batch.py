@@ -9,10 +9,12 @@ them) computes what running them one after another does:
   every version of such a tensor is the tensor itself, so the batched form keeps it one value);
 * its body holds only assignments, evaluated kernel calls, inner ``for`` loops (any trip count, also
   one differing per iteration) and yields; the only ops are ``tensor.create`` (static shape),
-  ``tensor.slice`` (of a tensor defined outside the loop, or of one created inside) and
-  ``tensor.read`` (of a tensor defined outside); no ``if``, ``while``, scopes, task ids, explicit
-  deps, manual or predicated or multi-block submissions, dumps, ``NO_DEP`` arguments, or compiler
-  edges (their "latest task of a site" has no per-iteration meaning);
+  ``tensor.slice`` (of a tensor defined outside the loop, or of one created inside),
+  ``tensor.read`` (of a tensor defined outside) and ``tensor.reshape`` dropping or adding unit
+  axes of such a slice or created tensor (:meth:`_Analysis.reshape`: ``x[b]``); no ``if``,
+  ``while``, scopes, task ids, explicit deps, manual or predicated or multi-block submissions,
+  dumps, ``NO_DEP`` arguments, or compiler edges (their "latest task of a site" has no
+  per-iteration meaning);
 * a kernel writes only tensors the iteration created (private to it), a slice of an outer tensor,
   or all of an outer tensor (InOut / OutputExisting) into which it only stores
   (:meth:`_Analysis.kernel_sites`: its ``tile.store`` regions, offsets in the caller's terms, extents
@@ -27,8 +29,8 @@ them) computes what running them one after another does:
 :class:`BatchEmitter` writes the batched form: every variable of the body is a list over the
 iterations (``name[_i]`` inside the per-member comprehensions), inner loops run for the active
 members (those whose trip count reaches the step), kernel calls become ``_rt.submit_batch``,
-``tensor.create`` ``_rt.create_batch``. The generated code runs it under
-``if _rt.batching(...)`` and the unchanged loop otherwise.
+``tensor.create`` ``_rt.create_batch``, ``tensor.reshape`` of the members' views ``_rt.breshape``.
+The generated code runs it under ``if _rt.batching(...)`` and the unchanged loop otherwise.
 """
 from __future__ import annotations
 
@@ -44,7 +46,7 @@ from pypto.ir.visit import defined_vars, iter_calls, walk_expr
 from pypto.language.enums import FunctionType
 from pypto.ops.registry import VALUE_KINDS, Src, get_op
 
-_OPS = frozenset({"tensor.create", "tensor.slice", "tensor.read"})
+_OPS = frozenset({"tensor.create", "tensor.slice", "tensor.read", "tensor.reshape"})
 _WRITE = frozenset({"INOUT", "OUTPUT_EXISTING", "OUTPUT"})
 _READ = frozenset({"INPUT"})
 _WRITE_WHOLE = frozenset({"INOUT", "OUTPUT_EXISTING"})
@@ -260,6 +262,8 @@ class _Analysis:
                 raise _Refuse
             self.reads[id(o[1])] = o[1]
             return None
+        if e.op == "tensor.reshape":
+            return self.reshape(a)
         # tensor.slice
         if a.get("valid_shape") is not None:
             raise _Refuse
@@ -275,6 +279,30 @@ class _Analysis:
         offs = a["offset"]
         offs = offs.elements if isinstance(offs, MakeTuple) else offs
         return ("slice", o[1], tuple(offs), tuple(d.value for d in dims))
+
+    def reshape(self, a: dict):
+        """A ``tensor.reshape`` (the frontend's rank-reducing subscript ``x[b]``: a full-rank slice,
+        then this) of a slice of an outer tensor or of a tensor the iteration created, that only
+        drops or adds unit axes: the result is a view of exactly the slice's elements (torch
+        always makes such a reshape a view, whatever the strides), so it keeps the slice's origin
+        and every write through it is the slice's full-rank region, as the disjointness proof
+        counts it. Any other reshape is refused: one that regroups elements may be a copy of a
+        non-contiguous slice (a write would not reach the tensor), and one of a whole outer tensor
+        would put a kernel's store offsets in other coordinates than the tensor's."""
+        o = self.tensor_origin(a["x"])
+        if o[0] not in ("slice", "fresh"):
+            raise _Refuse
+        shape = a["shape"]
+        dims = shape.elements if isinstance(shape, MakeTuple) else shape
+        if not isinstance(dims, (tuple, list)):
+            raise _Refuse
+        new = [d.value if isinstance(d, ConstInt) else d for d in dims]
+        old = getattr(getattr(a["x"], "type", None), "shape", None)
+        if old is None or not all(type(d) is int for d in (*new, *old)):
+            raise _Refuse
+        if [d for d in new if d != 1] != [d for d in old if d != 1]:
+            raise _Refuse
+        return o
 
     def uses_inner(self, e) -> bool:
         return any(isinstance(c, Var) and id(c) in self.inner for c in walk_expr(e))
@@ -718,12 +746,17 @@ class BatchEmitter:
         return f"_rt.bspread({self.n}, {act}, [{src} for _i in {act}])", True
 
     def gathered(self, e: Call, op, act):
-        """A ``tensor.read`` / ``tensor.slice`` of one tensor at per-member indices as one runtime
-        call for all members (:meth:`pypto.runtime.batch.BatchRuntime.bread` / ``bslice``: the same
+        """A ``tensor.read`` / ``tensor.slice`` of one tensor at per-member indices, or a
+        ``tensor.reshape`` of each member's view, as one runtime call for all members
+        (:meth:`pypto.runtime.batch.BatchRuntime.bread` / ``bslice`` / ``breshape``: the same
         values and views as the per-member ops, without their per-call overhead), or None."""
+        a = dict(zip((p.name for p in op.params), e.args))
+        if e.op == "tensor.reshape":   # (plan(): a static shape) of each member's view
+            if not isinstance(a["x"], Var) or id(a["x"]) not in self.batched or self.is_b(a["shape"]):
+                return None
+            return f"_rt.breshape({self.n}, {act}, {self.names.use(a['x'])}, {py_expr(a['shape'], self.names)})"
         if e.op not in ("tensor.read", "tensor.slice"):
             return None
-        a = dict(zip((p.name for p in op.params), e.args))
         if self.is_b(a["x"]) or (e.op == "tensor.slice" and (self.is_b(a["shape"]) or a.get("valid_shape") is not None)):
             return None
         x = py_expr(a["x"], self.names)

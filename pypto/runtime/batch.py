@@ -41,7 +41,8 @@ import threading
 
 import torch
 
-from pypto.ops.support import _RECORDER, read as _read, tag_stack_rows, view_region as _view_region
+from pypto.ops.support import _RECORDER, read as _read, reshape_view as _reshape_view, tag_stack_rows, \
+    view_region as _view_region
 from pypto.ir.tags import ALL_TAGS, MAY_WRITE_TAGS
 from pypto.runtime.deps import INOUT, INPUT, OUTPUT, OUTPUT_EXISTING, SCALAR, View, normalize_tag
 from pypto.runtime import gm_pool
@@ -202,6 +203,27 @@ class BatchRuntime:
         case, the function itself for anything else)."""
         out = _gather_slices(t, offsets, shape)
         return out if len(out) == n else spread(n, active, out)
+
+    def breshape(self, n: int, active, xs: list, shape) -> list:
+        """``tensor.reshape`` of member ``i``'s view ``xs[i]`` for every active member: the views
+        :func:`pypto.ops.support.reshape_view` returns. :func:`pypto.codegen.batch.plan` admits
+        only reshapes that drop or add unit axes of a slice (``x[b]``), which torch always makes
+        views of the same elements; a copy here would mean a write lost, so it is an error.
+
+        The results carry no :data:`pypto.ops.support.gang_access.SLICE_OF` tag (a tag of the
+        slice would describe another shape and rank): gang accesses of them take the general
+        route, which reads each view's own metadata. Every member active, 2-D and non-empty
+        views of one storage with one layout come back as a :class:`Sliced` (their storage span
+        and offsets, read off the views), so the batched submission looks them up as it does
+        bslice's."""
+        shape = list(shape)
+        out = [_reshape_view(xs[i], shape) for i in active]
+        for v in out:
+            if getattr(v, "_pypto_reshape_copy", False):
+                raise AssertionError("a batched tensor.reshape made a copy (plan() admits only views)")
+        if len(out) != n:
+            return spread(n, active, out)
+        return _as_sliced(out)
 
     guards_refused = 0   # loops a failed bguard ran task by task (per runtime; tests read it)
 
@@ -812,6 +834,26 @@ def _gather_slices(t, offsets: list, shape) -> list:
         return list(out)
     out.tensor, out.ptr, out.ats = t, t.untyped_storage().data_ptr(), ats
     out.lo, out.hi = lo, hi + 1 + (s0 - 1) * st0 + (s1 - 1) * st1
+    return out
+
+
+def _as_sliced(views: list) -> list:
+    """``views`` (every member's) as a :class:`Sliced` when they are 2-D, non-empty, of one storage
+    and alike in shape and strides (what :func:`_member_views` and :func:`_read_bounds` assume),
+    else the plain list."""
+    x0 = views[0]
+    if x0.dim() != 2 or not x0.numel():
+        return views
+    shape, st = x0.shape, x0.stride()
+    ptr = x0.untyped_storage().data_ptr()
+    ats = []
+    for v in views:
+        if v.shape != shape or v.stride() != st or v.untyped_storage().data_ptr() != ptr:
+            return views
+        ats.append(v.storage_offset())
+    out = Sliced(views)
+    out.tensor, out.ptr, out.ats = x0, ptr, ats
+    out.lo, out.hi = min(ats), max(ats) + 1 + (shape[0] - 1) * st[0] + (shape[1] - 1) * st[1]
     return out
 
 
