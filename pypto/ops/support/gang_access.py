@@ -249,7 +249,7 @@ def _general_layout(ts, load: bool):
         c = min(so)
         g = math.gcd(*map(sub, so, repeat(c, n)))
         if g > 0:
-            return dims, inner, (t0, c, g, (max(so) - c) // g + 1, torch.tensor([(s - c) // g for s in so]))
+            return dims, inner, (t0, c, g, (max(so) - c) // g + 1, _core.index_tensor([(s - c) // g for s in so]))
         if out[-1][1] != n:   # (not reached: equal offsets are one run) the runs after the third
             out = _spaced_runs(ts, so, bases, load, n + 1)
     return dims, inner, out
