@@ -221,6 +221,11 @@ def _general_layout(ts, load: bool):
         one_base = True
         bases = None
         so = list(map(_second, tags))
+    elif load and all(map(is_, ts, repeat(t0, n))):
+        # one tensor every member reads (an activation every task of a projection reads): one
+        # step-0 run, without reading each member's metadata
+        st = t0.stride()
+        return t0.shape, st, [(0, n, t0, 0, t0.storage_offset())]
     else:
         meta = [(t.shape, t.stride(), t.dtype) for t in ts]
         if meta.count(meta[0]) != n:
