@@ -119,14 +119,11 @@ def _layout(ts, load: bool):
     except AttributeError:
         return _general_layout(ts, load)
     # rows of stacked buffers [N, *member shape]: the members share the row's shape and layout
-    w0, i0 = rows[0]
+    w0 = rows[0][0]
     st = w0.stride()
     dims = w0.shape[1:]
     inner = st[1:]
-    # the common case first, in C-level passes: consecutive rows of one buffer, one run
-    if (list(map(_second, rows)) == list(range(i0, i0 + n))
-            and all(map(is_, map(_first, rows), repeat(w0, n)))):
-        return dims, inner, [(0, n, w0, st[0], w0.storage_offset() + i0 * st[0])]
+    # (a plain loop: cheaper than list passes here, whether the rows are one run or a few)
     out = []
     lo = 0
     while lo < n:
