@@ -109,3 +109,24 @@ def test_merged_ranges_cover_the_same_bytes_once(seed):
     # nested gangs on one byte range: one rectangle
     assert cores._merge({(0, 64, 0, 8, 1), (0, 64, 0, 48, 1), (0, 32, 32, 48, 1), (0, 64, 3, 4, 1)}, rows) \
         == [[0, 64, 0, 48, 1]]
+
+
+def test_gang_views_are_the_views_and_marks_of_each_tile(pool):
+    """gang_views (its own cache lookups) gives each tile's view() and marks the same ranges, on
+    fresh and on recycled memory."""
+    p = get_platform("a2a3sim")
+    tiles = [("Vec", 0, (4, 8), torch.float32), ("Vec", 256, [2, 8], torch.int16), ("Mat", 64, (8, 8), torch.bfloat16)]
+    for _ in range(2):   # the second time from the pool, its views cached
+        a, b = cores.CoreMemory(p, 48), cores.CoreMemory(p, 48)
+        got = a.gang_views("k", 6, 5, tiles)
+        want = [b.view(sp, addr, shape, dt, slice(6, 11), "k") for sp, addr, shape, dt in tiles]
+        assert [(v.shape, v.dtype, v.stride(), v.data_ptr() - a.array(v_sp).data_ptr())
+                for v, v_sp in zip(got, [MemorySpace.Vec, MemorySpace.Vec, MemorySpace.Mat])] == \
+            [(v.shape, v.dtype, v.stride(), v.data_ptr() - b.array(v_sp).data_ptr())
+             for v, v_sp in zip(want, [MemorySpace.Vec, MemorySpace.Vec, MemorySpace.Mat])]
+        assert a.dirty == b.dirty and a.dirty[MemorySpace.Vec] == {(0, 128, 6, 11, 1), (256, 288, 6, 11, 1)}
+        assert a.gang_views("k", 6, 5, tiles)[0] is got[0]   # cached
+        for v in got:
+            v.fill_(1)
+        a.release()
+        b.release()

@@ -365,3 +365,15 @@ def test_a_kernel_passes_offsets_the_same_for_every_member_and_keeps_its_bits(ba
     assert torch.equal(outs[False].view(torch.int32), outs[True].view(torch.int32))
     acc = (a[:, :32] + a[:, 32:]) * y
     assert torch.allclose(outs[True], torch.cat([acc, torch.exp(acc)], 1), rtol=1e-6)
+
+
+def test_index_tensors_from_a_packed_buffer_are_torch_tensor_of_the_list():
+    import gc
+
+    rnd = random.Random(1)
+    for n in (1, 2, 48, 300):
+        vals = [rnd.randrange(-2**40, 2**40) for _ in range(n)]
+        t = core.index_tensor(vals)
+        gc.collect()   # (the tensor keeps its buffer alive)
+        assert t.dtype == torch.int64 and t.shape == (n,) and t.tolist() == vals
+        assert torch.equal(t, torch.tensor(vals))

@@ -119,14 +119,11 @@ def _layout(ts, load: bool):
     except AttributeError:
         return _general_layout(ts, load)
     # rows of stacked buffers [N, *member shape]: the members share the row's shape and layout
-    w0, i0 = rows[0]
+    w0 = rows[0][0]
     st = w0.stride()
     dims = w0.shape[1:]
     inner = st[1:]
-    # the common case first, in C-level passes: consecutive rows of one buffer, one run
-    if (list(map(_second, rows)) == list(range(i0, i0 + n))
-            and all(map(is_, map(_first, rows), repeat(w0, n)))):
-        return dims, inner, [(0, n, w0, st[0], w0.storage_offset() + i0 * st[0])]
+    # (a plain loop: cheaper than list passes here, whether the rows are one run or a few)
     out = []
     lo = 0
     while lo < n:
@@ -221,6 +218,11 @@ def _general_layout(ts, load: bool):
         one_base = True
         bases = None
         so = list(map(_second, tags))
+    elif load and all(map(is_, ts, repeat(t0, n))):
+        # one tensor every member reads (an activation every task of a projection reads): one
+        # step-0 run, without reading each member's metadata
+        st = t0.stride()
+        return t0.shape, st, [(0, n, t0, 0, t0.storage_offset())]
     else:
         meta = [(t.shape, t.stride(), t.dtype) for t in ts]
         if meta.count(meta[0]) != n:
@@ -249,7 +251,7 @@ def _general_layout(ts, load: bool):
         c = min(so)
         g = math.gcd(*map(sub, so, repeat(c, n)))
         if g > 0:
-            return dims, inner, (t0, c, g, (max(so) - c) // g + 1, torch.tensor([(s - c) // g for s in so]))
+            return dims, inner, (t0, c, g, (max(so) - c) // g + 1, _core.index_tensor([(s - c) // g for s in so]))
         if out[-1][1] != n:   # (not reached: equal offsets are one run) the runs after the third
             out = _spaced_runs(ts, so, bases, load, n + 1)
     return dims, inner, out
