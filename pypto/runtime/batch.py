@@ -43,6 +43,7 @@ import torch
 
 from pypto.ops.support import _RECORDER, read as _read, reshape_view as _reshape_view, tag_stack_rows, \
     view_region as _view_region
+from pypto.ops.support.core import index_tensor
 from pypto.ir.tags import ALL_TAGS, MAY_WRITE_TAGS
 from pypto.runtime.deps import INOUT, INPUT, OUTPUT, OUTPUT_EXISTING, SCALAR, View, normalize_tag
 from pypto.runtime import gm_pool
@@ -373,11 +374,13 @@ class BatchRuntime:
             else:
                 vs = [view(a[i]) for i in active if isinstance(a[i], Tensor)]
             writes = tag in _WRITE_TAGS
+            if writes and undo is not None:
+                logged = [v for v in vs if v.base in undo.bases]   # (note() ignores other storages)
+                if logged:
+                    undo.note_views(logged)
             for v in vs:
                 base = v.base
                 if writes:
-                    if undo is not None and base in undo.bases:   # (note() ignores other storages)
-                        undo.note(v.tensor)
                     if protect is None or base in protect:
                         written.add(base)
                         if protect is not None and self._sched is not None:
@@ -786,7 +789,7 @@ def _values_at(x, flat: list, indices: list) -> list:
         values = x.reshape(-1).tolist()
         return [values[f] for f in flat]
     if x.is_contiguous():
-        return x.view(-1)[torch.tensor(flat)].tolist()
+        return x.view(-1)[index_tensor(flat)].tolist()   # (ints in range: checked by the callers)
     return [_read(x, i) for i in indices]
 
 

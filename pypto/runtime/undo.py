@@ -56,10 +56,37 @@ class UndoLog:
         self.entries.append((t, t.clone()))
         self.saved += 1
 
+    def note_views(self, views: list) -> None:
+        """:meth:`note` of each :class:`pypto.runtime.deps.View`'s tensor in ``views`` (a batched
+        submission's written member regions). When they lie on one logged storage, alike in shape
+        and dtype, and fit in its budget, their values are saved by one ``torch.stack`` (one copy
+        instead of a clone per member: the regions are saved at one moment, before any of them can
+        be written, so restoring them in any order is as exact as restoring member by member);
+        else member by member, as :meth:`note` would."""
+        if len(views) > 1:
+            v0 = views[0]
+            b, shape, dtype = v0.base, v0.shape, v0.dtype
+            if b in self.bases and all(v.base == b and v.shape == shape and v.dtype is dtype for v in views):
+                n = len(views) * v0.esize
+                for d in shape:
+                    n *= d
+                if 0 < n <= self.left[b]:
+                    self.left[b] -= n
+                    ts = [v.tensor for v in views]
+                    self.entries.append((ts, torch.stack(ts)))
+                    self.saved += len(ts)
+                    return
+        for v in views:
+            self.note(v.tensor)
+
     def restore(self) -> None:
         """Write every saved region back, newest first; the log is then empty."""
         for t, saved in reversed(self.entries):
-            t.copy_(saved)
+            if t.__class__ is list:   # note_views' entry: the member regions and their stack
+                for x, s in zip(t, saved):
+                    x.copy_(s)
+            else:
+                t.copy_(saved)
         self.entries.clear()
 
     def release(self) -> None:

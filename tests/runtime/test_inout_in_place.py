@@ -119,3 +119,41 @@ def test_a_restart_on_copies_starts_from_the_original_inout(monkeypatch):
     monkeypatch.setattr(S, "_writes_into", once)
     run(K.Scatter, a, table, cache, config=RunConfig(sim_seed=0))
     assert calls[0] == 2 and torch.equal(cache, want)
+
+
+def test_a_batched_submission_saves_its_member_regions_in_one_stack(monkeypatch):
+    # the batched scatter's written rows of the cache are saved by one torch.stack (note_views);
+    # an interrupt at the first gang store must still restore every row exactly
+    from pypto.runtime.undo import UndoLog
+    a, table, cache = _inputs(False)
+    before = _bits(cache)
+    kinds = []
+    real = UndoLog.restore
+
+    def spy(self):
+        kinds.extend(len(t) if t.__class__ is list else 1 for t, _ in self.entries)
+        return real(self)
+
+    monkeypatch.setattr(UndoLog, "restore", spy)
+    _interrupt_after(monkeypatch, 1, True)
+    with pytest.raises(KeyboardInterrupt):
+        run(K.Scatter, a, table, cache, config=RunConfig(sim_seed=0, sim_lockstep=True))
+    assert torch.equal(_bits(cache), before)
+    assert 16 in kinds   # one entry for the 16 members' rows
+
+
+def test_note_views_is_exact_and_falls_back_past_the_budget():
+    from pypto.runtime.deps import View
+    from pypto.runtime.undo import UndoLog
+    t = torch.randn(8, 4)
+    before = _bits(t)
+    log = UndoLog([t])
+    log.note_views([View(t[i:i + 1]) for i in (6, 1, 3)])        # one stacked entry
+    assert len(log.entries) == 1 and log.saved == 3
+    t[1] = 5.0
+    t[6] = -1.0
+    log.note_views([View(t[0:4]), View(t[4:8]), View(t[0:4])])   # 48 elements > the 20 left: member by member
+    assert not log.bases and log.saved == 5                      # the first fits, the second snapshots
+    t.fill_(3.0)
+    log.restore()
+    assert torch.equal(_bits(t), before)
