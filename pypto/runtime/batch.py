@@ -87,6 +87,16 @@ class _Held:
         """Each member's holding of resource ``w``."""
         return [c + self.add[w] for c in self.cols[w]]
 
+    def hold_some(self, w: int, active, amount: int) -> None:
+        """The members in ``active`` (not all of them) each hold ``amount`` more of resource ``w``."""
+        col = self.cols[w]
+        top = self.top[w]
+        for i in active:
+            c = col[i] = col[i] + amount
+            if c > top:
+                top = c
+        self.top[w] = top
+
     def clear(self) -> None:
         """Nothing held (the scope at this depth closed)."""
         n = len(self.cols[0])
@@ -245,7 +255,7 @@ class BatchRuntime:
         ring = depth if depth < 3 else 3
         limit = self._rings[what][ring]
         active = self._bactive[-1]
-        col = h.cols[what]
+        n = len(h.cols[what])
         tot = None
         outer = 0
         if ring == 3:
@@ -253,7 +263,7 @@ class BatchRuntime:
             # members, the batched ones per member (their running totals in _bring3)
             outer = sum(x[what] for d, x in enumerate(self._held) if d >= 3 and d not in self._bheld)
             tot = self._bring3
-        if len(active) == len(col):
+        if len(active) == n:
             h.add[what] += amount
             if tot is None:
                 if h.top[what] + h.add[what] > limit:
@@ -263,20 +273,9 @@ class BatchRuntime:
             if outer + tot.top[what] + tot.add[what] > limit:
                 self._members_deadlock(ring, active, tot, outer, what, limit)
             return
-        top = h.top[what]
-        for i in active:
-            c = col[i] = col[i] + amount
-            if c > top:
-                top = c
-        h.top[what] = top
+        h.hold_some(what, active, amount)
         if tot is not None:
-            tcol = tot.cols[what]
-            top = tot.top[what]
-            for i in active:
-                c = tcol[i] = tcol[i] + amount
-                if c > top:
-                    top = c
-            tot.top[what] = top
+            tot.hold_some(what, active, amount)
         else:
             tot = h
         if outer + tot.top[what] + tot.add[what] > limit:
