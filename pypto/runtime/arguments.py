@@ -74,12 +74,70 @@ def _check_dynamic_dims(params, full) -> None:
             raise TypeError(why)
 
 
+class ParamFacts:
+    """What the per-call argument checks read from a build's parameter list (``compiled_meta.json``'s
+    ``params``, never changed once built), derived once per list instead of on every call: each
+    tensor parameter's torch dtype and static shape, and whether any parameter is FP4 or has
+    dynamic dims (the checks that only those need are skipped otherwise)."""
+
+    __slots__ = ("params", "tensors", "fp4", "dims")
+
+    def __init__(self, params: list):
+        from pypto.language.dtypes import dtype_from_name
+
+        self.params = params
+        # (index, param, torch dtype, shape tuple with None for a dynamic dim, all dims static)
+        self.tensors = []
+        for i, p in enumerate(params):
+            if p["kind"] == "TensorType":
+                shape = tuple(p["shape"])
+                self.tensors.append((i, p, dtype_from_name(p["dtype"]).torch, shape, None not in shape))
+        self.fp4 = any(p["kind"] == "TensorType" and p["dtype"] == "FP4" for p in params)
+        self.dims = any(p["kind"] == "TensorType" and any(x is not None for x in p.get("dims") or ())
+                        for p in params)
+
+
+def param_facts(compiled, params: list) -> ParamFacts:
+    """:class:`ParamFacts` of ``params`` (``compiled.meta["params"]``), remembered on ``compiled``."""
+    facts = getattr(compiled, "_param_facts", None)
+    if facts is None or facts.params is not params:
+        facts = ParamFacts(params)
+        try:
+            compiled._param_facts = facts
+        except AttributeError:   # (an object that takes no attributes: derived on every call)
+            pass
+    return facts
+
+
+def _check_tensor_args(facts: ParamFacts, full: list) -> None:
+    """Each tensor argument is a ``torch.Tensor`` of the parameter's dtype and shape (a dynamic dim
+    takes any extent) that the simulator can read, and write where it is an output
+    (:func:`_check_writable`)."""
+    Tensor = torch.Tensor
+    for i, p, want, shape, static in facts.tensors:
+        a = full[i]
+        if not isinstance(a, Tensor):
+            raise TypeError(f"argument '{p['name']}' must be a torch.Tensor, got {type(a).__name__}")
+        if static:
+            same = a.shape == shape
+        else:
+            ash = a.shape
+            same = len(ash) == len(shape) and all(d is None or d == n for n, d in zip(ash, shape))
+        if not same or a.dtype != want:
+            raise TypeError(f"argument '{p['name']}' has shape {list(a.shape)} {a.dtype}, the program was "
+                            f"compiled for {p['shape']} {want}")
+        _check_writable(p, a)
+
+
 def _check_writable(p: dict, a: torch.Tensor) -> None:
     """Argument checks made before anything runs (issue 13, item 15): a tensor the simulator cannot
     read, or an output it could not write back after the whole run, is rejected naming the
     parameter — not discovered at write-back (results lost) or, for a meta tensor, never (a run
     that "succeeds" with no data)."""
-    name, d = p["name"], p["direction"]
+    d = p["direction"]
+    if a.is_cpu and (d != "Out" and d != "InOut" or not a.requires_grad and a.is_contiguous()):
+        return   # (the common case, cheaply: a contiguous tensor has no overlapping elements)
+    name = p["name"]
     if a.device.type != "cpu":
         raise TypeError(f"argument '{name}' is on device '{a.device}': the simulator reads and writes CPU tensors "
                         f"(a meta tensor holds no data at all); pass a CPU tensor, e.g. {name}.cpu() or "
@@ -166,19 +224,7 @@ def _in_place_args(params, full) -> set:
     * the tensor is contiguous and owns its whole storage at offset 0 (so the runtime sees the same
       buffer bounds and offsets as for a copy: deps.json and the tensormap are unchanged), and no
       other tensor argument shares that storage (an aliased pair must stay two buffers)."""
-    tensors = [(i, a) for i, a in enumerate(full) if isinstance(a, torch.Tensor)]
-    counts: dict[int, int] = {}
-    for _, a in tensors:
-        ptr = a.untyped_storage().data_ptr()
-        counts[ptr] = counts.get(ptr, 0) + 1
-    direct = set()
-    for i, a in tensors:
-        st = a.untyped_storage()
-        if (params[i]["direction"] in ("In", "Out") and counts[st.data_ptr()] == 1 and a.is_contiguous()
-                and a.storage_offset() == 0 and st.nbytes() == a.numel() * a.element_size()
-                and not a.requires_grad and a.device.type == "cpu"):
-            direct.add(i)
-    return direct
+    return _plain_in_place(params, full)[0]
 
 
 def _in_place_inout(params, full) -> set:
@@ -186,16 +232,34 @@ def _in_place_inout(params, full) -> set:
     :func:`_in_place_args` otherwise (a plain contiguous tensor owning its storage, shared with no
     other argument): a failed run puts them back from its undo log (:mod:`pypto.runtime.undo`)
     instead of leaving a copy behind, so they stay as they were on failure, as copies did."""
-    tensors = [(i, a) for i, a in enumerate(full) if isinstance(a, torch.Tensor)]
+    return _plain_in_place(params, full)[1]
+
+
+def _plain_in_place(params, full) -> tuple[set, set]:
+    """``(_in_place_args, _in_place_inout)`` in one pass over the arguments (one storage object
+    per tensor: execute() needs both on every call)."""
+    tensors = []
     counts: dict[int, int] = {}
-    for _, a in tensors:
-        ptr = a.untyped_storage().data_ptr()
-        counts[ptr] = counts.get(ptr, 0) + 1
-    return {i for i, a in tensors
-            if params[i]["direction"] == "InOut" and counts[a.untyped_storage().data_ptr()] == 1
-            and a.is_contiguous() and a.storage_offset() == 0
-            and a.untyped_storage().nbytes() == a.numel() * a.element_size()
-            and not a.requires_grad and a.device.type == "cpu"}
+    Tensor = torch.Tensor
+    for i, a in enumerate(full):
+        if isinstance(a, Tensor):
+            st = a.untyped_storage()
+            ptr = st.data_ptr()
+            counts[ptr] = counts.get(ptr, 0) + 1
+            tensors.append((i, a, st, ptr))
+    direct, inout = set(), set()
+    for i, a, st, ptr in tensors:
+        d = params[i]["direction"]
+        if d == "In" or d == "Out":
+            into = direct
+        elif d == "InOut":
+            into = inout
+        else:
+            continue
+        if (counts[ptr] == 1 and a.is_contiguous() and a.storage_offset() == 0
+                and st.nbytes() == a.numel() * a.element_size() and not a.requires_grad and a.is_cpu):
+            into.add(i)
+    return direct, inout
 
 
 def _window_args(full) -> set:
