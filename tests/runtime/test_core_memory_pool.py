@@ -130,3 +130,22 @@ def test_gang_views_are_the_views_and_marks_of_each_tile(pool):
             v.fill_(1)
         a.release()
         b.release()
+
+
+def test_merged_ranges_are_remembered_per_dirty_set():
+    """release() merges a call's dirty ranges through a memo (a program's calls repeat the same
+    set): the same rectangles as _merge, one object for an equal set, another for another set."""
+    a = {(0, 64, 0, 8, 1), (0, 64, 0, 48, 1), (0, 32, 32, 48, 1), (16, 80, 3, 4, 1), (0, 8, 1, None, 3)}
+    got = cores._merged(set(a), 48)
+    assert [list(r) for r in got] == cores._merge(a, 48)
+    assert cores._merged(set(a), 48) is got
+    assert cores._merged(a | {(512, 520, 0, 1, 1)}, 48) is not got
+    assert cores._merged(set(a), 47) == tuple(tuple(r) for r in cores._merge(a, 47))
+    keep = dict(cores._MERGED)
+    try:   # bounded: programs come and go
+        for i in range(cores._MERGED_KEPT + 5):
+            cores._merged({(i, i + 1, 0, 1, 1)}, 48)
+        assert len(cores._MERGED) <= cores._MERGED_KEPT
+    finally:
+        cores._MERGED.clear()
+        cores._MERGED.update(keep)
