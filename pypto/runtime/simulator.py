@@ -853,17 +853,26 @@ class Runtime(BatchRuntime, TaskGraph):
 
 
 def _arg_key(t: Task, positions) -> tuple:
-    """The values of ``t``'s arguments at ``positions``, compared bit for bit (-0.0 is not 0.0)."""
-    out = []
-    for i in positions:
-        x = t.args[i]
-        if x.__class__ is float:
-            out.append((float, struct.pack("<d", x)))
-        elif isinstance(x, torch.Tensor):
-            out.append((x.dtype, x.detach().cpu().numpy().tobytes()))
-        else:
-            out.append((x.__class__, x))
-    return tuple(out)
+    """The values of ``t``'s arguments at ``positions``, compared bit for bit (-0.0 is not 0.0).
+    (Called for every task of a window a GANG_SAME kernel's gang is drawn from: a Qwen3 layer call
+    keys ~270 float arguments; hence the precompiled pack and no per-item call.)"""
+    args = t.args
+    return tuple([(float, _PACK_F64(x)) if x.__class__ is float else _value_key(x) for x in [args[i] for i in positions]])
+
+
+_PACK_F64 = struct.Struct("<d").pack
+
+
+def _value_key(x) -> tuple:
+    """:func:`_arg_key` of one argument other than a plain float."""
+    if isinstance(x, torch.Tensor):
+        return (x.dtype, x.detach().cpu().numpy().tobytes())
+    if isinstance(x, float):   # a float subclass (np.float64): bit for bit too
+        return (x.__class__, _PACK_F64(x))
+    tobytes = getattr(x, "tobytes", None)
+    if tobytes is not None:   # a NumPy scalar (np.float32(-0.0) == 0.0, its bytes differ)
+        return (x.__class__, tobytes())
+    return (x.__class__, x)
 
 
 def _skip(t: Task) -> bool:
