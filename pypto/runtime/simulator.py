@@ -857,7 +857,8 @@ def _arg_key(t: Task, positions) -> tuple:
     (Called for every task of a window a GANG_SAME kernel's gang is drawn from: a Qwen3 layer call
     keys ~270 float arguments; hence the precompiled pack and no per-item call.)"""
     args = t.args
-    return tuple([(float, _PACK_F64(x)) if x.__class__ is float else _value_key(x) for x in [args[i] for i in positions]])
+    return tuple([(float, _PACK_F64(x)) if x.__class__ is float else _value_key(x)
+                  for x in [args[i] for i in positions]])
 
 
 _PACK_F64 = struct.Struct("<d").pack
