@@ -93,3 +93,24 @@ def test_the_cheap_writability_check_leaves_non_contiguous_outputs_to_the_full_c
     o2 = torch.zeros(16, 64)
     K.add_one(sub, o2, config=CFG)
     assert torch.equal(o2, sub.detach() + 1)
+
+
+def test_a_finished_call_gives_core_memory_back_once_and_drops_every_core_view_cache():
+    """_release_cores: the cores' shared CoreMemory is released once (its arrays back in the pool),
+    and a core that cached tile views (a task-by-task run) has them dropped, as Core.release did."""
+    a = torch.randn(16, 64)
+    for lock in (False, True):
+        out = torch.zeros(16, 64)
+        K.six_tasks(a, out, config=RunConfig(sim_seed=0, sim_lockstep=lock))
+        rt = S._LAST_RUNTIME[0]
+        assert rt.memory.arrays == {} and rt.memory.views == {}
+        assert all(c.views == {} for c in rt.cores)
+        assert all(c.memory is rt.memory for c in rt.cores)
+    used = []
+    real = S.Core.release
+    try:   # a task-by-task run caches views on the cores it used: those are released
+        S.Core.release = lambda self: used.append(self.index) or real(self)
+        K.six_tasks(a, torch.zeros(16, 64), config=RunConfig(sim_seed=0, sim_lockstep=False))
+    finally:
+        S.Core.release = real
+    assert used and len(used) < 48
