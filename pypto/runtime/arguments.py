@@ -147,10 +147,39 @@ def _check_writable(p: dict, a: torch.Tensor) -> None:
     if a.requires_grad:
         raise TypeError(f"argument '{name}' ({d}) requires grad: results are written into it in place, outside "
                         f"autograd; pass {name}.detach() or a tensor created without requires_grad")
-    if a.numel() > 1 and torch._debug_has_internal_overlap(a) != 0:
+    if a.numel() > 1 and _overlaps(a):
         raise TypeError(f"argument '{name}' ({d}) is a view in which several elements share memory (e.g. an "
                         f"expand()ed tensor, stride {list(a.stride())}): results cannot be written into it; pass "
                         f"a tensor with its own storage, e.g. {name}.contiguous() or torch.empty(...)")
+
+
+# Above this many elements a strided layout torch cannot classify is not enumerated (8 bytes of
+# offsets per element); it is refused as unproven (_overlaps).
+_ENUMERATE_AT_MOST = 1 << 24
+
+
+def _overlaps(a: torch.Tensor) -> bool:
+    """Whether two elements of ``a`` share a storage location. torch's own test answers yes, no or
+    "too hard" (any non-contiguous layout it does not recognise, e.g. ``wide[:, ::2]``); "too hard"
+    is decided here: dims sorted by stride, each stride beyond the span of the smaller ones proves
+    the elements distinct; otherwise the offsets are enumerated and compared (exact)."""
+    verdict = torch._debug_has_internal_overlap(a)
+    if verdict != 2:   # 0: no overlap, 1: overlap
+        return verdict == 1
+    dims = sorted((st, n) for st, n in zip(a.stride(), a.shape) if n > 1)
+    span = 0   # the largest offset the smaller-stride dims reach
+    for st, n in dims:
+        if st <= span:
+            break
+        span += st * (n - 1)
+    else:
+        return False
+    if a.numel() > _ENUMERATE_AT_MOST:
+        return True   # (not proven distinct: refused, the message names the strides)
+    offsets = torch.zeros((), dtype=torch.int64)
+    for st, n in dims:
+        offsets = (offsets.unsqueeze(-1) + torch.arange(n, dtype=torch.int64) * st).flatten()
+    return bool(offsets.unique().numel() != offsets.numel())
 
 
 def _unpack_fp4(params, full: list) -> dict:

@@ -292,3 +292,44 @@ def test_mixed_float_dtypes_promote_by_an_explicit_rule_with_a_warning():
     # FP16 with BF16: no type holds both exactly (the reference's rule and torch's differ): an error
     e = _raises_located(lambda: K.bare_add(a.bfloat16(), b, out.half(), config=CFG), "pl.add(a, b)")
     assert "BF16 and FP16" in str(e)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: torch.zeros(16, 64)[:, ::2],                          # every other column
+    lambda: torch.zeros(32, 16).t(),                              # transposed (torch: no overlap)
+    lambda: torch.zeros(16, 2, 32).permute(1, 0, 2)[0],           # a strided slice of a permuted tensor
+    lambda: torch.zeros(64, 32).as_strided((16, 32), (33, 1)),    # rows 33 apart: distinct elements
+])
+def test_a_non_contiguous_out_view_without_shared_elements_is_written(make):
+    """Before: torch's overlap test cannot classify most non-contiguous layouts ("too hard") and
+    such an Out view was refused as if elements shared memory."""
+    out = make()
+    a, b = torch.randn(16, 32), torch.randn(16, 32)
+    K.bare_add(a, b, out, config=CFG)
+    assert torch.equal(out, a + b)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: torch.zeros(64).as_strided((16, 32), (2, 1)),          # rows overlap by 30 elements
+    lambda: torch.zeros(600).as_strided((16, 32), (31, 2)),        # interleaved: a later row meets an earlier one
+])
+def test_an_out_view_whose_elements_share_memory_is_still_refused(make):
+    from pypto.runtime.arguments import _overlaps
+    out = make()
+    assert _overlaps(out)
+    with pytest.raises(TypeError, match="share memory"):
+        K.bare_add(torch.randn(16, 32), torch.randn(16, 32), out, config=CFG)
+
+
+def test_the_overlap_test_agrees_with_enumerating_offsets():
+    """The exact decision against a brute-force oracle over random small strided layouts."""
+    import random
+    from pypto.runtime.arguments import _overlaps
+    rng = random.Random(0)
+    base = torch.zeros(4096)
+    for _ in range(400):
+        shape = [rng.randint(1, 5) for _ in range(rng.randint(1, 3))]
+        strides = [rng.randint(0, 12) for _ in shape]
+        v = base.as_strided(shape, strides)
+        offs = [sum(i * s for i, s in zip(idx, strides)) for idx in __import__("itertools").product(*map(range, shape))]
+        assert _overlaps(v) == (len(set(offs)) != len(offs)), (shape, strides)
