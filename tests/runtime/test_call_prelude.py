@@ -82,13 +82,16 @@ def test_argument_errors_on_the_fast_path_name_the_parameter(what, make, needle)
 
 def test_the_cheap_writability_check_leaves_non_contiguous_outputs_to_the_full_check():
     """The early return is only for contiguous CPU tensors; any other output still goes through
-    torch's overlap check, which cannot prove a strided view free of overlap and refuses it (as
-    before the fast path), while a contiguous output and a Tensor subclass as input are accepted."""
+    the full overlap check: a strided view whose elements are distinct (``wide[:, ::2]``, which
+    torch's own test cannot classify) is written, one whose elements share memory is refused before
+    anything runs, and a contiguous output and a Tensor subclass as input are accepted."""
     a = torch.randn(16, 64)
     wide = torch.zeros(16, 128)
+    K.add_one(a, wide[:, ::2], config=CFG)
+    assert torch.equal(wide[:, ::2], a + 1) and torch.equal(wide[:, 1::2], torch.zeros(16, 64))
+    shared = torch.zeros(16 + 64).as_strided((16, 64), (1, 1))   # row i starts one element after row i - 1
     with pytest.raises(TypeError, match="'out' .* share memory"):
-        K.add_one(a, wide[:, ::2], config=CFG)
-    assert torch.equal(wide, torch.zeros(16, 128))
+        K.add_one(a, shared, config=CFG)
     sub = torch.nn.Parameter(torch.randn(16, 64), requires_grad=False)   # a Tensor subclass as input
     o2 = torch.zeros(16, 64)
     K.add_one(sub, o2, config=CFG)
