@@ -38,6 +38,9 @@ import math
 import mmap
 import sys
 import threading
+import weakref
+from itertools import repeat
+from operator import is_
 
 import torch
 
@@ -212,7 +215,7 @@ class BatchRuntime:
         """``tensor.slice`` of ``t`` at ``offsets[k]`` for the ``k``-th active member (the views
         :func:`pypto.ops.support.view_region` returns; its checks in one loop for the plain 2-D
         case, the function itself for anything else)."""
-        out = _gather_slices(t, offsets, shape)
+        out = _gather_slices(t, offsets, shape, self.owner)
         return out if len(out) == n else spread(n, active, out)
 
     def breshape(self, n: int, active, xs: list, shape) -> list:
@@ -792,8 +795,11 @@ def _values_at(x, flat: list, indices: list) -> list:
     return [_read(x, i) for i in indices]
 
 
-def _gather_slices(t, offsets: list, shape) -> list:
-    """:func:`pypto.ops.support.view_region` of ``t`` at each of ``offsets`` (see ``bslice``)."""
+def _gather_slices(t, offsets: list, shape, owners=None) -> list:
+    """:func:`pypto.ops.support.view_region` of ``t`` at each of ``offsets`` (see ``bslice``).
+    With ``owners`` (the runtime's storages created in this run), the views of a tensor the run
+    did not create (the caller's: a weight, the KV cache) come from :func:`_kept_views`, made
+    once across calls."""
     if t.dim() != 2 or len(shape) != 2:
         return [_view_region(t, o, shape, "tensor.slice") for o in offsets]
     s0, s1 = shape
@@ -818,25 +824,96 @@ def _gather_slices(t, offsets: list, shape) -> list:
     n = len(ats)
     if n != len(offsets) or not n:
         return _gather_slow(t, offsets, shape)
-    lo = ats[0]
-    step = ats[1] - lo if n > 1 else 0
-    if n > 1 and step >= 0 and ats == list(range(lo, lo + step * n, step) if step else [lo] * n):
-        # evenly spaced (a loop over columns / rows of a weight or an activation): one [n, s0, s1]
-        # view unbound into its n rows in C (~half the cost of n as_strided calls); each row has the
-        # metadata as_strided gives it (storage, offset, shape, strides; its _base is t's)
-        out = Sliced(t.as_strided((n, s0, s1), (step, st0, st1), lo).unbind(0))
-        hi = ats[-1]
-    else:
-        strided = t.as_strided
-        out = Sliced([strided(size, st, at) for at in ats])
+    ptr = t.untyped_storage().data_ptr()
+    kept = None
+    if owners is not None and s0 and s1 and ptr not in owners and _KEEP and t.__class__ is torch.Tensor \
+            and not t.requires_grad:
+        kept = _kept_views(t, size)
+    if kept is not None:
+        alias, views = kept
+        out = list(map(views.get, ats))
+        if any(map(is_, out, repeat(None))):
+            strided = alias.as_strided
+            for k, v in enumerate(out):
+                if v is None:
+                    at = ats[k]
+                    v = views.get(at)   # (made for an earlier member of this call: one region twice)
+                    if v is None:
+                        v = views[at] = strided(size, st, at)
+                        v._pypto_slice = (alias, at, size)   # gang_access.SLICE_OF
+                    out[k] = v
+        out = Sliced(out)
         lo, hi = min(ats), max(ats)
-    for v, at in zip(out, ats):
-        v._pypto_slice = (t, at, size)   # gang_access.SLICE_OF: its run finder reads no metadata
-    if s0 * s1 == 0:
-        return list(out)
-    out.tensor, out.ptr, out.ats = t, t.untyped_storage().data_ptr(), ats
+    else:
+        lo = ats[0]
+        step = ats[1] - lo if n > 1 else 0
+        if n > 1 and step >= 0 and ats == list(range(lo, lo + step * n, step) if step else [lo] * n):
+            # evenly spaced (a loop over columns / rows of a weight or an activation): one [n, s0, s1]
+            # view unbound into its n rows in C (~half the cost of n as_strided calls); each row has the
+            # metadata as_strided gives it (storage, offset, shape, strides; its _base is t's)
+            out = Sliced(t.as_strided((n, s0, s1), (step, st0, st1), lo).unbind(0))
+            hi = ats[-1]
+        else:
+            strided = t.as_strided
+            out = Sliced([strided(size, st, at) for at in ats])
+            lo, hi = min(ats), max(ats)
+        for v, at in zip(out, ats):
+            v._pypto_slice = (t, at, size)   # gang_access.SLICE_OF: its run finder reads no metadata
+        if s0 * s1 == 0:
+            return list(out)
+    out.tensor, out.ptr, out.ats = t, ptr, ats
     out.lo, out.hi = lo, hi + 1 + (s0 - 1) * st0 + (s1 - 1) * st1
     return out
+
+
+# The views bslice made of the caller's tensors, kept across calls (a decode step slices the same
+# weights and KV-cache pages call after call: ~1.2 us a view and its tag, ~700 views a Qwen3 layer
+# call). id(tensor) -> [weak reference to it, its layout when the entry was made, an alias, {slice
+# shape: {storage offset: view}}]. Exact because:
+# * a view is a function of the storage, its offset, shape and strides (and dtype) alone: the entry
+#   is used only while the tensor object is alive (the weak reference; its callback drops the
+#   entry, so an id reused by another tensor never hits) and still has the same storage object and
+#   address, offset, shape, strides and dtype (``set_``, ``.data =``, ``resize_`` or a storage
+#   resize make a new entry); the views see the storage's current contents, like fresh views;
+# * the views are made of an *alias* of the tensor (same storage object, offset, shape, strides,
+#   no autograd base), so they do not keep the caller's tensor object alive (a view's ``_base``
+#   would) and the entry goes when the caller drops the tensor; the alias keeps the storage
+#   alive only as long as the entry does;
+# * a view carries nothing per call: its SLICE_OF tag names the alias, its storage offset and shape
+#   (fixed); the dependency records, the undo log and the runtime's view cache are the runtime's
+#   own, keyed per run; gang_access's layout memo is forgotten at the end of every call and holds
+#   only what the views' fixed metadata determines.
+# Only 2-D slices of plain tensors the run did not create (a tensor the run creates is new every
+# call), not requiring grad (the alias would drop the autograd link a fresh view has) are kept.
+_KEEP = True           # (tests and the A/B measurement turn it off)
+_KEPT: dict = {}
+_KEPT_TENSORS = 256    # bounds: tensors (all entries dropped beyond), views per tensor and shape
+_KEPT_VIEWS = 8192
+
+
+def _kept_views(t, size: tuple):
+    """``(alias, {storage offset: view})`` of the kept views of ``t`` at slice shape ``size``
+    (see above): the entry is made again when ``t``'s layout changed."""
+    key = id(t)
+    e = _KEPT.get(key)
+    st = t.untyped_storage()
+    layout = (st._cdata, st.data_ptr(), t.storage_offset(), t.shape, t.stride(), t.dtype)
+    if e is None or e[0]() is not t or e[1] != layout:
+        alias = torch.empty(0, dtype=t.dtype).set_(st, layout[2], t.shape, t.stride())
+
+        def drop(ref, key=key):
+            got = _KEPT.get(key)
+            if got is not None and got[0] is ref:
+                del _KEPT[key]
+
+        if len(_KEPT) >= _KEPT_TENSORS:
+            _KEPT.clear()
+        e = _KEPT[key] = [weakref.ref(t, drop), layout, alias, {}]
+    shapes = e[3]
+    views = shapes.get(size)
+    if views is None or len(views) >= _KEPT_VIEWS:
+        views = shapes[size] = {}
+    return e[2], views
 
 
 def _as_sliced(views: list) -> list:
