@@ -399,7 +399,8 @@ class BatchRuntime:
                 if inout or tag == INPUT:
                     lookups += 1
                     if base in buckets:
-                        for p, ov, pv in tensormap.lookup(v, inout):
+                        # (a reader adds each producer once: the first hit of each is all it needs)
+                        for p, ov, pv in (tensormap.lookup(v, True) if inout else tensormap.producers(v)):
                             if p is not task and p.index not in fanin:
                                 fanin.add(p.index)
                                 edges.append((p, k, "tensormap", ov, pv))

@@ -1,0 +1,257 @@
+"""bslice's views of the caller's tensors kept across calls (pypto.runtime.batch._kept_views) and the
+reading consumer's producer lookup (pypto.runtime.deps.TensorMap.producers): the same views as fresh
+ones, made again whenever the tensor, its layout or the offsets change, never keeping the caller's
+tensor alive; whole programs called again on the same tensors (changed in place, re-pointed with
+``set_``, or replaced) give the per-task form's bits."""
+import gc
+import math
+import random
+import sys
+import weakref
+from pathlib import Path
+
+import pytest
+import torch
+
+from pypto.driver.build import compile as ir_compile
+from pypto.ops import support
+from pypto.ops.support.gang_access import SLICE_OF
+from pypto.runtime import RunConfig
+from pypto.runtime import batch as B
+from pypto.runtime.deps import NO_OVERLAP, TensorMap, View
+
+import kernels_batch as K
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import model_kernels as M  # noqa: E402
+
+
+def _meta(v):
+    return v.untyped_storage().data_ptr(), v.storage_offset(), tuple(v.shape), v.stride(), v.dtype
+
+
+def _same_as_fresh(views, t, offsets, shape):
+    for v, o in zip(views, offsets):
+        want = support.view_region(t, o, shape, "tensor.slice")
+        assert _meta(v) == _meta(want) and torch.equal(v, want)
+        src, at, size = getattr(v, SLICE_OF)
+        assert (at, size) == (v.storage_offset(), tuple(shape))
+        assert src.untyped_storage().data_ptr() == t.untyped_storage().data_ptr() and src.stride() == t.stride()
+
+
+def test_kept_views_are_reused_and_equal_fresh_views():
+    base = torch.randn(80, 48)
+    t = base[4:68, 8:40]   # a view itself: storage offset and strides not a fresh tensor's
+    offs = [[40, 0], [0, 8], [16, 16], [56, 3], [40, 0]]   # uneven, one region twice
+    a = B._gather_slices(t, offs, [8, 16], {})
+    assert a.__class__ is B.Sliced and a.tensor is t and a.ats == [v.storage_offset() for v in a]
+    _same_as_fresh(a, t, offs, [8, 16])
+    b = B._gather_slices(t, offs, [8, 16], {})   # the next call: the very same views
+    assert all(x is y for x, y in zip(a, b)) and a[0] is a[4]
+    assert (b.lo, b.hi) == (a.lo, a.hi)
+    # the span and member views are those of fresh views
+    fresh = B._gather_slices(t, offs, [8, 16])
+    assert all(x is not y for x, y in zip(a, fresh))
+    assert (a.lo, a.hi, a.ptr) == (fresh.lo, fresh.hi, fresh.ptr)
+    for v, w in zip(B._member_views(a, {}), B._member_views(fresh, {})):
+        assert all(getattr(v, f) == getattr(w, f) for f in View.__slots__ if f != "tensor")
+    # evenly spaced offsets (a weight's columns) are kept too
+    cols = [[0, 4 * k] for k in range(4)]
+    c = B._gather_slices(t, cols, [8, 16], {})
+    _same_as_fresh(c, t, cols, [8, 16])
+    assert all(x is y for x, y in zip(c, B._gather_slices(t, cols, [8, 16], {})))
+    # the views write through to the caller's tensor and see its current contents
+    b[1].fill_(3.0)
+    assert torch.equal(t[0:8, 8:24], torch.full((8, 16), 3.0))
+    t[16:24, 16:32] = 5.0
+    assert torch.equal(B._gather_slices(t, offs, [8, 16], {})[2], torch.full((8, 16), 5.0))
+
+
+def test_new_offsets_get_new_views_and_old_ones_stay():
+    t = torch.randn(64, 32)
+    a = B._gather_slices(t, [[0, 0], [8, 0]], [8, 32], {})
+    b = B._gather_slices(t, [[8, 0], [24, 0]], [8, 32], {})
+    assert b[0] is a[1] and b[1] is not a[0]
+    _same_as_fresh(b, t, [[8, 0], [24, 0]], [8, 32])
+    # another slice shape of the same tensor: its own views
+    c = B._gather_slices(t, [[8, 0]], [8, 16], {})
+    assert c[0] is not a[1] and tuple(c[0].shape) == (8, 16)
+    _same_as_fresh(c, t, [[8, 0]], [8, 16])
+
+
+def test_tensors_the_run_created_and_autograd_tensors_are_not_kept():
+    t = torch.randn(64, 32)
+    owners = {t.untyped_storage().data_ptr(): object()}
+    a = B._gather_slices(t, [[0, 0], [8, 0]], [8, 32], owners)
+    b = B._gather_slices(t, [[0, 0], [8, 0]], [8, 32], owners)
+    assert a[0] is not b[0] and id(t) not in B._KEPT
+    assert a[0]._base is t and getattr(a[0], SLICE_OF) == (t, 0, (8, 32))
+    g = torch.randn(64, 32, requires_grad=True)
+    a = B._gather_slices(g, [[0, 0], [8, 0]], [8, 32], {})
+    assert id(g) not in B._KEPT and a[0].requires_grad
+
+
+@pytest.mark.parametrize("change", ["set_storage", "data", "as_strided_", "storage_resize", "transpose_"])
+def test_a_changed_layout_makes_the_views_again(change):
+    t = torch.randn(64, 32)
+    offs = [[8, 0], [16, 8]]
+    old = B._gather_slices(t, offs, [8, 16], {})
+    if change == "set_storage":
+        t.set_(torch.randn(64, 32).untyped_storage(), 0, (64, 32), (32, 1))
+    elif change == "data":
+        t.data = torch.randn(64, 32)
+    elif change == "as_strided_":
+        t.as_strided_((32, 32), (64, 1), 32)   # the same storage: every other row from the second
+    elif change == "storage_resize":
+        t.untyped_storage().resize_(t.untyped_storage().nbytes() + 4096)
+    else:
+        t.transpose_(0, 1)
+        t.transpose_(0, 1)   # the same layout again: the entry stays valid
+    new = B._gather_slices(t, offs, [8, 16], {})
+    _same_as_fresh(new, t, offs, [8, 16])
+    if change == "transpose_":
+        assert new[0] is old[0]
+    else:
+        assert new[0] is not old[0] and new[1] is not old[1]
+
+
+def test_the_entry_goes_with_the_callers_tensor():
+    t = torch.randn(64, 32)
+    key = id(t)
+    views = B._gather_slices(t, [[0, 0], [8, 0]], [8, 32], {})
+    assert key in B._KEPT
+    alias = weakref.ref(B._KEPT[key][2])
+    ref = weakref.ref(t)
+    del views, t   # (views bslice handed out name the alias, not the caller's tensor)
+    gc.collect()
+    assert ref() is None and key not in B._KEPT and alias() is None
+    # a new tensor (maybe at the old id) gets its own views
+    u = torch.randn(64, 32)
+    v = B._gather_slices(u, [[0, 0]], [8, 32], {})
+    assert B._KEPT[id(u)][0]() is u
+    _same_as_fresh(v, u, [[0, 0]], [8, 32])
+
+
+def test_the_kept_views_are_bounded(monkeypatch):
+    monkeypatch.setattr(B, "_KEPT_VIEWS", 4)
+    t = torch.randn(64, 32)
+    first = B._gather_slices(t, [[k, 0] for k in range(4)], [1, 32], {})
+    again = B._gather_slices(t, [[k, 0] for k in range(4, 6)], [1, 32], {})   # over the bound: a new dict
+    assert len(B._KEPT[id(t)][3][(1, 32)]) == 2
+    third = B._gather_slices(t, [[0, 0]], [1, 32], {})
+    assert third[0] is not first[0]
+    _same_as_fresh(list(again) + list(third), t, [[4, 0], [5, 0], [0, 0]], [1, 32])
+    monkeypatch.setattr(B, "_KEPT_TENSORS", 2)
+    ts = [torch.randn(8, 8) for _ in range(3)]
+    for x in ts:
+        B._gather_slices(x, [[0, 0], [4, 0]], [4, 8], {})
+    assert len(B._KEPT) <= 2 and id(ts[2]) in B._KEPT
+
+
+def _first_hits(tm, v):
+    """lookup's hits, the first one of each producer (what a reader that adds each producer once keeps)."""
+    seen, out = set(), []
+    for p, ov, pv in tm.lookup(v, False):
+        if p not in seen:
+            seen.add(p)
+            out.append((p, ov, pv))
+    return out
+
+
+def test_producers_are_the_first_lookup_hit_of_each_producer():
+    rng = random.Random(7)
+    store = torch.zeros(64, 16)
+    for trial in range(200):
+        tm = TensorMap()
+        tasks = [object() for _ in range(4)]
+        for _ in range(rng.randint(1, 12)):
+            r, c = rng.randrange(60), rng.randrange(12)
+            h, w = rng.randint(1, 4), rng.randint(1, 4)
+            tm.register(View(store[r:r + h, c:c + w]), rng.choice(tasks))
+        if rng.random() < 0.3:   # a 1-D span over some rows (what a batched reader looks up)
+            lo = rng.randrange(0, 64 * 16 - 64)
+            v = View(store.view(-1)[lo:lo + rng.randint(1, 300)])
+        else:
+            r, c = rng.randrange(60), rng.randrange(12)
+            v = View(store[r:r + rng.randint(1, 4), c:c + rng.randint(1, 4)])
+        before = [list(b.los) for b in tm.buckets.values()]
+        got = tm.producers(v)
+        assert list(got) == _first_hits(tm, v), trial
+        assert [list(b.los) for b in tm.buckets.values()] == before   # nothing dropped
+        assert all(ov != NO_OVERLAP for _, ov, _ in got)
+
+
+# ------------------------------------------------------------------- whole programs, called again
+
+
+def _bits(t):
+    return t.view(torch.uint8)
+
+
+def _call_both(compiled, args, inout):
+    """Call ``compiled`` batched on ``args`` themselves (the kept views' case: the same tensor objects
+    call after call) and task by task on clones; the tensors at ``inout`` come out bit for bit alike."""
+    ref = [x.clone() if isinstance(x, torch.Tensor) else x for x in args]
+    compiled(*args, config=RunConfig(platform="a2a3sim", sim_seed=0))
+    compiled(*ref, config=RunConfig(platform="a2a3sim", sim_seed=0, sim_batch=False))
+    for i in inout:
+        assert torch.equal(_bits(args[i]), _bits(ref[i])), i
+
+
+def test_scatter_called_again_after_the_table_changed():
+    compiled = ir_compile(K.Scatter, **RunConfig(platform="a2a3sim").compile_options())
+    a, cache = torch.randn(16, 64), torch.randn(32, 64)
+    table = torch.randperm(32, generator=torch.Generator().manual_seed(2))[:16].to(torch.int32)
+    for step in range(4):
+        _call_both(compiled, (a, table, cache), [2])
+        # the caller changes the table (other rows) and the inputs in place between calls
+        table.copy_(torch.randperm(32, generator=torch.Generator().manual_seed(10 + step))[:16].to(torch.int32))
+        a.mul_(-0.5)
+    # the cache re-pointed at another storage: the next call writes the new one
+    other = torch.randn(32, 64)
+    old = cache.detach()   # (shares the old storage)
+    cache.set_(other.untyped_storage(), 0, (32, 64), (64, 1))
+    before = old.clone()
+    _call_both(compiled, (a, table, cache), [2])
+    assert cache.untyped_storage().data_ptr() == other.untyped_storage().data_ptr()
+    assert torch.equal(old, before)   # the old storage is not written
+
+
+def _paged_case(batch=4, heads=16, mb=3):
+    D = Bk = 128
+    g = torch.Generator().manual_seed(0)
+    q = torch.randn(batch * heads, D, generator=g).to(torch.bfloat16)
+    k = torch.randn(batch * mb * Bk, D, generator=g).to(torch.bfloat16)
+    v = torch.randn(batch * mb * Bk, D, generator=g).to(torch.bfloat16)
+    table = torch.randperm(batch * mb, generator=g).to(torch.int32)
+    lens = torch.tensor([Bk * (1 + i % mb) for i in range(batch)], dtype=torch.int32)
+    prog = M.paged_attention(batch, heads, D, Bk, mb)
+    return prog, [q, k, v, table, lens, 1.0 / math.sqrt(D), torch.zeros(batch * heads, D)]
+
+
+def test_paged_attention_called_again_on_changed_pages_and_caches():
+    prog, args = _paged_case()
+    compiled = ir_compile(prog, **RunConfig(platform="a2a3sim").compile_options())
+    q, k, v, table, lens = args[:5]
+    _call_both(compiled, args, [6])
+    first = args[6].clone()
+    # the same tensors again: the same result
+    args[6].zero_()
+    _call_both(compiled, args, [6])
+    assert torch.equal(_bits(args[6]), _bits(first))
+    # the table permuted in place: other pages for each request, so other kept views
+    table.copy_(table.flip(0))
+    _call_both(compiled, args, [6])
+    assert not torch.equal(args[6], first)
+    # the key cache's contents changed in place, then the value cache replaced by another tensor
+    k.mul_(2)
+    _call_both(compiled, args, [6])
+    args[2] = torch.randn(v.shape).to(torch.bfloat16)
+    _call_both(compiled, args, [6])
+    # the key cache re-pointed (set_) at a copy with other contents, then the old storage changed
+    fresh = (k.float() * -1).to(torch.bfloat16)
+    old = k.detach()   # (shares the old storage)
+    k.set_(fresh.untyped_storage(), 0, k.shape, k.stride())
+    old.zero_()   # the old storage changed: the next call must read the new one
+    _call_both(compiled, args, [6])
+    assert args[6].abs().sum() > 0 and not args[6].isnan().any()
