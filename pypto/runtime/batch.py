@@ -159,6 +159,7 @@ class _BatchScope:
         if not rt._bactive:
             rt._bheld = {}
             rt._bring3 = None
+            rt._bouter = None
             rt._bn = 0
         return False
 
@@ -240,6 +241,7 @@ class BatchRuntime:
         return _as_sliced(out)
 
     guards_refused = 0   # loops a failed bguard ran task by task (per runtime; tests read it)
+    _bouter = None       # (_hold_members) (batched depths, the unbatched ring-3 holdings per resource)
 
     bspread = staticmethod(lambda n, active, values: spread(n, active, values))
     bmerge = staticmethod(lambda n, old, active, new: merge(n, old, active, new))
@@ -263,8 +265,15 @@ class BatchRuntime:
         outer = 0
         if ring == 3:
             # ring 3: every depth >= 3 counts; the unbatched ones (outside the loop) for all
-            # members, the batched ones per member (their running totals in _bring3)
-            outer = sum(x[what] for d, x in enumerate(self._held) if d >= 3 and d not in self._bheld)
+            # members, the batched ones per member (their running totals in _bring3). The unbatched
+            # holdings do not change while a batched loop runs (every hold in it is a member's),
+            # so their sums are taken once per set of batched depths
+            ob = self._bouter
+            if ob is None or ob[0] != len(self._bheld):
+                bheld = self._bheld
+                ob = self._bouter = (len(bheld), [sum(x[w] for d, x in enumerate(self._held) if d >= 3 and d not in bheld)
+                                                  for w in range(3)])
+            outer = ob[1][what]
             tot = self._bring3
         if len(active) == n:
             h.add[what] += amount
