@@ -40,7 +40,7 @@ import sys
 import threading
 import weakref
 from itertools import repeat
-from operator import is_
+from operator import is_, itemgetter
 
 import torch
 
@@ -190,13 +190,22 @@ class BatchRuntime:
         self._bn = n
         return True
 
-    def bguard(self, n: int, tensors: list, regions: list) -> bool:
+    def bguard(self, n: int, tensors: list, regions, each=None) -> bool:
         """The run-time half of a loop with writes at data-dependent offsets (:func:`pypto.codegen.
         batch.guarded_plan`): ``regions[m]`` lists member ``m``'s ``(k, offsets, shape)`` slices of
         ``tensors[k]`` (every iteration's, evaluated before the loop's first submission). True when
         no two members' regions of one tensor intersect (the loop then runs batched); else the loop
         runs task by task (``guards_refused`` counts it). Offsets that are not integers, or negative
-        ones, also refuse: the per-task form then reports the slice's own error."""
+        ones, also refuse: the per-task form then reports the slice's own error.
+
+        ``regions`` may be a function computing that list for all members at once (the generated
+        batched guard), with ``each`` the per-member one: an exception of the former makes the
+        latter run, member by member, so that the first member's error is the one raised."""
+        if each is not None:
+            try:
+                regions = regions()
+            except Exception:
+                regions = each()
         if not _regions_disjoint(len(tensors), regions):
             self._bn = 0
             self.guards_refused += 1
@@ -740,33 +749,60 @@ def _regions_disjoint(ntensors: int, regions: list) -> bool:
     """Whether, for each tensor index ``k < ntensors``, the boxes ``(k, offsets, shape)`` of
     different members (``regions[m]`` is member ``m``'s list) are pairwise disjoint. A sweep over
     the first dimension: boxes sorted by their start there, each compared only with the earlier
-    boxes still open at that start (KV-cache rows: no comparison at all when rows differ)."""
+    boxes still open at that start (KV-cache rows: one pass finds that none meet there)."""
     boxes: list = [[] for _ in range(ntensors)]
     for m, rs in enumerate(regions):
         for k, offs, shape in rs:
-            lo = []
+            lo = offs
             for o in offs:
-                if o.__class__ is not int:
-                    if not isinstance(o, int) or isinstance(o, bool):
+                if o.__class__ is not int or o < 0:
+                    lo = _plain_offsets(offs)
+                    if lo is None:
                         return False
-                    o = int(o)
-                if o < 0:
-                    return False
-                lo.append(o)
-            if any(d <= 0 for d in shape):
+                    break
+            if min(shape, default=1) <= 0:
                 continue   # an empty slice writes nothing
-            boxes[k].append((lo[0], lo[0] + shape[0], m, lo, [a + d for a, d in zip(lo, shape)]))
+            o0 = lo[0]
+            boxes[k].append((o0, o0 + shape[0], m, lo, shape))
     for bs in boxes:
-        bs.sort(key=lambda b: b[0])
+        if len(bs) < 2:
+            continue
+        bs.sort(key=_first)
+        end = bs[0][1]
+        for b in bs[1:]:   # the common case: no two boxes meet in the first dimension
+            if b[0] < end:
+                break
+            end = b[1]
+        else:
+            continue
         open_: list = []
         for b in bs:
             start = b[0]
-            open_ = [a for a in open_ if a[1] > start]
-            for a in open_:
-                if a[2] != b[2] and all(x < yh and y < xh for x, xh, y, yh in zip(a[3], a[4], b[3], b[4])):
-                    return False
+            if open_:
+                open_ = [a for a in open_ if a[1] > start]
+                for a in open_:
+                    if a[2] != b[2] and all(x < y + e and y < x + d for x, d, y, e in zip(a[3], a[4], b[3], b[4])):
+                        return False
             open_.append(b)
     return True
+
+
+def _plain_offsets(offs):
+    """``offs`` as plain ints (int subclasses converted), or None when one is not an integer (a bool
+    is not) or is negative."""
+    lo = []
+    for o in offs:
+        if o.__class__ is not int:
+            if not isinstance(o, int) or isinstance(o, bool):
+                return None
+            o = int(o)
+        if o < 0:
+            return None
+        lo.append(o)
+    return lo
+
+
+_first = itemgetter(0)
 
 
 def _gather_reads(x, indices: list) -> list:

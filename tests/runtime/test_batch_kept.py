@@ -255,3 +255,99 @@ def test_paged_attention_called_again_on_changed_pages_and_caches():
     old.zero_()   # the old storage changed: the next call must read the new one
     _call_both(compiled, args, [6])
     assert args[6].abs().sum() > 0 and not args[6].isnan().any()
+
+
+# ------------------------------------------------------------------ the batched guard
+
+
+def _scatter2(idx, table, div):
+    a, cache = torch.randn(16, 64), torch.randn(32, 64)
+    return (a, torch.tensor(idx, dtype=torch.int32), torch.tensor(table, dtype=torch.int32),
+            torch.tensor(div, dtype=torch.int32), cache)
+
+
+def _run_each(args):
+    """(batched, task by task): each the clone it ran on, or the error it raised (type, message)."""
+    from pypto.runtime import run
+    from pypto.runtime import simulator as S
+
+    got = []
+    for batch in (True, False):
+        a = [x.clone() for x in args]
+        try:
+            run(K.ScatterTwoReads, *a, config=RunConfig(platform="a2a3sim", sim_seed=0, sim_batch=batch))
+            got.append((a, S._LAST_RUNTIME[0]))
+        except Exception as e:   # noqa: BLE001 (compared between the two forms)
+            got.append((type(e), str(e)))
+    return got
+
+
+def test_the_batched_guard_computes_the_per_member_regions():
+    from pypto.driver.build import compile as ir_compile
+
+    c = ir_compile(K.ScatterTwoReads, **RunConfig(platform="a2a3sim").compile_options())
+    src = Path(c.output_dir, c.meta["orchestration"]).read_text()
+    assert "def _bgb0():" in src and "_rt.bread(" in src.split("def _bgb0():")[1].split("if _rt.batching")[0]
+    c = ir_compile(K.ScatterRagged, **RunConfig(platform="a2a3sim").compile_options())
+    src = Path(c.output_dir, c.meta["orchestration"]).read_text()
+    # the nest's guard replays an inner loop: member by member; the per-request loop's is batched
+    assert "_rt.bguard(_bn0, [cache], [_bg0(*_m) for _m in _bv0])" in src and "_bgb0, lambda: [_bg1(" in src
+    perm = torch.randperm(16, generator=torch.Generator().manual_seed(3)).tolist()
+    table = [2 * r + 1 for r in perm]                      # rows 1, 3, ..., 31 (div 1) or 0..15 (div 2)
+    for div in ([1] * 16, [2] * 16):
+        (b, rb), (t, _) = _run_each(_scatter2(list(range(16)), table, div))
+        assert all(torch.equal(_bits(x), _bits(y)) for x, y in zip(b, t))
+        assert rb.guards_refused == 0 and any(x.members is not None for x in rb.tasks)
+    # two members at one row: refused, run task by task
+    (b, rb), (t, _) = _run_each(_scatter2([0] * 2 + list(range(2, 16)), table, [1] * 16))
+    assert all(torch.equal(_bits(x), _bits(y)) for x, y in zip(b, t)) and rb.guards_refused == 1
+
+
+@pytest.mark.parametrize("idx, div", [
+    ([0, 1, 40] + list(range(3, 16)), [1] * 16),             # member 2 reads out of range
+    ([0, 40] + list(range(2, 16)), [0] + [1] * 15),          # member 0 divides by zero, member 1's read fails
+])
+def test_a_failing_guard_raises_the_per_task_error(idx, div):
+    table = list(range(16))
+    (eb, mb), (et, mt) = _run_each(_scatter2(idx, table, div))
+    assert (eb, mb) == (et, mt) and isinstance(eb, type) and issubclass(eb, Exception)
+
+
+def _disjoint_oracle(ntensors, regions):
+    """Pairwise: no two members' non-empty boxes of one tensor meet in every dimension; False for a
+    negative or non-integer (bool included) offset anywhere."""
+    boxes = []
+    for m, rs in enumerate(regions):
+        for k, offs, shape in rs:
+            if any(isinstance(o, bool) or not isinstance(o, int) or o < 0 for o in offs):
+                return False
+            if all(d > 0 for d in shape):
+                boxes.append((k, m, [int(o) for o in offs], shape))
+    for i, (k, m, lo, sh) in enumerate(boxes):
+        for k2, m2, lo2, sh2 in boxes[i + 1:]:
+            if k == k2 and m != m2 and all(a < b + e and b < a + d for a, d, b, e in zip(lo, sh, lo2, sh2)):
+                return False
+    return True
+
+
+def test_region_check_agrees_with_the_pairwise_oracle():
+    rng = random.Random(1)
+    for trial in range(4000):
+        nt = rng.randint(1, 3)
+        regs = []
+        for m in range(rng.randint(0, 6)):
+            rs = []
+            for _ in range(rng.randint(0, 3)):
+                nd = rng.randint(1, 3)
+                offs = tuple(rng.choice([-1, True, 2.0]) if rng.random() < 0.03 else rng.randint(0, 9)
+                             for _ in range(nd))
+                shape = tuple(rng.randint(0, 2) if rng.random() < 0.1 else rng.randint(1, 4) for _ in range(nd))
+                rs.append((rng.randrange(nt), offs, shape))
+            regs.append(rs)
+        assert B._regions_disjoint(nt, regs) == _disjoint_oracle(nt, regs), regs
+    # KV-cache rows (the common case: one pass), then one row written twice
+    rows = rng.sample(range(4096), 64)
+    regs = [[(0, (r, 0), (1, 128)), (1, (r, 0), (1, 128))] for r in rows]
+    assert B._regions_disjoint(2, regs)
+    regs[40][1] = (1, (rows[3], 0), (1, 128))
+    assert not B._regions_disjoint(2, regs)
