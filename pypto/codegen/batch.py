@@ -762,7 +762,15 @@ class BatchEmitter:
         x = py_expr(a["x"], self.names)
         if e.op == "tensor.read":
             return f"_rt.bread({self.n}, {act}, {x}, [{self.member(a['indices'])} for _i in {act}])"
-        return (f"_rt.bslice({self.n}, {act}, {x}, [{self.member(a['offset'])} for _i in {act}], "
+        offs = a["offset"]
+        elems = offs.elements if isinstance(offs, MakeTuple) else offs
+        if isinstance(elems, (list, tuple)) and len(elems) == 2 and sum(map(self.is_b, elems)) == 1:
+            # one offset differs per member (a page's rows, a head's columns): that column as one
+            # list, the other offset once (bslice_columns; no pair built per member)
+            cols = ", ".join(f"[{self.member(o)} for _i in {act}]" if self.is_b(o) else py_expr(o, self.names)
+                             for o in elems)
+            return f"_rt.bslice_columns({self.n}, {act}, {x}, [{cols}], {py_expr(a['shape'], self.names)})"
+        return (f"_rt.bslice({self.n}, {act}, {x}, [{self.member(offs)} for _i in {act}], "
                 f"{py_expr(a['shape'], self.names)})")
 
 

@@ -221,6 +221,17 @@ class BatchRuntime:
         self._wait_ready(x, None, False)
         return spread(n, active, _gather_reads(x, indices))
 
+    def bslice_columns(self, n: int, active, t, cols: list, shape) -> list:
+        """:meth:`bslice` with the offsets given per dimension: ``cols[d]`` lists the active
+        members' offsets in dimension ``d``, or is one value for all of them (the generated code
+        passes a KV-cache page's rows, ``[krow[_i] for _i in act]``, and the column 0, instead of
+        a pair per member)."""
+        out = _gather_columns(t, cols, shape, self.owner)
+        if out is None:   # not the plain case: the pairs, for the per-member checks and errors
+            offsets = [[c[k] if c.__class__ is list else c for c in cols] for k in range(len(active))]
+            out = _gather_slices(t, offsets, shape, self.owner)
+        return out if len(out) == n else spread(n, active, out)
+
     def bslice(self, n: int, active, t, offsets: list, shape) -> list:
         """``tensor.slice`` of ``t`` at ``offsets[k]`` for the ``k``-th active member (the views
         :func:`pypto.ops.support.view_region` returns; its checks in one loop for the plain 2-D
@@ -870,6 +881,50 @@ def _gather_slices(t, offsets: list, shape, owners=None) -> list:
     n = len(ats)
     if n != len(offsets) or not n:
         return _gather_slow(t, offsets, shape)
+    return _slices_at(t, ats, size, owners)
+
+
+def _gather_columns(t, cols: list, shape, owners):
+    """:func:`_gather_slices` of a 2-D ``t`` with the offsets given per dimension (``cols[d]``: the
+    active members' offsets in dimension ``d``, a list, or one int for all): the same result, from
+    a few C-level passes over the one column that differs; None (the caller then gathers member by
+    member) unless it is the plain case of one list column of in-range ints."""
+    if t.dim() != 2 or len(shape) != 2 or len(cols) != 2:
+        return None
+    s0, s1 = shape
+    if type(s0) is not int or type(s1) is not int:
+        return None
+    d0, d1 = t.shape
+    if s0 == d0 and s1 == d1:
+        return None
+    c0, c1 = cols
+    st0, st1 = t.stride()
+    base = t.storage_offset()
+    if c0.__class__ is list and type(c1) is int:
+        if not c0 or not 0 <= c1 <= d1 - s1 or set(map(type, c0)) != _INT or min(c0) < 0 or max(c0) > d0 - s0:
+            return None
+        at = base + c1 * st1
+        ats = [at + x * st0 for x in c0]
+    elif c1.__class__ is list and type(c0) is int:
+        if not c1 or not 0 <= c0 <= d0 - s0 or set(map(type, c1)) != _INT or min(c1) < 0 or max(c1) > d1 - s1:
+            return None
+        at = base + c0 * st0
+        ats = [at + x * st1 for x in c1]
+    else:
+        return None
+    return _slices_at(t, ats, (s0, s1), owners)
+
+
+_INT = {int}
+
+
+def _slices_at(t, ats: list, size: tuple, owners) -> list:
+    """The ``size`` views of 2-D ``t`` at storage offsets ``ats`` (checked in range), as
+    :func:`_gather_slices` returns them."""
+    s0, s1 = size
+    st = t.stride()
+    st0, st1 = st
+    n = len(ats)
     ptr = t.untyped_storage().data_ptr()
     kept = None
     if owners is not None and s0 and s1 and ptr not in owners and _KEEP and t.__class__ is torch.Tensor \

@@ -351,3 +351,49 @@ def test_region_check_agrees_with_the_pairwise_oracle():
     assert B._regions_disjoint(2, regs)
     regs[40][1] = (1, (rows[3], 0), (1, 128))
     assert not B._regions_disjoint(2, regs)
+
+
+def test_slices_by_columns_are_bslices_views():
+    """bslice_columns (one offset per member in one dimension, one for all in the other) gives what
+    bslice gives for the same pairs: the views, the span, the kept views, and the same errors."""
+    from pypto.errors import SimulationError
+    from pypto.runtime import simulator as S
+
+    rt = S.Runtime(S.get_platform("a2a3sim"), {}, 0, batch=True)
+    base = torch.randn(80, 48)
+    t = base[4:68, 8:40]   # (64, 32), a view
+    created = rt.create_tensor([64, 32], torch.float32)
+    cases = [
+        ([[8, 40, 0, 16], 8], [8, 16]),       # rows differ (a page's), one column
+        ([16, [0, 4, 16]], [8, 16]),          # columns differ (a head's)
+        ([[0, 8, 16, 24], 0], [8, 32]),       # evenly spaced rows
+        ([[56, 56], 3], [8, 16]),             # one region twice
+    ]
+    for x in (t, created):
+        for cols, shape in cases:
+            k = len(next(c for c in cols if isinstance(c, list)))
+            pairs = [[c[m] if isinstance(c, list) else c for c in cols] for m in range(k)]
+            for active, n in ((list(range(k)), k), ([m + 1 for m in range(k)], k + 2)):
+                a = rt.bslice_columns(n, active, x, cols, shape)
+                b = rt.bslice(n, active, x, pairs, shape)
+                assert len(a) == len(b) == n and a.__class__ is b.__class__
+                for v, w in zip(a, b):
+                    assert (v is None) == (w is None)
+                    if v is not None:
+                        assert _meta(v) == _meta(w) and getattr(v, SLICE_OF)[1:] == getattr(w, SLICE_OF)[1:]
+                        if x is t:
+                            assert v is w   # the kept views
+                if a.__class__ is B.Sliced:
+                    assert (a.lo, a.hi, a.ptr, a.ats) == (b.lo, b.hi, b.ptr, b.ats)
+    # out of range, negative, not an int, the whole tensor: bslice's own results and errors
+    for cols in ([[8, 60], 0], [[-8, 0], 0], [[8, 2.0], 0], [[8, 16], 20], [[0, True], 0]):
+        pairs = [[c[m] if isinstance(c, list) else c for c in cols] for m in range(2)]
+        got = []
+        for f, arg in ((rt.bslice_columns, cols), (rt.bslice, pairs)):
+            try:
+                got.append([_meta(v) for v in f(2, [0, 1], t, arg, [8, 16])])
+            except SimulationError as e:
+                got.append(str(e))
+        assert got[0] == got[1], cols
+    whole = rt.bslice_columns(2, [0, 1], t, [[0, 0], 0], [64, 32])
+    assert whole[0] is t and whole[1] is t
