@@ -976,10 +976,12 @@ def _slices_at(t, ats: list, size: tuple, owners) -> list:
 #   entry, so an id reused by another tensor never hits) and still has the same storage object and
 #   address, offset, shape, strides and dtype (``set_``, ``.data =``, ``resize_`` or a storage
 #   resize make a new entry); the views see the storage's current contents, like fresh views;
-# * the views are made of an *alias* of the tensor (same storage object, offset, shape, strides,
-#   no autograd base), so they do not keep the caller's tensor object alive (a view's ``_base``
-#   would) and the entry goes when the caller drops the tensor; the alias keeps the storage
-#   alive only as long as the entry does;
+# * the views are made of an *alias* of the tensor (``detach()``: same storage object, offset,
+#   shape, strides and version counter, no autograd base), so they do not keep the caller's tensor
+#   object alive (a view's ``_base`` would) and the entry goes when the caller drops the tensor;
+#   the alias keeps the storage alive only as long as the entry does; a write through the views
+#   bumps the caller's tensor's version like a write through fresh views (autograd's check that a
+#   tensor saved for backward was not modified in place keeps working);
 # * a view carries nothing per call: its SLICE_OF tag names the alias, its storage offset and shape
 #   (fixed); the dependency records, the undo log and the runtime's view cache are the runtime's
 #   own, keyed per run; gang_access's layout memo is forgotten at the end of every call and holds
@@ -1000,7 +1002,9 @@ def _kept_views(t, size: tuple):
     st = t.untyped_storage()
     layout = (st._cdata, st.data_ptr(), t.storage_offset(), t.shape, t.stride(), t.dtype)
     if e is None or e[0]() is not t or e[1] != layout:
-        alias = torch.empty(0, dtype=t.dtype).set_(st, layout[2], t.shape, t.stride())
+        # (detach: the same storage, layout and version counter, no autograd link to t, not a
+        # view of it -- so in-place writes through the views bump t's version, as fresh views' do)
+        alias = t.detach()
 
         def drop(ref, key=key):
             got = _KEPT.get(key)

@@ -397,3 +397,18 @@ def test_slices_by_columns_are_bslices_views():
         assert got[0] == got[1], cols
     whole = rt.bslice_columns(2, [0, 1], t, [[0, 0], 0], [64, 32])
     assert whole[0] is t and whole[1] is t
+
+
+def test_writes_through_kept_views_bump_the_callers_version():
+    """The kept views share the caller's tensor's version counter (as fresh views do): autograd
+    still notices that a tensor it saved was written in place by a run."""
+    t = torch.randn(64, 32)
+    w = torch.ones(64, 32, requires_grad=True)
+    y = (w * t).sum()   # saves t for the backward pass
+    views = B._gather_slices(t, [[0, 0], [8, 0]], [8, 32], {})
+    views = B._gather_slices(t, [[0, 0], [8, 0]], [8, 32], {})   # the kept ones
+    before = t._version
+    views[1].mul_(2.0)
+    assert t._version > before
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
