@@ -695,9 +695,7 @@ class BatchEmitter:
                                for e in (s.start, s.stop, s.step))
             self.emit(depth, f"{rs} = _rt.branges({act}, {bounds})", s.span)
             self.emit(depth, f"for {k} in range(max(map(len, {rs}), default=0)):")
-            self.emit(depth + 1, f"{sub} = [_i for _i, _r in zip({act}, {rs}) if {k} < len(_r)]")
-            self.emit(depth + 1, f"{self.names.define(s.loop_var)} = _rt.bspread({self.n}, {sub}, "
-                                 f"[_r[{k}] for _r in {rs} if {k} < len(_r)])")
+            self.emit(depth + 1, f"{sub}, {self.names.define(s.loop_var)} = _rt.bstep({self.n}, {act}, {rs}, {k})")
             self.batched.add(id(s.loop_var))
             self.emit(depth + 1, f"with _rt.batch_scope({sub}):")
             self.block(s.body, depth + 2, sub, s.iter_args)

@@ -267,6 +267,20 @@ class BatchRuntime:
     bmerge = staticmethod(lambda n, old, active, new: merge(n, old, active, new))
     branges = staticmethod(lambda active, starts, stops, steps: member_ranges(active, starts, stops, steps))
 
+    @staticmethod
+    def bstep(n: int, active, ranges: list, k: int) -> tuple:
+        """Step ``k`` of an inner loop whose iteration values differ per member (``ranges``: the
+        active members' ranges, :func:`member_ranges`): ``(the members still in the loop, their
+        loop index as a list over all n members)``. Members with equal ranges (a context length
+        the same for all requests) are all in or all out, at one index: no per-member pass."""
+        r0 = ranges[0] if ranges else None
+        if r0 is not None and ranges.count(r0) == len(ranges):
+            if k < len(r0):
+                return active, spread(n, active, [r0[k]] * len(active))
+            return [], spread(n, [], [])
+        sub = [i for i, r in zip(active, ranges) if k < len(r)]
+        return sub, spread(n, sub, [r[k] for r in ranges if k < len(r)])
+
     def batch_scope(self, active) -> _BatchScope:
         """The scope of one batched loop iteration for the members in ``active``."""
         return _BatchScope(self, active)

@@ -412,3 +412,23 @@ def test_writes_through_kept_views_bump_the_callers_version():
     assert t._version > before
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         y.backward()
+
+
+def test_a_ragged_loop_step_is_the_per_member_selection():
+    """bstep gives what the per-member comprehensions gave: the members whose range reaches step k,
+    and their index values spread over all members; equal ranges in one pass."""
+    def want(n, active, ranges, k):
+        sub = [i for i, r in zip(active, ranges) if k < len(r)]
+        return sub, B.spread(n, sub, [r[k] for r in ranges if k < len(r)])
+
+    cases = [
+        (4, [0, 1, 2, 3], [range(0, 3)] * 4),
+        (4, [0, 1, 2, 3], [range(0, 3), range(0, 1), range(0, 0), range(0, 5)]),
+        (5, [1, 3, 4], [range(2, 8, 2)] * 3),
+        (5, [1, 3, 4], [range(2, 8, 2), range(0, 3), range(2, 8, 2)]),
+        (3, [0, 1, 2], [range(0, 0), range(4, 4), range(0, 0)]),   # all empty (equal as sequences)
+        (3, [], []),
+    ]
+    for n, active, ranges in cases:
+        for k in range(7):
+            assert B.BatchRuntime.bstep(n, active, ranges, k) == want(n, active, ranges, k), (ranges, k)
