@@ -759,7 +759,11 @@ class BatchEmitter:
             return None
         x = py_expr(a["x"], self.names)
         if e.op == "tensor.read":
-            return f"_rt.bread({self.n}, {act}, {x}, [{self.member(a['indices'])} for _i in {act}])"
+            idx = a["indices"]
+            elems = idx.elements if isinstance(idx, MakeTuple) else idx
+            if isinstance(elems, (list, tuple)) and len(elems) == 1:   # a 1-D table: one index each
+                return f"_rt.bread_flat({self.n}, {act}, {x}, [{self.member(elems[0])} for _i in {act}])"
+            return f"_rt.bread({self.n}, {act}, {x}, [{self.member(idx)} for _i in {act}])"
         offs = a["offset"]
         elems = offs.elements if isinstance(offs, MakeTuple) else offs
         if isinstance(elems, (list, tuple)) and len(elems) == 2 and sum(map(self.is_b, elems)) == 1:
@@ -969,8 +973,14 @@ class GuardEmitter:
                 src = gen.value(v) if isinstance(v, Call) else py_expr(v, self.names)
             elif isinstance(v, Call):   # (replay(): a tensor.read of a tensor defined outside the nest)
                 a = dict(zip((p.name for p in get_op(v.op, v.span).params), v.args))
-                src = (f"_rt.bread({n}, {act}, {py_expr(a['x'], self.names)}, "
-                       f"[{py_expr(a['indices'], member)} for _i in {act}])")
+                idx = a["indices"]
+                elems = idx.elements if isinstance(idx, MakeTuple) else idx
+                if isinstance(elems, (list, tuple)) and len(elems) == 1:
+                    src = (f"_rt.bread_flat({n}, {act}, {py_expr(a['x'], self.names)}, "
+                           f"[{py_expr(elems[0], member)} for _i in {act}])")
+                else:
+                    src = (f"_rt.bread({n}, {act}, {py_expr(a['x'], self.names)}, "
+                           f"[{py_expr(idx, member)} for _i in {act}])")
                 batched.add(id(s.var))
             else:
                 src = f"[{py_expr(v, member)} for _i in {act}]"

@@ -221,6 +221,15 @@ class BatchRuntime:
         self._wait_ready(x, None, False)
         return spread(n, active, _gather_reads(x, indices))
 
+    def bread_flat(self, n: int, active, x, index: list) -> list:
+        """:meth:`bread` with one index per member (``index[k]``: the ``k``-th active member's):
+        a 1-D table read without a one-element list per member; anything but plain in-range ints
+        of a 1-D ``x`` goes through :meth:`bread` (its checks and errors)."""
+        if x.dim() == 1 and index and set(map(type, index)) == _INT and min(index) >= 0 and max(index) < x.shape[0]:
+            self._wait_ready(x, None, False)
+            return spread(n, active, _values_at(x, index, None))
+        return self.bread(n, active, x, [[i] for i in index])
+
     def bslice_columns(self, n: int, active, t, cols: list, shape) -> list:
         """:meth:`bslice` with the offsets given per dimension: ``cols[d]`` lists the active
         members' offsets in dimension ``d``, or is one value for all of them (the generated code
@@ -863,6 +872,8 @@ def _values_at(x, flat: list, indices: list) -> list:
         return [values[f] for f in flat]
     if x.is_contiguous():
         return x.view(-1)[index_tensor(flat)].tolist()   # (ints in range: checked by the callers)
+    if indices is None:   # (bread_flat: a 1-D x, each index its flat position)
+        indices = [[f] for f in flat]
     return [_read(x, i) for i in indices]
 
 

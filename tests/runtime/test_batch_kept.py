@@ -287,7 +287,7 @@ def test_the_batched_guard_computes_the_per_member_regions():
 
     c = ir_compile(K.ScatterTwoReads, **RunConfig(platform="a2a3sim").compile_options())
     src = Path(c.output_dir, c.meta["orchestration"]).read_text()
-    assert "def _bgb0():" in src and "_rt.bread(" in src.split("def _bgb0():")[1].split("if _rt.batching")[0]
+    assert "def _bgb0():" in src and "_rt.bread_flat(" in src.split("def _bgb0():")[1].split("if _rt.batching")[0]
     c = ir_compile(K.ScatterRagged, **RunConfig(platform="a2a3sim").compile_options())
     src = Path(c.output_dir, c.meta["orchestration"]).read_text()
     # the nest's guard replays an inner loop: member by member; the per-request loop's is batched
@@ -432,3 +432,26 @@ def test_a_ragged_loop_step_is_the_per_member_selection():
     for n, active, ranges in cases:
         for k in range(7):
             assert B.BatchRuntime.bstep(n, active, ranges, k) == want(n, active, ranges, k), (ranges, k)
+
+
+def test_flat_reads_are_breads():
+    """bread_flat (one index per member) gives bread's values, spread and errors."""
+    from pypto.errors import SimulationError
+    from pypto.runtime import simulator as S
+
+    rt = S.Runtime(S.get_platform("a2a3sim"), {}, 0, batch=True)
+    table = torch.randperm(64, generator=torch.Generator().manual_seed(5)).to(torch.int32)
+    big = torch.arange(4096, dtype=torch.int32)[::2]             # non-contiguous, larger than 128 per read
+    square = torch.arange(16, dtype=torch.int32).reshape(4, 4)   # 2-D: one index is an error
+    cases = [(table, [5, 0, 63, 5]), (big, [7, 2000, 3]), (table, [64, 1, 2]), (table, [-1, 2, 3]),
+             (table, [1.0, 2, 3]), (table, [True, 2, 3]), (square, [1, 2, 3])]
+    for x, idx in cases:
+        for active, n in ((list(range(len(idx))), len(idx)), ([k + 2 for k in range(len(idx))], len(idx) + 3)):
+            got = []
+            for f, arg in ((rt.bread_flat, idx), (rt.bread, [[i] for i in idx])):
+                try:
+                    got.append(f(n, active, x, arg))
+                except (SimulationError, IndexError, TypeError) as e:
+                    got.append((type(e), str(e)))
+            assert got[0] == got[1], (idx, got)
+    assert rt.bread_flat(4, [0, 1, 2, 3], table, [5, 0, 63, 5]) == [int(table[i]) for i in (5, 0, 63, 5)]
