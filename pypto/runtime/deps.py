@@ -81,11 +81,25 @@ class View:
         self._box = False
 
     def box(self):
-        """Per-dimension start indices (L2), computed once; None when the view does not decompose."""
+        """Per-dimension start indices (L2), computed once; None when the view does not decompose.
+        (A function of the strides, shape, start and buffer size alone: shared through
+        :data:`_BOXES` by the views of a run's many equal regions -- a batched loop's stacked
+        intermediates are new View objects at every step and call, at the same places.)"""
         b = self._box
         if b is False:
-            b = self._box = _box(self)
+            key = (self.strides, self.shape, self.start, self.buffer_numel)
+            b = _BOXES.get(key, False)
+            if b is False:
+                b = _box(self)
+                if len(_BOXES) >= _BOXES_MAX:
+                    _BOXES.clear()
+                _BOXES[key] = b
+            self._box = b
         return b
+
+
+_BOXES: dict = {}     # (strides, shape, start, buffer numel) -> _box's result (read only by its users)
+_BOXES_MAX = 4096
 
 
 def _box(v: View):

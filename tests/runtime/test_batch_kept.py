@@ -455,3 +455,26 @@ def test_flat_reads_are_breads():
                     got.append((type(e), str(e)))
             assert got[0] == got[1], (idx, got)
     assert rt.bread_flat(4, [0, 1, 2, 3], table, [5, 0, 63, 5]) == [int(table[i]) for i in (5, 0, 63, 5)]
+
+
+def test_shared_boxes_are_the_computed_ones():
+    """View.box through the shared table gives _box's result for every view (None included), also
+    after the table was cleared at its bound."""
+    from pypto.runtime import deps
+
+    rng = random.Random(3)
+    store = torch.zeros(4096)
+    for trial in range(3000):
+        nd = rng.randint(1, 3)
+        shape = [rng.randint(1, 5) for _ in range(nd)]
+        strides = sorted((rng.choice([1, 2, 3, 8, 16, 40]) for _ in range(nd)), reverse=True)
+        if rng.random() < 0.5:   # row-major derivable
+            strides = [1]
+            for d in reversed(shape[1:]):
+                strides.insert(0, strides[0] * (d + rng.randint(0, 2)))
+        start = rng.randint(0, 200)
+        v = View(store.as_strided(shape, strides, start))
+        want = deps._box(v)
+        assert v.box() == want and View(store.as_strided(shape, strides, start)).box() == want
+        if trial == 1500:
+            deps._BOXES.clear()
