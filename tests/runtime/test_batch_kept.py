@@ -478,3 +478,19 @@ def test_shared_boxes_are_the_computed_ones():
         assert v.box() == want and View(store.as_strided(shape, strides, start)).box() == want
         if trial == 1500:
             deps._BOXES.clear()
+
+
+def test_kept_views_work_across_grad_modes():
+    """Views kept from a call under inference_mode / no_grad are written in a later call outside it
+    (and the other way round), as fresh views would be."""
+    for mode in (torch.inference_mode, torch.no_grad):
+        t = torch.zeros(64, 32)
+        with mode():
+            a = B._gather_slices(t, [[0, 0], [8, 0]], [8, 32], {})
+        b = B._gather_slices(t, [[0, 0], [8, 0]], [8, 32], {})
+        assert a[0] is b[0]
+        b[0].fill_(1.0)
+        with mode():
+            c = B._gather_slices(t, [[0, 0], [8, 0]], [8, 32], {})
+            c[1].fill_(2.0)
+        assert torch.equal(t[:8], torch.ones(8, 32)) and torch.equal(t[8:16], torch.full((8, 32), 2.0))
