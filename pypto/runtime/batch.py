@@ -1013,7 +1013,7 @@ def _slices_at(t, ats: list, size: tuple, owners) -> list:
 #   only what the views' fixed metadata determines.
 # Only 2-D slices of plain tensors the run did not create (a tensor the run creates is new every
 # call), not requiring grad (the alias would drop the autograd link a fresh view has) are kept.
-_KEEP = True           # (tests and the A/B measurement turn it off)
+_KEEP = True           # (off: every view made afresh, as before -- for A/B measurements)
 _KEPT: dict = {}
 _KEPT_TENSORS = 256    # bounds: tensors (all entries dropped beyond), views per tensor and shape
 _KEPT_VIEWS = 8192
