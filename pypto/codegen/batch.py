@@ -695,9 +695,7 @@ class BatchEmitter:
                                for e in (s.start, s.stop, s.step))
             self.emit(depth, f"{rs} = _rt.branges({act}, {bounds})", s.span)
             self.emit(depth, f"for {k} in range(max(map(len, {rs}), default=0)):")
-            self.emit(depth + 1, f"{sub} = [_i for _i, _r in zip({act}, {rs}) if {k} < len(_r)]")
-            self.emit(depth + 1, f"{self.names.define(s.loop_var)} = _rt.bspread({self.n}, {sub}, "
-                                 f"[_r[{k}] for _r in {rs} if {k} < len(_r)])")
+            self.emit(depth + 1, f"{sub}, {self.names.define(s.loop_var)} = _rt.bstep({self.n}, {act}, {rs}, {k})")
             self.batched.add(id(s.loop_var))
             self.emit(depth + 1, f"with _rt.batch_scope({sub}):")
             self.block(s.body, depth + 2, sub, s.iter_args)
@@ -761,8 +759,20 @@ class BatchEmitter:
             return None
         x = py_expr(a["x"], self.names)
         if e.op == "tensor.read":
-            return f"_rt.bread({self.n}, {act}, {x}, [{self.member(a['indices'])} for _i in {act}])"
-        return (f"_rt.bslice({self.n}, {act}, {x}, [{self.member(a['offset'])} for _i in {act}], "
+            idx = a["indices"]
+            elems = idx.elements if isinstance(idx, MakeTuple) else idx
+            if isinstance(elems, (list, tuple)) and len(elems) == 1:   # a 1-D table: one index each
+                return f"_rt.bread_flat({self.n}, {act}, {x}, [{self.member(elems[0])} for _i in {act}])"
+            return f"_rt.bread({self.n}, {act}, {x}, [{self.member(idx)} for _i in {act}])"
+        offs = a["offset"]
+        elems = offs.elements if isinstance(offs, MakeTuple) else offs
+        if isinstance(elems, (list, tuple)) and len(elems) == 2 and sum(map(self.is_b, elems)) == 1:
+            # one offset differs per member (a page's rows, a head's columns): that column as one
+            # list, the other offset once (bslice_columns; no pair built per member)
+            cols = ", ".join(f"[{self.member(o)} for _i in {act}]" if self.is_b(o) else py_expr(o, self.names)
+                             for o in elems)
+            return f"_rt.bslice_columns({self.n}, {act}, {x}, [{cols}], {py_expr(a['shape'], self.names)})"
+        return (f"_rt.bslice({self.n}, {act}, {x}, [{self.member(offs)} for _i in {act}], "
                 f"{py_expr(a['shape'], self.names)})")
 
 
@@ -924,8 +934,60 @@ class GuardEmitter:
         self.be.emit(depth + 1, f"{acc} = []")
         self.items(items, depth + 1, acc, index)
         self.be.emit(depth + 1, f"return {acc}")
-        return (f" and _rt.bguard({n}, [{', '.join(self.names.use(x) for x in xs)}], "
-                f"[{fn}(*_m) for _m in {vals}])")
+        each = f"[{fn}(*_m) for _m in {vals}]"
+        if all(item[0] != "for" for item in items):
+            return (f" and _rt.bguard({n}, [{', '.join(self.names.use(x) for x in xs)}], "
+                    f"{self.batched(loops, items, vals, n, depth, index)}, lambda: {each})")
+        return f" and _rt.bguard({n}, [{', '.join(self.names.use(x) for x in xs)}], {each})"
+
+    def batched(self, loops, items, vals: str, n: str, depth: int, index: dict) -> str:
+        """The guard of a nest whose replay has no inner loop, for all members at once (the name
+        of a function returning every member's regions): the replayed reads at per-member indices
+        as one ``_rt.bread``, the scalar statements and the regions as comprehensions over the
+        members -- the values the per-member guard computes, without a call and single reads per
+        member. Where it raises (some member's read or expression fails), ``bguard`` runs the
+        per-member guard instead, which raises the first member's error as the per-task form does."""
+        be, gen = self.be, self.be.gen
+        fn, act = be.fresh("_bgb"), be.fresh("_bga")
+        batched: set = set()
+        member = _MemberNames(self.names, batched)
+
+        def is_b(e) -> bool:
+            return any(isinstance(c, Var) and id(c) in batched for c in walk_expr(e))
+
+        be.emit(depth, f"def {fn}():")
+        be.emit(depth + 1, f"{act} = list(range({n}))")
+        for k, l in enumerate(loops):
+            be.emit(depth + 1, f"{self.names.define(l.loop_var)} = [_m[{k}] for _m in {vals}]")
+            batched.add(id(l.loop_var))
+        regions = []
+        for item in items:
+            if item[0] == "region":
+                _, x, offs, shape = item
+                regions.append(f"({index[x]}, ({', '.join(py_expr(e, member) for e in offs)},), {tuple(shape)!r})")
+                continue
+            s = item[1]
+            v = s.value
+            name = self.names.define(s.var)
+            if not is_b(v):   # the same for every member
+                src = gen.value(v) if isinstance(v, Call) else py_expr(v, self.names)
+            elif isinstance(v, Call):   # (replay(): a tensor.read of a tensor defined outside the nest)
+                a = dict(zip((p.name for p in get_op(v.op, v.span).params), v.args))
+                idx = a["indices"]
+                elems = idx.elements if isinstance(idx, MakeTuple) else idx
+                if isinstance(elems, (list, tuple)) and len(elems) == 1:
+                    src = (f"_rt.bread_flat({n}, {act}, {py_expr(a['x'], self.names)}, "
+                           f"[{py_expr(elems[0], member)} for _i in {act}])")
+                else:
+                    src = (f"_rt.bread({n}, {act}, {py_expr(a['x'], self.names)}, "
+                           f"[{py_expr(idx, member)} for _i in {act}])")
+                batched.add(id(s.var))
+            else:
+                src = f"[{py_expr(v, member)} for _i in {act}]"
+                batched.add(id(s.var))
+            be.emit(depth + 1, f"{name} = {src}", s.span)
+        be.emit(depth + 1, f"return [[{', '.join(regions)}] for _i in {act}]")
+        return fn
 
     def items(self, items, depth: int, acc: str, index: dict) -> None:
         gen = self.be.gen

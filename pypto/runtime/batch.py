@@ -38,6 +38,9 @@ import math
 import mmap
 import sys
 import threading
+import weakref
+from itertools import repeat
+from operator import is_, itemgetter
 
 import torch
 
@@ -156,6 +159,7 @@ class _BatchScope:
         if not rt._bactive:
             rt._bheld = {}
             rt._bring3 = None
+            rt._bouter = None
             rt._bn = 0
         return False
 
@@ -186,13 +190,22 @@ class BatchRuntime:
         self._bn = n
         return True
 
-    def bguard(self, n: int, tensors: list, regions: list) -> bool:
+    def bguard(self, n: int, tensors: list, regions, each=None) -> bool:
         """The run-time half of a loop with writes at data-dependent offsets (:func:`pypto.codegen.
         batch.guarded_plan`): ``regions[m]`` lists member ``m``'s ``(k, offsets, shape)`` slices of
         ``tensors[k]`` (every iteration's, evaluated before the loop's first submission). True when
         no two members' regions of one tensor intersect (the loop then runs batched); else the loop
         runs task by task (``guards_refused`` counts it). Offsets that are not integers, or negative
-        ones, also refuse: the per-task form then reports the slice's own error."""
+        ones, also refuse: the per-task form then reports the slice's own error.
+
+        ``regions`` may be a function computing that list for all members at once (the generated
+        batched guard), with ``each`` the per-member one: an exception of the former makes the
+        latter run, member by member, so that the first member's error is the one raised."""
+        if each is not None:
+            try:
+                regions = regions()
+            except Exception:
+                regions = each()
         if not _regions_disjoint(len(tensors), regions):
             self._bn = 0
             self.guards_refused += 1
@@ -208,11 +221,31 @@ class BatchRuntime:
         self._wait_ready(x, None, False)
         return spread(n, active, _gather_reads(x, indices))
 
+    def bread_flat(self, n: int, active, x, index: list) -> list:
+        """:meth:`bread` with one index per member (``index[k]``: the ``k``-th active member's):
+        a 1-D table read without a one-element list per member; anything but plain in-range ints
+        of a 1-D ``x`` goes through :meth:`bread` (its checks and errors)."""
+        if x.dim() == 1 and index and set(map(type, index)) == _INT and min(index) >= 0 and max(index) < x.shape[0]:
+            self._wait_ready(x, None, False)
+            return spread(n, active, _values_at(x, index, None))
+        return self.bread(n, active, x, [[i] for i in index])
+
+    def bslice_columns(self, n: int, active, t, cols: list, shape) -> list:
+        """:meth:`bslice` with the offsets given per dimension: ``cols[d]`` lists the active
+        members' offsets in dimension ``d``, or is one value for all of them (the generated code
+        passes a KV-cache page's rows, ``[krow[_i] for _i in act]``, and the column 0, instead of
+        a pair per member)."""
+        out = _gather_columns(t, cols, shape, self.owner)
+        if out is None:   # not the plain case: the pairs, for the per-member checks and errors
+            offsets = [[c[k] if c.__class__ is list else c for c in cols] for k in range(len(active))]
+            out = _gather_slices(t, offsets, shape, self.owner)
+        return out if len(out) == n else spread(n, active, out)
+
     def bslice(self, n: int, active, t, offsets: list, shape) -> list:
         """``tensor.slice`` of ``t`` at ``offsets[k]`` for the ``k``-th active member (the views
         :func:`pypto.ops.support.view_region` returns; its checks in one loop for the plain 2-D
         case, the function itself for anything else)."""
-        out = _gather_slices(t, offsets, shape)
+        out = _gather_slices(t, offsets, shape, self.owner)
         return out if len(out) == n else spread(n, active, out)
 
     def breshape(self, n: int, active, xs: list, shape) -> list:
@@ -237,10 +270,25 @@ class BatchRuntime:
         return _as_sliced(out)
 
     guards_refused = 0   # loops a failed bguard ran task by task (per runtime; tests read it)
+    _bouter = None       # (_hold_members) (batched depths, the unbatched ring-3 holdings per resource)
 
     bspread = staticmethod(lambda n, active, values: spread(n, active, values))
     bmerge = staticmethod(lambda n, old, active, new: merge(n, old, active, new))
     branges = staticmethod(lambda active, starts, stops, steps: member_ranges(active, starts, stops, steps))
+
+    @staticmethod
+    def bstep(n: int, active, ranges: list, k: int) -> tuple:
+        """Step ``k`` of an inner loop whose iteration values differ per member (``ranges``: the
+        active members' ranges, :func:`member_ranges`): ``(the members still in the loop, their
+        loop index as a list over all n members)``. Members with equal ranges (a context length
+        the same for all requests) are all in or all out, at one index: no per-member pass."""
+        r0 = ranges[0] if ranges else None
+        if r0 is not None and ranges.count(r0) == len(ranges):
+            if k < len(r0):
+                return active, spread(n, active, [r0[k]] * len(active))
+            return [], spread(n, [], [])
+        sub = [i for i, r in zip(active, ranges) if k < len(r)]
+        return sub, spread(n, sub, [r[k] for r in ranges if k < len(r)])
 
     def batch_scope(self, active) -> _BatchScope:
         """The scope of one batched loop iteration for the members in ``active``."""
@@ -260,8 +308,15 @@ class BatchRuntime:
         outer = 0
         if ring == 3:
             # ring 3: every depth >= 3 counts; the unbatched ones (outside the loop) for all
-            # members, the batched ones per member (their running totals in _bring3)
-            outer = sum(x[what] for d, x in enumerate(self._held) if d >= 3 and d not in self._bheld)
+            # members, the batched ones per member (their running totals in _bring3). The unbatched
+            # holdings do not change while a batched loop runs (every hold in it is a member's),
+            # so their sums are taken once per set of batched depths
+            ob = self._bouter
+            if ob is None or ob[0] != len(self._bheld):
+                bheld = self._bheld
+                ob = self._bouter = (len(bheld), [sum(x[w] for d, x in enumerate(self._held) if d >= 3 and d not in bheld)
+                                                  for w in range(3)])
+            outer = ob[1][what]
             tot = self._bring3
         if len(active) == n:
             h.add[what] += amount
@@ -396,7 +451,8 @@ class BatchRuntime:
                 if inout or tag == INPUT:
                     lookups += 1
                     if base in buckets:
-                        for p, ov, pv in tensormap.lookup(v, inout):
+                        # (a reader adds each producer once: the first hit of each is all it needs)
+                        for p, ov, pv in (tensormap.lookup(v, True) if inout else tensormap.producers(v)):
                             if p is not task and p.index not in fanin:
                                 fanin.add(p.index)
                                 edges.append((p, k, "tensormap", ov, pv))
@@ -727,33 +783,60 @@ def _regions_disjoint(ntensors: int, regions: list) -> bool:
     """Whether, for each tensor index ``k < ntensors``, the boxes ``(k, offsets, shape)`` of
     different members (``regions[m]`` is member ``m``'s list) are pairwise disjoint. A sweep over
     the first dimension: boxes sorted by their start there, each compared only with the earlier
-    boxes still open at that start (KV-cache rows: no comparison at all when rows differ)."""
+    boxes still open at that start (KV-cache rows: one pass finds that none meet there)."""
     boxes: list = [[] for _ in range(ntensors)]
     for m, rs in enumerate(regions):
         for k, offs, shape in rs:
-            lo = []
+            lo = offs
             for o in offs:
-                if o.__class__ is not int:
-                    if not isinstance(o, int) or isinstance(o, bool):
+                if o.__class__ is not int or o < 0:
+                    lo = _plain_offsets(offs)
+                    if lo is None:
                         return False
-                    o = int(o)
-                if o < 0:
-                    return False
-                lo.append(o)
-            if any(d <= 0 for d in shape):
+                    break
+            if min(shape, default=1) <= 0:
                 continue   # an empty slice writes nothing
-            boxes[k].append((lo[0], lo[0] + shape[0], m, lo, [a + d for a, d in zip(lo, shape)]))
+            o0 = lo[0]
+            boxes[k].append((o0, o0 + shape[0], m, lo, shape))
     for bs in boxes:
-        bs.sort(key=lambda b: b[0])
+        if len(bs) < 2:
+            continue
+        bs.sort(key=_first)
+        end = bs[0][1]
+        for b in bs[1:]:   # the common case: no two boxes meet in the first dimension
+            if b[0] < end:
+                break
+            end = b[1]
+        else:
+            continue
         open_: list = []
         for b in bs:
             start = b[0]
-            open_ = [a for a in open_ if a[1] > start]
-            for a in open_:
-                if a[2] != b[2] and all(x < yh and y < xh for x, xh, y, yh in zip(a[3], a[4], b[3], b[4])):
-                    return False
+            if open_:
+                open_ = [a for a in open_ if a[1] > start]
+                for a in open_:
+                    if a[2] != b[2] and all(x < y + e and y < x + d for x, d, y, e in zip(a[3], a[4], b[3], b[4])):
+                        return False
             open_.append(b)
     return True
+
+
+def _plain_offsets(offs):
+    """``offs`` as plain ints (int subclasses converted), or None when one is not an integer (a bool
+    is not) or is negative."""
+    lo = []
+    for o in offs:
+        if o.__class__ is not int:
+            if not isinstance(o, int) or isinstance(o, bool):
+                return None
+            o = int(o)
+        if o < 0:
+            return None
+        lo.append(o)
+    return lo
+
+
+_first = itemgetter(0)
 
 
 def _gather_reads(x, indices: list) -> list:
@@ -789,11 +872,16 @@ def _values_at(x, flat: list, indices: list) -> list:
         return [values[f] for f in flat]
     if x.is_contiguous():
         return x.view(-1)[index_tensor(flat)].tolist()   # (ints in range: checked by the callers)
+    if indices is None:   # (bread_flat: a 1-D x, each index its flat position)
+        indices = [[f] for f in flat]
     return [_read(x, i) for i in indices]
 
 
-def _gather_slices(t, offsets: list, shape) -> list:
-    """:func:`pypto.ops.support.view_region` of ``t`` at each of ``offsets`` (see ``bslice``)."""
+def _gather_slices(t, offsets: list, shape, owners=None) -> list:
+    """:func:`pypto.ops.support.view_region` of ``t`` at each of ``offsets`` (see ``bslice``).
+    With ``owners`` (the runtime's storages created in this run), the views of a tensor the run
+    did not create (the caller's: a weight, the KV cache) come from :func:`_kept_views`, made
+    once across calls."""
     if t.dim() != 2 or len(shape) != 2:
         return [_view_region(t, o, shape, "tensor.slice") for o in offsets]
     s0, s1 = shape
@@ -818,25 +906,144 @@ def _gather_slices(t, offsets: list, shape) -> list:
     n = len(ats)
     if n != len(offsets) or not n:
         return _gather_slow(t, offsets, shape)
-    lo = ats[0]
-    step = ats[1] - lo if n > 1 else 0
-    if n > 1 and step >= 0 and ats == list(range(lo, lo + step * n, step) if step else [lo] * n):
-        # evenly spaced (a loop over columns / rows of a weight or an activation): one [n, s0, s1]
-        # view unbound into its n rows in C (~half the cost of n as_strided calls); each row has the
-        # metadata as_strided gives it (storage, offset, shape, strides; its _base is t's)
-        out = Sliced(t.as_strided((n, s0, s1), (step, st0, st1), lo).unbind(0))
-        hi = ats[-1]
+    return _slices_at(t, ats, size, owners)
+
+
+def _gather_columns(t, cols: list, shape, owners):
+    """:func:`_gather_slices` of a 2-D ``t`` with the offsets given per dimension (``cols[d]``: the
+    active members' offsets in dimension ``d``, a list, or one int for all): the same result, from
+    a few C-level passes over the one column that differs; None (the caller then gathers member by
+    member) unless it is the plain case of one list column of in-range ints."""
+    if t.dim() != 2 or len(shape) != 2 or len(cols) != 2:
+        return None
+    s0, s1 = shape
+    if type(s0) is not int or type(s1) is not int:
+        return None
+    d0, d1 = t.shape
+    if s0 == d0 and s1 == d1:
+        return None
+    c0, c1 = cols
+    st0, st1 = t.stride()
+    base = t.storage_offset()
+    if c0.__class__ is list and type(c1) is int:
+        if not c0 or not 0 <= c1 <= d1 - s1 or set(map(type, c0)) != _INT or min(c0) < 0 or max(c0) > d0 - s0:
+            return None
+        at = base + c1 * st1
+        ats = [at + x * st0 for x in c0]
+    elif c1.__class__ is list and type(c0) is int:
+        if not c1 or not 0 <= c0 <= d0 - s0 or set(map(type, c1)) != _INT or min(c1) < 0 or max(c1) > d1 - s1:
+            return None
+        at = base + c0 * st0
+        ats = [at + x * st1 for x in c1]
     else:
-        strided = t.as_strided
-        out = Sliced([strided(size, st, at) for at in ats])
+        return None
+    return _slices_at(t, ats, (s0, s1), owners)
+
+
+_INT = {int}
+
+
+def _slices_at(t, ats: list, size: tuple, owners) -> list:
+    """The ``size`` views of 2-D ``t`` at storage offsets ``ats`` (checked in range), as
+    :func:`_gather_slices` returns them."""
+    s0, s1 = size
+    st = t.stride()
+    st0, st1 = st
+    n = len(ats)
+    ptr = t.untyped_storage().data_ptr()
+    kept = None
+    if owners is not None and s0 and s1 and ptr not in owners and _KEEP and t.__class__ is torch.Tensor \
+            and not t.requires_grad:
+        kept = _kept_views(t, size)
+    if kept is not None:
+        alias, views = kept
+        out = list(map(views.get, ats))
+        if any(map(is_, out, repeat(None))):
+            strided = alias.as_strided
+            for k, v in enumerate(out):
+                if v is None:
+                    at = ats[k]
+                    v = views.get(at)   # (made for an earlier member of this call: one region twice)
+                    if v is None:
+                        v = views[at] = strided(size, st, at)
+                        v._pypto_slice = (alias, at, size)   # gang_access.SLICE_OF
+                    out[k] = v
+        out = Sliced(out)
         lo, hi = min(ats), max(ats)
-    for v, at in zip(out, ats):
-        v._pypto_slice = (t, at, size)   # gang_access.SLICE_OF: its run finder reads no metadata
-    if s0 * s1 == 0:
-        return list(out)
-    out.tensor, out.ptr, out.ats = t, t.untyped_storage().data_ptr(), ats
+    else:
+        lo = ats[0]
+        step = ats[1] - lo if n > 1 else 0
+        if n > 1 and step >= 0 and ats == list(range(lo, lo + step * n, step) if step else [lo] * n):
+            # evenly spaced (a loop over columns / rows of a weight or an activation): one [n, s0, s1]
+            # view unbound into its n rows in C (~half the cost of n as_strided calls); each row has the
+            # metadata as_strided gives it (storage, offset, shape, strides; its _base is t's)
+            out = Sliced(t.as_strided((n, s0, s1), (step, st0, st1), lo).unbind(0))
+            hi = ats[-1]
+        else:
+            strided = t.as_strided
+            out = Sliced([strided(size, st, at) for at in ats])
+            lo, hi = min(ats), max(ats)
+        for v, at in zip(out, ats):
+            v._pypto_slice = (t, at, size)   # gang_access.SLICE_OF: its run finder reads no metadata
+        if s0 * s1 == 0:
+            return list(out)
+    out.tensor, out.ptr, out.ats = t, ptr, ats
     out.lo, out.hi = lo, hi + 1 + (s0 - 1) * st0 + (s1 - 1) * st1
     return out
+
+
+# The views bslice made of the caller's tensors, kept across calls (a decode step slices the same
+# weights and KV-cache pages call after call: ~1.2 us a view and its tag, ~700 views a Qwen3 layer
+# call). id(tensor) -> [weak reference to it, its layout when the entry was made, an alias, {slice
+# shape: {storage offset: view}}]. Exact because:
+# * a view is a function of the storage, its offset, shape and strides (and dtype) alone: the entry
+#   is used only while the tensor object is alive (the weak reference; its callback drops the
+#   entry, so an id reused by another tensor never hits) and still has the same storage object and
+#   address, offset, shape, strides and dtype (``set_``, ``.data =``, ``resize_`` or a storage
+#   resize make a new entry); the views see the storage's current contents, like fresh views;
+# * the views are made of an *alias* of the tensor (``detach()``: same storage object, offset,
+#   shape, strides and version counter, no autograd base), so they do not keep the caller's tensor
+#   object alive (a view's ``_base`` would) and the entry goes when the caller drops the tensor;
+#   the alias keeps the storage alive only as long as the entry does; a write through the views
+#   bumps the caller's tensor's version like a write through fresh views (autograd's check that a
+#   tensor saved for backward was not modified in place keeps working);
+# * a view carries nothing per call: its SLICE_OF tag names the alias, its storage offset and shape
+#   (fixed); the dependency records, the undo log and the runtime's view cache are the runtime's
+#   own, keyed per run; gang_access's layout memo is forgotten at the end of every call and holds
+#   only what the views' fixed metadata determines.
+# Only 2-D slices of plain tensors the run did not create (a tensor the run creates is new every
+# call), not requiring grad (the alias would drop the autograd link a fresh view has) are kept.
+_KEEP = True           # (off: every view made afresh, as before -- for A/B measurements)
+_KEPT: dict = {}
+_KEPT_TENSORS = 256    # bounds: tensors (all entries dropped beyond), views per tensor and shape
+_KEPT_VIEWS = 8192
+
+
+def _kept_views(t, size: tuple):
+    """``(alias, {storage offset: view})`` of the kept views of ``t`` at slice shape ``size``
+    (see above): the entry is made again when ``t``'s layout changed."""
+    key = id(t)
+    e = _KEPT.get(key)
+    st = t.untyped_storage()
+    layout = (st._cdata, st.data_ptr(), t.storage_offset(), t.shape, t.stride(), t.dtype)
+    if e is None or e[0]() is not t or e[1] != layout:
+        # (detach: the same storage, layout and version counter, no autograd link to t, not a
+        # view of it -- so in-place writes through the views bump t's version, as fresh views' do)
+        alias = t.detach()
+
+        def drop(ref, key=key):
+            got = _KEPT.get(key)
+            if got is not None and got[0] is ref:
+                del _KEPT[key]
+
+        if len(_KEPT) >= _KEPT_TENSORS:
+            _KEPT.clear()
+        e = _KEPT[key] = [weakref.ref(t, drop), layout, alias, {}]
+    shapes = e[3]
+    views = shapes.get(size)
+    if views is None or len(views) >= _KEPT_VIEWS:
+        views = shapes[size] = {}
+    return e[2], views
 
 
 def _as_sliced(views: list) -> list:

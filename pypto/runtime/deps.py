@@ -81,11 +81,25 @@ class View:
         self._box = False
 
     def box(self):
-        """Per-dimension start indices (L2), computed once; None when the view does not decompose."""
+        """Per-dimension start indices (L2), computed once; None when the view does not decompose.
+        (A function of the strides, shape, start and buffer size alone: shared through
+        :data:`_BOXES` by the views of a run's many equal regions -- a batched loop's stacked
+        intermediates are new View objects at every step and call, at the same places.)"""
         b = self._box
         if b is False:
-            b = self._box = _box(self)
+            key = (self.strides, self.shape, self.start, self.buffer_numel)
+            b = _BOXES.get(key, False)
+            if b is False:
+                b = _box(self)
+                if len(_BOXES) >= _BOXES_MAX:
+                    _BOXES.clear()
+                _BOXES[key] = b
+            self._box = b
         return b
+
+
+_BOXES: dict = {}     # (strides, shape, start, buffer numel) -> _box's result (read only by its users)
+_BOXES_MAX = 4096
 
 
 def _box(v: View):
@@ -198,6 +212,53 @@ class TensorMap:
             for k in reversed(drop):
                 del los[k]
                 del ents[k]
+        return found
+
+    def producers(self, v: View) -> list:
+        """``[(producer task, overlap, producer view)]`` of a reading consumer (no entry dropped):
+        the first hit of each producer task in :meth:`lookup`'s order, all that a consumer which
+        adds a producer once needs (a batched task reading the span of its members' regions, see
+        :mod:`pypto.runtime.batch`, overlaps every member region a batched writer registered: one
+        overlap test per writer instead of one per registered member). An entry of a task already
+        hit at a smaller first byte cannot come first for that task in lookup's order (it reorders
+        only equal first bytes), so it is not tested."""
+        b = self.buckets.get(v.base)
+        if b is None or not b.los:
+            return ()
+        if len(b.los) == 1:
+            return self.lookup(v, False)
+        los = b.los
+        vlo = v.lo
+        i = bisect_right(los, (vlo - b.maxlen, _BIG))
+        j = bisect_left(los, (v.hi, 0))
+        hits = []
+        first: dict = {}   # producer task -> the first byte of its first hit
+        ents = b.ents
+        for k in range(i, j):
+            pv, p = ents[k]
+            if pv.hi <= vlo:
+                continue
+            at = first.get(p)
+            if at is not None and at < pv.lo:
+                continue
+            ov = overlap(v, pv)
+            if ov != NO_OVERLAP:
+                hits.append((k, ov))
+                if at is None:
+                    first[p] = pv.lo
+        if not hits:
+            return ()
+        if len(hits) > 1:
+            starts = [los[k][0] for k, _ in hits]
+            if len(set(starts)) != len(starts):
+                hits.sort(key=lambda h: (los[h[0]][0], -los[h[0]][1]))
+        found = []
+        seen = set()
+        for k, ov in hits:
+            pv, p = ents[k]
+            if p not in seen:
+                seen.add(p)
+                found.append((p, ov, pv))
         return found
 
     def register(self, v: View, task) -> tuple:

@@ -359,3 +359,20 @@ class WriteThenScatter:
             row = pl.tensor.read(table, [i])
             k_row(pl.slice(a, [1, 64], [i, 0]), pl.slice(cache, [1, 64], [row, 0]))
         return cache
+
+
+@pl.program
+class ScatterTwoReads:
+    """Iteration i updates row ``table[idx[i]] // div[i]`` of ``cache``: two data-dependent reads and
+    a division before the region is known (the batched guard's reads and expressions; a bad index
+    or a zero divisor fails in the guard, with the per-task form's error)."""
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 64], pl.FP32], idx: pl.Tensor[[16], pl.INT32],
+             table: pl.Tensor[[16], pl.INT32], div: pl.Tensor[[16], pl.INT32],
+             cache: pl.InOut[pl.Tensor[[32, 64], pl.FP32]]) -> pl.Tensor[[32, 64], pl.FP32]:
+        for i in pl.range(16):
+            n = pl.tensor.read(idx, [i])
+            row = pl.tensor.read(table, [n]) // pl.tensor.read(div, [i])
+            k_row(pl.slice(a, [1, 64], [i, 0]), pl.slice(cache, [1, 64], [row, 0]))
+        return cache

@@ -661,3 +661,34 @@ def test_gang_of_two_batches_skips_the_access_check_only_when_their_footprints_a
     from pypto.runtime.task_graph import Task
     plain = Task(9, 9, "k", "kernel", (reads[0],), ["INPUT"], False)
     assert not batches_disjoint(a[:2] + [plain]) and not batches_disjoint([plain] + a[:2] + b[:2])
+
+
+def test_ring3_holdings_outside_a_batched_loop_count_for_every_member():
+    """Holdings of unbatched scopes at depth >= 3 around a batched loop count on ring 3 for every
+    member (summed once per set of batched depths, not per hold); a later loop under other outer
+    holdings sees those."""
+    p = S.get_platform("a2a3sim")
+    rt = S.Runtime(p, {}, 0, batch=True)
+    big = 1 << 30
+    rt._rings = ([big] * 4, [big] * 4, [big, big, big, 10])
+    with rt.scope(), rt.scope(), rt.scope():        # depth 3: ring 3
+        rt._hold(2, 3)
+        assert rt.batching(2, [], [])
+        with rt.batch_scope([0, 1]):                 # depth 4
+            rt._hold(2, 2)
+            with rt.batch_scope([1]):                # depth 5: member 1 holds 3 + 2 + 5 = 10
+                rt._hold(2, 5)
+                with pytest.raises(SimulationError, match="ring 3 deadlocks: its open scopes hold 11 dependency"):
+                    rt._hold(2, 1)
+        assert rt.batching(2, [], [])
+        with rt.batch_scope([0, 1]):                 # depth 4 alone: 3 + 7
+            rt._hold(2, 7)
+            with pytest.raises(SimulationError, match="ring 3 deadlocks: its open scopes hold 11 dependency"):
+                rt._hold(2, 1)
+        with rt.scope():                             # depth 4, unbatched: 3 + 4 held outside the next loop
+            rt._hold(2, 4)
+            assert rt.batching(2, [], [])
+            with rt.batch_scope([0, 1]):             # depth 5
+                rt._hold(2, 3)                       # 3 + 4 + 3 = 10: fits
+                with pytest.raises(SimulationError, match="ring 3 deadlocks: its open scopes hold 11 dependency"):
+                    rt._hold(2, 1)
