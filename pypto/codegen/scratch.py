@@ -12,6 +12,15 @@ reused addresses) are covered.
 What it does not preserve: the contents a *later task on the same core* would find in that memory
 if it read a tile before writing it. That is an uninitialized read, whose contents are unspecified
 on the device too (``RunConfig(sim_poison=True)`` exposes such reads).
+
+The same analysis finds the transposed copies no one reads but the move right after them
+(:func:`fused_transpose_moves`): the reference's ``tile.transpose_view`` is zero-copy (a Mat tile
+read in the other fractal order), the cube operand move reading it does the transposition. Our
+row-major tiles make the view a copy into a buffer of its own; where nothing but that move reads the
+buffer, the kernel generator emits the move as one transposed copy from the view's source and the
+view's buffer is not written (a strided BF16 transpose costs ~5 us a 128 x 128 tile: the Qwen3
+layer's ``q @ k^T`` made it twice per task). Not preserved, as above: what an uninitialized read
+of that buffer by a later task would find.
 """
 from __future__ import annotations
 
@@ -110,3 +119,45 @@ def _reads(s, rng) -> bool:
         vars_ = [x for e in getattr(s, "values", ()) for x in walk_expr(e)]
         vars_ += [x for x in walk_expr(s.expr)] if isinstance(s, EvalStmt) else []
     return any(isinstance(x, Var) and _overlaps(x, rng) for x in vars_)
+
+
+def fused_transpose_moves(f: Function) -> dict[int, Var]:
+    """``id`` of each call of a fusable pair -> the transposed view's source tile. A pair is
+    ``x = tile.transpose_view(src)`` (2-D form: no ``nd_shape``) followed in the same statement list
+    by ``y = tile.move(x, ...)``, where no other statement of ``f`` after the view (in program order,
+    plus its whole outermost loop) refers to bytes of ``x``'s buffer, and ``y``'s buffer does not
+    overlap ``src``'s (the fused copy reads ``src`` while writing ``y``). The move is then the same
+    elements as ``y.copy_(src.transpose(-2, -1))``: the two statements are adjacent, so ``src`` holds
+    what the view copied, and ``x`` is read by nobody else."""
+    flat: list[tuple[object, int]] = []
+    _flatten(f.body, -1, flat)
+    pos = {id(s): (k, loop) for k, (s, loop) in enumerate(flat)}
+    out: dict[int, Var] = {}
+    for block in _blocks(f.body):
+        for s, nxt in zip(block, block[1:]):
+            c, m = _call(s), _call(nxt)
+            if c is None or m is None or c.op != "tile.transpose_view" or m.op != "tile.move" \
+                    or not isinstance(s, AssignStmt) or not isinstance(nxt, AssignStmt) \
+                    or c.args[1] is not None or m.args[0] is not s.var:
+                continue
+            src = c.args[0]
+            rng, srng = _range(s.var), _range(src)
+            if rng is None or srng is None or _range(nxt.var) is None or _overlaps(nxt.var, srng):
+                continue
+            k, loop = pos[id(s)]
+            later = range(loop if loop >= 0 else k + 1, len(flat))
+            if any(_reads(flat[j][0], rng) for j in later if j not in (k, k + 1)):
+                continue
+            out[id(c)] = out[id(m)] = src
+    return out
+
+
+def _blocks(stmts):
+    """Every statement list of ``stmts`` (itself and the nested bodies), as tuples."""
+    yield tuple(stmts)
+    for s in stmts:
+        if isinstance(s, (ForStmt, WhileStmt, ScopeStmt)):
+            yield from _blocks(s.body)
+        elif isinstance(s, IfStmt):
+            yield from _blocks(s.then_body)
+            yield from _blocks(s.else_body)

@@ -151,3 +151,71 @@ def test_dead_scratch_reductions_of_gang_views_match_the_reference_order(dtype):
             want = support._reduce_last_reference(clean, kind, True)
             support.reduce_into(dst, clean, tmp, -1, kind, clobber=False)
             assert torch.equal(dst, want), (n, kind)
+
+
+# ------------------------------------------------------------------ fused transpose_view + move
+def _special_bf16(shape, seed):
+    """BF16 values with -0.0, subnormals, inf and NaN payloads among random ones (bits exactly kept by
+    a transposing move)."""
+    g = torch.Generator().manual_seed(seed)
+    bits = torch.randint(-32768, 32768, shape, generator=g, dtype=torch.int32).to(torch.int16)
+    return bits.view(torch.bfloat16)
+
+
+def test_transpose_view_read_only_by_its_move_is_one_transposed_copy():
+    """pypto.codegen.scratch.fused_transpose_moves: the view's buffer is gone from the kernel (no
+    TILES entry, no copy into it), the move copies the source transposed, and the product is the
+    one of the transposed operand: the BLAS call of an independent FP32 oracle (BF16 products and
+    their FP32 conversions are exact, so q @ k^T of the FP32 copies is the same sgemm), in the
+    lockstep and the task-by-task forms alike."""
+    q = torch.randn(64, 64).to(torch.bfloat16)
+    k = torch.randn(256, 64).to(torch.bfloat16)
+    c = K.qk_transposed.compile(q, k, torch.zeros(64, 256))
+    src = kernel_source(c)
+    assert "transpose_view" not in src, src
+    assert src.count(".transpose(-2, -1))") == 2, src    # kernel() and kernel_gang()
+    outs = []
+    for cfg in (CFG, RunConfig(sim_seed=0, sim_batch=False), RunConfig(sim_seed=0, sim_lockstep=False)):
+        out = torch.zeros(64, 256)
+        c(q, k, out, config=cfg)
+        outs.append(out)
+    for i in range(4):
+        for j in range(4):
+            a = q[i * 16:(i + 1) * 16].float().contiguous()
+            b = k[j * 64:(j + 1) * 64].float().t().contiguous()
+            expect = torch.matmul(a, b)
+            for out in outs:
+                got = out[i * 16:(i + 1) * 16, j * 64:(j + 1) * 64]
+                assert torch.equal(got.contiguous().view(torch.int32), expect.view(torch.int32))
+
+
+def test_transpose_view_read_elsewhere_keeps_its_copy():
+    q = _special_bf16((16, 64), 1)
+    k = _special_bf16((64, 64), 2)
+    c = K.qk_transposed_read_twice.compile(q, k, torch.zeros(16, 64), torch.zeros(64, 64, dtype=torch.bfloat16))
+    src = kernel_source(c)
+    task = src.split("\nGANG = ")[0].split("def kernel(")[1]
+    assert "kt.copy_(k_mat.transpose(-2, -1))" in task and ".copy_(kt)" in task, src
+    s_out, kt_out = torch.zeros(16, 64), torch.zeros(64, 64, dtype=torch.bfloat16)
+    c(q, k, s_out, kt_out, config=CFG)
+    assert torch.equal(kt_out.view(torch.int16), k.t().contiguous().view(torch.int16))
+
+
+def test_fused_transpose_moves_needs_the_move_right_after_and_no_other_reader():
+    """The analysis on the compiled kernels: the pair is fused only where the move follows the view
+    and nothing else refers to the view's buffer."""
+    from pypto.codegen.scratch import fused_transpose_moves
+    from pypto.ir.visit import iter_calls
+
+    def pairs(compiled):
+        found = []
+        for f in compiled.lowered.functions.values():
+            fused = fused_transpose_moves(f)
+            found.append(sorted(c.op for _, c in iter_calls(f.body) if id(c) in fused))
+        return [p for p in found if p]
+
+    q, k = torch.zeros(64, 64, dtype=torch.bfloat16), torch.zeros(256, 64, dtype=torch.bfloat16)
+    assert pairs(K.qk_transposed.compile(q, k, torch.zeros(64, 256))) == [["tile.move", "tile.transpose_view"]]
+    c = K.qk_transposed_read_twice.compile(q[:16], k[:64], torch.zeros(16, 64),
+                                           torch.zeros(64, 64, dtype=torch.bfloat16))
+    assert pairs(c) == []
