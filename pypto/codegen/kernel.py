@@ -22,7 +22,7 @@ import os
 
 from pypto.codegen.common import StmtEmitter, operand_src, py_expr, py_literal
 from pypto.codegen.gang import NoGang, as_generator, generate_gang, static_dims
-from pypto.codegen.scratch import dead_scratch_calls, fused_transpose_moves
+from pypto.codegen.scratch import dead_scratch_calls, fused_transposes
 from pypto.errors import CodegenError
 from pypto.ir.nodes import (
     AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, ForStmt, Function, IfStmt, Stmt, UnaryOp,
@@ -68,7 +68,7 @@ class KernelGen(StmtEmitter):
             self.tile_names: list[str] = []       # the local name of each view
             self.tile_vars: list[list[str]] = []  # the IR names of the tiles sharing each view
             self.dead_scratch = dead_scratch_calls(f)
-            self.fused_transposes = fused_transpose_moves(f)
+            self.fused_transposes = fused_transposes(f)
             self.namers = [self.names]
         else:
             self.tiles, self.slot, self.tile_names, self.tile_vars = (
@@ -280,9 +280,9 @@ class KernelGen(StmtEmitter):
         missing = op.platform_rule(self.platform.arch, c.args) if op.platform_rule is not None else None
         if missing:
             raise CodegenError(f"op '{c.op}' on {self.platform.name}: {missing}", c.span)
-        src = self.fused_transposes.get(id(c))
-        if src is not None:
-            self.fused_transpose(c, result, src, depth)
+        fused = self.fused_transposes.get(id(c))
+        if fused is not None and fused[0] != "operand":
+            self.fused_transpose(c, result, fused, depth)
             return
         gm = op.trait(GlobalMemoryAccess)
         form = None
@@ -302,7 +302,14 @@ class KernelGen(StmtEmitter):
                         self.static_tile(a)
                     elif gm is None and not self.is_shared(a):
                         raise NoGang(f"line {c.span.line}: {op.name} reads a per-task value")
-                args.append(operand_src(self.ref(a), a, lambda d: py_expr(d, self.names)))
+                if fused is not None and a is fused[1]:
+                    # the operand's staging move was left out: its transposed source (fused_transposes)
+                    if self.gang:
+                        self.static_tile(fused[2])
+                    text = f"{self.view(fused[2])}.transpose(-2, -1)"
+                else:
+                    text = self.ref(a)
+                args.append(operand_src(text, a, lambda d: py_expr(d, self.names)))
             else:
                 if self.gang and p.kind_def.exprs and gm is None and not self.is_shared(a):
                     raise NoGang(f"line {c.span.line}: {op.name} takes a per-task index")
@@ -353,15 +360,17 @@ class KernelGen(StmtEmitter):
         if gm is None:
             self.pending += self.cost(c)
 
-    def fused_transpose(self, c: Call, result: Var, src: Var, depth: int) -> None:
-        """A ``tile.transpose_view`` read only by the ``tile.move`` right after it
-        (:func:`pypto.codegen.scratch.fused_transpose_moves`): the view emits nothing, the move one
+    def fused_transpose(self, c: Call, result: Var, fused: tuple, depth: int) -> None:
+        """A ``tile.transpose_view`` read only by the ``tile.move`` right after it, or that move
+        (:func:`pypto.codegen.scratch.fused_transposes`): the view emits nothing, the move one
         transposed copy from the view's source (the same elements; a gang view's leading axis is
-        kept). Both keep their simulated cycles, so the schedule is the one of the unfused pair."""
+        kept), or nothing where the matmul after it reads the source itself. All keep their
+        simulated cycles, so the schedule is the one of the unfused statements."""
+        kind, src = fused
         if self.gang:
             self.static_tile(src)
             self.static_tile(result)
-        if c.op == "tile.move":
+        if kind == "move":
             self._mark(c.span)
             self.emit(depth, f"{self.view(result)}.copy_({self.view(src)}.transpose(-2, -1))", c.span)
         self.pending += self.cost(c)

@@ -14,13 +14,16 @@ if it read a tile before writing it. That is an uninitialized read, whose conten
 on the device too (``RunConfig(sim_poison=True)`` exposes such reads).
 
 The same analysis finds the transposed copies no one reads but the move right after them
-(:func:`fused_transpose_moves`): the reference's ``tile.transpose_view`` is zero-copy (a Mat tile
+(:func:`fused_transposes`): the reference's ``tile.transpose_view`` is zero-copy (a Mat tile
 read in the other fractal order), the cube operand move reading it does the transposition. Our
 row-major tiles make the view a copy into a buffer of its own; where nothing but that move reads the
 buffer, the kernel generator emits the move as one transposed copy from the view's source and the
 view's buffer is not written (a strided BF16 transpose costs ~5 us a 128 x 128 tile: the Qwen3
-layer's ``q @ k^T`` made it twice per task). Not preserved, as above: what an uninitialized read
-of that buffer by a later task would find.
+layer's ``q @ k^T`` made it twice per task). Where the move's result is read by nothing but the
+matmul right after it (a cube operand staged in Left / Right), that matmul reads the transposed
+source directly and the move is not made either (the matmul hands the natural matrix to BLAS
+transposed where that is the same product, pypto/ops/support/core.py). Not preserved, as above:
+what an uninitialized read of those buffers by a later task would find.
 """
 from __future__ import annotations
 
@@ -121,36 +124,60 @@ def _reads(s, rng) -> bool:
     return any(isinstance(x, Var) and _overlaps(x, rng) for x in vars_)
 
 
-def fused_transpose_moves(f: Function) -> dict[int, Var]:
-    """``id`` of each call of a fusable pair -> the transposed view's source tile. A pair is
-    ``x = tile.transpose_view(src)`` (2-D form: no ``nd_shape``) followed in the same statement list
-    by ``y = tile.move(x, ...)``, where no other statement of ``f`` after the view (in program order,
-    plus its whole outermost loop) refers to bytes of ``x``'s buffer, and ``y``'s buffer does not
-    overlap ``src``'s (the fused copy reads ``src`` while writing ``y``). The move is then the same
-    elements as ``y.copy_(src.transpose(-2, -1))``: the two statements are adjacent, so ``src`` holds
-    what the view copied, and ``x`` is read by nobody else."""
+# the cube ops a transposed operand may be handed to as ``src.transpose(-2, -1)``: their simulator
+# helpers (matmul / gang_matmul_into, pypto/ops/support/core.py) take any strided operand, a
+# transposed one without materialising it where that is the same product
+_CUBE_MATMULS = ("tile.matmul", "tile.matmul_acc")
+
+
+def fused_transposes(f: Function) -> dict[int, tuple]:
+    """The transposed copies of ``f`` the kernel generator may leave out: ``id`` of a call ->
+
+    * ``("view", src)``: ``x = tile.transpose_view(src)`` (2-D form: no ``nd_shape``) followed in the
+      same statement list by ``y = tile.move(x, ...)``, where no other statement after the view (in
+      program order, plus its whole outermost loop) refers to bytes of ``x``'s buffer and ``y``'s
+      buffer does not overlap ``src``'s: the view emits nothing;
+    * ``("move", src)``: that move, one transposed copy ``y.copy_(src.transpose(-2, -1))`` (the two
+      statements are adjacent, so ``src`` holds what the view copied);
+    * ``("dead", src)``: that move when the statement right after it is a cube matmul reading ``y``
+      and nothing else after the move refers to bytes of ``y``'s buffer: the move emits nothing
+      either, and
+    * ``("operand", y, src)``: that matmul, which reads ``src.transpose(-2, -1)`` in place of ``y``
+      (the same elements: ``src`` is unchanged since the view, nothing having run in between).
+    """
     flat: list[tuple[object, int]] = []
     _flatten(f.body, -1, flat)
     pos = {id(s): (k, loop) for k, (s, loop) in enumerate(flat)}
-    out: dict[int, Var] = {}
+
+    def unread(v, k: int, loop: int, skip: tuple) -> bool:
+        rng = _range(v)
+        later = range(loop if loop >= 0 else k + 1, len(flat))
+        return rng is not None and not any(_reads(flat[j][0], rng) for j in later if j not in skip)
+
+    out: dict[int, tuple] = {}
     for block in _blocks(f.body):
-        for s, nxt in zip(block, block[1:]):
+        for i, (s, nxt) in enumerate(zip(block, block[1:])):
             c, m = _call(s), _call(nxt)
             if c is None or m is None or c.op != "tile.transpose_view" or m.op != "tile.move" \
                     or not isinstance(s, AssignStmt) or not isinstance(nxt, AssignStmt) \
                     or c.args[1] is not None or m.args[0] is not s.var:
                 continue
-            src = c.args[0]
-            rng, srng = _range(s.var), _range(src)
-            if rng is None or srng is None or _range(nxt.var) is None or _overlaps(nxt.var, srng):
+            src, y = c.args[0], nxt.var
+            srng = _range(src)
+            if srng is None or _range(y) is None or _overlaps(y, srng):
                 continue
             k, loop = pos[id(s)]
-            later = range(loop if loop >= 0 else k + 1, len(flat))
-            if any(_reads(flat[j][0], rng) for j in later if j not in (k, k + 1)):
+            if not unread(s.var, k, loop, (k, k + 1)):
                 continue
-            out[id(c)] = out[id(m)] = src
+            out[id(c)] = ("view", src)
+            out[id(m)] = ("move", src)
+            after = block[i + 2] if i + 2 < len(block) else None
+            mm = _call(after)
+            if mm is not None and mm.op in _CUBE_MATMULS and any(a is y for a in mm.args) \
+                    and unread(y, k + 1, loop, (k + 1, k + 2)):
+                out[id(m)] = ("dead", src)
+                out[id(mm)] = ("operand", y, src)
     return out
-
 
 def _blocks(stmts):
     """Every statement list of ``stmts`` (itself and the nested bodies), as tuples."""

@@ -108,3 +108,19 @@ def qk_transposed_read_twice(q: pl.Tensor[[16, 64], pl.BF16], k: pl.Tensor[[64, 
         s_out = pl.store(s, [0, 0], s_out)
         kt_out = pl.store(kt, [0, 0], kt_out)
     return s_out, kt_out
+
+
+@pl.jit
+def qk_right_read_twice(q: pl.Tensor[[32, 64], pl.BF16], k: pl.Tensor[[64, 64], pl.BF16],
+                        s_out: pl.Out[pl.Tensor[[32, 64], pl.FP32]]):
+    # the moved (Right) operand feeds two matmuls: the move is made (one transposed copy), the view not
+    with pl.at(level=pl.Level.CORE_GROUP):
+        k_mat = pl.load(k, [0, 0], [64, 64], target_memory=pl.MemorySpace.Mat)
+        kt = pl.move(pl.tile.transpose_view(k_mat), target_memory=pl.MemorySpace.Right)
+        q0 = pl.load(q, [0, 0], [16, 64], target_memory=pl.MemorySpace.Mat)
+        s0 = pl.matmul(pl.move(q0, target_memory=pl.MemorySpace.Left), kt)
+        s_out = pl.store(s0, [0, 0], s_out)
+        q1 = pl.load(q, [16, 0], [16, 64], target_memory=pl.MemorySpace.Mat)
+        s1 = pl.matmul(pl.move(q1, target_memory=pl.MemorySpace.Left), kt)
+        s_out = pl.store(s1, [16, 0], s_out)
+    return s_out

@@ -162,18 +162,18 @@ def _special_bf16(shape, seed):
     return bits.view(torch.bfloat16)
 
 
-def test_transpose_view_read_only_by_its_move_is_one_transposed_copy():
-    """pypto.codegen.scratch.fused_transpose_moves: the view's buffer is gone from the kernel (no
-    TILES entry, no copy into it), the move copies the source transposed, and the product is the
-    one of the transposed operand: the BLAS call of an independent FP32 oracle (BF16 products and
-    their FP32 conversions are exact, so q @ k^T of the FP32 copies is the same sgemm), in the
-    lockstep and the task-by-task forms alike."""
+def test_transposed_cube_operand_is_read_from_its_source():
+    """pypto.codegen.scratch.fused_transposes: a transpose_view moved into Right and read only by the
+    matmul after it: neither the view nor the move is made (no TILES entry, no copy), the matmul
+    reads ``k_mat.transpose(-2, -1)``, and the product is the one of the materialised operand: the
+    BLAS call of an independent FP32 oracle (BF16 values convert to FP32 exactly, so q @ k^T of the
+    FP32 copies is the task's sgemm), in the lockstep and the task-by-task forms alike."""
     q = torch.randn(64, 64).to(torch.bfloat16)
     k = torch.randn(256, 64).to(torch.bfloat16)
     c = K.qk_transposed.compile(q, k, torch.zeros(64, 256))
     src = kernel_source(c)
-    assert "transpose_view" not in src, src
-    assert src.count(".transpose(-2, -1))") == 2, src    # kernel() and kernel_gang()
+    assert "transpose_view" not in src and "('Right'" not in src, src
+    assert src.count("matmul_into(s, move__tmp_v0, k_mat.transpose(-2, -1))") == 2, src  # kernel(), kernel_gang()
     outs = []
     for cfg in (CFG, RunConfig(sim_seed=0, sim_batch=False), RunConfig(sim_seed=0, sim_lockstep=False)):
         out = torch.zeros(64, 256)
@@ -189,6 +189,20 @@ def test_transpose_view_read_only_by_its_move_is_one_transposed_copy():
                 assert torch.equal(got.contiguous().view(torch.int32), expect.view(torch.int32))
 
 
+def test_transposed_operand_read_by_two_matmuls_is_one_transposed_copy():
+    """The move's result feeds two matmuls: the move is made, as one transposed copy from the view's
+    source (the view itself is not made); both products as the oracle's."""
+    q = _special_bf16((32, 64), 3)
+    k = torch.randn(64, 64).to(torch.bfloat16)
+    c = K.qk_right_read_twice.compile(q, k, torch.zeros(32, 64))
+    src = kernel_source(c)
+    assert "transpose_view" not in src and src.count(".copy_(k_mat.transpose(-2, -1))") == 2, src
+    out = torch.zeros(32, 64)
+    c(q, k, out, config=CFG)
+    expect = torch.cat([torch.matmul(q[r:r + 16].float(), k.float().t().contiguous()) for r in (0, 16)])
+    assert torch.equal(out.view(torch.int32), expect.view(torch.int32))
+
+
 def test_transpose_view_read_elsewhere_keeps_its_copy():
     q = _special_bf16((16, 64), 1)
     k = _special_bf16((64, 64), 2)
@@ -201,21 +215,23 @@ def test_transpose_view_read_elsewhere_keeps_its_copy():
     assert torch.equal(kt_out.view(torch.int16), k.t().contiguous().view(torch.int16))
 
 
-def test_fused_transpose_moves_needs_the_move_right_after_and_no_other_reader():
-    """The analysis on the compiled kernels: the pair is fused only where the move follows the view
-    and nothing else refers to the view's buffer."""
-    from pypto.codegen.scratch import fused_transpose_moves
+def test_fused_transposes_needs_adjacent_statements_and_no_other_reader():
+    """The analysis on the compiled kernels: what is left out where (see the three kernels above)."""
+    from pypto.codegen.scratch import fused_transposes
     from pypto.ir.visit import iter_calls
 
-    def pairs(compiled):
+    def kinds(compiled):
         found = []
         for f in compiled.lowered.functions.values():
-            fused = fused_transpose_moves(f)
-            found.append(sorted(c.op for _, c in iter_calls(f.body) if id(c) in fused))
+            fused = fused_transposes(f)
+            found.append(sorted((c.op, fused[id(c)][0]) for _, c in iter_calls(f.body) if id(c) in fused))
         return [p for p in found if p]
 
-    q, k = torch.zeros(64, 64, dtype=torch.bfloat16), torch.zeros(256, 64, dtype=torch.bfloat16)
-    assert pairs(K.qk_transposed.compile(q, k, torch.zeros(64, 256))) == [["tile.move", "tile.transpose_view"]]
-    c = K.qk_transposed_read_twice.compile(q[:16], k[:64], torch.zeros(16, 64),
-                                           torch.zeros(64, 64, dtype=torch.bfloat16))
-    assert pairs(c) == []
+    bf = torch.bfloat16
+    q, k = torch.zeros(64, 64, dtype=bf), torch.zeros(256, 64, dtype=bf)
+    assert kinds(K.qk_transposed.compile(q, k, torch.zeros(64, 256))) == [
+        [("tile.matmul", "operand"), ("tile.move", "dead"), ("tile.transpose_view", "view")]]
+    assert kinds(K.qk_right_read_twice.compile(q[:32], k[:64], torch.zeros(32, 64))) == [
+        [("tile.move", "move"), ("tile.transpose_view", "view")]]
+    c = K.qk_transposed_read_twice.compile(q[:16], k[:64], torch.zeros(16, 64), torch.zeros(64, 64, dtype=bf))
+    assert kinds(c) == []
