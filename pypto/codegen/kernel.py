@@ -302,11 +302,12 @@ class KernelGen(StmtEmitter):
                         self.static_tile(a)
                     elif gm is None and not self.is_shared(a):
                         raise NoGang(f"line {c.span.line}: {op.name} reads a per-task value")
-                if fused is not None and a is fused[1]:
-                    # the operand's staging move was left out: its transposed source (fused_transposes)
+                staged = fused[1].get(id(a)) if fused is not None else None
+                if staged is not None:
+                    # the operand's staging move was left out: its source (fused_transposes)
                     if self.gang:
-                        self.static_tile(fused[2])
-                    text = f"{self.view(fused[2])}.transpose(-2, -1)"
+                        self.static_tile(staged[0])
+                    text = self.view(staged[0]) + (".transpose(-2, -1)" if staged[1] else "")
                 else:
                     text = self.ref(a)
                 args.append(operand_src(text, a, lambda d: py_expr(d, self.names)))

@@ -131,7 +131,8 @@ _CUBE_MATMULS = ("tile.matmul", "tile.matmul_acc")
 
 
 def fused_transposes(f: Function) -> dict[int, tuple]:
-    """The transposed copies of ``f`` the kernel generator may leave out: ``id`` of a call ->
+    """The staging copies of ``f``'s cube operands the kernel generator may leave out: ``id`` of a
+    call ->
 
     * ``("view", src)``: ``x = tile.transpose_view(src)`` (2-D form: no ``nd_shape``) followed in the
       same statement list by ``y = tile.move(x, ...)``, where no other statement after the view (in
@@ -139,11 +140,13 @@ def fused_transposes(f: Function) -> dict[int, tuple]:
       buffer does not overlap ``src``'s: the view emits nothing;
     * ``("move", src)``: that move, one transposed copy ``y.copy_(src.transpose(-2, -1))`` (the two
       statements are adjacent, so ``src`` holds what the view copied);
-    * ``("dead", src)``: that move when the statement right after it is a cube matmul reading ``y``
-      and nothing else after the move refers to bytes of ``y``'s buffer: the move emits nothing
-      either, and
-    * ``("operand", y, src)``: that matmul, which reads ``src.transpose(-2, -1)`` in place of ``y``
-      (the same elements: ``src`` is unchanged since the view, nothing having run in between).
+    * ``("dead", src)``: such a move, or a plain ``y = tile.move(src, ...)``, whose ``y`` a cube
+      matmul later in the same statement list reads, where nothing after the move but that matmul
+      refers to bytes of ``y``'s buffer and every statement in between is a move or a view writing
+      no byte of ``src`` (or one left out itself): the move emits nothing, and
+    * ``("operand", {id(y): (src, transposed)})``: that matmul, which reads ``src`` (transposed:
+      ``src.transpose(-2, -1)``) in place of each such ``y``: the same elements, ``src`` being
+      unchanged since the move (or the view) read it.
     """
     flat: list[tuple[object, int]] = []
     _flatten(f.body, -1, flat)
@@ -155,8 +158,10 @@ def fused_transposes(f: Function) -> dict[int, tuple]:
         return rng is not None and not any(_reads(flat[j][0], rng) for j in later if j not in skip)
 
     out: dict[int, tuple] = {}
-    for block in _blocks(f.body):
-        for i, (s, nxt) in enumerate(zip(block, block[1:])):
+    blocks = list(_blocks(f.body))
+    # 1. a view read only by the move right after it
+    for block in blocks:
+        for s, nxt in zip(block, block[1:]):
             c, m = _call(s), _call(nxt)
             if c is None or m is None or c.op != "tile.transpose_view" or m.op != "tile.move" \
                     or not isinstance(s, AssignStmt) or not isinstance(nxt, AssignStmt) \
@@ -167,17 +172,42 @@ def fused_transposes(f: Function) -> dict[int, tuple]:
             if srng is None or _range(y) is None or _overlaps(y, srng):
                 continue
             k, loop = pos[id(s)]
-            if not unread(s.var, k, loop, (k, k + 1)):
+            if unread(s.var, k, loop, (k, k + 1)):
+                out[id(c)] = ("view", src)
+                out[id(m)] = ("move", src)
+    # 2. a move (plain, or of such a view) read only by a matmul after it
+    for block in blocks:
+        for i, s in enumerate(block):
+            m = _call(s)
+            if m is None or m.op != "tile.move" or not isinstance(s, AssignStmt):
                 continue
-            out[id(c)] = ("view", src)
-            out[id(m)] = ("move", src)
-            after = block[i + 2] if i + 2 < len(block) else None
-            mm = _call(after)
-            if mm is not None and mm.op in _CUBE_MATMULS and any(a is y for a in mm.args) \
-                    and unread(y, k + 1, loop, (k + 1, k + 2)):
-                out[id(m)] = ("dead", src)
-                out[id(mm)] = ("operand", y, src)
+            entry = out.get(id(m))
+            if entry is not None:
+                src, trans = entry[1], True
+            elif isinstance(m.args[0], Var):
+                src, trans = m.args[0], False
+            else:
+                continue
+            y, srng = s.var, _range(src)
+            if srng is None or _range(y) is None:
+                continue
+            for t in block[i + 1:]:
+                mm = _call(t)
+                if mm is None:
+                    break
+                if mm.op in _CUBE_MATMULS and any(a is y for a in mm.args):
+                    k, loop = pos[id(s)]
+                    if unread(y, k, loop, (k, pos[id(t)][0])):
+                        out[id(m)] = ("dead", src)
+                        prev = out.get(id(mm), ("operand", {}))[1]
+                        out[id(mm)] = ("operand", {**prev, id(y): (src, trans)})
+                    break
+                # in between: moves and views, each left out or writing no byte of src
+                if mm.op not in ("tile.move", "tile.transpose_view") or not isinstance(t, AssignStmt) or \
+                        (out.get(id(mm), ("",))[0] not in ("view", "dead") and _overlaps(t.var, srng)):
+                    break
     return out
+
 
 def _blocks(stmts):
     """Every statement list of ``stmts`` (itself and the nested bodies), as tuples."""

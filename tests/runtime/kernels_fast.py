@@ -124,3 +124,17 @@ def qk_right_read_twice(q: pl.Tensor[[32, 64], pl.BF16], k: pl.Tensor[[64, 64], 
         s1 = pl.matmul(pl.move(q1, target_memory=pl.MemorySpace.Left), kt)
         s_out = pl.store(s1, [16, 0], s_out)
     return s_out
+
+
+@pl.jit
+def mm_load_between(a: pl.Tensor[[16, 64], pl.BF16], b: pl.Tensor[[64, 32], pl.BF16],
+                    out: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):
+    # a load between the Left move and the matmul (it may reuse the moved tile's buffer): that move
+    # is made; the Right move right before the matmul is left out (the matmul reads b's Mat tile)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        a_mat = pl.load(a, [0, 0], [16, 64], target_memory=pl.MemorySpace.Mat)
+        a_l = pl.move(a_mat, target_memory=pl.MemorySpace.Left)
+        b_mat = pl.load(b, [0, 0], [64, 32], target_memory=pl.MemorySpace.Mat)
+        b_r = pl.move(b_mat, target_memory=pl.MemorySpace.Right)
+        out = pl.store(pl.matmul(a_l, b_r), [0, 0], out)
+    return out
