@@ -22,7 +22,7 @@ import os
 
 from pypto.codegen.common import StmtEmitter, operand_src, py_expr, py_literal
 from pypto.codegen.gang import NoGang, as_generator, generate_gang, static_dims
-from pypto.codegen.scratch import dead_scratch_calls
+from pypto.codegen.scratch import dead_scratch_calls, fused_transposes
 from pypto.errors import CodegenError
 from pypto.ir.nodes import (
     AssignStmt, BinOp, Call, ConstBool, ConstFloat, ConstInt, EvalStmt, ForStmt, Function, IfStmt, Stmt, UnaryOp,
@@ -68,11 +68,13 @@ class KernelGen(StmtEmitter):
             self.tile_names: list[str] = []       # the local name of each view
             self.tile_vars: list[list[str]] = []  # the IR names of the tiles sharing each view
             self.dead_scratch = dead_scratch_calls(f)
+            self.fused_transposes = fused_transposes(f)
             self.namers = [self.names]
         else:
             self.tiles, self.slot, self.tile_names, self.tile_vars = (
                 share.tiles, share.slot, share.tile_names, share.tile_vars)
             self.dead_scratch = share.dead_scratch
+            self.fused_transposes = share.fused_transposes
             self.names.used |= set(self.tile_names)
             self.namers = share.namers + [self.names]
         # gang mode: the plan's lines; task mode: the same list as the body (one stream)
@@ -278,6 +280,10 @@ class KernelGen(StmtEmitter):
         missing = op.platform_rule(self.platform.arch, c.args) if op.platform_rule is not None else None
         if missing:
             raise CodegenError(f"op '{c.op}' on {self.platform.name}: {missing}", c.span)
+        fused = self.fused_transposes.get(id(c))
+        if fused is not None and fused[0] != "operand":
+            self.fused_transpose(c, result, fused, depth)
+            return
         gm = op.trait(GlobalMemoryAccess)
         form = None
         if self.gang:
@@ -296,7 +302,15 @@ class KernelGen(StmtEmitter):
                         self.static_tile(a)
                     elif gm is None and not self.is_shared(a):
                         raise NoGang(f"line {c.span.line}: {op.name} reads a per-task value")
-                args.append(operand_src(self.ref(a), a, lambda d: py_expr(d, self.names)))
+                staged = fused[1].get(id(a)) if fused is not None else None
+                if staged is not None:
+                    # the operand's staging move was left out: its source (fused_transposes)
+                    if self.gang:
+                        self.static_tile(staged[0])
+                    text = self.view(staged[0]) + (".transpose(-2, -1)" if staged[1] else "")
+                else:
+                    text = self.ref(a)
+                args.append(operand_src(text, a, lambda d: py_expr(d, self.names)))
             else:
                 if self.gang and p.kind_def.exprs and gm is None and not self.is_shared(a):
                     raise NoGang(f"line {c.span.line}: {op.name} takes a per-task index")
@@ -346,6 +360,21 @@ class KernelGen(StmtEmitter):
             self.emit(depth, op.sim(a, None, **wkw), c.span)
         if gm is None:
             self.pending += self.cost(c)
+
+    def fused_transpose(self, c: Call, result: Var, fused: tuple, depth: int) -> None:
+        """A ``tile.transpose_view`` read only by the ``tile.move`` right after it, or that move
+        (:func:`pypto.codegen.scratch.fused_transposes`): the view emits nothing, the move one
+        transposed copy from the view's source (the same elements; a gang view's leading axis is
+        kept), or nothing where the matmul after it reads the source itself. All keep their
+        simulated cycles, so the schedule is the one of the unfused statements."""
+        kind, src = fused
+        if self.gang:
+            self.static_tile(src)
+            self.static_tile(result)
+        if kind == "move":
+            self._mark(c.span)
+            self.emit(depth, f"{self.view(result)}.copy_({self.view(src)}.transpose(-2, -1))", c.span)
+        self.pending += self.cost(c)
 
     def plan_scalar(self, op, c: Call, result: Var | None, depth: int) -> None:
         """Gang mode, an op of lockstep form ``"plan"``: a per-task scalar (the block index, a

@@ -12,6 +12,18 @@ reused addresses) are covered.
 What it does not preserve: the contents a *later task on the same core* would find in that memory
 if it read a tile before writing it. That is an uninitialized read, whose contents are unspecified
 on the device too (``RunConfig(sim_poison=True)`` exposes such reads).
+
+The same analysis finds the transposed copies no one reads but the move right after them
+(:func:`fused_transposes`): the reference's ``tile.transpose_view`` is zero-copy (a Mat tile
+read in the other fractal order), the cube operand move reading it does the transposition. Our
+row-major tiles make the view a copy into a buffer of its own; where nothing but that move reads the
+buffer, the kernel generator emits the move as one transposed copy from the view's source and the
+view's buffer is not written (a strided BF16 transpose costs ~5 us a 128 x 128 tile: the Qwen3
+layer's ``q @ k^T`` made it twice per task). Where the move's result is read by nothing but the
+matmul right after it (a cube operand staged in Left / Right), that matmul reads the transposed
+source directly and the move is not made either (the matmul hands the natural matrix to BLAS
+transposed where that is the same product, pypto/ops/support/core.py). Not preserved, as above:
+what an uninitialized read of those buffers by a later task would find.
 """
 from __future__ import annotations
 
@@ -110,3 +122,99 @@ def _reads(s, rng) -> bool:
         vars_ = [x for e in getattr(s, "values", ()) for x in walk_expr(e)]
         vars_ += [x for x in walk_expr(s.expr)] if isinstance(s, EvalStmt) else []
     return any(isinstance(x, Var) and _overlaps(x, rng) for x in vars_)
+
+
+# the cube ops a transposed operand may be handed to as ``src.transpose(-2, -1)``: their simulator
+# helpers (matmul / gang_matmul_into, pypto/ops/support/core.py) take any strided operand, a
+# transposed one without materialising it where that is the same product
+_CUBE_MATMULS = ("tile.matmul", "tile.matmul_acc")
+
+
+def fused_transposes(f: Function) -> dict[int, tuple]:
+    """The staging copies of ``f``'s cube operands the kernel generator may leave out: ``id`` of a
+    call ->
+
+    * ``("view", src)``: ``x = tile.transpose_view(src)`` (2-D form: no ``nd_shape``) followed in the
+      same statement list by ``y = tile.move(x, ...)``, where no other statement after the view (in
+      program order, plus its whole outermost loop) refers to bytes of ``x``'s buffer and ``y``'s
+      buffer does not overlap ``src``'s: the view emits nothing;
+    * ``("move", src)``: that move, one transposed copy ``y.copy_(src.transpose(-2, -1))`` (the two
+      statements are adjacent, so ``src`` holds what the view copied);
+    * ``("dead", src)``: such a move, or a plain ``y = tile.move(src, ...)``, whose ``y`` a cube
+      matmul later in the same statement list reads, where nothing after the move but that matmul
+      refers to bytes of ``y``'s buffer and every statement in between is a move or a view writing
+      no byte of ``src`` (or one left out itself): the move emits nothing, and
+    * ``("operand", {id(y): (src, transposed)})``: that matmul, which reads ``src`` (transposed:
+      ``src.transpose(-2, -1)``) in place of each such ``y``: the same elements, ``src`` being
+      unchanged since the move (or the view) read it.
+    """
+    flat: list[tuple[object, int]] = []
+    _flatten(f.body, -1, flat)
+    pos = {id(s): (k, loop) for k, (s, loop) in enumerate(flat)}
+
+    def unread(v, k: int, loop: int, skip: tuple) -> bool:
+        rng = _range(v)
+        later = range(loop if loop >= 0 else k + 1, len(flat))
+        return rng is not None and not any(_reads(flat[j][0], rng) for j in later if j not in skip)
+
+    out: dict[int, tuple] = {}
+    blocks = list(_blocks(f.body))
+    # 1. a view read only by the move right after it
+    for block in blocks:
+        for s, nxt in zip(block, block[1:]):
+            c, m = _call(s), _call(nxt)
+            if c is None or m is None or c.op != "tile.transpose_view" or m.op != "tile.move" \
+                    or not isinstance(s, AssignStmt) or not isinstance(nxt, AssignStmt) \
+                    or c.args[1] is not None or m.args[0] is not s.var:
+                continue
+            src, y = c.args[0], nxt.var
+            srng = _range(src)
+            if srng is None or _range(y) is None or _overlaps(y, srng):
+                continue
+            k, loop = pos[id(s)]
+            if unread(s.var, k, loop, (k, k + 1)):
+                out[id(c)] = ("view", src)
+                out[id(m)] = ("move", src)
+    # 2. a move (plain, or of such a view) read only by a matmul after it
+    for block in blocks:
+        for i, s in enumerate(block):
+            m = _call(s)
+            if m is None or m.op != "tile.move" or not isinstance(s, AssignStmt):
+                continue
+            entry = out.get(id(m))
+            if entry is not None:
+                src, trans = entry[1], True
+            elif isinstance(m.args[0], Var):
+                src, trans = m.args[0], False
+            else:
+                continue
+            y, srng = s.var, _range(src)
+            if srng is None or _range(y) is None:
+                continue
+            for t in block[i + 1:]:
+                mm = _call(t)
+                if mm is None:
+                    break
+                if mm.op in _CUBE_MATMULS and any(a is y for a in mm.args):
+                    k, loop = pos[id(s)]
+                    if unread(y, k, loop, (k, pos[id(t)][0])):
+                        out[id(m)] = ("dead", src)
+                        prev = out.get(id(mm), ("operand", {}))[1]
+                        out[id(mm)] = ("operand", {**prev, id(y): (src, trans)})
+                    break
+                # in between: moves and views, each left out or writing no byte of src
+                if mm.op not in ("tile.move", "tile.transpose_view") or not isinstance(t, AssignStmt) or \
+                        (out.get(id(mm), ("",))[0] not in ("view", "dead") and _overlaps(t.var, srng)):
+                    break
+    return out
+
+
+def _blocks(stmts):
+    """Every statement list of ``stmts`` (itself and the nested bodies), as tuples."""
+    yield tuple(stmts)
+    for s in stmts:
+        if isinstance(s, (ForStmt, WhileStmt, ScopeStmt)):
+            yield from _blocks(s.body)
+        elif isinstance(s, IfStmt):
+            yield from _blocks(s.then_body)
+            yield from _blocks(s.else_body)

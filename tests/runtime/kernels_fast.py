@@ -76,3 +76,65 @@ def loop_tasks(a: pl.Tensor[[16, 64], pl.FP32], out: pl.Out[pl.Tensor[[16, 64], 
             x = pl.load(a, [0, 0], [16, 64])
             out = pl.store(pl.add(x, 1.0), [0, 0], out)
     return out
+
+
+@pl.jit
+def qk_transposed(q: pl.Tensor[[64, 64], pl.BF16], k: pl.Tensor[[256, 64], pl.BF16],
+                  s_out: pl.Out[pl.Tensor[[64, 256], pl.FP32]]):
+    # q @ k^T per 16 x 64 block: the transposed operand as the reference writes it (a transpose_view
+    # of a natural Mat load, moved to Right); several tasks, so the lockstep form runs too
+    for i in pl.parallel(4):
+        for j in pl.parallel(4):
+            with pl.at(level=pl.Level.CORE_GROUP):
+                q_mat = pl.load(q, [i * 16, 0], [16, 64], target_memory=pl.MemorySpace.Mat)
+                k_mat = pl.load(k, [j * 64, 0], [64, 64], target_memory=pl.MemorySpace.Mat)
+                s = pl.matmul(pl.move(q_mat, target_memory=pl.MemorySpace.Left),
+                              pl.move(pl.tile.transpose_view(k_mat), target_memory=pl.MemorySpace.Right))
+                s_out = pl.store(s, [i * 16, j * 64], s_out)
+    return s_out
+
+
+@pl.jit
+def qk_transposed_read_twice(q: pl.Tensor[[16, 64], pl.BF16], k: pl.Tensor[[64, 64], pl.BF16],
+                             s_out: pl.Out[pl.Tensor[[16, 64], pl.FP32]],
+                             kt_out: pl.Out[pl.Tensor[[64, 64], pl.BF16]]):
+    # the transposed view is read by the move and by a store: it keeps its own buffer and copy
+    with pl.at(level=pl.Level.CORE_GROUP):
+        q_mat = pl.load(q, [0, 0], [16, 64], target_memory=pl.MemorySpace.Mat)
+        k_mat = pl.load(k, [0, 0], [64, 64], target_memory=pl.MemorySpace.Mat)
+        kt = pl.tile.transpose_view(k_mat)
+        s = pl.matmul(pl.move(q_mat, target_memory=pl.MemorySpace.Left),
+                      pl.move(kt, target_memory=pl.MemorySpace.Right))
+        s_out = pl.store(s, [0, 0], s_out)
+        kt_out = pl.store(kt, [0, 0], kt_out)
+    return s_out, kt_out
+
+
+@pl.jit
+def qk_right_read_twice(q: pl.Tensor[[32, 64], pl.BF16], k: pl.Tensor[[64, 64], pl.BF16],
+                        s_out: pl.Out[pl.Tensor[[32, 64], pl.FP32]]):
+    # the moved (Right) operand feeds two matmuls: the move is made (one transposed copy), the view not
+    with pl.at(level=pl.Level.CORE_GROUP):
+        k_mat = pl.load(k, [0, 0], [64, 64], target_memory=pl.MemorySpace.Mat)
+        kt = pl.move(pl.tile.transpose_view(k_mat), target_memory=pl.MemorySpace.Right)
+        q0 = pl.load(q, [0, 0], [16, 64], target_memory=pl.MemorySpace.Mat)
+        s0 = pl.matmul(pl.move(q0, target_memory=pl.MemorySpace.Left), kt)
+        s_out = pl.store(s0, [0, 0], s_out)
+        q1 = pl.load(q, [16, 0], [16, 64], target_memory=pl.MemorySpace.Mat)
+        s1 = pl.matmul(pl.move(q1, target_memory=pl.MemorySpace.Left), kt)
+        s_out = pl.store(s1, [16, 0], s_out)
+    return s_out
+
+
+@pl.jit
+def mm_load_between(a: pl.Tensor[[16, 64], pl.BF16], b: pl.Tensor[[64, 32], pl.BF16],
+                    out: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):
+    # a load between the Left move and the matmul (it may reuse the moved tile's buffer): that move
+    # is made; the Right move right before the matmul is left out (the matmul reads b's Mat tile)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        a_mat = pl.load(a, [0, 0], [16, 64], target_memory=pl.MemorySpace.Mat)
+        a_l = pl.move(a_mat, target_memory=pl.MemorySpace.Left)
+        b_mat = pl.load(b, [0, 0], [64, 32], target_memory=pl.MemorySpace.Mat)
+        b_r = pl.move(b_mat, target_memory=pl.MemorySpace.Right)
+        out = pl.store(pl.matmul(a_l, b_r), [0, 0], out)
+    return out

@@ -393,3 +393,83 @@ def test_same_items_views_are_cached_per_tensor_and_follow_changes():
 def test_same_items_of_empty_operands():
     assert core._same_items(torch.empty(0, 4, 8, dtype=torch.bfloat16))
     assert core._same_items(torch.empty(3, 0, 8, dtype=torch.float16))
+
+
+TRANSPOSED_SHAPES = [(4, 128, 128), (16, 128, 128), (1, 128, 128), (2, 33, 200), (3, 100, 77), (16, 64, 256), (5, 33, 17)]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("which", ["rhs", "lhs", "both"])
+@pytest.mark.parametrize("shape", TRANSPOSED_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_transposed_operands_give_the_materialised_operands_bits(shape, which, threads):
+    """A cube operand passed as a transposed view of its natural tile (the kernel generator's form of
+    a transpose_view staged for the matmul, pypto.codegen.scratch.fused_transposes): task by task and
+    as a gang (distinct items, and one item every member holds alike), the bits of the product of
+    the materialised transposed tile (what the moved tile held), NaN payloads, infs, subnormals and
+    -0 included; on shapes whose BLAS call with the transposed flag sums otherwise (M < 4 here) too,
+    where the operand is materialised (core._transposed_same_bits)."""
+    m, k, n_ = shape
+    saved = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        for n, shared, nan in ((3, False, False), (5, False, True), (4, True, True)):
+            gen = torch.Generator().manual_seed(m + k + n_ + n)
+            ta, tb = which in ("lhs", "both"), which in ("rhs", "both")
+            ops = []
+            for (r, c), t in (((m, k), ta), ((k, n_), tb)):
+                nat = _rows(n, (c, r) if t else (r, c), torch.bfloat16)
+                one = _plain(1, nat.shape[1:], torch.bfloat16, gen, nan)
+                nat.copy_(one.expand(nat.shape) if shared else _plain(n, nat.shape[1:], torch.bfloat16, gen, nan))
+                view = nat.transpose(-2, -1) if t else nat
+                mat = _rows(n, (r, c), torch.bfloat16)
+                mat.copy_(view)
+                ops.append((view, mat))
+            (lv, lm), (rv, rm) = ops
+            want = torch.empty(n, m, n_)
+            for j in range(n):
+                support.matmul_into(want[j], lm[j], rm[j])   # the materialised tiles: today's form
+            got = _rows(n, (m, n_), torch.float32)
+            support.gang_matmul_into(got, lv, rv)
+            assert torch.equal(_bits(got), _bits(want)), (shape, which, threads, n, shared, nan)
+            for j in range(n):
+                one = torch.empty(m, n_)
+                support.matmul_into(one, lv[j], rv[j])
+                assert torch.equal(_bits(one), _bits(want[j])), (shape, which, threads, j)
+    finally:
+        torch.set_num_threads(saved)
+
+
+def test_transposed_layout_and_the_probe():
+    """``_transposed`` recognises a transposed contiguous matrix (and a gang of them), not a vector or
+    a natural tile; the probe's verdict is cached per shape and settings, and a refused shape
+    materialises the operand (the same bits). On this build's MKL the Qwen3 decode layer's ``q @ k^T``
+    shape takes the transposed call (the point of it); M = 1 does not."""
+    x = torch.zeros(3, 8, 16)
+    assert core._transposed(x.transpose(-2, -1)) and core._transposed(x[0].t())
+    assert not core._transposed(x) and not core._transposed(torch.zeros(1, 8).t()) \
+        and not core._transposed(torch.zeros(8, 1).t())
+    if torch.backends.mkl.is_available() and torch.get_float32_matmul_precision() == "highest":
+        assert core._transposed_same_bits(4, 128, 128, False, True)
+        assert not core._transposed_same_bits(1, 128, 128, False, True)
+    key = next(iter(core._TRANSPOSED_SAME))
+    assert isinstance(core._TRANSPOSED_SAME[key], bool)
+    saved = dict(core._TRANSPOSED_SAME)
+    calls = []
+    orig = core._probe_transposed
+    try:
+        core._TRANSPOSED_SAME.clear()
+        core._probe_transposed = lambda *a: calls.append(a) or False
+        gen = torch.Generator().manual_seed(5)
+        nat = _plain(4, (128, 128), torch.bfloat16, gen, True)
+        lhs = _plain(4, (4, 128), torch.bfloat16, gen, True)
+        got, want = torch.empty(4, 4, 128), torch.empty(4, 4, 128)
+        support.gang_matmul_into(got, lhs, nat.transpose(-2, -1))
+        support.gang_matmul_into(got, lhs, nat.transpose(-2, -1))
+        for j in range(4):
+            support.matmul_into(want[j], lhs[j], nat[j].t().contiguous())
+        assert torch.equal(_bits(got), _bits(want))
+        assert calls == [(4, 128, 128, False, True)]   # once: cached
+    finally:
+        core._probe_transposed = orig
+        core._TRANSPOSED_SAME.clear()
+        core._TRANSPOSED_SAME.update(saved)

@@ -151,3 +151,109 @@ def test_dead_scratch_reductions_of_gang_views_match_the_reference_order(dtype):
             want = support._reduce_last_reference(clean, kind, True)
             support.reduce_into(dst, clean, tmp, -1, kind, clobber=False)
             assert torch.equal(dst, want), (n, kind)
+
+
+# ------------------------------------------------------------------ fused transpose_view + move
+def _special_bf16(shape, seed):
+    """BF16 values with -0.0, subnormals, inf and NaN payloads among random ones (bits exactly kept by
+    a transposing move)."""
+    g = torch.Generator().manual_seed(seed)
+    bits = torch.randint(-32768, 32768, shape, generator=g, dtype=torch.int32).to(torch.int16)
+    return bits.view(torch.bfloat16)
+
+
+def test_transposed_cube_operand_is_read_from_its_source():
+    """pypto.codegen.scratch.fused_transposes: a transpose_view moved into Right and read only by the
+    matmul after it: neither the view nor the move is made (no TILES entry, no copy), the matmul
+    reads ``k_mat.transpose(-2, -1)`` (and ``q_mat`` for the Left move, left out too), and the product is the one of the materialised operand: the
+    BLAS call of an independent FP32 oracle (BF16 values convert to FP32 exactly, so q @ k^T of the
+    FP32 copies is the task's sgemm), in the lockstep and the task-by-task forms alike."""
+    q = torch.randn(64, 64).to(torch.bfloat16)
+    k = torch.randn(256, 64).to(torch.bfloat16)
+    c = K.qk_transposed.compile(q, k, torch.zeros(64, 256))
+    src = kernel_source(c)
+    assert "transpose_view" not in src and "('Right'" not in src, src
+    assert src.count("matmul_into(s, q_mat, k_mat.transpose(-2, -1))") == 2, src  # kernel(), kernel_gang()
+    assert "('Left'" not in src, src   # the Left move is left out too
+    outs = []
+    for cfg in (CFG, RunConfig(sim_seed=0, sim_batch=False), RunConfig(sim_seed=0, sim_lockstep=False)):
+        out = torch.zeros(64, 256)
+        c(q, k, out, config=cfg)
+        outs.append(out)
+    for i in range(4):
+        for j in range(4):
+            a = q[i * 16:(i + 1) * 16].float().contiguous()
+            b = k[j * 64:(j + 1) * 64].float().t().contiguous()
+            expect = torch.matmul(a, b)
+            for out in outs:
+                got = out[i * 16:(i + 1) * 16, j * 64:(j + 1) * 64]
+                assert torch.equal(got.contiguous().view(torch.int32), expect.view(torch.int32))
+
+
+def test_transposed_operand_read_by_two_matmuls_is_one_transposed_copy():
+    """The move's result feeds two matmuls: the move is made, as one transposed copy from the view's
+    source (the view itself is not made); both products as the oracle's."""
+    q = _special_bf16((32, 64), 3)
+    k = torch.randn(64, 64).to(torch.bfloat16)
+    c = K.qk_right_read_twice.compile(q, k, torch.zeros(32, 64))
+    src = kernel_source(c)
+    assert "transpose_view" not in src and src.count(".copy_(k_mat.transpose(-2, -1))") == 2, src
+    out = torch.zeros(32, 64)
+    c(q, k, out, config=CFG)
+    expect = torch.cat([torch.matmul(q[r:r + 16].float(), k.float().t().contiguous()) for r in (0, 16)])
+    assert torch.equal(out.view(torch.int32), expect.view(torch.int32))
+
+
+def test_transpose_view_read_elsewhere_keeps_its_copy():
+    q = _special_bf16((16, 64), 1)
+    k = _special_bf16((64, 64), 2)
+    c = K.qk_transposed_read_twice.compile(q, k, torch.zeros(16, 64), torch.zeros(64, 64, dtype=torch.bfloat16))
+    src = kernel_source(c)
+    task = src.split("\nGANG = ")[0].split("def kernel(")[1]
+    assert "kt.copy_(k_mat.transpose(-2, -1))" in task and ".copy_(kt)" in task, src
+    s_out, kt_out = torch.zeros(16, 64), torch.zeros(64, 64, dtype=torch.bfloat16)
+    c(q, k, s_out, kt_out, config=CFG)
+    assert torch.equal(kt_out.view(torch.int16), k.t().contiguous().view(torch.int16))
+    expect = torch.matmul(q.float(), k.float().t().contiguous())   # NaN payloads and all
+    assert torch.equal(s_out.view(torch.int32), expect.view(torch.int32))
+
+
+def test_fused_transposes_needs_adjacent_statements_and_no_other_reader():
+    """The analysis on the compiled kernels: what is left out where (see the three kernels above)."""
+    from pypto.codegen.scratch import fused_transposes
+    from pypto.ir.visit import iter_calls
+
+    def kinds(compiled):
+        found = []
+        for f in compiled.lowered.functions.values():
+            fused = fused_transposes(f)
+            found.append(sorted((c.op, fused[id(c)][0]) for _, c in iter_calls(f.body) if id(c) in fused))
+        return [p for p in found if p]
+
+    bf = torch.bfloat16
+    q, k = torch.zeros(64, 64, dtype=bf), torch.zeros(256, 64, dtype=bf)
+    assert kinds(K.qk_transposed.compile(q, k, torch.zeros(64, 256))) == [
+        [("tile.matmul", "operand"), ("tile.move", "dead"), ("tile.move", "dead"), ("tile.transpose_view", "view")]]
+    # (the first Left move's buffer is the second's: a later write counts as a reader, conservatively,
+    # so only the second Left move is left out)
+    assert kinds(K.qk_right_read_twice.compile(q[:32], k[:64], torch.zeros(32, 64))) == [
+        [("tile.matmul", "operand"), ("tile.move", "dead"), ("tile.move", "move"), ("tile.transpose_view", "view")]]
+    c = K.mm_load_between.compile(q[:16], k[:64, :32], torch.zeros(16, 32))
+    assert kinds(c) == [[("tile.matmul", "operand"), ("tile.move", "dead")]]
+    c = K.qk_transposed_read_twice.compile(q[:16], k[:64], torch.zeros(16, 64), torch.zeros(64, 64, dtype=bf))
+    # the view is stored too: it is made; both staging moves are left out (the matmul reads the view)
+    assert kinds(c) == [[("tile.matmul", "operand"), ("tile.move", "dead"), ("tile.move", "dead")]]
+
+
+def test_move_with_a_load_before_its_matmul_is_made():
+    """A load between a staging move and its matmul (which the planner may place over the moved
+    tile's source): that move is made and the product is right; the move right before the matmul is
+    left out (the matmul reads its source)."""
+    a = _special_bf16((16, 64), 4)
+    b = torch.randn(64, 32).to(torch.bfloat16)
+    c = K.mm_load_between.compile(a, b, torch.zeros(16, 32))
+    task = kernel_source(c).split("\nGANG = ")[0]
+    assert "a_l.copy_(a_mat)" in task and "matmul_into(" in task and ", b_mat)" in task, task
+    out = torch.zeros(16, 32)
+    c(a, b, out, config=CFG)
+    assert torch.equal(out.view(torch.int32), torch.matmul(a.float(), b.float()).view(torch.int32))

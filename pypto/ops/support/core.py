@@ -851,7 +851,15 @@ def matmul(lhs: torch.Tensor, rhs: torch.Tensor, acc: torch.Tensor | None = None
         # the "fresh copies" live in per-thread cached buffers (allocated like a fresh copy: contiguous,
         # from the same allocator, so the same alignment class): the same BLAS call on the same data,
         # minus two allocations per call
-        out = torch.matmul(_operand_buffer(0, lhs, dt), _operand_buffer(1, rhs, dt))
+        ta, tb = _transposed(lhs), _transposed(rhs)
+        if (ta or tb) and not (dt is torch.float32 and _transposed_same_bits(lhs.shape[0], lhs.shape[1],
+                                                                             rhs.shape[1], ta, tb)):
+            ta = tb = False
+        # a transposed operand (the source of a fused transpose_view, pypto.codegen.scratch) as its
+        # natural matrix converted and handed to BLAS transposed, where that is the same product
+        a = _operand_buffer(0, lhs.mT, dt).mT if ta else _operand_buffer(0, lhs, dt)
+        b = _operand_buffer(1, rhs.mT, dt).mT if tb else _operand_buffer(1, rhs, dt)
+        out = torch.matmul(a, b)
     return out if acc is None else acc + out
 
 
@@ -946,7 +954,13 @@ def gang_matmul_into(dst: torch.Tensor, lhs: torch.Tensor, rhs: torch.Tensor, ac
         for k in range(n):
             matmul_into(dst[k], lhs[k], rhs[k], None if acc is None else acc[k])
         return
-    a, b = _gang_operand(0, lhs), _gang_operand(1, rhs)
+    ta, tb = _transposed(lhs), _transposed(rhs)
+    if (ta or tb) and not _transposed_same_bits(m, kk, nn, ta, tb):
+        ta = tb = False
+    # (a transposed operand's natural view is a new tensor each call: _same_items' cached views would
+    # be made again every time, ~7 us; its stacked conversion is every task's own all the same)
+    a = _gang_operand(0, lhs.mT, False).mT if ta else _gang_operand(0, lhs)
+    b = _gang_operand(1, rhs.mT, False).mT if tb else _gang_operand(1, rhs)
     c = dst if acc is None and _bmm_target(dst) else _gang_buffer(2, n, m, nn)
     torch.bmm(a, b, out=c)
     if c is dst:
@@ -970,6 +984,111 @@ def gang_matmul_into(dst: torch.Tensor, lhs: torch.Tensor, rhs: torch.Tensor, ac
 _MKL = torch.backends.mkl.is_available()
 
 
+# Transposed operands. A cube operand the kernel generator passes as ``src.transpose(-2, -1)`` (the
+# source of a ``tile.transpose_view`` whose move into Left / Right only the matmul reads,
+# :func:`pypto.codegen.scratch.fused_transposes`) is, item by item, a transposed contiguous matrix.
+# Materialising it (the task's FP32 copy of the moved tile) is a strided 16-bit transpose, ~5 us a
+# 128 x 128 BF16 tile; converting the natural matrix (a contiguous copy) and handing it to BLAS
+# transposed is a fraction of that, and the same product where sgemm with the transposed flag sums
+# in the same order as sgemm of the materialised copy. That is not so for every shape (MKL 2024.2:
+# M = 1, 2, 3 take other kernels, whose sums differ in the last bits), so it is checked, once per
+# shape, transposition, thread count and precision setting (:func:`_transposed_same_bits`), on
+# operands whose sums round differently in any other order; where it fails, the operand is
+# materialised as before. A BLAS kernel's order of operations does not depend on the values (no
+# branch on data), so operands summed in the same order on those probes are summed in the same
+# order on any others; the order of the two factors inside each multiply-add does not change a
+# finite product, but decides which of two meeting NaNs survives (M = 2 with both operands
+# transposed: the same sums, other NaN signs), so the probes carry NaNs of distinct payloads too.
+# Pinned by tests/runtime/test_gang_matmul_bits.py.
+_TRANSPOSED_SAME: dict = {}   # (m, k, n, lhs transposed, rhs transposed, threads, settings) -> bool
+
+
+def _transposed(x: torch.Tensor) -> bool:
+    """Whether the trailing two axes of ``x`` are a transposed contiguous matrix (every item of a gang
+    view too): ``x.mT``'s items are contiguous, and ``x`` is not itself contiguous-looking (a
+    vector's strides say nothing)."""
+    r, c = x.shape[-2], x.shape[-1]
+    return r > 1 and c > 1 and x.stride(-2) == 1 and x.stride(-1) == r
+
+
+def _transposed_same_bits(m: int, k: int, n: int, ta: bool, tb: bool) -> bool:
+    """Whether ``lhs @ rhs`` (``[m, k] x [k, n]``, FP32) with the transposed operands handed to BLAS
+    transposed gives the bits of the product of materialised copies (see above): in
+    :func:`matmul`'s call and in the gang's per-item bmm alike. Checked once per key."""
+    try:
+        settings = (torch.get_float32_matmul_precision(), _MKLDNN_FP32())
+    except RuntimeError:
+        return False
+    key = (m, k, n, ta, tb, torch.get_num_threads(), settings)
+    got = _TRANSPOSED_SAME.get(key)
+    if got is None:
+        got = _probe_transposed(m, k, n, ta, tb)
+        if len(_TRANSPOSED_SAME) > 256:
+            _TRANSPOSED_SAME.clear()
+        _TRANSPOSED_SAME[key] = got
+    return got
+
+
+def _probe_transposed(m: int, k: int, n: int, ta: bool, tb: bool) -> bool:
+    """The check of :func:`_transposed_same_bits`: BF16-valued operands spread over 2^-24..2^24 (sums
+    whose rounding depends on the order), three pairs, then two with NaN payloads, infs and zeros
+    mixed in (which NaN survives depends on the operands' order in each multiply-add); the product of fresh contiguous copies (the
+    task's call) against the transposed forms: ``torch.matmul`` and the gang's bmm (two items and a
+    stride-0 repeated operand, into a padded output, as :func:`gang_matmul_into` calls it)."""
+    g = torch.Generator().manual_seed(m * 1_000_003 + k * 1_009 + n * 7 + 2 * ta + tb)
+
+    def values(r: int, c: int, special: bool) -> torch.Tensor:
+        x = torch.randn(r, c, generator=g) * torch.exp2(torch.randint(-24, 25, (r, c), generator=g).float())
+        x = x.to(torch.bfloat16).float()
+        if special:
+            # NaNs of both signs with distinct payloads (where two meet, the one the instruction takes
+            # first wins: that shows the operands' order inside each multiply-add), infs, zeros
+            bits = x.view(torch.int32).view(-1)
+            pick = torch.randint(0, bits.numel(), (max(2, bits.numel() // 16),), generator=g)
+            pay = torch.randint(1, 0x7F, pick.shape, generator=g, dtype=torch.int32) << 16
+            sign = torch.randint(0, 2, pick.shape, generator=g, dtype=torch.int32) << 31
+            bits[pick] = (0x7F800000 | pay) | sign
+            more = torch.randint(0, bits.numel(), (max(1, bits.numel() // 64),), generator=g)
+            bits[more] = torch.tensor([0x7F800000, -0x00800000, 0, -0x80000000],
+                                      dtype=torch.int32)[torch.randint(0, 4, more.shape, generator=g)]
+        return x
+
+    def stack(items: list, trans: bool) -> torch.Tensor:
+        # 64-byte aligned items, as _gang_buffer's; a transposed operand as the natural items' .mT
+        r, c = items[0].shape
+        if trans:
+            r, c = c, r
+        numel = r * c
+        buf = torch.empty(len(items), -(-numel // 16) * 16)
+        view = buf[:, :numel].view(len(items), r, c)
+        for d, x in zip(view.unbind(0), items):
+            d.copy_(x.mT if trans else x)
+        return view.mT if trans else view
+
+    for special in (False, False, False, True, True):
+        a = [values(m, k, special), values(m, k, special)]
+        b = [values(k, n, special), values(k, n, special)]
+        ref = [torch.matmul(x, y).view(torch.int32) for x, y in zip(a, b)]
+        ao = [x.mT.contiguous().mT if ta else x for x in a]
+        bo = [y.mT.contiguous().mT if tb else y for y in b]
+        if not all(torch.equal(torch.matmul(x, y).view(torch.int32), r) for x, y, r in zip(ao, bo, ref)):
+            return False
+        out = torch.empty(2, -(-m * n // 16) * 16 + 16)
+        c = out[:, :m * n].view(2, m, n)
+        torch.bmm(stack(a, ta), stack(b, tb), out=c)
+        if not all(torch.equal(c[i].view(torch.int32), ref[i]) for i in range(2)):
+            return False
+        # an operand every member holds alike: one matrix repeated with stride 0
+        sa, sb = stack(a[:1], ta), stack(b[:1], tb)
+        torch.bmm(sa.expand(2, m, k), stack(b, tb), out=c)
+        if not all(torch.equal(c[i].view(torch.int32), torch.matmul(a[0], b[i]).view(torch.int32)) for i in range(2)):
+            return False
+        torch.bmm(stack(a, ta), sb.expand(2, k, n), out=c)
+        if not all(torch.equal(c[i].view(torch.int32), torch.matmul(a[i], b[0]).view(torch.int32)) for i in range(2)):
+            return False
+    return True
+
+
 # Sources whose conversion to FP32 gives the same bits wherever an element sits in the copied tensor:
 # FP32 (a copy) and BF16 (a 16-bit shift in the vectorised and the scalar loop alike; every pattern
 # checked in both, tests/runtime/test_gang_matmul_bits.py). FP16 is not: torch's vectorised loop
@@ -988,13 +1107,14 @@ _SAME_BITS_ANYWHERE = (torch.float32, torch.bfloat16)
 _NAN_PAYLOAD_ONLY = (torch.float16,)
 
 
-def _gang_operand(slot: int, x: torch.Tensor) -> torch.Tensor:
+def _gang_operand(slot: int, x: torch.Tensor, shared: bool = True) -> torch.Tensor:
     """A gang operand ``x`` (``[n, rows, cols]``) converted to FP32 exactly as each task converts its
     own tile: a stack of 64-byte aligned matrices (``slot`` picks the buffer), or, where every item
-    holds the same bits, one such matrix repeated with stride 0."""
+    holds the same bits (looked for unless ``shared`` is false), one such matrix repeated with
+    stride 0."""
     n, rows, cols = x.shape
-    views = _item_views(x)
-    if _same_items(x, views):
+    views = _item_views(x) if shared else None
+    if shared and _same_items(x, views):
         # every task's tile holds these bits (a tile every task loads from one place): the first
         # task's own conversion is every task's, and bmm multiplies each item by that one matrix (a
         # stride-0 batch: ATen selects the same 2-D matrix per item, the same sgemm call)
