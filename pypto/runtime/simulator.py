@@ -850,7 +850,8 @@ class Runtime(BatchRuntime, TaskGraph):
             bucket[:] = [t for t in bucket if id(t) not in gone]
         end = start + size
         free[:] = [c for c in free if c < start or c >= end]
-        return _Gang(members, plans), start
+        # (with the runs: an access of a parameter finds its runs from the batched task's argument)
+        return _Gang(members, gang_access.gang_plans(plans, members)), start
 
 
 def _arg_key(t: Task, positions) -> tuple:
