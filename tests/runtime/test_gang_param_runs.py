@@ -43,7 +43,7 @@ def _gang(picks):
     one store of parameter 0 (access 0: (tensor, offsets, None); access 1: (offsets, tensor, None))."""
     runs = [SimpleNamespace(parent=t, kind="member", block=b, args=t.members[b]) for t, b in picks]
     plans = [[(0, (r.args[0], [0, 0], None)), (1, ([0, 0], r.args[0], None))] for r in runs]
-    return GA.gang_plans(plans, runs), [r.args[0] for r in runs]
+    return GA.gang_plans(plans, runs, (Stack, Sliced)), [r.args[0] for r in runs]
 
 
 def _regions(runs, n, ts=None, offsets=None, shape=None):

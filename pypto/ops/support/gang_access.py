@@ -385,8 +385,11 @@ class GangPlans(list):
     __slots__ = ("runs", "found")
 
 
-def gang_plans(plans: list, runs: list) -> GangPlans:
-    """``plans`` (of the gang's member ``runs``) as a :class:`GangPlans`."""
+def gang_plans(plans: list, runs: list, containers: tuple) -> GangPlans:
+    """``plans`` (of the gang's member ``runs``) as a :class:`GangPlans`; ``containers`` are the
+    runtime's ``(Stack, Sliced)`` classes (see :class:`_Containers`)."""
+    if _containers.Stack is None:
+        _containers.Stack, _containers.Sliced = containers
     out = GangPlans(plans)
     out.runs = runs
     out.found = None
@@ -423,7 +426,17 @@ def param_runs(P: GangPlans, pi: int, c: int, ti: int, shape, offsets, load: boo
 
 
 _UNSEEN = object()
-_containers = None   # (Stack, Sliced) of pypto.runtime.batch (imported on first use: batch imports this package)
+
+
+class _Containers:
+    """The batched arguments :func:`param_runs` reads: ``pypto.runtime.batch``'s ``Stack`` and
+    ``Sliced``, which the runtime hands over when it makes :class:`GangPlans` (this layer does not
+    import the runtime); ``None`` (no parameter path) until then."""
+
+    Stack = Sliced = None
+
+
+_containers = _Containers()
 
 
 def _segments(runs):
@@ -457,11 +470,7 @@ def _segments(runs):
 def _param_layout(runs, pi: int, load: bool):
     """``(layout, first member's tensor, last member's tensor)`` of parameter ``pi`` of the gang's
     member ``runs`` (:func:`param_runs`), or ``None``."""
-    global _containers
-    if _containers is None:
-        from pypto.runtime.batch import Sliced, Stack
-        _containers = Stack, Sliced
-    Stack, Sliced = _containers
+    Stack, Sliced = _containers.Stack, _containers.Sliced
     segs = _segments(runs)
     if segs is None:
         return None
