@@ -413,7 +413,10 @@ def param_runs(P: GangPlans, pi: int, c: int, ti: int, shape, offsets, load: boo
     key = pi + pi + load
     lay = found.get(key, _UNSEEN)
     if lay is _UNSEEN:
-        lay = found[key] = _param_layout(P.runs, pi, load)
+        segs = found.get(-1, _UNSEEN)
+        if segs is _UNSEEN:   # (the same for every parameter of the gang)
+            segs = found[-1] = _segments(P.runs)
+        lay = found[key] = None if segs is None else _param_layout(segs, pi, load)
     if lay is None or _core._RECORDER.get() is not None:
         return None
     layout, first, last = lay
@@ -467,13 +470,10 @@ def _segments(runs):
     return out
 
 
-def _param_layout(runs, pi: int, load: bool):
-    """``(layout, first member's tensor, last member's tensor)`` of parameter ``pi`` of the gang's
-    member ``runs`` (:func:`param_runs`), or ``None``."""
+def _param_layout(segs, pi: int, load: bool):
+    """``(layout, first member's tensor, last member's tensor)`` of parameter ``pi`` of a gang
+    whose members are the batched tasks' runs ``segs`` (:func:`_segments`), or ``None``."""
     Stack, Sliced = _containers.Stack, _containers.Sliced
-    segs = _segments(runs)
-    if segs is None:
-        return None
     parts = []
     for lo, hi, task, b in segs:
         if task.batched is None or pi >= len(task.args):
