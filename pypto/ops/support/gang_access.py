@@ -11,6 +11,12 @@ access: the largest per-member cost of a batched model call after the GEMMs); :f
 finds them with list comprehensions and set / list comparisons over the members when all members
 are alike but for the storage offset, and leaves every other case (per-member offsets, a valid
 shape, different layouts, an access recorder) to the general path. Same views, same copies.
+
+A gang of member runs of batched tasks reading or writing a kernel PARAMETER (the code generator
+passes its position) skips even those passes: :func:`param_runs` finds the runs from the tasks'
+argument -- a stacked buffer, slices at known storage offsets, one shared tensor -- once per gang
+and parameter (:class:`GangPlans` carries the member runs), the same regions as from the members'
+tensors.
 """
 from __future__ import annotations
 
