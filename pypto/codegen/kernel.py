@@ -393,8 +393,8 @@ class KernelGen(StmtEmitter):
             # gang's plain per-member copy would not
             raise NoGang(f"line {c.span.line}: a load from a packed {c.args[0].type.layout.name} tensor has no "
                          "lockstep form")
-        tv = c.args[[p.name for p in op.params].index("tensor")]
-        pi = self.param_of.get(id(tv), -1)
+        names = [p.name for p in op.params]
+        pi = self.param_of.get(id(c.args[names.index("tensor")]), -1) if "tensor" in names else -1
         at = "" if pi < 0 else f", {pi}"   # (the tensor is parameter pi of every member's task)
         if op.name == "tile.load":
             self.static_tile(result)
