@@ -276,3 +276,35 @@ def test_a_program_takes_the_parameter_path_and_keeps_its_bits(monkeypatch):
     x = a.view(16, 16, 64) * w * w
     want = torch.cat([x[:, :, :32], torch.exp(kv.view(16, 16, 64)[[(i * 7) % 16 for i in range(16)], :, 32:])], 2)
     assert torch.allclose(ref, want.reshape(256, 64), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_a_store_to_places_at_random_is_one_scatter_when_the_regions_cannot_overlap(dtype):
+    """(paged KV-cache writes) slices of one storage at random, distinct places: one index_copy_
+    into the storage's windows when the access's regions lie apart, the runs when they might not;
+    the bytes each member's own store writes, nothing else touched (random bit patterns)."""
+    rnd = random.Random(11)
+    bits = torch.randint(-2**15, 2**15, (64 * 8, 32), dtype=torch.int16)
+    pool = bits.view(torch.bfloat16) if dtype is torch.bfloat16 else bits.to(torch.int32).view(torch.float32)
+    rows = rnd.sample(range(64 * 8 - 8), 10)   # 8-row slices at any row: neighbours may overlap
+    sl = _gather_slices(pool, [[r, 0] for r in rows], [8, 32])
+    t = _task([sl], [True])
+    P, ts = _gang([(t, b) for b in range(10)])
+    cases = ((torch.Size([1, 32]), [3, 0]), (torch.Size([8, 32]), [0, 0]), (torch.Size([1, 8]), [0, 16]))
+    for shape, off in cases:
+        runs = GA.param_runs(P, 0, 1, 1, shape, off, False)
+        gaps = min(b - a for a, b in zip(sorted(rows), sorted(rows)[1:])) * 32
+        span = (shape[0] - 1) * 32 + shape[1]
+        assert (runs[0][2].__class__ is tuple) == (span <= gaps), (shape, gaps)
+        for tile_dtype in (dtype, torch.float64):
+            got, want = pool.clone(), pool.clone()
+            fill = torch.randint(-2**15, 2**15, (10, *shape), dtype=torch.int16)
+            fill = fill.view(torch.bfloat16) if dtype is torch.bfloat16 else fill.to(torch.int32).view(torch.float32)
+            fill = fill.to(tile_dtype)
+            t2 = _task([_gather_slices(got, [[r, 0] for r in rows], [8, 32])], [True])
+            P2, _ = _gang([(t2, b) for b in range(10)])
+            assert (GA.param_runs(P2, 0, 1, 1, shape, off, False)[0][2].__class__ is tuple) == (span <= gaps)
+            support.gang_store_at(fill, P2, 1, off, 0)
+            for k, r in enumerate(rows):
+                core.store(fill[k], off, want[r:r + 8], None)
+            assert torch.equal(got.view(torch.uint8), want.view(torch.uint8))

@@ -110,6 +110,13 @@ def _views(layout, shape, offsets, n: int):
     if runs.__class__ is tuple:   # a gather (see _general_layout): (tensor, first offset, spacing, count, index)
         t, c, g, count, idx = runs
         return [(0, n, (t.as_strided((count, *shape), (g, *st), c + start), idx))]
+    if runs.__class__ is _Scatter:
+        span = 1
+        for e, k in zip(shape, st):
+            span += (e - 1) * k
+        if span <= runs.gap:
+            return [(0, n, (runs.t.as_strided((runs.count, *shape), (runs.g, *st), runs.c + start), runs.idx))]
+        runs = runs.runs
     if shape == dims:
         # each member's whole tensor: a run over a whole stack is the stack itself (the view
         # as_strided would make: same storage, offset, shape and strides), one torch call fewer
@@ -564,7 +571,29 @@ def _storage_layout(ts, so, dims, inner, load: bool):
         if g > 0:
             return dims, inner, (ts[0], c, g, (max(so) - c) // g + 1, _core.index_tensor([(x - c) // g for x in so]))
         out = _spaced_runs(ts, so, None, load, n + 1, inner)   # (not reached: equal offsets are one run)
+    elif len(out) > 2 and all(k > 0 for k in inner):
+        srt = sorted(so)
+        gap = min(map(sub, srt[1:], srt[:-1]))
+        if gap > 0:
+            c = srt[0]
+            g = math.gcd(*map(sub, so, repeat(c, n)))
+            return dims, inner, _Scatter(out, ts[0], c, g, (srt[-1] - c) // g + 1,
+                                         _core.index_tensor([(x - c) // g for x in so]), gap)
     return dims, inner, out
+
+
+class _Scatter:
+    """The runs of a store to more than two places of one storage (each request's row of a KV
+    cache), and the same store as ONE ``index_copy_`` into the storage's windows at the places'
+    common spacing ``g`` (the gather's windows, :func:`_storage_layout`), which :func:`_views`
+    takes when the access's regions cannot overlap: the places are ``gap`` or more elements apart
+    and a region spans fewer (positive strides). Disjoint regions written by element copies: the
+    bytes of the members' own stores, in any order."""
+
+    __slots__ = ("runs", "t", "c", "g", "count", "idx", "gap")
+
+    def __init__(self, runs, t, c, g, count, idx, gap):
+        self.runs, self.t, self.c, self.g, self.count, self.idx, self.gap = runs, t, c, g, count, idx, gap
 
 
 def _load_runs(dst: torch.Tensor, runs) -> None:
@@ -606,7 +635,16 @@ def gang_store_at(tile: torch.Tensor, P, c: int, offsets, pi: int = -1) -> None:
 
 def _store_runs(tile: torch.Tensor, runs) -> None:
     if len(runs) == 1:
-        runs[0][2].copy_(tile)
+        dst = runs[0][2]
+        if dst.__class__ is tuple:   # a scatter (_Scatter): (windows view, index of each member's window)
+            w, idx = dst
+            if w.dtype == tile.dtype:
+                w.index_copy_(0, idx, tile)
+            else:   # (index_copy_ does not convert: each member's copy does)
+                for k, i in enumerate(idx.tolist()):
+                    w[i].copy_(tile[k])
+        else:
+            dst.copy_(tile)
     else:
         for lo, hi, dst in runs:
             dst.copy_(tile[lo:hi])
