@@ -157,9 +157,9 @@ def _layout(ts, load: bool):
     dims and strides; ``None`` when runs differ in them), and per run ``(lo, hi, tensor, stride
     between members, storage offset of member lo's element 0, the members' strides, the tensor
     that IS the run's view of whole members or None)``, or for a gather the tuple
-    :func:`_general_layout` describes; ``None`` when they are not alike. Computed once per gang and site: a gang kernel's loop loads the same
-    members' tensors at other offsets step after step (the Qwen3 projections: 8 loads of the same x
-    / w views per gang)."""
+    :func:`_general_layout` describes; ``None`` when they are not alike. Computed once per gang and
+    site: a gang kernel's loop loads the same members' tensors at other offsets step after step
+    (the Qwen3 projections: 8 loads of the same x / w views per gang)."""
     n = len(ts)
     # (attribute reads: a tensor's __dict__ costs more to fetch than the attribute through it)
     if getattr(ts[0], ROW, None) is None:
@@ -330,8 +330,8 @@ def _sources_layout(ts, tags, load: bool):
         st = src.stride()
         if st != common:
             common = None
-        out.extend((a + lo, b + lo, t, step, s0, st, None)
-                   for a, b, t, step, s0, _, _ in _spaced_runs(ts[lo:hi], so[lo:hi], None, load, n + 1, st))
+        runs = _spaced_runs(ts[lo:hi], so[lo:hi], None, load, n + 1, st)
+        out.extend((a + lo, b + lo, t, step, s0, st, None) for a, b, t, step, s0, _, _ in runs)
         lo = hi
     return tags[0][2], common, out
 
@@ -400,7 +400,9 @@ class GangPlans(list):
 
 def gang_plans(plans: list, runs: list, containers: tuple) -> GangPlans:
     """``plans`` (of the gang's member ``runs``) as a :class:`GangPlans`; ``containers`` are the
-    runtime's ``(Stack, Sliced)`` classes (see :class:`_Containers`)."""
+    runtime's ``(Stack, Sliced)`` classes (see :class:`_Containers`). The runs must be in task
+    order, then member order (``(index, block)``, as the scheduler sorts a gang): :func:`_segments`
+    reads a gang of one task's runs off its first and last run."""
     if _containers.Stack is None:
         _containers.Stack, _containers.Sliced = containers
     out = GangPlans(plans)
