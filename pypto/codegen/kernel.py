@@ -29,7 +29,7 @@ from pypto.ir.nodes import (
     Var, WhileStmt,
 )
 from pypto.ir.pysource import sanitize
-from pypto.ir.types import ScalarType, TileType
+from pypto.ir.types import ScalarType, TensorType, TileType
 from pypto.ir.visit import iter_calls, walk_expr
 from pypto.language.dtypes import dtype_from_name
 from pypto.language.enums import AtomicType, FunctionType
@@ -100,6 +100,11 @@ class KernelGen(StmtEmitter):
         self.gm: list[tuple[str, tuple]] = []   # per access site: ("r" | "w", tile shape)
         self.numel = 0                          # elements of the largest tile a "rows" op touches
         self.uniform: set[int] = set()          # ids of the scalar Vars that are the same for every task
+        # ids of the tensor Vars that ARE a parameter (the parameter itself, or a store's result
+        # naming the stored-into parameter) -> its position: a gang access of one hands the gang
+        # access its position, so that runs of a batched task's members are found from the task's
+        # argument (gang_access.gang_load_at) instead of from each member's tensor
+        self.param_of: dict[int, int] = {}
 
     # -- output --------------------------------------------------------------------------------
     def emit(self, depth: int, text: str, span=None) -> None:
@@ -417,6 +422,9 @@ class KernelGen(StmtEmitter):
             # gang's plain per-member copy would not
             raise NoGang(f"line {c.span.line}: a load from a packed {c.args[0].type.layout.name} tensor has no "
                          "lockstep form")
+        names = [p.name for p in op.params]
+        pi = self.param_of.get(id(c.args[names.index("tensor")]), -1) if "tensor" in names else -1
+        at = "" if pi < 0 else f", {pi}"   # (the tensor is parameter pi of every member's task)
         if op.name == "tile.load":
             self.static_tile(result)
             self.emit_plan(depth, f"E.append(({site}, ({a.tensor}, {a.offsets}, {a.valid_shape})))", c.span)
@@ -426,7 +434,7 @@ class KernelGen(StmtEmitter):
             if a.valid_shape == "None" and self.is_uniform(c.args[1]):
                 # the same offsets for every member (constants, uniform loop variables): the gang
                 # kernel computes them once and hands over the members' tensors alone
-                self.emit(depth, f"_pto.gang_load_at({self.view(result)}, P, _c, {a.offsets})", c.span)
+                self.emit(depth, f"_pto.gang_load_at({self.view(result)}, P, _c, {a.offsets}{at})", c.span)
             else:
                 self.emit(depth, f"_pto.gang_load_fast({self.view(result)}, [p[_c][1] for p in P])", c.span)
         elif op.name == "tile.store" and a.atomic != repr(AtomicType.Add):
@@ -437,11 +445,13 @@ class KernelGen(StmtEmitter):
             self.gm.append(("w", tuple(tile.type.effective_valid_shape)))
             self._mark(c.span)
             if valid == "None" and self.is_uniform(c.args[1]):   # (as for a load)
-                self.emit(depth, f"_pto.gang_store_at({a.tile}, P, _c, {a.offsets})", c.span)
+                self.emit(depth, f"_pto.gang_store_at({a.tile}, P, _c, {a.offsets}{at})", c.span)
             else:
                 self.emit(depth, f"_pto.gang_store_fast({a.tile}, [p[_c][1] for p in P])", c.span)
             if result is not None:   # the stored-into tensor, for later accesses of this task
                 self.emit_plan(depth, f"{self.names.define(result)} = {a.tensor}")
+                if pi >= 0:
+                    self.param_of[id(result)] = pi
         else:
             raise NoGang(f"line {c.span.line}: {op.name}{' (atomic)' if op.name == 'tile.store' else ''} "
                          "has no lockstep form")
@@ -471,6 +481,7 @@ class KernelGen(StmtEmitter):
         gang kernel must yield exactly what the task kernel does (a trailing yield in the gang form
         alone made a gang's cores finish later than alone)."""
         params = [self.names.define(p) for p in self.f.params]
+        self.param_of.update((id(p), i) for i, p in enumerate(self.f.params) if isinstance(p.type, TensorType))
         if self.clocked:
             self.emit(1, "_clk = _pto.Clock()")
         self.block(self.f.body, 1, ())

@@ -63,7 +63,7 @@ from pypto.ir.tags import ALL_TAGS, MAY_WRITE_TAGS
 from pypto.numerics.formats import fp4_pack
 from pypto.ops.support import gang_access
 from pypto.ops.support.while_loops import while_limit
-from pypto.runtime.batch import BatchRuntime, batches_disjoint
+from pypto.runtime.batch import BatchRuntime, Sliced, Stack, batches_disjoint
 from pypto.runtime.cores import Core, CoreMemory
 from pypto.runtime.cross_core import Clusters, group_gang
 from pypto.runtime.gangs import conflict, gang_size
@@ -849,7 +849,8 @@ class Runtime(BatchRuntime, TaskGraph):
             bucket[:] = [t for t in bucket if id(t) not in gone]
         end = start + size
         free[:] = [c for c in free if c < start or c >= end]
-        return _Gang(members, plans), start
+        # (with the runs: an access of a parameter finds its runs from the batched task's argument)
+        return _Gang(members, gang_access.gang_plans(plans, members, (Stack, Sliced))), start
 
 
 def _arg_key(t: Task, positions) -> tuple:

@@ -11,6 +11,12 @@ access: the largest per-member cost of a batched model call after the GEMMs); :f
 finds them with list comprehensions and set / list comparisons over the members when all members
 are alike but for the storage offset, and leaves every other case (per-member offsets, a valid
 shape, different layouts, an access recorder) to the general path. Same views, same copies.
+
+A gang of member runs of batched tasks reading or writing a kernel PARAMETER (the code generator
+passes its position) skips even those passes: :func:`param_runs` finds the runs from the tasks'
+argument -- a stacked buffer, slices at known storage offsets, one shared tensor -- once per gang
+and parameter (:class:`GangPlans` carries the member runs), the same regions as from the members'
+tensors.
 """
 from __future__ import annotations
 
@@ -74,42 +80,86 @@ def runs_at(shape, ts, offsets, load: bool):
     memo = _memo()
     for k, entry in enumerate(memo):
         mts = entry[0]
-        if entry[1] is load and len(mts) == len(ts) and all(map(is_, ts, mts)):
+        # (a layout found for a store serves a load too, and one without a gather or a step-0 run
+        # serves both: see _layout; a gang's kernel often loads a tensor it later stores, pa_update)
+        if (entry[1] is load or entry[3]) and len(mts) == len(ts) and all(map(is_, ts, mts)):
             if k:
                 memo.insert(0, memo.pop(k))
             layout = entry[2]
             break
     else:
         layout = _layout(ts, load)
-        memo.insert(0, (ts, load, layout))
+        memo.insert(0, (ts, load, layout, _both(layout, load)))
         del memo[_MEMO_SIZE:]
-    if layout is None:
-        return None
+    return None if layout is None else _views(layout, shape, offsets, len(ts))
+
+
+def _views(layout, shape, offsets, n: int):
+    """:func:`runs_at`'s runs of ``layout`` (:func:`_layout`'s) at ``offsets`` (plain ints, one per
+    dimension of ``shape``), or ``None`` when the region leaves the members' tensors."""
     dims, st, runs = layout
-    if len(dims) != nd:
+    if len(dims) != len(shape):
         return None
     # the region's element offset inside each member's tensor, or None when it leaves the tensor
     # (the member's own access then raises the error)
     start = 0
-    for o, e, d, k in zip(offsets, shape, dims, st):
+    for o, e, d, k in zip(offsets, shape, dims, st or repeat(0)):
         if o < 0 or o + e > d:
             return None
         start += o * k
     if runs.__class__ is tuple:   # a gather (see _general_layout): (tensor, first offset, spacing, count, index)
         t, c, g, count, idx = runs
-        return [(0, len(ts), (t.as_strided((count, *shape), (g, *st), c + start), idx))]
-    return [(lo, hi, t.as_strided((hi - lo, *shape), (stride0, *st), base + start))
-            for lo, hi, t, stride0, base in runs]
+        return [(0, n, (t.as_strided((count, *shape), (g, *st), c + start), idx))]
+    if runs.__class__ is _Scatter:
+        span = 1
+        for e, k in zip(shape, st):
+            span += (e - 1) * k
+        if span <= runs.gap:
+            return [(0, n, (runs.t.as_strided((runs.count, *shape), (runs.g, *st), runs.c + start), runs.idx))]
+        runs = runs.runs
+    if shape == dims:
+        # each member's whole tensor: a run over a whole stack is the stack itself (the view
+        # as_strided would make: same storage, offset, shape and strides), one torch call fewer
+        return [(lo, hi, t.as_strided((hi - lo, *shape), (stride0, *rst), base) if whole is None else whole)
+                for lo, hi, t, stride0, base, rst, whole in runs]
+    if st is not None:
+        return [(lo, hi, t.as_strided((hi - lo, *shape), (stride0, *rst), base + start))
+                for lo, hi, t, stride0, base, rst, _ in runs]
+    # runs of tensors laid out differently (slices of several tensors): each its own offset
+    out = []
+    for lo, hi, t, stride0, base, rst, _ in runs:
+        s = base
+        for o, k in zip(offsets, rst):
+            s += o * k
+        out.append((lo, hi, t.as_strided((hi - lo, *shape), (stride0, *rst), s)))
+    return out
+
+
+def _both(layout, load: bool) -> bool:
+    """Whether ``layout`` (found for a load when ``load``) serves loads and stores alike: a store's
+    always does (a load copies the same elements however the members are split into runs); a
+    load's unless it gathers or has a run reading one region for several members (stride 0),
+    which a store must never make (a region written twice)."""
+    if not load or layout is None:
+        return True
+    runs = layout[2]
+    if runs.__class__ is tuple:
+        return False
+    for r in runs:
+        if r[3] == 0 and r[1] - r[0] > 1:
+            return False
+    return True
 
 
 def _layout(ts, load: bool):
     """What :func:`uniform_runs` finds of the members' tensors ``ts`` whatever the offsets:
     ``(dims, strides, runs)`` -- the members' shape and strides (a stacked buffer's: its rows'
-    dims and strides), and per run ``(lo, hi, tensor, stride between members, storage offset of
-    member lo's element 0)``, or for a gather the tuple :func:`_general_layout` describes; ``None``
-    when they are not alike. Computed once per gang and site: a gang kernel's loop loads the same
-    members' tensors at other offsets step after step (the Qwen3 projections: 8 loads of the same x
-    / w views per gang)."""
+    dims and strides; ``None`` when runs differ in them), and per run ``(lo, hi, tensor, stride
+    between members, storage offset of member lo's element 0, the members' strides, the tensor
+    that IS the run's view of whole members or None)``, or for a gather the tuple
+    :func:`_general_layout` describes; ``None`` when they are not alike. Computed once per gang and
+    site: a gang kernel's loop loads the same members' tensors at other offsets step after step
+    (the Qwen3 projections: 8 loads of the same x / w views per gang)."""
     n = len(ts)
     # (attribute reads: a tensor's __dict__ costs more to fetch than the attribute through it)
     if getattr(ts[0], ROW, None) is None:
@@ -136,7 +186,8 @@ def _layout(ts, load: bool):
             hi += 1
         if w is not w0 and (w.stride() != st or w.shape[1:] != dims or w.dtype != w0.dtype):
             return None
-        out.append((lo, hi, w, st[0], w.storage_offset() + i * st[0]))
+        out.append((lo, hi, w, st[0], w.storage_offset() + i * st[0], inner,
+                    w if i == 0 and hi - lo == w.shape[0] else None))
         lo = hi
     return dims, inner, out
 
@@ -209,8 +260,10 @@ def _general_layout(ts, load: bool):
             tags = [t._pypto_slice for t in ts]
         except AttributeError:
             pass
-    if (tags is not None and all(map(is_, map(_first, tags), repeat(tag0[0], n)))
-            and list(map(_third, tags)).count(tag0[2]) == n):
+    if tags is not None and list(map(_third, tags)).count(tag0[2]) == n and not all(
+            map(is_, map(_first, tags), repeat(tag0[0], n))):
+        return _sources_layout(ts, tags, load)
+    if tags is not None and list(map(_third, tags)).count(tag0[2]) == n:
         # slices of one tensor at one shape (SLICE_OF: the orchestration's batched tensor.slice):
         # their layout is that tensor's, their storage offsets are in the tags
         src, _, dims = tag0
@@ -222,7 +275,7 @@ def _general_layout(ts, load: bool):
         # one tensor every member reads (an activation every task of a projection reads): one
         # step-0 run, without reading each member's metadata
         st = t0.stride()
-        return t0.shape, st, [(0, n, t0, 0, t0.storage_offset())]
+        return t0.shape, st, [(0, n, t0, 0, t0.storage_offset(), st, None)]
     else:
         meta = [(t.shape, t.stride(), t.dtype) for t in ts]
         if meta.count(meta[0]) != n:
@@ -240,8 +293,8 @@ def _general_layout(ts, load: bool):
         step = so[1] - s0
         if (step > 0 and so == list(range(s0, s0 + step * n, step))) or (
                 step == 0 and load and so.count(s0) == n):
-            return dims, inner, [(0, n, t0, step, s0)]
-    out = _spaced_runs(ts, so, bases, load, 3 if load and one_base else n + 1)
+            return dims, inner, [(0, n, t0, step, s0, inner, None)]
+    out = _spaced_runs(ts, so, bases, load, 3 if load and one_base else n + 1, inner)
     if len(out) > 2 and load and one_base:
         # regions of one base placed at random (paged attention's K / V pages): one gather, as
         # core._gang_runs makes it -- every tile-shaped window of the storage at the regions'
@@ -253,12 +306,39 @@ def _general_layout(ts, load: bool):
         if g > 0:
             return dims, inner, (t0, c, g, (max(so) - c) // g + 1, _core.index_tensor([(s - c) // g for s in so]))
         if out[-1][1] != n:   # (not reached: equal offsets are one run) the runs after the third
-            out = _spaced_runs(ts, so, bases, load, n + 1)
+            out = _spaced_runs(ts, so, bases, load, n + 1, inner)
     return dims, inner, out
 
 
-def _spaced_runs(ts, so, bases, load: bool, most: int) -> list:
-    """Maximal runs ``(lo, hi, tensor, step, storage offset)`` of members at evenly spaced storage
+def _sources_layout(ts, tags, load: bool):
+    """:func:`_layout` of slices of SEVERAL tensors at one shape (their SLICE_OF tags ``tags``): a
+    gang of the tasks of several batched loops, e.g. the q / k / v projections reading column
+    blocks of three weights. Each stretch of members slicing one tensor has that tensor's layout
+    and is split into runs as slices of one tensor are (no gather: as the general path, which
+    gathers only regions of one storage); the strides may differ from stretch to stretch."""
+    n = len(ts)
+    srcs = list(map(_first, tags))
+    so = list(map(_second, tags))
+    out = []
+    common = srcs[0].stride()
+    lo = 0
+    while lo < n:
+        src = srcs[lo]
+        hi = lo + 1
+        while hi < n and srcs[hi] is src:
+            hi += 1
+        st = src.stride()
+        if st != common:
+            common = None
+        runs = _spaced_runs(ts[lo:hi], so[lo:hi], None, load, n + 1, st)
+        out.extend((a + lo, b + lo, t, step, s0, st, None) for a, b, t, step, s0, _, _ in runs)
+        lo = hi
+    return tags[0][2], common, out
+
+
+def _spaced_runs(ts, so, bases, load: bool, most: int, inner) -> list:
+    """Maximal runs ``(lo, hi, tensor, step, storage offset, inner, None)`` (:func:`_layout`'s run
+    entries, ``inner`` the members' strides) of members at evenly spaced storage
     offsets ``so`` of one base (``bases``: each member's; ``None``: all one): ``step > 0``, a load
     also 0. Stops after ``most`` runs (a load of one base with more is a gather)."""
     n = len(so)
@@ -277,7 +357,7 @@ def _spaced_runs(ts, so, bases, load: bool, most: int) -> list:
                     want += step
             else:
                 step = 0
-        out.append((lo, hi, ts[lo], step, s0))
+        out.append((lo, hi, ts[lo], step, s0, inner, None))
         lo = hi
     return out
 
@@ -291,16 +371,231 @@ def gang_load_fast(dst: torch.Tensor, plans) -> None:
         _load_runs(dst, runs)
 
 
-def gang_load_at(dst: torch.Tensor, P, c: int, offsets) -> None:
+def gang_load_at(dst: torch.Tensor, P, c: int, offsets, pi: int = -1) -> None:
     """:func:`gang_load_fast` of access ``c`` of the members' plans ``P`` (``P[k][c]``: ``(site,
     (tensor, offsets, None))``) whose offsets the gang kernel knows to be ``offsets`` for every
     member (constants, uniform loop variables) and which has no valid shape: the members' tensors
-    are all that is read of the plans."""
+    are all that is read of the plans. ``pi`` >= 0: the tensor is each member task's parameter
+    ``pi`` (see :func:`param_runs`)."""
+    if pi >= 0 and P.__class__ is GangPlans:
+        runs = param_runs(P, pi, c, 0, dst.shape[1:], offsets, True)
+        if runs is not None:
+            _load_runs(dst, runs)
+            return
     runs = runs_at(dst.shape[1:], [p[c][1][0] for p in P], offsets, True)
     if runs is None:
         _core.gang_load_into(dst, [p[c][1] for p in P])
     else:
         _load_runs(dst, runs)
+
+
+class GangPlans(list):
+    """The members' ``GANG_PLAN`` results of a gang the scheduler formed (a list, member by
+    member), with the member runs themselves (``runs``, in the same order: tasks of the
+    simulator), so that an access of a kernel parameter finds its runs from the batched task's
+    argument (:func:`param_runs`); ``found`` caches those per parameter for the gang."""
+
+    __slots__ = ("runs", "found")
+
+
+def gang_plans(plans: list, runs: list, containers: tuple) -> GangPlans:
+    """``plans`` (of the gang's member ``runs``) as a :class:`GangPlans`; ``containers`` are the
+    runtime's ``(Stack, Sliced)`` classes (see :class:`_Containers`). The runs must be in task
+    order, then member order (``(index, block)``, as the scheduler sorts a gang): :func:`_segments`
+    reads a gang of one task's runs off its first and last run."""
+    if _containers.Stack is None:
+        _containers.Stack, _containers.Sliced = containers
+    out = GangPlans(plans)
+    out.runs = runs
+    out.found = None
+    return out
+
+
+def param_runs(P: GangPlans, pi: int, c: int, ti: int, shape, offsets, load: bool):
+    """:func:`runs_at` of access ``c`` of a gang whose members access their task's parameter
+    ``pi`` (the code generator knows: the access's tensor is that parameter), found without
+    reading the members' tensors one by one: a gang's members are member runs of batched tasks,
+    and member ``b`` of a task (all members submitted together) has ``task.args[pi][b]`` --
+    a row of the stacked buffer ``Stack.whole``, a slice at storage offset ``Sliced.ats[b]``, or
+    the one tensor every member shares. The same runs as from the members' tensors (a layout per
+    gang and parameter, kept in ``P.found``); ``None`` (the caller takes the member-by-member
+    path) for anything else: other runs (blocks of a task, a task of a few members), other
+    containers, a store of one shared tensor, an access recorder. The first and last members'
+    tensors are checked to be the plan's (the generator's claim, checked where it is cheap)."""
+    found = P.found
+    if found is None:
+        found = P.found = {}
+    key = pi + pi + load
+    lay = found.get(key, _UNSEEN)
+    if lay is _UNSEEN:
+        segs = found.get(-1, _UNSEEN)
+        if segs is _UNSEEN:   # (the same for every parameter of the gang)
+            segs = found[-1] = _segments(P.runs)
+        lay = found[key] = None if segs is None else _param_layout(segs, pi, load)
+    if lay is None or _core._RECORDER.get() is not None:
+        return None
+    layout, first, last = lay
+    if P[0][c][1][ti] is not first or P[-1][c][1][ti] is not last or len(offsets) != len(shape):
+        return None
+    for o in offsets:
+        if type(o) is not int:
+            return None
+    return _views(layout, shape, offsets, len(P))
+
+
+_UNSEEN = object()
+
+
+class _Containers:
+    """The batched arguments :func:`param_runs` reads: ``pypto.runtime.batch``'s ``Stack`` and
+    ``Sliced``, which the runtime hands over when it makes :class:`GangPlans` (this layer does not
+    import the runtime); ``None`` (no parameter path) until then."""
+
+    Stack = Sliced = None
+
+
+_containers = _Containers()
+
+
+def _segments(runs):
+    """``[(lo, hi, task, b)]``: the gang's members ``lo .. hi - 1`` are members ``b ..`` of the
+    batched ``task`` (members are in task order, then member order); ``None`` when a member is
+    not a batched task's member run."""
+    n = len(runs)
+    first, last = runs[0], runs[-1]
+    p = first.parent
+    if p is None or first.kind != "member" or p.members is None:
+        return None
+    if last.parent is p and last.block - first.block == n - 1:
+        # (one task's runs, distinct and in member order, spanning n positions: all of them)
+        return [(0, n, p, first.block)]
+    out = []
+    lo = 0
+    while lo < n:
+        t = runs[lo]
+        p = t.parent
+        if p is None or t.kind != "member" or p.members is None:
+            return None
+        b = t.block
+        hi = lo + 1
+        while hi < n and runs[hi].parent is p and runs[hi].block == b + hi - lo:
+            hi += 1
+        out.append((lo, hi, p, b))
+        lo = hi
+    return out
+
+
+def _param_layout(segs, pi: int, load: bool):
+    """``(layout, first member's tensor, last member's tensor)`` of parameter ``pi`` of a gang
+    whose members are the batched tasks' runs ``segs`` (:func:`_segments`), or ``None``."""
+    Stack, Sliced = _containers.Stack, _containers.Sliced
+    parts = []
+    for lo, hi, task, b in segs:
+        if task.batched is None or pi >= len(task.args):
+            return None
+        a = task.args[pi]
+        if not task.batched[pi]:
+            # the one tensor every member of the task reads (a store of it: the member-by-member
+            # path, which never merges a region written twice)
+            if not load or not isinstance(a, torch.Tensor):
+                return None
+            parts.append((None, lo, hi, a, 0))
+            continue
+        # member b of a task of all its members is a[b] (BatchRuntime.submit_batch)
+        if len(a) != len(task.members) or (a.__class__ is not Stack and a.__class__ is not Sliced):
+            return None
+        parts.append((a.__class__, lo, hi, a, b))
+    first = parts[0][3] if parts[0][0] is None else parts[0][3][parts[0][4]]
+    cls, lo, hi, a, b = parts[-1]
+    last = a if cls is None else a[b + hi - lo - 1]
+    if cls is Sliced:
+        # slices (bslice) or views (breshape) of one storage, alike in shape and strides, at
+        # storage offsets a.ats, in every part (the pages of one KV cache over several tasks):
+        # runs of one storage over the whole gang (a load at random places: one gather)
+        x0 = parts[0][3][parts[0][4]]
+        d, s, dt = x0.shape, x0.stride(), x0.dtype
+        ptr = parts[0][3].ptr
+        so, ts = [], []
+        for cls, lo, hi, a, b in parts:
+            if cls is not Sliced or a.ptr != ptr:
+                break
+            x = a[b]
+            if x is not x0 and (x.shape != d or x.stride() != s or x.dtype != dt):
+                break
+            so += a.ats[b:b + hi - lo]
+            ts += a[b:b + hi - lo]
+        else:
+            return _storage_layout(ts, so, d, s, load), first, last
+    out = []
+    dims = st = None
+    mixed = False
+    for cls, lo, hi, a, b in parts:
+        m = hi - lo
+        if cls is None:
+            d, s = a.shape, a.stride()
+            run = [(lo, hi, a, 0, a.storage_offset(), s, None)]
+        elif cls is Stack:
+            w = a.whole
+            ws = w.stride()
+            d, s = w.shape[1:], ws[1:]
+            run = [(lo, hi, w, ws[0], w.storage_offset() + b * ws[0], s, w if b == 0 and m == w.shape[0] else None)]
+        else:
+            x0 = a[b]
+            d, s = x0.shape, x0.stride()
+            run = _spaced_runs(a[b:b + m], a.ats[b:b + m], None, load, m + 1, s)
+            if lo:
+                run = [(x + lo, y + lo, t, k, o, r, w) for x, y, t, k, o, r, w in run]
+        if dims is None:
+            dims, st = d, s
+        elif d != dims:
+            return None
+        elif s != st:
+            mixed = True
+        out.extend(run)
+    return (dims, None if mixed else st, out), first, last
+
+
+def _storage_layout(ts, so, dims, inner, load: bool):
+    """:func:`_layout` of members ``ts`` that are views of ONE storage with one shape ``dims``,
+    strides ``inner`` and dtype, at storage offsets ``so`` (what :func:`_general_layout` makes of
+    slices of one tensor): one run when evenly spaced (a load also: all at one place), else runs
+    of evenly spaced members, a load of more than two of them one gather."""
+    n = len(so)
+    s0 = so[0]
+    step = so[1] - s0 if n > 1 else 0
+    if n == 1 or (step > 0 and so == list(range(s0, s0 + step * n, step))) or (
+            step == 0 and load and so.count(s0) == n):
+        return dims, inner, [(0, n, ts[0], step, s0, inner, None)]
+    out = _spaced_runs(ts, so, None, load, 3 if load else n + 1, inner)
+    if len(out) > 2 and load:
+        c = min(so)
+        g = math.gcd(*map(sub, so, repeat(c, n)))
+        if g > 0:
+            return dims, inner, (ts[0], c, g, (max(so) - c) // g + 1, _core.index_tensor([(x - c) // g for x in so]))
+        out = _spaced_runs(ts, so, None, load, n + 1, inner)   # (not reached: equal offsets are one run)
+    elif len(out) > 2 and all(k > 0 for k in inner):
+        srt = sorted(so)
+        gap = min(map(sub, srt[1:], srt[:-1]))
+        if gap > 0:
+            c = srt[0]
+            g = math.gcd(*map(sub, so, repeat(c, n)))
+            return dims, inner, _Scatter(out, ts[0], c, g, (srt[-1] - c) // g + 1,
+                                         _core.index_tensor([(x - c) // g for x in so]), gap)
+    return dims, inner, out
+
+
+class _Scatter:
+    """The runs of a store to more than two places of one storage (each request's row of a KV
+    cache), and the same store as ONE ``index_copy_`` into the storage's windows at the places'
+    common spacing ``g`` (the gather's windows, :func:`_storage_layout`), which :func:`_views`
+    takes when the access's regions cannot overlap: the places are ``gap`` or more elements apart
+    and a region spans fewer (positive strides). Disjoint regions written by element copies: the
+    bytes of the members' own stores, in any order."""
+
+    __slots__ = ("runs", "t", "c", "g", "count", "idx", "gap")
+
+    def __init__(self, runs, t, c, g, count, idx, gap):
+        self.runs, self.t, self.c, self.g, self.count, self.idx, self.gap = runs, t, c, g, count, idx, gap
 
 
 def _load_runs(dst: torch.Tensor, runs) -> None:
@@ -325,9 +620,14 @@ def gang_store_fast(tile: torch.Tensor, plans) -> None:
         _store_runs(tile, runs)
 
 
-def gang_store_at(tile: torch.Tensor, P, c: int, offsets) -> None:
+def gang_store_at(tile: torch.Tensor, P, c: int, offsets, pi: int = -1) -> None:
     """:func:`gang_store_fast` of access ``c`` of the members' plans ``P`` (``P[k][c]``: ``(site,
     (offsets, tensor, None))``), the offsets ``offsets`` for every member (see :func:`gang_load_at`)."""
+    if pi >= 0 and P.__class__ is GangPlans:
+        runs = param_runs(P, pi, c, 1, tile.shape[1:], offsets, False)
+        if runs is not None:
+            _store_runs(tile, runs)
+            return
     runs = runs_at(tile.shape[1:], [p[c][1][1] for p in P], offsets, False)
     if runs is None:
         _core.gang_store(tile, [p[c][1] for p in P])
@@ -337,7 +637,16 @@ def gang_store_at(tile: torch.Tensor, P, c: int, offsets) -> None:
 
 def _store_runs(tile: torch.Tensor, runs) -> None:
     if len(runs) == 1:
-        runs[0][2].copy_(tile)
+        dst = runs[0][2]
+        if dst.__class__ is tuple:   # a scatter (_Scatter): (windows view, index of each member's window)
+            w, idx = dst
+            if w.dtype == tile.dtype:
+                w.index_copy_(0, idx, tile)
+            else:   # (index_copy_ does not convert: each member's copy does)
+                for k, i in enumerate(idx.tolist()):
+                    w[i].copy_(tile[k])
+        else:
+            dst.copy_(tile)
     else:
         for lo, hi, dst in runs:
             dst.copy_(tile[lo:hi])
