@@ -160,6 +160,48 @@ def hoist_plan_constants(plan: list[str]) -> tuple[list[str], list[str]]:
                  for src, name in consts.items()]
 
 
+_ENTRY = re.compile(r"^    (_E\d+) = (.*)$")
+_ALIAS = re.compile(r"^    (\w+) = (\w+)$")
+
+
+def _plans_function(body: list[str], params: list[str]) -> list[str]:
+    """``GANG_PLANS(E)``: ``[GANG_PLAN(*args) for args in E]`` for the members of a gang (their
+    argument lists; no ``_block``), in one call, for a straight-line plan (:func:`_plan_body`); ``[]``
+    (no such function: the scheduler calls GANG_PLAN per member) otherwise. When the plan's other
+    lines are dead copies (``s_out_1 = s_out``: a store's result renamed, never read by the plan) it
+    is one comprehension over the members; else a loop running the plan's lines per member.
+
+    The scheduler builds a plan per gang member (~1,200 a Qwen3-layer call): one call instead of one
+    per member saves the calls, and the entries are the same objects in the same order."""
+    if not body or not body[-1].startswith("    return [") or not params:
+        return []
+    if any(re.search(r"\b_block\b", line) for line in body):   # (a block's plan: per run)
+        return []
+    ret = body[-1][len("    return "):]
+    entries, other = {}, []
+    for line in body[:-1]:
+        code = line.split("  #")[0].rstrip()
+        m = _ENTRY.match(code)
+        if m:
+            try:
+                ast.parse(m.group(2), mode="eval")
+            except SyntaxError:   # (not the whole entry: keep GANG_PLAN per member)
+                return []
+            entries[m.group(1)] = m.group(2)
+        else:
+            other.append(code)
+    unpack = ", ".join(params) + ("," if len(params) == 1 else "")
+    head = ["def GANG_PLANS(E):",
+            "    \"\"\"[GANG_PLAN(*args) for args in E]: the plans of a gang's members (not blocks).\"\"\""]
+    text = "\n".join(entries.values())
+    dead = all((m := _ALIAS.match(c)) and not re.search(rf"\b{m.group(1)}\b", text) for c in other)
+    if dead and not any(re.search(rf"\b{name}\b", text) for name in entries):
+        items = [entries[name] for name in re.findall(r"_E\d+", ret)]
+        return head + [f"    return [[{', '.join(items)}] for {unpack} in E]"]
+    return head + ["    P = []", f"    for {unpack} in E:",
+                   *["    " + line for line in body[:-1]], f"        P.append({ret})", "    return P"]
+
+
 def generate_gang(kgen) -> tuple[str, dict]:
     """Module source that follows the kernel's own (``kgen``, the task-mode generator that has
     generated it): the lockstep form, or ``GANG = False`` with the reason; and the SPANS entries of
@@ -179,6 +221,9 @@ def generate_gang(kgen) -> tuple[str, dict]:
         return f"GANG = False\nGANG_WHY = {str(e)!r}\n", {}
     cc = ", _cc=None" if g.cross_core else ""
     plan, consts = hoist_plan_constants(g.plan)
+    body = _plan_body(plan)
+    plans_fn = _plans_function(body, params)
+    plans_fn += ["", ""] if plans_fn else []
     head = [
         "GANG = True",
         f"GANG_NUMEL = {g.numel}  # elements of the largest tile a per-row op touches (gang sizing)",
@@ -186,8 +231,9 @@ def generate_gang(kgen) -> tuple[str, dict]:
         *[f"    ({k!r}, {shape!r})," for k, shape in g.gm], "]", *consts, "", "",
         f"def GANG_PLAN({''.join(p + ', ' for p in params)}_block=(0, 1)):",
         "    \"\"\"(access site, its arguments) of each global-memory access of one task, in order.\"\"\"",
-        *_plan_body(plan),
+        *body,
         "", "",
+        *plans_fn,
         f"GANG_SAME = {tuple(sorted(g.same))!r}  # scalar parameters every member must share (bits)",
         "",
         "",
