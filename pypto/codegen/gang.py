@@ -23,6 +23,9 @@ The generated module then also defines (next to ``TILES`` and ``kernel``):
 * ``GANG_PLAN(params...)``: for one task, ``(site, arguments)`` of each global-memory access in
   the order the task makes them (load: ``(tensor, offsets, valid)``; store: ``(offsets, tensor,
   valid)``; ``site`` indexes ``GANG_GM``);
+* ``GANG_PLANS(E)``, for a plan without loops or block index: ``[GANG_PLAN(*args) for args in E]``
+  in one call (the scheduler builds a gang's plans with it); constant offsets / valid lists of the
+  entries are module-level lists (``_GANG_K0 = [0, 0]``) shared by every plan, read-only;
 * ``GANG_NUMEL``: elements of the largest tile an op of kind ``"rows"`` touches (the runtime sizes
   gangs by it, :func:`pypto.runtime.gangs.gang_size`);
 * ``GANG_GM``: per global-memory access site ``("r" | "w", tile shape)``; with a plan, the task's
