@@ -716,13 +716,18 @@ class Runtime(BatchRuntime, TaskGraph):
                 seq += 1
                 continue
             on_complete = self.on_complete
-            for t in (t.members if type(t) is _Gang else (t,)):
+            if type(t) is _Gang:
+                finished = t.members
+                c = finished[0].core   # (the members sit on adjacent cores, in order: freed in that order)
+                free.extend(range(c, c + len(finished)))
+            else:
+                finished = (t,)
+                free.append(t.core)
+            for t in finished:
                 t.end = now
-                c = t.core
-                free.append(c)
                 p = t.parent
                 if p is not None:   # a block: its task completes with its last block
-                    p.runs.append((c, t.start, now, t.block))
+                    p.runs.append((t.core, t.start, now, t.block))
                     left = p.left = p.left - 1
                     if left:
                         continue
