@@ -130,3 +130,28 @@ def test_gang_views_are_the_views_and_marks_of_each_tile(pool):
             v.fill_(1)
         a.release()
         b.release()
+
+
+def test_the_same_marks_reuse_the_previous_merge_and_other_marks_merge_anew(pool):
+    """A call that marks the same ranges as the call its memory came from (every call of one program)
+    hands back that call's merged ranges without merging again; different marks are merged afresh,
+    and either way the next call finds the fill everywhere."""
+    p = get_platform("a2a3sim")
+
+    def call(views):
+        mem = cores.CoreMemory(p, 48)
+        for addr, rows in views:
+            mem.view("Vec", addr, [2, 8], torch.float32, rows, "k").fill_(2.0)
+        assert int((mem.array(MemorySpace.Vec) != 0).count_nonzero()) > 0
+        mem.release()
+        (entry,) = pool[(p.name, MemorySpace.Vec, 48, 0)]
+        return entry
+
+    first = call([(0, slice(0, 4)), (64, slice(2, 6))])
+    second = call([(0, slice(0, 4)), (64, slice(2, 6))])
+    assert second[1] is first[1]                  # the same merge, not made again
+    third = call([(0, slice(0, 8))])
+    assert third[1] is not first[1] and sorted(map(tuple, third[1])) == [(0, 64, 0, 8, 1)]
+    mem = cores.CoreMemory(p, 48)
+    assert int((mem.array(MemorySpace.Vec) != 0).count_nonzero()) == 0
+    mem.release()
