@@ -23,6 +23,9 @@ The generated module then also defines (next to ``TILES`` and ``kernel``):
 * ``GANG_PLAN(params...)``: for one task, ``(site, arguments)`` of each global-memory access in
   the order the task makes them (load: ``(tensor, offsets, valid)``; store: ``(offsets, tensor,
   valid)``; ``site`` indexes ``GANG_GM``);
+* ``GANG_PLANS(E)``, for a plan without loops or block index: ``[GANG_PLAN(*args) for args in E]``
+  in one call (the scheduler builds a gang's plans with it); constant offsets / valid lists of the
+  entries are module-level lists (``_GANG_K0 = [0, 0]``) shared by every plan, read-only;
 * ``GANG_NUMEL``: elements of the largest tile an op of kind ``"rows"`` touches (the runtime sizes
   gangs by it, :func:`pypto.runtime.gangs.gang_size`);
 * ``GANG_GM``: per global-memory access site ``("r" | "w", tile shape)``; with a plan, the task's
@@ -105,6 +108,103 @@ def _plan_body(plan: list[str]) -> list[str]:
     return out + [f"    return [{', '.join(f'_E{i}' for i in range(n))}]"]
 
 
+def _const_ints(node) -> bool:
+    """A list display of int literals (``[0, 0]``, ``[4, -1]``)."""
+    if not isinstance(node, ast.List):
+        return False
+    for e in node.elts:
+        if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
+            e = e.operand
+        if not (isinstance(e, ast.Constant) and e.value.__class__ is int):
+            return False
+    return True
+
+
+def hoist_plan_constants(plan: list[str]) -> tuple[list[str], list[str]]:
+    """``plan`` (GANG_PLAN's lines) with each constant offsets / valid list of an access entry
+    (``E.append((site, (t, [0, 0], None)))``: a list display of int literals as an element of the
+    entry's argument tuple) replaced by a module-level name, and the lines defining those names.
+
+    The scheduler builds one plan per gang member (~1,200 a Qwen3-layer call) and frees them when
+    the gang ends: a list per entry was a third of the objects made and freed. The shared lists only
+    ever sit in plans, which every reader treats as read-only (the gang kernel, the footprint
+    check, the single-access fallbacks: nothing stores into an entry's offsets or valid shape)."""
+    text = "\n".join(plan)
+    consts: dict[str, str] = {}   # list text -> name
+    out = []
+    for line in plan:
+        body = line.lstrip()
+        try:
+            tree = ast.parse(body).body
+        except SyntaxError:
+            out.append(line)
+            continue
+        call = tree[0].value if len(tree) == 1 and isinstance(tree[0], ast.Expr) else None
+        if not (isinstance(call, ast.Call) and len(call.args) == 1 and not call.keywords
+                and ast.unparse(call.func) == "E.append" and isinstance(call.args[0], ast.Tuple)
+                and len(call.args[0].elts) == 2 and isinstance(call.args[0].elts[1], ast.Tuple)):
+            out.append(line)
+            continue
+        spans = []
+        for e in call.args[0].elts[1].elts:
+            if _const_ints(e) and e.lineno == e.end_lineno == 1:
+                src = ast.get_source_segment(body, e)
+                name = consts.get(src)
+                if name is None:
+                    n = len(consts)
+                    while re.search(rf"\b_GANG_K{n}\b", text):   # (a name the plan uses itself)
+                        n += 1000
+                    name = consts[src] = f"_GANG_K{n}"
+                spans.append((e.col_offset, e.end_col_offset, name))
+        for lo, hi, name in reversed(spans):
+            body = body[:lo] + name + body[hi:]
+        out.append(line[:len(line) - len(line.lstrip())] + body)
+    return out, [f"{name} = {src}  # a constant offsets / valid list of GANG_PLAN entries (read-only)"
+                 for src, name in consts.items()]
+
+
+_ENTRY = re.compile(r"^    (_E\d+) = (.*)$")
+_ALIAS = re.compile(r"^    (\w+) = (\w+)$")
+
+
+def _plans_function(body: list[str], params: list[str]) -> list[str]:
+    """``GANG_PLANS(E)``: ``[GANG_PLAN(*args) for args in E]`` for the members of a gang (their
+    argument lists; no ``_block``), in one call, for a straight-line plan (:func:`_plan_body`); ``[]``
+    (no such function: the scheduler calls GANG_PLAN per member) otherwise. When the plan's other
+    lines are dead copies (``s_out_1 = s_out``: a store's result renamed, never read by the plan) it
+    is one comprehension over the members; else a loop running the plan's lines per member.
+
+    The scheduler builds a plan per gang member (~1,200 a Qwen3-layer call): one call instead of one
+    per member saves the calls, and the entries are the same objects in the same order."""
+    if not body or not body[-1].startswith("    return [") or not params:
+        return []
+    if any(re.search(r"\b_block\b", line) for line in body):   # (a block's plan: per run)
+        return []
+    ret = body[-1][len("    return "):]
+    entries, other = {}, []
+    for line in body[:-1]:
+        code = line.split("  #")[0].rstrip()
+        m = _ENTRY.match(code)
+        if m:
+            try:
+                ast.parse(m.group(2), mode="eval")
+            except SyntaxError:   # (not the whole entry: keep GANG_PLAN per member)
+                return []
+            entries[m.group(1)] = m.group(2)
+        else:
+            other.append(code)
+    unpack = ", ".join(params) + ("," if len(params) == 1 else "")
+    head = ["def GANG_PLANS(E):",
+            "    \"\"\"[GANG_PLAN(*args) for args in E]: the plans of a gang's members (not blocks).\"\"\""]
+    text = "\n".join(entries.values())
+    dead = all((m := _ALIAS.match(c)) and not re.search(rf"\b{m.group(1)}\b", text) for c in other)
+    if dead and not any(re.search(rf"\b{name}\b", text) for name in entries):
+        items = [entries[name] for name in re.findall(r"_E\d+", ret)]
+        return head + [f"    return [[{', '.join(items)}] for {unpack} in E]"]
+    return head + ["    P = []", f"    for {unpack} in E:",
+                   *["    " + line for line in body[:-1]], f"        P.append({ret})", "    return P"]
+
+
 def generate_gang(kgen) -> tuple[str, dict]:
     """Module source that follows the kernel's own (``kgen``, the task-mode generator that has
     generated it): the lockstep form, or ``GANG = False`` with the reason; and the SPANS entries of
@@ -123,15 +223,20 @@ def generate_gang(kgen) -> tuple[str, dict]:
     except NoGang as e:
         return f"GANG = False\nGANG_WHY = {str(e)!r}\n", {}
     cc = ", _cc=None" if g.cross_core else ""
+    plan, consts = hoist_plan_constants(g.plan)
+    body = _plan_body(plan)
+    plans_fn = _plans_function(body, params)
+    plans_fn += ["", ""] if plans_fn else []
     head = [
         "GANG = True",
         f"GANG_NUMEL = {g.numel}  # elements of the largest tile a per-row op touches (gang sizing)",
         "GANG_GM = [  # per global-memory access site: read / write, tile shape",
-        *[f"    ({k!r}, {shape!r})," for k, shape in g.gm], "]", "", "",
+        *[f"    ({k!r}, {shape!r})," for k, shape in g.gm], "]", *consts, "", "",
         f"def GANG_PLAN({''.join(p + ', ' for p in params)}_block=(0, 1)):",
         "    \"\"\"(access site, its arguments) of each global-memory access of one task, in order.\"\"\"",
-        *_plan_body(g.plan),
+        *body,
         "", "",
+        *plans_fn,
         f"GANG_SAME = {tuple(sorted(g.same))!r}  # scalar parameters every member must share (bits)",
         "",
         "",

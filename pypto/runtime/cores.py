@@ -71,29 +71,12 @@ def _merge(ranges, nrows: int) -> list:
     return out
 
 
-# _merge's results by (dirty ranges, rows): a program builds the same views on every call, so its
-# dirty sets repeat, and merging them cost ~0.25 ms of a Qwen3-layer call (61 ranges of one space)
-_MERGED: dict = {}
-_MERGED_KEPT = 256
-
-
-def _merged(ranges: set, nrows: int) -> tuple:
-    """:func:`_merge` of ``ranges`` (as a tuple of tuples), remembered."""
-    key = (frozenset(ranges), nrows)
-    out = _MERGED.get(key)
-    if out is None:
-        out = tuple(tuple(r) for r in _merge(ranges, nrows))
-        with _POOL_LOCK:
-            if len(_MERGED) >= _MERGED_KEPT:
-                _MERGED.clear()
-            _MERGED[key] = out
-    return out
-
-
 class _Pooled(tuple):
     """A pool entry ``(array, dirty ranges)`` that also carries the array's view cache (``views``):
     building a gang's ``[n, *tile]`` views by indexing costs ~10 us each, ~2 ms of a Qwen3-layer
-    call, and every call of a program builds the same ones on the same recycled arrays."""
+    call, and every call of a program builds the same ones on the same recycled arrays. ``raw`` is
+    the set of ranges the dirty ranges were merged from: the next call of the same program marks
+    the same set, whose merge is then the one already made (:meth:`CoreMemory.release`)."""
 
 
 _VIEWS_KEPT = 4096   # views cached per pooled array (cleared beyond: programs come and go)
@@ -121,6 +104,8 @@ class CoreMemory:
         # per space: (addr, shape, dtype, rows, one core) -> (view, bytes): the views built on the
         # array so far, kept with it in the pool (a view of recycled memory is the same view)
         self.views: dict[MemorySpace, dict] = {}
+        # per space: (the raw ranges, their merge) of the pool entry this call's array came from
+        self.merged: dict[MemorySpace, tuple] = {}
 
     def array(self, space: MemorySpace) -> torch.Tensor:
         """The ``[cores, capacity]`` byte tensor of ``space``."""
@@ -135,6 +120,7 @@ class CoreMemory:
                 for lo, hi, first, stop, step in dirty:
                     arr[first:stop:step, lo:hi].fill_(fill)
                 views = getattr(taken, "views", None)
+                self.merged[space] = (getattr(taken, "raw", None), dirty)
             else:
                 arr = torch.full((self.cores, self.platform.capacity(space)), fill, dtype=torch.uint8)
                 views = None
@@ -191,13 +177,17 @@ class CoreMemory:
     def release(self) -> None:
         """Give the memories back to the pool (no view of them may be used afterwards)."""
         for space, arr in self.arrays.items():
-            entry = _Pooled((arr, _merged(self.dirty[space], arr.shape[0])))
+            raw = self.dirty[space]
+            last = self.merged.get(space)
+            entry = _Pooled((arr, last[1] if last is not None and last[0] == raw else _merge(raw, arr.shape[0])))
             entry.views = self.views.get(space)
+            entry.raw = raw
             with _POOL_LOCK:
                 _MEM_POOL.setdefault((self.platform.name, space, self.cores, self.fill), []).append(entry)
         self.arrays = {}
         self.dirty = {}
         self.views = {}
+        self.merged = {}
 
 
 class Core:

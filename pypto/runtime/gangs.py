@@ -26,7 +26,22 @@ GRAIN = 32768   # at::internal::GRAIN_SIZE: the smallest call torch splits over 
 
 def gang_size(limit: int, numel: int, threads: int) -> int:
     """The largest gang size ``n <= limit`` for tiles of at most ``numel`` elements (every call's
-    extent per tile is at most that) whose thread chunks hold whole tiles; 0 when none is >= 2."""
+    extent per tile is at most that) whose thread chunks hold whole tiles; 0 when none is >= 2.
+    (Remembered per arguments: the scheduler asks once per gang it forms, always the same few.)"""
+    key = (limit, numel, threads)
+    n = _SIZES.get(key)
+    if n is None:
+        if len(_SIZES) >= 4096:   # (a long process compiling many programs: tile sizes come and go)
+            _SIZES.clear()
+        n = _SIZES[key] = _gang_size(limit, numel, threads)
+    return n
+
+
+_SIZES: dict = {}   # (limit, numel, threads) -> gang_size (limit: at most the cores; numel: a kernel's)
+
+
+def _gang_size(limit: int, numel: int, threads: int) -> int:
+    """:func:`gang_size`, computed."""
     if threads > 1 and numel >= GRAIN:
         return 0
     for n in range(limit, 1, -1):

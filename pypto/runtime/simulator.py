@@ -715,13 +715,18 @@ class Runtime(BatchRuntime, TaskGraph):
                 seq += 1
                 continue
             on_complete = self.on_complete
-            for t in (t.members if type(t) is _Gang else (t,)):
+            if type(t) is _Gang:
+                finished = t.members
+                c = finished[0].core   # (the members sit on adjacent cores, in order: freed in that order)
+                free.extend(range(c, c + len(finished)))
+            else:
+                finished = (t,)
+                free.append(t.core)
+            for t in finished:
                 t.end = now
-                c = t.core
-                free.append(c)
                 p = t.parent
                 if p is not None:   # a block: its task completes with its last block
-                    p.runs.append((c, t.start, now, t.block))
+                    p.runs.append((t.core, t.start, now, t.block))
                     left = p.left = p.left - 1
                     if left:
                         continue
@@ -803,15 +808,19 @@ class Runtime(BatchRuntime, TaskGraph):
         footprints conflict (the caller then stops ganging the kernel for the run)."""
         mod, numel, threads = gang
         cs = sorted(free)
-        best, start = 1, cs[0]
-        run_start, run = cs[0], 1
-        for a, b in zip(cs, cs[1:]):
-            if b == a + 1:
-                run += 1
-                if run > best:
-                    best, start = run, run_start
-            else:
-                run_start, run = b, 1
+        start = cs[0]
+        if cs[-1] - start == len(cs) - 1:   # (distinct cores: all of them adjacent, one run)
+            best = len(cs)
+        else:   # the first longest run
+            best = 1
+            run_start, run = start, 1
+            for a, b in zip(cs, cs[1:]):
+                if b == a + 1:
+                    run += 1
+                    if run > best:
+                        best, start = run, run_start
+                else:
+                    run_start, run = b, 1
         size = gang_size(min(best, len(bucket)), numel, threads)
         if size < 2:
             return None, None
@@ -822,8 +831,7 @@ class Runtime(BatchRuntime, TaskGraph):
         if same:
             # the gang kernel reads these scalar arguments once for all members: only the tasks of the
             # window whose values equal the drawn task's (bit for bit) may join
-            key = _arg_key(bucket[k], same)
-            picked = [t for t in window if _arg_key(t, same) == key]
+            picked = _same_args(bucket[k], window, same)
             if len(picked) < size:
                 size = gang_size(len(picked), numel, threads)
                 if size < 2:
@@ -832,13 +840,24 @@ class Runtime(BatchRuntime, TaskGraph):
                     misses = self._same_misses[mod] = self._same_misses.get(mod, 0) + 1
                     return None, (-1 if misses >= 8 else None)
                 window, whole = picked[:size], False
-        members = sorted(window, key=_TASK_ORDER)
-        plan = mod.GANG_PLAN
-        # (only a block of a multi-block task passes its block: a member run or a task calls it plainly)
-        plans = [plan(*t.args) if t.kind != "block" else plan(*t.args, _block=(t.block, t.blocks))
-                 for t in members]
-        if not batches_disjoint(members):
-            # member runs of one batched task touch disjoint memory (the compiler's proof): compared by task
+        # in task order, then block / member position ((index, block) pairs are distinct: two stable
+        # passes with int keys give the same order as one with the pair, in half the time)
+        members = sorted(window, key=_BLOCK)
+        members.sort(key=_INDEX)
+        t = members[0]
+        p = t.parent
+        plans = getattr(mod, "GANG_PLANS", None)   # all members' plans in one call (no block among them)
+        if plans is not None and "block" not in map(_KIND, members):
+            plans = plans(list(map(_ARGS, members)))
+        else:
+            plan = mod.GANG_PLAN
+            # (only a block of a multi-block task passes its block: a member run or a task calls it plainly)
+            plans = [plan(*t.args) if t.kind != "block" else plan(*t.args, _block=(t.block, t.blocks))
+                     for t in members]
+        if (p is None or p is not members[-1].parent or t.kind != "member") and not batches_disjoint(members):
+            # member runs of one batched task touch disjoint memory (the compiler's proof): compared by
+            # task (members in task order: when the first and last are runs of one batched task, every
+            # member is, and there is nothing to compare)
             groups = [t.parent.index if t.kind == "member" else -1 - t.index for t in members]
             if conflict(mod.GANG_GM, plans, groups, members):
                 return None, -1
@@ -851,6 +870,28 @@ class Runtime(BatchRuntime, TaskGraph):
         free[:] = [c for c in free if c < start or c >= end]
         # (with the runs: an access of a parameter finds its runs from the batched task's argument)
         return _Gang(members, gang_access.gang_plans(plans, members, (Stack, Sliced))), start
+
+
+def _same_args(ref: Task, window: list, positions) -> list:
+    """The tasks of ``window`` whose arguments at ``positions`` equal ``ref``'s bit for bit
+    (:func:`_arg_key`), in window order. The very same objects are equal without packing them: the
+    members of one batched submission share their scalar arguments."""
+    key = None
+    a0 = ref.args
+    out = []
+    for t in window:
+        a = t.args
+        for i in positions:
+            if a[i] is not a0[i]:
+                break
+        else:
+            out.append(t)
+            continue
+        if key is None:
+            key = _arg_key(ref, positions)
+        if _arg_key(t, positions) == key:
+            out.append(t)
+    return out
 
 
 def _arg_key(t: Task, positions) -> tuple:
@@ -922,9 +963,10 @@ class _Gang:
         self.plans = plans
 
 
-# a gang's members in task order (then block / member position)
-_TASK_ORDER = operator.attrgetter("index", "block")
 _INDEX = operator.attrgetter("index")
+_BLOCK = operator.attrgetter("block")
+_KIND = operator.attrgetter("kind")
+_ARGS = operator.attrgetter("args")
 
 
 def _run_of(parent: Task, kind: str, args, block: int, blocks: int, manual: bool) -> Task:

@@ -132,20 +132,26 @@ def test_gang_views_are_the_views_and_marks_of_each_tile(pool):
         b.release()
 
 
-def test_merged_ranges_are_remembered_per_dirty_set():
-    """release() merges a call's dirty ranges through a memo (a program's calls repeat the same
-    set): the same rectangles as _merge, one object for an equal set, another for another set."""
-    a = {(0, 64, 0, 8, 1), (0, 64, 0, 48, 1), (0, 32, 32, 48, 1), (16, 80, 3, 4, 1), (0, 8, 1, None, 3)}
-    got = cores._merged(set(a), 48)
-    assert [list(r) for r in got] == cores._merge(a, 48)
-    assert cores._merged(set(a), 48) is got
-    assert cores._merged(a | {(512, 520, 0, 1, 1)}, 48) is not got
-    assert cores._merged(set(a), 47) == tuple(tuple(r) for r in cores._merge(a, 47))
-    keep = dict(cores._MERGED)
-    try:   # bounded: programs come and go
-        for i in range(cores._MERGED_KEPT + 5):
-            cores._merged({(i, i + 1, 0, 1, 1)}, 48)
-        assert len(cores._MERGED) <= cores._MERGED_KEPT
-    finally:
-        cores._MERGED.clear()
-        cores._MERGED.update(keep)
+def test_the_same_marks_reuse_the_previous_merge_and_other_marks_merge_anew(pool):
+    """A call that marks the same ranges as the call its memory came from (every call of one program)
+    hands back that call's merged ranges without merging again; different marks are merged afresh,
+    and either way the next call finds the fill everywhere."""
+    p = get_platform("a2a3sim")
+
+    def call(views):
+        mem = cores.CoreMemory(p, 48)
+        for addr, rows in views:
+            mem.view("Vec", addr, [2, 8], torch.float32, rows, "k").fill_(2.0)
+        assert int((mem.array(MemorySpace.Vec) != 0).count_nonzero()) > 0
+        mem.release()
+        (entry,) = pool[(p.name, MemorySpace.Vec, 48, 0)]
+        return entry
+
+    first = call([(0, slice(0, 4)), (64, slice(2, 6))])
+    second = call([(0, slice(0, 4)), (64, slice(2, 6))])
+    assert second[1] is first[1]                  # the same merge, not made again
+    third = call([(0, slice(0, 8))])
+    assert third[1] is not first[1] and sorted(map(tuple, third[1])) == [(0, 64, 0, 8, 1)]
+    mem = cores.CoreMemory(p, 48)
+    assert int((mem.array(MemorySpace.Vec) != 0).count_nonzero()) == 0
+    mem.release()

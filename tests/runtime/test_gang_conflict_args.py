@@ -124,9 +124,35 @@ def test_the_pre_check_never_hides_a_conflict_in_real_gangs(monkeypatch, which, 
     # tasks; off here, so that every gang reaches the pre-check under test
     monkeypatch.setattr(S, "batches_disjoint", lambda members: False)
     run(prog, *args, config=RunConfig(platform="a2a3sim", sim_seed=0, sim_batch=batch))
+    if which == "rows" and batch:
+        # one batched task: every gang is runs of it, which the scheduler gangs without a check
+        # (test_a_gang_of_one_batched_task_is_not_checked)
+        assert seen["calls"] == 0 and len(S._LAST_RUNTIME[0].gangs) > 0
+        return
     assert seen["calls"] > 0
-    if which != "rows" or not batch:
-        assert seen["pre"] > 0   # the pre-check answered for some gang of several groups
+    assert seen["pre"] > 0   # the pre-check answered for some gang of several groups
+
+
+def test_a_gang_of_one_batched_task_is_not_checked(monkeypatch):
+    """The member runs of one batched task touch disjoint memory (the batching proved it): a gang of
+    them alone skips both the footprint check and the batches' shortcut, and the result is the
+    task-by-task one."""
+    calls = []
+
+    def spy(*a, **k):
+        calls.append(a)
+        return False
+
+    monkeypatch.setattr(S, "conflict", spy)
+    monkeypatch.setattr(S, "batches_disjoint", spy)
+    x = torch.randn(128, 64)
+    out = torch.zeros(128, 64)
+    run(KB.Rows, x, out, config=RunConfig(platform="a2a3sim", sim_seed=0))
+    rt = S._LAST_RUNTIME[0]
+    assert rt.gangs and not calls
+    ref = torch.zeros(128, 64)
+    run(KB.Rows, x, ref, config=RunConfig(platform="a2a3sim", sim_seed=0, sim_batch=False, sim_lockstep=False))
+    assert torch.equal(out.view(torch.int32), ref.view(torch.int32))
 
 
 @pytest.mark.parametrize("kernel,shape", [("overlapping_writes", (264, 64)), ("column_blocks", (64, 1024)),

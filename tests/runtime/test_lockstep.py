@@ -14,6 +14,7 @@ from pypto.runtime import RunConfig
 from pypto.runtime import simulator as S
 from pypto.runtime.gangs import GRAIN, conflict, gang_size
 
+import kernels_batch as KB
 import kernels_lockstep as K
 
 
@@ -397,3 +398,80 @@ def test_a_straight_line_plan_is_one_list_literal_with_the_same_entries():
     for other in (["    _E0 = i"], ["    y = len(E)"], ["    for k in range(2):", "        x = k"]):
         assert _plan_body(lines + other) == ["    E = []", *lines, *other, "    return E"]
     assert _plan_body([]) == ["    return []"]
+
+
+def test_constant_offsets_of_plan_entries_are_module_constants():
+    """GANG_PLAN's constant offsets / valid lists (``[0, 0]``) are module-level lists shared by every
+    plan (one object fewer per entry to make and free per gang member); offsets that depend on the
+    task or a loop, other lists, and names the plan itself uses are left alone. The plans are equal."""
+    from pypto.codegen.gang import _plan_body, hoist_plan_constants
+
+    from pypto.driver.build import compile as ir_compile
+
+    c = ir_compile(KB.Rows, platform="a2a3sim")   # k_scale: x[0, 0] -> y[0, 0]
+    src = "".join(Path(c.output_dir, p).read_text() for p in c.meta["kernels"].values())
+    head = src[:src.index("def GANG_PLAN")]
+    plan = src[src.index("def GANG_PLAN"):src.index("GANG_SAME")]
+    assert "_GANG_K0 = [0, 0]" in head and "_GANG_K0, None)" in plan and "[0, 0]" not in plan
+
+    lines = ["    x = [0, 0]", "    E.append((0, (a, [0, 0], None)))  # k.py:1",
+             "    E.append((1, ([i, 0], a, [4, -1])))  # k.py:2", "    E.append((2, ([0, 0], a, [1.0])))",
+             "    for c in range(2):", "        E.append((3, (a, [c, 0], [0, 0])))", "    _GANG_K1 = 7"]
+    out, consts = hoist_plan_constants(lines)
+    assert out == ["    x = [0, 0]", "    E.append((0, (a, _GANG_K0, None)))  # k.py:1",
+                   "    E.append((1, ([i, 0], a, _GANG_K1001)))  # k.py:2", "    E.append((2, (_GANG_K0, a, [1.0])))",
+                   "    for c in range(2):", "        E.append((3, (a, [c, 0], _GANG_K0)))", "    _GANG_K1 = 7"]
+    assert [c.split("  #")[0] for c in consts] == ["_GANG_K0 = [0, 0]", "_GANG_K1001 = [4, -1]"]
+
+    def build(body, extra=()):
+        ns = {}
+        exec("\n".join([*extra, "def GANG_PLAN(a, i):", *body]), ns)
+        return ns["GANG_PLAN"]
+
+    want = build(_plan_body(lines))("t", 3)
+    got = build(_plan_body(out), consts)("t", 3)
+    assert got == want and len(got) == 5
+
+
+def test_gang_plans_is_gang_plan_per_member():
+    """GANG_PLANS(args of each member) is [GANG_PLAN(*args) ...] in one call: one comprehension when
+    the plan's other lines are dead copies, a loop over the plan's lines when they compute something
+    the entries use; none for a looped plan or one that reads _block (the scheduler then calls
+    GANG_PLAN per member)."""
+    from pypto.codegen.gang import _plan_body, _plans_function
+    from pypto.driver.build import compile as ir_compile
+    from pypto.runtime.modules import module_from_source
+
+    c = ir_compile(KB.Rows, platform="a2a3sim")
+    rel = c.meta["kernels"]["k_scale"]
+    mod = module_from_source(Path(c.output_dir, rel).read_text(), Path(c.output_dir, rel))
+    args = [[torch.zeros(16, 64), torch.zeros(16, 64)] for _ in range(3)]
+    assert "for x, y in E]" in Path(c.output_dir, rel).read_text()
+    assert mod.GANG_PLANS(args) == [mod.GANG_PLAN(*a) for a in args]
+
+    def build(lines, params):
+        ns = {}
+        exec("\n".join([f"def GANG_PLAN({', '.join(params)}, _block=(0, 1)):", *_plan_body(lines),
+                        *_plans_function(_plan_body(lines), params)]), ns)
+        return ns
+
+    cases = [
+        (["    E.append((0, (a, [i * 8, 0], None)))", "    a_1 = a", "    E.append((1, ([0, 0], b, None)))"], "comp"),
+        (["    x = i * 8", "    E.append((0, (a, [x, 0], None)))", "    x = x + 1",
+          "    E.append((1, ([x, 0], b, [x, 4])))"], "loop"),
+        (["    b_1 = b", "    E.append((1, ([0, 0], b_1, None)))"], "loop"),
+        (["    for k in range(2):", "        E.append((0, (a, [k, 0], None)))"], None),
+        (["    E.append((0, (a, [_block[0], 0], None)))"], None),
+    ]
+    members = [["A0", "B0", 1], ["A1", "B1", 2], ["A2", "B2", 3]]
+    for lines, form in cases:
+        ns = build(lines, ["a", "b", "i"])
+        if form is None:
+            assert "GANG_PLANS" not in ns
+            continue
+        src = "\n".join(_plans_function(_plan_body(lines), ["a", "b", "i"]))
+        assert ("for a, b, i in E]" in src) == (form == "comp")
+        assert ns["GANG_PLANS"](members) == [ns["GANG_PLAN"](*m) for m in members]
+    # one parameter: the unpacking target keeps its comma
+    ns = build(["    E.append((0, (a, [0, 0], None)))"], ["a"])
+    assert ns["GANG_PLANS"]([["x"], ["y"]]) == [[(0, ("x", [0, 0], None))], [(0, ("y", [0, 0], None))]]
