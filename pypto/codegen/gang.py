@@ -205,6 +205,67 @@ def _plans_function(body: list[str], params: list[str]) -> list[str]:
                    *["    " + line for line in body[:-1]], f"        P.append({ret})", "    return P"]
 
 
+_PURE_OPS = (ast.Add, ast.Sub, ast.Mult)
+
+
+def _pure_expr(node) -> bool:
+    """An expression that cannot raise once its names are bound: names, literals, tuple / list
+    displays, and ``+ - *`` of those (the plan's offsets of int parameters and loop variables;
+    no division, subscript, call or attribute, any of which may raise)."""
+    if isinstance(node, (ast.Name, ast.Constant)):
+        return True
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return all(map(_pure_expr, node.elts))
+    if isinstance(node, ast.BinOp):
+        return isinstance(node.op, _PURE_OPS) and _pure_expr(node.left) and _pure_expr(node.right)
+    if isinstance(node, ast.UnaryOp):
+        return isinstance(node.op, (ast.USub, ast.UAdd)) and _pure_expr(node.operand)
+    return False
+
+
+def _pure_stmt(node) -> bool:
+    """A plan statement that cannot raise (see :func:`plan_is_pure`)."""
+    if isinstance(node, ast.Assign):
+        return len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and _pure_expr(node.value)
+    if isinstance(node, ast.Expr):   # E.append(entry)
+        call = node.value
+        return (isinstance(call, ast.Call) and ast.unparse(call.func) == "E.append" and len(call.args) == 1
+                and not call.keywords and _pure_expr(call.args[0]))
+    if isinstance(node, ast.Return):
+        return node.value is not None and _pure_expr(node.value)
+    if isinstance(node, ast.For):   # for v in range(<int literals>, step != 0)
+        it = node.iter
+        ok = (isinstance(node.target, ast.Name) and not node.orelse and isinstance(it, ast.Call)
+              and isinstance(it.func, ast.Name) and it.func.id == "range" and not it.keywords
+              and 1 <= len(it.args) <= 3)
+        if ok:
+            vals = []
+            for a in it.args:
+                if isinstance(a, ast.UnaryOp) and isinstance(a.op, ast.USub):
+                    a = a.operand
+                if not (isinstance(a, ast.Constant) and a.value.__class__ is int):
+                    return False
+                vals.append(a.value)
+            ok = len(vals) < 3 or vals[2] != 0
+        return ok and all(map(_pure_stmt, node.body))
+    return False
+
+
+def plan_is_pure(body: list[str]) -> bool:
+    """Whether ``GANG_PLAN``'s ``body`` (its lines at depth 1) cannot raise when called with its
+    parameters: only bindings, ``E.append`` of entries and ``range`` loops of int literals, whose
+    expressions are names, literals, displays and ``+ - *`` (:func:`_pure_expr`). Ints and floats
+    (the scalar parameters) never raise on those. The scheduler may then build a gang's plans when
+    first read, or not at all (:class:`pypto.ops.support.gang_access.LazyGangPlans`): no error
+    moves. Any other form (a division, a subscript such as ``_block[0]``, a call, an ``if``) is
+    not pure."""
+    try:
+        tree = ast.parse("\n".join(line[4:] if line.startswith("    ") else line for line in body))
+    except SyntaxError:
+        return False
+    return all(map(_pure_stmt, tree.body))
+
+
 def generate_gang(kgen) -> tuple[str, dict]:
     """Module source that follows the kernel's own (``kgen``, the task-mode generator that has
     generated it): the lockstep form, or ``GANG = False`` with the reason; and the SPANS entries of
@@ -238,6 +299,7 @@ def generate_gang(kgen) -> tuple[str, dict]:
         "", "",
         *plans_fn,
         f"GANG_SAME = {tuple(sorted(g.same))!r}  # scalar parameters every member must share (bits)",
+        f"GANG_PLAN_PURE = {plan_is_pure(body)!r}  # GANG_PLAN cannot raise: built when first read",
         "",
         "",
         # (_cc: a member of a mixed-kernel group talks to its gang of clusters, pypto.runtime.cross_core)

@@ -197,6 +197,7 @@ class Runtime(BatchRuntime, TaskGraph):
         self._history = True                 # self.tasks holds every task (until the first drain without keep_history)
         self._barriers: dict = {}            # id(task) -> (task, BlockBarrier, participants, parked blocks): syncall
         self._same_misses: dict = {}         # kernel module -> gangs refused for differing GANG_SAME values
+        self._plan_builders: dict = {}       # kernel module -> its gang plans' builder (_plan_builder)
         self.protect = protect               # bases of caller In tensors used in place (execute's fallback)
         self._n = 0                          # tasks submitted (their index), snapshots included
         self._live = [0, 0, 0, 0]            # per ring: task slots taken (submitted, not retired)
@@ -846,19 +847,19 @@ class Runtime(BatchRuntime, TaskGraph):
         members.sort(key=_INDEX)
         t = members[0]
         p = t.parent
-        plans = getattr(mod, "GANG_PLANS", None)   # all members' plans in one call (no block among them)
-        if plans is not None and "block" not in map(_KIND, members):
-            plans = plans(list(map(_ARGS, members)))
-        else:
-            plan = mod.GANG_PLAN
-            # (only a block of a multi-block task passes its block: a member run or a task calls it plainly)
-            plans = [plan(*t.args) if t.kind != "block" else plan(*t.args, _block=(t.block, t.blocks))
-                     for t in members]
+        build = self._plan_builders.get(mod)
+        if build is None:
+            build = self._plan_builders[mod] = _plan_builder(mod)
+        # a plan that cannot raise (GANG_PLAN_PURE) is built when first read (most gangs read only
+        # the first and last members': gang_access.param_runs); the others now, as their errors may
+        plans = None if LAZY_PLANS and getattr(mod, "GANG_PLAN_PURE", False) else build(members)
         if (p is None or p is not members[-1].parent or t.kind != "member") and not batches_disjoint(members):
             # member runs of one batched task touch disjoint memory (the compiler's proof): compared by
             # task (members in task order: when the first and last are runs of one batched task, every
             # member is, and there is nothing to compare)
             groups = [t.parent.index if t.kind == "member" else -1 - t.index for t in members]
+            if plans is None:
+                plans = build(members)
             if conflict(mod.GANG_GM, plans, groups, members):
                 return None, -1
         if whole:
@@ -869,7 +870,7 @@ class Runtime(BatchRuntime, TaskGraph):
         end = start + size
         free[:] = [c for c in free if c < start or c >= end]
         # (with the runs: an access of a parameter finds its runs from the batched task's argument)
-        return _Gang(members, gang_access.gang_plans(plans, members, (Stack, Sliced))), start
+        return _Gang(members, gang_access.gang_plans(plans, members, (Stack, Sliced), build)), start
 
 
 def _same_args(ref: Task, window: list, positions) -> list:
@@ -961,6 +962,26 @@ class _Gang:
     def __init__(self, members: list, plans: list):
         self.members = members
         self.plans = plans
+
+
+# build gang plans lazily where they cannot raise (False: every plan when the gang forms; an A/B
+# switch for measuring, and the form to compare against)
+LAZY_PLANS = True
+
+
+def _plan_builder(mod):
+    """``build(runs)``: the ``GANG_PLAN`` results of gang members ``runs`` of kernel module ``mod``
+    (in one ``GANG_PLANS`` call when no run is a block of a multi-block task)."""
+    many = getattr(mod, "GANG_PLANS", None)   # all members' plans in one call (no block among them)
+    plan = mod.GANG_PLAN
+
+    def build(runs: list) -> list:
+        if many is not None and "block" not in map(_KIND, runs):
+            return many(list(map(_ARGS, runs)))
+        # (only a block of a multi-block task passes its block: a member run or a task calls it plainly)
+        return [plan(*t.args) if t.kind != "block" else plan(*t.args, _block=(t.block, t.blocks))
+                for t in runs]
+    return build
 
 
 _INDEX = operator.attrgetter("index")

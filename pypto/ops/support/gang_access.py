@@ -377,7 +377,7 @@ def gang_load_at(dst: torch.Tensor, P, c: int, offsets, pi: int = -1) -> None:
     member (constants, uniform loop variables) and which has no valid shape: the members' tensors
     are all that is read of the plans. ``pi`` >= 0: the tensor is each member task's parameter
     ``pi`` (see :func:`param_runs`)."""
-    if pi >= 0 and P.__class__ is GangPlans:
+    if pi >= 0 and (P.__class__ is GangPlans or P.__class__ is LazyGangPlans):
         runs = param_runs(P, pi, c, 0, dst.shape[1:], offsets, True)
         if runs is not None:
             _load_runs(dst, runs)
@@ -395,17 +395,60 @@ class GangPlans(list):
     simulator), so that an access of a kernel parameter finds its runs from the batched task's
     argument (:func:`param_runs`); ``found`` caches those per parameter for the gang."""
 
-    __slots__ = ("runs", "found")
+    __slots__ = ("runs", "found", "build", "ends")
 
 
-def gang_plans(plans: list, runs: list, containers: tuple) -> GangPlans:
-    """``plans`` (of the gang's member ``runs``) as a :class:`GangPlans`; ``containers`` are the
+class LazyGangPlans(GangPlans):
+    """A :class:`GangPlans` whose plans are not built yet: ``build(runs)`` makes them (the
+    members' ``GANG_PLAN`` results) on the first read that needs them all (iteration, ``len`` is
+    free, an index other than the first / last), which then turns this object into a plain
+    :class:`GangPlans` holding them (same layout: a class switch, so later reads are native list
+    reads). :func:`param_runs` reads only the first and last members' plans (``ends``, built from
+    those two runs alone): most gangs never need the rest (~1,200 plans a Qwen3-layer call,
+    their tuples and lists made and freed for nothing). The scheduler makes one only for a kernel
+    whose plan cannot raise (``GANG_PLAN_PURE``, :func:`pypto.codegen.gang.plan_is_pure`), so
+    building later, or never, changes no error."""
+
+    __slots__ = ()
+
+    def materialise(self) -> GangPlans:
+        """Build the plans now (once); ``self``, a :class:`GangPlans` from here on."""
+        list.extend(self, self.build(self.runs))
+        self.__class__ = GangPlans
+        return self
+
+    def __len__(self):
+        return len(self.runs)
+
+    def __iter__(self):
+        return iter(self.materialise())
+
+    def __getitem__(self, k):
+        if k.__class__ is int:
+            n = len(self.runs)
+            if k == 0 or k == -1 or k == n - 1 or k == -n:
+                ends = self.ends
+                if ends is None:
+                    ends = self.ends = self.build([self.runs[0], self.runs[-1]])
+                return ends[0] if k == 0 or k == -n else ends[1]
+        return self.materialise()[k]
+
+
+def gang_plans(plans: list, runs: list, containers: tuple, build=None) -> GangPlans:
+    """``plans`` (of the gang's member ``runs``) as a :class:`GangPlans` (``None``: a
+    :class:`LazyGangPlans` that ``build(runs)`` fills when read); ``containers`` are the
     runtime's ``(Stack, Sliced)`` classes (see :class:`_Containers`). The runs must be in task
     order, then member order (``(index, block)``, as the scheduler sorts a gang): :func:`_segments`
     reads a gang of one task's runs off its first and last run."""
     if _containers.Stack is None:
         _containers.Stack, _containers.Sliced = containers
-    out = GangPlans(plans)
+    if plans is None:   # (lazy: built by ``build(runs)`` when read)
+        out = LazyGangPlans()
+        out.build = build
+    else:
+        out = GangPlans(plans)
+        out.build = None
+    out.ends = None
     out.runs = runs
     out.found = None
     return out
@@ -623,7 +666,7 @@ def gang_store_fast(tile: torch.Tensor, plans) -> None:
 def gang_store_at(tile: torch.Tensor, P, c: int, offsets, pi: int = -1) -> None:
     """:func:`gang_store_fast` of access ``c`` of the members' plans ``P`` (``P[k][c]``: ``(site,
     (offsets, tensor, None))``), the offsets ``offsets`` for every member (see :func:`gang_load_at`)."""
-    if pi >= 0 and P.__class__ is GangPlans:
+    if pi >= 0 and (P.__class__ is GangPlans or P.__class__ is LazyGangPlans):
         runs = param_runs(P, pi, c, 1, tile.shape[1:], offsets, False)
         if runs is not None:
             _store_runs(tile, runs)
