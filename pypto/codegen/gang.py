@@ -26,6 +26,8 @@ The generated module then also defines (next to ``TILES`` and ``kernel``):
 * ``GANG_PLANS(E)``, for a plan without loops or block index: ``[GANG_PLAN(*args) for args in E]``
   in one call (the scheduler builds a gang's plans with it); constant offsets / valid lists of the
   entries are module-level lists (``_GANG_K0 = [0, 0]``) shared by every plan, read-only;
+* ``GANG_PLAN_PURE``: whether ``GANG_PLAN`` cannot raise (:func:`plan_is_pure`); the scheduler
+  then builds a gang's plans only when something reads them;
 * ``GANG_NUMEL``: elements of the largest tile an op of kind ``"rows"`` touches (the runtime sizes
   gangs by it, :func:`pypto.runtime.gangs.gang_size`);
 * ``GANG_GM``: per global-memory access site ``("r" | "w", tile shape)``; with a plan, the task's
