@@ -67,9 +67,11 @@ class Sliced(list):
     """The member views :meth:`BatchRuntime.bslice` made of one tensor (every member active): the
     storage (``ptr``), a tensor on it, the storage span ``[lo, hi)`` all of them lie in, for
     :func:`_read_bounds` (the same span its per-member loop computes), and each member's storage
-    offset (``ats``), for :func:`_member_views`."""
+    offset (``ats``), for :func:`_member_views`; ``views``: their :class:`pypto.runtime.deps.View`
+    objects once :func:`_member_views` made them (kept with the views of a caller's tensor, see
+    :func:`_kept_views`; False: not made yet), else None."""
 
-    __slots__ = ("tensor", "ptr", "lo", "hi", "ats")
+    __slots__ = ("tensor", "ptr", "lo", "hi", "ats", "views")
 
 
 class _Held:
@@ -722,6 +724,18 @@ def _member_views(a: Sliced, cache: dict) -> list:
     active), filled in from what bslice knows (storage, offsets, shape, strides) instead of read off
     each tensor: the fields ``View(x)`` computes, and, like ``Runtime._view``, entered in the
     runtime's view cache ``cache``."""
+    kept = a.views
+    if kept:   # a kept Sliced (:func:`_slices_at`): its Views of an earlier submission
+        get = cache.get
+        out = []
+        for x, v in zip(a, kept):
+            hit = get(id(x))
+            if hit is not None and hit[0] is x:
+                v = hit[1]
+            else:
+                cache[id(x)] = (x, v)
+            out.append(v)
+        return out
     x0 = a[0]
     t = a.tensor
     shape = tuple(x0.shape)
@@ -745,6 +759,8 @@ def _member_views(a: Sliced, cache: dict) -> list:
         v.lo, v.hi, v.buffer_numel, v._box = at * es, (at + extent) * es, numel, False
         cache[id(x)] = (x, v)
         out.append(v)
+    if kept is False:   # a kept Sliced: its Views kept with it (Views are never changed once made)
+        a.views = out
     return out
 
 
@@ -956,7 +972,11 @@ def _slices_at(t, ats: list, size: tuple, owners) -> list:
             and not t.requires_grad:
         kept = _kept_views(t, size)
     if kept is not None:
-        alias, views = kept
+        alias, views, sliced = kept
+        key = tuple(ats) if _KEEP_SLICED else None
+        out = sliced.get(key)
+        if out is not None:   # these very members before (a decode step's pages, call after call)
+            return out
         out = list(map(views.get, ats))
         if any(map(is_, out, repeat(None))):
             strided = alias.as_strided
@@ -970,6 +990,16 @@ def _slices_at(t, ats: list, size: tuple, owners) -> list:
                     out[k] = v
         out = Sliced(out)
         lo, hi = min(ats), max(ats)
+        if key is not None:
+            # kept whole: the Sliced and (once _member_views made them) its members' Views are
+            # functions of the alias's layout and the offsets alone, like the views; it names the
+            # alias (same storage, dtype, layout), not t, so that it does not keep t alive
+            if len(sliced) >= _KEPT_VIEWS:
+                sliced.clear()
+            out.tensor, out.ptr, out.ats, out.views = alias, ptr, ats, False   # (False: keep them)
+            out.lo, out.hi = lo, hi + 1 + (s0 - 1) * st0 + (s1 - 1) * st1
+            sliced[key] = out
+            return out
     else:
         lo = ats[0]
         step = ats[1] - lo if n > 1 else 0
@@ -987,7 +1017,7 @@ def _slices_at(t, ats: list, size: tuple, owners) -> list:
             v._pypto_slice = (t, at, size)   # gang_access.SLICE_OF: its run finder reads no metadata
         if s0 * s1 == 0:
             return list(out)
-    out.tensor, out.ptr, out.ats = t, ptr, ats
+    out.tensor, out.ptr, out.ats, out.views = t, ptr, ats, None
     out.lo, out.hi = lo, hi + 1 + (s0 - 1) * st0 + (s1 - 1) * st1
     return out
 
@@ -1014,14 +1044,15 @@ def _slices_at(t, ats: list, size: tuple, owners) -> list:
 # Only 2-D slices of plain tensors the run did not create (a tensor the run creates is new every
 # call), not requiring grad (the alias would drop the autograd link a fresh view has) are kept.
 _KEEP = True           # (off: every view made afresh, as before -- for A/B measurements)
+_KEEP_SLICED = True    # (off: the Sliced lists and member Views made afresh every call -- for A/B)
 _KEPT: dict = {}
 _KEPT_TENSORS = 256    # bounds: tensors (all entries dropped beyond), views per tensor and shape
 _KEPT_VIEWS = 8192
 
 
 def _kept_views(t, size: tuple):
-    """``(alias, {storage offset: view})`` of the kept views of ``t`` at slice shape ``size``
-    (see above): the entry is made again when ``t``'s layout changed."""
+    """``(alias, {storage offset: view}, {offsets of all members: Sliced})`` of the kept views of
+    ``t`` at slice shape ``size`` (see above): the entry is made again when ``t``'s layout changed."""
     key = id(t)
     e = _KEPT.get(key)
     st = t.untyped_storage()
@@ -1040,10 +1071,10 @@ def _kept_views(t, size: tuple):
             _KEPT.clear()
         e = _KEPT[key] = [weakref.ref(t, drop), layout, alias, {}]
     shapes = e[3]
-    views = shapes.get(size)
-    if views is None or len(views) >= _KEPT_VIEWS:
-        views = shapes[size] = {}
-    return e[2], views
+    got = shapes.get(size)
+    if got is None or len(got[0]) >= _KEPT_VIEWS:
+        got = shapes[size] = ({}, {})
+    return e[2], got[0], got[1]
 
 
 def _as_sliced(views: list) -> list:
@@ -1061,7 +1092,7 @@ def _as_sliced(views: list) -> list:
             return views
         ats.append(v.storage_offset())
     out = Sliced(views)
-    out.tensor, out.ptr, out.ats = x0, ptr, ats
+    out.tensor, out.ptr, out.ats, out.views = x0, ptr, ats, None
     out.lo, out.hi = min(ats), max(ats) + 1 + (shape[0] - 1) * st[0] + (shape[1] - 1) * st[1]
     return out
 

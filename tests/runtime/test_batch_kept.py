@@ -44,11 +44,30 @@ def test_kept_views_are_reused_and_equal_fresh_views():
     t = base[4:68, 8:40]   # a view itself: storage offset and strides not a fresh tensor's
     offs = [[40, 0], [0, 8], [16, 16], [56, 3], [40, 0]]   # uneven, one region twice
     a = B._gather_slices(t, offs, [8, 16], {})
-    assert a.__class__ is B.Sliced and a.tensor is t and a.ats == [v.storage_offset() for v in a]
+    # (the Sliced names an alias of t: same storage, dtype and layout, not t itself -- kept
+    # across calls, it must not keep t alive)
+    assert a.__class__ is B.Sliced and _meta(a.tensor) == _meta(t) and a.tensor.untyped_storage()._cdata == \
+        t.untyped_storage()._cdata and a.ats == [v.storage_offset() for v in a]
     _same_as_fresh(a, t, offs, [8, 16])
     b = B._gather_slices(t, offs, [8, 16], {})   # the next call: the very same views
     assert all(x is y for x, y in zip(a, b)) and a[0] is a[4]
     assert (b.lo, b.hi) == (a.lo, a.hi)
+    # the same offsets again: the very same Sliced, whose member Views are kept once made (entered
+    # in each run's view cache, a View that cache already has for a member taking precedence)
+    assert b is a
+    cache = {}
+    mv = B._member_views(a, cache)
+    assert B._member_views(a, {}) == mv and all(cache[id(x)] == (x, v) for x, v in zip(a, mv))
+    other = View(a[1])
+    got = B._member_views(a, {id(a[1]): (a[1], other)})
+    assert got[1] is other and got[0] is mv[0]
+    B._KEEP_SLICED = False
+    try:
+        c = B._gather_slices(t, offs, [8, 16], {})
+        assert c is not a and all(x is y for x, y in zip(a, c)) and c.views is None
+        assert all(v is not w for v, w in zip(B._member_views(c, {}), mv))
+    finally:
+        B._KEEP_SLICED = True
     # the span and member views are those of fresh views
     fresh = B._gather_slices(t, offs, [8, 16])
     assert all(x is not y for x, y in zip(a, fresh))
