@@ -490,6 +490,13 @@ def cast_into(dst: torch.Tensor, x: torch.Tensor, mode: str) -> None:
         sfmt, fmt = _FLOAT_FMT.get(src), _FLOAT_FMT.get(dt)
         if sfmt is not None and fmt is not None and sfmt.p <= fmt.p and sfmt.emin >= fmt.emin \
                 and sfmt.emax <= fmt.emax:
+            if dt == torch.float32 and src in _HALF_SRC and _disjoint(dst, x):
+                # torch's conversion straight into the tile (the kernel ``x.to`` runs, without the
+                # temporary), then the NaN check on the result: x is intact (no shared byte), so
+                # a possible NaN redoes the cast below with the canonical NaN
+                dst.copy_(x)
+                if not _has_nan(dst):
+                    return
             out = x.to(dt)   # widening: exact
             if _has_nan(out):
                 out = _canonicalize_nan(out, torch.isnan(out), fmt)
@@ -499,6 +506,61 @@ def cast_into(dst: torch.Tensor, x: torch.Tensor, mode: str) -> None:
 
 
 _MODE_SET = frozenset(ROUNDING_MODES)
+_HALF_SRC = (torch.bfloat16, torch.float16)
+
+
+def _disjoint(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether tensors ``a`` and ``b`` (of one shape) certainly share no byte of memory (``False``
+    when unsure). Cached per layout (data pointers, shape, strides, element sizes: a tile view's
+    are fixed, so a kernel's casts pay the test once). Exact for what the simulator hands over:
+    two byte ranges apart, or two gang views (``[n, *tile]``, the same byte stride between the
+    members' memories, each member's part within one stride), whose members' parts are checked
+    against each other's nearest members; anything else counts as overlapping."""
+    key = (a.data_ptr(), b.data_ptr(), a.shape, a.stride(), b.stride(), a.dtype, b.dtype)
+    r = _DISJOINT.get(key)
+    if r is None:
+        r = _disjoint_layout(a, b)
+        if len(_DISJOINT) > 1024:
+            _DISJOINT.clear()
+        _DISJOINT[key] = r
+    return r
+
+
+_DISJOINT: dict = {}
+
+
+def _span(t: torch.Tensor, first: int = 0) -> int:
+    """Bytes from ``t``'s first element to just past its last one, over dims ``first`` onwards."""
+    return (sum((n - 1) * s for n, s in zip(t.shape[first:], t.stride()[first:])) + 1) * t.element_size()
+
+
+def _disjoint_layout(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if a.numel() == 0 or b.numel() == 0:
+        return True
+    if any(s < 0 for s in a.stride()) or any(s < 0 for s in b.stride()):
+        return False
+    pa, pb = a.data_ptr(), b.data_ptr()
+    if pa + _span(a) <= pb or pb + _span(b) <= pa:
+        return True
+    if a.dim() < 2 or a.shape != b.shape:
+        return False
+    stride = a.stride(0) * a.element_size()
+    n = a.shape[0]
+    if stride <= 0 or b.stride(0) * b.element_size() != stride:
+        return False
+    ea, eb = _span(a, 1), _span(b, 1)
+    if ea > stride or eb > stride:
+        return False
+    # member i of a: [pa + i*stride, + ea); member j of b: [pb + j*stride, + eb). They meet iff
+    # -eb < d + k*stride < ea for d = pb - pa, k = j - i, |k| < n: with ea, eb <= stride only the
+    # two k nearest -d / stride can
+    d = pb - pa
+    m = d % stride
+    for off in (m, m - stride):
+        k = (off - d) // stride
+        if -n < k < n and -eb < off < ea:
+            return False
+    return True
 
 
 def _exact_float64(x: torch.Tensor) -> torch.Tensor:
