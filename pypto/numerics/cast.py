@@ -76,6 +76,8 @@ The implementation is one pass of whole-tensor torch operations (no per-element 
 """
 from __future__ import annotations
 
+import threading
+
 import torch
 
 from pypto.numerics import formats as _fmt
@@ -431,6 +433,7 @@ _TORCH_RNE: list = []   # [bool] once checked
 # tensor converted to int32: ~3x the cost of the operation on a tile); a 0-d int32 operand calls the
 # structured kernel directly
 _ONE_I32 = torch.tensor(1, dtype=torch.int32)
+_ROUND_BUF = threading.local()   # shape -> contiguous int32 scratch of ``bits | 1`` (per thread)
 
 
 def _torch_bf16_is_rne() -> bool:
@@ -458,7 +461,15 @@ def _fp32_to_bf16_into(dst: torch.Tensor, x: torch.Tensor, mode: str) -> None:
     """FP32 ``x`` cast into BF16 ``dst`` under a nearest ``mode`` (see above)."""
     if _TORCH_RNE and _TORCH_RNE[0] or _torch_bf16_is_rne():
         # a temporary either way: dst may overlap x (the planner may place a cast over its source)
-        t = torch.bitwise_or(x.view(torch.int32), _ONE_I32).view(torch.float32) if mode == "round" else x.clone()
+        if mode == "round":
+            t = _ROUND_BUF.__dict__.get(x.shape)   # (a per-thread scratch per shape: no allocation)
+            if t is None:
+                if len(_ROUND_BUF.__dict__) > 64:
+                    _ROUND_BUF.__dict__.clear()
+                t = _ROUND_BUF.__dict__[x.shape] = torch.empty(x.shape, dtype=torch.int32)
+            t = torch.bitwise_or(x.view(torch.int32), _ONE_I32, out=t).view(torch.float32)
+        else:
+            t = x.clone()
         # one reduction over the tensor about to be converted: finite unless ``x`` holds a NaN or an
         # inf (``inf | 1`` is a NaN) -- or the sum overflowed, a false alarm that costs the bit path
         s = float(t.sum())
