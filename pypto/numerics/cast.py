@@ -488,9 +488,10 @@ def cast_into(dst: torch.Tensor, x: torch.Tensor, mode: str) -> None:
     conversion, of ``bits | 1`` for ties away: :func:`_fp32_to_bf16_into`; tensors with a NaN or an
     inf take the bit path of :func:`_bf16_nearest_bits`) and exact float widening (BF16 / FP16 ->
     FP32, ...: torch's conversion, NaN canonicalised only when :func:`_has_nan` says there may be
-    one). Same bits as the general path. ``x`` and ``dst`` may share memory (the memory planner may
-    place a cast's result over its source): every form reads all of ``x`` into a temporary before
-    writing ``dst``. ``mode`` may be any spelling :func:`cast_tensor` accepts."""
+    one; converted straight into ``dst`` when the two share no byte, :func:`_disjoint`). Same bits as
+    the general path. ``x`` and ``dst`` may share memory (the memory planner may place a cast's
+    result over its source): every form then reads all of ``x`` into a temporary before writing
+    ``dst``. ``mode`` may be any spelling :func:`cast_tensor` accepts."""
     if mode not in _MODE_SET:
         mode = normalize_mode(mode)
     src, dt = x.dtype, dst.dtype
