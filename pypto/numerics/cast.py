@@ -76,6 +76,8 @@ The implementation is one pass of whole-tensor torch operations (no per-element 
 """
 from __future__ import annotations
 
+import threading
+
 import torch
 
 from pypto.numerics import formats as _fmt
@@ -431,6 +433,7 @@ _TORCH_RNE: list = []   # [bool] once checked
 # tensor converted to int32: ~3x the cost of the operation on a tile); a 0-d int32 operand calls the
 # structured kernel directly
 _ONE_I32 = torch.tensor(1, dtype=torch.int32)
+_ROUND_BUF = threading.local()   # shape -> contiguous int32 scratch of ``bits | 1`` (per thread)
 
 
 def _torch_bf16_is_rne() -> bool:
@@ -458,7 +461,15 @@ def _fp32_to_bf16_into(dst: torch.Tensor, x: torch.Tensor, mode: str) -> None:
     """FP32 ``x`` cast into BF16 ``dst`` under a nearest ``mode`` (see above)."""
     if _TORCH_RNE and _TORCH_RNE[0] or _torch_bf16_is_rne():
         # a temporary either way: dst may overlap x (the planner may place a cast over its source)
-        t = torch.bitwise_or(x.view(torch.int32), _ONE_I32).view(torch.float32) if mode == "round" else x.clone()
+        if mode == "round":
+            t = _ROUND_BUF.__dict__.get(x.shape)   # (a per-thread scratch per shape: no allocation)
+            if t is None:
+                if len(_ROUND_BUF.__dict__) > 64:
+                    _ROUND_BUF.__dict__.clear()
+                t = _ROUND_BUF.__dict__[x.shape] = torch.empty(x.shape, dtype=torch.int32)
+            t = torch.bitwise_or(x.view(torch.int32), _ONE_I32, out=t).view(torch.float32)
+        else:
+            t = x.clone()
         # one reduction over the tensor about to be converted: finite unless ``x`` holds a NaN or an
         # inf (``inf | 1`` is a NaN) -- or the sum overflowed, a false alarm that costs the bit path
         s = float(t.sum())
@@ -477,9 +488,10 @@ def cast_into(dst: torch.Tensor, x: torch.Tensor, mode: str) -> None:
     conversion, of ``bits | 1`` for ties away: :func:`_fp32_to_bf16_into`; tensors with a NaN or an
     inf take the bit path of :func:`_bf16_nearest_bits`) and exact float widening (BF16 / FP16 ->
     FP32, ...: torch's conversion, NaN canonicalised only when :func:`_has_nan` says there may be
-    one). Same bits as the general path. ``x`` and ``dst`` may share memory (the memory planner may
-    place a cast's result over its source): every form reads all of ``x`` into a temporary before
-    writing ``dst``. ``mode`` may be any spelling :func:`cast_tensor` accepts."""
+    one; converted straight into ``dst`` when the two share no byte, :func:`_disjoint`). Same bits as
+    the general path. ``x`` and ``dst`` may share memory (the memory planner may place a cast's
+    result over its source): every form then reads all of ``x`` into a temporary before writing
+    ``dst``. ``mode`` may be any spelling :func:`cast_tensor` accepts."""
     if mode not in _MODE_SET:
         mode = normalize_mode(mode)
     src, dt = x.dtype, dst.dtype
@@ -490,6 +502,13 @@ def cast_into(dst: torch.Tensor, x: torch.Tensor, mode: str) -> None:
         sfmt, fmt = _FLOAT_FMT.get(src), _FLOAT_FMT.get(dt)
         if sfmt is not None and fmt is not None and sfmt.p <= fmt.p and sfmt.emin >= fmt.emin \
                 and sfmt.emax <= fmt.emax:
+            if dt == torch.float32 and src in _HALF_SRC and _disjoint(dst, x):
+                # torch's conversion straight into the tile (the kernel ``x.to`` runs, without the
+                # temporary), then the NaN check on the result: x is intact (no shared byte), so
+                # a possible NaN redoes the cast below with the canonical NaN
+                dst.copy_(x)
+                if not _has_nan(dst):
+                    return
             out = x.to(dt)   # widening: exact
             if _has_nan(out):
                 out = _canonicalize_nan(out, torch.isnan(out), fmt)
@@ -499,6 +518,61 @@ def cast_into(dst: torch.Tensor, x: torch.Tensor, mode: str) -> None:
 
 
 _MODE_SET = frozenset(ROUNDING_MODES)
+_HALF_SRC = (torch.bfloat16, torch.float16)
+
+
+def _disjoint(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether tensors ``a`` and ``b`` (of one shape) certainly share no byte of memory (``False``
+    when unsure). Cached per layout (data pointers, shape, strides, element sizes: a tile view's
+    are fixed, so a kernel's casts pay the test once). Exact for what the simulator hands over:
+    two byte ranges apart, or two gang views (``[n, *tile]``, the same byte stride between the
+    members' memories, each member's part within one stride), whose members' parts are checked
+    against each other's nearest members; anything else counts as overlapping."""
+    key = (a.data_ptr(), b.data_ptr(), a.shape, a.stride(), b.stride(), a.dtype, b.dtype)
+    r = _DISJOINT.get(key)
+    if r is None:
+        r = _disjoint_layout(a, b)
+        if len(_DISJOINT) > 1024:
+            _DISJOINT.clear()
+        _DISJOINT[key] = r
+    return r
+
+
+_DISJOINT: dict = {}
+
+
+def _span(t: torch.Tensor, first: int = 0) -> int:
+    """Bytes from ``t``'s first element to just past its last one, over dims ``first`` onwards."""
+    return (sum((n - 1) * s for n, s in zip(t.shape[first:], t.stride()[first:])) + 1) * t.element_size()
+
+
+def _disjoint_layout(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if a.numel() == 0 or b.numel() == 0:
+        return True
+    if any(s < 0 for s in a.stride()) or any(s < 0 for s in b.stride()):
+        return False
+    pa, pb = a.data_ptr(), b.data_ptr()
+    if pa + _span(a) <= pb or pb + _span(b) <= pa:
+        return True
+    if a.dim() < 2 or a.shape != b.shape:
+        return False
+    stride = a.stride(0) * a.element_size()
+    n = a.shape[0]
+    if stride <= 0 or b.stride(0) * b.element_size() != stride:
+        return False
+    ea, eb = _span(a, 1), _span(b, 1)
+    if ea > stride or eb > stride:
+        return False
+    # member i of a: [pa + i*stride, + ea); member j of b: [pb + j*stride, + eb). They meet iff
+    # -eb < d + k*stride < ea for d = pb - pa, k = j - i, |k| < n: with ea, eb <= stride only the
+    # two k nearest -d / stride can
+    d = pb - pa
+    m = d % stride
+    for off in (m, m - stride):
+        k = (off - d) // stride
+        if -n < k < n and -eb < off < ea:
+            return False
+    return True
 
 
 def _exact_float64(x: torch.Tensor) -> torch.Tensor:

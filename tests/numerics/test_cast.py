@@ -755,3 +755,68 @@ def test_cast_into_bf16_direct_form_and_its_fallbacks(mode, monkeypatch):
         check(bits, spy=False)
     monkeypatch.setattr(C, "_TORCH_RNE", [False])
     check(base, spy=False)
+
+
+def test_disjoint_layouts_against_byte_sets():
+    """cast._disjoint (the widening cast's licence to convert straight into its tile) never answers
+    True for views that share a byte: checked against the byte sets of gang-like views ([n, r, c]
+    inside [n, stride] core memories, at many offsets, FP32 against BF16 / FP16) and plain tiles."""
+    from pypto.numerics.cast import _disjoint_layout
+
+    def bytes_of(t, base):
+        idx = torch.arange(t.numel()).view(t.shape) if t.numel() else torch.zeros(0, dtype=torch.long)
+        off = torch.zeros(t.shape, dtype=torch.long)
+        for d in range(t.dim()):
+            shape = [1] * t.dim()
+            shape[d] = t.shape[d]
+            off = off + torch.arange(t.shape[d]).view(shape) * t.stride(d)
+        start = (t.data_ptr() - base) + off.reshape(-1) * t.element_size()
+        return set((start[:, None] + torch.arange(t.element_size())).reshape(-1).tolist()) if idx.numel() else set()
+
+    mem = torch.zeros(6 * 64, dtype=torch.float32)
+    base = mem.data_ptr()
+    seen = {True: 0, False: 0}
+    for (r, c) in ((2, 4), (1, 8), (3, 2)):
+        for oa in range(0, 40, 3):
+            for ob in range(0, 80, 5):
+                a = mem.as_strided((6, r, c), (64, c, 1), oa)
+                for half in (torch.bfloat16, torch.float16):
+                    h = mem.view(half)
+                    b = h.as_strided((6, r, c), (128, c, 1), ob)
+                    got = _disjoint_layout(a, b)
+                    truth = not (bytes_of(a, base) & bytes_of(b, base))
+                    assert not got or truth, (r, c, oa, ob)
+                    assert got == truth, (r, c, oa, ob)   # exact on gang views
+                    seen[got] += 1
+    assert seen[True] and seen[False]
+    flat = mem[:64].view(8, 8)
+    assert _disjoint_layout(flat, mem.view(torch.bfloat16)[128:192].view(8, 8))
+    assert not _disjoint_layout(flat, mem.view(torch.bfloat16)[100:164].view(8, 8))
+
+
+@pytest.mark.parametrize("src", [torch.bfloat16, torch.float16])
+def test_widening_cast_into_gang_views(src):
+    """BF16 / FP16 -> FP32 cast_into between gang-like views of core memories (converted straight into
+    the tile when the views share no byte): every 16-bit pattern, NaNs canonicalised, the same bits as
+    cast_tensor; with NaN-free input too (the fast exit), and over an overlapping placement."""
+    from pypto.numerics.cast import cast_into
+
+    rows, cols, stride = 16, 256, 16384             # 16 members x 4096 patterns = all 65536
+    every = torch.from_numpy(ALL16.view(np.int16).copy()).view(src)
+    finite = ALL16[~torch.isnan(every.float()).numpy()]
+    for patterns in (ALL16, finite):
+        k = len(patterns) // (rows * cols) * rows * cols
+        m = k // (rows * cols)
+        mem = torch.full((m * stride,), 7.0)
+        x = mem.view(src).as_strided((m, rows, cols), (2 * stride, cols, 1), 2 * rows * cols)
+        x.copy_(torch.from_numpy(patterns[:k].view(np.int16).copy()).view(src).view(m, rows, cols))
+        want = cast_tensor(x, torch.float32, "round")
+        dst = mem.as_strided((m, rows, cols), (stride, cols, 1), 2 * rows * cols)
+        cast_into(dst, x, "round")
+        assert torch.equal(dst.contiguous().view(torch.int32), want.view(torch.int32))
+        # over its source: each member's FP32 result starts where its 16-bit tile does
+        mem.fill_(7.0)
+        x.copy_(torch.from_numpy(patterns[:k].view(np.int16).copy()).view(src).view(m, rows, cols))
+        over = mem.as_strided((m, rows, cols), (stride, cols, 1), rows * cols)
+        cast_into(over, x, "round")
+        assert torch.equal(over.contiguous().view(torch.int32), want.view(torch.int32))
