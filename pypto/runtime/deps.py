@@ -160,6 +160,16 @@ class _Bucket:
 _BIG = 1 << 62
 
 
+def _in_lookup_order(hits: list, los: list) -> None:
+    """Sort ``hits`` (``(entry index, overlap)``) into :meth:`TensorMap.lookup`'s order in place.
+    They come in key order, (first byte, seq) ascending: already the order wanted unless two share
+    a first byte (then newest first among them)."""
+    if len(hits) > 1:
+        starts = [los[k][0] for k, _ in hits]
+        if len(set(starts)) != len(starts):
+            hits.sort(key=lambda h: (los[h[0]][0], -los[h[0]][1]))
+
+
 class TensorMap:
     """Registered producers per base buffer (the tensormap the runtime's dependency inference looks up)."""
 
@@ -200,12 +210,7 @@ class TensorMap:
                 hits.append((k, ov))
         if not hits:
             return ()
-        if len(hits) > 1:
-            # hits come in key order, (first byte, seq) ascending: already the order wanted unless
-            # two share a first byte (then newest first among them)
-            starts = [los[k][0] for k, _ in hits]
-            if len(set(starts)) != len(starts):
-                hits.sort(key=lambda h: (los[h[0]][0], -los[h[0]][1]))
+        _in_lookup_order(hits, los)
         found = [(ents[k][1], ov, ents[k][0]) for k, ov in hits]
         if remove_covered:
             drop = sorted(k for k, ov in hits if ov == COVERED)
@@ -248,10 +253,7 @@ class TensorMap:
                     first[p] = pv.lo
         if not hits:
             return ()
-        if len(hits) > 1:
-            starts = [los[k][0] for k, _ in hits]
-            if len(set(starts)) != len(starts):
-                hits.sort(key=lambda h: (los[h[0]][0], -los[h[0]][1]))
+        _in_lookup_order(hits, los)
         found = []
         seen = set()
         for k, ov in hits:
