@@ -173,6 +173,8 @@ def _qwen3(args) -> None:
         cfg_off = RunConfig(platform="a2a3sim", sim_seed=0, sim_batch=False)
         extra = _per_task(lambda: compiled(*sim_args, config=cfg), lambda: compiled(*sim_args, config=cfg_off),
                           [out, k_cache, v_cache], args.repeat)
+    if getattr(args, "pairs", 0):
+        _pairs(lambda: compiled(*sim_args, config=cfg), lambda: M.torch_decode_layer(*ref_args, **kw), args.pairs)
     diff = (out - ref).abs().max().item()
     # the caches: the rows written agree to one BF16 ulp (2^-7 relative: an FP32 difference of the
     # K / V projections between differently shaped GEMMs can flip the BF16 rounding); all others exact
@@ -187,6 +189,31 @@ def _qwen3(args) -> None:
           f"peak RSS {peak:.0f} MiB (before the tensors {rss0:.0f} MiB){extra}", flush=True)
     assert diff <= QWEN3_TOL, f"qwen3 layer: max |sim - torch| {diff} > {QWEN3_TOL}"
     assert cache_diff <= 2.0**-7, f"qwen3 layer: the KV cache differs by {cache_diff} (relative)"
+
+
+def _pairs(sim, ref, n: int, block: int = 25) -> None:
+    """Sim and torch calls alternated in one process, ``n`` pairs in blocks of ``block``: both see the
+    same machine state (this VM's speed drifts by tens of percent between runs), so the per-block
+    ratio is steadier than two separate medians. Torch's time depends on glibc's mmap threshold
+    (benchmarks/README.md): pin it with MALLOC_MMAP_THRESHOLD_ / MALLOC_TRIM_THRESHOLD_ to compare
+    against its fast mode."""
+    ratios, tot = [], [0.0, 0.0]
+    for b in range(max(1, n // block)):
+        ts = tt = 0.0
+        for _ in range(block):
+            t0 = time.process_time()
+            sim()
+            t1 = time.process_time()
+            ref()
+            t2 = time.process_time()
+            ts, tt = ts + t1 - t0, tt + t2 - t1
+        ratios.append(ts / tt)
+        tot[0], tot[1] = tot[0] + ts, tot[1] + tt
+        print(f"  pairs block {b}: sim {ts / block * 1e3:.1f} ms  torch {tt / block * 1e3:.1f} ms  "
+              f"ratio {ts / tt:.2f}x", flush=True)
+    ratios.sort()
+    print(f"  pairs: ratio per block min {ratios[0]:.2f} median {ratios[len(ratios) // 2]:.2f} max "
+          f"{ratios[-1]:.2f}, overall {tot[0] / tot[1]:.2f}x (CPU time)", flush=True)
 
 
 def main() -> None:
@@ -207,6 +234,8 @@ def main() -> None:
     ap.add_argument("--inter", type=int, default=3072, help="qwen3: MLP intermediate size")
     ap.add_argument("--qwen-context", type=int, default=1024, help="qwen3: context incl. the new token")
     ap.add_argument("--qwen-batch", type=int, default=16, help="qwen3: requests (decode tokens)")
+    ap.add_argument("--pairs", type=int, default=0,
+                    help="qwen3: also alternate N sim and torch calls in one process (blocks of 25) and print the ratios")
     args = ap.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
