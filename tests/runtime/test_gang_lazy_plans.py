@@ -10,9 +10,10 @@ import pytest
 import torch
 
 from pypto.codegen.gang import plan_is_pure
-from pypto.ops.support import core
 from pypto.ops.support import gang_access as GA
 from pypto.runtime.batch import Sliced, Stack
+
+from test_gang_param_runs import _stack   # (a stacked buffer as create_batch makes it)
 
 
 @pytest.mark.parametrize("body, pure", [
@@ -31,15 +32,6 @@ from pypto.runtime.batch import Sliced, Stack
 ])
 def test_plan_is_pure(body, pure):
     assert plan_is_pure(body) is pure
-
-
-def _stack(n, shape):
-    whole = torch.randn([n, *shape])
-    rows = whole.unbind(0)
-    core.tag_stack_rows(whole, rows)
-    out = Stack(rows)
-    out.whole = whole
-    return out
 
 
 def _lazy(n):
