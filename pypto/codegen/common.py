@@ -3,12 +3,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import torch
+
 from pypto.ir.nodes import (
     BinOp, ConstBool, ConstFloat, ConstInt, Expr, ForStmt, IfStmt, MakeTuple, ReturnStmt, TupleGetItem, UnaryOp,
     WhileStmt,
     Var, YieldStmt,
 )
 from pypto.ir.pysource import Namer, py_literal
+from pypto.ops.support.scalars import sround
 from pypto.passes.param_writes import returned_params  # noqa: F401  (re-exported: an IR analysis, in passes)
 
 _PY_BINOP = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%", "lt": "<",
@@ -42,10 +45,7 @@ def py_expr(e: Any, names: PyNames) -> str:
     if isinstance(e, MakeTuple):
         return "[" + ", ".join(py_expr(x, names) for x in e.elements) + "]"
     if isinstance(e, BinOp):
-        a, b = py_expr(e.lhs, names), py_expr(e.rhs, names)
-        if e.op in ("min", "max"):
-            return f"{e.op}({a}, {b})"
-        return f"({a} {_PY_BINOP[e.op]} {b})"
+        return py_binop(e, _float_operand(e.lhs, names), _float_operand(e.rhs, names))
     if isinstance(e, UnaryOp):
         x = py_expr(e.operand, names)
         if e.op.startswith("cast:"):
@@ -58,6 +58,47 @@ def py_expr(e: Any, names: PyNames) -> str:
     if isinstance(e, Expr):
         raise TypeError(f"not a scalar expression: {type(e).__name__}")
     return py_literal(e)
+
+
+# floating-point scalar operations whose result is rounded to the operation's dtype, and the helper
+# computing the ones Python would refuse on a zero divisor (pypto.ops.support.scalars: the device
+# rounds every FP32 scalar operation, and divides by zero as IEEE 754 says)
+_ROUNDED = frozenset({"add", "sub", "mul", "truediv", "floordiv", "mod"})
+_DIVISIONS = {"truediv": "sdiv", "floordiv": "sfloordiv", "mod": "smod"}
+
+
+def _float_dtype(e):
+    t = getattr(e, "type", None)
+    dt = getattr(t, "dtype", None)
+    return dt if dt is not None and dt.is_float() and dt.torch in (torch.float32, torch.float16, torch.bfloat16) \
+        else None
+
+
+def _float_operand(e, names) -> str:
+    """An operand of a scalar operation; a floating-point literal is written as the value of its
+    dtype (an FP32 ``0.1`` is the FP32 number nearest 0.1, as the device's constant is)."""
+    if isinstance(e, ConstFloat):
+        dt = _float_dtype(e)
+        if dt is not None:
+            return py_literal(sround(float(e.value), dt.torch))
+    return py_expr(e, names)
+
+
+def py_binop(e: BinOp, a: str, b: str) -> str:
+    """Python source of the scalar operation ``e`` on operand sources ``a`` and ``b``. A
+    floating-point ``+ - * / // %`` is rounded to its dtype (FP32 ``a * b + c`` rounds twice, as
+    on the device, not once from float64), and a division by zero gives IEEE's infinity / NaN."""
+    if e.op in ("min", "max"):
+        return f"{e.op}({a}, {b})"
+    dt = _float_dtype(e) if e.op in _ROUNDED else None
+    if dt is None:
+        return f"({a} {_PY_BINOP[e.op]} {b})"
+    tdt = py_literal(dt)
+    if e.op in _DIVISIONS:
+        return f"_pto.{_DIVISIONS[e.op]}({a}, {b}, {tdt})"
+    if dt.torch is torch.float32:   # (the common case, one call)
+        return f"_pto.f32({a} {_PY_BINOP[e.op]} {b})"
+    return f"_pto.sround({a} {_PY_BINOP[e.op]} {b}, {tdt})"
 
 
 def span_tuple(span) -> tuple | None:

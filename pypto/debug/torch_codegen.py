@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import os
 
-from pypto.codegen.common import _PY_BINOP, StmtEmitter, py_expr, py_literal, returned_params
+import torch
+
+from pypto.codegen.common import _PY_BINOP, StmtEmitter, py_binop, py_expr, py_literal, returned_params
 from pypto.errors import CodegenError
 from pypto.ir.nodes import (
     AssignStmt, Call, EvalStmt, FuncCall, Function, Program, ReturnStmt, ScopeStmt, Stmt, Var,
@@ -82,6 +84,11 @@ class _FuncGen(StmtEmitter):
                 if isinstance(p.type, TensorType) and getattr(p.type.layout, "name", None) == "DN":
                     # as the simulator's host boundary (runtime.simulator._host_layout)
                     self.emit(1, f"{n} = _pto.host_dn({n})")
+                elif isinstance(p.type, ScalarType) and p.type.dtype.is_float() and \
+                        p.type.dtype.torch in (torch.float32, torch.float16, torch.bfloat16):
+                    # the value of its dtype, as the simulator's host boundary gives the kernel
+                    # (runtime.arguments._float_param): scalar arithmetic starts from it
+                    self.emit(1, f"{n} = _pto.sround({n}, {py_literal(p.type.dtype)})")
         if self.f.func_type == FunctionType.Group:
             self.group_body(params)
             return self.lines
@@ -201,10 +208,7 @@ class _FuncGen(StmtEmitter):
         if isinstance(e, MakeTuple):
             return "[" + ", ".join(self.expr(x) for x in e.elements) + "]"
         if isinstance(e, BinOp):
-            a, b = self.expr(e.lhs), self.expr(e.rhs)
-            if e.op in ("min", "max"):
-                return f"{e.op}({a}, {b})"
-            return f"({a} {_PY_BINOP[e.op]} {b})"
+            return py_binop(e, self.expr(e.lhs), self.expr(e.rhs))
         if isinstance(e, UnaryOp):
             x = self.expr(e.operand)
             if e.op.startswith("cast:"):

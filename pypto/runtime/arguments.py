@@ -9,10 +9,14 @@ arguments that may serve as global memory in place of a copy are chosen (:func:`
 """
 from __future__ import annotations
 
+import math
+import numbers
+
 import torch
 
 from pypto.numerics.formats import fp4_pack, fp4_unpack
 from pypto.ops.support import dist as support_dist
+from pypto.ops.support.scalars import sround
 from pypto.runtime.device_tensor import DeviceTensor, StackedDeviceTensor
 
 
@@ -229,7 +233,7 @@ def _plain_scalar(value, param: dict):
     import ctypes
 
     if not isinstance(value, ctypes._SimpleCData):
-        return value
+        return _float_param(value, param)
     if param["kind"] == "TensorType":
         raise TypeError(f"argument '{param['name']}' must be a torch.Tensor, got {type(value).__name__}")
     v = value.value
@@ -238,7 +242,41 @@ def _plain_scalar(value, param: dict):
     dt = param.get("dtype") or ""
     if isinstance(v, float) and not dt.startswith(("FP", "BF")):
         raise TypeError(f"argument '{param['name']}' is {dt}, got the floating-point {type(value).__name__}({v})")
-    return v
+    return _float_param(v, param)
+
+
+# a floating-point scalar parameter's dtype -> its torch dtype (the ones scalar arithmetic rounds to)
+_FLOAT_PARAMS = {"FP32": torch.float32, "FP16": torch.float16, "BF16": torch.bfloat16}
+# an integer scalar parameter's dtype -> the range of values it holds
+_INT_PARAMS = {f"{u}INT{b}": ((0, (1 << b) - 1) if u else (-(1 << (b - 1)), (1 << (b - 1)) - 1))
+               for b in (8, 16, 32, 64) for u in ("", "U")}
+_INT_PARAMS["INDEX"] = _INT_PARAMS["INT64"]
+
+
+def _float_param(value, param: dict):
+    """A number given for a scalar parameter, as the value the device receives: for FP32 / FP16 / BF16
+    the value of that dtype nearest it (a Python ``0.1`` is float64; the kernel's FP32 scalar is
+    the FP32 number nearest it, and scalar arithmetic starts from that:
+    :mod:`pypto.ops.support.scalars`). A finite number past the dtype's range, or an integer outside
+    an integer parameter's, is a ``ValueError`` naming the parameter: the device would hold an
+    infinity or a wrapped integer instead. Anything else unchanged."""
+    if param.get("kind") != "ScalarType" or isinstance(value, (bool, torch.Tensor)) \
+            or not isinstance(value, numbers.Real):
+        return value
+    name = param.get("dtype")
+    dt = _FLOAT_PARAMS.get(name)
+    if dt is not None:
+        r = sround(float(value), dt)
+        if math.isinf(r) and math.isfinite(float(value)):
+            raise ValueError(f"argument '{param['name']}' is {name}, and {value!r} is past its largest finite "
+                             f"value {torch.finfo(dt).max:.6g}: the kernel would get an infinity "
+                             "(pass float('inf') if an infinity is meant)")
+        return r
+    lim = _INT_PARAMS.get(name)
+    if lim is not None and isinstance(value, numbers.Integral) and not lim[0] <= int(value) <= lim[1]:
+        raise ValueError(f"argument '{param['name']}' is {name}, which holds [{lim[0]}, {lim[1]}]; "
+                         f"{value} does not fit (the device would get a wrapped value)")
+    return value
 
 
 def _in_place_args(params, full) -> set:

@@ -1256,13 +1256,21 @@ def python_faults():
     """Faults of generated code that Python itself raises become :class:`SimulationError` s (issue
     13), keeping the traceback so that :func:`pypto.runtime.faults.locate` names the kernel line: a
     loop whose step is 0 at run time (``range`` refuses it), an index past the end of a TaskId
-    array. Anything else raised outside generated code stays what it is (a bug, not bad input)."""
+    array, an integer scalar division by zero. Anything else raised outside generated code stays what
+    it is (a bug, not bad input)."""
     try:
         yield
     except ValueError as e:
         if "arg 3 must not be zero" not in str(e) or not _in_generated_code(e):
             raise
         raise SimulationError("a loop's step is 0 at run time: pl.range(start, stop, step) needs step != 0"
+                              ).with_traceback(e.__traceback__) from None
+    except ZeroDivisionError as e:
+        # (floating-point scalar division is IEEE 754 and never raises: pypto.ops.support.scalars)
+        if not _in_generated_code(e):
+            raise
+        raise SimulationError("integer division by zero at run time: a scalar '//' or '%' whose divisor is 0 "
+                              "(undefined on the device); guard the division or check the value passed in"
                               ).with_traceback(e.__traceback__) from None
     except IndexError as e:
         if not _in_generated_code(e):

@@ -7,7 +7,7 @@ flat namespace generated code sees; the helpers live in modules by concern:
 
 * :mod:`~pypto.ops.support.core`: regions, load/store, cast, reductions, matmul, the access recorder;
 * one module per op family of the catalogue (``argreduce``, ``elementwise``, ``index``, ``create``,
-  ``sort``, ``views``, ``paged``, ``gang_access``, ``matmul_ext``, ``debug``, ``while_loops``, ``cross_core``, ``sync``, ``dist``, ``prefetch``), importing only ``core`` and each other;
+  ``sort``, ``views``, ``paged``, ``scalars``, ``gang_access``, ``matmul_ext``, ``debug``, ``while_loops``, ``cross_core``, ``sync``, ``dist``, ``prefetch``), importing only ``core`` and each other;
 * :mod:`~pypto.ops.support.geometry`: the device geometry of the reference executor.
 
 Nothing here imports the package itself, so any module may be imported first
@@ -30,6 +30,7 @@ from pypto.ops.support.create import ci, random, tri  # noqa: E402,F401
 from pypto.ops.support.sort import gather_mask, mrgsort1, mrgsort2, scatter_mask, sort32  # noqa: E402,F401
 from pypto.ops.support.views import host_dn, layout_view, reinterpret, swap_last2, write, write_  # noqa: E402,F401
 from pypto.ops.support.paged import gather_row, paged_gather  # noqa: E402,F401
+from pypto.ops.support.scalars import f32, sdiv, sfloordiv, smod, sround  # noqa: E402,F401
 from pypto.ops.support.gang_access import gang_load_at, gang_load_fast, gang_store_at, gang_store_fast  # noqa: E402,F401
 from pypto.ops.support.matmul_mx import load_mx, load_mx_into, matmul_mx, matmul_mx_into  # noqa: E402,F401
 from pypto.ops.support.matmul_ext import (  # noqa: E402,F401
