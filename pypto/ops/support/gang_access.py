@@ -389,6 +389,56 @@ def gang_load_at(dst: torch.Tensor, P, c: int, offsets, pi: int = -1) -> None:
         _load_runs(dst, runs)
 
 
+def gang_load_view_at(dst: torch.Tensor, P, c: int, offsets, pi: int = -1) -> torch.Tensor:
+    """:func:`gang_load_at` of a load whose tile only the cube matmul right after it reads, with
+    no yield in between (:func:`pypto.codegen.scratch.fused_transposes`' "gmload"): where the
+    members' regions are ONE view the matmul converts at least as fast as the load's copy
+    (:func:`_direct_view`), that view, for the matmul to read instead of ``dst`` (the same elements
+    at the same simulated moment; no core memory written); otherwise (a gather, several runs,
+    rows apart in memory, an access recorder, an error to raise) the load is made as
+    :func:`gang_load_at` makes it and ``dst`` is returned."""
+    runs = None
+    if pi >= 0 and (P.__class__ is GangPlans or P.__class__ is LazyGangPlans):
+        runs = param_runs(P, pi, c, 0, dst.shape[1:], offsets, True)
+    if runs is None:
+        runs = runs_at(dst.shape[1:], [p[c][1][0] for p in P], offsets, True)
+    if runs is None:
+        _core.gang_load_into(dst, [p[c][1] for p in P])
+        return dst
+    if len(runs) == 1:
+        src = runs[0][2]
+        if src.__class__ is not tuple and src.dtype == dst.dtype and _direct_view(src):
+            return src
+    _load_runs(dst, runs)
+    return dst
+
+
+def gang_load_view(dst: torch.Tensor, plans) -> torch.Tensor:
+    """:func:`gang_load_view_at` of a load whose offsets differ between the members (the general
+    form, :func:`gang_load_fast`)."""
+    runs = uniform_runs(dst.shape[1:], plans, 0, 1, True)
+    if runs is None:
+        _core.gang_load_into(dst, plans)
+        return dst
+    if len(runs) == 1:
+        src = runs[0][2]
+        if src.__class__ is not tuple and src.dtype == dst.dtype and _direct_view(src):
+            return src
+    _load_runs(dst, runs)
+    return dst
+
+
+def _direct_view(x: torch.Tensor) -> bool:
+    """Whether the matmul should convert the members' view ``x`` (``[n, rows, cols]``) itself rather
+    than a loaded copy: one region every member reads (stride 0: converted once, no copies and no
+    item comparison), or items that are contiguous matrices (one conversion pass instead of a copy
+    and a conversion). Items whose rows lie apart (a column block of a wider matrix) are loaded
+    first: ATen's BF16 -> FP32 conversion of such a view runs its short-row loop, measured slower
+    than the strided copy plus the contiguous conversion (torch 2.13, 22 MB of BF16 weights:
+    ~4 ms against ~2.5 ms)."""
+    return x.stride(0) == 0 or x[0].is_contiguous()
+
+
 class GangPlans(list):
     """The members' ``GANG_PLAN`` results of a gang the scheduler formed (a list, member by
     member), with the member runs themselves (``runs``, in the same order: tasks of the

@@ -1,0 +1,179 @@
+"""A cube operand's load that only the matmul right after it reads, with no yield in between, is
+left out: the matmul reads the load's global-memory view (pypto.codegen.scratch.fused_transposes'
+"gmload", pypto.ops.support.core.load_view, gang_access.gang_load_view_at). Unobservable: the
+products are the independent oracle's bits (the task's sgemm of FP32 copies: BF16 converts to FP32
+exactly) in the lockstep and the task-by-task forms; loads whose tile is read again, or that a
+yield separates from the matmul, are made."""
+import dataclasses
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+from pypto.codegen import scratch
+from pypto.ir.nodes import AssignStmt, Call
+from pypto.ops import support
+from pypto.runtime import RunConfig
+
+import kernels_load_elision as K
+
+CONFIGS = (RunConfig(sim_seed=0), RunConfig(sim_seed=0, sim_batch=False), RunConfig(sim_seed=0, sim_lockstep=False))
+
+
+def kernel_source(compiled) -> str:
+    return "".join(Path(compiled.output_dir, p).read_text() for p in compiled.meta["kernels"].values())
+
+
+def _bf16(shape, seed, special=False):
+    """BF16 values; ``special``: any bit pattern (NaN payloads, infs, -0, subnormals) among them."""
+    g = torch.Generator().manual_seed(seed)
+    if special:
+        bits = torch.randint(-32768, 32768, shape, generator=g, dtype=torch.int32).to(torch.int16)
+        return bits.view(torch.bfloat16)
+    return torch.randn(shape, generator=g).to(torch.bfloat16)
+
+
+def _chunked(x: torch.Tensor, w: torch.Tensor, kc: int = 128) -> torch.Tensor:
+    """The oracle: per K chunk the FP32 product of fresh FP32 copies (the task's BLAS call), summed
+    into the accumulator chunk by chunk in FP32 (matmul, then matmul_acc)."""
+    acc = None
+    for c in range(0, x.shape[1], kc):
+        p = torch.matmul(x[:, c:c + kc].float().contiguous(), w[c:c + kc].float().contiguous())
+        acc = p if acc is None else acc + p
+    return acc
+
+
+def _spy(monkeypatch):
+    """Count what the gang's left-out loads hand the matmul: 'view' (a global-memory view), 'stride0'
+    (one region every member reads) or 'load' (the load made, its tile returned)."""
+    seen = []
+
+    def spying(real):
+        def spy(dst, *args):
+            r = real(dst, *args)
+            seen.append("load" if r is dst else ("stride0" if r.stride(0) == 0 else "view"))
+            return r
+        return spy
+    for name in ("gang_load_view_at", "gang_load_view"):
+        monkeypatch.setattr(support, name, spying(getattr(support, name)))
+    return seen
+
+
+def _run(compiled, args, outs):
+    results = []
+    for cfg in CONFIGS:
+        fresh = [torch.zeros_like(o) for o in outs]
+        compiled(*args, *fresh, config=cfg)
+        results.append(fresh)
+    return results
+
+
+@pytest.mark.parametrize("special", [False, True])
+@pytest.mark.parametrize("case", ["columns", "blocks", "shared"])
+def test_left_out_weight_loads_give_the_oracle_bits(case, special, monkeypatch):
+    """The weight load right before each matmul is left out in both forms (the activation's, a yield
+    before it, is made); the outputs are the oracle's bits in all three run forms. The gang's views:
+    column blocks (rows apart: loaded first, cheaper than converting the strided view), contiguous
+    blocks (the view), one region every member reads (a stride-0 view, converted once)."""
+    x = _bf16((64 if case == "shared" else 16, 512), 1, special)
+    if case == "columns":
+        w = _bf16((512, 256), 2, special)
+        kern, out = K.proj_columns, torch.zeros(16, 256)
+        expect = _chunked(x, w)
+    elif case == "blocks":
+        w = _bf16((1024, 128), 2, special)
+        kern, out = K.proj_blocks, torch.zeros(16, 256)
+        expect = torch.cat([_chunked(x, w[:512]), _chunked(x, w[512:])], dim=1)
+    else:
+        w = _bf16((512, 128), 2, special)
+        kern, out = K.proj_shared, torch.zeros(64, 128)
+        expect = _chunked(x, w)
+    c = kern.compile(x, w, out)
+    src = kernel_source(c)
+    task, gang = src.split("\nGANG = ")
+    # the first chunk's and the loop's weight loads; the activation loads are made
+    assert task.count("_pto.load_view(w0, w, ") == 2 and task.count("_pto.load_into(x0, x, ") == 2, task
+    # (offsets of the task's index j: the general form; of constants and loop variables: ``_at``)
+    assert len(re.findall(r"_pto\.gang_load_view(_at)?\(w0, ", gang)) == 2 and gang.count("direct=2)") == 2, gang
+    # the staging moves are left out in the first chunk too (the loop's moves overwrite the same
+    # Left / Right buffers, a write and not a read)
+    assert "('Left'" not in src and "('Right'" not in src, src
+    seen = _spy(monkeypatch)
+    for got in _run(c, (x, w), (out,)):
+        assert torch.equal(got[0].view(torch.int32), expect.view(torch.int32))
+    want = {"columns": "load", "blocks": "view", "shared": "stride0"}[case]
+    assert seen and set(seen) == {want}, seen
+
+
+def test_a_tile_read_again_keeps_its_load():
+    """The weight tile feeds a second matmul after a store: its load is made (and its staging
+    moves, left out, read the tile); the second activation's load, right before its matmul, is not."""
+    x, w = _bf16((32, 128), 3, True), _bf16((128, 128), 4, True)
+    c = K.weight_read_later.compile(x, w, torch.zeros(32, 128))
+    task = kernel_source(c).split("\nGANG = ")[0]
+    assert "_pto.load_into(wt, w, [0, 0], None)" in task and "load_view(wt" not in task, task
+    assert "load_view(x0, x, [16, 0], None)" in task, task
+    expect = torch.cat([torch.matmul(x[:16].float(), w.float()), torch.matmul(x[16:].float(), w.float())])
+    for got in _run(c, (x, w), (torch.zeros(32, 128),)):
+        assert torch.equal(got[0].view(torch.int32), expect.view(torch.int32))
+
+
+def test_a_yield_between_load_and_matmul_keeps_the_load():
+    """The weight load is followed by the activation's (a global-memory access: a yield, where other
+    tasks run and may write what was read): made; the activation's is left out."""
+    x, w = _bf16((16, 128), 5, True), _bf16((128, 128), 6, True)
+    c = K.weight_then_x.compile(x, w, torch.zeros(16, 128))
+    task = kernel_source(c).split("\nGANG = ")[0]
+    assert "_pto.load_into(wt, w, [0, 0], None)" in task and "x0_gm = _pto.load_view(x0, x" in task, task
+    expect = torch.matmul(x.float(), w.float())
+    for got in _run(c, (x, w), (torch.zeros(16, 128),)):
+        assert torch.equal(got[0].view(torch.int32), expect.view(torch.int32))
+
+
+def _stmts(stmts):
+    for s in stmts:
+        yield s
+        for attr in ("body", "then_body", "else_body"):
+            yield from _stmts(getattr(s, attr, ()))
+
+
+def test_a_reader_of_the_same_bytes_through_another_tile_keeps_the_load():
+    """Liveness is by bytes of the planned buffers, not by Var: a later statement reading another
+    tile that the memory planner placed over the loaded one (a different Var, the same address)
+    keeps the load. The kernel with x0's load left out, then the same kernel with a move of such an
+    alias appended after the matmul."""
+    x, w = torch.zeros(16, 128, dtype=torch.bfloat16), torch.zeros(128, 128, dtype=torch.bfloat16)
+    c = K.weight_then_x.compile(x, w, torch.zeros(16, 128))
+    (f,) = [f for f in c.lowered.functions.values()
+            if any(isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tile.matmul"
+                   for s in _stmts(f.body))]
+    loads = {s.var.name: s for s in _stmts(f.body)
+             if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tile.load"}
+    x0 = loads["x0"].var
+    fused = scratch.fused_transposes(f)
+    assert fused[id(loads["x0"].value)][0] == "gmload" and id(loads["wt"].value) not in fused
+    # a move of an alias of x0 (same type, so the same planned bytes), appended after the matmul
+    move = next(s for s in _stmts(f.body) if isinstance(s, AssignStmt) and isinstance(s.value, Call)
+                and s.value.op == "tile.move" and s.value.args[0] is x0)
+    alias = dataclasses.replace(x0, name="x0_alias")
+    reader = dataclasses.replace(move, var=dataclasses.replace(move.var, name="late"),
+                                 value=dataclasses.replace(move.value, args=(alias, *move.value.args[1:])))
+    rng = scratch._range(x0)
+    assert scratch._reads_after(reader, rng, {}, {})
+    # (the move itself, left out, reads nothing)
+    assert not scratch._reads_after(move, rng, {id(move.value): ("dead", x0)}, {})
+
+    def append(stmts):
+        out = []
+        for s in stmts:
+            if hasattr(s, "body") and not isinstance(s, AssignStmt):
+                s = dataclasses.replace(s, body=append(s.body))
+            out.append(s)
+            if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tile.matmul":
+                out.append(reader)
+        return tuple(out)
+
+    g = dataclasses.replace(f, body=append(f.body))
+    fused = scratch.fused_transposes(g)
+    assert id(loads["x0"].value) not in fused
