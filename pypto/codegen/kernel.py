@@ -84,6 +84,7 @@ class KernelGen(StmtEmitter):
         # id of a tile whose load is left out (fused_transposes' "gmload") -> the local name bound
         # to the global-memory view its matmul reads instead
         self.gm_views: dict[int, str] = {}
+        self.one_views: set[int] = set()   # those of them bound to a "oneload" (gang mode)
         # gang mode: the plan's lines; task mode: the same list as the body (one stream)
         self.plan: list[str] = [] if self.gang else self.lines
         self.pending = 0
@@ -293,7 +294,7 @@ class KernelGen(StmtEmitter):
         if missing:
             raise CodegenError(f"op '{c.op}' on {self.platform.name}: {missing}", c.span)
         fused = self.fused_transposes.get(id(c))
-        if fused is not None and fused[0] not in ("operand", "gmload"):
+        if fused is not None and fused[0] not in ("operand", "gmload", "oneload"):
             self.fused_transpose(c, result, fused, depth)
             return
         gm = op.trait(GlobalMemoryAccess)
@@ -322,7 +323,7 @@ class KernelGen(StmtEmitter):
                     if self.gang:
                         self.static_tile(staged[0])
                     gm_view = self.gm_views.get(id(staged[0]))
-                    if gm_view is not None:
+                    if gm_view is not None and id(staged[0]) not in self.one_views:
                         direct |= _DIRECT_BIT.get(p.name, 0)
                     text = (gm_view or self.view(staged[0])) + (".transpose(-2, -1)" if staged[1] else "")
                 else:
@@ -343,8 +344,13 @@ class KernelGen(StmtEmitter):
                 # a load only the cube matmul after it reads (pypto.codegen.scratch.fused_transposes):
                 # a local bound to the region it would copy, which that matmul reads instead
                 view = self.gm_views[id(result)] = self._fresh(f"{self.view(result)}_gm")
+            elif fused is not None and fused[0] == "oneload" and self.gang:
+                # a load only the cube matmul after it reads, yields in between: where every member
+                # loads one region, the first member's tile alone, repeated for that matmul
+                view = self.gm_views[id(result)] = self._fresh(f"{self.view(result)}_one")
+                self.one_views.add(id(result))
             if self.gang:
-                self.gang_access(op, a, c, result, depth, view)
+                self.gang_access(op, a, c, result, depth, view, id(result) in self.one_views)
                 return
             if view is not None:
                 self._mark(c.span)
@@ -445,11 +451,14 @@ class KernelGen(StmtEmitter):
         self.names.used.add(name)
         return name
 
-    def gang_access(self, op, a, c: Call, result: Var | None, depth: int, view: str | None = None) -> None:
+    def gang_access(self, op, a, c: Call, result: Var | None, depth: int, view: str | None = None,
+                    one: bool = False) -> None:
         """Gang mode, a load or store: the plan records its per-task arguments, the gang kernel
         makes it for every member with the members' entries of this access. ``view``: a load left
         out (``fused_transposes``' "gmload"): that local is bound to the members' global-memory view
-        instead (``_pto.gang_load_view_at``, which makes the load where they form no one view)."""
+        instead (``_pto.gang_load_view_at``, which makes the load where they form no one view);
+        ``one``: a "oneload", bound to the first member's tile repeated where the members load one
+        region (``_pto.gang_load_one_at``), else to the loaded tile."""
         site = len(self.gm)
         if op.name == "tile.load" and getattr(getattr(c.args[0].type, "layout", None), "name", "ND") in (
                 "MX_A_ZZ", "MX_B_NN"):
@@ -467,13 +476,14 @@ class KernelGen(StmtEmitter):
             self.gm.append(("r", tuple(result.type.effective_valid_shape)))
             self._mark(c.span)
             bind = "" if view is None else f"{view} = "
-            fn = "gang_load_at" if view is None else "gang_load_view_at"
+            kind = "" if view is None else ("one" if one else "view")
+            fn = "gang_load_at" if view is None else f"gang_load_{kind}_at"
             if a.valid_shape == "None" and self.is_uniform(c.args[1]):
                 # the same offsets for every member (constants, uniform loop variables): the gang
                 # kernel computes them once and hands over the members' tensors alone
                 self.emit(depth, f"{bind}_pto.{fn}({self.view(result)}, P, _c, {a.offsets}{at})", c.span)
             else:
-                fn = "gang_load_fast" if view is None else "gang_load_view"
+                fn = "gang_load_fast" if view is None else f"gang_load_{kind}"
                 self.emit(depth, f"{bind}_pto.{fn}({self.view(result)}, [p[_c][1] for p in P])", c.span)
         elif op.name == "tile.store" and a.atomic != repr(AtomicType.Add):
             tile = c.args[0]

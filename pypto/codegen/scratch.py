@@ -24,11 +24,20 @@ matmul right after it (a cube operand staged in Left / Right), that matmul reads
 source directly and the move is not made either (the matmul hands the natural matrix to BLAS
 transposed where that is the same product, pypto/ops/support/core.py). Not preserved, as above:
 what an uninitialized read of those buffers by a later task would find.
+
+One step further, the load of such a source: a ``tile.load`` whose tile nothing reads but the matmul
+(through those left-out moves / views) writes no core memory; the matmul reads the global-memory
+region the load would have copied. Safe because (1) no later statement reads the tile's bytes --
+by byte ranges of the planned buffers, so a tile placed over them is a reader too -- and (2) only
+moves and views sit between the load and the matmul: no global-memory access, hence no yield, so no
+other task runs in between and the region holds the bytes the load would have copied at that
+simulated moment. The load's cycles and yield stay where they were (the schedule is unchanged).
 """
 from __future__ import annotations
 
 from pypto.ir.nodes import AssignStmt, Call, EvalStmt, ForStmt, Function, IfStmt, ScopeStmt, Var, WhileStmt
 from pypto.ir.types import TileType
+from pypto.language.enums import FunctionType
 from pypto.ir.visit import walk_expr
 from pypto.ops.registry import get_op
 from pypto.ops.traits import Scratch
@@ -278,8 +287,55 @@ def fused_transposes(f: Function) -> dict[int, tuple]:
             if consumed and not any(_reads_after(flat[j][0], rng, dec, gm) for j in later(k, loop) if j != k):
                 keep_l.append(cand)
         if len(keep_m) == len(moves) and len(keep_l) == len(loads):
-            return dec
+            break
         moves, loads = keep_m, keep_l
+    if f.func_type not in (FunctionType.AIC, FunctionType.AIV):
+        _one_loads(f, flat, pos, blocks, dec, gm)
+    return dec
+
+
+def _one_loads(f: Function, flat: list, pos: dict, blocks: list, dec: dict, gm: dict) -> None:
+    """Add to ``dec`` (:func:`fused_transposes`' entries) ``("oneload", t)`` for each whole-tile load
+    ``t = tile.load(...)`` (not left out) whose tile only a cube matmul later in the same statement
+    list reads, with only calls in between that refer to no byte of ``t``'s buffer (reads or writes;
+    a left-out move / view of ``t`` aside), and nothing after the load but that matmul reading those
+    bytes. A gang whose members all load ONE region then loads it into the first member's tile
+    alone and hands the matmul that tile repeated (stride 0, converted once: every member's tile
+    would hold those bits); the other members' tiles are not written, which nobody can observe.
+    Unlike a left-out load, yields may lie in between: the first member's tile is core memory that
+    only its own kernel writes (an InCore kernel: no cluster peer pushes into it, so AIC / AIV
+    functions are not considered), and nothing in between writes it."""
+    for block in blocks:
+        for i, s in enumerate(block):
+            ld = _call(s)
+            if ld is None or id(ld) in dec or not _plain_load(s, ld):
+                continue
+            t = s.var
+            rng = _range(t)
+            for u in block[i + 1:]:
+                c = _call(u)
+                if c is None:
+                    break
+                e = dec.get(id(c), ("",))
+                if c.op in _CUBE_MATMULS and e[0] == "operand" and any(src is t for src, _ in e[1].values()):
+                    k, loop = pos[id(s)]
+                    one = {**gm, id(t): id(c)}
+                    later = range(loop if loop >= 0 else k + 1, len(flat))
+                    if not any(_reads_after(flat[j][0], rng, dec, one) for j in later if j != k):
+                        dec[id(ld)] = ("oneload", t)
+                    break
+                if e[0] in ("view", "dead") and e[1] is t:
+                    continue   # (emits nothing)
+                if _touches(u, c, rng):
+                    break
+
+
+def _touches(s, c: Call, rng) -> bool:
+    """Whether the call statement ``s`` (call ``c``) refers to bytes of ``rng`` in any way: an
+    operand (a scratch one included) or its result."""
+    if isinstance(s, AssignStmt) and _overlaps(s.var, rng):
+        return True
+    return any(isinstance(x, Var) and _overlaps(x, rng) for a in c.args for x in walk_expr(a))
 
 
 # ops whose result buffer is written whole and never read by the op itself (a matmul_acc reads its

@@ -1,7 +1,8 @@
 """A cube operand's load that only the matmul right after it reads, with no yield in between, is
 left out: the matmul reads the load's global-memory view (pypto.codegen.scratch.fused_transposes'
-"gmload", pypto.ops.support.core.load_view, gang_access.gang_load_view_at). Unobservable: the
-products are the independent oracle's bits (the task's sgemm of FP32 copies: BF16 converts to FP32
+"gmload", pypto.ops.support.core.load_view, gang_access.gang_load_view_at); with yields in
+between, a gang whose members all load one region loads it into the first member's tile alone
+("oneload", gang_access.gang_load_one_at). Unobservable: the products are the independent oracle's bits (the task's sgemm of FP32 copies: BF16 converts to FP32
 exactly) in the lockstep and the task-by-task forms; loads whose tile is read again, or that a
 yield separates from the matmul, are made."""
 import dataclasses
@@ -60,6 +61,23 @@ def _spy(monkeypatch):
     return seen
 
 
+def _spy_one(monkeypatch):
+    """Count what the gang's "oneload"s hand the matmul: 'one' (the first member's tile repeated) or
+    'load' (the load made, its tile returned)."""
+    seen = []
+
+    def spying(real):
+        def spy(dst, *args):
+            r = real(dst, *args)
+            seen.append("load" if r is dst else "one")
+            assert r is dst or (r.stride(0) == 0 and r.data_ptr() == dst.data_ptr())
+            return r
+        return spy
+    for name in ("gang_load_one_at", "gang_load_one"):
+        monkeypatch.setattr(support, name, spying(getattr(support, name)))
+    return seen
+
+
 def _run(compiled, args, outs):
     results = []
     for cfg in CONFIGS:
@@ -99,11 +117,16 @@ def test_left_out_weight_loads_give_the_oracle_bits(case, special, monkeypatch):
     # the staging moves are left out in the first chunk too (the loop's moves overwrite the same
     # Left / Right buffers, a write and not a read)
     assert "('Left'" not in src and "('Right'" not in src, src
-    seen = _spy(monkeypatch)
+    # the loop's activation load (a yield before the matmul, nothing touching the tile in between):
+    # a "oneload" in the gang form, the plain load in the task form
+    assert len(re.findall(r"x0_one(_\d+)? = _pto\.gang_load_one(_at)?\(x0, ", gang)) == 1, gang
+    seen, ones = _spy(monkeypatch), _spy_one(monkeypatch)
     for got in _run(c, (x, w), (out,)):
         assert torch.equal(got[0].view(torch.int32), expect.view(torch.int32))
     want = {"columns": "load", "blocks": "view", "shared": "stride0"}[case]
     assert seen and set(seen) == {want}, seen
+    # every task reads the same activation region, but in "shared" each its own rows
+    assert ones and set(ones) == {"load" if case == "shared" else "one"}, ones
 
 
 def test_a_tile_read_again_keeps_its_load():
@@ -111,9 +134,11 @@ def test_a_tile_read_again_keeps_its_load():
     moves, left out, read the tile); the second activation's load, right before its matmul, is not."""
     x, w = _bf16((32, 128), 3, True), _bf16((128, 128), 4, True)
     c = K.weight_read_later.compile(x, w, torch.zeros(32, 128))
-    task = kernel_source(c).split("\nGANG = ")[0]
+    task, gang = kernel_source(c).split("\nGANG = ")
     assert "_pto.load_into(wt, w, [0, 0], None)" in task and "load_view(wt" not in task, task
     assert "load_view(x0, x, [16, 0], None)" in task, task
+    # the gang form: wt is loaded whole; x0's first load (only the first matmul reads it): a "oneload"
+    assert "_pto.gang_load_at(wt, P, _c, [0, 0], 1)" in gang and "gang_load_one_at(x0, P, _c, [0, 0], 0)" in gang, gang
     expect = torch.cat([torch.matmul(x[:16].float(), w.float()), torch.matmul(x[16:].float(), w.float())])
     for got in _run(c, (x, w), (torch.zeros(32, 128),)):
         assert torch.equal(got[0].view(torch.int32), expect.view(torch.int32))
@@ -152,7 +177,9 @@ def test_a_reader_of_the_same_bytes_through_another_tile_keeps_the_load():
              if isinstance(s, AssignStmt) and isinstance(s.value, Call) and s.value.op == "tile.load"}
     x0 = loads["x0"].var
     fused = scratch.fused_transposes(f)
-    assert fused[id(loads["x0"].value)][0] == "gmload" and id(loads["wt"].value) not in fused
+    # (wt's load, a yield before the matmul: a "oneload", which a gang of one region makes for its
+    # first member alone)
+    assert fused[id(loads["x0"].value)][0] == "gmload" and fused[id(loads["wt"].value)][0] == "oneload"
     # a move of an alias of x0 (same type, so the same planned bytes), appended after the matmul
     move = next(s for s in _stmts(f.body) if isinstance(s, AssignStmt) and isinstance(s.value, Call)
                 and s.value.op == "tile.move" and s.value.args[0] is x0)
@@ -176,4 +203,10 @@ def test_a_reader_of_the_same_bytes_through_another_tile_keeps_the_load():
 
     g = dataclasses.replace(f, body=append(f.body))
     fused = scratch.fused_transposes(g)
-    assert id(loads["x0"].value) not in fused
+    assert id(loads["x0"].value) not in fused and fused[id(loads["wt"].value)][0] == "oneload"
+    # the same with a reader of an alias of wt: its "oneload" goes too
+    wt = loads["wt"].var
+    reader = dataclasses.replace(reader, value=dataclasses.replace(
+        move.value, args=(dataclasses.replace(wt, name="wt_alias"), *move.value.args[1:])))
+    fused = scratch.fused_transposes(dataclasses.replace(f, body=append(f.body)))
+    assert id(loads["wt"].value) not in fused and fused[id(loads["x0"].value)][0] == "gmload"

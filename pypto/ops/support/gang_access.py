@@ -428,6 +428,44 @@ def gang_load_view(dst: torch.Tensor, plans) -> torch.Tensor:
     return dst
 
 
+def gang_load_one_at(dst: torch.Tensor, P, c: int, offsets, pi: int = -1) -> torch.Tensor:
+    """:func:`gang_load_at` of a load whose tile only a cube matmul later reads, nothing touching it
+    in between (:func:`pypto.codegen.scratch.fused_transposes`' "oneload"): where every member
+    loads ONE region (a stride-0 run: an activation every task of a projection reads), only the
+    first member's tile is loaded and returned repeated (stride 0) for the matmul, which converts
+    it once and compares nothing (every member's tile would hold these bits); otherwise the load is
+    made as :func:`gang_load_at` makes it and ``dst`` is returned."""
+    runs = None
+    if pi >= 0 and (P.__class__ is GangPlans or P.__class__ is LazyGangPlans):
+        runs = param_runs(P, pi, c, 0, dst.shape[1:], offsets, True)
+    if runs is None:
+        runs = runs_at(dst.shape[1:], [p[c][1][0] for p in P], offsets, True)
+    if runs is None:
+        _core.gang_load_into(dst, [p[c][1] for p in P])
+        return dst
+    return _one_or_load(dst, runs)
+
+
+def gang_load_one(dst: torch.Tensor, plans) -> torch.Tensor:
+    """:func:`gang_load_one_at` of a load whose offsets differ between the members (the general
+    form, :func:`gang_load_fast`)."""
+    runs = uniform_runs(dst.shape[1:], plans, 0, 1, True)
+    if runs is None:
+        _core.gang_load_into(dst, plans)
+        return dst
+    return _one_or_load(dst, runs)
+
+
+def _one_or_load(dst: torch.Tensor, runs) -> torch.Tensor:
+    if len(runs) == 1 and len(dst) > 1:
+        src = runs[0][2]
+        if src.__class__ is not tuple and src.stride(0) == 0:
+            dst[0].copy_(src[0])
+            return dst[:1].expand(dst.shape)
+    _load_runs(dst, runs)
+    return dst
+
+
 def _direct_view(x: torch.Tensor) -> bool:
     """Whether the matmul should convert the members' view ``x`` (``[n, rows, cols]``) itself rather
     than a loaded copy: one region every member reads (stride 0: converted once, no copies and no
