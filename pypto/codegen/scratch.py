@@ -186,6 +186,7 @@ def fused_transposes(f: Function) -> dict[int, tuple]:
 
     out: dict[int, tuple] = {}
     blocks = list(_blocks(f.body))
+    kills = _Kills(blocks)
     # 1. a view read only by the move right after it
     for block in blocks:
         for s, nxt in zip(block, block[1:]):
@@ -275,7 +276,8 @@ def fused_transposes(f: Function) -> dict[int, tuple]:
             k, loop = pos[id(s)]
             rng = _range(s.var)
             if all(dec.get(n, ("",))[0] == "dead" for n in needs) and not any(
-                    _reads_after(flat[j][0], rng, dec, gm) for j in later(k, loop) if j != k):
+                    _reads_after(flat[j][0], rng, dec, gm) and not kills.killed(s, flat[j][0], rng)
+                    for j in later(k, loop) if j != k):
                 keep_m.append(cand)
         keep_l = []
         for cand in loads:
@@ -284,22 +286,70 @@ def fused_transposes(f: Function) -> dict[int, tuple]:
             rng = _range(s.var)
             ops = dec.get(id(mm), ("", {}))
             consumed = ops[0] == "operand" and any(src is s.var for src, _ in ops[1].values())
-            if consumed and not any(_reads_after(flat[j][0], rng, dec, gm) for j in later(k, loop) if j != k):
+            if consumed and not any(_reads_after(flat[j][0], rng, dec, gm) and not kills.killed(s, flat[j][0], rng)
+                                    for j in later(k, loop) if j != k):
                 keep_l.append(cand)
         if len(keep_m) == len(moves) and len(keep_l) == len(loads):
             break
         moves, loads = keep_m, keep_l
     if f.func_type not in (FunctionType.AIC, FunctionType.AIV):
-        _one_loads(f, flat, pos, blocks, dec, gm)
+        _one_loads(f, flat, pos, blocks, dec, gm, kills)
     return dec
 
 
-def _one_loads(f: Function, flat: list, pos: dict, blocks: list, dec: dict, gm: dict) -> None:
+class _Kills:
+    """Which reads a later overwrite hides: a statement ``r`` cannot read the value a statement
+    ``s`` left in a buffer's bytes ``rng`` when, in the statement list holding ``r``, a statement
+    before ``r`` writes all of ``rng`` without reading it (an op of :data:`_OVERWRITES`) and that
+    list does not hold ``s`` at any depth: each pass through the list writes the bytes before ``r``
+    reads them, and ``s`` does not run in between (the Qwen3 projection's first K chunk: the loop
+    after it loads and moves into the same buffers before its matmul reads them). An overwrite that
+    is itself left out writes nothing, but then nothing after it reads those bytes but its own
+    consumer, which reads the source instead (its own condition, checked on the list holding it,
+    where no overwrite hides anything)."""
+
+    def __init__(self, blocks: list):
+        self.blocks = blocks
+        self.where: dict[int, tuple[int, int]] = {}   # id(statement) -> (its list, its index there)
+        self.deep: list[set] = []                     # per list: ids of the statements inside at any depth
+        for b, block in enumerate(blocks):
+            for i, s in enumerate(block):
+                self.where.setdefault(id(s), (b, i))
+            self.deep.append({id(x) for x in _deep(block)})
+
+    def killed(self, s, r, rng) -> bool:
+        at = self.where.get(id(r))
+        if at is None:
+            return False
+        b, i = at
+        if id(s) in self.deep[b]:
+            return False
+        for w in self.blocks[b][:i]:
+            c = _call(w)
+            if c is not None and c.op in _OVERWRITES and isinstance(w, AssignStmt):
+                r2 = _range(w.var)
+                if r2 is not None and r2[0] == rng[0] and r2[1] <= rng[1] and rng[2] <= r2[2] \
+                        and not any(isinstance(x, Var) and _overlaps(x, rng) for a in c.args for x in walk_expr(a)):
+                    return True
+        return False
+
+
+def _deep(stmts):
+    for s in stmts:
+        yield s
+        if isinstance(s, (ForStmt, WhileStmt, ScopeStmt)):
+            yield from _deep(s.body)
+        elif isinstance(s, IfStmt):
+            yield from _deep(s.then_body)
+            yield from _deep(s.else_body)
+
+
+def _one_loads(f: Function, flat: list, pos: dict, blocks: list, dec: dict, gm: dict, kills: "_Kills") -> None:
     """Add to ``dec`` (:func:`fused_transposes`' entries) ``("oneload", t)`` for each whole-tile load
     ``t = tile.load(...)`` (not left out) whose tile only a cube matmul later in the same statement
     list reads, with only calls in between that refer to no byte of ``t``'s buffer (reads or writes;
-    a left-out move / view of ``t`` aside), and nothing after the load but that matmul reading those
-    bytes. A gang whose members all load ONE region then loads it into the first member's tile
+    left-out moves, views and loads, which write no core memory, aside), and nothing after the load
+    but that matmul reading those bytes. A gang whose members all load ONE region then loads it into the first member's tile
     alone and hands the matmul that tile repeated (stride 0, converted once: every member's tile
     would hold those bits); the other members' tiles are not written, which nobody can observe.
     Unlike a left-out load, yields may lie in between: the first member's tile is core memory that
@@ -321,11 +371,12 @@ def _one_loads(f: Function, flat: list, pos: dict, blocks: list, dec: dict, gm: 
                     k, loop = pos[id(s)]
                     one = {**gm, id(t): id(c)}
                     later = range(loop if loop >= 0 else k + 1, len(flat))
-                    if not any(_reads_after(flat[j][0], rng, dec, one) for j in later if j != k):
+                    if not any(_reads_after(flat[j][0], rng, dec, one) and not kills.killed(s, flat[j][0], rng)
+                               for j in later if j != k):
                         dec[id(ld)] = ("oneload", t)
                     break
-                if e[0] in ("view", "dead") and e[1] is t:
-                    continue   # (emits nothing)
+                if e[0] in ("view", "dead", "gmload"):
+                    continue   # (writes no core memory: emits nothing, or binds a global-memory view)
                 if _touches(u, c, rng):
                     break
 
