@@ -247,3 +247,35 @@ def test_an_overwrite_hides_only_the_reads_after_it():
 
     assert id(first.value) not in scratch.fused_transposes(with_reader(True))
     assert scratch.fused_transposes(with_reader(False))[id(first.value)][0] == "oneload"
+
+
+def test_one_region_over_several_runs_is_loaded_for_the_first_member_only():
+    """gang_access._one_or_load: runs that all read one region (several tasks' members reading one
+    activation) load the first member's tile alone and hand back that tile repeated; runs of other
+    regions, or a gather, load every member's tile."""
+    from pypto.ops.support import gang_access as G
+
+    x = _bf16((64, 256), 7, True)
+    region = x[16:32]
+
+    def runs_at(*offsets):
+        out, lo = [], 0
+        for k, off in offsets:
+            out.append((lo, lo + k, x.as_strided((k, 16, 256), (0, 256, 1), off * 256)))
+            lo += k
+        return out
+
+    dst = torch.full((5, 16, 256), 7.0, dtype=torch.bfloat16)
+    got = G._one_or_load(dst, runs_at((2, 16), (1, 16), (2, 16)))
+    assert got.stride(0) == 0 and got.data_ptr() == dst.data_ptr() and got.shape == dst.shape
+    assert torch.equal(dst[0].view(torch.int16), region.view(torch.int16))
+    assert torch.equal(dst[1].float(), torch.full((16, 256), 7.0))   # (the others: not written)
+    dst = torch.zeros(5, 16, 256, dtype=torch.bfloat16)
+    got = G._one_or_load(dst, runs_at((2, 16), (3, 32)))
+    assert got is dst
+    for k, off in ((0, 16), (1, 16), (2, 32), (3, 32), (4, 32)):
+        assert torch.equal(dst[k].view(torch.int16), x[off:off + 16].view(torch.int16))
+    windows = x.as_strided((4, 16, 256), (16 * 256, 256, 1), 0)
+    dst = torch.zeros(3, 16, 256, dtype=torch.bfloat16)
+    got = G._one_or_load(dst, [(0, 3, (windows, torch.tensor([1, 1, 1])))])
+    assert got is dst and all(torch.equal(dst[k].view(torch.int16), region.view(torch.int16)) for k in range(3))

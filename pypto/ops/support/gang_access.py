@@ -457,11 +457,25 @@ def gang_load_one(dst: torch.Tensor, plans) -> torch.Tensor:
 
 
 def _one_or_load(dst: torch.Tensor, runs) -> torch.Tensor:
-    if len(runs) == 1 and len(dst) > 1:
+    """The first member's tile repeated where every run reads one region (a stride-0 run, or several
+    whose views start at the same address with the same dtype and strides: the same bytes -- the
+    runs of several tasks reading one activation, a projection's gate and up halves), else the
+    load made."""
+    if len(dst) > 1:
         src = runs[0][2]
-        if src.__class__ is not tuple and src.stride(0) == 0:
-            dst[0].copy_(src[0])
-            return dst[:1].expand(dst.shape)
+        if src.__class__ is not tuple and (src.stride(0) == 0 or len(src) == 1):
+            one = src[0]
+            at, st = one.data_ptr(), one.stride()
+            for r in runs[1:]:
+                v = r[2]
+                if v.__class__ is tuple or (v.stride(0) != 0 and len(v) != 1) or v.dtype != one.dtype:
+                    break
+                w = v[0]
+                if w.data_ptr() != at or w.stride() != st:
+                    break
+            else:
+                dst[0].copy_(one)
+                return dst[:1].expand(dst.shape)
     _load_runs(dst, runs)
     return dst
 
