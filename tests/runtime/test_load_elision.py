@@ -279,3 +279,25 @@ def test_one_region_over_several_runs_is_loaded_for_the_first_member_only():
     dst = torch.zeros(3, 16, 256, dtype=torch.bfloat16)
     got = G._one_or_load(dst, [(0, 3, (windows, torch.tensor([1, 1, 1])))])
     assert got is dst and all(torch.equal(dst[k].view(torch.int16), region.view(torch.int16)) for k in range(3))
+
+
+def test_the_matmul_is_only_handed_contiguous_matrices():
+    """gang_access._view_or_load: a left-out load's view goes to the matmul only where its items are
+    contiguous matrices (the matmul then converts them as each task converts its own tile: FP16 NaN
+    payloads come out of torch's conversion loops by position); one region whose rows lie apart is
+    copied into the first member's tile alone; column blocks at a step are loaded."""
+    from pypto.ops.support import gang_access as G
+
+    w = torch.arange(64 * 256, dtype=torch.int16).view(torch.float16).reshape(64, 256)
+    rows = [(0, 3, w.as_strided((3, 16, 256), (16 * 256, 256, 1), 0))]        # contiguous items
+    shared_cols = [(0, 3, w.as_strided((3, 16, 128), (0, 256, 1), 128))]     # one region, rows apart
+    cols = [(0, 2, w.as_strided((2, 16, 128), (128, 256, 1), 0))]            # column blocks
+    dst = torch.zeros(3, 16, 256, dtype=torch.float16)
+    assert G._view_or_load(dst, rows) is rows[0][2]
+    dst = torch.zeros(3, 16, 128, dtype=torch.float16)
+    got = G._view_or_load(dst, shared_cols)
+    assert got.stride(0) == 0 and got[0].is_contiguous() and got.data_ptr() == dst.data_ptr()
+    assert torch.equal(dst[0].view(torch.int16), w[:16, 128:].contiguous().view(torch.int16))
+    dst = torch.zeros(2, 16, 128, dtype=torch.float16)
+    assert G._view_or_load(dst, cols) is dst
+    assert torch.equal(dst.view(torch.int16), torch.stack([w[:16, :128], w[:16, 128:]]).view(torch.int16))

@@ -229,7 +229,8 @@ def load_view(dst: torch.Tensor, t: torch.Tensor, offsets, valid=None) -> torch.
         if src.is_contiguous():
             return src
         # (rows apart in memory, a column block: the strided copy plus the contiguous conversion
-        # is cheaper than converting the strided view, see gang_access._direct_view)
+        # is cheaper than converting the strided view and converts as the task converts its tile,
+        # FP16 NaN payloads included: see gang_access._view_or_load)
         dst.copy_(src)
         return dst
     load_into(dst, t, offsets, valid)

@@ -392,11 +392,11 @@ def gang_load_at(dst: torch.Tensor, P, c: int, offsets, pi: int = -1) -> None:
 def gang_load_view_at(dst: torch.Tensor, P, c: int, offsets, pi: int = -1) -> torch.Tensor:
     """:func:`gang_load_at` of a load whose tile only the cube matmul right after it reads, with
     no yield in between (:func:`pypto.codegen.scratch.fused_transposes`' "gmload"): where the
-    members' regions are ONE view the matmul converts at least as fast as the load's copy
-    (:func:`_direct_view`), that view, for the matmul to read instead of ``dst`` (the same elements
-    at the same simulated moment; no core memory written); otherwise (a gather, several runs,
-    rows apart in memory, an access recorder, an error to raise) the load is made as
-    :func:`gang_load_at` makes it and ``dst`` is returned."""
+    members' regions are ONE view of contiguous matrices, that view, for the matmul to read instead
+    of ``dst`` (the same elements at the same simulated moment; no core memory written); see
+    :func:`_view_or_load` for the rest (a gather, several runs, rows apart in memory, an access
+    recorder, an error to raise: the load is made as :func:`gang_load_at` makes it and ``dst`` is
+    returned)."""
     runs = None
     if pi >= 0 and (P.__class__ is GangPlans or P.__class__ is LazyGangPlans):
         runs = param_runs(P, pi, c, 0, dst.shape[1:], offsets, True)
@@ -405,12 +405,7 @@ def gang_load_view_at(dst: torch.Tensor, P, c: int, offsets, pi: int = -1) -> to
     if runs is None:
         _core.gang_load_into(dst, [p[c][1] for p in P])
         return dst
-    if len(runs) == 1:
-        src = runs[0][2]
-        if src.__class__ is not tuple and src.dtype == dst.dtype and _direct_view(src):
-            return src
-    _load_runs(dst, runs)
-    return dst
+    return _view_or_load(dst, runs)
 
 
 def gang_load_view(dst: torch.Tensor, plans) -> torch.Tensor:
@@ -420,12 +415,7 @@ def gang_load_view(dst: torch.Tensor, plans) -> torch.Tensor:
     if runs is None:
         _core.gang_load_into(dst, plans)
         return dst
-    if len(runs) == 1:
-        src = runs[0][2]
-        if src.__class__ is not tuple and src.dtype == dst.dtype and _direct_view(src):
-            return src
-    _load_runs(dst, runs)
-    return dst
+    return _view_or_load(dst, runs)
 
 
 def gang_load_one_at(dst: torch.Tensor, P, c: int, offsets, pi: int = -1) -> torch.Tensor:
@@ -480,15 +470,26 @@ def _one_or_load(dst: torch.Tensor, runs) -> torch.Tensor:
     return dst
 
 
-def _direct_view(x: torch.Tensor) -> bool:
-    """Whether the matmul should convert the members' view ``x`` (``[n, rows, cols]``) itself rather
-    than a loaded copy: one region every member reads (stride 0: converted once, no copies and no
-    item comparison), or items that are contiguous matrices (one conversion pass instead of a copy
-    and a conversion). Items whose rows lie apart (a column block of a wider matrix) are loaded
-    first: ATen's BF16 -> FP32 conversion of such a view runs its short-row loop, measured slower
-    than the strided copy plus the contiguous conversion (torch 2.13, 22 MB of BF16 weights:
-    ~4 ms against ~2.5 ms)."""
-    return x.stride(0) == 0 or x[0].is_contiguous()
+def _view_or_load(dst: torch.Tensor, runs) -> torch.Tensor:
+    """What a left-out load hands its matmul (:func:`gang_load_view_at`): the members' view where
+    it is one view whose items are contiguous matrices (one region every member reads, stride 0,
+    included: converted once, nothing compared) -- one conversion pass instead of a copy and a
+    conversion; one region whose rows lie apart: copied into the first member's tile alone, that
+    tile repeated; anything else: the load made, ``dst``. The matmul thus only ever converts
+    contiguous matrices, as each task converts its own tile: FP16 NaN payloads come out of
+    torch's conversion loops by position (see core._SAME_BITS_ANYWHERE), and strided items would
+    also convert slower than the strided copy plus the contiguous conversion (ATen's short-row
+    loop; torch 2.13, 22 MB of BF16 column blocks: ~4 ms against ~2.5 ms)."""
+    if len(runs) == 1:
+        src = runs[0][2]
+        if src.__class__ is not tuple and src.dtype == dst.dtype:
+            if src[0].is_contiguous():
+                return src
+            if src.stride(0) == 0 and len(dst) > 1:
+                dst[0].copy_(src[0])
+                return dst[:1].expand(dst.shape)
+    _load_runs(dst, runs)
+    return dst
 
 
 class GangPlans(list):
