@@ -259,7 +259,7 @@ def test_fused_transposes_needs_adjacent_statements_and_no_other_reader():
 def test_move_with_a_load_before_its_matmul_is_made():
     """A load between a staging move and its matmul (which the planner may place over the moved
     tile's source): that move is made and the product is right; the move right before the matmul is
-    left out (the matmul reads its source)."""
+    left out, and so is the load of its source (the matmul reads b's global-memory view)."""
     a = _special_bf16((16, 64), 4)
     b = torch.randn(64, 32).to(torch.bfloat16)
     c = K.mm_load_between.compile(a, b, torch.zeros(16, 32))
