@@ -41,6 +41,10 @@ from pypto.ops.traits import Clocked, CoreSync, GlobalMemoryAccess, Lockstep, Sc
 # would shadow them (a scalar called ``E`` overwrote the plan list).
 KERNEL_RESERVED = frozenset({"E", "P", "_c", "_block", "_cc", "_clk"})
 
+# the bit of a cube operand handed a left-out load's global-memory view in the gang matmul's
+# ``direct`` (pypto.ops.support.core.gang_matmul_into: such an operand is not compared item by item)
+_DIRECT_BIT = {"lhs": 1, "rhs": 2}
+
 
 class KernelGen(StmtEmitter):
     """Generates the source of one kernel module (``mode="task"``) or the statements of its
@@ -77,6 +81,10 @@ class KernelGen(StmtEmitter):
             self.fused_transposes = share.fused_transposes
             self.names.used |= set(self.tile_names)
             self.namers = share.namers + [self.names]
+        # id of a tile whose load is left out (fused_transposes' "gmload") -> the local name bound
+        # to the global-memory view its matmul reads instead
+        self.gm_views: dict[int, str] = {}
+        self.one_views: set[int] = set()   # those of them bound to a "oneload" (gang mode)
         # gang mode: the plan's lines; task mode: the same list as the body (one stream)
         self.plan: list[str] = [] if self.gang else self.lines
         self.pending = 0
@@ -286,7 +294,7 @@ class KernelGen(StmtEmitter):
         if missing:
             raise CodegenError(f"op '{c.op}' on {self.platform.name}: {missing}", c.span)
         fused = self.fused_transposes.get(id(c))
-        if fused is not None and fused[0] != "operand":
+        if fused is not None and fused[0] not in ("operand", "gmload", "oneload"):
             self.fused_transpose(c, result, fused, depth)
             return
         gm = op.trait(GlobalMemoryAccess)
@@ -300,6 +308,7 @@ class KernelGen(StmtEmitter):
                 self.plan_scalar(op, c, result, depth)
                 return
         args = []
+        direct = 0   # (gang form: bit i set when operand i is a left-out load's global-memory view)
         for p, a in zip(op.params, c.args):
             if p.kind in VALUE_KINDS:   # (type None: an omitted optional operand)
                 if self.gang:
@@ -307,12 +316,16 @@ class KernelGen(StmtEmitter):
                         self.static_tile(a)
                     elif gm is None and not self.is_shared(a):
                         raise NoGang(f"line {c.span.line}: {op.name} reads a per-task value")
-                staged = fused[1].get(id(a)) if fused is not None else None
+                staged = fused[1].get(id(a)) if fused is not None and fused[0] == "operand" else None
                 if staged is not None:
-                    # the operand's staging move was left out: its source (fused_transposes)
+                    # the operand's staging move was left out: its source (fused_transposes), or the
+                    # global-memory view its left-out load bound
                     if self.gang:
                         self.static_tile(staged[0])
-                    text = self.view(staged[0]) + (".transpose(-2, -1)" if staged[1] else "")
+                    gm_view = self.gm_views.get(id(staged[0]))
+                    if gm_view is not None and id(staged[0]) not in self.one_views:
+                        direct |= _DIRECT_BIT.get(p.name, 0)
+                    text = (gm_view or self.view(staged[0])) + (".transpose(-2, -1)" if staged[1] else "")
                 else:
                     text = self.ref(a)
                 args.append(operand_src(text, a, lambda d: py_expr(d, self.names)))
@@ -326,8 +339,23 @@ class KernelGen(StmtEmitter):
             # the simulated moment it completes, so accesses of different cores race in time order
             self.pending += self.cost(c)
             self.flush(depth)
+            view = None
+            if fused is not None and fused[0] == "gmload":
+                # a load only the cube matmul after it reads (pypto.codegen.scratch.fused_transposes):
+                # a local bound to the region it would copy, which that matmul reads instead
+                view = self.gm_views[id(result)] = self._fresh(f"{self.view(result)}_gm")
+            elif fused is not None and fused[0] == "oneload" and self.gang:
+                # a load only the cube matmul after it reads, yields in between: where every member
+                # loads one region, the first member's tile alone, repeated for that matmul
+                view = self.gm_views[id(result)] = self._fresh(f"{self.view(result)}_one")
+                self.one_views.add(id(result))
             if self.gang:
-                self.gang_access(op, a, c, result, depth)
+                self.gang_access(op, a, c, result, depth, view, id(result) in self.one_views)
+                return
+            if view is not None:
+                self._mark(c.span)
+                self.emit(depth, f"{view} = _pto.load_view({self.view(result)}, {a.tensor}, {a.offsets}, "
+                                 f"{a.valid_shape})", c.span)
                 return
         kw = {} if not op.has(Scratch) or id(c) not in self.dead_scratch else {"keep_scratch": False}
         sync = op.has(CoreSync)
@@ -344,6 +372,8 @@ class KernelGen(StmtEmitter):
             self.flush(depth)
             sp = c.span if c.span is not None and not c.span.is_unknown() else getattr(self, "stmt_span", None)
             kw["where"] = "" if sp is None or sp.is_unknown() else f"{sp.file}:{sp.line}"
+        if direct and self.gang:
+            kw["direct"] = direct
         if self.gang:
             # (a cross-core op with a lockstep form: the same ``_cc`` call, on the gang's cluster)
             self.gang_instruction(op, a, c, result, form, kw, depth)
@@ -412,9 +442,23 @@ class KernelGen(StmtEmitter):
                         self.numel = max(self.numel, math.prod(x.type.shape))
         self.pending += self.cost(c)
 
-    def gang_access(self, op, a, c: Call, result: Var | None, depth: int) -> None:
+    def _fresh(self, base: str) -> str:
+        """A local name no Var and no tile view of the module is given."""
+        name, k = base, 0
+        while any(name in n.used for n in self.namers):
+            k += 1
+            name = f"{base}_{k}"
+        self.names.used.add(name)
+        return name
+
+    def gang_access(self, op, a, c: Call, result: Var | None, depth: int, view: str | None = None,
+                    one: bool = False) -> None:
         """Gang mode, a load or store: the plan records its per-task arguments, the gang kernel
-        makes it for every member with the members' entries of this access."""
+        makes it for every member with the members' entries of this access. ``view``: a load left
+        out (``fused_transposes``' "gmload"): that local is bound to the members' global-memory view
+        instead (``_pto.gang_load_view_at``, which makes the load where they form no one view);
+        ``one``: a "oneload", bound to the first member's tile repeated where the members load one
+        region (``_pto.gang_load_one_at``), else to the loaded tile."""
         site = len(self.gm)
         if op.name == "tile.load" and getattr(getattr(c.args[0].type, "layout", None), "name", "ND") in (
                 "MX_A_ZZ", "MX_B_NN"):
@@ -431,12 +475,16 @@ class KernelGen(StmtEmitter):
             # the footprint is the valid region: a load reads, a store writes nothing else
             self.gm.append(("r", tuple(result.type.effective_valid_shape)))
             self._mark(c.span)
+            bind = "" if view is None else f"{view} = "
+            kind = "" if view is None else ("one" if one else "view")
+            fn = "gang_load_at" if view is None else f"gang_load_{kind}_at"
             if a.valid_shape == "None" and self.is_uniform(c.args[1]):
                 # the same offsets for every member (constants, uniform loop variables): the gang
                 # kernel computes them once and hands over the members' tensors alone
-                self.emit(depth, f"_pto.gang_load_at({self.view(result)}, P, _c, {a.offsets}{at})", c.span)
+                self.emit(depth, f"{bind}_pto.{fn}({self.view(result)}, P, _c, {a.offsets}{at})", c.span)
             else:
-                self.emit(depth, f"_pto.gang_load_fast({self.view(result)}, [p[_c][1] for p in P])", c.span)
+                fn = "gang_load_fast" if view is None else f"gang_load_{kind}"
+                self.emit(depth, f"{bind}_pto.{fn}({self.view(result)}, [p[_c][1] for p in P])", c.span)
         elif op.name == "tile.store" and a.atomic != repr(AtomicType.Add):
             tile = c.args[0]
             self.static_tile(tile)

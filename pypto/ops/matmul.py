@@ -100,7 +100,8 @@ register(OpDef(
             Param("a_trans", "bool", False), Param("b_trans", "bool", False)),
     infer=_tile_mm_infer,
     ref=_mm_ref,
-    sim=lambda a, dst, gang=False: f"_pto.{'gang_' if gang else ''}matmul_into({dst}, {a.lhs}, {a.rhs})",
+    sim=lambda a, dst, gang=False, direct=0: (f"_pto.{'gang_' if gang else ''}matmul_into({dst}, {a.lhs}, {a.rhs}"
+                                              + (f", direct={direct})" if direct else ")")),
     traits=(MemorySpaces((("lhs", (M.Left,)), ("rhs", (M.Right,))), M.Acc), Lockstep.GANG),
     dsl="matmul", operand_kinds=("tile", "tile"), dsl_args=_tile_c_matrix_nz,
     doc="lhs @ rhs on the cube: Left x Right -> Acc (FP32 / INT32 accumulator)",
@@ -149,8 +150,9 @@ register(OpDef(
             Param("init_cond", "scalar", None)),
     infer=_tile_mm_acc_infer,
     ref=_mm_acc_ref,
-    sim=lambda a, dst, gang=False: (
-        f"_pto.{'gang_' if gang else ''}matmul_into({dst}, {a.lhs}, {a.rhs}, {_acc_src(a)})"),
+    sim=lambda a, dst, gang=False, direct=0: (
+        f"_pto.{'gang_' if gang else ''}matmul_into({dst}, {a.lhs}, {a.rhs}, {_acc_src(a)}"
+        + (f", direct={direct})" if direct else ")")),
     dsl_args=_init_cond_args, updates="acc",
     traits=(MemorySpaces((("acc", (M.Acc,)), ("lhs", (M.Left,)), ("rhs", (M.Right,))), M.Acc), InPlaceSafe(),
             Lockstep.GANG),

@@ -130,7 +130,8 @@ def qk_right_read_twice(q: pl.Tensor[[32, 64], pl.BF16], k: pl.Tensor[[64, 64], 
 def mm_load_between(a: pl.Tensor[[16, 64], pl.BF16], b: pl.Tensor[[64, 32], pl.BF16],
                     out: pl.Out[pl.Tensor[[16, 32], pl.FP32]]):
     # a load between the Left move and the matmul (it may reuse the moved tile's buffer): that move
-    # is made; the Right move right before the matmul is left out (the matmul reads b's Mat tile)
+    # is made; the Right move right before the matmul is left out, and b's load too (the matmul
+    # reads b's global-memory view: no yield between that load and the matmul)
     with pl.at(level=pl.Level.CORE_GROUP):
         a_mat = pl.load(a, [0, 0], [16, 64], target_memory=pl.MemorySpace.Mat)
         a_l = pl.move(a_mat, target_memory=pl.MemorySpace.Left)

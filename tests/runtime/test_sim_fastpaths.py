@@ -1,5 +1,6 @@
 """Simulator shortcuts that must be unobservable: scratch clobbers nobody reads
 (pypto.codegen.scratch) and global memory used in place of a copy (simulator._in_place_args)."""
+import re
 from pathlib import Path
 
 import pytest
@@ -173,7 +174,10 @@ def test_transposed_cube_operand_is_read_from_its_source():
     c = K.qk_transposed.compile(q, k, torch.zeros(64, 256))
     src = kernel_source(c)
     assert "transpose_view" not in src and "('Right'" not in src, src
-    assert src.count("matmul_into(s, q_mat, k_mat.transpose(-2, -1))") == 2, src  # kernel(), kernel_gang()
+    # kernel(), kernel_gang(): k_mat's load is left out too (only the matmul reads the tile, no
+    # yield in between): the matmul reads the load's global-memory view, transposed
+    # (and the gang's q_mat, loaded before a yield: a "oneload", q_mat_one)
+    assert len(re.findall(r"matmul_into\(s, q_mat(_one)?, k_mat_gm(_\d+)?\.transpose\(-2, -1\)", src)) == 2, src
     assert "('Left'" not in src, src   # the Left move is left out too
     outs = []
     for cfg in (CFG, RunConfig(sim_seed=0, sim_batch=False), RunConfig(sim_seed=0, sim_lockstep=False)):
@@ -232,28 +236,35 @@ def test_fused_transposes_needs_adjacent_statements_and_no_other_reader():
 
     bf = torch.bfloat16
     q, k = torch.zeros(64, 64, dtype=bf), torch.zeros(256, 64, dtype=bf)
+    # (k_mat's load too: the matmul reads its global-memory view; q_mat's is followed by k_mat's, a
+    # yield: a "oneload", which a gang of one region makes for its first member alone)
     assert kinds(K.qk_transposed.compile(q, k, torch.zeros(64, 256))) == [
-        [("tile.matmul", "operand"), ("tile.move", "dead"), ("tile.move", "dead"), ("tile.transpose_view", "view")]]
-    # (the first Left move's buffer is the second's: a later write counts as a reader, conservatively,
-    # so only the second Left move is left out)
+        [("tile.load", "gmload"), ("tile.load", "oneload"), ("tile.matmul", "operand"), ("tile.move", "dead"),
+         ("tile.move", "dead"), ("tile.transpose_view", "view")]]
+    # the two Left moves share a buffer: the second move overwrites it (a write, not a read) and its
+    # matmul reads q1's view instead, so the first is left out too, as are both q loads; k_mat's
+    # load is read by the transposed copy (two matmuls read kt): made
     assert kinds(K.qk_right_read_twice.compile(q[:32], k[:64], torch.zeros(32, 64))) == [
-        [("tile.matmul", "operand"), ("tile.move", "dead"), ("tile.move", "move"), ("tile.transpose_view", "view")]]
+        [("tile.load", "gmload"), ("tile.load", "gmload"), ("tile.matmul", "operand"), ("tile.matmul", "operand"),
+         ("tile.move", "dead"), ("tile.move", "dead"), ("tile.move", "move"), ("tile.transpose_view", "view")]]
     c = K.mm_load_between.compile(q[:16], k[:64, :32], torch.zeros(16, 32))
-    assert kinds(c) == [[("tile.matmul", "operand"), ("tile.move", "dead")]]
+    assert kinds(c) == [[("tile.load", "gmload"), ("tile.matmul", "operand"), ("tile.move", "dead")]]
     c = K.qk_transposed_read_twice.compile(q[:16], k[:64], torch.zeros(16, 64), torch.zeros(64, 64, dtype=bf))
-    # the view is stored too: it is made; both staging moves are left out (the matmul reads the view)
-    assert kinds(c) == [[("tile.matmul", "operand"), ("tile.move", "dead"), ("tile.move", "dead")]]
+    # the view is stored too: it is made; both staging moves are left out (the matmul reads the view);
+    # q_mat's load is a "oneload" (k_mat's, read by the view's copy, is made)
+    assert kinds(c) == [[("tile.load", "oneload"), ("tile.matmul", "operand"), ("tile.move", "dead"),
+                         ("tile.move", "dead")]]
 
 
 def test_move_with_a_load_before_its_matmul_is_made():
     """A load between a staging move and its matmul (which the planner may place over the moved
     tile's source): that move is made and the product is right; the move right before the matmul is
-    left out (the matmul reads its source)."""
+    left out, and so is the load of its source (the matmul reads b's global-memory view)."""
     a = _special_bf16((16, 64), 4)
     b = torch.randn(64, 32).to(torch.bfloat16)
     c = K.mm_load_between.compile(a, b, torch.zeros(16, 32))
     task = kernel_source(c).split("\nGANG = ")[0]
-    assert "a_l.copy_(a_mat)" in task and "matmul_into(" in task and ", b_mat)" in task, task
+    assert "a_l.copy_(a_mat)" in task and "matmul_into(" in task and ", b_mat_gm)" in task, task
     out = torch.zeros(16, 32)
     c(a, b, out, config=CFG)
     assert torch.equal(out.view(torch.int32), torch.matmul(a.float(), b.float()).view(torch.int32))

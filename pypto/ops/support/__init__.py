@@ -31,7 +31,10 @@ from pypto.ops.support.sort import gather_mask, mrgsort1, mrgsort2, scatter_mask
 from pypto.ops.support.views import host_dn, layout_view, reinterpret, swap_last2, write, write_  # noqa: E402,F401
 from pypto.ops.support.paged import gather_row, paged_gather  # noqa: E402,F401
 from pypto.ops.support.scalars import f32, sdiv, sfloordiv, smod, sround  # noqa: E402,F401
-from pypto.ops.support.gang_access import gang_load_at, gang_load_fast, gang_store_at, gang_store_fast  # noqa: E402,F401
+from pypto.ops.support.gang_access import (  # noqa: E402,F401
+    gang_load_at, gang_load_fast, gang_load_one, gang_load_one_at, gang_load_view, gang_load_view_at,
+    gang_store_at, gang_store_fast,
+)
 from pypto.ops.support.matmul_mx import load_mx, load_mx_into, matmul_mx, matmul_mx_into  # noqa: E402,F401
 from pypto.ops.support.matmul_ext import (  # noqa: E402,F401
     batch_matmul, batch_matmul_into, gang, gemv, gemv_into, matmul_bias, matmul_bias_into,

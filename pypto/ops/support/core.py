@@ -215,6 +215,28 @@ def load_into(dst: torch.Tensor, t: torch.Tensor, offsets, valid=None) -> None:
     region(dst, [0] * dst.dim(), valid).copy_(src)
 
 
+def load_view(dst: torch.Tensor, t: torch.Tensor, offsets, valid=None) -> torch.Tensor:
+    """A ``tile.load`` into ``dst`` whose tile only the cube matmul right after it reads, with no
+    yield in between (:func:`pypto.codegen.scratch.fused_transposes`' "gmload"): the region of
+    ``t`` the load would copy, for the matmul to read instead -- the same elements, read at the same
+    simulated moment, and no core memory written (nothing reads ``dst``). Where the access must
+    be made as a load (a valid shape, another dtype, an access recorder: the precision tools and
+    ``sim_poison`` see every load), or the region's rows lie apart (converting it would cost more
+    than copying it first), it is made, and ``dst`` returned. An out-of-bounds region is the
+    load's error either way."""
+    if (valid is None or tuple(valid) == dst.shape) and t.dtype == dst.dtype and _RECORDER.get() is None:
+        src = region(t, offsets, dst.shape, "tile.load")
+        if src.is_contiguous():
+            return src
+        # (rows apart in memory, a column block: the strided copy plus the contiguous conversion
+        # is cheaper than converting the strided view and converts as the task converts its tile,
+        # FP16 NaN payloads included: see gang_access._view_or_load)
+        dst.copy_(src)
+        return dst
+    load_into(dst, t, offsets, valid)
+    return dst
+
+
 def gang_load_into(dst: torch.Tensor, plans) -> None:
     """``tile.load`` of a lockstep gang (:mod:`pypto.codegen.gang`): ``dst`` is ``[n, *tile]``,
     ``plans[k]`` is task ``k``'s ``(tensor, offsets, valid)``. Tasks reading whole tiles of one
@@ -928,7 +950,8 @@ def matmul_window_into(dst: torch.Tensor, acc: torch.Tensor, lhs: torch.Tensor, 
     matmul_into(win, lhs, rhs, None if bool(init) else win)
 
 
-def gang_matmul_into(dst: torch.Tensor, lhs: torch.Tensor, rhs: torch.Tensor, acc: torch.Tensor | None = None) -> None:
+def gang_matmul_into(dst: torch.Tensor, lhs: torch.Tensor, rhs: torch.Tensor, acc: torch.Tensor | None = None,
+                     direct: int = 0) -> None:
     """:func:`matmul_into` for a lockstep gang (``[n, M, K] x [n, K, N]``, :mod:`pypto.codegen.gang`):
     every task's product is the very BLAS call that task makes alone on its own tiles.
 
@@ -944,7 +967,10 @@ def gang_matmul_into(dst: torch.Tensor, lhs: torch.Tensor, rhs: torch.Tensor, ac
     that one matrix repeated (stride 0: the same matrix, the same call per item); the others are
     converted for the whole gang in one call where that gives every task's own bits
     (:data:`_SAME_BITS_ANYWHERE`, :data:`_NAN_PAYLOAD_ONLY`), member by member otherwise.
-    Elsewhere task by task."""
+    Elsewhere task by task. ``direct`` bit 1 (lhs) / 2 (rhs): the operand is the members' global-
+    memory view of a left-out load (:func:`pypto.ops.support.gang_access.gang_load_view_at`): a new
+    view each call, its items not compared (a region every member reads is a stride-0 view, which
+    is taken as one matrix without comparing anyway)."""
     n = lhs.shape[0]
     if n < 2 or lhs.dim() != 3 or rhs.dim() != 3 or not lhs.dtype.is_floating_point:
         for k in range(n):
@@ -961,8 +987,8 @@ def gang_matmul_into(dst: torch.Tensor, lhs: torch.Tensor, rhs: torch.Tensor, ac
         ta = tb = False
     # (a transposed operand's natural view is a new tensor each call: _same_items' cached views would
     # be made again every time, ~7 us; its stacked conversion is every task's own all the same)
-    a = _gang_operand(0, lhs.mT, False).mT if ta else _gang_operand(0, lhs)
-    b = _gang_operand(1, rhs.mT, False).mT if tb else _gang_operand(1, rhs)
+    a = _gang_operand(0, lhs.mT, False).mT if ta else _gang_operand(0, lhs, not direct & 1)
+    b = _gang_operand(1, rhs.mT, False).mT if tb else _gang_operand(1, rhs, not direct & 2)
     c = dst if acc is None and _bmm_target(dst) else _gang_buffer(2, n, m, nn)
     torch.bmm(a, b, out=c)
     if c is dst:
@@ -1115,6 +1141,12 @@ def _gang_operand(slot: int, x: torch.Tensor, shared: bool = True) -> torch.Tens
     holds the same bits (looked for unless ``shared`` is false), one such matrix repeated with
     stride 0."""
     n, rows, cols = x.shape
+    if x.stride(0) == 0:
+        # one matrix repeated (a global-memory region every member reads, gang_load_view_at): every
+        # item holds its bits by construction, nothing to compare
+        one, repeated = _gang_one(slot, n, rows, cols)
+        one.copy_(x[0])
+        return repeated
     views = _item_views(x) if shared else None
     if shared and _same_items(x, views):
         # every task's tile holds these bits (a tile every task loads from one place): the first

@@ -389,6 +389,109 @@ def gang_load_at(dst: torch.Tensor, P, c: int, offsets, pi: int = -1) -> None:
         _load_runs(dst, runs)
 
 
+def gang_load_view_at(dst: torch.Tensor, P, c: int, offsets, pi: int = -1) -> torch.Tensor:
+    """:func:`gang_load_at` of a load whose tile only the cube matmul right after it reads, with
+    no yield in between (:func:`pypto.codegen.scratch.fused_transposes`' "gmload"): where the
+    members' regions are ONE view of contiguous matrices, that view, for the matmul to read instead
+    of ``dst`` (the same elements at the same simulated moment; no core memory written); see
+    :func:`_view_or_load` for the rest (a gather, several runs, rows apart in memory, an access
+    recorder, an error to raise: the load is made as :func:`gang_load_at` makes it and ``dst`` is
+    returned)."""
+    runs = None
+    if pi >= 0 and (P.__class__ is GangPlans or P.__class__ is LazyGangPlans):
+        runs = param_runs(P, pi, c, 0, dst.shape[1:], offsets, True)
+    if runs is None:
+        runs = runs_at(dst.shape[1:], [p[c][1][0] for p in P], offsets, True)
+    if runs is None:
+        _core.gang_load_into(dst, [p[c][1] for p in P])
+        return dst
+    return _view_or_load(dst, runs)
+
+
+def gang_load_view(dst: torch.Tensor, plans) -> torch.Tensor:
+    """:func:`gang_load_view_at` of a load whose offsets differ between the members (the general
+    form, :func:`gang_load_fast`)."""
+    runs = uniform_runs(dst.shape[1:], plans, 0, 1, True)
+    if runs is None:
+        _core.gang_load_into(dst, plans)
+        return dst
+    return _view_or_load(dst, runs)
+
+
+def gang_load_one_at(dst: torch.Tensor, P, c: int, offsets, pi: int = -1) -> torch.Tensor:
+    """:func:`gang_load_at` of a load whose tile only a cube matmul later reads, nothing touching it
+    in between (:func:`pypto.codegen.scratch.fused_transposes`' "oneload"): where every member
+    loads ONE region (a stride-0 run: an activation every task of a projection reads), only the
+    first member's tile is loaded and returned repeated (stride 0) for the matmul, which converts
+    it once and compares nothing (every member's tile would hold these bits); otherwise the load is
+    made as :func:`gang_load_at` makes it and ``dst`` is returned."""
+    runs = None
+    if pi >= 0 and (P.__class__ is GangPlans or P.__class__ is LazyGangPlans):
+        runs = param_runs(P, pi, c, 0, dst.shape[1:], offsets, True)
+    if runs is None:
+        runs = runs_at(dst.shape[1:], [p[c][1][0] for p in P], offsets, True)
+    if runs is None:
+        _core.gang_load_into(dst, [p[c][1] for p in P])
+        return dst
+    return _one_or_load(dst, runs)
+
+
+def gang_load_one(dst: torch.Tensor, plans) -> torch.Tensor:
+    """:func:`gang_load_one_at` of a load whose offsets differ between the members (the general
+    form, :func:`gang_load_fast`)."""
+    runs = uniform_runs(dst.shape[1:], plans, 0, 1, True)
+    if runs is None:
+        _core.gang_load_into(dst, plans)
+        return dst
+    return _one_or_load(dst, runs)
+
+
+def _one_or_load(dst: torch.Tensor, runs) -> torch.Tensor:
+    """The first member's tile repeated where every run reads one region (a stride-0 run, or several
+    whose views start at the same address with the same dtype and strides: the same bytes -- the
+    runs of several tasks reading one activation, a projection's gate and up halves), else the
+    load made."""
+    if len(dst) > 1:
+        src = runs[0][2]
+        if src.__class__ is not tuple and (src.stride(0) == 0 or len(src) == 1):
+            one = src[0]
+            at, st = one.data_ptr(), one.stride()
+            for r in runs[1:]:
+                v = r[2]
+                if v.__class__ is tuple or (v.stride(0) != 0 and len(v) != 1) or v.dtype != one.dtype:
+                    break
+                w = v[0]
+                if w.data_ptr() != at or w.stride() != st:
+                    break
+            else:
+                dst[0].copy_(one)
+                return dst[:1].expand(dst.shape)
+    _load_runs(dst, runs)
+    return dst
+
+
+def _view_or_load(dst: torch.Tensor, runs) -> torch.Tensor:
+    """What a left-out load hands its matmul (:func:`gang_load_view_at`): the members' view where
+    it is one view whose items are contiguous matrices (one region every member reads, stride 0,
+    included: converted once, nothing compared) -- one conversion pass instead of a copy and a
+    conversion; one region whose rows lie apart: copied into the first member's tile alone, that
+    tile repeated; anything else: the load made, ``dst``. The matmul thus only ever converts
+    contiguous matrices, as each task converts its own tile: FP16 NaN payloads come out of
+    torch's conversion loops by position (see core._SAME_BITS_ANYWHERE), and strided items would
+    also convert slower than the strided copy plus the contiguous conversion (ATen's short-row
+    loop; torch 2.13, 22 MB of BF16 column blocks: ~4 ms against ~2.5 ms)."""
+    if len(runs) == 1:
+        src = runs[0][2]
+        if src.__class__ is not tuple and src.dtype == dst.dtype:
+            if src[0].is_contiguous():
+                return src
+            if src.stride(0) == 0 and len(dst) > 1:
+                dst[0].copy_(src[0])
+                return dst[:1].expand(dst.shape)
+    _load_runs(dst, runs)
+    return dst
+
+
 class GangPlans(list):
     """The members' ``GANG_PLAN`` results of a gang the scheduler formed (a list, member by
     member), with the member runs themselves (``runs``, in the same order: tasks of the
