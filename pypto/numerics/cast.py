@@ -522,13 +522,13 @@ _HALF_SRC = (torch.bfloat16, torch.float16)
 
 
 def _disjoint(a: torch.Tensor, b: torch.Tensor) -> bool:
-    """Whether tensors ``a`` and ``b`` certainly share no byte of memory (``False`` when unsure).
-    Cached per layout (data pointers, shapes, strides, element sizes: a tile view's are fixed, so a
-    kernel's casts pay the test once). Exact for what the simulator hands over: two byte ranges
-    apart, or two gang views (``[n, *tile]`` and ``[n, *tile2]``, the same byte stride between the
+    """Whether tensors ``a`` and ``b`` (of one shape) certainly share no byte of memory (``False``
+    when unsure). Cached per layout (data pointers, shape, strides, element sizes: a tile view's
+    are fixed, so a kernel's casts pay the test once). Exact for what the simulator hands over:
+    two byte ranges apart, or two gang views (``[n, *tile]``, the same byte stride between the
     members' memories, each member's part within one stride), whose members' parts are checked
     against each other's nearest members; anything else counts as overlapping."""
-    key = (a.data_ptr(), b.data_ptr(), a.shape, b.shape, a.stride(), b.stride(), a.dtype, b.dtype)
+    key = (a.data_ptr(), b.data_ptr(), a.shape, a.stride(), b.stride(), a.dtype, b.dtype)
     r = _DISJOINT.get(key)
     if r is None:
         r = _disjoint_layout(a, b)
@@ -554,7 +554,7 @@ def _disjoint_layout(a: torch.Tensor, b: torch.Tensor) -> bool:
     pa, pb = a.data_ptr(), b.data_ptr()
     if pa + _span(a) <= pb or pb + _span(b) <= pa:
         return True
-    if a.dim() < 2 or b.dim() < 2 or a.shape[0] != b.shape[0]:
+    if a.dim() < 2 or a.shape != b.shape:
         return False
     stride = a.stride(0) * a.element_size()
     n = a.shape[0]

@@ -19,7 +19,7 @@ from typing import Callable, Iterator, Sequence
 import torch
 
 from pypto.errors import SimulationError
-from pypto.numerics.cast import _disjoint as _cast_disjoint, cast_into as _cast_into, cast_tensor, device_mode
+from pypto.numerics.cast import cast_into as _cast_into, cast_tensor, device_mode
 from pypto.numerics.intarith import int_div
 
 __all__ = ["region", "load", "load_into", "store", "assemble", "cast", "cast_into", "matmul", "extract", "tensor_matmul"]
@@ -658,9 +658,6 @@ def reduce_into(dst: torch.Tensor, x: torch.Tensor, tmp, axis: int, kind: str, c
     that is bit-identical (:func:`_extreme_fast`)."""
     last = axis == -1 or axis == x.dim() - 1  # movedim is a no-op then (but costs a torch call)
     if tmp is not None and not clobber:
-        if last and dst.dtype == x.dtype and x.shape[-1] > 1 and dst.shape == x.shape[:-1] + (1,) \
-                and _reduce_into_direct(dst, x, kind):
-            return
         xs = x if last else x.movedim(axis, -1)
         r = _extreme_fast(xs, kind) if kind in _EXTREMES and xs.shape[-1] > 1 else None
         if r is None:
@@ -682,58 +679,6 @@ def reduce_into(dst: torch.Tensor, x: torch.Tensor, tmp, axis: int, kind: str, c
     else:
         dst.copy_(_reduce_last(x.movedim(axis, -1), kind, tmp is not None, work, fresh=False,
                                pairs=True).movedim(-1, axis))
-
-
-def _reduce_into_direct(dst: torch.Tensor, x: torch.Tensor, kind: str) -> bool:
-    """A dead-scratch row reduction (``reduce_into(..., clobber=False)``, last axis, ``dst`` of
-    ``x``'s dtype and ``x.shape[:-1] + (1,)``) written straight into ``dst``; ``False`` (nothing
-    written) where this form is not proven to give the bits of the documented order, and the caller
-    takes the general path. Two torch calls fewer per reduction on a gang's views (~5 us each in
-    a Qwen3-layer call, where the data is cold):
-
-    * ``max`` / ``min``: the one ``amax`` / ``amin`` of :func:`_extreme_fast` with ``out=dst`` (no
-      result tensor to copy), when ``dst`` shares no byte with ``x`` (:func:`_disjoint`: the call
-      reads ``x`` while it writes ``dst``). The proof's check (no zero or NaN extreme) is made on
-      ``dst`` afterwards; where it fails ``False`` is returned and the general path overwrites all
-      of ``dst`` with the tree's result (``x`` is intact: nothing else was written).
-    * ``sum`` of a :data:`_LAYOUT_FREE_ADD` dtype: the tree of :func:`_reduce_last` in the same
-      contiguous scratch, but its first level adds the two halves of ``x`` itself into the scratch
-      (instead of a copy of ``x`` into the scratch, then that add) and its last level (always two
-      elements) writes ``dst`` (instead of a copy out). Every element is the same add of the same
-      two operands in the same order: the dtypes whose add converts nothing take the same bits in
-      any layout (see :data:`_LAYOUT_FREE_ADD`). ``dst`` is written once, after the last read of
-      ``x`` (level 0), so it may even overlap ``x``.
-
-    Pinned against :func:`_reduce_last_reference` (tests/runtime/test_reduce_direct.py)."""
-    n = x.shape[-1]
-    if kind == "sum":
-        if x.dtype not in _LAYOUT_FREE_ADD:
-            return False
-        h = n // 2
-        r = n - h
-        if n == 2:
-            torch.add(x[..., 0:1], x[..., 1:2], out=dst)
-            return True
-        w, steps, _ = _tree_plan(x, "sum")   # compact: the same scratch the general path uses
-        torch.add(x[..., :h], x[..., r:], out=steps[0][0])
-        if r > h:   # odd n: the middle element is carried to the next level unchanged
-            w[..., h:r].copy_(x[..., h:r])
-        for a, b in steps[1:-1]:
-            a.add_(b)
-        a, b = steps[-1]   # n == 2 at the last level: a = w[..., 0:1], b = w[..., 1:2]
-        torch.add(a, b, out=dst)
-        return True
-    if kind not in _EXTREMES:
-        return False
-    dt = x.dtype
-    if dt == torch.bool or dt.is_complex or not _cast_disjoint(dst, x):
-        return False
-    if kind == "max":
-        torch.amax(x, -1, keepdim=True, out=dst)
-    else:
-        torch.amin(x, -1, keepdim=True, out=dst)
-    # (as _extreme_fast: a zero or NaN extreme makes the smallest magnitude 0 or NaN)
-    return not dt.is_floating_point or float(torch.linalg.vector_norm(dst, _NEG_INF)) > 0
 
 
 def pad_scalar(dtype: torch.dtype, pad: str):
