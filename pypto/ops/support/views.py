@@ -88,3 +88,28 @@ def write(x: torch.Tensor, indices, value, out: torch.Tensor | None = None) -> t
     r = x.clone() if out is None else (out if out.data_ptr() == x.data_ptr() else out.copy_(x))
     r[idx] = value
     return r
+
+
+def reshape_into(dst: torch.Tensor, x: torch.Tensor) -> None:
+    """Simulator ``tile.reshape`` into ``dst``: ``dst.copy_(x.reshape(dst.shape))``, the reshaped view
+    of ``x`` made once per pair of tile views instead of per call (a view and its shape cost two
+    torch calls, each several microseconds inside a Qwen3-layer call: ``pa_update`` reshapes four
+    times per gang). The views the simulator hands over are the same tensor objects call after
+    call (:class:`pypto.runtime.cores.CoreMemory` caches them), so the pair is recognised by
+    identity; the entry holds both objects, so their ids cannot name other tensors while it
+    exists. Where ``x`` cannot be viewed in ``dst``'s shape (a strided source: ``reshape`` copies)
+    nothing is kept and the reshape is made each call: a kept copy would go stale."""
+    hit = _RESHAPED.get((id(dst), id(x)))
+    if hit is None or hit[0] is not dst or hit[1] is not x:
+        try:
+            r = x.view(dst.shape)     # what reshape returns whenever a view exists
+        except RuntimeError:
+            r = None
+        if len(_RESHAPED) >= 1024:
+            _RESHAPED.clear()
+        hit = _RESHAPED[(id(dst), id(x))] = (dst, x, r)
+    r = hit[2]
+    dst.copy_(x.reshape(dst.shape) if r is None else r)
+
+
+_RESHAPED: dict = {}   # (id(dst), id(x)) -> (dst, x, x viewed in dst's shape or None)
