@@ -1,5 +1,6 @@
-"""The simulator's tile.reshape (pypto.ops.support.reshape_into): the reshaped view of a tile pair
-made once and reused, never a stale copy; a source that cannot be viewed is reshaped per call."""
+"""Per-view caches of the simulator helpers: tile.reshape's reshaped view (pypto.ops.support.reshape_into)
+and the FP32 -> BF16 ties-away cast's int32 view (numerics.cast._bits_view): made once per view and
+reused, never a stale copy; what cannot be cached safely is made per call."""
 import torch
 
 from pypto.ops import support
@@ -41,3 +42,28 @@ def test_a_pair_of_new_tensors_is_not_taken_for_a_cached_one():
         dst = torch.zeros(1, 4)
         support.reshape_into(dst, x)
         assert (dst == k).all()
+
+
+# ------------------------------------------------------------------ the FP32 -> BF16 cast's bit view
+def test_round_cast_of_a_tile_view_reuses_its_bit_view_and_reads_current_data():
+    """numerics.cast._bits_view: a tile view's int32 view is made once and dropped with the view;
+    the ties-away cast of the same view with new values (a tie, NaN, inf) gives the new bits."""
+    import gc
+    from pypto.numerics import cast as C
+    mem = torch.zeros(4, 256)
+    x = mem[:, 0:64].view(4, 2, 32)
+    dst = torch.zeros(4, 2, 32, dtype=torch.bfloat16)
+    oracle = {0x3F808000: 0x3F81, 0x3F818000: 0x3F82, 0x7F800000: 0x7F80, 0x7FC00001: 0x7FC0}
+    for bits in ([0x3F808000] * 8, [0x3F818000, 0x7F800000, 0x7FC00001, 0x3F808000] * 2):
+        x.view(torch.int32)[:, 0, :8] = torch.tensor(bits, dtype=torch.int32)
+        C.cast_into(dst, x, "round")
+        want = torch.tensor([oracle[b] for b in bits], dtype=torch.int32).to(torch.int16)
+        assert torch.equal(dst.view(torch.int16)[:, 0, :8], want.expand(4, 8))
+    k = id(x)
+    assert C._BITS[k][0]() is x
+    del x
+    gc.collect()
+    assert k not in C._BITS or C._BITS[k][0]() is not None      # the dead view's entry is gone
+    base = torch.full((2, 3), 1.5)
+    C.cast_into(torch.zeros(2, 3, dtype=torch.bfloat16), base, "round")
+    assert id(base) not in C._BITS                               # a base tensor is not kept
