@@ -15,7 +15,7 @@ def test_gang_views_reshape_reuses_one_view_and_reads_current_data():
     support.reshape_into(dst, x)
     assert torch.equal(dst, x.reshape(6, 1, 16))
     hit = views._RESHAPED[(id(dst), id(x))]
-    assert hit[0] is dst and hit[1] is x and hit[2] is not None and hit[2]._base is not None   # a view
+    assert hit[0]() is dst and hit[1]() is x and hit[2]._base is not None   # a view
     x.copy_(torch.randn(x.shape))                               # new data in the same tile
     support.reshape_into(dst, x)
     assert torch.equal(dst, x.reshape(6, 1, 16))                # not the first call's values
@@ -28,20 +28,32 @@ def test_a_source_that_cannot_be_viewed_is_reshaped_each_call():
     dst = torch.zeros(64)
     support.reshape_into(dst, x)
     assert torch.equal(dst, x.reshape(64))
-    assert views._RESHAPED[(id(dst), id(x))][2] is None         # nothing kept
+    assert (id(dst), id(x)) not in views._RESHAPED              # nothing kept
     base.add_(1.0)
     support.reshape_into(dst, x)
     assert torch.equal(dst, x.reshape(64))                      # the new values, not a kept copy
 
 
-def test_a_pair_of_new_tensors_is_not_taken_for_a_cached_one():
-    """An entry holds its tensors: a new tensor can only have a cached id while the entry lives, and
-    the entry is checked by identity; a fresh pair is looked up anew."""
+def test_entries_die_with_their_tensors_and_new_tensors_are_looked_up_anew():
+    """An entry is dropped when either tensor dies (weak references), so a new tensor reusing an id
+    is never taken for the old one; base tensors (not views) are not kept at all."""
+    import gc
+    keys = []
     for k in range(20):
-        x = torch.full((4, 1), float(k))
-        dst = torch.zeros(1, 4)
+        mem = torch.full((3, 8), float(k))
+        x = mem[:, 0:4].view(3, 4, 1)
+        dst = torch.zeros(3, 1, 4)
         support.reshape_into(dst, x)
         assert (dst == k).all()
+        keys.append((id(dst), id(x)))
+        assert keys[-1] in views._RESHAPED
+        del mem, x, dst
+        gc.collect()
+        assert keys[-1] not in views._RESHAPED or views._RESHAPED[keys[-1]][0]() is not None
+    base = torch.randn(4, 1)
+    out = torch.zeros(1, 4)
+    support.reshape_into(out, base)
+    assert torch.equal(out, base.reshape(1, 4)) and (id(out), id(base)) not in views._RESHAPED
 
 
 # ------------------------------------------------------------------ the FP32 -> BF16 cast's bit view
