@@ -40,16 +40,19 @@ from pypto.ir.types import TileType
 from pypto.language.enums import FunctionType
 from pypto.ir.visit import walk_expr
 from pypto.ops.registry import get_op
-from pypto.ops.traits import Scratch
+from pypto.ops.traits import Elementwise, Scratch
 
 
 def dead_scratch_calls(f: Function) -> set[int]:
     """``id`` of every call with a scratch operand (the ``Scratch`` trait) whose clobbered contents no
     later statement of ``f`` can read. Later = after the call in program order, plus the whole
     outermost loop around it (the next iteration). A later reference to an overlapping buffer
-    counts as a read unless it is itself the scratch operand of such an op (written first)."""
+    counts as a read unless it is itself the scratch operand of such an op (written first), or,
+    after a call outside any loop, a whole overwrite of those bytes that runs before any read of them
+    (:func:`_dead_after`)."""
     flat: list[tuple[object, int]] = []   # (statement, index of its outermost enclosing loop or -1)
     _flatten(f.body, -1, flat)
+    top = _top_level(f.body, set())
     dead = set()
     for pos, (s, loop) in enumerate(flat):
         c = _call(s)
@@ -63,11 +66,77 @@ def dead_scratch_calls(f: Function) -> set[int]:
         rng = _range(tmp)
         if rng is None:
             continue
-        later = range(loop if loop >= 0 else pos + 1, len(flat))
+        if loop < 0:
+            if _dead_after(flat, pos, rng, top):
+                dead.add(id(c))
+            continue
+        later = range(loop, len(flat))
         # (the call itself, met again in the next iteration, overwrites its scratch before reading)
         if not any(_reads(flat[k][0], rng) for k in later if k != pos):
             dead.add(id(c))
     return dead
+
+
+def _top_level(stmts, out: set) -> set:
+    """``id`` of the statements of ``stmts`` that run exactly once, in order, when the function
+    body runs: its own statements and those of the scopes among them (not of loops or branches)."""
+    for s in stmts:
+        out.add(id(s))
+        if isinstance(s, ScopeStmt):
+            _top_level(s.body, out)
+    return out
+
+
+def _dead_after(flat, pos: int, rng, top: set) -> bool:
+    """Whether no statement after ``flat[pos]`` (a call outside any loop) can read the bytes of
+    ``rng`` it leaves clobbered. A later statement that overwrites a part of them whole before
+    anything reads it (:func:`_overwrite`), and runs unconditionally in order (``top``), takes that
+    part out of the range still holding the clobbered values (reduction scratch is often another
+    tile's buffer, reloaded afterwards); every other reference to a byte still held counts as a
+    read, as in :func:`_reads`."""
+    live = [rng]   # sub-ranges still holding what the call left there
+    for k in range(pos + 1, len(flat)):
+        s = flat[k][0]
+        if any(_reads_args(s, r) if id(s) in top and _overwrite(s) is not None else _reads(s, r) for r in live):
+            return False
+        w = _overwrite(s) if id(s) in top else None
+        if w is not None:
+            live = [p for r in live for p in _minus(r, w)]
+            if not live:
+                return True
+    return True
+
+
+# ops whose result is the whole result tile, written from the operands alone: a load (DMA, its
+# padding zeroed: support.load_into), the elementwise vector ops (one result per element) and the
+# row / column broadcasts (pypto/ops/broadcast.py: one result per element of the full tile)
+_BROADCAST_PREFIXES = ("tile.row_expand", "tile.col_expand")
+def _overwrite(s):
+    """The byte range ``(space, lo, hi)`` statement ``s`` writes whole, without reading it first (its
+    operands are read before the write): ``x = op(...)`` with ``op`` a ``tile.load``, an
+    elementwise op or a row / column broadcast, and ``x`` a tile with no smaller valid extent; ``None`` for anything else."""
+    c = _call(s)
+    if c is None or not isinstance(s, AssignStmt):
+        return None
+    if c.op != "tile.load" and not c.op.startswith(_BROADCAST_PREFIXES) and not get_op(c.op).has(Elementwise):
+        return None
+    t = getattr(s.var, "type", None)
+    if not isinstance(t, TileType) or t.valid_shape is not None:
+        return None
+    return _range(s.var)
+
+
+def _reads_args(s, rng) -> bool:
+    """Whether call statement ``s``'s operands refer to bytes of ``rng`` (its result not counted)."""
+    c = _call(s)
+    return any(isinstance(x, Var) and _overlaps(x, rng) for a in c.args for x in walk_expr(a))
+
+
+def _minus(r, w) -> list:
+    """Byte range ``r`` without the bytes of ``w`` (both ``(space, lo, hi)``): 0, 1 or 2 ranges."""
+    if w[0] != r[0] or w[2] <= r[1] or r[2] <= w[1]:
+        return [r]
+    return [p for p in ((r[0], r[1], w[1]), (r[0], w[2], r[2])) if p[1] < p[2]]
 
 
 def _flatten(stmts, loop: int, out: list) -> None:

@@ -77,6 +77,7 @@ The implementation is one pass of whole-tensor torch operations (no per-element 
 from __future__ import annotations
 
 import threading
+import weakref
 
 import torch
 
@@ -433,7 +434,7 @@ _TORCH_RNE: list = []   # [bool] once checked
 # tensor converted to int32: ~3x the cost of the operation on a tile); a 0-d int32 operand calls the
 # structured kernel directly
 _ONE_I32 = torch.tensor(1, dtype=torch.int32)
-_ROUND_BUF = threading.local()   # shape -> contiguous int32 scratch of ``bits | 1`` (per thread)
+_ROUND_BUF = threading.local()   # shape -> (contiguous int32 scratch of ``bits | 1``, its FP32 view), per thread
 
 
 def _torch_bf16_is_rne() -> bool:
@@ -457,17 +458,42 @@ def _torch_bf16_is_rne() -> bool:
     return _TORCH_RNE[0]
 
 
+def _bits_view(x: torch.Tensor) -> torch.Tensor:
+    """``x.view(torch.int32)`` of an FP32 tensor, made once per view object: the simulator casts the
+    same tile views call after call (:class:`pypto.runtime.cores.CoreMemory` caches them), and a
+    view costs a torch call of several microseconds inside a model's call. Kept for views only
+    (``x._base`` set: the int32 view then refers to the root tensor, not to ``x``), keyed by ``id``
+    and checked by a weak reference to ``x`` whose callback drops the entry when ``x`` dies, so an
+    id is never taken for another tensor and nothing is kept alive by the cache; a base tensor (a
+    caller's temporary) gets its view made each call."""
+    hit = _BITS.get(id(x))
+    if hit is not None and hit[0]() is x:
+        return hit[1]
+    xv = x.view(torch.int32)
+    if x._base is not None:
+        k = id(x)
+        if len(_BITS) >= 4096:
+            _BITS.clear()
+        _BITS[k] = (weakref.ref(x, lambda _, k=k: _BITS.pop(k, None)), xv)
+    return xv
+
+
+_BITS: dict = {}   # id(x) -> (weakref to x, x.view(torch.int32)), x a view
+
+
 def _fp32_to_bf16_into(dst: torch.Tensor, x: torch.Tensor, mode: str) -> None:
     """FP32 ``x`` cast into BF16 ``dst`` under a nearest ``mode`` (see above)."""
     if _TORCH_RNE and _TORCH_RNE[0] or _torch_bf16_is_rne():
         # a temporary either way: dst may overlap x (the planner may place a cast over its source)
         if mode == "round":
-            t = _ROUND_BUF.__dict__.get(x.shape)   # (a per-thread scratch per shape: no allocation)
-            if t is None:
+            buf = _ROUND_BUF.__dict__.get(x.shape)   # (a per-thread scratch per shape: no allocation)
+            if buf is None:
                 if len(_ROUND_BUF.__dict__) > 64:
                     _ROUND_BUF.__dict__.clear()
-                t = _ROUND_BUF.__dict__[x.shape] = torch.empty(x.shape, dtype=torch.int32)
-            t = torch.bitwise_or(x.view(torch.int32), _ONE_I32, out=t).view(torch.float32)
+                ti = torch.empty(x.shape, dtype=torch.int32)
+                buf = _ROUND_BUF.__dict__[x.shape] = (ti, ti.view(torch.float32))
+            torch.bitwise_or(_bits_view(x), _ONE_I32, out=buf[0])
+            t = buf[1]
         else:
             t = x.clone()
         # one reduction over the tensor about to be converted: finite unless ``x`` holds a NaN or an

@@ -203,7 +203,7 @@ for _level in ("tensor", "tile"):
          # (a tensor reshape is a view for the reference executor too, as in orchestration)
          ref=(lambda a: f"_pto.reshape_view({a.x}, {a.shape}).clone()") if _level == "tile" else
          (lambda a: f"_pto.reshape_view({a.x}, {a.shape})"),
-         sim=lambda a, dst: f"{dst}.copy_({a.x}.reshape({dst}.shape))",
+         sim=lambda a, dst: f"_pto.reshape_into({dst}, {a.x})",
          # on gang views ([n, *shape], dst too) the same row-major refill of each member's tile;
          # a tensor reshape is a view: a write through it writes x (for the direction analyses)
          traits=(Lockstep.COPY,) if _level == "tile" else (ViewOf("x"),),

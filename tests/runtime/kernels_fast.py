@@ -139,3 +139,18 @@ def mm_load_between(a: pl.Tensor[[16, 64], pl.BF16], b: pl.Tensor[[64, 32], pl.B
         b_r = pl.move(b_mat, target_memory=pl.MemorySpace.Right)
         out = pl.store(pl.matmul(a_l, b_r), [0, 0], out)
     return out
+
+
+@pl.jit
+def sum_then_reload_scratch(a: pl.Tensor[[16, 256], pl.FP32], b: pl.Tensor[[16, 256], pl.BF16],
+                            out: pl.Out[pl.Tensor[[16, 256], pl.FP32]]):
+    # the scratch dies at the reduction; its buffer is reused by the load of b and the cast after it,
+    # which overwrite it whole before anything reads it (pypto.codegen.scratch._dead_after)
+    with pl.at(level=pl.Level.CORE_GROUP):
+        x = pl.load(a, [0, 0], [16, 256])
+        tmp = pl.create_tile([16, 256], dtype=pl.FP32, target_memory=pl.Mem.Vec)
+        s = pl.row_sum(pl.mul(x, x), tmp)
+        y = pl.cast(pl.load(b, [0, 0], [16, 256]), target_type=pl.FP32)
+        out = pl.store(pl.row_expand_mul(y, s), [0, 0], out)
+    return out
+

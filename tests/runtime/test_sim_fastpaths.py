@@ -268,3 +268,54 @@ def test_move_with_a_load_before_its_matmul_is_made():
     out = torch.zeros(16, 32)
     c(a, b, out, config=CFG)
     assert torch.equal(out.view(torch.int32), torch.matmul(a.float(), b.float()).view(torch.int32))
+
+
+# ------------------------------------------------------------------ a scratch overwritten before any read
+def _incore(compiled):
+    fs = compiled.lowered.functions
+    return next(f for f in (fs.values() if isinstance(fs, dict) else fs) if f.name.endswith("_incore_0"))
+
+
+def test_scratch_reused_by_a_later_load_is_dead_and_the_result_exact():
+    """The reduction's scratch buffer is reused by a later BF16 load (its first half) and nothing
+    reads the rest: the load overwrites before it reads, so the clobber is dead (it used to count as
+    a read), in both forms; the result is the reference order's, computed independently."""
+    from pypto.codegen import scratch as SC
+    a = torch.randn(16, 256)
+    b = torch.randn(16, 256).to(torch.bfloat16)
+    c = K.sum_then_reload_scratch.compile(a, b, torch.zeros(16, 256))
+    src = kernel_source(c)
+    tiles = src.split("TILES = [")[1].split("]\n")[0]
+    # the precondition of the test: tmp and the load share bytes (the planner reused the buffer)
+    assert "('Vec', 16384, (16, 256), torch.float32),  # v[1]: tmp" in tiles, tiles
+    assert "('Vec', 16384, (16, 256), torch.bfloat16)" in tiles, tiles
+    assert src.count("clobber=False") == 2, src
+    out = torch.zeros(16, 256)
+    c(a, b, out, config=CFG)
+    s = support._reduce_last_reference(a * a, "sum", True)
+    assert torch.equal(out.view(torch.int32), (b.float() * s).view(torch.int32))
+    # the analysis itself, on the kernel's statements: the same overwrite in a branch (not run
+    # unconditionally), or a read of the reused bytes before the overwrite, keep the clobber
+    f = _incore(c)
+    flat: list = []
+    SC._flatten(f.body, -1, flat)
+    ops = [SC._call(s).op if SC._call(s) else None for s, _ in flat]
+    red, load, cast = ops.index("tile.row_sum"), ops.index("tile.load", 1), ops.index("tile.cast")
+    tmp = SC._call(flat[red][0]).args[1]
+    rng = SC._range(tmp)
+    top = SC._top_level(f.body, set())
+    assert SC._dead_after(flat, red, rng, top)
+    assert not SC._dead_after(flat, red, rng, top - {id(flat[load][0])})          # load in a branch
+    swapped = flat[:load] + [flat[cast], flat[load]] + flat[cast + 1:]           # cast reads first
+    assert not SC._dead_after(swapped, red, rng, top)
+
+
+def test_byte_range_difference():
+    from pypto.codegen.scratch import _minus
+    r = ("Vec", 100, 200)
+    assert _minus(r, ("Vec", 0, 100)) == [r]
+    assert _minus(r, ("Mat", 120, 130)) == [r]
+    assert _minus(r, ("Vec", 120, 130)) == [("Vec", 100, 120), ("Vec", 130, 200)]
+    assert _minus(r, ("Vec", 50, 150)) == [("Vec", 150, 200)]
+    assert _minus(r, ("Vec", 150, 250)) == [("Vec", 100, 150)]
+    assert _minus(r, ("Vec", 100, 200)) == []

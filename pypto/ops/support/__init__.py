@@ -28,7 +28,7 @@ from pypto.ops.support.index import (  # noqa: E402,F401
 )
 from pypto.ops.support.create import ci, random, tri  # noqa: E402,F401
 from pypto.ops.support.sort import gather_mask, mrgsort1, mrgsort2, scatter_mask, sort32  # noqa: E402,F401
-from pypto.ops.support.views import host_dn, layout_view, reinterpret, swap_last2, write, write_  # noqa: E402,F401
+from pypto.ops.support.views import host_dn, layout_view, reinterpret, reshape_into, swap_last2, write, write_  # noqa: E402,F401
 from pypto.ops.support.paged import gather_row, paged_gather  # noqa: E402,F401
 from pypto.ops.support.scalars import f32, sdiv, sfloordiv, smod, sround  # noqa: E402,F401
 from pypto.ops.support.gang_access import (  # noqa: E402,F401

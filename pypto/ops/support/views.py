@@ -3,6 +3,7 @@ executors (re-exported by :mod:`pypto.ops.support` as ``_pto.<name>``)."""
 from __future__ import annotations
 
 import contextvars
+import weakref
 
 import torch
 
@@ -88,3 +89,35 @@ def write(x: torch.Tensor, indices, value, out: torch.Tensor | None = None) -> t
     r = x.clone() if out is None else (out if out.data_ptr() == x.data_ptr() else out.copy_(x))
     r[idx] = value
     return r
+
+
+def reshape_into(dst: torch.Tensor, x: torch.Tensor) -> None:
+    """Simulator ``tile.reshape`` into ``dst``: ``dst.copy_(x.reshape(dst.shape))``, the reshaped view
+    of ``x`` made once per pair of tile views instead of per call (a view and its shape cost two
+    torch calls, each several microseconds inside a Qwen3-layer call: ``pa_update`` reshapes four
+    times per gang). The views the simulator hands over are the same tensor objects call after
+    call (:class:`pypto.runtime.cores.CoreMemory` caches them), so the pair is recognised by
+    identity: keyed by ``id`` and checked by weak references whose callbacks drop the entry when
+    either tensor dies (an id is never taken for another tensor, and the cache keeps nothing
+    alive: the kept view refers to ``x``'s root tensor, so only views ``x`` are cached). Where ``x``
+    cannot be viewed in ``dst``'s shape (a strided source: ``reshape`` copies) nothing is kept and
+    the reshape is made each call: a kept copy would go stale."""
+    key = (id(dst), id(x))
+    hit = _RESHAPED.get(key)
+    if hit is not None and hit[0]() is dst and hit[1]() is x:
+        dst.copy_(hit[2])
+        return
+    try:
+        r = x.view(dst.shape)     # what reshape returns whenever a view exists
+    except RuntimeError:
+        dst.copy_(x.reshape(dst.shape))
+        return
+    if x._base is not None:
+        if len(_RESHAPED) >= 4096:
+            _RESHAPED.clear()
+        drop = lambda _, k=key: _RESHAPED.pop(k, None)   # noqa: E731
+        _RESHAPED[key] = (weakref.ref(dst, drop), weakref.ref(x, drop), r)
+    dst.copy_(r)
+
+
+_RESHAPED: dict = {}   # (id(dst), id(x)) -> (weakref to dst, weakref to x, x viewed in dst's shape)
