@@ -1065,6 +1065,24 @@ def _gather_columns(t, cols: list, shape, owners):
     if s0 == d0 and s1 == d1:
         return None
     c0, c1 = cols
+    memo = None
+    if owners is not None and _KEEP_COLUMNS:
+        # the same columns of a kept tensor as before (a weight's, an activation's, call after call):
+        # the Sliced that this function made of them then, from the kept entry (valid while t's
+        # layout is: _kept_views checks it), without the checks and the offsets pass. A key matches
+        # only ints (equal hashes: True, 1.0 would match 1; such columns are refused below)
+        if c0.__class__ is list and type(c1) is int:
+            key, col = (tuple(c0), c1), 0
+        elif c1.__class__ is list and type(c0) is int:
+            key, col = (c0, tuple(c1)), 1
+        else:
+            return None
+        kept = _kept_of(t, t.untyped_storage().data_ptr(), (s0, s1), owners)
+        if kept is not None:
+            memo = kept[4]
+            out = memo.get(key)
+            if out is not None and set(map(type, key[col])) == _INT:
+                return out
     st0, st1 = t.stride()
     base = t.storage_offset()
     if c0.__class__ is list and type(c1) is int:
@@ -1079,7 +1097,20 @@ def _gather_columns(t, cols: list, shape, owners):
         ats = [at + x * st1 for x in c1]
     else:
         return None
-    return _slices_at(t, ats, (s0, s1), owners)
+    out = _slices_at(t, ats, (s0, s1), owners)
+    if memo is not None and out.__class__ is Sliced and _KEEP_SLICED:   # (the kept Sliced of these offsets)
+        refs = kept[3]
+        if len(memo) >= _KEPT_VIEWS:
+            memo.clear()
+            if refs is not None:
+                refs.ok = False
+        memo[key] = out
+        if refs is not None:
+            refs.bump(out)
+    return out
+
+
+_KEEP_COLUMNS = True   # (off: the column memo of _gather_columns unused -- for A/B measurements)
 
 
 _INT = {int}
@@ -1093,16 +1124,9 @@ def _slices_at(t, ats: list, size: tuple, owners) -> list:
     st0, st1 = st
     n = len(ats)
     ptr = t.untyped_storage().data_ptr()
-    kept = None
-    if owners is not None and s0 and s1 and _KEEP and t.__class__ is torch.Tensor and not t.requires_grad:
-        if ptr not in owners:
-            kept = _kept_views(t, size, False)
-        else:
-            pooled = _CREATED.ptrs.get(ptr)
-            if pooled is not None and pooled[0] is t:   # a recycled created tensor (_CreatedPool)
-                kept = _kept_views(t, size, True)
+    kept = _kept_of(t, ptr, size, owners)
     if kept is not None:
-        alias, views, sliced, refs = kept
+        alias, views, sliced, refs, _ = kept
         key = tuple(ats) if _KEEP_SLICED else None
         out = sliced.get(key)
         if out is not None:   # these very members before (a decode step's pages, call after call)
@@ -1167,6 +1191,20 @@ def _slices_at(t, ats: list, size: tuple, owners) -> list:
     return out
 
 
+def _kept_of(t, ptr: int, size: tuple, owners):
+    """:func:`_kept_views` of ``t`` (storage address ``ptr``) at slice shape ``size`` where its views are
+    kept (a caller's tensor, or one the run created that :class:`_CreatedPool` recycles), else None."""
+    if owners is None or not size[0] or not size[1] or not _KEEP or t.__class__ is not torch.Tensor \
+            or t.requires_grad:
+        return None
+    if ptr not in owners:
+        return _kept_views(t, size, False)
+    pooled = _CREATED.ptrs.get(ptr)
+    if pooled is not None and pooled[0] is t:   # a recycled created tensor
+        return _kept_views(t, size, True)
+    return None
+
+
 # The views bslice made of the caller's tensors, kept across calls (a decode step slices the same
 # weights and KV-cache pages call after call: ~1.2 us a view and its tag, ~700 views a Qwen3 layer
 # call). id(tensor) -> [weak reference to it, its layout when the entry was made, an alias, {slice
@@ -1196,9 +1234,9 @@ _KEPT_VIEWS = 8192
 
 
 def _kept_views(t, size: tuple, pooled: bool = False):
-    """``(alias, {storage offset: view}, {offsets of all members: Sliced}, refs)`` of the kept views
-    of ``t`` at slice shape ``size`` (see above): the entry is made again when ``t``'s layout
-    changed. ``pooled``: ``t`` is a recycled created tensor (:class:`_CreatedPool`), whose entry
+    """``(alias, {storage offset: view}, {offsets of all members: Sliced}, refs, {columns: Sliced})``
+    of the kept views of ``t`` at slice shape ``size`` (see above; the last: :func:`_gather_columns`'
+    memo): the entry is made again when ``t``'s layout changed. ``pooled``: ``t`` is a recycled created tensor (:class:`_CreatedPool`), whose entry
     counts what it holds (``refs``, a :class:`_Refs`; None for the caller's tensors)."""
     key = id(t)
     e = _KEPT.get(key)
@@ -1226,8 +1264,8 @@ def _kept_views(t, size: tuple, pooled: bool = False):
     if got is None or len(got[0]) >= _KEPT_VIEWS:
         if got is not None and e[4] is not None:
             e[4].ok = False   # (views dropped from the table: no longer counted exactly)
-        got = shapes[size] = ({}, {})
-    return e[2], got[0], got[1], e[4]
+        got = shapes[size] = ({}, {}, {})
+    return e[2], got[0], got[1], e[4], got[2]
 
 
 class _Refs:

@@ -117,6 +117,11 @@ def test_anything_still_referring_to_it_or_its_views_keeps_it(monkeypatch):
     for what, hold in holds.items():
         assert not _reused_while(monkeypatch, hold), f"handed out again while {what} was held"
     assert _reused_while(monkeypatch, lambda t, s: None)
+    # the column memo's Sliced (another holder the entry counts)
+    owners = lambda t: {t.untyped_storage().data_ptr(): object()}   # noqa: E731
+    memo = lambda t, s: B._gather_columns(t, [0, [0, 16, 48]], [16, 16], owners(t))   # noqa: E731
+    assert not _reused_while(monkeypatch, memo)
+    assert _reused_while(monkeypatch, lambda t, s: memo(t, s) and None)
 
 
 def test_counts_no_longer_exact_never_hand_it_out_again(monkeypatch):
