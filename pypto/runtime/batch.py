@@ -69,9 +69,10 @@ class Sliced(list):
     :func:`_read_bounds` (the same span its per-member loop computes), and each member's storage
     offset (``ats``), for :func:`_member_views`; ``views``: their :class:`pypto.runtime.deps.View`
     objects once :func:`_member_views` made them (kept with the views of a caller's tensor, see
-    :func:`_kept_views`; False: not made yet), else None."""
+    :func:`_kept_views`; False: not made yet), else None; ``refs``: a kept one's :class:`_Refs` when
+    it is of a recycled created tensor (what keeping its Views holds is counted there)."""
 
-    __slots__ = ("tensor", "ptr", "lo", "hi", "ats", "views")
+    __slots__ = ("tensor", "ptr", "lo", "hi", "ats", "views", "refs")
 
 
 class _Held:
@@ -353,13 +354,22 @@ class BatchRuntime:
         n = len(active)
         shape = list(shape)
         members = None
+        entry = None
         if init_value is not None:
             whole = torch.full([n] + shape, init_value, dtype=dtype)
         else:
-            whole, members = _STACKS.take(n, shape, dtype, self)
+            pool = _STACKS
+            whole, members = pool.take(n, shape, dtype, self)
+            entry = pool.handed if _KEEP_STACK_VIEW else None
         task = self._new_task("__alloc__", "alloc", [whole], [OUTPUT], False)
         self._hold(1, whole.numel() // n * whole.element_size())
-        v = task.views[0] = View(whole)
+        # a recycled stack's View comes back with it (a function of its layout, which _counts checks)
+        v = entry[3] if entry is not None else None
+        if v is None:
+            v = View(whole)
+            if entry is not None:
+                entry[3] = v
+        task.views[0] = v
         self._views[id(whole)] = (whole, v)
         self.owner[v.base] = task
         if manual_dep:
@@ -500,15 +510,18 @@ class _StackPool(threading.local):
     MAX_BYTES = 512 << 20
 
     def __init__(self):
-        self.entries: dict = {}   # (n, shape, dtype) -> [[whole, members, run last handed out]]
+        self.entries: dict = {}   # (n, shape, dtype) -> [[whole, members, run last handed out, its View]]
         self.pos: dict = {}       # key -> how many of its entries this run took (they come first)
         self.total = 0
         self.run = 0
+        self.handed = None        # the entry the last take handed out (None: a stack the pool does not keep)
 
     def take(self, n: int, shape: list, dtype, rt):
         """``(whole, members)`` of a zeroed ``[n, *shape]`` stack for runtime ``rt``: recycled with
         its member views when a free one is kept (``members`` then not None), else a new one from
-        :func:`zeros_untouched` (``members`` None: the caller builds and tags them)."""
+        :func:`zeros_untouched` (``members`` None: the caller builds and tags them). ``handed`` is
+        then the pool's entry of the stack (None: not kept), whose last item ``create_batch`` sets
+        to the stack's dependency View, handed out again with it."""
         run = rt.__dict__.get("_stack_run")
         if run is None:   # the runtime's first stack: a new run (age out the unused entries)
             self.run += 1
@@ -529,7 +542,9 @@ class _StackPool(threading.local):
                     self.pos[key] = pos + 1
                     whole = e[0]
                     whole.zero_()
+                    self.handed = e
                     return whole, e[1]
+        self.handed = None
         nbytes = n * math.prod(shape) * dtype.itemsize
         if nbytes >= _LAZY_BYTES or self.total + nbytes > self.MAX_BYTES:
             return zeros_untouched([n] + shape, dtype, rt), None
@@ -539,10 +554,12 @@ class _StackPool(threading.local):
         members = whole.unbind(0)
         tag_stack_rows(whole, members)
         got = self.entries.setdefault(key, [])
-        got.append([whole, members, run])
+        e = [whole, members, run, None]
+        got.append(e)
         got[-1], got[pos] = got[pos], got[-1]
         self.pos[key] = pos + 1
         self.total += nbytes
+        self.handed = e
         return whole, members
 
     def _age(self, run: int) -> None:
@@ -561,16 +578,22 @@ class _StackPool(threading.local):
 
 def _counts(entry: list) -> tuple:
     """``(references to the whole beyond its n row tags, the most references to one member,
-    tensors and storage objects over the storage beyond the n + 1 kept ones)`` of a kept stack's
-    pool entry (its only argument, so that the references this function takes are the same for
-    every entry)."""
-    whole, members = entry[0], entry[1]
+    tensors and storage objects over the storage beyond the n + 1 kept ones, references to its
+    View)`` of a kept stack's pool entry (its only argument, so that the references this function
+    takes are the same for every entry); None when its View no longer describes the whole."""
+    whole, members, _, v = entry
     n = len(members)
     most = max(map(sys.getrefcount, members), default=0)   # (in C: ~60 stacks of 32 rows a Qwen3 call)
     st = whole.untyped_storage()
+    held = None
+    if v is not None:
+        if v.tensor is not whole or v.base != st.data_ptr() or v.start != whole.storage_offset() \
+                or v.shape != tuple(whole.shape) or v.strides != tuple(whole.stride()):
+            return None
+        held = sys.getrefcount(v)
     # (a storage object someone holds shows in the use count or, where torch keeps one Python
     # object per storage, in that object's references)
-    return sys.getrefcount(whole) - n, most, _use_count(st._cdata) - n - 1, sys.getrefcount(st)
+    return sys.getrefcount(whole) - n, most, _use_count(st._cdata) - n - 1, sys.getrefcount(st), held
 
 
 def _free(entry: list) -> bool:
@@ -582,15 +605,18 @@ def _free(entry: list) -> bool:
     if _use_count is None:   # a torch without the storage use count: nothing is provably free
         return False
     if _IDLE is None:
-        probe = torch.zeros([2, 1], dtype=torch.float32)   # made as take makes its stacks
-        held = [probe, probe.unbind(0), 0]
+        probe = torch.zeros([2, 1], dtype=torch.float32)   # made as take and create_batch make them
+        held = [probe, probe.unbind(0), 0, None]
         tag_stack_rows(probe, held[1])
         del probe
-        _IDLE = _counts(held)
-    return _counts(entry) == _IDLE
+        _IDLE = {False: _counts(held)}
+        held[3] = View(held[0])   # (its entry's View: one more reference to the whole)
+        _IDLE[True] = _counts(held)
+    return _counts(entry) == _IDLE[entry[3] is not None]
 
 
 _IDLE = None
+_KEEP_STACK_VIEW = True   # (off: a recycled stack's View made afresh -- for A/B measurements)
 _use_count = getattr(torch._C, "_storage_Use_Count", None)
 _STACKS = _StackPool()
 
@@ -887,6 +913,19 @@ def _member_views(a: Sliced, cache: dict) -> list:
         out.append(v)
     if kept is False:   # a kept Sliced: its Views kept with it (Views are never changed once made)
         a.views = out
+        refs = a.refs
+        if refs is not None:   # (a recycled created tensor's: the list holds its Views, each its member)
+            refs.add(out, 1)
+            at = refs.at
+            for v in out:
+                if id(v) in at:
+                    refs.bump(v)
+                else:
+                    refs.add(v, 1)
+                    if id(v.tensor) in at:
+                        refs.bump(v.tensor)
+                    else:   # (not one of the entry's views: never the case; uncounted, never free)
+                        refs.ok = False
     return out
 
 
@@ -1159,8 +1198,7 @@ def _slices_at(t, ats: list, size: tuple, owners) -> list:
                 sliced.clear()
                 if refs is not None:
                     refs.ok = False
-            # (a recycled created tensor's Sliced keeps no Views: what it holds is counted by refs)
-            out.tensor, out.ptr, out.ats, out.views = alias, ptr, ats, False if refs is None else None
+            out.tensor, out.ptr, out.ats, out.views, out.refs = alias, ptr, ats, False, refs
             out.lo, out.hi = lo, hi + 1 + (s0 - 1) * st0 + (s1 - 1) * st1
             sliced[key] = out
             if refs is not None:   # held by the Sliced table; it holds the alias and its members

@@ -78,9 +78,14 @@ def test_its_views_are_kept_across_runs_and_equal_fresh_ones(monkeypatch):
         assert src.untyped_storage().data_ptr() == t.untyped_storage().data_ptr() and at == v.storage_offset()
     b[1].fill_(2.0)   # writes reach the tensor
     assert torch.equal(t[:, 16:32], torch.full((16, 16), 2.0)) and not t[:, :16].any()
-    # a kept Sliced of a created tensor keeps no member Views (they would hold its views uncounted)
-    B._member_views(b, {})
-    assert b.views is None
+    # its member Views are kept too (counted: the tensor still comes back)
+    mv = B._member_views(b, {})
+    assert b.views == mv and B._member_views(b, {}) == mv
+    vid = [id(v) for v in mv]
+    del b, t, mv, v, want, src
+    gc.collect()
+    t = pool.take([16, 64], torch.float32, _Rt())
+    assert [id(v) for v in B._member_views(_slice(t, offs, [16, 16]), {})] == vid
 
 
 def _reused_while(monkeypatch, hold) -> bool:
@@ -112,7 +117,9 @@ def test_anything_still_referring_to_it_or_its_views_keeps_it(monkeypatch):
         "a kept Sliced list": lambda t, s: s,
         "the Sliced's alias": lambda t, s: s.tensor,
         "a kept view's tag": lambda t, s: getattr(s[3], SLICE_OF),
-        "a fresh member View": lambda t, s: B._member_views(s, {}),
+        "a kept member View": lambda t, s: B._member_views(s, {})[1],
+        "the kept member View list": lambda t, s: (B._member_views(s, {}), s.views)[1],
+        "a kept member View's box": lambda t, s: (B._member_views(s, {})[2].box(), s.views[2])[1],
     }
     for what, hold in holds.items():
         assert not _reused_while(monkeypatch, hold), f"handed out again while {what} was held"
@@ -122,6 +129,7 @@ def test_anything_still_referring_to_it_or_its_views_keeps_it(monkeypatch):
     memo = lambda t, s: B._gather_columns(t, [0, [0, 16, 48]], [16, 16], owners(t))   # noqa: E731
     assert not _reused_while(monkeypatch, memo)
     assert _reused_while(monkeypatch, lambda t, s: memo(t, s) and None)
+    assert _reused_while(monkeypatch, lambda t, s: B._member_views(s, {}) and None)   # (Views made, not held)
 
 
 def test_counts_no_longer_exact_never_hand_it_out_again(monkeypatch):
