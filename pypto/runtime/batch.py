@@ -1274,8 +1274,9 @@ _KEPT_VIEWS = 8192
 def _kept_views(t, size: tuple, pooled: bool = False):
     """``(alias, {storage offset: view}, {offsets of all members: Sliced}, refs, {columns: Sliced})``
     of the kept views of ``t`` at slice shape ``size`` (see above; the last: :func:`_gather_columns`'
-    memo): the entry is made again when ``t``'s layout changed. ``pooled``: ``t`` is a recycled created tensor (:class:`_CreatedPool`), whose entry
-    counts what it holds (``refs``, a :class:`_Refs`; None for the caller's tensors)."""
+    memo): the entry is made again when ``t``'s layout changed. ``pooled``: ``t`` is a recycled
+    created tensor (:class:`_CreatedPool`), whose entry counts what it holds (``refs``, a
+    :class:`_Refs`; None for the caller's tensors)."""
     key = id(t)
     e = _KEPT.get(key)
     st = t.untyped_storage()
@@ -1344,14 +1345,14 @@ def _view_base_refs() -> int:
     if _VIEW_BASE_REFS is None:
         a = torch.zeros([2, 2]).detach()
         r0 = sys.getrefcount(a)
-        v = a.as_strided((1, 1), (2, 1), 1)
+        views = [a.as_strided((1, 1), (2, 1), 1)]
         r1 = sys.getrefcount(a)
-        w = a.as_strided((1, 1), (2, 1), 2)
+        views.append(a.as_strided((1, 1), (2, 1), 2))
         if sys.getrefcount(a) != r1:   # (not a fixed amount: nothing counts exactly, nothing is free)
             _VIEW_BASE_REFS = 1 << 30
         else:
             _VIEW_BASE_REFS = r1 - r0
-        del v, w
+        views.clear()
     return _VIEW_BASE_REFS
 
 

@@ -191,7 +191,8 @@ def test_qwen3_layer_bits_with_and_without_reuse(monkeypatch):
     lens = torch.tensor([256, 128, 256, 256, 128, 128, 256, 128], dtype=torch.int32)   # (whole pages)
     ang = (lens.double() - 1)[:, None] * (1.0e6 ** (-torch.arange(0, D, 2, dtype=torch.float64) / D))[None, :]
     cos, sin = ang.cos().float(), ang.sin().float()
-    compiled = ir_compile(M.decode_layer(T, NH, NKV, D, inter, blk, mb), **RunConfig(platform="a2a3sim").compile_options())
+    opts = RunConfig(platform="a2a3sim").compile_options()
+    compiled = ir_compile(M.decode_layer(T, NH, NKV, D, inter, blk, mb), **opts)
 
     def run(batch: bool):
         kc, vc, out = k_cache.clone(), v_cache.clone(), torch.zeros(T, H)
