@@ -211,3 +211,18 @@ def test_qwen3_layer_bits_with_and_without_reuse(monkeypatch):
         counts.append(sum(len(v) for v in pool.entries.values()))
     n = counts[0]
     assert n > 0 and counts == [n, n, n, 2 * n, 2 * n] and len(held) == n
+
+
+def test_a_returned_created_tensor_never_changes_with_later_calls(monkeypatch):
+    """The program returns a created tensor (its batched loop writes its slices): what the caller
+    gets is never the recycled buffer, so later calls, which do recycle it, leave it as it was."""
+    import kernels_batch as K
+    pool = _pool(monkeypatch)
+    c = ir_compile(K.ReturnsCreated, **RunConfig(platform="a2a3sim").compile_options())
+    cfg = RunConfig(platform="a2a3sim", sim_seed=0)
+    a = torch.randn(128, 64)
+    got = [c(a * k, config=cfg) for k in (1, 2, 3, 4)]
+    for k, r in enumerate(got, 1):
+        assert torch.equal(r, torch.exp(a * k * 0.5)), k
+        assert r.untyped_storage().data_ptr() not in pool.ptrs
+    assert sum(len(v) for v in pool.entries.values()) == 1   # one created tensor, recycled call after call
