@@ -69,9 +69,10 @@ class Sliced(list):
     :func:`_read_bounds` (the same span its per-member loop computes), and each member's storage
     offset (``ats``), for :func:`_member_views`; ``views``: their :class:`pypto.runtime.deps.View`
     objects once :func:`_member_views` made them (kept with the views of a caller's tensor, see
-    :func:`_kept_views`; False: not made yet), else None."""
+    :func:`_kept_views`; False: not made yet), else None; ``refs``: a kept one's :class:`_Refs` when
+    it is of a recycled created tensor (what keeping its Views holds is counted there)."""
 
-    __slots__ = ("tensor", "ptr", "lo", "hi", "ats", "views")
+    __slots__ = ("tensor", "ptr", "lo", "hi", "ats", "views", "refs")
 
 
 class _Held:
@@ -353,13 +354,22 @@ class BatchRuntime:
         n = len(active)
         shape = list(shape)
         members = None
+        entry = None
         if init_value is not None:
             whole = torch.full([n] + shape, init_value, dtype=dtype)
         else:
-            whole, members = _STACKS.take(n, shape, dtype, self)
+            pool = _STACKS
+            whole, members = pool.take(n, shape, dtype, self)
+            entry = pool.handed if _KEEP_STACK_VIEW else None
         task = self._new_task("__alloc__", "alloc", [whole], [OUTPUT], False)
         self._hold(1, whole.numel() // n * whole.element_size())
-        v = task.views[0] = View(whole)
+        # a recycled stack's View comes back with it (a function of its layout, which _counts checks)
+        v = entry[3] if entry is not None else None
+        if v is None:
+            v = View(whole)
+            if entry is not None:
+                entry[3] = v
+        task.views[0] = v
         self._views[id(whole)] = (whole, v)
         self.owner[v.base] = task
         if manual_dep:
@@ -500,15 +510,18 @@ class _StackPool(threading.local):
     MAX_BYTES = 512 << 20
 
     def __init__(self):
-        self.entries: dict = {}   # (n, shape, dtype) -> [[whole, members, run last handed out]]
+        self.entries: dict = {}   # (n, shape, dtype) -> [[whole, members, run last handed out, its View]]
         self.pos: dict = {}       # key -> how many of its entries this run took (they come first)
         self.total = 0
         self.run = 0
+        self.handed = None        # the entry the last take handed out (None: a stack the pool does not keep)
 
     def take(self, n: int, shape: list, dtype, rt):
         """``(whole, members)`` of a zeroed ``[n, *shape]`` stack for runtime ``rt``: recycled with
         its member views when a free one is kept (``members`` then not None), else a new one from
-        :func:`zeros_untouched` (``members`` None: the caller builds and tags them)."""
+        :func:`zeros_untouched` (``members`` None: the caller builds and tags them). ``handed`` is
+        then the pool's entry of the stack (None: not kept), whose last item ``create_batch`` sets
+        to the stack's dependency View, handed out again with it."""
         run = rt.__dict__.get("_stack_run")
         if run is None:   # the runtime's first stack: a new run (age out the unused entries)
             self.run += 1
@@ -529,7 +542,9 @@ class _StackPool(threading.local):
                     self.pos[key] = pos + 1
                     whole = e[0]
                     whole.zero_()
+                    self.handed = e
                     return whole, e[1]
+        self.handed = None
         nbytes = n * math.prod(shape) * dtype.itemsize
         if nbytes >= _LAZY_BYTES or self.total + nbytes > self.MAX_BYTES:
             return zeros_untouched([n] + shape, dtype, rt), None
@@ -539,10 +554,12 @@ class _StackPool(threading.local):
         members = whole.unbind(0)
         tag_stack_rows(whole, members)
         got = self.entries.setdefault(key, [])
-        got.append([whole, members, run])
+        e = [whole, members, run, None]
+        got.append(e)
         got[-1], got[pos] = got[pos], got[-1]
         self.pos[key] = pos + 1
         self.total += nbytes
+        self.handed = e
         return whole, members
 
     def _age(self, run: int) -> None:
@@ -561,16 +578,22 @@ class _StackPool(threading.local):
 
 def _counts(entry: list) -> tuple:
     """``(references to the whole beyond its n row tags, the most references to one member,
-    tensors and storage objects over the storage beyond the n + 1 kept ones)`` of a kept stack's
-    pool entry (its only argument, so that the references this function takes are the same for
-    every entry)."""
-    whole, members = entry[0], entry[1]
+    tensors and storage objects over the storage beyond the n + 1 kept ones, references to its
+    View)`` of a kept stack's pool entry (its only argument, so that the references this function
+    takes are the same for every entry); None when its View no longer describes the whole."""
+    whole, members, _, v = entry
     n = len(members)
     most = max(map(sys.getrefcount, members), default=0)   # (in C: ~60 stacks of 32 rows a Qwen3 call)
     st = whole.untyped_storage()
+    held = None
+    if v is not None:
+        if v.tensor is not whole or v.base != st.data_ptr() or v.start != whole.storage_offset() \
+                or v.shape != tuple(whole.shape) or v.strides != tuple(whole.stride()):
+            return None
+        held = sys.getrefcount(v)
     # (a storage object someone holds shows in the use count or, where torch keeps one Python
     # object per storage, in that object's references)
-    return sys.getrefcount(whole) - n, most, _use_count(st._cdata) - n - 1, sys.getrefcount(st)
+    return sys.getrefcount(whole) - n, most, _use_count(st._cdata) - n - 1, sys.getrefcount(st), held
 
 
 def _free(entry: list) -> bool:
@@ -582,17 +605,146 @@ def _free(entry: list) -> bool:
     if _use_count is None:   # a torch without the storage use count: nothing is provably free
         return False
     if _IDLE is None:
-        probe = torch.zeros([2, 1], dtype=torch.float32)   # made as take makes its stacks
-        held = [probe, probe.unbind(0), 0]
+        probe = torch.zeros([2, 1], dtype=torch.float32)   # made as take and create_batch make them
+        held = [probe, probe.unbind(0), 0, None]
         tag_stack_rows(probe, held[1])
         del probe
-        _IDLE = _counts(held)
-    return _counts(entry) == _IDLE
+        _IDLE = {False: _counts(held)}
+        held[3] = View(held[0])   # (its entry's View: one more reference to the whole)
+        _IDLE[True] = _counts(held)
+    return _counts(entry) == _IDLE[entry[3] is not None]
 
 
 _IDLE = None
+_KEEP_STACK_VIEW = True   # (off: a recycled stack's View made afresh -- for A/B measurements)
 _use_count = getattr(torch._C, "_storage_Use_Count", None)
 _STACKS = _StackPool()
+
+
+class _CreatedPool(threading.local):
+    """Tensors ``create_tensor`` made outside batched loops in earlier runs, handed out again zeroed,
+    so that the views ``bslice`` makes of them are kept across calls (:func:`_kept_views`) like
+    those of the caller's tensors: a decode call creates the same activations (``q``, ``attn``,
+    the MLP's ``gate`` / ``up`` ...) and slices them at the same places call after call; making
+    those views afresh cost ~0.4 ms a Qwen3-layer call.
+
+    A tensor is handed out again only when *nothing but the pool refers to it or to anything over
+    its storage*, decided exactly (:func:`_created_free`): no Python reference to it besides the
+    pool's entry; no tensor over its storage besides it and its kept-view entry's alias and views
+    (the storage's use count); no reference to that alias, any kept view or kept Sliced list
+    besides the entry's own tables (their reference counts, which :class:`_Refs` tracks). So a
+    created tensor the program returned, a view or slice of it someone kept, a finished run still
+    alive (its tasks hold the views) or a traceback's frames all keep it from being reused, and no
+    one can see one call's created tensor change in another; what is handed out is zeroed (the
+    values ``torch.zeros`` gives, same dtype, shape and strides). Used only by runtimes that batch
+    (``Runtime.create_tensor`` under ``batch=True``). Entries unused for :data:`KEEP_RUNS` runs
+    are dropped; tensors of 32 MiB or more, and beyond :data:`MAX_BYTES` per thread, are not kept."""
+
+    KEEP_RUNS = 2
+    MAX_BYTES = 256 << 20
+
+    def __init__(self):
+        self.entries: dict = {}   # (shape, dtype) -> [[tensor, run last handed out]]
+        self.pos: dict = {}       # key -> how many of its entries this run took (they come first)
+        self.ptrs: dict = {}      # storage address -> entry (which tensors are pooled: _slices_at)
+        self.total = 0
+        self.run = 0
+
+    def take(self, shape, dtype, rt) -> torch.Tensor:
+        """A zeroed ``shape`` tensor of ``dtype`` for runtime ``rt``: a free pooled one, else new."""
+        run = rt.__dict__.get("_created_run")
+        if run is None:   # the runtime's first: a new run (age out the unused entries)
+            self.run += 1
+            run = rt._created_run = self.run
+            self._age(run)
+            self.pos = {}
+        key = (tuple(shape), dtype)
+        got = self.entries.get(key)
+        pos = self.pos.get(key, 0)
+        if got is not None:
+            for k in range(pos, len(got)):
+                e = got[k]
+                if _created_free(e):
+                    e[1] = run
+                    got[k], got[pos] = got[pos], e
+                    self.pos[key] = pos + 1
+                    t = e[0]
+                    t.zero_()
+                    return t
+        t = torch.zeros(list(shape), dtype=dtype)
+        nbytes = t.numel() * t.element_size()
+        if not nbytes or nbytes >= _LAZY_BYTES or self.total + nbytes > self.MAX_BYTES:
+            return t
+        e = [t, run]
+        got = self.entries.setdefault(key, [])
+        got.append(e)
+        got[-1], got[pos] = got[pos], got[-1]
+        self.pos[key] = pos + 1
+        self.ptrs[t.untyped_storage().data_ptr()] = e
+        self.total += nbytes
+        return t
+
+    def _age(self, run: int) -> None:
+        """Drop the entries no run of the last :data:`KEEP_RUNS` took (their tensors stay valid
+        for whoever still holds them: only the pool forgets them)."""
+        for key, got in list(self.entries.items()):
+            keep = []
+            for e in got:
+                if e[1] >= run - self.KEEP_RUNS:
+                    keep.append(e)
+                else:
+                    t = e[0]
+                    self.total -= t.numel() * t.element_size()
+                    del self.ptrs[t.untyped_storage().data_ptr()]
+            if keep:
+                self.entries[key] = keep
+            else:
+                del self.entries[key]
+
+
+def _created_counts(entry: list) -> tuple:
+    """``(references to the tensor, tensors over its storage beyond its kept-view entry's alias and
+    views, references to the storage object)`` of a :class:`_CreatedPool` entry (its only argument,
+    so that this function's own references are the same for every entry); None when the entry's
+    kept objects are referred to from elsewhere or no longer counted exactly."""
+    t = entry[0]
+    k = _KEPT.get(id(t))
+    extra = 0
+    if k is not None and k[0]() is t:
+        refs = k[4]
+        if refs is None or not refs.ok or list(map(sys.getrefcount, refs.objs)) != refs.wants:
+            return None
+        extra = 1 + refs.nviews
+    st = t.untyped_storage()
+    return sys.getrefcount(t), _use_count(st._cdata) - extra, sys.getrefcount(st)
+
+
+def _created_free(entry: list) -> bool:
+    """Whether a pooled created tensor is unused (see :class:`_CreatedPool`): its counts are those
+    of a tensor only the pool holds, measured once on such a tensor through this very code."""
+    global _CREATED_IDLE
+    if _use_count is None:   # a torch without the storage use count: nothing is provably free
+        return False
+    if _CREATED_IDLE is None:
+        probe = [torch.zeros([1]), 0]
+        _CREATED_IDLE = _created_counts(probe)
+    got = _created_counts(entry)
+    return got is not None and got == _CREATED_IDLE
+
+
+_CREATED_IDLE = None
+_CREATED = _CreatedPool()
+
+
+def created_zeros(shape, dtype, rt) -> torch.Tensor:
+    """``torch.zeros(shape, dtype=dtype)`` for ``create_tensor`` of batching runtime ``rt``: a
+    recycled tensor when a free one is pooled (:class:`_CreatedPool`)."""
+    if not _RECYCLE_CREATED:
+        return torch.zeros(list(shape), dtype=dtype)
+    return _CREATED.take(shape, dtype, rt)
+
+
+_RECYCLE_CREATED = True   # (off: every created tensor new, its views made afresh -- for A/B measurements)
 
 
 def batches_disjoint(runs) -> bool:
@@ -761,6 +913,19 @@ def _member_views(a: Sliced, cache: dict) -> list:
         out.append(v)
     if kept is False:   # a kept Sliced: its Views kept with it (Views are never changed once made)
         a.views = out
+        refs = a.refs
+        if refs is not None:   # (a recycled created tensor's: the list holds its Views, each its member)
+            refs.add(out, 1)
+            at = refs.at
+            for v in out:
+                if id(v) in at:
+                    refs.bump(v)
+                else:
+                    refs.add(v, 1)
+                    if id(v.tensor) in at:
+                        refs.bump(v.tensor)
+                    else:   # (not one of the entry's views: never the case; uncounted, never free)
+                        refs.ok = False
     return out
 
 
@@ -939,6 +1104,24 @@ def _gather_columns(t, cols: list, shape, owners):
     if s0 == d0 and s1 == d1:
         return None
     c0, c1 = cols
+    memo = None
+    if owners is not None and _KEEP_COLUMNS:
+        # the same columns of a kept tensor as before (a weight's, an activation's, call after call):
+        # the Sliced that this function made of them then, from the kept entry (valid while t's
+        # layout is: _kept_views checks it), without the checks and the offsets pass. A key matches
+        # only ints (equal hashes: True, 1.0 would match 1; such columns are refused below)
+        if c0.__class__ is list and type(c1) is int:
+            key, col = (tuple(c0), c1), 0
+        elif c1.__class__ is list and type(c0) is int:
+            key, col = (c0, tuple(c1)), 1
+        else:
+            return None
+        kept = _kept_of(t, t.untyped_storage().data_ptr(), (s0, s1), owners)
+        if kept is not None:
+            memo = kept[4]
+            out = memo.get(key)
+            if out is not None and set(map(type, key[col])) == _INT:
+                return out
     st0, st1 = t.stride()
     base = t.storage_offset()
     if c0.__class__ is list and type(c1) is int:
@@ -953,7 +1136,20 @@ def _gather_columns(t, cols: list, shape, owners):
         ats = [at + x * st1 for x in c1]
     else:
         return None
-    return _slices_at(t, ats, (s0, s1), owners)
+    out = _slices_at(t, ats, (s0, s1), owners)
+    if memo is not None and out.__class__ is Sliced and _KEEP_SLICED:   # (the kept Sliced of these offsets)
+        refs = kept[3]
+        if len(memo) >= _KEPT_VIEWS:
+            memo.clear()
+            if refs is not None:
+                refs.ok = False
+        memo[key] = out
+        if refs is not None:
+            refs.bump(out)
+    return out
+
+
+_KEEP_COLUMNS = True   # (off: the column memo of _gather_columns unused -- for A/B measurements)
 
 
 _INT = {int}
@@ -967,12 +1163,9 @@ def _slices_at(t, ats: list, size: tuple, owners) -> list:
     st0, st1 = st
     n = len(ats)
     ptr = t.untyped_storage().data_ptr()
-    kept = None
-    if owners is not None and s0 and s1 and ptr not in owners and _KEEP and t.__class__ is torch.Tensor \
-            and not t.requires_grad:
-        kept = _kept_views(t, size)
+    kept = _kept_of(t, ptr, size, owners)
     if kept is not None:
-        alias, views, sliced = kept
+        alias, views, sliced, refs, _ = kept
         key = tuple(ats) if _KEEP_SLICED else None
         out = sliced.get(key)
         if out is not None:   # these very members before (a decode step's pages, call after call)
@@ -986,7 +1179,14 @@ def _slices_at(t, ats: list, size: tuple, owners) -> list:
                     v = views.get(at)   # (made for an earlier member of this call: one region twice)
                     if v is None:
                         v = views[at] = strided(size, st, at)
-                        v._pypto_slice = (alias, at, size)   # gang_access.SLICE_OF
+                        tag = v._pypto_slice = (alias, at, size)   # gang_access.SLICE_OF
+                        if refs is not None:   # held by the view table; the tag holds the alias
+                            refs.add(v, 1)
+                            refs.add(tag, 1)
+                            refs.bump(alias)
+                            if not refs.nviews:   # (what torch adds for a tensor some view is of)
+                                refs.bump(alias, _view_base_refs())
+                            refs.nviews += 1
                     out[k] = v
         out = Sliced(out)
         lo, hi = min(ats), max(ats)
@@ -996,9 +1196,16 @@ def _slices_at(t, ats: list, size: tuple, owners) -> list:
             # alias (same storage, dtype, layout), not t, so that it does not keep t alive
             if len(sliced) >= _KEPT_VIEWS:
                 sliced.clear()
-            out.tensor, out.ptr, out.ats, out.views = alias, ptr, ats, False   # (False: keep them)
+                if refs is not None:
+                    refs.ok = False
+            out.tensor, out.ptr, out.ats, out.views, out.refs = alias, ptr, ats, False, refs
             out.lo, out.hi = lo, hi + 1 + (s0 - 1) * st0 + (s1 - 1) * st1
             sliced[key] = out
+            if refs is not None:   # held by the Sliced table; it holds the alias and its members
+                refs.add(out, 1)
+                refs.bump(alias)
+                for v in out:
+                    refs.bump(v)
             return out
     else:
         lo = ats[0]
@@ -1020,6 +1227,20 @@ def _slices_at(t, ats: list, size: tuple, owners) -> list:
     out.tensor, out.ptr, out.ats, out.views = t, ptr, ats, None
     out.lo, out.hi = lo, hi + 1 + (s0 - 1) * st0 + (s1 - 1) * st1
     return out
+
+
+def _kept_of(t, ptr: int, size: tuple, owners):
+    """:func:`_kept_views` of ``t`` (storage address ``ptr``) at slice shape ``size`` where its views are
+    kept (a caller's tensor, or one the run created that :class:`_CreatedPool` recycles), else None."""
+    if owners is None or not size[0] or not size[1] or not _KEEP or t.__class__ is not torch.Tensor \
+            or t.requires_grad:
+        return None
+    if ptr not in owners:
+        return _kept_views(t, size, False)
+    pooled = _CREATED.ptrs.get(ptr)
+    if pooled is not None and pooled[0] is t:   # a recycled created tensor
+        return _kept_views(t, size, True)
+    return None
 
 
 # The views bslice made of the caller's tensors, kept across calls (a decode step slices the same
@@ -1050,14 +1271,17 @@ _KEPT_TENSORS = 256    # bounds: tensors (all entries dropped beyond), views per
 _KEPT_VIEWS = 8192
 
 
-def _kept_views(t, size: tuple):
-    """``(alias, {storage offset: view}, {offsets of all members: Sliced})`` of the kept views of
-    ``t`` at slice shape ``size`` (see above): the entry is made again when ``t``'s layout changed."""
+def _kept_views(t, size: tuple, pooled: bool = False):
+    """``(alias, {storage offset: view}, {offsets of all members: Sliced}, refs, {columns: Sliced})``
+    of the kept views of ``t`` at slice shape ``size`` (see above; the last: :func:`_gather_columns`'
+    memo): the entry is made again when ``t``'s layout changed. ``pooled``: ``t`` is a recycled
+    created tensor (:class:`_CreatedPool`), whose entry counts what it holds (``refs``, a
+    :class:`_Refs`; None for the caller's tensors)."""
     key = id(t)
     e = _KEPT.get(key)
     st = t.untyped_storage()
     layout = (st._cdata, st.data_ptr(), t.storage_offset(), t.shape, t.stride(), t.dtype)
-    if e is None or e[0]() is not t or e[1] != layout:
+    if e is None or e[0]() is not t or e[1] != layout or (e[4] is not None) != pooled:
         # (detach: the same storage, layout and version counter, no autograd link to t, not a
         # view of it -- so in-place writes through the views bump t's version, as fresh views' do)
         alias = t.detach()
@@ -1069,12 +1293,70 @@ def _kept_views(t, size: tuple):
 
         if len(_KEPT) >= _KEPT_TENSORS:
             _KEPT.clear()
-        e = _KEPT[key] = [weakref.ref(t, drop), layout, alias, {}]
+        refs = None
+        if pooled:
+            refs = _Refs()
+            refs.add(alias, 1)   # (the entry's own reference)
+        e = _KEPT[key] = [weakref.ref(t, drop), layout, alias, {}, refs]
     shapes = e[3]
     got = shapes.get(size)
     if got is None or len(got[0]) >= _KEPT_VIEWS:
-        got = shapes[size] = ({}, {})
-    return e[2], got[0], got[1]
+        if got is not None and e[4] is not None:
+            e[4].ok = False   # (views dropped from the table: no longer counted exactly)
+        got = shapes[size] = ({}, {}, {})
+    return e[2], got[0], got[1], e[4], got[2]
+
+
+class _Refs:
+    """The objects a recycled created tensor's kept-view entry holds (its alias, views and Sliced
+    lists) and how many references to each the entry's own tables make, so that
+    :func:`_created_free` can tell that nothing else refers to any of them (the views' tags too: they
+    name the alias): ``wants[i]`` is what
+    ``sys.getrefcount`` reports for ``objs[i]`` read as ``map(sys.getrefcount, objs)`` (its holders
+    in the entry, plus this list and the call's argument). ``nviews``: the views made (tensors over
+    the storage besides the created tensor and the alias); ``ok`` False once a table was cleared
+    (the counts are then no longer exact: the tensor is never handed out again)."""
+
+    __slots__ = ("objs", "wants", "at", "nviews", "ok")
+
+    def __init__(self):
+        self.objs: list = []
+        self.wants: list = []
+        self.at: dict = {}
+        self.nviews = 0
+        self.ok = True
+
+    def add(self, obj, holders: int) -> None:
+        """Count ``obj``, which the entry refers to ``holders`` times."""
+        self.at[id(obj)] = len(self.objs)
+        self.objs.append(obj)
+        self.wants.append(holders + 2)
+
+    def bump(self, obj, k: int = 1) -> None:
+        """The entry refers to ``obj`` (counted already) ``k`` more times."""
+        self.wants[self.at[id(obj)]] += k
+
+
+def _view_base_refs() -> int:
+    """The references torch's own objects make to a tensor's Python object while views of it exist
+    (measured once: this torch keeps the object of a tensor whose implementation is shared alive
+    from C++, which shows as one more reference)."""
+    global _VIEW_BASE_REFS
+    if _VIEW_BASE_REFS is None:
+        a = torch.zeros([2, 2]).detach()
+        r0 = sys.getrefcount(a)
+        views = [a.as_strided((1, 1), (2, 1), 1)]
+        r1 = sys.getrefcount(a)
+        views.append(a.as_strided((1, 1), (2, 1), 2))
+        if sys.getrefcount(a) != r1:   # (not a fixed amount: nothing counts exactly, nothing is free)
+            _VIEW_BASE_REFS = 1 << 30
+        else:
+            _VIEW_BASE_REFS = r1 - r0
+        views.clear()
+    return _VIEW_BASE_REFS
+
+
+_VIEW_BASE_REFS = None
 
 
 def _as_sliced(views: list) -> list:

@@ -63,7 +63,7 @@ from pypto.ir.tags import ALL_TAGS, MAY_WRITE_TAGS
 from pypto.numerics.formats import fp4_pack
 from pypto.ops.support import gang_access
 from pypto.ops.support.while_loops import while_limit
-from pypto.runtime.batch import BatchRuntime, Sliced, Stack, batches_disjoint
+from pypto.runtime.batch import BatchRuntime, Sliced, Stack, batches_disjoint, created_zeros
 from pypto.runtime.cores import Core, CoreMemory
 from pypto.runtime.cross_core import Clusters, group_gang
 from pypto.runtime.gangs import conflict, gang_size
@@ -236,8 +236,12 @@ class Runtime(BatchRuntime, TaskGraph):
         """A fresh GM tensor (contents unspecified on the device; zero here, ``init_value`` where
         given), owned by an alloc task: every later task taking a view of it gets a creator edge to
         that task. ``manual_dep`` excludes the buffer from the tensormap for its whole lifetime."""
-        t = torch.zeros(list(shape), dtype=dtype) if init_value is None else \
-            torch.full(list(shape), init_value, dtype=dtype)
+        if init_value is not None:
+            t = torch.full(list(shape), init_value, dtype=dtype)
+        elif self.batch:   # (recycled when free: bslice then keeps its views across calls)
+            t = created_zeros(shape, dtype, self)
+        else:
+            t = torch.zeros(list(shape), dtype=dtype)
         task = self._new_task("__alloc__", "alloc", [t], [OUTPUT], self._manual_depth > 0)
         self._hold(1, t.numel() * t.element_size())
         v = task.views[0] = View(t)   # a fresh tensor: never in the view cache (an entry for a dead

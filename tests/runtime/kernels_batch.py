@@ -376,3 +376,15 @@ class ScatterTwoReads:
             row = pl.tensor.read(table, [n]) // pl.tensor.read(div, [i])
             k_row(pl.slice(a, [1, 64], [i, 0]), pl.slice(cache, [1, 64], [row, 0]))
         return cache
+
+
+@pl.program
+class ReturnsCreated:
+    """A created tensor (outside the loop) whose slices a batched loop writes, returned to the caller."""
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[128, 64], pl.FP32]) -> pl.Tensor[[128, 64], pl.FP32]:
+        mid = pl.create_tensor([128, 64], dtype=pl.FP32)
+        for i in pl.range(8):
+            k_scale(pl.slice(a, [16, 64], [i * 16, 0]), pl.slice(mid, [16, 64], [i * 16, 0]))
+        return mid

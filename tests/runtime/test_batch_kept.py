@@ -156,7 +156,7 @@ def test_the_kept_views_are_bounded(monkeypatch):
     t = torch.randn(64, 32)
     first = B._gather_slices(t, [[k, 0] for k in range(4)], [1, 32], {})
     again = B._gather_slices(t, [[k, 0] for k in range(4, 6)], [1, 32], {})   # over the bound: a new dict
-    assert len(B._KEPT[id(t)][3][(1, 32)]) == 2
+    assert len(B._KEPT[id(t)][3][(1, 32)][0]) == 2   # (the views of the new dict)
     third = B._gather_slices(t, [[0, 0]], [1, 32], {})
     assert third[0] is not first[0]
     _same_as_fresh(list(again) + list(third), t, [[4, 0], [5, 0], [0, 0]], [1, 32])
@@ -513,3 +513,28 @@ def test_kept_views_work_across_grad_modes():
             c = B._gather_slices(t, [[0, 0], [8, 0]], [8, 32], {})
             c[1].fill_(2.0)
         assert torch.equal(t[:8], torch.ones(8, 32)) and torch.equal(t[8:16], torch.full((8, 32), 2.0))
+
+
+def test_the_column_memo_returns_the_kept_sliced_while_it_is_valid():
+    t = torch.randn(64, 48)
+    rows = [8, 0, 40, 16]
+    a = B._gather_columns(t, [rows, 4], [8, 16], {})
+    assert a.__class__ is B.Sliced
+    _same_as_fresh(a, t, [[r, 4] for r in rows], [8, 16])
+    assert B._gather_columns(t, [list(rows), 4], [8, 16], {}) is a   # the memo (a new list, equal ints)
+    assert B._gather_columns(t, [rows, 8], [8, 16], {}) is not a      # other columns: their own
+    cols = B._gather_columns(t, [0, [0, 16, 32]], [64, 16], {})
+    assert B._gather_columns(t, [0, [0, 16, 32]], [64, 16], {}) is cols
+    _same_as_fresh(cols, t, [[0, c] for c in (0, 16, 32)], [64, 16])
+    # keys that hash like the ints but are not ints: refused as without the memo
+    assert B._gather_columns(t, [[8.0, 0.0, 40.0, 16.0], 4], [8, 16], {}) is None
+    assert B._gather_columns(t, [0, [False, 16, 32]], [64, 16], {}) is None
+    # a changed layout: the memo is not used, the views are those of the new layout
+    t.set_(torch.randn(96, 48).untyped_storage(), 48, (64, 48), (48, 1))
+    b = B._gather_columns(t, [rows, 4], [8, 16], {})
+    assert b is not a and all(x is not y for x, y in zip(a, b))
+    _same_as_fresh(b, t, [[r, 4] for r in rows], [8, 16])
+    # a run's own (not recycled) tensor: no memo, fresh views every time
+    u = torch.randn(64, 48)
+    owners = {u.untyped_storage().data_ptr(): object()}
+    assert B._gather_columns(u, [rows, 4], [8, 16], owners) is not B._gather_columns(u, [rows, 4], [8, 16], owners)

@@ -90,3 +90,51 @@ def test_without_the_storage_use_count_nothing_is_reused(monkeypatch):
     del a, _
     b, rows = pool.take(4, [2, 3], torch.float32, _Rt())
     assert b.data_ptr() != ptr and rows is not None and not b.any()
+
+
+class _BatchRt(B.BatchRuntime):
+    """Just enough of a runtime for create_batch (one batched loop of 4 members, no rings)."""
+
+    def __init__(self):
+        self._bn = 4
+        self._views, self.owner, self.manual_dep, self.linked = {}, {}, set(), []
+
+    def _new_task(self, kernel, kind, args, tags, manual):
+        from pypto.runtime.task_graph import Task
+        return Task(0, 0, kernel, kind, args, tags, manual)
+
+    def _hold(self, what, amount):
+        pass
+
+    def _link(self, task):
+        self.linked.append(task)
+
+
+def test_a_recycled_stack_comes_back_with_its_view_only_when_that_is_free(monkeypatch):
+    from pypto.runtime.deps import View
+    pool = _pool(monkeypatch)
+    rt = _BatchRt()
+    first = rt.create_batch([0, 1, 2, 3], [2, 3], torch.float32)
+    v = rt.linked[0].views[0]
+    assert v.tensor is first.whole and pool.handed[3] is v
+    ident, vid = id(first.whole), id(v)
+    del first, rt, v
+    rt = _BatchRt()
+    again = rt.create_batch([0, 1, 2, 3], [2, 3], torch.float32)
+    v = rt.linked[0].views[0]
+    assert id(again.whole) == ident and id(v) == vid   # the same stack, the same View
+    fresh = View(again.whole)
+    assert all(getattr(v, f) == getattr(fresh, f) for f in View.__slots__ if f not in ("tensor", "_box"))
+    del fresh
+    # the View held elsewhere (it names the stack): the stack is not handed out again
+    keep = v
+    del again, rt, v
+    rt = _BatchRt()
+    other = rt.create_batch([0, 1, 2, 3], [2, 3], torch.float32)
+    assert id(other.whole) != ident
+    # a View that no longer describes its stack (a layout changed behind the pool's back): not free
+    e = next(e for e in pool.entries[(4, (2, 3), torch.float32)] if id(e[0]) == ident)
+    del keep, other, rt
+    assert B._free(e)
+    e[3] = View(e[0][1:])
+    assert not B._free(e)
