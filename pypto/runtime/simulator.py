@@ -64,7 +64,8 @@ from pypto.numerics.formats import fp4_pack
 from pypto.ops.support import gang_access
 from pypto.ops.support.while_loops import while_limit
 from pypto.runtime.batch import BatchRuntime, Sliced, Stack, batches_disjoint
-from pypto.runtime.cores import Core, CoreMemory
+from pypto.runtime.cores import Core, CoreMemory, _nbytes
+from pypto.language.enums import MemorySpace
 from pypto.runtime.cross_core import Clusters, group_gang
 from pypto.runtime.gangs import conflict, gang_size
 from pypto.runtime.deps import INPUT, OUTPUT, TensorMap, View, normalize_tag
@@ -146,7 +147,7 @@ class Runtime(BatchRuntime, TaskGraph):
     def __init__(self, platform: Platform, kernels: dict, seed: int | None, dump_level: int = 0,
                  dump_budget: int = 1 << 30, kernel_ids: dict | None = None, poison: bool = False,
                  rings: tuple | None = None, lockstep: bool = True, streaming: bool = False,
-                 keep_history: bool = True, protect=None, batch: bool = False):
+                 keep_history: bool = True, protect=None, batch: bool = False, zero_first: bool = False):
         self.platform = platform
         self.kernels = kernels
         self.kernel_ids = kernel_ids if kernel_ids is not None else {n: i for i, n in enumerate(sorted(kernels))}
@@ -158,7 +159,10 @@ class Runtime(BatchRuntime, TaskGraph):
         self.seed = seed
         self.rng = random.Random(seed)
         self.poison = poison
-        self.memory = CoreMemory(platform, platform.num_aiv, poison)
+        # ``zero_first`` (execute's runs): only the core memory the kernels may read before writing
+        # it starts zeroed (pypto.runtime.cores); a runtime a tool drives keeps every byte zeroed
+        self.memory = CoreMemory(platform, platform.num_aiv, poison,
+                                 zero_ranges(kernels) if zero_first and not poison else None)
         # the clusters mixed-kernel groups run on (their cube and vector cores' memories): on first use
         self.clusters = Clusters(platform, kernels, platform.num_aiv, poison)
         self.cores = [Core(i, self.memory) for i in range(platform.num_aiv)]
@@ -873,6 +877,42 @@ class Runtime(BatchRuntime, TaskGraph):
         return _Gang(members, gang_access.gang_plans(plans, members, (Stack, Sliced), build)), start
 
 
+def zero_ranges(kernels: dict) -> dict:
+    """``{memory space: ((lo, hi), ...)}``: the core memory (every row) that must start zeroed for
+    ``kernels`` (name -> module): the union of each module's ``ZERO_FIRST`` (the bytes it may read
+    before writing them, :mod:`pypto.codegen.first_use`) and, for a module without one (built
+    before the table existed, or not proven), of all its ``TILES``. A space no kernel may read
+    first is absent. Remembered per module tuple (every call of a program asks again)."""
+    key = tuple(kernels.values())
+    hit = _ZERO_RANGES.get(key)
+    if hit is not None:
+        return hit
+    per: dict = {}
+    for mod in key:
+        zf = getattr(mod, "ZERO_FIRST", None)
+        if zf is None:
+            zf = [(sp, addr, addr + _nbytes(shape, dtype)) for sp, addr, shape, dtype in getattr(mod, "TILES", ())]
+        for sp, lo, hi in zf:
+            per.setdefault(_SPACES.get(sp) or MemorySpace[sp], []).append((lo, hi))
+    out = {}
+    for sp, rs in per.items():
+        merged: list = []
+        for lo, hi in sorted(rs):
+            if merged and lo <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], hi)
+            elif lo < hi:
+                merged.append([lo, hi])
+        out[sp] = tuple(map(tuple, merged))
+    if len(_ZERO_RANGES) >= 64:
+        _ZERO_RANGES.clear()
+    _ZERO_RANGES[key] = out
+    return out
+
+
+_ZERO_RANGES: dict = {}   # (the kernel modules) -> zero_ranges (keeps the modules: no id reuse)
+_SPACES = {m.name: m for m in MemorySpace}
+
+
 def _same_args(ref: Task, window: list, positions) -> list:
     """The tasks of ``window`` whose arguments at ``positions`` equal ``ref``'s bit for bit
     (:func:`_arg_key`), in window order. The very same objects are equal without packing them: the
@@ -1152,7 +1192,7 @@ def _execute(compiled, args: tuple, kwargs: dict, config=None):
         rt = current[0] = Runtime(platform, kernels, cfg.sim_seed, dump_level=cfg.enable_dump_args,
                                   dump_budget=cfg.dump_budget_bytes, kernel_ids=kernel_ids, poison=cfg.sim_poison,
                                   rings=cfg.ring_limits(), lockstep=cfg.sim_lockstep, streaming=True,
-                                  keep_history=keep_history, protect=protect,
+                                  keep_history=keep_history, protect=protect, zero_first=True,
                                   batch=batch)
         _LAST_RUNTIME[:] = [rt]
         if cfg.enable_scope_stats:
