@@ -29,7 +29,8 @@
   memory footprints do not conflict are ganged, and gang sizes keep torch's thread split on tile
   boundaries (:mod:`pypto.runtime.gangs`), so results are bit-identical to running them one by one;
   ``RunConfig(sim_lockstep=False)`` turns it off.
-* **Core memory** (:mod:`pypto.runtime.cores`) starts zeroed on every call; the byte buffers are
+* **Core memory** (:mod:`pypto.runtime.cores`) starts zeroed on every call wherever a kernel may read it
+  before writing it (the compiler's ``ZERO_FIRST``, :mod:`pypto.codegen.first_use`); the byte buffers are
   recycled between calls, clearing only the ranges the previous call's tile views covered. Under
   ``RunConfig.sim_poison`` it starts filled with the poison byte 0xFF instead (NaN in every float
   dtype; separate pool) and tile loads leave the padding of partially valid tiles poisoned too
