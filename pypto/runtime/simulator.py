@@ -725,6 +725,25 @@ class Runtime(BatchRuntime, TaskGraph):
                 finished = t.members
                 c = finished[0].core   # (the members sit on adjacent cores, in order: freed in that order)
                 free.extend(range(c, c + len(finished)))
+                p = finished[0].parent
+                if p is not None and p is finished[-1].parent:
+                    # runs of one task (members in task order: the first and last share the task, so
+                    # all do): recorded in one go, as the loop below would; the task completes when
+                    # its last runs were these
+                    for r in finished:
+                        r.end = now
+                    p.runs.extend([(r.core, r.start, now, r.block) for r in finished])
+                    left = p.left = p.left - len(finished)
+                    if left:
+                        continue
+                    p.end = now
+                    finished = ()
+                    done += 1
+                    if dump is not None and (dump.level == 2 or p.dump_sel):
+                        dump.capture(p, AFTER)
+                    if on_complete is not None:
+                        on_complete(p)
+                    nready += release(p)
             else:
                 finished = (t,)
                 free.append(t.core)
