@@ -90,6 +90,8 @@ class _Pooled(tuple):
 
 _VIEWS_KEPT = 4096   # views cached per pooled array (cleared beyond: programs come and go)
 _NONE = frozenset()
+# (id(tiles), first core, n) -> (tiles, the views, [(space, array, the ranges marked), ...]): gang_views
+_GANG_VIEWS: dict = {}
 
 
 def _split(dirty: list, stale: frozenset, zero) -> tuple[list, frozenset]:
@@ -220,7 +222,35 @@ class CoreMemory:
     def gang_views(self, kernel: str, first: int, n: int, tiles) -> list:
         """Every tile of ``tiles`` on cores ``first .. first + n - 1``, as ``[n, *shape]`` views.
         (:meth:`view`'s cache lookup and marking written out for the rows of a gang: a call of a
-        batched model builds a hundred gang views, nearly all of them found in the cache.)"""
+        batched model builds a hundred gang views, nearly all of them found in the cache.)
+
+        The list and its marks are remembered per (tiles, first, n) across calls (``_GANG_VIEWS``)
+        with the arrays they are views of: a later call whose memory is the very same arrays (every
+        call of a program, its memory recycled) gets the same list and marks the same ranges; any
+        other array (another thread's, a poisoned pool's, a new one) builds them again."""
+        hit = _GANG_VIEWS.get((id(tiles), first, n))
+        if hit is not None and hit[0] is tiles:
+            arrays = self.arrays
+            for sp, arr, marks in hit[2]:
+                if (arrays.get(sp) if sp in arrays else self.array(sp)) is not arr:
+                    break
+            else:
+                dirty = self.dirty
+                for sp, _, marks in hit[2]:
+                    dirty[sp].update(marks)
+                return hit[1]
+        out = self._gang_views(kernel, first, n, tiles)
+        per: dict = {}
+        for space, addr, shape, dtype in tiles:
+            sp = _SPACE.get(space) or MemorySpace[space]
+            per.setdefault(sp, set()).add((addr, addr + _nbytes(shape, dtype), first, first + n, 1))
+        if len(_GANG_VIEWS) >= 1024:
+            _GANG_VIEWS.clear()
+        _GANG_VIEWS[(id(tiles), first, n)] = (tiles, out, [(sp, self.arrays[sp], frozenset(m)) for sp, m in per.items()])
+        return out
+
+    def _gang_views(self, kernel: str, first: int, n: int, tiles) -> list:
+        """:meth:`gang_views` built from the per-array view caches."""
         rows = (first, first + n, 1)
         out = []
         for space, addr, shape, dtype in tiles:
