@@ -624,8 +624,11 @@ class Runtime(BatchRuntime, TaskGraph):
                         del gangs[kname]
                     if g is not None:
                         members = g.members
+                        # runs of one task (members in task order: the first and last share it, so all do)
+                        p = members[0].parent
+                        one = p is not None and p is members[-1].parent
                         if history:
-                            self.gangs.append(tuple(map(_INDEX, members)))
+                            self.gangs.append((p.index,) * len(members) if one else tuple(map(_INDEX, members)))
                         nready -= len(members)
                         if not bucket:
                             del ready[kname]
@@ -637,20 +640,31 @@ class Runtime(BatchRuntime, TaskGraph):
                                                        self.memory.gang_views(kname, first, len(members),
                                                                               gang[0].TILES))
                         c = first
-                        for t in members:
-                            p = t.parent
-                            if p is None:
-                                p = t
-                                if dump is not None and (dump.level == 2 or p.dump_sel) and p.core < 0:
-                                    dump.capture(p, BEFORE)
-                            elif p.core < 0:   # the first run of its task to start
+                        if one:   # (the general loop below, with the task looked at once)
+                            if p.core < 0:   # the first run of its task to start
                                 if dump is not None and (dump.level == 2 or p.dump_sel):
                                     dump.capture(p, BEFORE)
                                 p.core = c
                                 p.start = now
-                            t.core = c
-                            t.start = now
-                            c += 1
+                            for t in members:
+                                t.core = c
+                                t.start = now
+                                c += 1
+                        else:
+                            for t in members:
+                                p = t.parent
+                                if p is None:
+                                    p = t
+                                    if dump is not None and (dump.level == 2 or p.dump_sel) and p.core < 0:
+                                        dump.capture(p, BEFORE)
+                                elif p.core < 0:   # the first run of its task to start
+                                    if dump is not None and (dump.level == 2 or p.dump_sel):
+                                        dump.capture(p, BEFORE)
+                                    p.core = c
+                                    p.start = now
+                                t.core = c
+                                t.start = now
+                                c += 1
                         heappush(events, (now, seq, g, (gang[0].kernel_gang(views, g.plans, *members[0].args)
                                                 if getattr(gang[0], "GANG_SAME", ()) else
                                                 gang[0].kernel_gang(views, g.plans))))
