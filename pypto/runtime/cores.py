@@ -90,8 +90,6 @@ class _Pooled(tuple):
 
 _VIEWS_KEPT = 4096   # views cached per pooled array (cleared beyond: programs come and go)
 _NONE = frozenset()
-# (id(tiles), first core, n) -> (tiles, the views, [(space, array, the ranges marked), ...]): gang_views
-_GANG_VIEWS: dict = {}
 
 
 def _split(dirty: list, stale: frozenset, zero) -> tuple[list, frozenset]:
@@ -224,11 +222,19 @@ class CoreMemory:
         (:meth:`view`'s cache lookup and marking written out for the rows of a gang: a call of a
         batched model builds a hundred gang views, nearly all of them found in the cache.)
 
-        The list and its marks are remembered per (tiles, first, n) across calls (``_GANG_VIEWS``)
-        with the arrays they are views of: a later call whose memory is the very same arrays (every
-        call of a program, its memory recycled) gets the same list and marks the same ranges; any
-        other array (another thread's, a poisoned pool's, a new one) builds them again."""
-        hit = _GANG_VIEWS.get((id(tiles), first, n))
+        The list and its marks are remembered per (tiles, first, n) across calls, in the view cache
+        of the first tile's array (so they live and go with that array, as its views do), with the
+        arrays they are views of: a later call whose memory is the very same arrays (every call of
+        a program, its memory recycled) gets the same list and marks the same ranges; any other
+        array (another thread's, a poisoned pool's, a new one) builds them again."""
+        if not tiles:
+            return []
+        sp0 = _SPACE.get(tiles[0][0]) or MemorySpace[tiles[0][0]]
+        if sp0 not in self.arrays:
+            self.array(sp0)
+        cache = self.views[sp0]
+        key = ("gang", id(tiles), first, n)
+        hit = cache.get(key)
         if hit is not None and hit[0] is tiles:
             arrays = self.arrays
             for sp, arr, marks in hit[2]:
@@ -244,9 +250,8 @@ class CoreMemory:
         for space, addr, shape, dtype in tiles:
             sp = _SPACE.get(space) or MemorySpace[space]
             per.setdefault(sp, set()).add((addr, addr + _nbytes(shape, dtype), first, first + n, 1))
-        if len(_GANG_VIEWS) >= 1024:
-            _GANG_VIEWS.clear()
-        _GANG_VIEWS[(id(tiles), first, n)] = (tiles, out, [(sp, self.arrays[sp], frozenset(m)) for sp, m in per.items()])
+        cache = self.views[sp0]   # (the same dict, unless building the views cleared it past _VIEWS_KEPT)
+        cache[key] = (tiles, out, [(sp, self.arrays[sp], frozenset(m)) for sp, m in per.items()])
         return out
 
     def _gang_views(self, kernel: str, first: int, n: int, tiles) -> list:
