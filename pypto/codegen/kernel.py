@@ -21,6 +21,7 @@ import math
 import os
 
 from pypto.codegen.common import StmtEmitter, operand_src, py_expr, py_literal
+from pypto.codegen.first_use import zero_first
 from pypto.codegen.gang import NoGang, as_generator, generate_gang, static_dims
 from pypto.codegen.scratch import dead_scratch_calls, fused_transposes
 from pypto.errors import CodegenError
@@ -548,7 +549,8 @@ class KernelGen(StmtEmitter):
             "TILES = [",
             *[f"    ({s!r}, {a}, {tuple(sh)!r}, {py_literal(_dt(d))}),  # v[{i}]: {', '.join(names)}"
               for i, ((s, a, sh, d), names) in enumerate(zip(self.tiles, self.tile_vars))],
-            "]", "", "",
+            "]",
+            *_zero_first_lines(self.f, self.fused_transposes), "", "",
             # _block: (block index, block count) of the task's block this core runs (pl.spmd)
             f"def kernel(v, {''.join(p + ', ' for p in params)}_block=(0, 1)"
             + (", _cc=None):" if self.cross_core or self.core_sync else "):"),
@@ -567,6 +569,18 @@ class KernelGen(StmtEmitter):
         table = ["", "# line -> source span (file, line, col, end_line, end_col) of the instruction it implements",
                  f"SPANS = {spans!r}", f"KERNEL_NAME = {'kernel ' + repr(self.f.name)!r}", ""]
         return text + gang + "\n".join(table)
+
+
+def _zero_first_lines(f: Function, fused: dict) -> list[str]:
+    """``ZERO_FIRST``: the core memory the kernel may read before writing it
+    (:mod:`pypto.codegen.first_use`; the runtime zeroes only that at a call's start). None where
+    unknown: no table, and the runtime zeroes all of ``TILES``."""
+    ranges = zero_first(f, fused)
+    if ranges is None:
+        return []
+    return ["# (memory space, first byte, end byte) the kernel may read before writing (the rest of TILES is",
+            "# written first: its start value is unobservable, pypto.codegen.first_use)",
+            f"ZERO_FIRST = {[tuple(r) for r in ranges]!r}"]
 
 
 def _where(span) -> str:

@@ -11,6 +11,15 @@ between calls (``_MEM_POOL``; a fresh allocation page-faults, which costs more t
 small program), clearing only the byte ranges the previous call's tile views covered, on the rows
 (cores) they covered (the only bytes a kernel can write: a small program that ran on a few cores
 clears a few rows, not all 48). Under ``sim_poison`` memory starts as the byte 0xFF instead (a separate pool).
+
+A simulated call (:func:`pypto.runtime.simulator.execute`) narrows that further (``zero``): of those
+ranges it clears only the bytes some kernel of the program may read before writing them (its
+modules' ``ZERO_FIRST``, :mod:`pypto.codegen.first_use`); the others (tiles every task writes whole
+before reading: the cube pipeline's L1 / L0 tiles) keep what the previous call left, which no kernel
+can observe, and stay marked (``stale``) so that a later call of a program that may read them first,
+or a memory without ``zero`` (the race detector's and the doctor's runtimes), clears them. Decision
+and reason: the documented start state (zero) holds for every byte a kernel can observe, and the
+Qwen3 layer's call no longer clears 7.9 MB of matmul tiles it overwrites anyway (~0.4 ms).
 """
 from __future__ import annotations
 
@@ -80,6 +89,43 @@ class _Pooled(tuple):
 
 
 _VIEWS_KEPT = 4096   # views cached per pooled array (cleared beyond: programs come and go)
+_NONE = frozenset()
+
+
+def _split(dirty: list, stale: frozenset, zero) -> tuple[list, frozenset]:
+    """``(rectangles to clear, rectangles left stale)`` of a pooled array's ``dirty`` (merged) and
+    ``stale`` rectangles ``(lo, hi, first, stop, step)`` for the byte ranges ``zero`` (sorted,
+    disjoint ``(lo, hi)``, on every row): each rectangle cut at the ranges' bounds, the parts inside
+    them cleared, the others kept (the same rows). Remembered per (dirty list, stale, zero): every
+    call of one program asks the same (the dirty list is the very object its last call merged)."""
+    key = (id(dirty), stale, zero)
+    hit = _SPLITS.get(key)
+    if hit is not None and hit[0] is dirty:
+        return hit[1], hit[2]
+    clear, keep = [], set()
+    for lo, hi, first, stop, step in [*dirty, *stale]:
+        pos = lo
+        for zlo, zhi in zero:
+            if zhi <= pos:
+                continue
+            if zlo >= hi:
+                break
+            if zlo > pos:
+                keep.add((pos, zlo, first, stop, step))
+            a, pos = max(pos, zlo), min(hi, zhi)
+            clear.append((a, pos, first, stop, step))
+            if pos >= hi:
+                break
+        if pos < hi:
+            keep.add((pos, hi, first, stop, step))
+    keep = frozenset(keep)
+    if len(_SPLITS) >= 256:
+        _SPLITS.clear()
+    _SPLITS[key] = (dirty, clear, keep)
+    return clear, keep
+
+
+_SPLITS: dict = {}   # (id(dirty), stale, zero) -> (dirty, clear, keep): _split's results
 _SPACE = {m.name: m for m in MemorySpace}
 
 
@@ -93,10 +139,15 @@ def _nbytes(shape, dtype) -> int:
 class CoreMemory:
     """The on-chip memories of the ``cores`` cores of one run (see the module docstring)."""
 
-    def __init__(self, platform: Platform, cores: int, poison: bool = False):
+    def __init__(self, platform: Platform, cores: int, poison: bool = False, zero: dict | None = None):
         self.platform = platform
         self.cores = cores
         self.fill = 0xFF if poison else 0   # the byte core memory starts as
+        # per space: the sorted disjoint (lo, hi) byte ranges (every row) that must start as the fill
+        # byte (the program's ZERO_FIRST; a space absent: none); None: every byte (poison: always)
+        self.zero = None if poison else zero
+        # per space: dirty rectangles left uncleared (outside ``zero``), handed on with the array
+        self.stale: dict[MemorySpace, frozenset] = {}
         self.arrays: dict[MemorySpace, torch.Tensor] = {}
         # (lo, hi, first row, row stop, row step): byte ranges some view was built on, on the rows
         # first:stop:step it covers (one core's row, a gang's adjacent rows, a cluster kind's rows)
@@ -117,8 +168,18 @@ class CoreMemory:
                 taken = free.pop() if free else None
             if taken is not None:
                 arr, dirty = taken
-                for lo, hi, first, stop, step in dirty:
-                    arr[first:stop:step, lo:hi].fill_(fill)
+                stale = getattr(taken, "stale", _NONE)
+                if self.zero is None:
+                    for lo, hi, first, stop, step in dirty:
+                        arr[first:stop:step, lo:hi].fill_(fill)
+                    for lo, hi, first, stop, step in stale:
+                        arr[first:stop:step, lo:hi].fill_(fill)
+                    stale = _NONE
+                else:
+                    clear, stale = _split(dirty, stale, self.zero.get(space, ()))
+                    for lo, hi, first, stop, step in clear:
+                        arr[first:stop:step, lo:hi].fill_(fill)
+                self.stale[space] = stale
                 views = getattr(taken, "views", None)
                 self.merged[space] = (getattr(taken, "raw", None), dirty)
             else:
@@ -159,7 +220,42 @@ class CoreMemory:
     def gang_views(self, kernel: str, first: int, n: int, tiles) -> list:
         """Every tile of ``tiles`` on cores ``first .. first + n - 1``, as ``[n, *shape]`` views.
         (:meth:`view`'s cache lookup and marking written out for the rows of a gang: a call of a
-        batched model builds a hundred gang views, nearly all of them found in the cache.)"""
+        batched model builds a hundred gang views, nearly all of them found in the cache.)
+
+        The list and its marks are remembered per (tiles, first, n) across calls, in the view cache
+        of the first tile's array (so they live and go with that array, as its views do), with the
+        arrays they are views of: a later call whose memory is the very same arrays (every call of
+        a program, its memory recycled) gets the same list and marks the same ranges; any other
+        array (another thread's, a poisoned pool's, a new one) builds them again."""
+        if not tiles:
+            return []
+        sp0 = _SPACE.get(tiles[0][0]) or MemorySpace[tiles[0][0]]
+        if sp0 not in self.arrays:
+            self.array(sp0)
+        cache = self.views[sp0]
+        key = ("gang", id(tiles), first, n)
+        hit = cache.get(key)
+        if hit is not None and hit[0] is tiles:
+            arrays = self.arrays
+            for sp, arr, marks in hit[2]:
+                if (arrays.get(sp) if sp in arrays else self.array(sp)) is not arr:
+                    break
+            else:
+                dirty = self.dirty
+                for sp, _, marks in hit[2]:
+                    dirty[sp].update(marks)
+                return hit[1]
+        out = self._gang_views(kernel, first, n, tiles)
+        per: dict = {}
+        for space, addr, shape, dtype in tiles:
+            sp = _SPACE.get(space) or MemorySpace[space]
+            per.setdefault(sp, set()).add((addr, addr + _nbytes(shape, dtype), first, first + n, 1))
+        cache = self.views[sp0]   # (the same dict, unless building the views cleared it past _VIEWS_KEPT)
+        cache[key] = (tiles, out, [(sp, self.arrays[sp], frozenset(m)) for sp, m in per.items()])
+        return out
+
+    def _gang_views(self, kernel: str, first: int, n: int, tiles) -> list:
+        """:meth:`gang_views` built from the per-array view caches."""
         rows = (first, first + n, 1)
         out = []
         for space, addr, shape, dtype in tiles:
@@ -182,12 +278,14 @@ class CoreMemory:
             entry = _Pooled((arr, last[1] if last is not None and last[0] == raw else _merge(raw, arr.shape[0])))
             entry.views = self.views.get(space)
             entry.raw = raw
+            entry.stale = self.stale.get(space, _NONE)
             with _POOL_LOCK:
                 _MEM_POOL.setdefault((self.platform.name, space, self.cores, self.fill), []).append(entry)
         self.arrays = {}
         self.dirty = {}
         self.views = {}
         self.merged = {}
+        self.stale = {}
 
 
 class Core:

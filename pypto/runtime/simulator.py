@@ -29,7 +29,8 @@
   memory footprints do not conflict are ganged, and gang sizes keep torch's thread split on tile
   boundaries (:mod:`pypto.runtime.gangs`), so results are bit-identical to running them one by one;
   ``RunConfig(sim_lockstep=False)`` turns it off.
-* **Core memory** (:mod:`pypto.runtime.cores`) starts zeroed on every call; the byte buffers are
+* **Core memory** (:mod:`pypto.runtime.cores`) starts zeroed on every call wherever a kernel may read it
+  before writing it (the compiler's ``ZERO_FIRST``, :mod:`pypto.codegen.first_use`); the byte buffers are
   recycled between calls, clearing only the ranges the previous call's tile views covered. Under
   ``RunConfig.sim_poison`` it starts filled with the poison byte 0xFF instead (NaN in every float
   dtype; separate pool) and tile loads leave the padding of partially valid tiles poisoned too
@@ -64,7 +65,8 @@ from pypto.numerics.formats import fp4_pack
 from pypto.ops.support import gang_access
 from pypto.ops.support.while_loops import while_limit
 from pypto.runtime.batch import BatchRuntime, Sliced, Stack, batches_disjoint, created_zeros
-from pypto.runtime.cores import Core, CoreMemory
+from pypto.runtime.cores import Core, CoreMemory, _nbytes
+from pypto.language.enums import MemorySpace
 from pypto.runtime.cross_core import Clusters, group_gang
 from pypto.runtime.gangs import conflict, gang_size
 from pypto.runtime.deps import INPUT, OUTPUT, TensorMap, View, normalize_tag
@@ -146,7 +148,7 @@ class Runtime(BatchRuntime, TaskGraph):
     def __init__(self, platform: Platform, kernels: dict, seed: int | None, dump_level: int = 0,
                  dump_budget: int = 1 << 30, kernel_ids: dict | None = None, poison: bool = False,
                  rings: tuple | None = None, lockstep: bool = True, streaming: bool = False,
-                 keep_history: bool = True, protect=None, batch: bool = False):
+                 keep_history: bool = True, protect=None, batch: bool = False, zero_first: bool = False):
         self.platform = platform
         self.kernels = kernels
         self.kernel_ids = kernel_ids if kernel_ids is not None else {n: i for i, n in enumerate(sorted(kernels))}
@@ -158,7 +160,10 @@ class Runtime(BatchRuntime, TaskGraph):
         self.seed = seed
         self.rng = random.Random(seed)
         self.poison = poison
-        self.memory = CoreMemory(platform, platform.num_aiv, poison)
+        # ``zero_first`` (execute's runs): only the core memory the kernels may read before writing
+        # it starts zeroed (pypto.runtime.cores); a runtime a tool drives keeps every byte zeroed
+        self.memory = CoreMemory(platform, platform.num_aiv, poison,
+                                 zero_ranges(kernels) if zero_first and not poison else None)
         # the clusters mixed-kernel groups run on (their cube and vector cores' memories): on first use
         self.clusters = Clusters(platform, kernels, platform.num_aiv, poison)
         self.cores = [Core(i, self.memory) for i in range(platform.num_aiv)]
@@ -623,8 +628,11 @@ class Runtime(BatchRuntime, TaskGraph):
                         del gangs[kname]
                     if g is not None:
                         members = g.members
+                        # runs of one task (members in task order: the first and last share it, so all do)
+                        p = members[0].parent
+                        one = p is not None and p is members[-1].parent
                         if history:
-                            self.gangs.append(tuple(map(_INDEX, members)))
+                            self.gangs.append((p.index,) * len(members) if one else tuple(map(_INDEX, members)))
                         nready -= len(members)
                         if not bucket:
                             del ready[kname]
@@ -636,20 +644,31 @@ class Runtime(BatchRuntime, TaskGraph):
                                                        self.memory.gang_views(kname, first, len(members),
                                                                               gang[0].TILES))
                         c = first
-                        for t in members:
-                            p = t.parent
-                            if p is None:
-                                p = t
-                                if dump is not None and (dump.level == 2 or p.dump_sel) and p.core < 0:
-                                    dump.capture(p, BEFORE)
-                            elif p.core < 0:   # the first run of its task to start
+                        if one:   # (the general loop below, with the task looked at once)
+                            if p.core < 0:   # the first run of its task to start
                                 if dump is not None and (dump.level == 2 or p.dump_sel):
                                     dump.capture(p, BEFORE)
                                 p.core = c
                                 p.start = now
-                            t.core = c
-                            t.start = now
-                            c += 1
+                            for t in members:
+                                t.core = c
+                                t.start = now
+                                c += 1
+                        else:
+                            for t in members:
+                                p = t.parent
+                                if p is None:
+                                    p = t
+                                    if dump is not None and (dump.level == 2 or p.dump_sel) and p.core < 0:
+                                        dump.capture(p, BEFORE)
+                                elif p.core < 0:   # the first run of its task to start
+                                    if dump is not None and (dump.level == 2 or p.dump_sel):
+                                        dump.capture(p, BEFORE)
+                                    p.core = c
+                                    p.start = now
+                                t.core = c
+                                t.start = now
+                                c += 1
                         heappush(events, (now, seq, g, (gang[0].kernel_gang(views, g.plans, *members[0].args)
                                                 if getattr(gang[0], "GANG_SAME", ()) else
                                                 gang[0].kernel_gang(views, g.plans))))
@@ -724,6 +743,25 @@ class Runtime(BatchRuntime, TaskGraph):
                 finished = t.members
                 c = finished[0].core   # (the members sit on adjacent cores, in order: freed in that order)
                 free.extend(range(c, c + len(finished)))
+                p = finished[0].parent
+                if p is not None and p is finished[-1].parent:
+                    # runs of one task (members in task order: the first and last share the task, so
+                    # all do): recorded in one go, as the loop below would; the task completes when
+                    # its last runs were these
+                    for r in finished:
+                        r.end = now
+                    p.runs.extend([(r.core, r.start, now, r.block) for r in finished])
+                    left = p.left = p.left - len(finished)
+                    if left:
+                        continue
+                    p.end = now
+                    finished = ()
+                    done += 1
+                    if dump is not None and (dump.level == 2 or p.dump_sel):
+                        dump.capture(p, AFTER)
+                    if on_complete is not None:
+                        on_complete(p)
+                    nready += release(p)
             else:
                 finished = (t,)
                 free.append(t.core)
@@ -877,6 +915,42 @@ class Runtime(BatchRuntime, TaskGraph):
         return _Gang(members, gang_access.gang_plans(plans, members, (Stack, Sliced), build)), start
 
 
+def zero_ranges(kernels: dict) -> dict:
+    """``{memory space: ((lo, hi), ...)}``: the core memory (every row) that must start zeroed for
+    ``kernels`` (name -> module): the union of each module's ``ZERO_FIRST`` (the bytes it may read
+    before writing them, :mod:`pypto.codegen.first_use`) and, for a module without one (built
+    before the table existed, or not proven), of all its ``TILES``. A space no kernel may read
+    first is absent. Remembered per module tuple (every call of a program asks again)."""
+    key = tuple(kernels.values())
+    hit = _ZERO_RANGES.get(key)
+    if hit is not None:
+        return hit
+    per: dict = {}
+    for mod in key:
+        zf = getattr(mod, "ZERO_FIRST", None)
+        if zf is None:
+            zf = [(sp, addr, addr + _nbytes(shape, dtype)) for sp, addr, shape, dtype in getattr(mod, "TILES", ())]
+        for sp, lo, hi in zf:
+            per.setdefault(_SPACES.get(sp) or MemorySpace[sp], []).append((lo, hi))
+    out = {}
+    for sp, rs in per.items():
+        merged: list = []
+        for lo, hi in sorted(rs):
+            if merged and lo <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], hi)
+            elif lo < hi:
+                merged.append([lo, hi])
+        out[sp] = tuple(map(tuple, merged))
+    if len(_ZERO_RANGES) >= 64:
+        _ZERO_RANGES.clear()
+    _ZERO_RANGES[key] = out
+    return out
+
+
+_ZERO_RANGES: dict = {}   # (the kernel modules) -> zero_ranges (keeps the modules: no id reuse)
+_SPACES = {m.name: m for m in MemorySpace}
+
+
 def _same_args(ref: Task, window: list, positions) -> list:
     """The tasks of ``window`` whose arguments at ``positions`` equal ``ref``'s bit for bit
     (:func:`_arg_key`), in window order. The very same objects are equal without packing them: the
@@ -994,54 +1068,87 @@ _KIND = operator.attrgetter("kind")
 _ARGS = operator.attrgetter("args")
 
 
+class _Run(Task):
+    """One run of a task that runs as several (:func:`_run_of`). A run is never linked into the
+    graph (its task is) nor retired, dumped or released (its task is): only the fields the scheduler
+    sets per run are its own (index, task_id, kernel, kind, args, tags, manual, start, end, core,
+    blocks, block, parent); every other field of a Task reads here as the class attribute below,
+    the value a fresh run had, shared. Writing one of them raises AttributeError (no instance dict),
+    so a run can never silently diverge from these. (A Qwen3-layer call makes ~1,240 member runs:
+    setting all 32 fields took ~0.4 us a run, 13 of them ~0.2 us.)"""
+
+    __slots__ = ()
+    views = types.MappingProxyType({})
+    fanin = frozenset()
+    edges = ()
+    dependents = ()
+    waiting = 0
+    dump_sel = None
+    func_ids = (-1,)
+    kernel_ids = (-1, -1, -1)
+    snap = -1
+    pred = None
+    skipped = False
+    done = False
+    scope = None
+    registered = None
+    left = 0
+    runs = None
+    members = None
+    batched = None
+    footprint = None
+
+
 def _run_of(parent: Task, kind: str, args, block: int, blocks: int, manual: bool) -> Task:
     """One run of a task that runs as several: a block of a multi-block task (kind ``"block"``) or
-    a member of a batched one (``"member"``); ``parent`` the task, ``block`` its position. A run is
-    never linked into the graph (its task is), so its edge containers are shared immutable empties
-    (a Qwen3-layer call makes ~1,200 member runs: making and freeing them took 0.53 ms with four
-    fresh containers each, 0.34 ms without). A plain Task (not a subclass): the scheduler's
-    attribute reads see one type."""
-    r = _new_task_object(Task)
+    a member of a batched one (``"member"``); ``parent`` the task, ``block`` its position. A
+    :class:`_Run`: its edge containers and the other fields no run sets are shared class values."""
+    r = _new_task_object(_Run)
     r.index = parent.index
     r.task_id = parent.task_id
     r.kernel = parent.kernel
     r.kind = kind
     r.args = args
     r.tags = parent.tags
-    r.views = _NO_VIEWS
     r.manual = manual
-    r.fanin = _NO_FANIN
-    r.edges = ()
-    r.dependents = ()
-    r.waiting = 0
     r.start = 0.0
     r.end = 0.0
     r.core = -1
-    r.dump_sel = None
-    r.func_ids = (-1,)
-    r.kernel_ids = (-1, -1, -1)
-    r.snap = -1
-    r.pred = None
-    r.skipped = False
-    r.done = False
-    r.scope = None
-    r.registered = None
     r.blocks = blocks
     r.block = block
     r.parent = parent
-    r.left = 0
-    r.runs = None
-    r.members = None
-    r.batched = None
-    r.footprint = None
     return r
+
+
+def _member_runs(t: Task) -> list:
+    """:func:`_run_of` ``(t, "member", args, i, 1, False)`` of every member ``i`` of batched task ``t``
+    (one loop, no call per run)."""
+    new, R = _new_task_object, _Run
+    index, task_id, kernel, tags = t.index, t.task_id, t.kernel, t.tags
+    out = []
+    append = out.append
+    for i, args in enumerate(t.members):
+        r = new(R)
+        r.index = index
+        r.task_id = task_id
+        r.kernel = kernel
+        r.kind = "member"
+        r.args = args
+        r.tags = tags
+        r.manual = False
+        r.start = 0.0
+        r.end = 0.0
+        r.core = -1
+        r.blocks = 1
+        r.block = i
+        r.parent = t
+        append(r)
+    return out
 
 
 _new_task_object = object.__new__
 
 
-_NO_VIEWS = types.MappingProxyType({})
-_NO_FANIN = frozenset()
 
 
 def _enqueue(ready: dict, t: Task) -> int:
@@ -1051,7 +1158,7 @@ def _enqueue(ready: dict, t: Task) -> int:
     if t.members is not None:   # a batched task: one run per member, with its own arguments
         t.left = len(t.members)
         t.runs = []
-        bucket.extend([_run_of(t, "member", args, i, 1, False) for i, args in enumerate(t.members)])
+        bucket.extend(_member_runs(t))
         return t.left
     n = t.blocks
     if n == 1:
@@ -1156,7 +1263,7 @@ def _execute(compiled, args: tuple, kwargs: dict, config=None):
         rt = current[0] = Runtime(platform, kernels, cfg.sim_seed, dump_level=cfg.enable_dump_args,
                                   dump_budget=cfg.dump_budget_bytes, kernel_ids=kernel_ids, poison=cfg.sim_poison,
                                   rings=cfg.ring_limits(), lockstep=cfg.sim_lockstep, streaming=True,
-                                  keep_history=keep_history, protect=protect,
+                                  keep_history=keep_history, protect=protect, zero_first=True,
                                   batch=batch)
         _LAST_RUNTIME[:] = [rt]
         if cfg.enable_scope_stats:

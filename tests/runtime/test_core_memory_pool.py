@@ -155,3 +155,39 @@ def test_the_same_marks_reuse_the_previous_merge_and_other_marks_merge_anew(pool
     mem = cores.CoreMemory(p, 48)
     assert int((mem.array(MemorySpace.Vec) != 0).count_nonzero()) == 0
     mem.release()
+
+
+def test_gang_views_remembered_across_calls_only_on_the_same_arrays(pool):
+    """The gang views of a (tiles, first, n) are remembered with their arrays (in the first tile's
+    array's view cache: they go with it): a later memory that recycled those arrays gets the same
+    list (and marks the same ranges); one on other arrays (two memories at once, a fresh one) gets
+    views of its own arrays."""
+    p = get_platform("a2a3sim")
+    tiles = [("Vec", 0, (4, 8), torch.float32), ("Mat", 64, (8, 8), torch.bfloat16)]
+    a = cores.CoreMemory(p, 48)
+    got = a.gang_views("k", 2, 4, tiles)
+    vec0 = a.arrays[MemorySpace.Vec]
+    a.release()
+    b = cores.CoreMemory(p, 48)   # the same arrays, from the pool
+    assert b.gang_views("k", 2, 4, tiles) is got
+    assert b.dirty[MemorySpace.Vec] == {(0, 128, 2, 6, 1)} and b.dirty[MemorySpace.Mat] == {(64, 192, 2, 6, 1)}
+    c = cores.CoreMemory(p, 48)   # b holds the pooled arrays: c's are new ones
+    other = c.gang_views("k", 2, 4, tiles)
+    assert other is not got
+    for v, arr_sp in zip(other, (MemorySpace.Vec, MemorySpace.Mat)):
+        base = c.array(arr_sp)
+        assert base.data_ptr() <= v.data_ptr() < base.data_ptr() + base.numel()
+    assert c.dirty[MemorySpace.Vec] == {(0, 128, 2, 6, 1)}
+    b.release()
+    c.release()
+    # the Vec array that remembers the list comes back, with a new Mat array: built again
+    while pool[(p.name, MemorySpace.Vec, 48, 0)][-1][0] is not vec0:   # (the next one handed out)
+        pool[(p.name, MemorySpace.Vec, 48, 0)].insert(0, pool[(p.name, MemorySpace.Vec, 48, 0)].pop())
+    pool[(p.name, MemorySpace.Mat, 48, 0)].clear()
+    d = cores.CoreMemory(p, 48)
+    again = d.gang_views("k", 2, 4, tiles)
+    vec, mat = d.arrays[MemorySpace.Vec], d.arrays[MemorySpace.Mat]
+    assert vec.data_ptr() == vec0.data_ptr() and again is not got
+    assert again[0].data_ptr() == vec.data_ptr() + 2 * vec.shape[1]
+    assert again[1].data_ptr() == mat.data_ptr() + 64 + 2 * mat.shape[1]
+    d.release()
