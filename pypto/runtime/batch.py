@@ -472,7 +472,8 @@ class BatchRuntime:
                     register.append(v)
         self.tensormap_lookups += lookups
         if register:
-            task.registered = [(v.base, tensormap.register(v, task)) for v in register]
+            task.registered = tensormap.register_all(register, task) if _REGISTER_ALL else \
+                [(v.base, tensormap.register(v, task)) for v in register]
         if fanin:
             self._hold(2, len(fanin))
         self._link(task)
@@ -483,6 +484,9 @@ class BatchRuntime:
             r = returns[0]
             return SubmitResult(args[r] if r >= 0 else [None] * nb, task.task_id)
         return SubmitResult(tuple(args[i] if i >= 0 else [None] * nb for i in returns), task.task_id)
+
+
+_REGISTER_ALL = True   # (off: one TensorMap.register call per view -- for A/B measurements)
 
 
 class _StackPool(threading.local):
