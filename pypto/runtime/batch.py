@@ -437,6 +437,9 @@ class BatchRuntime:
                 vs = _read_bounds(a, active, buckets, owners)
             elif full and a.__class__ is Sliced:
                 vs = _member_views(a, self._views)
+                if _ONE_STORAGE and vs:
+                    lookups += _one_storage(self, task, k, tag, a.ptr, vs, register)
+                    continue
             else:
                 vs = [view(a[i]) for i in active if isinstance(a[i], Tensor)]
             writes = tag in _WRITE_TAGS
@@ -487,6 +490,53 @@ class BatchRuntime:
 
 
 _REGISTER_ALL = True   # (off: one TensorMap.register call per view -- for A/B measurements)
+_ONE_STORAGE = True    # (off: a Sliced argument's Views taken one by one -- for A/B measurements)
+
+
+def _one_storage(rt, task, k: int, tag: str, base: int, vs: list, register: list) -> int:
+    """``submit_batch``'s dependency steps for argument ``k`` of ``task``, a :class:`Sliced` whose
+    member Views ``vs`` all lie on storage ``base`` (a non-INPUT tag: an INPUT one is looked up by
+    its span): what the per-View loop does, with the per-storage steps (the undo log, the written
+    set, the creator edge, the manual-dependency check) taken once -- the first View would take
+    them and every later one find them done -- and the tensormap looked up View by View in the
+    same order (the same edges in the same order). Returns the lookups made."""
+    writes = tag in _WRITE_TAGS
+    if writes:
+        undo = rt.undo
+        if undo is not None and base in undo.bases:
+            undo.note_views(vs)
+        protect = rt.protect
+        if protect is None or base in protect:
+            rt.written_bases.add(base)
+            if protect is not None and rt._sched is not None:
+                raise rt._WritesIn()
+    if tag == OUTPUT:
+        return 0
+    fanin = task.fanin
+    edges = task.edges
+    owner = rt.owner.get(base)
+    if owner is not None and owner.index not in fanin:
+        fanin.add(owner.index)
+        edges.append((owner, k, "creator", None, None))
+    manual_dep = rt.manual_dep
+    if manual_dep and base in manual_dep:
+        return 0
+    if tag == INOUT or tag == INPUT:
+        tensormap = rt.tensormap
+        if base in tensormap.buckets:   # (lookups empty a bucket's lists, never remove the bucket)
+            find = tensormap.lookup if tag == INOUT else tensormap.producers
+            inout = tag == INOUT
+            for v in vs:
+                for p, ov, pv in (find(v, True) if inout else find(v)):
+                    if p is not task and p.index not in fanin:
+                        fanin.add(p.index)
+                        edges.append((p, k, "tensormap", ov, pv))
+        lookups = len(vs)
+    else:
+        lookups = 0
+    if tag in _REGISTER:
+        register.extend(vs)
+    return lookups
 
 
 class _StackPool(threading.local):
