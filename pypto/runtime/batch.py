@@ -437,6 +437,9 @@ class BatchRuntime:
                 vs = _read_bounds(a, active, buckets, owners)
             elif full and a.__class__ is Sliced:
                 vs = _member_views(a, self._views)
+                if _ONE_STORAGE and vs:
+                    lookups += _one_storage(self, task, k, tag, a.ptr, vs, register)
+                    continue
             else:
                 vs = [view(a[i]) for i in active if isinstance(a[i], Tensor)]
             writes = tag in _WRITE_TAGS
@@ -472,7 +475,8 @@ class BatchRuntime:
                     register.append(v)
         self.tensormap_lookups += lookups
         if register:
-            task.registered = [(v.base, tensormap.register(v, task)) for v in register]
+            task.registered = tensormap.register_all(register, task) if _REGISTER_ALL else \
+                [(v.base, tensormap.register(v, task)) for v in register]
         if fanin:
             self._hold(2, len(fanin))
         self._link(task)
@@ -483,6 +487,56 @@ class BatchRuntime:
             r = returns[0]
             return SubmitResult(args[r] if r >= 0 else [None] * nb, task.task_id)
         return SubmitResult(tuple(args[i] if i >= 0 else [None] * nb for i in returns), task.task_id)
+
+
+_REGISTER_ALL = True   # (off: one TensorMap.register call per view -- for A/B measurements)
+_ONE_STORAGE = True    # (off: a Sliced argument's Views taken one by one -- for A/B measurements)
+
+
+def _one_storage(rt, task, k: int, tag: str, base: int, vs: list, register: list) -> int:
+    """``submit_batch``'s dependency steps for argument ``k`` of ``task``, a :class:`Sliced` whose
+    member Views ``vs`` all lie on storage ``base`` (a non-INPUT tag: an INPUT one is looked up by
+    its span): what the per-View loop does, with the per-storage steps (the undo log, the written
+    set, the creator edge, the manual-dependency check) taken once -- the first View would take
+    them and every later one find them done -- and the tensormap looked up View by View in the
+    same order (the same edges in the same order). Returns the lookups made."""
+    writes = tag in _WRITE_TAGS
+    if writes:
+        undo = rt.undo
+        if undo is not None and base in undo.bases:
+            undo.note_views(vs)
+        protect = rt.protect
+        if protect is None or base in protect:
+            rt.written_bases.add(base)
+            if protect is not None and rt._sched is not None:
+                raise rt._WritesIn()
+    if tag == OUTPUT:
+        return 0
+    fanin = task.fanin
+    edges = task.edges
+    owner = rt.owner.get(base)
+    if owner is not None and owner.index not in fanin:
+        fanin.add(owner.index)
+        edges.append((owner, k, "creator", None, None))
+    manual_dep = rt.manual_dep
+    if manual_dep and base in manual_dep:
+        return 0
+    if tag == INOUT or tag == INPUT:
+        tensormap = rt.tensormap
+        if base in tensormap.buckets:   # (lookups empty a bucket's lists, never remove the bucket)
+            find = tensormap.lookup if tag == INOUT else tensormap.producers
+            inout = tag == INOUT
+            for v in vs:
+                for p, ov, pv in (find(v, True) if inout else find(v)):
+                    if p is not task and p.index not in fanin:
+                        fanin.add(p.index)
+                        edges.append((p, k, "tensormap", ov, pv))
+        lookups = len(vs)
+    else:
+        lookups = 0
+    if tag in _REGISTER:
+        register.extend(vs)
+    return lookups
 
 
 class _StackPool(threading.local):
@@ -1238,9 +1292,20 @@ def _kept_of(t, ptr: int, size: tuple, owners):
     if ptr not in owners:
         return _kept_views(t, size, False)
     pooled = _CREATED.ptrs.get(ptr)
-    if pooled is not None and pooled[0] is t:   # a recycled created tensor
-        return _kept_views(t, size, True)
+    if pooled is not None:
+        p = pooled[0]
+        if p is t:   # a recycled created tensor
+            return _kept_views(t, size, True)
+        # a view of one (``query``, a reshape of the rotated ``qr``, made afresh every call): the
+        # views of an alias of the created tensor's storage in t's layout, kept in its entry (exact:
+        # t is a plain tensor on that very storage object, in its dtype; the alias has t's offset,
+        # shape and strides, so its slices and their SLICE_OF tags are those t would give)
+        if _KEEP_VIEWS_OF_CREATED and t.dtype == p.dtype and t.untyped_storage()._cdata == p.untyped_storage()._cdata:
+            return _kept_views(p, size, True, t)
     return None
+
+
+_KEEP_VIEWS_OF_CREATED = True   # (off: the slices of a created tensor's views made afresh -- for A/B)
 
 
 # The views bslice made of the caller's tensors, kept across calls (a decode step slices the same
@@ -1263,7 +1328,8 @@ def _kept_of(t, ptr: int, size: tuple, owners):
 #   own, keyed per run; gang_access's layout memo is forgotten at the end of every call and holds
 #   only what the views' fixed metadata determines.
 # Only 2-D slices of plain tensors the run did not create (a tensor the run creates is new every
-# call), not requiring grad (the alias would drop the autograd link a fresh view has) are kept.
+# call) -- or that it created and _CreatedPool recycles, or views of those (_kept_of) --, not
+# requiring grad (the alias would drop the autograd link a fresh view has) are kept.
 _KEEP = True           # (off: every view made afresh, as before -- for A/B measurements)
 _KEEP_SLICED = True    # (off: the Sliced lists and member Views made afresh every call -- for A/B)
 _KEPT: dict = {}
@@ -1271,12 +1337,15 @@ _KEPT_TENSORS = 256    # bounds: tensors (all entries dropped beyond), views per
 _KEPT_VIEWS = 8192
 
 
-def _kept_views(t, size: tuple, pooled: bool = False):
+def _kept_views(t, size: tuple, pooled: bool = False, view=None):
     """``(alias, {storage offset: view}, {offsets of all members: Sliced}, refs, {columns: Sliced})``
     of the kept views of ``t`` at slice shape ``size`` (see above; the last: :func:`_gather_columns`'
     memo): the entry is made again when ``t``'s layout changed. ``pooled``: ``t`` is a recycled
     created tensor (:class:`_CreatedPool`), whose entry counts what it holds (``refs``, a
-    :class:`_Refs`; None for the caller's tensors)."""
+    :class:`_Refs`; None for the caller's tensors). ``view``: a view of the pooled ``t`` (same
+    storage and dtype) whose slices are wanted: the tables of an alias in its layout, kept in
+    ``t``'s entry (counted in its :class:`_Refs`); None when the entry keeps as many layouts as it
+    may (the caller then makes fresh views)."""
     key = id(t)
     e = _KEPT.get(key)
     st = t.untyped_storage()
@@ -1297,14 +1366,33 @@ def _kept_views(t, size: tuple, pooled: bool = False):
         if pooled:
             refs = _Refs()
             refs.add(alias, 1)   # (the entry's own reference)
-        e = _KEPT[key] = [weakref.ref(t, drop), layout, alias, {}, refs]
-    shapes = e[3]
+        e = _KEPT[key] = [weakref.ref(t, drop), layout, alias, {}, refs, {}]
+    alias, shapes = e[2], e[3]
+    if view is not None:
+        vkey = (view.storage_offset(), tuple(view.shape), view.stride())
+        got = e[5].get(vkey)
+        if got is None:
+            refs = e[4]
+            if len(e[5]) >= _KEPT_LAYOUTS or refs is None:
+                return None
+            # (a view of the alias: one more tensor over the storage; the first one makes torch
+            # refer to the alias's object, see _view_base_refs; the layout table holds it)
+            valias = alias.as_strided(*vkey[1:], vkey[0])
+            if not refs.nviews:
+                refs.bump(alias, _view_base_refs())
+            refs.nviews += 1
+            refs.add(valias, 1)
+            got = e[5][vkey] = (valias, {})
+        alias, shapes = got
     got = shapes.get(size)
     if got is None or len(got[0]) >= _KEPT_VIEWS:
         if got is not None and e[4] is not None:
             e[4].ok = False   # (views dropped from the table: no longer counted exactly)
         got = shapes[size] = ({}, {}, {})
-    return e[2], got[0], got[1], e[4], got[2]
+    return alias, got[0], got[1], e[4], got[2]
+
+
+_KEPT_LAYOUTS = 8   # views of one recycled created tensor whose slices are kept (layouts)
 
 
 class _Refs:

@@ -485,9 +485,7 @@ class Runtime(BatchRuntime, TaskGraph):
             return
         self.by_id.pop(t.task_id, None)
         if t.registered:
-            unregister = self.tensormap.unregister
-            for base, key in t.registered:
-                unregister(base, key, t)
+            self.tensormap.unregister_all(t.registered, t)
         if t.kind == "alloc":
             v = t.views.get(0)
             if v is not None and self.owner.get(v.base) is t:

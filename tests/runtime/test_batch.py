@@ -692,3 +692,33 @@ def test_ring3_holdings_outside_a_batched_loop_count_for_every_member():
                 rt._hold(2, 3)                       # 3 + 4 + 3 = 10: fits
                 with pytest.raises(SimulationError, match="ring 3 deadlocks: its open scopes hold 11 dependency"):
                     rt._hold(2, 1)
+
+
+def _graph(rt):
+    return [(t.index, t.kernel, t.kind, [(p.index, k, src, ov) for p, k, src, ov, _ in t.edges], sorted(t.fanin),
+             [(b, key) for b, key in (t.registered or ())] if rt._history is False else None)
+            for t in rt.tasks]
+
+
+@pytest.mark.parametrize("flag", ["_ONE_STORAGE", "_REGISTER_ALL"])
+def test_one_storage_arguments_and_registration_in_one_call_keep_the_graph(flag, monkeypatch):
+    """submit_batch's per-storage steps for a Sliced argument (taken once) and the registration of a
+    task's regions in one call give the same edges, in the same order, the same simulated end time
+    and the same bits as the View-by-View path (flag off); ragged lengths (members leaving the
+    page loop: plain lists, the per-View path) and the KV-cache writes (an InOut saved in the
+    undo log) included."""
+    from pypto.runtime import batch as B
+    cases = [_paged(8, 0, 4, lens=torch.tensor([128, 384, 0, 512, 256, 128, 512, 384], dtype=torch.int32)),
+             qwen3_case(kv_heads=1, inter=512, seed=3)]
+    for prog, args in cases:
+        got = []
+        for on in (True, False):
+            monkeypatch.setattr(B, flag, on)
+            a = [x.clone() if isinstance(x, torch.Tensor) else x for x in args]
+            run(prog, *a, config=RunConfig(platform="a2a3sim", sim_seed=5))   # (a fixed schedule)
+            rt = S._LAST_RUNTIME[0]
+            assert _batched_tasks(rt) > 0
+            got.append((_graph(rt), rt.time, [x for x in a if isinstance(x, torch.Tensor)]))
+        (g1, t1, a1), (g0, t0, a0) = got
+        assert g1 == g0 and t1 == t0
+        assert all(torch.equal(x.view(torch.uint8), y.view(torch.uint8)) for x, y in zip(a1, a0))

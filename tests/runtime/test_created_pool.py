@@ -226,3 +226,88 @@ def test_a_returned_created_tensor_never_changes_with_later_calls(monkeypatch):
         assert torch.equal(r, torch.exp(a * k * 0.5)), k
         assert r.untyped_storage().data_ptr() not in pool.ptrs
     assert sum(len(v) for v in pool.entries.values()) == 1   # one created tensor, recycled call after call
+
+
+def _reused_while_view_sliced(monkeypatch, hold) -> bool:
+    """Whether the pool hands its tensor out again while ``hold(t, q, sliced)`` is kept, ``sliced``
+    being bslice's views of ``q``, a reshape of the tensor."""
+    pool = _pool(monkeypatch)
+    t = pool.take([16, 64], torch.float32, _Rt())
+    q = t.view(64, 16)
+    s = _slice(q, [[4 * k, 0] for k in range(4)], [4, 16])
+    _slice(q, [[0, 0], [8, 0]], [4, 16])   # a second Sliced sharing a view with the first
+    ident = id(t)
+    keep = hold(t, q, s)
+    del t, q, s
+    gc.collect()
+    again = pool.take([16, 64], torch.float32, _Rt())
+    reused = id(again) == ident
+    del keep
+    return reused
+
+
+def test_slices_of_a_view_of_it_are_kept_in_its_entry(monkeypatch):
+    """bslice of a view of a recycled created tensor (the Qwen3 layer's ``query``, a reshape of ``qr``
+    made afresh every call): the views of an alias in the view's layout, kept across calls and runs
+    like the tensor's own, equal to fresh views of the view; another dtype or storage object is
+    not served from the entry; anything holding the kept objects keeps the tensor from reuse."""
+    pool = _pool(monkeypatch)
+    t = pool.take([16, 64], torch.float32, _Rt())
+    offs = [[4 * k, 0] for k in range(4)]
+    a = _slice(t.view(64, 16), offs, [4, 16])
+    q = t.view(64, 16)   # another view object of the same layout (the next call's reshape)
+    assert a.__class__ is B.Sliced and _slice(q, offs, [4, 16]) is a
+    for v, o in zip(a, offs):
+        want = support.view_region(q, o, [4, 16], "tensor.slice")
+        assert (v.data_ptr(), v.shape, v.stride(), v.dtype) == (want.data_ptr(), want.shape, want.stride(), want.dtype)
+        src, at, size = getattr(v, SLICE_OF)
+        assert (src.shape, src.stride(), src.storage_offset()) == (q.shape, q.stride(), q.storage_offset())
+        assert src.untyped_storage().data_ptr() == t.untyped_storage().data_ptr() and at == v.storage_offset()
+    a[1].fill_(2.0)
+    assert torch.equal(t.view(64, 16)[4:8], torch.full((4, 16), 2.0)) and not t.view(64, 16)[:4].any()
+    ids = [id(v) for v in a]
+    ident = id(t)
+    # the tensor comes back in a later run with the same views of its reshape
+    del a, q, t, v, want, src
+    gc.collect()
+    t = pool.take([16, 64], torch.float32, _Rt())
+    b = _slice(t.view(64, 16), offs, [4, 16])
+    assert id(t) == ident and [id(v) for v in b] == ids and not t.any()
+    # another layout of the same storage: its own alias and views (a transposed view included)
+    tt = t.t()
+    c = _slice(tt, [[0, 0], [16, 0]], [16, 16])
+    assert getattr(c[0], SLICE_OF)[0].stride() == tt.stride() and _slice(t.t(), [[0, 0], [16, 0]], [16, 16]) is c
+    assert torch.equal(c[1], tt[16:32, 0:16])
+    # the precondition fails: another dtype over the storage -- fresh views every call
+    w = t.view(torch.int32).view(64, 16)
+    d = _slice(w, offs, [4, 16])
+    assert d[0] is not _slice(w, offs, [4, 16])[0] and d[0].dtype == torch.int32
+    del b, c, d, tt, w
+    # holders of the view's kept objects keep the tensor
+    holds = {
+        "the reshape": lambda t, q, s: q,
+        "a kept view": lambda t, q, s: s[2],
+        "a kept view's tag": lambda t, q, s: getattr(s[3], SLICE_OF),
+        "the Sliced": lambda t, q, s: s,
+        "the layout's alias": lambda t, q, s: s.tensor,
+        "a kept member View": lambda t, q, s: B._member_views(s, {})[1],
+    }
+    for what, hold in holds.items():
+        assert not _reused_while_view_sliced(monkeypatch, hold), f"handed out again while {what} was held"
+    assert _reused_while_view_sliced(monkeypatch, lambda t, q, s: None)
+    assert _reused_while_view_sliced(monkeypatch, lambda t, q, s: B._member_views(s, {}) and None)
+
+
+def test_slices_of_views_of_it_beyond_the_layout_bound_are_fresh(monkeypatch):
+    pool = _pool(monkeypatch)
+    monkeypatch.setattr(B, "_KEPT_LAYOUTS", 2)
+    t = pool.take([16, 64], torch.float32, _Rt())
+    views = [t.view(64, 16), t.view(32, 32), t.view(128, 8)]
+    got = [_slice(v, [[0, 0], [4, 0]], [4, 8]) for v in views]
+    again = [_slice(v, [[0, 0], [4, 0]], [4, 8]) for v in views]
+    assert [x is y for x, y in zip(got, again)] == [True, True, False]
+    assert torch.equal(got[2][1], views[2][4:8])
+    ident = id(t)
+    del views, got, again, t
+    gc.collect()
+    assert id(pool.take([16, 64], torch.float32, _Rt())) == ident   # (free again: the fresh views died)

@@ -69,3 +69,37 @@ def test_lookup_of_many_producers_matches_the_definition():
         v = View(_random_view(buf, rng))
         want = _general(entries, v, False)
         assert list(tm.lookup(v, False)) == want
+
+
+def _state(tm):
+    return {b: (list(x.los), [(id(v), p) for v, p in x.ents], x.maxlen, x.seq) for b, x in tm.buckets.items()}
+
+
+def test_register_all_and_unregister_all_match_one_call_per_view():
+    """A batched task's registration in one call (views of several buffers, out of order, repeated)
+    leaves the map as registering them one by one does, and returns the same keys; unregister_all
+    removes what unregister one by one removes (entries a covering lookup dropped already included,
+    an emptied bucket goes, a later entry of its buffer then finds none)."""
+    rng = random.Random(12)
+    bufs = [torch.zeros(12, 10), torch.zeros(6, 4)]
+    for _ in range(800):
+        one, many = TensorMap(), TensorMap()
+        early = [View(_random_view(bufs[rng.randrange(2)], rng)) for _ in range(rng.randrange(4))]
+        for v in early:
+            one.register(v, "early")
+            many.register(v, "early")
+        views = [View(_random_view(bufs[rng.randrange(2)], rng)) for _ in range(rng.randrange(1, 8))]
+        if rng.random() < 0.3:
+            views.append(views[0])   # one region twice
+        keys = [(v.base, one.register(v, "t")) for v in views]
+        assert many.register_all(views, "t") == keys
+        assert _state(one) == _state(many)
+        if rng.random() < 0.5:   # a covering INOUT consumer drops some entries first
+            c = View(_random_view(bufs[0], rng))
+            assert [(p, ov, id(pv)) for p, ov, pv in one.lookup(c, True)] == \
+                [(p, ov, id(pv)) for p, ov, pv in many.lookup(c, True)]
+        for b, k in keys:
+            one.unregister(b, k, "t")
+        many.unregister_all(keys, "t")
+        assert _state(one) == _state(many)
+        assert all(p == "early" for x in many.buckets.values() for _, p in x.ents)
