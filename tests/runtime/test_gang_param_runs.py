@@ -6,7 +6,9 @@ random: a gather), or one shared tensor; the cases left to the member-by-member 
 program whose bits do not depend on the path."""
 from __future__ import annotations
 
+import gc
 import random
+import weakref
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -308,3 +310,53 @@ def test_a_store_to_places_at_random_is_one_scatter_when_the_regions_cannot_over
             for k, r in enumerate(rows):
                 core.store(fill[k], off, want[r:r + 8], None)
             assert torch.equal(got.view(torch.uint8), want.view(torch.uint8))
+
+
+def _one_storage_gang(pool, rows, load=True):
+    sl = _gather_slices(pool, [[r, 0] for r in rows], [16, 32])
+    assert sl.__class__ is Sliced
+    return _gang([(_task([sl], [True]), b) for b in range(len(rows))])
+
+
+@pytest.mark.parametrize("rows", [[0, 64, 32, 96, 16, 80],       # at random: a gather / a scatter
+                                  [0, 16, 32, 48, 64, 80],       # evenly spaced: one run
+                                  [0, 16, 64, 80, 32, 48]])      # runs
+def test_a_remembered_storage_layout_names_the_current_calls_tensors(rows):
+    """_storage_layout's layouts are remembered across calls by the storage offsets, shape and
+    strides (GA._SHAPES), with the tensors left out: a later gang at the same places (the next
+    call's views, another storage) gets ITS tensors back, the regions the fresh computation gives;
+    a gang at other places misses and is computed afresh."""
+    GA._SHAPES.clear()
+    first = torch.randn(128, 32)
+    P, ts = _one_storage_gang(first, rows)
+    got = _check(P, ts, [16, 32], [0, 0])                  # computed: remembered
+    assert len(GA._SHAPES) == 1
+    ptrs = {t.data_ptr() for t in ts}
+    if len(ptrs) == len(ts):
+        _check(P, ts, [16, 32], [0, 0], False)
+    # the same places of ANOTHER storage (what a hit must not confuse: the views are of this one)
+    other = torch.randn(128, 32)
+    P2, ts2 = _one_storage_gang(other, rows)
+    n = len(GA._SHAPES)
+    got2 = _check(P2, ts2, [16, 32], [0, 0])
+    assert len(GA._SHAPES) == n                            # a hit: nothing new remembered
+    lay = P2.found[1][0]
+    runs = lay[2]
+    named = [runs[0]] if runs.__class__ is tuple else [r[2] for r in runs]
+    assert all(t.untyped_storage().data_ptr() == other.untyped_storage().data_ptr() for t in named)
+    fresh = GA._storage_layout_new(ts2, [t.storage_offset() for t in ts2], ts2[0].shape, ts2[0].stride(), True)
+    a = torch.zeros(len(ts2), 16, 32)
+    b = torch.zeros(len(ts2), 16, 32)
+    GA._load_runs(a, got2)
+    GA._load_runs(b, GA._views(fresh, torch.Size([16, 32]), [0, 0], len(ts2)))
+    assert torch.equal(a, b) and torch.equal(a, torch.stack(ts2))
+    assert not torch.equal(a, torch.stack(ts))            # (the first storage's values differ)
+    # other places: a miss, computed afresh
+    P3, ts3 = _one_storage_gang(other, [r + 1 for r in rows])
+    _check(P3, ts3, [16, 32], [0, 0])
+    assert len(GA._SHAPES) == n + 1
+    # nothing of a call is kept alive by what is remembered
+    ref = weakref.ref(first)
+    del first, P, ts, got
+    gc.collect()
+    assert ref() is None
