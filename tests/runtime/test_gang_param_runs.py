@@ -275,6 +275,16 @@ def test_a_program_takes_the_parameter_path_and_keeps_its_bits(monkeypatch):
     ref = outs[False, False]
     for k, out in outs.items():
         assert torch.equal(out.view(torch.int32), ref.view(torch.int32)), k
+    # a later call of other values: the storage layouts remembered by the first (GA._SHAPES) are
+    # hits, with this call's tensors; the bits of the task-by-task run
+    kv2 = torch.randn(256, 64, generator=g)
+    n = len(GA._SHAPES)
+    assert n
+    got, ref2 = torch.zeros(256, 64), torch.zeros(256, 64)
+    run_program(_Mix, a, w, kv2, got, config=RunConfig(sim_seed=5))
+    assert len(GA._SHAPES) == n
+    run_program(_Mix, a, w, kv2, ref2, config=RunConfig(sim_seed=5, sim_lockstep=False, sim_batch=False))
+    assert torch.equal(got.view(torch.int32), ref2.view(torch.int32)) and not torch.equal(got, ref)
     x = a.view(16, 16, 64) * w * w
     want = torch.cat([x[:, :, :32], torch.exp(kv.view(16, 16, 64)[[(i * 7) % 16 for i in range(16)], :, 32:])], 2)
     assert torch.allclose(ref, want.reshape(256, 64), rtol=1e-6)
