@@ -370,3 +370,36 @@ def test_a_remembered_storage_layout_names_the_current_calls_tensors(rows):
     del first, P, ts, got
     gc.collect()
     assert ref() is None
+
+
+def test_a_store_takes_the_load_layout_of_its_parameter_only_when_it_is_the_same():
+    """A gang's store of a parameter it loaded (pa_update) takes the load's layout when that is
+    runs at positive steps (stacked rows, evenly spaced slices): what the store would find. A
+    load's gather, a region several members read (step 0) or one shared tensor: the store finds
+    its own (the runs / a scatter; the member path for the shared tensor)."""
+    s = _stack(8, [4, 8])
+    P, ts = _gang([(_task([s], [True]), b) for b in range(8)])
+    _check(P, ts, [4, 8], [0, 0], True)
+    _check(P, ts, [4, 8], [0, 0], False)
+    assert P.found[0] is P.found[1]                       # taken
+    # at random places of one storage: the load gathers, the store scatters (its own layout)
+    pool = torch.randn(64 * 16, 32)
+    P, ts = _gang([(_task([_gather_slices(pool, [[r * 16, 0] for r in (5, 1, 9, 3, 7, 0)], [16, 32])], [True]), b)
+                   for b in range(6)])
+    _check(P, ts, [16, 32], [0, 0], True)
+    assert P.found[1][0][2].__class__ is tuple
+    _check(P, ts, [16, 32], [0, 0], False)
+    assert P.found[0] is not P.found[1] and P.found[0][0][2].__class__ is not tuple
+    # one shared tensor: the load reads it once (step 0), its store is the member path
+    w = torch.randn(16, 32)
+    P, ts = _gang([(_task([w, _stack(4, [16, 32])], [False, True]), b) for b in range(4)])
+    _check(P, ts, [16, 32], [0, 0], True)
+    assert GA.param_runs(P, 0, 1, 1, torch.Size([16, 32]), [0, 0], False) is None
+    # (the bits: a store through the taken layout writes what each member's store writes)
+    s = _stack(8, [4, 8])
+    P, ts = _gang([(_task([s], [True]), b) for b in range(8)])
+    _check(P, ts, [4, 8], [0, 0], True)
+    fill = torch.randn(8, 2, 8)
+    support.gang_store_at(fill, P, 1, [1, 0], 0)
+    assert P.found[0] is P.found[1]
+    assert torch.equal(s.whole[:, 1:3], fill)

@@ -577,7 +577,10 @@ def param_runs(P: GangPlans, pi: int, c: int, ti: int, shape, offsets, load: boo
         segs = found.get(-1, _UNSEEN)
         if segs is _UNSEEN:   # (the same for every parameter of the gang)
             segs = found[-1] = _segments(P.runs)
-        lay = found[key] = None if segs is None else _param_layout(segs, pi, load)
+        lay = found.get(key + 1) if not load else None
+        if lay is None or lay is _UNSEEN or not _store_safe(lay[0]):
+            lay = None if segs is None else _param_layout(segs, pi, load)
+        found[key] = lay
     if lay is None or _core._RECORDER.get() is not None:
         return None
     layout, first, last = lay
@@ -590,6 +593,24 @@ def param_runs(P: GangPlans, pi: int, c: int, ti: int, shape, offsets, load: boo
 
 
 _UNSEEN = object()
+
+
+def _store_safe(layout) -> bool:
+    """Whether a load's ``layout`` of a parameter (:func:`_param_layout`) is the one its store
+    would find: runs (no gather) each over members at a positive storage step -- stacked rows,
+    evenly spaced slices, no member alone (a lone member's run has step 0, as does one tensor
+    every member shares, whose store the member path makes). A gang's kernel often loads a
+    parameter it later stores (pa_update: the running max, sum and output), and the store then
+    takes the load's layout instead of finding it again: the same runs, hence the same copies."""
+    if layout is None:
+        return False
+    runs = layout[2]
+    if runs.__class__ is not list:
+        return False
+    for r in runs:
+        if r[3] <= 0:
+            return False
+    return True
 
 
 class _Containers:
