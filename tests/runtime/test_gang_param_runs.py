@@ -6,7 +6,9 @@ random: a gather), or one shared tensor; the cases left to the member-by-member 
 program whose bits do not depend on the path."""
 from __future__ import annotations
 
+import gc
 import random
+import weakref
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -273,6 +275,16 @@ def test_a_program_takes_the_parameter_path_and_keeps_its_bits(monkeypatch):
     ref = outs[False, False]
     for k, out in outs.items():
         assert torch.equal(out.view(torch.int32), ref.view(torch.int32)), k
+    # a later call of other values: the storage layouts remembered by the first (GA._SHAPES) are
+    # hits, with this call's tensors; the bits of the task-by-task run
+    kv2 = torch.randn(256, 64, generator=g)
+    n = len(GA._SHAPES)
+    assert n
+    got, ref2 = torch.zeros(256, 64), torch.zeros(256, 64)
+    run_program(_Mix, a, w, kv2, got, config=RunConfig(sim_seed=5))
+    assert len(GA._SHAPES) == n
+    run_program(_Mix, a, w, kv2, ref2, config=RunConfig(sim_seed=5, sim_lockstep=False, sim_batch=False))
+    assert torch.equal(got.view(torch.int32), ref2.view(torch.int32)) and not torch.equal(got, ref)
     x = a.view(16, 16, 64) * w * w
     want = torch.cat([x[:, :, :32], torch.exp(kv.view(16, 16, 64)[[(i * 7) % 16 for i in range(16)], :, 32:])], 2)
     assert torch.allclose(ref, want.reshape(256, 64), rtol=1e-6)
@@ -308,3 +320,86 @@ def test_a_store_to_places_at_random_is_one_scatter_when_the_regions_cannot_over
             for k, r in enumerate(rows):
                 core.store(fill[k], off, want[r:r + 8], None)
             assert torch.equal(got.view(torch.uint8), want.view(torch.uint8))
+
+
+def _one_storage_gang(pool, rows, load=True):
+    sl = _gather_slices(pool, [[r, 0] for r in rows], [16, 32])
+    assert sl.__class__ is Sliced
+    return _gang([(_task([sl], [True]), b) for b in range(len(rows))])
+
+
+@pytest.mark.parametrize("rows", [[0, 64, 32, 96, 16, 80],       # at random: a gather / a scatter
+                                  [0, 16, 32, 48, 64, 80],       # evenly spaced: one run
+                                  [0, 16, 64, 80, 32, 48]])      # runs
+def test_a_remembered_storage_layout_names_the_current_calls_tensors(rows):
+    """_storage_layout's layouts are remembered across calls by the storage offsets, shape and
+    strides (GA._SHAPES), with the tensors left out: a later gang at the same places (the next
+    call's views, another storage) gets ITS tensors back, the regions the fresh computation gives;
+    a gang at other places misses and is computed afresh."""
+    GA._SHAPES.clear()
+    first = torch.randn(128, 32)
+    P, ts = _one_storage_gang(first, rows)
+    got = _check(P, ts, [16, 32], [0, 0])                  # computed: remembered
+    assert len(GA._SHAPES) == 1
+    ptrs = {t.data_ptr() for t in ts}
+    if len(ptrs) == len(ts):
+        _check(P, ts, [16, 32], [0, 0], False)
+    # the same places of ANOTHER storage (what a hit must not confuse: the views are of this one)
+    other = torch.randn(128, 32)
+    P2, ts2 = _one_storage_gang(other, rows)
+    n = len(GA._SHAPES)
+    got2 = _check(P2, ts2, [16, 32], [0, 0])
+    assert len(GA._SHAPES) == n                            # a hit: nothing new remembered
+    lay = P2.found[1][0]
+    runs = lay[2]
+    named = [runs[0]] if runs.__class__ is tuple else [r[2] for r in runs]
+    assert all(t.untyped_storage().data_ptr() == other.untyped_storage().data_ptr() for t in named)
+    fresh = GA._storage_layout_new(ts2, [t.storage_offset() for t in ts2], ts2[0].shape, ts2[0].stride(), True)
+    a = torch.zeros(len(ts2), 16, 32)
+    b = torch.zeros(len(ts2), 16, 32)
+    GA._load_runs(a, got2)
+    GA._load_runs(b, GA._views(fresh, torch.Size([16, 32]), [0, 0], len(ts2)))
+    assert torch.equal(a, b) and torch.equal(a, torch.stack(ts2))
+    assert not torch.equal(a, torch.stack(ts))            # (the first storage's values differ)
+    # other places: a miss, computed afresh
+    P3, ts3 = _one_storage_gang(other, [r + 1 for r in rows])
+    _check(P3, ts3, [16, 32], [0, 0])
+    assert len(GA._SHAPES) == n + 1
+    # nothing of a call is kept alive by what is remembered
+    ref = weakref.ref(first)
+    del first, P, ts, got
+    gc.collect()
+    assert ref() is None
+
+
+def test_a_store_takes_the_load_layout_of_its_parameter_only_when_it_is_the_same():
+    """A gang's store of a parameter it loaded (pa_update) takes the load's layout when that is
+    runs at positive steps (stacked rows, evenly spaced slices): what the store would find. A
+    load's gather, a region several members read (step 0) or one shared tensor: the store finds
+    its own (the runs / a scatter; the member path for the shared tensor)."""
+    s = _stack(8, [4, 8])
+    P, ts = _gang([(_task([s], [True]), b) for b in range(8)])
+    _check(P, ts, [4, 8], [0, 0], True)
+    _check(P, ts, [4, 8], [0, 0], False)
+    assert P.found[0] is P.found[1]                       # taken
+    # at random places of one storage: the load gathers, the store scatters (its own layout)
+    pool = torch.randn(64 * 16, 32)
+    P, ts = _gang([(_task([_gather_slices(pool, [[r * 16, 0] for r in (5, 1, 9, 3, 7, 0)], [16, 32])], [True]), b)
+                   for b in range(6)])
+    _check(P, ts, [16, 32], [0, 0], True)
+    assert P.found[1][0][2].__class__ is tuple
+    _check(P, ts, [16, 32], [0, 0], False)
+    assert P.found[0] is not P.found[1] and P.found[0][0][2].__class__ is not tuple
+    # one shared tensor: the load reads it once (step 0), its store is the member path
+    w = torch.randn(16, 32)
+    P, ts = _gang([(_task([w, _stack(4, [16, 32])], [False, True]), b) for b in range(4)])
+    _check(P, ts, [16, 32], [0, 0], True)
+    assert GA.param_runs(P, 0, 1, 1, torch.Size([16, 32]), [0, 0], False) is None
+    # (the bits: a store through the taken layout writes what each member's store writes)
+    s = _stack(8, [4, 8])
+    P, ts = _gang([(_task([s], [True]), b) for b in range(8)])
+    _check(P, ts, [4, 8], [0, 0], True)
+    fill = torch.randn(8, 2, 8)
+    support.gang_store_at(fill, P, 1, [1, 0], 0)
+    assert P.found[0] is P.found[1]
+    assert torch.equal(s.whole[:, 1:3], fill)

@@ -577,7 +577,10 @@ def param_runs(P: GangPlans, pi: int, c: int, ti: int, shape, offsets, load: boo
         segs = found.get(-1, _UNSEEN)
         if segs is _UNSEEN:   # (the same for every parameter of the gang)
             segs = found[-1] = _segments(P.runs)
-        lay = found[key] = None if segs is None else _param_layout(segs, pi, load)
+        lay = found.get(key + 1) if not load else None
+        if lay is None or lay is _UNSEEN or not _store_safe(lay[0]):
+            lay = None if segs is None else _param_layout(segs, pi, load)
+        found[key] = lay
     if lay is None or _core._RECORDER.get() is not None:
         return None
     layout, first, last = lay
@@ -590,6 +593,24 @@ def param_runs(P: GangPlans, pi: int, c: int, ti: int, shape, offsets, load: boo
 
 
 _UNSEEN = object()
+
+
+def _store_safe(layout) -> bool:
+    """Whether a load's ``layout`` of a parameter (:func:`_param_layout`) is the one its store
+    would find: runs (no gather) each over members at a positive storage step -- stacked rows,
+    evenly spaced slices, no member alone (a lone member's run has step 0, as does one tensor
+    every member shares, whose store the member path makes). A gang's kernel often loads a
+    parameter it later stores (pa_update: the running max, sum and output), and the store then
+    takes the load's layout instead of finding it again: the same runs, hence the same copies."""
+    if layout is None:
+        return False
+    runs = layout[2]
+    if runs.__class__ is not list:
+        return False
+    for r in runs:
+        if r[3] <= 0:
+            return False
+    return True
 
 
 class _Containers:
@@ -705,7 +726,55 @@ def _storage_layout(ts, so, dims, inner, load: bool):
     """:func:`_layout` of members ``ts`` that are views of ONE storage with one shape ``dims``,
     strides ``inner`` and dtype, at storage offsets ``so`` (what :func:`_general_layout` makes of
     slices of one tensor): one run when evenly spaced (a load also: all at one place), else runs
-    of evenly spaced members, a load of more than two of them one gather."""
+    of evenly spaced members, a load of more than two of them one gather.
+
+    The layout is a function of ``(so, dims, inner, load)`` alone but for the tensors it names,
+    which are always ``ts[lo]`` of a run starting at member ``lo`` (``ts[0]`` for a gather or a
+    scatter): the storage ``as_strided`` views (same storage and dtype for every member). So it is
+    remembered across calls by those values (:data:`_SHAPES`, a Qwen3-layer call finds ~100 such
+    layouts, the same call after call: the KV-cache rows and pages of each gang) with the tensors
+    left out, and the current ``ts`` put back in: the same layout as computed afresh, holding no
+    tensor of an earlier call (the index tensors it keeps are its own, never written)."""
+    key = (load, tuple(so), dims, inner)
+    got = _SHAPES.get(key)
+    if got is None:
+        lay = _storage_layout_new(ts, so, dims, inner, load)
+        if len(_SHAPES) >= _SHAPES_SIZE:
+            _SHAPES.clear()
+        _SHAPES[key] = _unbound(lay)
+        return lay
+    return _bound(got, ts)
+
+
+_SHAPES: dict = {}   # (load, storage offsets, dims, strides) -> _storage_layout's layout without its tensors
+_SHAPES_SIZE = 4096
+
+
+def _unbound(lay):
+    """:func:`_storage_layout`'s ``lay`` without its tensors (``None`` in their places)."""
+    dims, inner, runs = lay
+    if runs.__class__ is tuple:   # a gather
+        return dims, inner, (None,) + runs[1:]
+    if runs.__class__ is _Scatter:
+        return dims, inner, _Scatter([r[:2] + (None,) + r[3:] for r in runs.runs], None, runs.c, runs.g,
+                                     runs.count, runs.idx, runs.gap)
+    return dims, inner, [r[:2] + (None,) + r[3:] for r in runs]
+
+
+def _bound(lay, ts):
+    """:func:`_unbound`'s ``lay`` with the members' tensors ``ts`` back in (``ts[lo]`` for a run
+    from member ``lo``, ``ts[0]`` for a gather's or scatter's storage)."""
+    dims, inner, runs = lay
+    if runs.__class__ is tuple:
+        return dims, inner, (ts[0],) + runs[1:]
+    if runs.__class__ is _Scatter:
+        return dims, inner, _Scatter([(lo, hi, ts[lo], k, o, r, w) for lo, hi, _, k, o, r, w in runs.runs],
+                                     ts[0], runs.c, runs.g, runs.count, runs.idx, runs.gap)
+    return dims, inner, [(lo, hi, ts[lo], k, o, r, w) for lo, hi, _, k, o, r, w in runs]
+
+
+def _storage_layout_new(ts, so, dims, inner, load: bool):
+    """:func:`_storage_layout` computed afresh."""
     n = len(so)
     s0 = so[0]
     step = so[1] - s0 if n > 1 else 0
