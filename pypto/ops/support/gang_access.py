@@ -397,25 +397,15 @@ def gang_load_view_at(dst: torch.Tensor, P, c: int, offsets, pi: int = -1) -> to
     :func:`_view_or_load` for the rest (a gather, several runs, rows apart in memory, an access
     recorder, an error to raise: the load is made as :func:`gang_load_at` makes it and ``dst`` is
     returned)."""
-    runs = None
-    if pi >= 0 and (P.__class__ is GangPlans or P.__class__ is LazyGangPlans):
-        runs = param_runs(P, pi, c, 0, dst.shape[1:], offsets, True)
-    if runs is None:
-        runs = runs_at(dst.shape[1:], [p[c][1][0] for p in P], offsets, True)
-    if runs is None:
-        _core.gang_load_into(dst, [p[c][1] for p in P])
-        return dst
-    return _view_or_load(dst, runs)
+    runs = _load_runs_at(dst, P, c, offsets, pi)
+    return dst if runs is None else _view_or_load(dst, runs)
 
 
 def gang_load_view(dst: torch.Tensor, plans) -> torch.Tensor:
     """:func:`gang_load_view_at` of a load whose offsets differ between the members (the general
     form, :func:`gang_load_fast`)."""
-    runs = uniform_runs(dst.shape[1:], plans, 0, 1, True)
-    if runs is None:
-        _core.gang_load_into(dst, plans)
-        return dst
-    return _view_or_load(dst, runs)
+    runs = _uniform_load_runs(dst, plans)
+    return dst if runs is None else _view_or_load(dst, runs)
 
 
 def gang_load_one_at(dst: torch.Tensor, P, c: int, offsets, pi: int = -1) -> torch.Tensor:
@@ -425,6 +415,20 @@ def gang_load_one_at(dst: torch.Tensor, P, c: int, offsets, pi: int = -1) -> tor
     first member's tile is loaded and returned repeated (stride 0) for the matmul, which converts
     it once and compares nothing (every member's tile would hold these bits); otherwise the load is
     made as :func:`gang_load_at` makes it and ``dst`` is returned."""
+    runs = _load_runs_at(dst, P, c, offsets, pi)
+    return dst if runs is None else _one_or_load(dst, runs)
+
+
+def gang_load_one(dst: torch.Tensor, plans) -> torch.Tensor:
+    """:func:`gang_load_one_at` of a load whose offsets differ between the members (the general
+    form, :func:`gang_load_fast`)."""
+    runs = _uniform_load_runs(dst, plans)
+    return dst if runs is None else _one_or_load(dst, runs)
+
+
+def _load_runs_at(dst: torch.Tensor, P, c: int, offsets, pi: int):
+    """The runs of a gang's load at ``offsets`` (as :func:`gang_load_at` finds them), or ``None``
+    after making the load member by member where there are none."""
     runs = None
     if pi >= 0 and (P.__class__ is GangPlans or P.__class__ is LazyGangPlans):
         runs = param_runs(P, pi, c, 0, dst.shape[1:], offsets, True)
@@ -432,18 +436,15 @@ def gang_load_one_at(dst: torch.Tensor, P, c: int, offsets, pi: int = -1) -> tor
         runs = runs_at(dst.shape[1:], [p[c][1][0] for p in P], offsets, True)
     if runs is None:
         _core.gang_load_into(dst, [p[c][1] for p in P])
-        return dst
-    return _one_or_load(dst, runs)
+    return runs
 
 
-def gang_load_one(dst: torch.Tensor, plans) -> torch.Tensor:
-    """:func:`gang_load_one_at` of a load whose offsets differ between the members (the general
-    form, :func:`gang_load_fast`)."""
+def _uniform_load_runs(dst: torch.Tensor, plans):
+    """:func:`_load_runs_at` of a load whose offsets differ between the members."""
     runs = uniform_runs(dst.shape[1:], plans, 0, 1, True)
     if runs is None:
         _core.gang_load_into(dst, plans)
-        return dst
-    return _one_or_load(dst, runs)
+    return runs
 
 
 def _one_or_load(dst: torch.Tensor, runs) -> torch.Tensor:
