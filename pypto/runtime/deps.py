@@ -285,48 +285,16 @@ class TensorMap:
 
     def register_all(self, views, task) -> list:
         """:meth:`register` of each of ``views`` in turn for ``task`` (a batched task's member
-        regions: one call instead of one per view); returns ``[(base, key)]``, the
-        ``Task.registered`` list (the same entries, keys and order as the calls one by one)."""
-        buckets = self.buckets
-        out = []
-        last = b = None
-        for v in views:
-            base = v.base
-            if base != last:
-                b = buckets.get(base)
-                if b is None:
-                    b = buckets[base] = _Bucket()
-                last = base
-            b.seq += 1
-            key = (v.lo, b.seq)
-            los = b.los
-            if not los or los[-1] < key:
-                los.append(key)
-                b.ents.append((v, task))
-            else:
-                k = bisect_left(los, key)
-                los.insert(k, key)
-                b.ents.insert(k, (v, task))
-            n = v.hi - v.lo
-            if n > b.maxlen:
-                b.maxlen = n
-            out.append((base, key))
-        return out
+        regions); returns ``[(base, key)]``, the ``Task.registered`` list. (An inlined copy of
+        :meth:`register` saved ~3 us per 32 views, ~25 us a Qwen3 call: not worth two copies.)"""
+        register = self.register
+        return [(v.base, register(v, task)) for v in views]
 
     def unregister_all(self, registered, task) -> None:
         """:meth:`unregister` of each ``(base, key)`` of ``registered`` (``task.registered``) in turn."""
-        buckets = self.buckets
+        unregister = self.unregister
         for base, key in registered:
-            b = buckets.get(base)
-            if b is None:
-                continue
-            los = b.los
-            k = bisect_left(los, key)
-            if k < len(los) and los[k] == key and b.ents[k][1] is task:
-                del los[k]
-                del b.ents[k]
-            if not los:
-                del buckets[base]
+            unregister(base, key, task)
 
     def unregister(self, base: int, key: tuple, task) -> None:
         """Drop ``task``'s entry ``key`` of buffer ``base`` (a retired producer: consumers submitted from
