@@ -539,7 +539,80 @@ def _one_storage(rt, task, k: int, tag: str, base: int, vs: list, register: list
     return lookups
 
 
-class _StackPool(threading.local):
+class _RunPool(threading.local):
+    """What :class:`_StackPool` and :class:`_CreatedPool` share: entries (lists) per key, each
+    with the run that last took it at index :attr:`SLOT`; a runtime's first take starts a new run
+    and forgets the entries no run of the last :data:`KEEP_RUNS` took; within a run the entries
+    taken come first per key, so a scan for a free one starts after them (a run takes many of one
+    key: amortised O(1) per take)."""
+
+    KEEP_RUNS = 2
+    SLOT = 1        # the index of an entry's "run last handed out"
+    RUN_ATTR = ""   # the runtime attribute holding its run number in this pool
+
+    def __init__(self):
+        self.entries: dict = {}   # key -> entries
+        self.pos: dict = {}       # key -> how many of its entries this run took (they come first)
+        self.total = 0
+        self.run = 0
+
+    def _begin(self, rt) -> int:
+        """The run number of runtime ``rt`` (its first take: a new run, unused entries aged out)."""
+        run = rt.__dict__.get(self.RUN_ATTR)
+        if run is None:
+            self.run += 1
+            run = self.run
+            setattr(rt, self.RUN_ATTR, run)
+            self._age(run)
+            self.pos = {}
+        return run
+
+    def _reuse(self, key, run: int, free):
+        """The first entry of ``key`` not yet taken this run for which ``free(entry)`` holds, marked
+        taken by ``run``; None when there is none."""
+        got = self.entries.get(key)
+        if got is None:
+            return None
+        pos = self.pos.get(key, 0)
+        for k in range(pos, len(got)):
+            e = got[k]
+            if free(e):
+                e[self.SLOT] = run
+                got[k], got[pos] = got[pos], e
+                self.pos[key] = pos + 1
+                return e
+        return None
+
+    def _keep(self, key, e: list, nbytes: int) -> None:
+        """Keep the new entry ``e`` (taken this run) of ``nbytes``."""
+        got = self.entries.setdefault(key, [])
+        pos = self.pos.get(key, 0)
+        got.append(e)
+        got[-1], got[pos] = got[pos], got[-1]
+        self.pos[key] = pos + 1
+        self.total += nbytes
+
+    def _age(self, run: int) -> None:
+        """Drop the entries no run of the last :data:`KEEP_RUNS` took (their tensors stay valid for
+        whoever still holds them: only the pool forgets them)."""
+        for key, got in list(self.entries.items()):
+            keep = []
+            for e in got:
+                if e[self.SLOT] >= run - self.KEEP_RUNS:
+                    keep.append(e)
+                else:
+                    self.total -= e[0].numel() * e[0].element_size()
+                    self._dropped(e)
+            if keep:
+                self.entries[key] = keep
+            else:
+                del self.entries[key]
+
+    def _dropped(self, e: list) -> None:
+        """(a hook: an entry the pool forgets)"""
+
+
+class _StackPool(_RunPool):
     """Stacked intermediates of earlier runs, handed out again with their member views.
 
     A batched loop creates a stacked buffer per ``create_tensor`` site and step, and its ``n``
@@ -560,14 +633,12 @@ class _StackPool(threading.local):
     touch every page). Entries unused for :data:`KEEP_RUNS` runs are dropped; at most
     :data:`MAX_BYTES` per thread are kept."""
 
-    KEEP_RUNS = 2
     MAX_BYTES = 512 << 20
+    SLOT = 2
+    RUN_ATTR = "_stack_run"
 
     def __init__(self):
-        self.entries: dict = {}   # (n, shape, dtype) -> [[whole, members, run last handed out, its View]]
-        self.pos: dict = {}       # key -> how many of its entries this run took (they come first)
-        self.total = 0
-        self.run = 0
+        super().__init__()   # entries: (n, shape, dtype) -> [[whole, members, run last handed out, its View]]
         self.handed = None        # the entry the last take handed out (None: a stack the pool does not keep)
 
     def take(self, n: int, shape: list, dtype, rt):
@@ -576,28 +647,14 @@ class _StackPool(threading.local):
         :func:`zeros_untouched` (``members`` None: the caller builds and tags them). ``handed`` is
         then the pool's entry of the stack (None: not kept), whose last item ``create_batch`` sets
         to the stack's dependency View, handed out again with it."""
-        run = rt.__dict__.get("_stack_run")
-        if run is None:   # the runtime's first stack: a new run (age out the unused entries)
-            self.run += 1
-            run = rt._stack_run = self.run
-            self._age(run)
-            self.pos = {}
+        run = self._begin(rt)
         key = (n, tuple(shape), dtype)
-        got = self.entries.get(key)
-        # got[:pos] were handed out in this run: the scan starts after them (a run takes many
-        # stacks of one key: amortised O(1) per take instead of a pass over the taken ones)
-        pos = self.pos.get(key, 0)
-        if got is not None:
-            for k in range(pos, len(got)):
-                e = got[k]
-                if _free(e):
-                    e[2] = run
-                    got[k], got[pos] = got[pos], e
-                    self.pos[key] = pos + 1
-                    whole = e[0]
-                    whole.zero_()
-                    self.handed = e
-                    return whole, e[1]
+        e = self._reuse(key, run, _free)
+        if e is not None:
+            whole = e[0]
+            whole.zero_()
+            self.handed = e
+            return whole, e[1]
         self.handed = None
         nbytes = n * math.prod(shape) * dtype.itemsize
         if nbytes >= _LAZY_BYTES or self.total + nbytes > self.MAX_BYTES:
@@ -607,27 +664,10 @@ class _StackPool(threading.local):
         whole = torch.zeros([n] + shape, dtype=dtype)
         members = whole.unbind(0)
         tag_stack_rows(whole, members)
-        got = self.entries.setdefault(key, [])
         e = [whole, members, run, None]
-        got.append(e)
-        got[-1], got[pos] = got[pos], got[-1]
-        self.pos[key] = pos + 1
-        self.total += nbytes
+        self._keep(key, e, nbytes)
         self.handed = e
         return whole, members
-
-    def _age(self, run: int) -> None:
-        """Drop the entries no run of the last :data:`KEEP_RUNS` took (the tensors stay valid for
-        whoever still holds them: only the pool forgets them)."""
-        for key, got in list(self.entries.items()):
-            keep = [e for e in got if e[2] >= run - self.KEEP_RUNS]
-            for e in got:
-                if e[2] < run - self.KEEP_RUNS:
-                    self.total -= e[0].numel() * e[0].element_size()
-            if keep:
-                self.entries[key] = keep
-            else:
-                del self.entries[key]
 
 
 def _counts(entry: list) -> tuple:
@@ -675,7 +715,7 @@ _use_count = getattr(torch._C, "_storage_Use_Count", None)
 _STACKS = _StackPool()
 
 
-class _CreatedPool(threading.local):
+class _CreatedPool(_RunPool):
     """Tensors ``create_tensor`` made outside batched loops in earlier runs, handed out again zeroed,
     so that the views ``bslice`` makes of them are kept across calls (:func:`_kept_views`) like
     those of the caller's tensors: a decode call creates the same activations (``q``, ``attn``,
@@ -694,66 +734,33 @@ class _CreatedPool(threading.local):
     (``Runtime.create_tensor`` under ``batch=True``). Entries unused for :data:`KEEP_RUNS` runs
     are dropped; tensors of 32 MiB or more, and beyond :data:`MAX_BYTES` per thread, are not kept."""
 
-    KEEP_RUNS = 2
     MAX_BYTES = 256 << 20
+    RUN_ATTR = "_created_run"
 
     def __init__(self):
-        self.entries: dict = {}   # (shape, dtype) -> [[tensor, run last handed out]]
-        self.pos: dict = {}       # key -> how many of its entries this run took (they come first)
+        super().__init__()   # entries: (shape, dtype) -> [[tensor, run last handed out]]
         self.ptrs: dict = {}      # storage address -> entry (which tensors are pooled: _slices_at)
-        self.total = 0
-        self.run = 0
 
     def take(self, shape, dtype, rt) -> torch.Tensor:
         """A zeroed ``shape`` tensor of ``dtype`` for runtime ``rt``: a free pooled one, else new."""
-        run = rt.__dict__.get("_created_run")
-        if run is None:   # the runtime's first: a new run (age out the unused entries)
-            self.run += 1
-            run = rt._created_run = self.run
-            self._age(run)
-            self.pos = {}
+        run = self._begin(rt)
         key = (tuple(shape), dtype)
-        got = self.entries.get(key)
-        pos = self.pos.get(key, 0)
-        if got is not None:
-            for k in range(pos, len(got)):
-                e = got[k]
-                if _created_free(e):
-                    e[1] = run
-                    got[k], got[pos] = got[pos], e
-                    self.pos[key] = pos + 1
-                    t = e[0]
-                    t.zero_()
-                    return t
+        e = self._reuse(key, run, _created_free)
+        if e is not None:
+            t = e[0]
+            t.zero_()
+            return t
         t = torch.zeros(list(shape), dtype=dtype)
         nbytes = t.numel() * t.element_size()
         if not nbytes or nbytes >= _LAZY_BYTES or self.total + nbytes > self.MAX_BYTES:
             return t
         e = [t, run]
-        got = self.entries.setdefault(key, [])
-        got.append(e)
-        got[-1], got[pos] = got[pos], got[-1]
-        self.pos[key] = pos + 1
+        self._keep(key, e, nbytes)
         self.ptrs[t.untyped_storage().data_ptr()] = e
-        self.total += nbytes
         return t
 
-    def _age(self, run: int) -> None:
-        """Drop the entries no run of the last :data:`KEEP_RUNS` took (their tensors stay valid
-        for whoever still holds them: only the pool forgets them)."""
-        for key, got in list(self.entries.items()):
-            keep = []
-            for e in got:
-                if e[1] >= run - self.KEEP_RUNS:
-                    keep.append(e)
-                else:
-                    t = e[0]
-                    self.total -= t.numel() * t.element_size()
-                    del self.ptrs[t.untyped_storage().data_ptr()]
-            if keep:
-                self.entries[key] = keep
-            else:
-                del self.entries[key]
+    def _dropped(self, e: list) -> None:
+        del self.ptrs[e[0].untyped_storage().data_ptr()]
 
 
 def _created_counts(entry: list) -> tuple:
